@@ -1,0 +1,58 @@
+# cnntime's build. Every target installs what it needs when it is missing, then acts.
+#   make run    build and open the desktop app
+#   make test   format check, vet, every test (the GUI end-to-end test under Xvfb)
+SHELL := /bin/bash
+GO    ?= go
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_ENV := DEBIAN_FRONTEND=noninteractive
+
+# Debian packages Fyne needs to build (OpenGL, X11, Wayland headers) and the ones the
+# GUI end-to-end test needs (a virtual X server, a window finder, a screenshot tool).
+FYNE_DEBS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
+	libxinerama-dev libxi-dev libxxf86vm-dev libxkbcommon-dev libwayland-dev
+TEST_DEBS := xvfb xdotool imagemagick x11-utils
+
+define install_debs
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:" $$missing; \
+		$(SUDO) $(APT_ENV) apt-get update -qq && $(SUDO) $(APT_ENV) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+endef
+
+.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean
+
+build: deps
+	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
+
+run: build
+	./cnntime
+
+deps:
+	$(call install_debs,$(FYNE_DEBS))
+
+test-deps: deps
+	$(call install_debs,$(TEST_DEBS))
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+vet: deps
+	$(GO) vet -tags ci ./...
+
+# Everything but the GUI (views) and main must build without cgo.
+cgo-free:
+	CGO_ENABLED=0 $(GO) build $$($(GO) list ./... | grep -v -e '^cnntime$$' -e '^cnntime/views')
+
+test-go: test-deps
+	$(GO) test -tags ci -count=1 ./...
+
+test: fmt-check vet cgo-free test-go
+
+# A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon.
+package: deps
+	$(GO) tool fyne package --target linux --release
+	@ls -l cnntime.tar.xz
+
+clean:
+	rm -f cnntime cnntime-gpu cnntime.tar.xz

@@ -1,0 +1,265 @@
+// Package app is the application layer shared by the GUI and the command line: the
+// state a session works on, the use cases (predict, sweep, import, export) and the CLI
+// commands. It joins predictor, gpu and db; views call it, never the other way round.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Version is the application's version; the build may override it with -ldflags.
+var Version = "0.1.0"
+
+// Env is what a CLI command runs with: where to write, which cache, and the global flags.
+type Env struct {
+	Ctx    context.Context
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	DBPath string // the cache file; see DefaultDBPath
+	JSON   bool   // --json: machine-readable output (each command documents its shape)
+}
+
+// Flags returns a flag set for a command that already knows --json, writes its usage
+// to the command's stderr, and returns errors instead of exiting.
+func (e *Env) Flags(cmd Command) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	fs.BoolVar(&e.JSON, "json", e.JSON, "print JSON instead of a table")
+	fs.Usage = func() {
+		fmt.Fprintf(e.Stderr, "usage: cnntime %s\n\n%s\n", cmd.Usage, cmd.Summary)
+		if hasFlags(fs) {
+			fmt.Fprintln(e.Stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// Command is one CLI command, e.g. "models" or "cache".
+type Command struct {
+	Name    string
+	Summary string // one line
+	Usage   string // the synopsis after "cnntime ", e.g. "models [--json]"
+	Run     func(env *Env, args []string) error
+}
+
+var commands = map[string]Command{}
+
+// Register adds a command; each command's file registers itself in init.
+func Register(c Command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("app: command registered twice: " + c.Name) // a programming error, found by any test
+	}
+	commands[c.Name] = c
+}
+
+// Commands lists the registered commands by name.
+func Commands() []Command {
+	out := make([]Command, 0, len(commands))
+	for _, c := range commands {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// UsageError is a mistake in the command line; it exits with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+// DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
+// cnntime/cache.db in the user's configuration directory.
+func DefaultDBPath() (string, error) {
+	if p := os.Getenv("CNNTIME_DB"); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user's configuration directory for the cache (set --db or CNNTIME_DB): %w", err)
+	}
+	return filepath.Join(dir, "cnntime", "cache.db"), nil
+}
+
+// Globals are the flags that come before a command.
+type Globals struct {
+	DBPath string
+	JSON   bool
+	Rest   []string // the command and its arguments
+}
+
+// ParseGlobals reads --db PATH (or --db=PATH) and --json from the front of args.
+func ParseGlobals(args []string) (Globals, error) {
+	var g Globals
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--db" || a == "-db":
+			if len(args) < 2 {
+				return g, Usagef("--db needs a file path")
+			}
+			g.DBPath, args = args[1], args[2:]
+		case strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-db="):
+			g.DBPath, args = a[strings.Index(a, "=")+1:], args[1:]
+		case a == "--json" || a == "-json":
+			g.JSON, args = true, args[1:]
+		default:
+			g.Rest = args
+			return g, nil
+		}
+	}
+	return g, nil
+}
+
+// IsCLI reports whether args (without the program name) ask for a CLI command rather
+// than the GUI: their first word after the global flags is a command or a request for help.
+func IsCLI(args []string) bool {
+	g, err := ParseGlobals(args)
+	if err != nil {
+		return true // let the CLI report the mistake
+	}
+	if len(g.Rest) == 0 {
+		return false
+	}
+	return true
+}
+
+// RunCLI runs the command named by args and returns the process exit status:
+// 0 on success, 1 when the command failed, 2 for a mistake in the command line.
+func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g, err := ParseGlobals(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "cnntime:", err)
+		return 2
+	}
+	if len(g.Rest) == 0 {
+		printHelp(stdout)
+		return 0
+	}
+	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, DBPath: g.DBPath, JSON: g.JSON}
+	if env.DBPath == "" {
+		if env.DBPath, err = DefaultDBPath(); err != nil {
+			fmt.Fprintln(stderr, "cnntime:", err)
+			return 1
+		}
+	}
+	name := g.Rest[0]
+	switch name {
+	case "-h", "-help", "--help":
+		name = "help"
+	case "-version", "--version":
+		name = "version"
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "cnntime: unknown command %q%s\nRun 'cnntime help' for the list of commands.\n", name, suggestion(name, commandNames()))
+		return 2
+	}
+	err = cmd.Run(env, g.Rest[1:])
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "cnntime %s: %v\nusage: cnntime %s\n", name, err, cmd.Usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		return 1
+	}
+}
+
+func commandNames() []string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	return names
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, `cnntime %s predicts how long and how much it costs to train a CNN on a GPU machine
+at every mini-batch size, and measures your own GPU to make the predictions true.
+
+usage: cnntime [--db PATH] [--json] COMMAND [ARGS]
+       cnntime                      (no command: open the desktop app)
+
+global flags:
+  --db PATH   the measurement cache (also CNNTIME_DB; default %s)
+  --json      machine-readable JSON output
+
+commands:
+`, Version, defaultDBForHelp())
+	for _, c := range Commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
+	}
+	fmt.Fprintln(w, "\nRun 'cnntime help COMMAND' for a command's flags.")
+}
+
+func defaultDBForHelp() string {
+	p, err := DefaultDBPath()
+	if err != nil {
+		return "the user's config directory"
+	}
+	return p
+}
+
+func init() {
+	Register(Command{
+		Name:    "help",
+		Summary: "show the commands, or one command's usage",
+		Usage:   "help [COMMAND]",
+		Run: func(env *Env, args []string) error {
+			if len(args) == 0 {
+				printHelp(env.Stdout)
+				return nil
+			}
+			c, ok := commands[args[0]]
+			if !ok {
+				return Usagef("unknown command %q%s", args[0], suggestion(args[0], commandNames()))
+			}
+			// Every command answers -h with its usage and flags; show them on stdout.
+			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stdout, DBPath: env.DBPath}, []string{"-h"})
+			if err != nil && !errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return nil
+		},
+	})
+	Register(Command{
+		Name:    "version",
+		Summary: "print the version",
+		Usage:   "version [--json]",
+		Run: func(env *Env, args []string) error {
+			fs := env.Flags(commands["version"])
+			if err := fs.Parse(args); err != nil {
+				return err
+			}
+			if env.JSON {
+				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": Version})
+			}
+			fmt.Fprintf(env.Stdout, "cnntime %s\n", Version)
+			return nil
+		},
+	})
+}

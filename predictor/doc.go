@@ -1,0 +1,6 @@
+// Package predictor is cnntime's time, memory and cost model: for a CNN on a machine
+// at a batch size and precision it predicts the training step's time from per-layer
+// kernel times (measured, interpolated, transferred from another GPU, or estimated from
+// specifications), the memory the step needs, and the epoch and run time, cost and
+// energy. It is pure Go and does no I/O: measurements and calibration are passed in.
+package predictor

@@ -1,0 +1,49 @@
+// Package hw describes the hardware that training runs on: GPU specifications and
+// machines (cloud instances and the user's own), and loads and validates the catalog
+// of both from CSV bytes. It does no I/O of its own; callers pass the files' contents.
+//
+// A numeric specification of zero means unknown: the public sources did not give it.
+// Code that reads a GPU must cope with unknown figures, never assume a value.
+package hw
+
+// GPU is one GPU model's published specifications, each with its source.
+type GPU struct {
+	ID                 string  `json:"id"` // stable id, e.g. "v100-sxm2-16gb"
+	Name               string  `json:"name"`
+	Architecture       string  `json:"architecture"`       // e.g. "Volta"; "CPU" for a host processor
+	ComputeCapability  string  `json:"compute_capability"` // e.g. "7.0"
+	SMs                int     `json:"sm_count"`
+	BoostClockMHz      float64 `json:"boost_clock_mhz"`
+	FP32TFLOPS         float64 `json:"fp32_tflops"`
+	TF32TFLOPS         float64 `json:"tf32_tensor_tflops"` // dense; 0 where the GPU has no TF32
+	FP16TFLOPS         float64 `json:"fp16_tensor_tflops"` // dense, FP32 accumulate; 0 where it has no tensor cores
+	MemoryGB           float64 `json:"memory_gb"`
+	MemoryType         string  `json:"memory_type"`
+	MemoryBandwidthGBs float64 `json:"memory_bandwidth_gbps"`
+	L2MB               float64 `json:"l2_cache_mb"`
+	PCIeGen            int     `json:"pcie_gen"`
+	PCIeLanes          int     `json:"pcie_lanes"`
+	InterconnectGBs    float64 `json:"interconnect_gbps"` // GPU-to-GPU bandwidth per direction (NVLink, else PCIe)
+	Interconnect       string  `json:"interconnect"`      // "NVLink", "PCIe"
+	TDPW               float64 `json:"tdp_w"`
+	Source             string  `json:"source"`
+	Notes              string  `json:"notes"`
+}
+
+// Machine is something one can train on: a cloud instance or a user's own machine.
+type Machine struct {
+	ID              string  `json:"id"` // "provider/instance", e.g. "aws/p3.2xlarge"; "user/NAME" for the user's own
+	Provider        string  `json:"provider"`
+	Instance        string  `json:"instance"`
+	GPUID           string  `json:"gpu"`
+	GPUCount        int     `json:"gpu_count"`
+	VCPUs           int     `json:"vcpus"`
+	MemoryGiB       float64 `json:"memory_gib"`
+	Region          string  `json:"region"`
+	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
+	PriceSource     string  `json:"price_source"` // date or source of the price
+	PriceOverridden bool    `json:"price_overridden"`
+	CatalogPrice    float64 `json:"catalog_price_usd_per_hour,omitempty"` // the catalog's price, where overridden
+	User            bool    `json:"user"`                                 // defined by the user, not from the catalog
+	Notes           string  `json:"notes"`
+}

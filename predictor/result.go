@@ -1,0 +1,46 @@
+package predictor
+
+import "cnntime/predictor/measure"
+
+// Source says where a predicted number comes from, from most to least trusted.
+type Source string
+
+const (
+	Measured     Source = "measured"     // this device, this configuration and batch size, in the cache
+	Interpolated Source = "interpolated" // this device, other batch sizes
+	Transferred  Source = "transferred"  // measured on another GPU, scaled by wave scaling
+	Estimated    Source = "estimated"    // from specifications: roofline with tile and wave quantization
+)
+
+// Point is the prediction for one CNN on one machine at one (global) batch size.
+type Point struct {
+	Batch      int     `json:"batch"`
+	IterMS     float64 `json:"iter_ms"`
+	ImagesPerS float64 `json:"images_per_s"`
+	EpochS     float64 `json:"epoch_s"`
+	TotalS     float64 `json:"total_s"`
+	CostUSD    float64 `json:"cost_usd"`
+	EnergyKWh  float64 `json:"energy_kwh"`
+	MemoryGB   float64 `json:"memory_gb"` // per GPU
+	Fits       bool    `json:"fits"`      // false: out of memory; the times are then not predicted (zero)
+	Source     Source  `json:"source"`    // the least trusted source among the step's kernels
+	ErrorPct   float64 `json:"error_pct"` // expected relative error of IterMS, ± percent
+}
+
+// Curve is one CNN×machine over a range of batch sizes.
+type Curve struct {
+	Model     string            `json:"model"`
+	Machine   string            `json:"machine"`
+	GPU       string            `json:"gpu"`
+	GPUCount  int               `json:"gpu_count"`
+	Precision measure.Precision `json:"precision"`
+	Points    []Point           `json:"points"`    // ascending batch size, infeasible ones included with Fits=false
+	Best      int               `json:"best"`      // index in Points of the least total time among those that fit; -1 if none fits
+	MaxBatch  int               `json:"max_batch"` // the largest batch that fits in memory
+	// SweetSpots are batch sizes just below a jump in iteration time per image.
+	SweetSpots []int `json:"sweet_spots"`
+	// BestPow2 is the best power-of-two batch size and SavingVsPow2Pct how much less
+	// total time the best batch takes than it.
+	BestPow2        int     `json:"best_pow2"`
+	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
+}
