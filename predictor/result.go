@@ -1,15 +1,19 @@
 package predictor
 
-import "cnntime/predictor/measure"
+import (
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
 
-// Source says where a predicted number comes from, from most to least trusted.
-type Source string
+// Source says where a predicted number comes from; see kernels.Source.
+type Source = kernels.Source
 
+// The sources, from most to least trusted.
 const (
-	Measured     Source = "measured"     // this device, this configuration and batch size, in the cache
-	Interpolated Source = "interpolated" // this device, other batch sizes
-	Transferred  Source = "transferred"  // measured on another GPU, scaled by wave scaling
-	Estimated    Source = "estimated"    // from specifications: roofline with tile and wave quantization
+	Measured     = kernels.Measured
+	Interpolated = kernels.Interpolated
+	Transferred  = kernels.Transferred
+	Estimated    = kernels.Estimated
 )
 
 // Point is the prediction for one CNN on one machine at one (global) batch size.
