@@ -81,6 +81,7 @@ type Config struct {
 	Dilation  Pair
 	Groups    int
 	Bias      bool
+	CeilMode  bool // pooling rounds the output size up (torchvision's ceil_mode=True)
 }
 
 // Key is the canonical, stable text form of a Config: the cache's and the planner's
@@ -96,6 +97,9 @@ func (c Config) Key() string {
 		fmt.Fprintf(&b, ",k=%s,s=%s,p=%s,d=%s,g=%d,bias=%t", c.Kernel, c.Stride, c.Padding, c.Dilation, c.Groups, c.Bias)
 	case OpMaxPool, OpAvgPool:
 		fmt.Fprintf(&b, ",k=%s,s=%s,p=%s", c.Kernel, c.Stride, c.Padding)
+		if c.CeilMode {
+			b.WriteString(",ceil")
+		}
 	case OpLinear:
 		fmt.Fprintf(&b, ",bias=%t", c.Bias)
 	}
@@ -109,7 +113,10 @@ type Layer struct {
 	Inputs   []int   // indices of the layers that feed it; -1 is the network's input image
 	InShapes []Shape // the shape of each input, in the order of Inputs
 	Params   int64   // learnable parameters
-	MACs     int64   // multiply-accumulates of the forward pass, per sample
+	MACs     int64   // multiply-accumulates of the forward pass, per sample (conv2d and linear only, as torchvision counts)
+	// InPlace says the op writes its output into its input's storage, as torchvision's
+	// ReLU(inplace=True) does: the output then costs no memory of its own.
+	InPlace bool
 }
 
 // Network is a CNN as a topologically ordered list of layers. The last layer is the loss.
