@@ -1,0 +1,346 @@
+package cnn
+
+import "cnntime/predictor/measure"
+
+// Costs of the kernels a layer runs in a training step, for the roofline model, the
+// sweep planner and the memory model.
+//
+// Conventions, shared by every method here:
+//   - batch is the number of samples in the step; elemBytes the size of one activation
+//     or weight element (4 for FP32 and TF32, 2 under AMP).
+//   - FLOPs count a multiply-accumulate as 2 operations; elementwise ops count their
+//     arithmetic per element (an exp or a comparison is 1).
+//   - Bytes are DRAM traffic assuming each tensor is streamed once per pass a kernel
+//     makes over it, without cache reuse between kernels.
+//   - Which kernels exist follows PyTorch's autograd: see Phases.
+
+// Work is what one kernel phase of a layer does at a batch size.
+type Work struct {
+	FLOPs      float64 // floating-point operations
+	ReadBytes  int64   // bytes read from memory
+	WriteBytes int64   // bytes written to memory
+}
+
+// Bytes is the total memory traffic.
+func (w Work) Bytes() int64 { return w.ReadBytes + w.WriteBytes }
+
+// imageOnly reports whether every input of the layer is the network's input image, whose
+// gradient PyTorch never computes.
+func (l *Layer) imageOnly() bool {
+	for _, in := range l.Inputs {
+		if in != image {
+			return false
+		}
+	}
+	return len(l.Inputs) > 0
+}
+
+// Phases lists the kernels the layer runs in a training step, in execution order:
+//   - Forward, for every op except flatten (a view: no kernel at all).
+//   - BackwardData (the gradient with respect to the inputs) unless the layer's only
+//     input is the image (PyTorch computes no gradient for it), and except for add and
+//     concat, whose backward passes the output gradient through as views.
+//     Batch norm's backward is one fused kernel (cudnnBatchNormalizationBackward) that
+//     also computes the gradients of its scale and shift: it is BackwardData, always.
+//   - BackwardWeights for conv2d, linear, layer norm and scale, the layers whose
+//     parameter gradients are their own kernels.
+func (l *Layer) Phases() []measure.Phase {
+	switch l.Op {
+	case OpFlatten:
+		return nil
+	case OpAdd, OpConcat:
+		return []measure.Phase{measure.Forward}
+	case OpBatchNorm:
+		return []measure.Phase{measure.Forward, measure.BackwardData}
+	}
+	phases := []measure.Phase{measure.Forward}
+	if !l.imageOnly() {
+		phases = append(phases, measure.BackwardData)
+	}
+	if l.Params > 0 {
+		phases = append(phases, measure.BackwardWeights)
+	}
+	return phases
+}
+
+// HasPhase reports whether the layer runs a kernel for phase p.
+func (l *Layer) HasPhase(p measure.Phase) bool {
+	for _, q := range l.Phases() {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// elementFLOPs is the arithmetic per output element of an elementwise op's forward and
+// backward kernels.
+func elementFLOPs(op Op) (fwd, bwd float64) {
+	switch op {
+	case OpReLU:
+		return 1, 1
+	case OpReLU6:
+		return 2, 2
+	case OpSigmoid:
+		return 4, 2 // 1/(1+exp(-x)); dy·s·(1-s)
+	case OpHardsigmoid:
+		return 3, 2
+	case OpHardswish:
+		return 5, 4
+	case OpSiLU:
+		return 5, 7
+	case OpGELU:
+		return 8, 12 // erf form
+	case OpDropout:
+		return 2, 1 // random draw and scale; scale by the mask
+	case OpStochasticDepth:
+		return 1, 1
+	}
+	return 0, 0
+}
+
+// Work returns the FLOPs and memory traffic of the layer's kernel for phase p at the
+// batch size, or the zero Work when the layer runs no such kernel (see Phases).
+func (l *Layer) Work(p measure.Phase, batch, elemBytes int) Work {
+	if !l.HasPhase(p) {
+		return Work{}
+	}
+	n, eb := int64(batch), int64(elemBytes)
+	in := n * l.In.Elems()      // input elements (for concat, all inputs together)
+	out := n * l.Out.Elems()    // output elements
+	params := l.Params * eb     // weight bytes
+	macs := float64(n * l.MACs) // forward multiply-accumulates
+	w := Work{}
+	switch l.Op {
+	case OpConv2d, OpLinear:
+		switch p {
+		case measure.Forward:
+			w = Work{2 * macs, (in * eb) + params, out * eb}
+			if l.Bias {
+				w.FLOPs += float64(out)
+			}
+		case measure.BackwardData:
+			w = Work{2 * macs, (out * eb) + params, in * eb}
+		case measure.BackwardWeights:
+			w = Work{2 * macs, (in + out) * eb, params}
+			if l.Bias {
+				w.FLOPs += float64(out)
+			}
+		}
+	case OpBatchNorm:
+		// Training mode: one pass for the batch statistics, one to normalize; the
+		// backward reduces dy and dy·x̂, then computes dx.
+		switch p {
+		case measure.Forward:
+			w = Work{6 * float64(in), 2*in*eb + params, out * eb}
+		case measure.BackwardData:
+			w = Work{10 * float64(in), 2*(in+out)*eb + params, in*eb + params}
+		}
+	case OpLayerNorm:
+		positions := n * int64(l.In.H) * int64(l.In.W)
+		switch p {
+		case measure.Forward:
+			w = Work{6 * float64(in), in*eb + params, out*eb + 2*4*positions}
+		case measure.BackwardData:
+			w = Work{10 * float64(in), (in+out)*eb + params + 2*4*positions, in * eb}
+		case measure.BackwardWeights:
+			w = Work{4 * float64(in), (in+out)*eb + 2*4*positions, params}
+		}
+	case OpScale:
+		switch p {
+		case measure.Forward:
+			w = Work{float64(out), in*eb + params, out * eb}
+		case measure.BackwardData:
+			w = Work{float64(out), out*eb + params, in * eb}
+		case measure.BackwardWeights:
+			w = Work{2 * float64(out), (in + out) * eb, params}
+		}
+	case OpMaxPool, OpAvgPool:
+		window := float64(l.Kernel[0] * l.Kernel[1])
+		switch p {
+		case measure.Forward:
+			w = Work{window * float64(out), in * eb, out * eb}
+			if l.Op == OpMaxPool {
+				w.WriteBytes += 8 * out // int64 indices of the maxima
+			}
+		case measure.BackwardData:
+			w = Work{window * float64(out), out * eb, in * eb}
+			if l.Op == OpMaxPool {
+				w = Work{float64(out), out*eb + 8*out, in * eb}
+			}
+		}
+	case OpAdaptiveAvg:
+		switch p {
+		case measure.Forward:
+			w = Work{float64(in), in * eb, out * eb}
+		case measure.BackwardData:
+			w = Work{float64(in), out * eb, in * eb}
+		}
+	case OpAdd:
+		k := int64(max(l.NumInputs, 1))
+		w = Work{float64((k - 1) * out), k * out * eb, out * eb}
+	case OpMul:
+		gate := n * l.InShapes[len(l.InShapes)-1].Elems()
+		switch p {
+		case measure.Forward:
+			w = Work{float64(out), (in + gate) * eb, out * eb}
+		case measure.BackwardData: // dx = dy·s and ds = Σ dy·x
+			w = Work{3 * float64(out), (2*out + in + gate) * eb, (in + gate) * eb}
+		}
+	case OpConcat, OpChannelShuffle, OpPermute:
+		w = Work{0, in * eb, out * eb} // a copy either way
+	case OpLoss:
+		k := int64(max(l.NumInputs, 1))
+		switch p {
+		case measure.Forward: // log-softmax, then the negative log-likelihood
+			w = Work{4 * float64(k*in), 2 * k * in * eb, k * in * eb}
+		case measure.BackwardData:
+			w = Work{3 * float64(k*in), k * in * eb, k * in * eb}
+		}
+	default: // elementwise activations, dropout, stochastic depth
+		fwd, bwd := elementFLOPs(l.Op)
+		switch p {
+		case measure.Forward:
+			w = Work{fwd * float64(out), in * eb, out * eb}
+			if l.Op == OpDropout {
+				w.WriteBytes += out // the mask, one byte per element
+			}
+		case measure.BackwardData: // reads dy and the saved tensor (or the mask)
+			saved := out * eb
+			if l.Op == OpDropout {
+				saved = out
+			}
+			w = Work{bwd * float64(out), out*eb + saved, in * eb}
+		}
+	}
+	return w
+}
+
+// GEMM is the matrix-multiply view of a conv2d or linear kernel (implicit GEMM): Groups
+// independent products of an M×K by a K×N matrix. Tile and wave quantization act on M
+// and N; K sets the work per tile.
+type GEMM struct {
+	M, N, K int64
+	Groups  int64
+}
+
+// MACs is the GEMM's multiply-accumulates, Groups·M·N·K.
+func (g GEMM) MACs() int64 { return g.Groups * g.M * g.N * g.K }
+
+// GEMM returns the implicit-GEMM view of a conv2d or linear layer's kernel for phase p
+// at the batch size, and false for other ops or phases the layer does not run:
+//
+//	conv fwd:         M = batch·Ho·Wo, N = Cout/g, K = Cin/g·kh·kw
+//	conv bwd_data:    M = batch·H·W,   N = Cin/g,  K = Cout/g·kh·kw
+//	conv bwd_weights: M = Cout/g,      N = Cin/g·kh·kw, K = batch·Ho·Wo
+//
+// linear is a 1×1 conv over its H×W positions with one group.
+func (l *Layer) GEMM(p measure.Phase, batch int) (GEMM, bool) {
+	if (l.Op != OpConv2d && l.Op != OpLinear) || !l.HasPhase(p) {
+		return GEMM{}, false
+	}
+	g := int64(max(l.Groups, 1))
+	kArea := int64(1)
+	if l.Op == OpConv2d {
+		kArea = int64(l.Kernel[0]) * int64(l.Kernel[1])
+	}
+	n := int64(batch)
+	cin, cout := int64(l.In.C)/g, int64(l.Out.C)/g
+	outPos := n * int64(l.Out.H) * int64(l.Out.W)
+	inPos := n * int64(l.In.H) * int64(l.In.W)
+	switch p {
+	case measure.Forward:
+		return GEMM{M: outPos, N: cout, K: cin * kArea, Groups: g}, true
+	case measure.BackwardData:
+		return GEMM{M: inPos, N: cin, K: cout * kArea, Groups: g}, true
+	default:
+		return GEMM{M: cout, N: cin * kArea, K: outPos, Groups: g}, true
+	}
+}
+
+// saved says which tensors a layer keeps from forward to backward, as PyTorch's autograd does.
+type saved struct {
+	inputs bool  // its input tensors (every one of them)
+	output bool  // its output tensor
+	extra  int64 // bytes per sample of other state: max-pool indices, dropout mask, norm statistics
+}
+
+func (l *Layer) saves(elemBytes int) saved {
+	switch l.Op {
+	case OpConv2d, OpLinear, OpBatchNorm, OpScale, OpSiLU, OpHardswish, OpHardsigmoid, OpGELU, OpMul:
+		return saved{inputs: true}
+	case OpLayerNorm:
+		return saved{inputs: true, extra: 2 * 4 * int64(l.In.H) * int64(l.In.W)} // FP32 mean and rstd per position
+	case OpReLU, OpReLU6, OpSigmoid:
+		return saved{output: true}
+	case OpMaxPool:
+		return saved{inputs: true, extra: 8 * l.Out.Elems()}
+	case OpDropout:
+		return saved{extra: l.Out.Elems()}
+	case OpLoss:
+		return saved{extra: int64(max(l.NumInputs, 1)) * l.In.Elems() * int64(elemBytes)} // log-probabilities
+	}
+	return saved{}
+}
+
+// SavedBytes is the memory per sample the layer keeps for its backward pass, counted on
+// its own: saved inputs or output plus extra state such as max-pool indices. Tensors that
+// several layers save (a conv's input that is also a ReLU's output) are counted by each;
+// Network.SavedBytes counts them once.
+func (l *Layer) SavedBytes(elemBytes int) int64 {
+	s := l.saves(elemBytes)
+	b := s.extra
+	if s.inputs {
+		for _, sh := range l.InShapes {
+			b += sh.Elems() * int64(elemBytes)
+		}
+	}
+	if s.output {
+		b += l.Out.Elems() * int64(elemBytes)
+	}
+	return b
+}
+
+// aliases reports whether the layer's output shares its input's storage: in-place ops
+// and views (flatten).
+func (l *Layer) aliases() bool { return l.InPlace || l.Op == OpFlatten }
+
+// storage returns the layer whose output buffer holds layer i's output (image for the
+// input batch), following in-place ops and views back to the tensor's owner.
+func (n *Network) storage(i int) int {
+	for i >= 0 && n.Layers[i].aliases() {
+		i = n.Layers[i].Inputs[0]
+	}
+	return i
+}
+
+// SavedBytes is the activation memory per sample that a training step keeps from
+// forward to backward: every tensor some layer saves, counted once however many layers
+// save it (an in-place ReLU after batch norm shares its storage, as in PyTorch), plus
+// each layer's extra state. The input batch itself is not included.
+func (n *Network) SavedBytes(elemBytes int) int64 {
+	counted := make(map[int]bool, len(n.Layers))
+	var total int64
+	count := func(i int) {
+		owner := n.storage(i)
+		if owner == image || counted[owner] {
+			return
+		}
+		counted[owner] = true
+		total += n.Layers[owner].Out.Elems() * int64(elemBytes)
+	}
+	for i := range n.Layers {
+		l := &n.Layers[i]
+		s := l.saves(elemBytes)
+		total += s.extra
+		if s.inputs {
+			for _, in := range l.Inputs {
+				count(in)
+			}
+		}
+		if s.output {
+			count(i)
+		}
+	}
+	return total
+}

@@ -1,0 +1,149 @@
+package cnn
+
+import (
+	"reflect"
+	"testing"
+
+	"cnntime/predictor/measure"
+)
+
+// smallNet builds image 3x4x4 → conv1 (1×1, 2 ch) → bn → relu (in place) → conv2 (3×3,
+// 4 ch, bias) → add with a projection → flatten → linear → loss.
+func smallNet(t *testing.T) *Network {
+	t.Helper()
+	net := &Network{Name: "small", Input: Shape{3, 4, 4}, Classes: 10}
+	g := newGraph(net, 16)
+	x := g.conv("conv1", image, 2, 1, 1, 0) // 0
+	x = g.bn("bn", x)                       // 1
+	x = g.relu("relu", x)                   // 2
+	y := g.convB("conv2", x, 4, 3, 1, 1)    // 3
+	p := g.conv("proj", x, 4, 1, 1, 0)      // 4
+	x = g.add("add", y, p)                  // 5
+	x = g.flatten("flatten", x)             // 6
+	x = g.linear("fc", x, 10, true)         // 7
+	g.loss(x)                               // 8
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	return net
+}
+
+func TestPhases(t *testing.T) {
+	net := smallNet(t)
+	all := []measure.Phase{measure.Forward, measure.BackwardData, measure.BackwardWeights}
+	tests := []struct {
+		layer int
+		want  []measure.Phase
+	}{
+		{0, []measure.Phase{measure.Forward, measure.BackwardWeights}}, // conv on the image: no input gradient
+		{1, []measure.Phase{measure.Forward, measure.BackwardData}},    // batch norm: one fused backward
+		{2, []measure.Phase{measure.Forward, measure.BackwardData}},
+		{3, all},
+		{5, []measure.Phase{measure.Forward}}, // add: gradient passes through
+		{6, nil},                              // flatten: a view
+		{7, all},
+		{8, []measure.Phase{measure.Forward, measure.BackwardData}},
+	}
+	for _, tt := range tests {
+		l := &net.Layers[tt.layer]
+		if got := l.Phases(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s phases = %v, want %v", l.Name, got, tt.want)
+		}
+	}
+}
+
+func TestWork(t *testing.T) {
+	net := &Network{Input: Shape{16, 8, 8}, Classes: 10}
+	g := newGraph(net, 8)
+	relu := g.relu("relu", image)             // 0
+	conv := g.conv("conv", relu, 32, 3, 1, 1) // 1: 16→32 on 8×8, MACs/sample 32·64·144 = 294912
+	bn := g.bn("bn", conv)                    // 2
+	pool := g.maxpool("pool", bn, 2, 2, 0, false)
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	const b, eb = 2, 4
+	tests := []struct {
+		layer int
+		phase measure.Phase
+		want  Work
+	}{
+		{conv, measure.Forward, Work{2 * 2 * 294912, 2*16*64*4 + 32*16*9*4, 2 * 32 * 64 * 4}},
+		{conv, measure.BackwardData, Work{2 * 2 * 294912, 2*32*64*4 + 32*16*9*4, 2 * 16 * 64 * 4}},
+		{conv, measure.BackwardWeights, Work{2 * 2 * 294912, 2 * (16 + 32) * 64 * 4, 32 * 16 * 9 * 4}},
+		{bn, measure.Forward, Work{6 * 2 * 2048, 2*2*2048*4 + 64*4, 2 * 2048 * 4}},
+		{bn, measure.BackwardWeights, Work{}}, // fused into the backward-data kernel
+		{relu, measure.Forward, Work{2 * 1024, 2 * 1024 * 4, 2 * 1024 * 4}},
+		{relu, measure.BackwardData, Work{}}, // its only input is the image
+		{pool, measure.Forward, Work{4 * 2 * 512, 2 * 2048 * 4, 2*512*4 + 8*2*512}},
+		{pool, measure.BackwardData, Work{2 * 512, 2*512*4 + 8*2*512, 2 * 2048 * 4}},
+	}
+	for _, tt := range tests {
+		l := &net.Layers[tt.layer]
+		if got := l.Work(tt.phase, b, eb); got != tt.want {
+			t.Errorf("%s %s: %+v, want %+v", l.Name, tt.phase, got, tt.want)
+		}
+	}
+}
+
+func TestGEMM(t *testing.T) {
+	net := &Network{Input: Shape{16, 8, 8}, Classes: 10}
+	g := newGraph(net, 8)
+	x := g.relu("relu", image)
+	conv := g.conv("conv", x, 32, 3, 2, 1)     // 16→32, 8×8 → 4×4
+	dw := g.convG("dw", conv, 32, 3, 1, 1, 32) // depthwise
+	fc := g.linear("fc", g.flatten("f", dw), 10, true)
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	tests := []struct {
+		layer int
+		phase measure.Phase
+		want  GEMM
+	}{
+		{conv, measure.Forward, GEMM{M: 3 * 16, N: 32, K: 144, Groups: 1}},
+		{conv, measure.BackwardData, GEMM{M: 3 * 64, N: 16, K: 288, Groups: 1}},
+		{conv, measure.BackwardWeights, GEMM{M: 32, N: 144, K: 3 * 16, Groups: 1}},
+		{dw, measure.Forward, GEMM{M: 3 * 16, N: 1, K: 9, Groups: 32}},
+		{fc, measure.Forward, GEMM{M: 3, N: 10, K: 512, Groups: 1}},
+		{fc, measure.BackwardWeights, GEMM{M: 10, N: 512, K: 3, Groups: 1}},
+	}
+	for _, tt := range tests {
+		l := &net.Layers[tt.layer]
+		got, ok := l.GEMM(tt.phase, 3)
+		if !ok || got != tt.want {
+			t.Errorf("%s %s: %+v %v, want %+v", l.Name, tt.phase, got, ok, tt.want)
+		}
+		if tt.phase == measure.Forward && got.MACs() != 3*l.MACs {
+			t.Errorf("%s: GEMM MACs %d, layer MACs×batch %d", l.Name, got.MACs(), 3*l.MACs)
+		}
+	}
+	if _, ok := net.Layers[x].GEMM(measure.Forward, 3); ok {
+		t.Error("relu has a GEMM view")
+	}
+}
+
+func TestSavedBytes(t *testing.T) {
+	net := smallNet(t)
+	// Per sample: conv1 out 32 (saved by bn), bn out 32 shared by the in-place relu, conv2
+	// and proj, add out 64 (saved by fc through flatten), the loss's 10 log-probabilities.
+	// The image saved by conv1 is not counted.
+	if got, want := net.SavedBytes(4), int64((32+32+64+10)*4); got != want {
+		t.Errorf("network saved bytes = %d, want %d", got, want)
+	}
+	tests := []struct {
+		layer int
+		want  int64
+	}{
+		{0, 48 * 4}, {1, 32 * 4}, {2, 32 * 4}, {3, 32 * 4}, {5, 0}, {6, 0}, {7, 64 * 4}, {8, 10 * 2},
+	}
+	for _, tt := range tests {
+		eb := 4
+		if tt.layer == 8 {
+			eb = 2
+		}
+		if got := net.Layers[tt.layer].SavedBytes(eb); got != tt.want {
+			t.Errorf("%s saved bytes = %d, want %d", net.Layers[tt.layer].Name, got, tt.want)
+		}
+	}
+}
