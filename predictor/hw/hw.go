@@ -25,6 +25,9 @@ type GPU struct {
 	PCIeLanes          int     `json:"pcie_lanes"`
 	InterconnectGBs    float64 `json:"interconnect_gbps"` // GPU-to-GPU bandwidth per direction (NVLink, else PCIe)
 	Interconnect       string  `json:"interconnect"`      // "NVLink", "PCIe"
+	// InterconnectSource is the basis of the interconnect figure: an architecture
+	// fact (NVLink generation, PCIe generation × lanes), never in the GPU's row.
+	InterconnectSource string  `json:"interconnect_source"`
 	TDPW               float64 `json:"tdp_w"`
 	Source             string  `json:"source"`
 	Notes              string  `json:"notes"`
@@ -42,8 +45,60 @@ type Machine struct {
 	Region          string  `json:"region"`
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
 	PriceSource     string  `json:"price_source"` // date or source of the price
+	PriceDate       string  `json:"price_date"`   // "2026-01-21" or "2025-01" where the source dates the price; "" when it does not
+	Listing         Listing `json:"listing"`
 	PriceOverridden bool    `json:"price_overridden"`
 	CatalogPrice    float64 `json:"catalog_price_usd_per_hour,omitempty"` // the catalog's price, where overridden
 	User            bool    `json:"user"`                                 // defined by the user, not from the catalog
 	Notes           string  `json:"notes"`
+}
+
+// Listing says how far a catalog machine's row can be trusted for comparison.
+type Listing string
+
+// The listings. Only ListingCurrent machines are complete, currently priced offers;
+// the others are kept for reference and flagged as such wherever they are shown.
+const (
+	ListingCurrent    Listing = "current"    // an on-demand instance with a dated current price
+	ListingHistorical Listing = "historical" // an old or low-confidence price
+	ListingUnpriced   Listing = "unpriced"   // no on-demand price found: cost unknown
+	ListingComponent  Listing = "component"  // a GPU add-on whose price excludes the VM it attaches to
+	ListingUser       Listing = "user"       // defined by the user
+)
+
+func (l Listing) valid() bool {
+	switch l {
+	case ListingCurrent, ListingHistorical, ListingUnpriced, ListingComponent, ListingUser:
+		return true
+	}
+	return false
+}
+
+// Comparable reports whether the machine is a complete offer whose cost can be
+// compared with others: a current catalog price or a user's own machine.
+func (m Machine) Comparable() bool {
+	return m.Listing == ListingCurrent || m.Listing == ListingUser
+}
+
+// UnknownFields names the specification figures the public sources did not give
+// (stored as zero or empty), in the JSON field names; a caller shows them as unknown.
+func (g GPU) UnknownFields() []string {
+	var out []string
+	add := func(name string, unknown bool) {
+		if unknown {
+			out = append(out, name)
+		}
+	}
+	add("compute_capability", g.ComputeCapability == "")
+	add("sm_count", g.SMs == 0)
+	add("boost_clock_mhz", g.BoostClockMHz == 0)
+	add("fp32_tflops", g.FP32TFLOPS == 0)
+	add("memory_gb", g.MemoryGB == 0)
+	add("memory_type", g.MemoryType == "")
+	add("memory_bandwidth_gbps", g.MemoryBandwidthGBs == 0)
+	add("l2_cache_mb", g.L2MB == 0)
+	add("pcie_gen", g.PCIeGen == 0)
+	add("interconnect_gbps", g.InterconnectGBs == 0)
+	add("tdp_w", g.TDPW == 0)
+	return out
 }
