@@ -40,11 +40,17 @@ type Curve struct {
 	Precision measure.Precision `json:"precision"`
 	Points    []Point           `json:"points"`    // ascending batch size, infeasible ones included with Fits=false
 	Best      int               `json:"best"`      // index in Points of the least total time among those that fit; -1 if none fits
-	MaxBatch  int               `json:"max_batch"` // the largest batch that fits in memory
+	MaxBatch  int               `json:"max_batch"` // the largest batch that fits in memory; -1 when the GPU's memory is unknown
 	// SweetSpots are batch sizes just below a jump in iteration time per image.
 	SweetSpots []int `json:"sweet_spots"`
 	// BestPow2 is the best power-of-two batch size and SavingVsPow2Pct how much less
 	// total time the best batch takes than it.
 	BestPow2        int     `json:"best_pow2"`
 	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
+	// PriceUSDPerHour is the machine's price used for the costs; CostKnown is false
+	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
+	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
+	CostKnown       bool    `json:"cost_known"`
+	// EnergyKnown is false when the GPU's power (TDP) is unknown: energy is then not given.
+	EnergyKnown bool `json:"energy_known"`
 }

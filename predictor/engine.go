@@ -1,0 +1,200 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// LayerTimer predicts the time of one phase of one layer configuration on a device
+// at many batch sizes at once; *kernels.Model is the one the app uses.
+type LayerTimer interface {
+	Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate)
+}
+
+// Request asks for one CNN on one machine over a range of batch sizes.
+type Request struct {
+	Network *cnn.Network
+	Machine hw.Machine // its GPUCount and price are used; ID and name are copied to the curve
+	GPU     hw.GPU     // the machine's GPU
+	// DeviceKey is a device of this GPU model measured in the cache ("" when none):
+	// its measurements come first.
+	DeviceKey string
+	Precision measure.Precision // a training precision: fp32, fp32-strict or amp
+	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
+	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
+	Run       Run
+}
+
+// Engine composes per-layer kernel times into training steps, runs and costs. It
+// keeps every network × device × precision × policy step-time array it computes, so
+// machines that share a GPU and later requests reuse them. It is safe for concurrent use.
+type Engine struct {
+	timer LayerTimer
+	over  Overheads
+	mem   MemoryModel
+
+	mu     sync.Mutex
+	tables map[tableKey]*stepTable
+	mems   map[memKey]Memory
+}
+
+type tableKey struct {
+	net       *cnn.Network
+	gpu       string
+	device    string
+	precision measure.Precision
+	policy    measure.Policy
+}
+
+type memKey struct {
+	net       *cnn.Network
+	precision measure.Precision
+}
+
+// NewEngine returns an engine over the per-layer model timer.
+func NewEngine(timer LayerTimer, over Overheads, mem MemoryModel) *Engine {
+	return &Engine{
+		timer:  timer,
+		over:   over,
+		mem:    mem,
+		tables: make(map[tableKey]*stepTable),
+		mems:   make(map[memKey]Memory),
+	}
+}
+
+// Overheads returns the host and communication model the engine uses.
+func (e *Engine) Overheads() Overheads { return e.over }
+
+// Check reports the first thing wrong with req, or nil. A request that fails it
+// changes nothing.
+func (req *Request) Check() error {
+	switch {
+	case req.Network == nil || len(req.Network.Layers) == 0:
+		return fmt.Errorf("no network to predict")
+	case req.Run.Epochs <= 0:
+		return fmt.Errorf("epochs must be positive, not %d", req.Run.Epochs)
+	case req.Run.Images <= 0:
+		return fmt.Errorf("images per epoch must be positive, not %d", req.Run.Images)
+	case len(req.Batches) == 0:
+		return fmt.Errorf("no batch sizes to predict")
+	}
+	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
+		return err
+	}
+	n := max(req.Machine.GPUCount, 1)
+	prev := 0
+	for _, b := range req.Batches {
+		switch {
+		case b <= 0:
+			return fmt.Errorf("batch size %d: must be positive", b)
+		case b <= prev:
+			return fmt.Errorf("batch sizes must ascend without repeats: %d after %d", b, prev)
+		case b < n:
+			return fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs at least one image per GPU (batch ≥ %d)", b, req.Machine.ID, n, n)
+		}
+		prev = b
+	}
+	return nil
+}
+
+// Curve predicts req's CNN on its machine at every requested batch size.
+func (e *Engine) Curve(req Request) (Curve, error) {
+	if err := req.Check(); err != nil {
+		return Curve{}, err
+	}
+	n := max(req.Machine.GPUCount, 1)
+	mem := e.memory(req.Network, req.Precision)
+	perGPUMax := mem.MaxBatch(e.mem.Capacity(req.GPU))
+
+	maxB := req.Batches[len(req.Batches)-1]
+	need := perGPUBatch(maxB, n)
+	if perGPUMax >= 0 && need > perGPUMax {
+		need = max(perGPUMax, 1) // nothing beyond memory is predicted
+	}
+	tab := e.table(req, need)
+
+	c := Curve{
+		Model:     req.Network.Name,
+		Machine:   req.Machine.ID,
+		GPU:       req.GPU.ID,
+		GPUCount:  n,
+		Precision: req.Precision,
+		Points:    make([]Point, len(req.Batches)),
+		MaxBatch:  perGPUMax * n,
+	}
+	if perGPUMax < 0 {
+		c.MaxBatch = -1
+	}
+	gradBytes := 4 * float64(req.Network.Params())
+	step := func(B int) float64 {
+		b := perGPUBatch(B, n)
+		return tab.stepMS[b] + e.over.exposedAllReduceMS(gradBytes, n, req.GPU, tab.backwardMS[b])
+	}
+	for i, B := range req.Batches {
+		b := perGPUBatch(B, n)
+		p := &c.Points[i]
+		p.Batch = B
+		p.MemoryGB = mem.Bytes(b) / 1e9
+		p.Fits = perGPUMax < 0 || b <= perGPUMax
+		if !p.Fits {
+			continue
+		}
+		p.IterMS = step(B)
+		p.Source = tab.source[b]
+		p.ErrorPct = 100 * tab.relErr[b]
+	}
+	watts := func(B int) float64 {
+		b := perGPUBatch(B, n)
+		busy := math.Min(1, tab.gpuMS[b]/step(B))
+		return float64(n) * req.GPU.TDPW * (e.over.PowerIdleFraction + e.over.PowerBusyFraction*busy)
+	}
+	c.PriceUSDPerHour = req.Machine.PriceUSDPerHour
+	c.CostKnown = req.Machine.PriceUSDPerHour > 0
+	c.EnergyKnown = req.GPU.TDPW > 0
+	fillSchedule(&c, req.Run, req.Machine.PriceUSDPerHour, step, watts)
+	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
+	return c, nil
+}
+
+// memory returns net's memory model at precision p, computed once.
+func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
+	k := memKey{net, p}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m, ok := e.mems[k]
+	if !ok {
+		m = e.mem.NetworkMemory(net, p)
+		e.mems[k] = m
+	}
+	return m
+}
+
+// table returns the step-time arrays of req's network on its device, covering per-GPU
+// batches 1..need at least.
+func (e *Engine) table(req Request, need int) *stepTable {
+	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy}
+	e.mu.Lock()
+	t, ok := e.tables[k]
+	if !ok {
+		t = &stepTable{}
+		e.tables[k] = t
+	}
+	e.mu.Unlock()
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.stepMS) <= need {
+		size := 1024
+		for size < need {
+			size *= 2
+		}
+		e.fill(t, req, size)
+	}
+	return t
+}

@@ -1,0 +1,263 @@
+package predictor
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// linearTimer times every phase of a configuration as perSample[op][phase] × batch
+// milliseconds, so that step times can be summed by hand.
+type linearTimer struct {
+	perSample map[cnn.Op]map[measure.Phase]float64
+	scale     float64
+	source    Source
+	relErr    float64
+}
+
+func (lt linearTimer) Times(_ kernels.Device, r kernels.Request, batches []int, out []kernels.Estimate) {
+	for i, b := range batches {
+		out[i] = kernels.Estimate{MS: lt.scale * lt.perSample[r.Config.Op][r.Phase] * float64(b), Source: lt.source, RelErr: lt.relErr}
+	}
+}
+
+func newLinearTimer(scale float64) linearTimer {
+	return linearTimer{scale: scale, source: Estimated, relErr: 0.1, perSample: map[cnn.Op]map[measure.Phase]float64{
+		cnn.OpConv2d:  {measure.Forward: 1, measure.BackwardData: 2, measure.BackwardWeights: 3},
+		cnn.OpReLU:    {measure.Forward: 0.5, measure.BackwardData: 0.5},
+		cnn.OpAdd:     {measure.Forward: 0.25, measure.BackwardData: 0.25},
+		cnn.OpFlatten: {},
+		cnn.OpLinear:  {measure.Forward: 1, measure.BackwardData: 1, measure.BackwardWeights: 1},
+		cnn.OpLoss:    {measure.Forward: 0.1, measure.BackwardData: 0.1},
+	}}
+}
+
+// tinyNet is conv1 → relu (in place) → conv2 → conv3 (the same configuration) → add
+// (relu + conv3) → flatten → linear → loss, on 3×8×8 images.
+func tinyNet() *cnn.Network {
+	img := cnn.Shape{C: 3, H: 8, W: 8}
+	feat := cnn.Shape{C: 4, H: 8, W: 8}
+	conv := func(name string, in cnn.Shape, input int) cnn.Layer {
+		return cnn.Layer{Name: name, Config: cnn.Config{Op: cnn.OpConv2d, In: in, Out: feat, NumInputs: 1,
+			Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{1, 1}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 1},
+			Inputs: []int{input}, InShapes: []cnn.Shape{in}, Params: int64(in.C * feat.C * 9)}
+	}
+	flat := cnn.Shape{C: 256, H: 1, W: 1}
+	out := cnn.Shape{C: 10, H: 1, W: 1}
+	return &cnn.Network{Name: "tiny", Input: img, Classes: 10, Layers: []cnn.Layer{
+		conv("conv1", img, -1),
+		{Name: "relu", Config: cnn.Config{Op: cnn.OpReLU, In: feat, Out: feat, NumInputs: 1}, Inputs: []int{0}, InShapes: []cnn.Shape{feat}, InPlace: true},
+		conv("conv2", feat, 1),
+		conv("conv3", feat, 2),
+		{Name: "add", Config: cnn.Config{Op: cnn.OpAdd, In: feat, Out: feat, NumInputs: 2}, Inputs: []int{1, 3}, InShapes: []cnn.Shape{feat, feat}},
+		{Name: "flatten", Config: cnn.Config{Op: cnn.OpFlatten, In: feat, Out: flat, NumInputs: 1}, Inputs: []int{4}, InShapes: []cnn.Shape{feat}},
+		{Name: "fc", Config: cnn.Config{Op: cnn.OpLinear, In: flat, Out: out, NumInputs: 1, Bias: true}, Inputs: []int{5}, InShapes: []cnn.Shape{flat}, Params: 2570},
+		{Name: "loss", Config: cnn.Config{Op: cnn.OpLoss, In: out, Out: cnn.Shape{C: 1, H: 1, W: 1}, NumInputs: 1}, Inputs: []int{6}, InShapes: []cnn.Shape{out}},
+	}}
+}
+
+// Per sample: forward 1+0.5+1+1+0.25+1+0.1 = 4.85 ms; backward 0.1 (loss) + 2 (fc) +
+// 0.25 (add) + 5 (conv3) + 5 (conv2) + 0.5 (relu) + 3 (conv1: weights only, its input
+// is the image) = 15.85 ms.
+const tinyPerSampleMS = 4.85 + 15.85
+
+// tinyKernels is how many kernels tinyNet launches: 7 forward (flatten is a view),
+// 10 backward.
+const tinyKernels = 17
+
+func noOverheads() Overheads {
+	return Overheads{MemoryEfficiency: 1, AllReduceEfficiency: 1, OverlapFraction: 0, BucketBytes: 25 << 20,
+		MaxSweetSpots: 5, SweetSpotJumpPct: 3}
+}
+
+var testGPU = hw.GPU{ID: "test-gpu", MemoryGB: 16, MemoryBandwidthGBs: 1000, TDPW: 300, ComputeCapability: "7.0",
+	InterconnectGBs: 100}
+
+func TestStepSumsEveryKernelOnce(t *testing.T) {
+	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+	c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1, PriceUSDPerHour: 3.6},
+		GPU: testGPU, Precision: measure.FP32, Batches: []int{1, 2, 7}, Run: Run{Epochs: 2, Images: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Points {
+		if want := tinyPerSampleMS * float64(p.Batch); math.Abs(p.IterMS-want) > 1e-9 {
+			t.Errorf("batch %d: step %v ms, want %v ms", p.Batch, p.IterMS, want)
+		}
+	}
+	// Batch 7 over 10 images: one step of 7 and one of 3; two epochs; $3.6/h.
+	p := c.Points[2]
+	wantEpoch := tinyPerSampleMS * 10 / 1000
+	if math.Abs(p.EpochS-wantEpoch) > 1e-9 || math.Abs(p.TotalS-2*wantEpoch) > 1e-9 {
+		t.Errorf("batch 7: epoch %v s total %v s, want %v and %v", p.EpochS, p.TotalS, wantEpoch, 2*wantEpoch)
+	}
+	if want := 2 * wantEpoch / 3600 * 3.6; math.Abs(p.CostUSD-want) > 1e-12 || !c.CostKnown {
+		t.Errorf("batch 7: cost $%v (known %t), want $%v", p.CostUSD, c.CostKnown, want)
+	}
+	if p.Source != Estimated || math.Abs(p.ErrorPct-10) > 1e-9 {
+		t.Errorf("batch 7: source %q ± %v%%, want estimated ± 10%%", p.Source, p.ErrorPct)
+	}
+}
+
+func TestStepIsLaunchBoundAtSmallBatches(t *testing.T) {
+	over := noOverheads()
+	over.LaunchForwardUS, over.LaunchBackwardUS = 1000, 1000 // 1 ms per kernel
+	tests := []struct {
+		name  string
+		scale float64
+		batch int
+		want  float64
+	}{
+		// Kernels of microseconds: every kernel waits to be issued; the last one, conv1's
+		// weight gradient (3 µs), starts when the 17th is issued.
+		{"launch-bound", 0.001, 1, tinyKernels + 0.003},
+		// Kernels of hundreds of ms: the host runs ahead; only the first launch shows.
+		{"compute-bound", 1, 1000, 1 + tinyPerSampleMS*1000},
+	}
+	for _, tc := range tests {
+		e := NewEngine(newLinearTimer(tc.scale), over, DefaultMemoryModel)
+		gpu := testGPU
+		gpu.MemoryGB = 0 // unknown: every batch is predicted
+		c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: gpu,
+			Precision: measure.FP32, Batches: []int{tc.batch}, Run: Run{Epochs: 1, Images: 1000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Points[0].IterMS; math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%s: step %v ms, want %v ms", tc.name, got, tc.want)
+		}
+		if c.MaxBatch != -1 || c.CostKnown {
+			t.Errorf("%s: unknown memory and price should give max batch -1 and unknown cost, got %d and %t", tc.name, c.MaxBatch, c.CostKnown)
+		}
+	}
+}
+
+func TestNetworkMemory(t *testing.T) {
+	const params = 108 + 2*144 + 2570
+	ctx := DefaultMemoryModel.ContextBytes
+	tests := []struct {
+		precision  measure.Precision
+		fixed      float64
+		saved      float64
+		transient  float64
+		castsBytes float64
+	}{
+		// Saved fp32: conv1/relu output, conv2 output, add output (fc's input) 256×4 each,
+		// fc output 10×4, the image 192×4. Largest activation 256×4; transient 3× that.
+		{measure.FP32, 12*params + ctx, 3*1024 + 40 + 768, 3 * 1024, 0},
+		// amp: FP16 activations, the FP32 image plus its FP16 copy, FP16 weight copies.
+		{measure.AMP, 14*params + ctx, 3*512 + 20 + 768 + 384, 3 * 512, 2 * params},
+	}
+	for _, tc := range tests {
+		m := DefaultMemoryModel.NetworkMemory(tinyNet(), tc.precision)
+		if m.fixed() != tc.fixed || m.SavedPerSample != tc.saved || m.TransientPerSample != tc.transient || m.CastBytes != tc.castsBytes {
+			t.Errorf("%s: fixed %v saved %v transient %v casts %v; want %v %v %v %v", tc.precision,
+				m.fixed(), m.SavedPerSample, m.TransientPerSample, m.CastBytes, tc.fixed, tc.saved, tc.transient, tc.castsBytes)
+		}
+	}
+}
+
+func TestBatchesBeyondMemoryAreNotPredicted(t *testing.T) {
+	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+	m := DefaultMemoryModel.NetworkMemory(tinyNet(), measure.FP32)
+	gpu := testGPU
+	// Room for exactly 100 samples.
+	gpu.MemoryGB = (m.fixed() + 100.5*m.perSample()) / DefaultMemoryModel.UsableFraction / (1 << 30)
+	c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 2}, GPU: gpu,
+		Precision: measure.FP32, Batches: []int{200, 201}, Run: Run{Epochs: 1, Images: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxBatch != 200 {
+		t.Errorf("max batch over 2 GPUs = %d, want 200", c.MaxBatch)
+	}
+	fit, over := c.Points[0], c.Points[1]
+	if !fit.Fits || fit.IterMS <= 0 {
+		t.Errorf("batch 200 (100 per GPU) should fit and be predicted: %+v", fit)
+	}
+	if over.Fits || over.IterMS != 0 || over.TotalS != 0 || over.Source != "" {
+		t.Errorf("batch 201 (101 per GPU) should not fit and carry no times: %+v", over)
+	}
+	if c.Points[c.Best].Batch != 200 {
+		t.Errorf("best batch = %d, want 200", c.Points[c.Best].Batch)
+	}
+}
+
+func TestDataParallelAddsExposedAllReduce(t *testing.T) {
+	over := noOverheads()
+	over.OverlapFraction = 0.5
+	net := tinyNet()
+	e := NewEngine(newLinearTimer(0.001), over, DefaultMemoryModel)
+	c, err := e.Curve(Request{Network: net, Machine: hw.Machine{ID: "m", GPUCount: 4}, GPU: testGPU,
+		Precision: measure.FP32, Batches: []int{4, 7}, Run: Run{Epochs: 1, Images: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads := 4 * float64(net.Params())
+	ring := ringAllReduceMS(grads, 4, 100, 0) // the whole gradient fits one bucket: nothing hides
+	for i, perGPU := range []int{1, 2} {
+		want := 0.001*tinyPerSampleMS*float64(perGPU) + ring
+		if got := c.Points[i].IterMS; math.Abs(got-want) > 1e-9 {
+			t.Errorf("batch %d (%d per GPU): step %v ms, want %v ms", c.Points[i].Batch, perGPU, got, want)
+		}
+	}
+}
+
+func TestBadRequestsAreRefused(t *testing.T) {
+	good := Request{Network: tinyNet(), Machine: hw.Machine{ID: "aws/x", GPUCount: 2}, GPU: testGPU,
+		Precision: measure.FP32, Batches: []int{2, 4}, Run: Run{Epochs: 1, Images: 100}}
+	tests := []struct {
+		name string
+		edit func(*Request)
+		want string
+	}{
+		{"no network", func(r *Request) { r.Network = nil }, "no network"},
+		{"zero epochs", func(r *Request) { r.Run.Epochs = 0 }, "epochs must be positive"},
+		{"negative images", func(r *Request) { r.Run.Images = -5 }, "images per epoch must be positive"},
+		{"no batches", func(r *Request) { r.Batches = nil }, "no batch sizes"},
+		{"zero batch", func(r *Request) { r.Batches = []int{0, 2} }, "batch size 0"},
+		{"descending", func(r *Request) { r.Batches = []int{4, 2} }, "must ascend"},
+		{"fewer images than GPUs", func(r *Request) { r.Batches = []int{1, 2} }, "at least one image per GPU"},
+		{"kernel precision", func(r *Request) { r.Precision = measure.TF32 }, "unknown training precision"},
+	}
+	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+	if _, err := e.Curve(good); err != nil {
+		t.Fatalf("the good request failed: %v", err)
+	}
+	for _, tc := range tests {
+		r := good
+		tc.edit(&r)
+		if _, err := e.Curve(r); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestKernelPrecision(t *testing.T) {
+	v100 := hw.GPU{ComputeCapability: "7.0"}
+	a100 := hw.GPU{ComputeCapability: "8.0"}
+	tests := []struct {
+		train measure.Precision
+		op    cnn.Op
+		gpu   hw.GPU
+		want  measure.Precision
+	}{
+		{measure.FP32, cnn.OpConv2d, a100, measure.TF32},
+		{measure.FP32, cnn.OpConv2d, v100, measure.FP32},
+		{measure.FP32, cnn.OpLinear, a100, measure.FP32},
+		{measure.FP32Strict, cnn.OpConv2d, a100, measure.FP32},
+		{measure.AMP, cnn.OpConv2d, v100, measure.AMP},
+		{measure.AMP, cnn.OpBatchNorm, a100, measure.AMP},
+		{measure.AMP, cnn.OpLoss, a100, measure.FP32},
+	}
+	for _, tc := range tests {
+		if got := KernelPrecision(tc.train, tc.op, tc.gpu); got != tc.want {
+			t.Errorf("KernelPrecision(%s, %s, cc %s) = %s, want %s", tc.train, tc.op, tc.gpu.ComputeCapability, got, tc.want)
+		}
+	}
+}

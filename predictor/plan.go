@@ -1,0 +1,133 @@
+package predictor
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Run is the training run being planned: how many passes over how many images.
+type Run struct {
+	Epochs int
+	Images int // training images per epoch
+}
+
+// ImageNetImages is the number of images in ImageNet-1k's training set, the usual
+// dataset the published figures train on.
+const ImageNetImages = 1281167
+
+// epochSeconds is the time of one epoch at global batch B: ceil(images/B) steps, all
+// at batch B except the last, which runs at its own, smaller batch. stepMS(b) is the
+// step time at global batch b.
+func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
+	full := images / B
+	last := images - full*B
+	ms := float64(full) * stepMS(B)
+	if last > 0 {
+		ms += stepMS(last)
+	}
+	return ms / 1000
+}
+
+// fillSchedule sets each point's per-epoch and total time, cost and energy from its
+// step time. pricePerHour ≤ 0 means the price is unknown: cost stays zero and the
+// curve says so. wattsAt(b) is the machine's average power draw at global batch b.
+func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int) float64) {
+	for i := range c.Points {
+		p := &c.Points[i]
+		if !p.Fits {
+			continue
+		}
+		p.ImagesPerS = float64(p.Batch) / (p.IterMS / 1000)
+		p.EpochS = epochSeconds(stepMS, run.Images, p.Batch)
+		p.TotalS = p.EpochS * float64(run.Epochs)
+		hours := p.TotalS / 3600
+		if pricePerHour > 0 {
+			p.CostUSD = hours * pricePerHour
+		}
+		p.EnergyKWh = hours * wattsAt(p.Batch) / 1000
+	}
+}
+
+// summarise finds the curve's best batch (least total time among the points that
+// fit), its sweet spots and its best power of two.
+func summarise(c *Curve, maxSweetSpots int, jumpPct float64) {
+	c.Best, c.BestPow2, c.SavingVsPow2Pct, c.SweetSpots = -1, 0, 0, nil
+	bestPow2 := -1
+	for i, p := range c.Points {
+		if !p.Fits {
+			continue
+		}
+		if c.Best < 0 || p.TotalS < c.Points[c.Best].TotalS {
+			c.Best = i
+		}
+		if bits.OnesCount(uint(p.Batch)) == 1 && (bestPow2 < 0 || p.TotalS < c.Points[bestPow2].TotalS) {
+			bestPow2 = i
+		}
+	}
+	if bestPow2 >= 0 {
+		c.BestPow2 = c.Points[bestPow2].Batch
+		if t := c.Points[bestPow2].TotalS; t > 0 {
+			c.SavingVsPow2Pct = 100 * (t - c.Points[c.Best].TotalS) / t
+		}
+	}
+	c.SweetSpots = sweetSpots(c.Points, maxSweetSpots, jumpPct)
+}
+
+// sweetSpots returns up to max batch sizes just below a jump: a point whose time per
+// image is at least jumpPct percent lower than the next larger batch's, among the
+// points that fit and are neighbours in the curve. The deepest jumps come first.
+func sweetSpots(points []Point, max int, jumpPct float64) []int {
+	type jump struct {
+		batch int
+		pct   float64
+	}
+	var jumps []jump
+	for i := 0; i+1 < len(points); i++ {
+		a, b := points[i], points[i+1]
+		if !a.Fits || !b.Fits || a.IterMS <= 0 || b.IterMS <= 0 {
+			continue
+		}
+		perA, perB := a.IterMS/float64(a.Batch), b.IterMS/float64(b.Batch)
+		if pct := 100 * (perB - perA) / perA; pct >= jumpPct {
+			jumps = append(jumps, jump{a.Batch, pct})
+		}
+	}
+	// Keep the deepest; a short insertion sort, the list is small.
+	for i := 1; i < len(jumps); i++ {
+		for j := i; j > 0 && jumps[j].pct > jumps[j-1].pct; j-- {
+			jumps[j], jumps[j-1] = jumps[j-1], jumps[j]
+		}
+	}
+	if len(jumps) > max {
+		jumps = jumps[:max]
+	}
+	out := make([]int, len(jumps))
+	for i, j := range jumps {
+		out[i] = j.batch
+	}
+	// Report them in batch order.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// perGPUBatch is the batch each of n data-parallel GPUs runs for global batch B: the
+// largest share, ceil(B/n); the step waits for the GPU that has it.
+func perGPUBatch(B, n int) int { return (B + n - 1) / n }
+
+// ringAllReduceMS is the time of a ring all-reduce of bytes over n GPUs whose links
+// move gbps GB/s per direction: 2(n−1)/n of the data crosses each link, plus a
+// latency of latencyUS per ring step (2(n−1) steps).
+func ringAllReduceMS(bytes float64, n int, gbps, latencyUS float64) float64 {
+	if n <= 1 || bytes <= 0 {
+		return 0
+	}
+	if gbps <= 0 {
+		return math.Inf(1)
+	}
+	steps := 2 * float64(n-1)
+	return steps/float64(n)*bytes/(gbps*1e9)*1000 + steps*latencyUS/1000
+}

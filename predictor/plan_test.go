@@ -1,0 +1,132 @@
+package predictor
+
+import (
+	"math"
+	"testing"
+)
+
+func TestEpochSecondsLastStepRunsAtItsOwnBatch(t *testing.T) {
+	step := func(b int) float64 { return 10 + float64(b) } // ms
+	tests := []struct {
+		images, batch int
+		want          float64 // seconds
+	}{
+		{images: 100, batch: 10, want: 10 * 20 / 1000.0},            // 10 full steps
+		{images: 105, batch: 10, want: (10*20 + (10 + 5)) / 1000.0}, // and one of 5
+		{images: 3, batch: 10, want: 13 / 1000.0},                   // only the partial one
+		{images: 1, batch: 1, want: 11 / 1000.0},
+	}
+	for _, tc := range tests {
+		if got := epochSeconds(step, tc.images, tc.batch); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("epochSeconds(%d images, batch %d) = %v s, want %v s", tc.images, tc.batch, got, tc.want)
+		}
+	}
+}
+
+func TestPerGPUBatch(t *testing.T) {
+	tests := []struct{ B, n, want int }{{8, 8, 1}, {9, 8, 2}, {256, 8, 32}, {257, 4, 65}, {5, 1, 5}}
+	for _, tc := range tests {
+		if got := perGPUBatch(tc.B, tc.n); got != tc.want {
+			t.Errorf("perGPUBatch(%d, %d) = %d, want %d", tc.B, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestRingAllReduce(t *testing.T) {
+	tests := []struct {
+		name    string
+		bytes   float64
+		n       int
+		gbps    float64
+		latency float64
+		want    float64 // ms
+	}{
+		{"one GPU needs none", 1e9, 1, 100, 10, 0},
+		// 2 GPUs: 2·1/2 of 1 GB over 100 GB/s = 10 ms, plus 2 steps × 10 µs.
+		{"two GPUs", 1e9, 2, 100, 10, 10.02},
+		// 8 GPUs: 2·7/8 × 100 MB / 50 GB/s = 3.5 ms, plus 14 × 5 µs.
+		{"eight GPUs", 1e8, 8, 50, 5, 3.57},
+	}
+	for _, tc := range tests {
+		if got := ringAllReduceMS(tc.bytes, tc.n, tc.gbps, tc.latency); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: ringAllReduceMS = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// curveOf builds fitting points from per-batch step times with a fixed total = iter × images/batch.
+func curveOf(iter map[int]float64, batches []int) Curve {
+	c := Curve{}
+	for _, b := range batches {
+		ms, ok := iter[b]
+		c.Points = append(c.Points, Point{Batch: b, IterMS: ms, Fits: ok, TotalS: ms / float64(b)})
+	}
+	return c
+}
+
+func TestSummariseFindsBestPow2AndSweetSpots(t *testing.T) {
+	// Per-image time falls until 16, jumps by 50% at 17 (a new wave), falls again.
+	iter := map[int]float64{}
+	batches := []int{}
+	for b := 8; b <= 32; b++ {
+		batches = append(batches, b)
+		waves := 1.0
+		if b > 16 {
+			waves = 1.5
+		}
+		iter[b] = float64(b) * waves * (1 + 1/float64(b)) // per image: waves·(1+1/b)
+	}
+	c := curveOf(iter, batches)
+	summarise(&c, 5, 3)
+	if got := c.Points[c.Best].Batch; got != 16 {
+		t.Errorf("best batch = %d, want 16", got)
+	}
+	if c.BestPow2 != 16 || c.SavingVsPow2Pct != 0 {
+		t.Errorf("best power of two = %d saving %.2f%%, want 16 saving 0%%", c.BestPow2, c.SavingVsPow2Pct)
+	}
+	if len(c.SweetSpots) != 1 || c.SweetSpots[0] != 16 {
+		t.Errorf("sweet spots = %v, want [16]", c.SweetSpots)
+	}
+}
+
+func TestSummariseSavingOverPow2(t *testing.T) {
+	iter := map[int]float64{8: 80, 12: 60, 16: 200} // totals 10, 5, 12.5
+	c := curveOf(iter, []int{8, 12, 16, 32})        // 32 does not fit
+	summarise(&c, 5, 3)
+	if got := c.Points[c.Best].Batch; got != 12 {
+		t.Fatalf("best batch = %d, want 12", got)
+	}
+	if c.BestPow2 != 8 {
+		t.Errorf("best power of two = %d, want 8", c.BestPow2)
+	}
+	if want := 50.0; math.Abs(c.SavingVsPow2Pct-want) > 1e-9 {
+		t.Errorf("saving over the best power of two = %v%%, want %v%%", c.SavingVsPow2Pct, want)
+	}
+	// 12 → 16: per-image time rises from 5 to 12.5 ms, a jump; 16 → 32 does not fit.
+	if len(c.SweetSpots) != 1 || c.SweetSpots[0] != 12 {
+		t.Errorf("sweet spots = %v, want [12]", c.SweetSpots)
+	}
+}
+
+func TestSummariseNothingFits(t *testing.T) {
+	c := curveOf(map[int]float64{}, []int{1, 2, 4})
+	summarise(&c, 5, 3)
+	if c.Best != -1 || c.BestPow2 != 0 || len(c.SweetSpots) != 0 {
+		t.Errorf("no point fits: best %d, pow2 %d, sweet spots %v; want -1, 0, none", c.Best, c.BestPow2, c.SweetSpots)
+	}
+}
+
+func TestSweetSpotsKeepsDeepestInBatchOrder(t *testing.T) {
+	// Per-image times: 1.0 1.1 (10%) 1.0 1.5 (50%) 1.4 1.47 (5%) 1.0
+	per := []float64{1.0, 1.1, 1.0, 1.5, 1.4, 1.47, 1.0}
+	var points []Point
+	for i, p := range per {
+		b := i + 1
+		points = append(points, Point{Batch: b, IterMS: p * float64(b), Fits: true})
+	}
+	got := sweetSpots(points, 2, 3)
+	want := []int{1, 3} // the 50% and 10% jumps; the 5% one is dropped
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("sweetSpots = %v, want %v", got, want)
+	}
+}

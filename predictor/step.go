@@ -1,0 +1,155 @@
+package predictor
+
+import (
+	"math"
+	"sync"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// stepTable holds one network's training step on one device at one precision and
+// policy, indexed by per-GPU batch size (index 0 unused).
+type stepTable struct {
+	mu         sync.Mutex
+	stepMS     []float64 // the whole step: kernels as the host issues them, update, host overhead
+	gpuMS      []float64 // the GPU's busy time: kernels and update
+	backwardMS []float64 // the backward kernels' time, under which the all-reduce hides
+	source     []Source  // the least trusted source among the layer kernels
+	relErr     []float64 // expected relative error of stepMS, a fraction
+}
+
+// kernelSeq is one kernel launch of the step, in issue order: which timed
+// configuration phase it is and how long the host takes to issue it.
+type kernelSeq struct {
+	timing   int
+	issueUS  float64
+	backward bool
+}
+
+// fill computes t for per-GPU batches 1..size-1.
+//
+// The step is simulated as the host issuing kernels into one stream: the host spends
+// LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and
+// LaunchBackwardUS per backward kernel (autograd engine, launch); each kernel starts
+// when both it has been issued and the previous kernel has finished. With small
+// batches the GPU waits on the host (launch-bound); with large ones the host runs
+// ahead and its cost disappears. The SGD update follows, then StepMS of host work per
+// step (optimizer bookkeeping, zeroing gradients, synchronisation).
+func (e *Engine) fill(t *stepTable, req Request, size int) {
+	net := req.Network
+	batches := make([]int, size-1)
+	for i := range batches {
+		batches[i] = i + 1
+	}
+	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
+
+	// Time each distinct configuration × phase once, over every batch size.
+	type timingKey struct {
+		cfg   cnn.Config
+		phase measure.Phase
+	}
+	index := make(map[timingKey]int)
+	var timings [][]kernels.Estimate
+	timing := func(cfg cnn.Config, phase measure.Phase) int {
+		k := timingKey{cfg, phase}
+		if i, ok := index[k]; ok {
+			return i
+		}
+		out := make([]kernels.Estimate, len(batches))
+		e.timer.Times(dev, kernels.Request{
+			Config:    cfg,
+			Phase:     phase,
+			Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
+			Policy:    req.Policy,
+		}, batches, out)
+		index[k] = len(timings)
+		timings = append(timings, out)
+		return len(timings) - 1
+	}
+
+	// The kernels in issue order: forward through the layers, backward in reverse.
+	var seq []kernelSeq
+	for i := range net.Layers {
+		seq = append(seq, kernelSeq{timing(net.Layers[i].Config, measure.Forward), e.over.LaunchForwardUS, false})
+	}
+	for i := len(net.Layers) - 1; i >= 0; i-- {
+		l := &net.Layers[i]
+		if needsDataGradient(l) {
+			seq = append(seq, kernelSeq{timing(l.Config, measure.BackwardData), e.over.LaunchBackwardUS, true})
+		}
+		if l.Params > 0 {
+			seq = append(seq, kernelSeq{timing(l.Config, measure.BackwardWeights), e.over.LaunchBackwardUS, true})
+		}
+	}
+
+	t.stepMS = make([]float64, size)
+	t.gpuMS = make([]float64, size)
+	t.backwardMS = make([]float64, size)
+	t.source = make([]Source, size)
+	t.relErr = make([]float64, size)
+	gpuEnd := make([]float64, size) // when the GPU finishes the kernels so far, ms
+	errSum := make([]float64, size) // Σ kernel time × its relative error
+	for b := range t.source {
+		t.source[b] = Measured
+	}
+	hostMS := 0.0 // when the host has issued the kernels so far
+	for _, k := range seq {
+		est := timings[k.timing]
+		if !(est[0].MS > 0 || est[len(est)-1].MS > 0) {
+			continue // no kernel runs in this phase (a view, a parameter-free weight gradient)
+		}
+		hostMS += k.issueUS / 1000
+		for i, es := range est {
+			b := i + 1
+			ms := es.MS
+			gpuEnd[b] = math.Max(gpuEnd[b], hostMS) + ms
+			t.gpuMS[b] += ms
+			if k.backward {
+				t.backwardMS[b] += ms
+			}
+			errSum[b] += ms * es.RelErr
+			if sourceRank(es.Source) > sourceRank(t.source[b]) {
+				t.source[b] = es.Source
+			}
+		}
+	}
+
+	update := e.over.updateMS(net, req)
+	updateIssue := e.over.updateIssueMS(net)
+	for b := 1; b < size; b++ {
+		layers := t.gpuMS[b]
+		end := math.Max(gpuEnd[b], hostMS+updateIssue) + update
+		t.stepMS[b] = end + e.over.StepMS
+		t.gpuMS[b] += update
+		// Kernel errors are correlated (one fitted model), so they add linearly; the
+		// host and update part of the step carries the overhead model's own error.
+		rest := t.stepMS[b] - layers
+		t.relErr[b] = (errSum[b] + rest*e.over.OverheadRelErr) / t.stepMS[b]
+	}
+}
+
+// needsDataGradient reports whether the backward pass computes the gradient with
+// respect to l's input: not when every input is the image, which does not require grad.
+func needsDataGradient(l *cnn.Layer) bool {
+	for _, in := range l.Inputs {
+		if in >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceRank orders sources from most (0) to least trusted.
+func sourceRank(s Source) int {
+	switch s {
+	case Measured:
+		return 0
+	case Interpolated:
+		return 1
+	case Transferred:
+		return 2
+	}
+	return 3
+}
