@@ -84,12 +84,10 @@ func (mm MemoryModel) Capacity(gpu hw.GPU) float64 {
 // NetworkMemory is net's memory on one GPU when it trains with SGD with momentum in
 // training precision p.
 //
-// Saved activations follow what PyTorch's autograd keeps: every tensor that a
-// convolution, linear layer, normalisation, max pool (plus its int64 indices), GELU,
-// sigmoid or elementwise product needs for its backward pass, counted once per tensor.
-// A layer marked InPlace (torchvision's ReLU(inplace=True)) and flatten, a view, write
-// into their input's storage. Under amp activations are FP16 except the
-// input image and the loss's input.
+// Saved activations are what PyTorch's autograd keeps (cnn.Network.SavedBytes: every
+// saved tensor once, in-place layers sharing their input's storage, max-pool indices,
+// dropout masks), plus the FP32 input image where a layer on it saves it. Under amp
+// activations are FP16.
 func (mm MemoryModel) NetworkMemory(net *cnn.Network, p measure.Precision) Memory {
 	actBytes := 4.0
 	if p == measure.AMP {
@@ -107,72 +105,23 @@ func (mm MemoryModel) NetworkMemory(net *cnn.Network, p measure.Precision) Memor
 		m.CastBytes = 2 * params
 	}
 
-	// storage[i] is the index of the tensor layer i's output lives in; tensor -1 is the image.
-	n := len(net.Layers)
-	storage := make([]int, n)
-	elems := make([]float64, n) // per-sample elements of the tensor a layer creates
-	bytesPer := make([]float64, n)
-	kept := make([]bool, n)
-	imageKept := false
-	keep := func(t int) {
-		if t < 0 {
-			imageKept = true
-			return
-		}
-		kept[t] = true
-	}
-	inputTensor := func(l *cnn.Layer, k int) int {
-		if k >= len(l.Inputs) || l.Inputs[k] < 0 {
-			return -1
-		}
-		return storage[l.Inputs[k]]
-	}
-	var extra, largest float64 // extra: saved masks and indices; largest: biggest activation
+	m.SavedPerSample = float64(net.SavedBytes(int(actBytes)))
+	var largest float64 // the largest activation of one sample, bytes
+	imageSaved := false
 	for i := range net.Layers {
 		l := &net.Layers[i]
-		storage[i] = i
-		elems[i] = float64(l.Out.Elems())
-		bytesPer[i] = actBytes
-		if l.InPlace || l.Op == cnn.OpFlatten {
-			storage[i] = inputTensor(l, 0)
-			if storage[i] < 0 {
-				storage[i] = i // the raw image is never overwritten
-			}
-		}
-		switch l.Op {
-		case cnn.OpConv2d, cnn.OpLinear, cnn.OpBatchNorm, cnn.OpLayerNorm, cnn.OpGELU,
-			cnn.OpHardsigmoid, cnn.OpScale, cnn.OpLoss:
-			keep(inputTensor(l, 0))
-		case cnn.OpMaxPool:
-			keep(inputTensor(l, 0))
-			extra += 8 * elems[i]
-		case cnn.OpMul:
-			for k := range l.Inputs {
-				keep(inputTensor(l, k))
-			}
-		case cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpSigmoid:
-			keep(storage[i])
-		case cnn.OpDropout:
-			extra += elems[i] // a one-byte mask
-		}
-		if l.Op == cnn.OpLoss {
-			bytesPer[i] = 4
-		}
-		largest = math.Max(largest, elems[i]*bytesPer[i])
-	}
-	for i := range net.Layers {
-		if kept[i] && storage[i] == i {
-			m.SavedPerSample += elems[i] * bytesPer[i]
+		largest = math.Max(largest, float64(l.Out.Elems())*actBytes)
+		if l.SavedBytes(1) > 0 && !needsDataGradient(l) {
+			imageSaved = true // a convolution on the image keeps it for its weight gradient
 		}
 	}
-	if imageKept {
+	if imageSaved {
 		img := float64(net.Input.Elems())
 		m.SavedPerSample += 4 * img
 		if p == measure.AMP {
 			m.SavedPerSample += 2 * img // autocast's FP16 copy for the first convolution
 		}
 	}
-	m.SavedPerSample += extra
 	// During the backward pass the gradient flowing in and the one flowing out of the
 	// largest layer coexist with the saved activations, and a convolution may use a
 	// workspace of about that size.

@@ -71,16 +71,20 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 
 	// The kernels in issue order: forward through the layers, backward in reverse.
 	var seq []kernelSeq
+	// Which phases run a kernel is the layer's (cnn.Layer.Phases): no data gradient for
+	// a layer on the image, which does not require grad, none for a view.
 	for i := range net.Layers {
-		seq = append(seq, kernelSeq{timing(net.Layers[i].Config, measure.Forward), e.over.LaunchForwardUS, false})
+		l := &net.Layers[i]
+		if l.HasPhase(measure.Forward) {
+			seq = append(seq, kernelSeq{timing(l.Config, measure.Forward), e.over.LaunchForwardUS, false})
+		}
 	}
 	for i := len(net.Layers) - 1; i >= 0; i-- {
 		l := &net.Layers[i]
-		if needsDataGradient(l) {
-			seq = append(seq, kernelSeq{timing(l.Config, measure.BackwardData), e.over.LaunchBackwardUS, true})
-		}
-		if l.Params > 0 {
-			seq = append(seq, kernelSeq{timing(l.Config, measure.BackwardWeights), e.over.LaunchBackwardUS, true})
+		for _, p := range l.Phases() {
+			if p != measure.Forward {
+				seq = append(seq, kernelSeq{timing(l.Config, p), e.over.LaunchBackwardUS, true})
+			}
 		}
 	}
 
