@@ -1,0 +1,345 @@
+package charts
+
+import (
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"cnntime/predictor"
+)
+
+// Options say how a chart is drawn.
+type Options struct {
+	Metric    Metric          // the curves chart's y axis; total time when empty
+	LogX      bool            // logarithmic x axis
+	LogY      bool            // logarithmic y axis
+	Hidden    map[string]bool // series (by SeriesKey) left out
+	Highlight string          // a series (by SeriesKey) drawn bold, the others faded; "" for none
+	Legend    bool            // draw a legend at the right (exports); a GUI draws its own
+	Title     string
+	Style     Style // LightStyle when zero
+}
+
+// SeriesKey names one CNN×machine series: "resnet50 on aws/p3.2xlarge".
+func SeriesKey(c predictor.Curve) string { return c.Model + " on " + c.Machine }
+
+// Mark is one point of a chart that the mouse can find: the curve's index in the
+// curves the chart was built from, the point's index in that curve, and its data
+// coordinates.
+type Mark struct {
+	Curve, Point int
+	X, Y         float64
+}
+
+// Chart is a built chart, ready to render at any size. Render it from one goroutine
+// at a time; the methods lock.
+type Chart struct {
+	mu     sync.Mutex
+	plot   *plot.Plot
+	legend *plot.Legend
+	marks  []Mark
+	front  []int
+	logX   bool
+	logY   bool
+	style  Style
+}
+
+// Marks are the points the mouse can find, in drawing order.
+func (c *Chart) Marks() []Mark { return c.marks }
+
+// Empty reports whether the chart shows no data.
+func (c *Chart) Empty() bool { return len(c.marks) == 0 }
+
+// newChart makes a plot with the style's colours and sans-serif text.
+func newChart(opt Options, xLabel, yLabel string) *Chart {
+	if opt.Style.Background == nil {
+		opt.Style = LightStyle
+	}
+	p := plot.New()
+	p.BackgroundColor = opt.Style.Background
+	p.Title.Text = opt.Title
+	p.Title.TextStyle.Font = withSize(sans, 13)
+	p.Title.TextStyle.Color = opt.Style.Foreground
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font = withSize(sans, 11)
+		ax.Label.TextStyle.Color = opt.Style.Foreground
+		ax.Tick.Label.Font = withSize(sans, 9)
+		ax.Tick.Label.Color = opt.Style.Foreground
+		ax.Color = opt.Style.Foreground
+		ax.Tick.Color = opt.Style.Foreground
+	}
+	p.X.Padding, p.Y.Padding = 0, 0
+	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{}, linearTicks{}
+	c := &Chart{plot: p, logX: opt.LogX, logY: opt.LogY, style: opt.Style}
+	if opt.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	}
+	if opt.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	}
+	if opt.Legend {
+		l := plot.NewLegend()
+		l.TextStyle.Font = withSize(sans, 9)
+		l.TextStyle.Color = opt.Style.Foreground
+		l.Top, l.Left = true, true
+		l.ThumbnailWidth = 18
+		l.Padding = 1.5
+		c.legend = &l
+	}
+	return c
+}
+
+func withSize(f font.Font, size vg.Length) font.Font {
+	f.Size = size
+	return f
+}
+
+// setRange sets the axes to the marks' extent plus a margin; a linear axis of
+// non-negative values starts at zero. With no marks it shows 1 to 10.
+func (c *Chart) setRange(zeroX, zeroY bool) {
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, m := range c.marks {
+		xmin, xmax = math.Min(xmin, m.X), math.Max(xmax, m.X)
+		ymin, ymax = math.Min(ymin, m.Y), math.Max(ymax, m.Y)
+	}
+	if len(c.marks) == 0 {
+		xmin, xmax, ymin, ymax = 1, 10, 1, 10
+	}
+	c.plot.X.Min, c.plot.X.Max = padRange(xmin, xmax, c.logX, zeroX)
+	c.plot.Y.Min, c.plot.Y.Max = padRange(ymin, ymax, c.logY, zeroY)
+}
+
+func padRange(lo, hi float64, logScale, fromZero bool) (float64, float64) {
+	if logScale {
+		if lo == hi {
+			return lo / 2, hi * 2
+		}
+		f := math.Pow(hi/lo, 0.05)
+		return lo / f, hi * f
+	}
+	if fromZero && lo >= 0 {
+		lo = 0
+	}
+	if lo == hi {
+		if lo == 0 {
+			return 0, 1
+		}
+		return lo - math.Abs(lo)/2, hi + math.Abs(hi)/2
+	}
+	m := (hi - lo) * 0.05
+	if fromZero && lo == 0 {
+		return 0, hi + m
+	}
+	return lo - m, hi + m
+}
+
+// Frame says where a chart's data lies in one rendering of it, in pixels from the
+// image's top-left corner, so a GUI can map the mouse to data and find marks.
+type Frame struct {
+	Width, Height int
+	// The data area: X0 ≤ x ≤ X1 left to right, Y0 ≤ y ≤ Y1 top to bottom.
+	X0, Y0, X1, Y1         float64
+	xmin, xmax, ymin, ymax float64
+	logX, logY             bool
+	pixels                 []pixelMark
+}
+
+type pixelMark struct {
+	Mark
+	px, py float64
+}
+
+// ToPixel maps data coordinates to pixels.
+func (f *Frame) ToPixel(x, y float64) (px, py float64) {
+	return f.X0 + norm(x, f.xmin, f.xmax, f.logX)*(f.X1-f.X0),
+		f.Y1 - norm(y, f.ymin, f.ymax, f.logY)*(f.Y1-f.Y0)
+}
+
+// ToData maps pixels to data coordinates.
+func (f *Frame) ToData(px, py float64) (x, y float64) {
+	if f.X1 == f.X0 || f.Y1 == f.Y0 {
+		return f.xmin, f.ymin
+	}
+	return denorm((px-f.X0)/(f.X1-f.X0), f.xmin, f.xmax, f.logX),
+		denorm((f.Y1-py)/(f.Y1-f.Y0), f.ymin, f.ymax, f.logY)
+}
+
+// Inside reports whether a pixel lies in the data area.
+func (f *Frame) Inside(px, py float64) bool {
+	return px >= f.X0 && px <= f.X1 && py >= f.Y0 && py <= f.Y1
+}
+
+// Nearest finds the mark closest to a pixel, within radius pixels.
+func (f *Frame) Nearest(px, py, radius float64) (Mark, bool) {
+	best, bestD := -1, radius*radius
+	for i, m := range f.pixels {
+		dx, dy := m.px-px, m.py-py
+		if d := dx*dx + dy*dy; d <= bestD {
+			best, bestD = i, d
+		}
+	}
+	if best < 0 {
+		return Mark{}, false
+	}
+	return f.pixels[best].Mark, true
+}
+
+func norm(v, lo, hi float64, logScale bool) float64 {
+	if logScale {
+		return (math.Log(v) - math.Log(lo)) / (math.Log(hi) - math.Log(lo))
+	}
+	return (v - lo) / (hi - lo)
+}
+
+func denorm(t, lo, hi float64, logScale bool) float64 {
+	if logScale {
+		return math.Exp(math.Log(lo) + t*(math.Log(hi)-math.Log(lo)))
+	}
+	return lo + t*(hi-lo)
+}
+
+// draw draws the chart on a canvas of the given size in points and returns where
+// the data went, with y measured from the bottom in points.
+func (c *Chart) draw(cv vg.CanvasSizer) (data vg.Rectangle) {
+	dc := draw.New(cv)
+	// A margin keeps the last tick labels off the edge.
+	plotArea := draw.Crop(dc, 4, -14, 4, -10)
+	if c.legend != nil {
+		w := legendWidth(c.legend)
+		plotArea = draw.Crop(plotArea, 0, -w, 0, 0)
+		c.plot.Draw(plotArea)
+		legendArea := draw.Crop(dc, dc.Max.X-dc.Min.X-w+6, -4, 0, -6)
+		c.legend.Draw(legendArea)
+	} else {
+		c.plot.Draw(plotArea)
+	}
+	return c.plot.DataCanvas(plotArea).Rectangle
+}
+
+func legendWidth(l *plot.Legend) vg.Length {
+	r := l.Rectangle(draw.Canvas{})
+	return r.Max.X - r.Min.X + 14
+}
+
+func (c *Chart) frame(data vg.Rectangle, wpt, hpt vg.Length, wpx, hpx int) *Frame {
+	sx, sy := float64(wpx)/float64(wpt), float64(hpx)/float64(hpt)
+	f := &Frame{
+		Width: wpx, Height: hpx,
+		X0: float64(data.Min.X) * sx, X1: float64(data.Max.X) * sx,
+		Y0: float64(hpt-data.Max.Y) * sy, Y1: float64(hpt-data.Min.Y) * sy,
+		xmin: c.plot.X.Min, xmax: c.plot.X.Max, ymin: c.plot.Y.Min, ymax: c.plot.Y.Max,
+		logX: c.logX, logY: c.logY,
+	}
+	f.pixels = make([]pixelMark, len(c.marks))
+	for i, m := range c.marks {
+		px, py := f.ToPixel(m.X, m.Y)
+		f.pixels[i] = pixelMark{Mark: m, px: px, py: py}
+	}
+	return f
+}
+
+// Image renders the chart as a w×h pixel image at dpi dots per inch (96 is a
+// normal screen; more makes text and lines larger) and returns where the data lies in it.
+func (c *Chart) Image(w, h int, dpi int) (*image.RGBA, *Frame, error) {
+	if w < 16 || h < 16 {
+		return nil, nil, fmt.Errorf("chart size %d×%d pixels is too small: use at least 16×16", w, h)
+	}
+	if dpi <= 0 {
+		dpi = vgimg.DefaultDPI
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	wpt, hpt := vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)
+	cv := vgimg.NewWith(vgimg.UseWH(wpt, hpt), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(c.style.Background))
+	data := c.draw(cv)
+	img, ok := cv.Image().(*image.RGBA)
+	if !ok { // vgimg draws into an RGBA; convert defensively should that ever change
+		b := cv.Image().Bounds()
+		img = image.NewRGBA(b)
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				img.Set(x, y, cv.Image().At(x, y))
+			}
+		}
+	}
+	b := img.Bounds()
+	return img, c.frame(data, wpt, hpt, b.Dx(), b.Dy()), nil
+}
+
+// Format is a file format a chart can be written in.
+type Format string
+
+// The formats.
+const (
+	PNG Format = "png"
+	SVG Format = "svg"
+	PDF Format = "pdf"
+)
+
+// FormatOf returns the format a file name's extension asks for.
+func FormatOf(path string) (Format, error) {
+	switch ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")); ext {
+	case "png", "svg", "pdf":
+		return Format(ext), nil
+	case "":
+		return "", fmt.Errorf("%s has no extension: end the file name in .png, .svg or .pdf", path)
+	default:
+		return "", fmt.Errorf("cannot write a chart as .%s (%s): use .png, .svg or .pdf", ext, path)
+	}
+}
+
+// MaxPixels is the largest side of an exported chart.
+const MaxPixels = 10000
+
+// Write renders the chart in a format at w×h pixels (at 96 dpi; SVG and PDF get the
+// same size in points × 4/3) to out.
+func (c *Chart) Write(out io.Writer, format Format, w, h int) error {
+	if w < 100 || h < 100 || w > MaxPixels || h > MaxPixels {
+		return fmt.Errorf("chart size %d×%d is out of range: use 100 to %d pixels a side", w, h, MaxPixels)
+	}
+	if format == PNG {
+		img, _, err := c.Image(w, h, vgimg.DefaultDPI)
+		if err != nil {
+			return err
+		}
+		if err := png.Encode(out, img); err != nil {
+			return fmt.Errorf("write png chart: %w", err)
+		}
+		return nil
+	}
+	wpt, hpt := vg.Length(w)*vg.Inch/vgimg.DefaultDPI, vg.Length(h)*vg.Inch/vgimg.DefaultDPI
+	var cv vg.CanvasWriterTo
+	switch format {
+	case SVG:
+		cv = vgsvg.New(wpt, hpt)
+	case PDF:
+		pdf := vgpdf.New(wpt, hpt)
+		pdf.EmbedFonts(true)
+		cv = pdf
+	default:
+		return fmt.Errorf("unknown chart format %q: use png, svg or pdf", format)
+	}
+	c.mu.Lock()
+	c.draw(cv)
+	c.mu.Unlock()
+	if _, err := cv.WriteTo(out); err != nil {
+		return fmt.Errorf("write %s chart: %w", format, err)
+	}
+	return nil
+}

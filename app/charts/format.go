@@ -1,0 +1,101 @@
+package charts
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"cnntime/predictor"
+)
+
+// FormatSeconds writes a duration for people: "850 ms", "12.3 s", "14.5 min", "5.2 h",
+// "3.1 days".
+func FormatSeconds(s float64) string {
+	switch {
+	case isBad(s) || s < 0:
+		return "–"
+	case s < 1:
+		return fmt.Sprintf("%.0f ms", s*1000)
+	case s < 60:
+		return fmt.Sprintf("%.1f s", s)
+	case s < 3600:
+		return fmt.Sprintf("%.1f min", s/60)
+	case s < 48*3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	default:
+		return fmt.Sprintf("%.1f days", s/86400)
+	}
+}
+
+// FormatMS writes a time in milliseconds with three significant digits: "0.842 ms", "84.2 ms", "1234 ms".
+func FormatMS(ms float64) string {
+	if isBad(ms) || ms < 0 {
+		return "–"
+	}
+	return significant(ms, 3) + " ms"
+}
+
+// FormatUSD writes an amount of US dollars: "$0.42", "$12.34", "$1,234".
+func FormatUSD(usd float64) string {
+	switch {
+	case isBad(usd):
+		return "–"
+	case usd < 0:
+		return "-" + FormatUSD(-usd)
+	case usd < 1000:
+		return fmt.Sprintf("$%.2f", usd)
+	default:
+		return "$" + thousands(int64(math.Round(usd)))
+	}
+}
+
+// FormatCount writes an integer with thousands separators: "1,281,167".
+func FormatCount(n int64) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	return thousands(n)
+}
+
+// Tooltip is the text a hover shows for one point of a curve: CNN, machine, batch,
+// iteration, epoch and total time, images/s, cost and where the prediction comes from.
+func Tooltip(c predictor.Curve, p predictor.Point) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s\n", c.Model, c.Machine)
+	fmt.Fprintf(&b, "batch size %d", p.Batch)
+	if !p.Fits {
+		b.WriteString(": out of memory")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s",
+		FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS),
+		significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source)
+	if p.ErrorPct > 0 {
+		fmt.Fprintf(&b, " (±%.0f%%)", p.ErrorPct)
+	}
+	return b.String()
+}
+
+func significant(v float64, digits int) string {
+	if v == 0 {
+		return "0"
+	}
+	mag := int(math.Floor(math.Log10(math.Abs(v))))
+	decimals := max(digits-1-mag, 0)
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isBad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
