@@ -87,7 +87,9 @@ func differingFraction(a, b image.Image, tol uint32) (float64, error) {
 
 type sizeError struct{ got, want image.Rectangle }
 
-func (e *sizeError) Error() string { return "image is " + e.got.String() + ", golden is " + e.want.String() }
+func (e *sizeError) Error() string {
+	return "image is " + e.got.String() + ", golden is " + e.want.String()
+}
 
 func absDiff(a, b uint32) uint32 {
 	if a > b {
