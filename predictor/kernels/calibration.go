@@ -1,0 +1,232 @@
+package kernels
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"cnntime/predictor/measure"
+)
+
+// CalibrationVersion is the version of the calibration format this package reads.
+const CalibrationVersion = 1
+
+// Arithmetic is the kind of arithmetic unit a kernel runs on, which is what an
+// efficiency is fitted for.
+type Arithmetic int
+
+const (
+	ArithFP32     Arithmetic = iota // FP32 on CUDA cores
+	ArithTF32                       // TF32 on tensor cores (compute capability ≥ 8.0)
+	ArithFP16                       // FP16 on tensor cores with FP32 accumulate (≥ 7.0)
+	ArithFP16SIMT                   // FP16 storage on a GPU without tensor cores: FP32-rate math
+	numArith
+)
+
+var arithNames = [numArith]string{"fp32", "tf32", "fp16", "fp16-simt"}
+
+func (a Arithmetic) String() string {
+	if a < 0 || a >= numArith {
+		return "unknown"
+	}
+	return arithNames[a]
+}
+
+var phaseIndex = map[measure.Phase]int{measure.Forward: 0, measure.BackwardData: 1, measure.BackwardWeights: 2}
+
+// EfficiencyKey names one fitted compute efficiency: "class/arithmetic/phase",
+// e.g. "conv3x3/fp32/fwd".
+func EfficiencyKey(c Class, a Arithmetic, p measure.Phase) string {
+	return c.String() + "/" + a.String() + "/" + string(p)
+}
+
+// Calibration holds the fitted efficiencies and coefficients of the roofline model and
+// the accuracy the fit achieved. It is what `cnntime calibrate` writes and the app
+// embeds; ParseCalibration reads and checks it.
+type Calibration struct {
+	Version  int    `json:"version"`
+	FittedOn string `json:"fitted_on"` // the data the fit used
+	Method   string `json:"method"`    // how it was fitted
+	// ComputeEfficiency is achieved FLOP rate ÷ peak, per EfficiencyKey, for a full
+	// wave of the kernel's largest efficient tile. Above 1 where cuDNN's algorithm does
+	// fewer FLOPs than direct convolution (Winograd, FFT).
+	ComputeEfficiency map[string]float64 `json:"compute_efficiency"`
+	// Fitted lists the keys of ComputeEfficiency that were fitted to data; the others
+	// are priors (documented in Method).
+	Fitted []string `json:"fitted"`
+	// MemoryEfficiency is achieved ÷ specified memory bandwidth for streaming kernels.
+	MemoryEfficiency float64 `json:"memory_efficiency"`
+	// LaunchUS is the fixed cost of one kernel phase in microseconds: launch and tail.
+	LaunchUS float64 `json:"launch_us"`
+	// UnalignedTensorFactor multiplies tensor-core efficiency when channels are not
+	// multiples of 8 (FP16) or 4 (TF32), as cuDNN then pads or falls back.
+	UnalignedTensorFactor float64 `json:"unaligned_tensor_factor"`
+	// EstimateRelErr is the expected relative error (a fraction) of an estimate from
+	// specifications, per arithmetic: leave-one-GPU-out MAPE where fitted.
+	EstimateRelErr map[string]float64 `json:"estimate_rel_err"`
+	// TransferRelErr is the expected relative error of a time transferred from another GPU.
+	TransferRelErr float64 `json:"transfer_rel_err"`
+	// Accuracy is the leave-one-GPU-out report of the fit, for display.
+	Accuracy []GPUAccuracy `json:"accuracy,omitempty"`
+
+	eff     [numClasses][numArith][3]float64
+	estErr  [numArith]float64
+	checked bool
+}
+
+// GPUAccuracy is the per-layer accuracy on one GPU held out of the fit.
+type GPUAccuracy struct {
+	GPU   string `json:"gpu"`
+	Sheet string `json:"arithmetic"` // the arithmetic the rows ran in
+	Rows  int    `json:"rows"`       // phase timings compared
+	// EstimateMAPE: predicted from specifications with efficiencies fitted on the other GPUs, percent.
+	EstimateMAPE float64 `json:"estimate_mape_pct"`
+	// TransferMAPE: transferred from the other GPUs' measurements of the same layer, percent; 0 when none.
+	TransferMAPE float64 `json:"transfer_mape_pct"`
+	TransferRows int     `json:"transfer_rows"`
+}
+
+// ParseCalibration reads a calibration from JSON and checks every figure: the
+// version, one positive finite efficiency for every class × arithmetic × phase, and
+// the coefficients' ranges.
+func ParseCalibration(data []byte) (*Calibration, error) {
+	var c Calibration
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("read calibration JSON: %w", err)
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// MarshalIndent writes the calibration as stable, indented JSON (keys sorted).
+func (c *Calibration) MarshalIndent() ([]byte, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	out, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("write calibration JSON: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+
+// check validates c and fills the lookup tables the model reads.
+func (c *Calibration) check() error {
+	if c.Version != CalibrationVersion {
+		return fmt.Errorf("calibration has version %d: this cnntime reads version %d; regenerate it with 'cnntime calibrate'", c.Version, CalibrationVersion)
+	}
+	var missing []string
+	for cl := Class(0); cl < numClasses; cl++ {
+		for a := Arithmetic(0); a < numArith; a++ {
+			for p, i := range phaseIndex {
+				key := EfficiencyKey(cl, a, p)
+				v, ok := c.ComputeEfficiency[key]
+				if !ok {
+					missing = append(missing, key)
+					continue
+				}
+				if !positiveFinite(v) || v > 10 {
+					return fmt.Errorf("calibration: compute efficiency %s = %v: must be in (0, 10]", key, v)
+				}
+				c.eff[cl][a][i] = v
+			}
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("calibration lacks %d compute efficiencies (first %s); regenerate it with 'cnntime calibrate'", len(missing), missing[0])
+	}
+	if len(c.ComputeEfficiency) != int(numClasses)*int(numArith)*3 {
+		for key := range c.ComputeEfficiency {
+			if !knownKey(key) {
+				return fmt.Errorf("calibration has an unknown compute efficiency %q", key)
+			}
+		}
+	}
+	switch {
+	case !positiveFinite(c.MemoryEfficiency) || c.MemoryEfficiency > 1.5:
+		return fmt.Errorf("calibration: memory efficiency %v must be in (0, 1.5]", c.MemoryEfficiency)
+	case c.LaunchUS < 0 || math.IsNaN(c.LaunchUS) || c.LaunchUS > 1000:
+		return fmt.Errorf("calibration: launch overhead %v µs must be in [0, 1000]", c.LaunchUS)
+	case !positiveFinite(c.UnalignedTensorFactor) || c.UnalignedTensorFactor > 1:
+		return fmt.Errorf("calibration: unaligned tensor factor %v must be in (0, 1]", c.UnalignedTensorFactor)
+	case !positiveFinite(c.TransferRelErr):
+		return fmt.Errorf("calibration: transfer error %v must be positive", c.TransferRelErr)
+	}
+	for a := Arithmetic(0); a < numArith; a++ {
+		v, ok := c.EstimateRelErr[a.String()]
+		if !ok || !positiveFinite(v) {
+			return fmt.Errorf("calibration: estimate error for %s is %v: must be given and positive", a, v)
+		}
+		c.estErr[a] = v
+	}
+	c.checked = true
+	return nil
+}
+
+func knownKey(key string) bool {
+	for cl := Class(0); cl < numClasses; cl++ {
+		for a := Arithmetic(0); a < numArith; a++ {
+			for p := range phaseIndex {
+				if EfficiencyKey(cl, a, p) == key {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// Efficiency returns the compute efficiency of a class, arithmetic and phase.
+func (c *Calibration) Efficiency(cl Class, a Arithmetic, p measure.Phase) float64 {
+	i, ok := phaseIndex[p]
+	if !ok || cl < 0 || cl >= numClasses || a < 0 || a >= numArith {
+		return 0
+	}
+	return c.eff[cl][a][i]
+}
+
+// PriorCalibration returns the calibration before any fit: efficiencies from
+// NVIDIA's published guidance (large GEMMs reach 70–90% of peak, Winograd saves up to
+// 2.25× the FLOPs of 3×3 convolutions, depthwise convolutions are memory-bound) and
+// bandwidth efficiency from measured-vs-specified bandwidths (V100 739/900, T4
+// 239/320, P100 501/732). The fit starts from it and keeps it for classes the data
+// does not cover.
+func PriorCalibration() *Calibration {
+	base := [numClasses]float64{0.75, 1.2, 0.65, 0.35, 0.08, 0.75, 0.1}
+	arith := [numArith]float64{1, 0.55, 0.55, 0.8}
+	phase := [3]float64{1, 0.95, 0.85}
+	c := &Calibration{
+		Version:               CalibrationVersion,
+		FittedOn:              "priors only",
+		Method:                "published guidance; not fitted",
+		ComputeEfficiency:     map[string]float64{},
+		MemoryEfficiency:      0.78,
+		LaunchUS:              8,
+		UnalignedTensorFactor: 0.25,
+		EstimateRelErr:        map[string]float64{},
+		TransferRelErr:        0.15,
+	}
+	for cl := Class(0); cl < numClasses; cl++ {
+		for a := Arithmetic(0); a < numArith; a++ {
+			for p, i := range phaseIndex {
+				c.ComputeEfficiency[EfficiencyKey(cl, a, p)] = base[cl] * arith[a] * phase[i]
+			}
+		}
+	}
+	for a := Arithmetic(0); a < numArith; a++ {
+		c.EstimateRelErr[a.String()] = 0.5
+	}
+	if err := c.check(); err != nil {
+		panic("kernels: prior calibration invalid: " + err.Error()) // a programming error, found by any test
+	}
+	return c
+}

@@ -1,0 +1,277 @@
+package kernels
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+// Device is the GPU a prediction is for.
+type Device struct {
+	GPU hw.GPU
+	Key string // the measured device's key in the cache; "" when it has never been measured
+}
+
+// Request is one phase of one layer configuration in one kernel precision.
+type Request struct {
+	Config    cnn.Config
+	Phase     measure.Phase
+	Precision measure.Precision // a kernel precision: fp32, tf32 or amp
+	Policy    measure.Policy    // the cuDNN algorithm policy measurements must match
+}
+
+// Estimate is one predicted kernel time.
+type Estimate struct {
+	MS     float64 // milliseconds; 0 where the phase runs no kernel
+	Source Source
+	RelErr float64 // expected relative error, a fraction (0.1 = ±10%)
+}
+
+// Error bands of measured and interpolated times.
+const (
+	measuredMinRelErr   = 0.02 // a measurement's repeatability floor
+	interpRelErr        = 0.03 // between two measured batch sizes
+	extrapRelErrPerOct  = 0.08 // added per octave beyond the measured range
+	otherPolicyRelErr   = 0.05 // measured under the other algorithm policy
+	maxMeasuredRelErrIn = 0.5
+)
+
+type seriesKey struct {
+	config    string
+	phase     measure.Phase
+	precision measure.Precision
+	policy    measure.Policy
+}
+
+// series is one device's measured times of one seriesKey, ascending in batch size.
+type series struct {
+	device  string
+	batches []int
+	ms      []float64
+	relErr  []float64
+}
+
+// Model predicts kernel times from measurements where it has them and from the
+// calibrated roofline where it does not. It is immutable once built and safe for
+// concurrent use.
+type Model struct {
+	cal    *Calibration
+	gpus   map[string]hw.GPU // measured CUDA device key → its specifications, for transfer
+	series map[seriesKey][]*series
+}
+
+// NewModel builds a model from a calibration (see ParseCalibration), the GPU catalog
+// (to find a measured device's specifications by its GPUID), the measured devices and
+// their measurements. Measurements that are not OK (out of memory, unsupported) or
+// invalid are ignored; of repeated measurements of the same point the latest counts.
+// CPU devices' measurements serve only the CPU itself: they are never transferred to a GPU.
+func NewModel(cal *Calibration, catalog []hw.GPU, devices []measure.Device, ms []measure.Measurement) *Model {
+	if cal == nil || !cal.checked {
+		cal = PriorCalibration()
+	}
+	m := &Model{cal: cal, gpus: map[string]hw.GPU{}, series: map[seriesKey][]*series{}}
+	byID := make(map[string]hw.GPU, len(catalog))
+	for _, g := range catalog {
+		byID[g.ID] = g
+	}
+	for _, d := range devices {
+		if d.Backend != "cuda" {
+			continue
+		}
+		if g, ok := byID[d.GPUID]; ok {
+			m.gpus[d.Key] = g
+			continue
+		}
+		m.gpus[d.Key] = hw.GPU{ID: d.GPUID, Name: d.Name, ComputeCapability: d.ComputeCapability, SMs: d.SMs, BoostClockMHz: float64(d.ClockMHz)}
+	}
+
+	type point struct {
+		ms, relErr float64
+		at         int64
+	}
+	type devKey struct {
+		seriesKey
+		device string
+	}
+	points := map[devKey]map[int]point{}
+	for _, x := range ms {
+		if x.Status != measure.OK || x.Validate() != nil {
+			continue
+		}
+		k := devKey{seriesKey{x.ConfigKey, x.Phase, x.Precision, x.Policy}, x.DeviceKey}
+		if points[k] == nil {
+			points[k] = map[int]point{}
+		}
+		if old, ok := points[k][x.Batch]; ok && old.at > x.At.UnixNano() {
+			continue
+		}
+		rel := measuredMinRelErr
+		if x.SpreadMS > 0 {
+			rel = math.Min(math.Max(x.SpreadMS/x.MedianMS, measuredMinRelErr), maxMeasuredRelErrIn)
+		}
+		points[k][x.Batch] = point{x.MedianMS, rel, x.At.UnixNano()}
+	}
+	for k, pts := range points {
+		s := &series{device: k.device}
+		for b := range pts {
+			s.batches = append(s.batches, b)
+		}
+		sort.Ints(s.batches)
+		for _, b := range s.batches {
+			s.ms = append(s.ms, pts[b].ms)
+			s.relErr = append(s.relErr, pts[b].relErr)
+		}
+		m.series[k.seriesKey] = append(m.series[k.seriesKey], s)
+	}
+	for _, list := range m.series {
+		sort.Slice(list, func(i, j int) bool { return list[i].device < list[j].device })
+	}
+	return m
+}
+
+// Calibration returns the calibration the model uses.
+func (m *Model) Calibration() *Calibration { return m.cal }
+
+// Times fills out[i] with the predicted time of request r on dev at batch size
+// batches[i]; out must be at least as long as batches. One call serves one layer
+// configuration × phase over all batch sizes: the per-configuration work (the
+// configuration's key, the measurement lookup, the device's rates) is done once, and
+// each batch size then costs tens of nanoseconds without allocating.
+//
+// Sources, most trusted first: a measurement on dev at that batch size (Measured);
+// dev's measurements at other batch sizes, linear between neighbours and scaled by the
+// roofline's shape beyond the measured range (Interpolated); another GPU's
+// measurements scaled by the ratio of the two GPUs' roofline times, which weighs the
+// bandwidth and compute ratios by how memory- or compute-bound the kernel is and
+// counts each GPU's waves (Transferred); the roofline alone (Estimated). Phases that
+// run no kernel (the weight gradient of a layer without weights) and batch sizes ≤ 0
+// get 0 ms, Estimated.
+func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
+	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision)
+	if est.cost.none {
+		for i := range batches {
+			out[i] = Estimate{Source: Estimated}
+		}
+		return
+	}
+	own, src, widen := m.lookup(dev, r)
+	var srcEst estimator
+	if src != nil {
+		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision)
+	}
+	for i, b := range batches {
+		switch {
+		case b <= 0:
+			out[i] = Estimate{Source: Estimated, RelErr: 1} // no batch, no time
+		case own != nil:
+			out[i] = own.at(b, &est)
+			out[i].RelErr += widen
+		case src != nil:
+			t := src.at(b, &srcEst)
+			scale := 1.0
+			if s := srcEst.at(b); s > 0 {
+				scale = est.at(b) / s
+			}
+			out[i] = Estimate{MS: t.MS * scale, Source: Transferred, RelErr: t.RelErr + widen + m.cal.TransferRelErr + est.rates.extraRelErr}
+		default:
+			out[i] = Estimate{MS: est.at(b), Source: Estimated, RelErr: est.relErr}
+		}
+	}
+}
+
+// lookup finds dev's own measured series for r, or else the best other GPU's series
+// to transfer from, and the error widening for a policy mismatch.
+func (m *Model) lookup(dev Device, r Request) (own, src *series, widen float64) {
+	if len(m.series) == 0 {
+		return nil, nil, 0
+	}
+	key := seriesKey{r.Config.Key(), r.Phase, r.Precision, r.Policy}
+	policies := [...]measure.Policy{r.Policy, measure.Heuristic, measure.Fastest, measure.NoPolicy}
+	for i, p := range policies {
+		if i > 0 && p == r.Policy {
+			continue
+		}
+		key.policy = p
+		list := m.series[key]
+		if len(list) == 0 {
+			continue
+		}
+		if i > 0 {
+			widen = otherPolicyRelErr
+		}
+		if dev.Key != "" {
+			for _, s := range list {
+				if s.device == dev.Key {
+					return s, nil, widen
+				}
+			}
+		}
+		if s := m.bestSource(dev.GPU, list); s != nil {
+			return nil, s, widen
+		}
+	}
+	return nil, nil, 0
+}
+
+// bestSource picks the measured GPU most like g: the same architecture first, then
+// the same compute capability major version, then the one with most batch sizes.
+func (m *Model) bestSource(g hw.GPU, list []*series) *series {
+	var best *series
+	bestScore := -1
+	arch := archFamily(g.Architecture)
+	major := ComputeCapability(g.ComputeCapability) / 10
+	for _, s := range list {
+		sg, ok := m.gpus[s.device]
+		if !ok {
+			continue // a CPU or an unknown device
+		}
+		score := 0
+		if arch != "" && archFamily(sg.Architecture) == arch {
+			score += 2
+		}
+		if major > 0 && ComputeCapability(sg.ComputeCapability)/10 == major {
+			score++
+		}
+		score = score*1_000_000 + len(s.batches)
+		if score > bestScore {
+			best, bestScore = s, score
+		}
+	}
+	return best
+}
+
+// archFamily is the first word of an architecture name: "Ampere (GA102)" → "ampere".
+func archFamily(a string) string {
+	f, _, _ := strings.Cut(strings.TrimSpace(a), " ")
+	return strings.ToLower(f)
+}
+
+// at returns the series' time at batch size b: the measurement itself, linear
+// interpolation between the neighbouring measured batch sizes, or beyond the measured
+// range the nearest measurement scaled by the roofline estimator's shape e.
+func (s *series) at(b int, e *estimator) Estimate {
+	i := sort.SearchInts(s.batches, b)
+	switch {
+	case i < len(s.batches) && s.batches[i] == b:
+		return Estimate{MS: s.ms[i], Source: Measured, RelErr: s.relErr[i]}
+	case i > 0 && i < len(s.batches):
+		lo, hi := s.batches[i-1], s.batches[i]
+		f := float64(b-lo) / float64(hi-lo)
+		ms := s.ms[i-1] + f*(s.ms[i]-s.ms[i-1])
+		return Estimate{MS: ms, Source: Interpolated, RelErr: interpRelErr + math.Max(s.relErr[i-1], s.relErr[i])}
+	}
+	j := len(s.batches) - 1
+	if i == 0 {
+		j = 0
+	}
+	ms := s.ms[j]
+	if ref := e.at(s.batches[j]); ref > 0 {
+		ms *= e.at(b) / ref
+	}
+	octaves := math.Abs(math.Log2(float64(b) / float64(s.batches[j])))
+	return Estimate{MS: ms, Source: Interpolated, RelErr: s.relErr[j] + interpRelErr + extrapRelErrPerOct*octaves}
+}

@@ -1,0 +1,162 @@
+package kernels
+
+import (
+	"math"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+// tile is one output tile shape a GEMM kernel computes per thread block, and the share
+// of the full-size tile's efficiency it reaches (small tiles reuse operands less).
+type tile struct {
+	m, n float64
+	eff  float64
+}
+
+// Tile shapes of cuDNN/cuBLAS-style kernels, largest first. NVIDIA's "Matrix
+// Multiplication Background" guide lists 256×128, 128×128, 128×64 and 64×64 tiles
+// for tensor-core kernels, with efficiency falling as tiles shrink.
+var (
+	simtTiles   = [...]tile{{128, 128, 1}, {128, 64, 0.93}, {64, 64, 0.8}, {32, 32, 0.45}}
+	tensorTiles = [...]tile{{256, 128, 1}, {128, 128, 0.95}, {128, 64, 0.88}, {64, 64, 0.7}}
+)
+
+// minSplitK is the shortest reduction slice a split-K weight-gradient kernel gives one block.
+const minSplitK = 256
+
+// estimator computes the roofline time of one phase of one layer configuration on one
+// GPU at any batch size. Everything that does not depend on the batch is computed once
+// by newEstimator, so that at(n) costs tens of nanoseconds and never allocates.
+type estimator struct {
+	cost      kernelCost
+	rates     deviceRates
+	plans     [len(tensorTiles)]tilePlan
+	nPlans    int
+	perSMRate float64 // FLOP/s one SM achieves on a full-size tile: peak ÷ SMs × efficiency
+	invSMs    float64
+	flopRate  float64 // FLOP/s of the whole GPU for kernels without tiling (depthwise, grouped)
+	memRate   float64 // achieved bytes/s
+	launchMS  float64
+	tiled     bool
+	splitK    bool
+	relErr    float64 // expected relative error of this estimate
+}
+
+func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision) estimator {
+	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p)}
+	e.launchMS = cal.LaunchUS / 1000
+	e.memRate = e.rates.bandwidth * cal.MemoryEfficiency
+	e.relErr = cal.estErr[e.rates.arith] + e.rates.extraRelErr
+	if !e.cost.hasGEMM {
+		return e
+	}
+	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase)
+	aligned := e.rates.alignNeed == 0 || (e.rates.alignNeed == 4 && e.cost.aligned4) || (e.rates.alignNeed == 8 && e.cost.aligned8)
+	if !aligned {
+		eff *= cal.UnalignedTensorFactor
+		e.relErr += 0.1
+	}
+	e.flopRate = e.rates.peakFLOPS * eff
+	e.perSMRate = e.flopRate / e.rates.sms
+	e.tiled = e.cost.class != ClassDepthwise && e.cost.class != ClassGrouped
+	e.splitK = e.cost.gemm.kPerSample > 0
+	tiles := simtTiles[:]
+	if e.rates.alignNeed > 0 {
+		tiles = tensorTiles[:]
+	}
+	e.setTiles(tiles)
+	return e
+}
+
+// tilePlan is one tile shape's batch-independent figures for one GEMM.
+type tilePlan struct {
+	invM       float64 // 1 ÷ tile rows
+	colTiles   float64 // tiles across the GEMM's columns, times the groups
+	secPerKRow float64 // seconds one SM takes per unit of reduction length for one tile
+}
+
+// setTiles precomputes the tile plans, so that the per-batch loop only multiplies.
+func (e *estimator) setTiles(tiles []tile) {
+	e.invSMs = 1 / e.rates.sms
+	e.nPlans = len(tiles)
+	n, groups := float64(e.cost.gemm.n), float64(e.cost.gemm.groups)
+	for i, t := range tiles {
+		e.plans[i] = tilePlan{
+			invM:       1 / t.m,
+			colTiles:   math.Ceil(n/t.n) * groups,
+			secPerKRow: 2 * t.m * t.n / (e.perSMRate * t.eff),
+		}
+	}
+}
+
+// at returns the estimated time in milliseconds at batch size n.
+func (e *estimator) at(n int) float64 {
+	if e.cost.none || n <= 0 {
+		return 0
+	}
+	fn := float64(n)
+	c := &e.cost
+	bytes := (c.elemsPerSample*fn + c.elemsFixed) * e.rates.elemBytes
+	memS := bytes / e.memRate
+	var computeS float64
+	if c.hasGEMM {
+		g := &c.gemm
+		m := float64(g.m0) + float64(g.mPerSample)*fn
+		k := float64(g.k0) + float64(g.kPerSample)*fn
+		if e.tiled {
+			computeS = e.tiledSeconds(m, k)
+		} else {
+			computeS = 2 * m * float64(g.n) * k * float64(g.groups) / e.flopRate
+		}
+	}
+	return max(computeS, memS)*1000 + e.launchMS
+}
+
+// tiledSeconds is the GEMM time with tile and wave quantization: the output is cut
+// into tiles (a partly filled tile costs a full one), each SM computes its share of
+// tiles one wave after another, and the kernel takes as long as the busiest SM. It
+// tries every tile shape and keeps the fastest, as cuDNN's heuristics aim to.
+// Weight-gradient GEMMs, whose reduction grows with the batch, split the reduction
+// across blocks when there are fewer tiles than SMs (split-K).
+func (e *estimator) tiledSeconds(m, k float64) float64 {
+	best := math.Inf(1)
+	for _, p := range e.plans[:e.nPlans] {
+		tiles := ceil(m*p.invM) * p.colTiles
+		kPer := k
+		if e.splitK && tiles < e.rates.sms {
+			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)))
+			if split > 1 {
+				tiles *= split
+				kPer = ceil(k / split)
+			}
+		}
+		waves := tiles * e.invSMs
+		if e.rates.quantize {
+			waves = ceil(waves)
+		}
+		if s := waves * kPer * p.secPerKRow; s < best {
+			best = s
+		}
+	}
+	return best
+}
+
+// ceil is math.Ceil for the non-negative, well below 2⁶³ values the estimator
+// handles, as a truncation the compiler inlines on every amd64 level.
+func ceil(x float64) float64 {
+	c := float64(int64(x))
+	if c < x {
+		c++
+	}
+	return c
+}
+
+// EstimateMS is the roofline estimate of one phase of configuration c on GPU g at
+// batch size n in precision p, in milliseconds, with its expected relative error.
+// It is the least trusted source; Model.Times prefers measurements.
+func EstimateMS(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision, n int) (ms, relErr float64) {
+	e := newEstimator(cal, c, phase, g, p)
+	return e.at(n), e.relErr
+}
