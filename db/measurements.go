@@ -1,0 +1,192 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"cnntime/predictor/measure"
+)
+
+// MeasuredKey names one measured kernel of a device at one precision and policy: what a
+// sweep may skip because the cache already holds it.
+type MeasuredKey struct {
+	Config string
+	Batch  int
+	Phase  measure.Phase
+}
+
+// validateMeasurement is measure.Measurement.Validate plus the enumerations the cache
+// stores as text.
+func validateMeasurement(m measure.Measurement) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if _, err := measure.ParsePrecision(string(m.Precision)); err != nil {
+		return fmt.Errorf("measurement of %s: %w", m.ConfigKey, err)
+	}
+	if m.Policy != measure.NoPolicy {
+		if _, err := measure.ParsePolicy(string(m.Policy)); err != nil {
+			return fmt.Errorf("measurement of %s: %w", m.ConfigKey, err)
+		}
+	}
+	if m.MedianMS < 0 || m.SpreadMS < 0 || m.Repeats < 0 || m.WorkspaceBytes < 0 {
+		return fmt.Errorf("measurement of %s at batch %d has a negative time, repeat count or workspace", m.ConfigKey, m.Batch)
+	}
+	return nil
+}
+
+// PutMeasurements saves ms in one transaction: all of them or, when one is invalid or
+// the write fails, none. A measurement replaces the cache's one of the same device,
+// configuration, batch, precision, phase and policy. Configurations and devices the
+// cache does not know yet get a row with only their key.
+func (d *DB) PutMeasurements(ctx context.Context, ms []measure.Measurement) error {
+	for i, m := range ms {
+		if err := validateMeasurement(m); err != nil {
+			return fmt.Errorf("save measurements: measurement %d of %d: %w; nothing was saved", i+1, len(ms), err)
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	return d.write(ctx, fmt.Sprintf("save %d measurements", len(ms)), func(tx *sql.Tx) error {
+		return putMeasurements(ctx, tx, ms)
+	})
+}
+
+func putMeasurements(ctx context.Context, tx *sql.Tx, ms []measure.Measurement) error {
+	devices, err := newKeyIDs(ctx, tx, "devices")
+	if err != nil {
+		return err
+	}
+	defer devices.close()
+	configs, err := newKeyIDs(ctx, tx, "configs")
+	if err != nil {
+		return err
+	}
+	defer configs.close()
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO measurements (device_id, config_id, batch,
+			precision, phase, policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes,
+			status, sweep_id, at, source)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+		ON CONFLICT (device_id, config_id, batch, precision, phase, policy) DO UPDATE SET
+			algorithm = excluded.algorithm, median_ms = excluded.median_ms,
+			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
+			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
+			sweep_id = excluded.sweep_id, at = excluded.at, source = excluded.source`)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	for _, m := range ms {
+		deviceID, err := devices.id(ctx, m.DeviceKey)
+		if err != nil {
+			return err
+		}
+		configID, err := configs.id(ctx, m.ConfigKey)
+		if err != nil {
+			return err
+		}
+		var sweep sql.NullInt64
+		if m.SweepID != 0 {
+			sweep = sql.NullInt64{Int64: m.SweepID, Valid: true}
+		}
+		if _, err := insert.ExecContext(ctx, deviceID, configID, m.Batch, string(m.Precision),
+			string(m.Phase), string(m.Policy), m.Algorithm, m.MedianMS, m.SpreadMS, m.Repeats,
+			m.WorkspaceBytes, string(m.Status), sweep, unixNanos(m.At)); err != nil {
+			return fmt.Errorf("save %s at batch %d: %w", m.ConfigKey, m.Batch, err)
+		}
+	}
+	return nil
+}
+
+// Measurements returns the kernel measurements of the device deviceKey ("" for every
+// device) whose configuration is one of configKeys (nil for every configuration),
+// ordered by device, configuration, precision, policy, phase and batch.
+func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []string) ([]measure.Measurement, error) {
+	if configKeys != nil && len(configKeys) == 0 {
+		return nil, nil
+	}
+	var where []string
+	var args []any
+	if deviceKey != "" {
+		where = append(where, "d.key = ?")
+		args = append(args, deviceKey)
+	}
+	if configKeys != nil {
+		// One bound JSON array instead of thousands of parameters.
+		where = append(where, "c.key IN (SELECT value FROM json_each(?))")
+		args = append(args, jsonStrings(configKeys))
+	}
+	query := `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy, m.algorithm,
+			m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
+			coalesce(m.sweep_id, 0), m.at
+		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY d.key, c.key, m.precision, m.policy, m.phase, m.batch"
+	rows, err := d.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var out []measure.Measurement
+	for rows.Next() {
+		var m measure.Measurement
+		var at int64
+		if err := rows.Scan(&m.DeviceKey, &m.ConfigKey, &m.Batch, &m.Precision, &m.Phase, &m.Policy,
+			&m.Algorithm, &m.MedianMS, &m.SpreadMS, &m.Repeats, &m.WorkspaceBytes, &m.Status,
+			&m.SweepID, &at); err != nil {
+			return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
+		}
+		m.At = fromUnixNanos(at)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
+	}
+	return out, nil
+}
+
+// MeasuredSet returns what the cache holds for one device at one precision and policy,
+// whatever the outcome (a time, out of memory, unsupported): the kernels a sweep may skip.
+func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]bool, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase
+		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id
+		WHERE d.key = ? AND m.precision = ? AND m.policy = ?`, deviceKey, string(precision), string(policy))
+	if err != nil {
+		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
+	}
+	defer rows.Close()
+	out := map[MeasuredKey]bool{}
+	for rows.Next() {
+		var k MeasuredKey
+		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase); err != nil {
+			return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
+	}
+	return out, nil
+}
+
+// unixNanos stores a time as Unix nanoseconds; the zero time is 0.
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromUnixNanos is the inverse of unixNanos, in UTC.
+func fromUnixNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
