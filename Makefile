@@ -20,7 +20,7 @@ define install_debs
 	fi
 endef
 
-.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean
+.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker
 
 build: deps
 	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
@@ -56,3 +56,19 @@ package: deps
 
 clean:
 	rm -f cnntime cnntime-gpu cnntime.tar.xz
+
+# The CUDA sweep worker, a separate binary (gorgonia.org/cu exits the process when no GPU
+# is present, so it is never linked into cnntime). Building needs cuda.h and libcuda:
+# Debian's nvidia-cuda-dev from the non-free component, enabled here when missing.
+# cuDNN and cuBLAS are loaded at run time, so they are not needed to build.
+DEBIAN_SOURCES := /etc/apt/sources.list.d/debian.sources
+gpu-worker:
+	@if [ ! -f /usr/include/cuda.h ]; then \
+		if [ -f $(DEBIAN_SOURCES) ] && ! grep -q '^Components:.*non-free' $(DEBIAN_SOURCES); then \
+			echo "enabling Debian's non-free components for nvidia-cuda-dev"; \
+			$(SUDO) sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $(DEBIAN_SOURCES); \
+		fi; \
+		echo "installing Debian package: nvidia-cuda-dev"; \
+		$(SUDO) $(APT_ENV) apt-get update -qq && $(SUDO) $(APT_ENV) apt-get install -y -qq nvidia-cuda-dev >/dev/null; \
+	fi
+	CGO_ENABLED=1 $(GO) build -tags cuda -o cnntime-gpu ./gpu/cmd/cnntime-gpu

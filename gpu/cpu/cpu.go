@@ -1,0 +1,194 @@
+// Package cpu is the CPU backend: the forward and backward kernels of every layer kind
+// in pure Go (convolutions through im2col and gonum's GEMM, a direct loop for depthwise
+// ones), so the whole pipeline of plan, measure, cache and predict runs and is tested on
+// any machine, and a CPU is a device one can compare with GPUs. It runs FP32 only.
+package cpu
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"cnntime/gpu"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// Backend runs kernels on this machine's CPU cores.
+type Backend struct {
+	device measure.Device
+	// MemoryLimit is the most bytes a measurement may allocate; above it the result is
+	// out of memory, as on a GPU. New sets it to half the machine's memory.
+	MemoryLimit int64
+}
+
+// New describes this machine's CPU and returns a backend for it.
+func New() *Backend {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	model := cpuModel()
+	mem := memTotal()
+	limit := mem / 2
+	if limit <= 0 {
+		limit = 4 << 30
+	}
+	return &Backend{
+		device: measure.Device{
+			Key:         "cpu:" + host + ":" + model,
+			Backend:     "cpu",
+			Name:        model,
+			SMs:         runtime.NumCPU(),
+			MemoryBytes: mem,
+			Host:        host,
+		},
+		MemoryLimit: limit,
+	}
+}
+
+// Device describes the CPU: its key is "cpu:<host>:<model>" and SMs counts its cores.
+func (b *Backend) Device() measure.Device { return b.device }
+
+// cpuModel reads the processor's model name from /proc/cpuinfo, or says it is unknown.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH + " CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return runtime.GOARCH + " CPU"
+}
+
+// memTotal reads the machine's memory from /proc/meminfo, or returns 0.
+func memTotal() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// cpuPrecision reports whether the CPU backend runs a precision: FP32 only.
+func cpuPrecision(p measure.Precision) bool { return p == measure.FP32 || p == measure.FP32Strict }
+
+// TimeLayer times one phase of a layer configuration. Precisions other than FP32 are
+// unsupported; the policy does not apply (the result's policy is measure.NoPolicy).
+func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
+	m := measure.Measurement{
+		DeviceKey: b.device.Key, ConfigKey: cfg.Key(), Batch: batch, Precision: prec,
+		Phase: phase, Policy: measure.NoPolicy, Status: measure.OK, At: time.Now().UTC(),
+	}
+	if batch < 1 || repeats < 1 {
+		return m, fmt.Errorf("time %s: batch %d and repeats %d must be positive", cfg.Key(), batch, repeats)
+	}
+	if !cpuPrecision(prec) {
+		m.Status = measure.Unsupported
+		return m, nil
+	}
+	shapes := inShapesOf(cfg)
+	var bytes int64
+	for _, s := range shapes {
+		bytes += 2 * s.Elems() // input and its gradient
+	}
+	bytes = 4 * int64(batch) * (bytes + 2*cfg.Out.Elems())
+	if bytes > b.MemoryLimit {
+		m.Status = measure.OutOfMemory
+		return m, nil
+	}
+	o, err := newOp(cfg, shapes, batch)
+	if errors.Is(err, errUnsupported) {
+		m.Status = measure.Unsupported
+		return m, nil
+	}
+	if err != nil {
+		return m, fmt.Errorf("time %s: %w", cfg.Key(), err)
+	}
+	xs, dxs := make([][]float32, len(shapes)), make([][]float32, len(shapes))
+	for i, s := range shapes {
+		xs[i] = make([]float32, int64(batch)*s.Elems())
+		fillRandom(xs[i], 1, uint64(i+1))
+		dxs[i] = make([]float32, len(xs[i]))
+	}
+	y := make([]float32, max(int64(batch)*cfg.Out.Elems(), 1))
+	dy := make([]float32, len(y))
+	fillRandom(dy, 1, 99)
+	run := func() {
+		switch phase {
+		case measure.Forward:
+			o.forward(xs, y)
+		case measure.BackwardData:
+			o.backwardData(xs, y, dy, dxs)
+		case measure.BackwardWeights:
+			o.backwardWeights(xs, y, dy)
+		}
+	}
+	switch phase {
+	case measure.Forward, measure.BackwardData:
+	case measure.BackwardWeights:
+		if len(o.params()) == 0 {
+			m.Status = measure.Unsupported // nothing to compute: the op has no weights
+			return m, nil
+		}
+	default:
+		return m, fmt.Errorf("time %s: unknown phase %q", cfg.Key(), phase)
+	}
+	if phase != measure.Forward {
+		o.forward(xs, y) // backward kernels read what the forward pass saved
+	}
+	times, err := timeRuns(ctx, run, repeats)
+	if err != nil {
+		return m, fmt.Errorf("time %s at batch %d: %w", cfg.Key(), batch, err)
+	}
+	m.MedianMS, m.SpreadMS = gpu.Summarize(times)
+	m.Repeats = repeats
+	m.Algorithm = algorithmOf(o)
+	return m, nil
+}
+
+// timeRuns runs fn WarmupRuns times untimed, then repeats times, and returns each
+// timed run's milliseconds. It stops early when ctx is cancelled.
+func timeRuns(ctx context.Context, fn func(), repeats int) ([]float64, error) {
+	times := make([]float64, 0, repeats)
+	for i := 0; i < gpu.WarmupRuns+repeats; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		fn()
+		if i >= gpu.WarmupRuns {
+			times = append(times, float64(time.Since(start).Nanoseconds())/1e6)
+		}
+	}
+	return times, nil
+}
+
+func algorithmOf(o op) string {
+	if c, ok := o.(*conv); ok {
+		if c.depthwise() {
+			return "direct-depthwise"
+		}
+		return "im2col-gemm"
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cnntime/gpu"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// Framework names the CPU backend in step measurements.
+const Framework = "cnntime-cpu"
+
+// graph is a network's kernels, activations and gradients at one batch size.
+type graph struct {
+	net   *cnn.Network
+	ops   []op
+	acts  [][]float32 // each layer's output
+	grads [][]float32 // the gradient of each layer's output
+	image []float32
+}
+
+// stepBytes is the memory a training step at a batch size needs: activations and their
+// gradients, and weights with gradients and momentum.
+func stepBytes(net *cnn.Network, batch int) int64 {
+	var elems int64
+	for i := range net.Layers {
+		elems += 2*int64(batch)*net.Layers[i].Out.Elems() + 3*net.Layers[i].Params
+	}
+	return 4 * (elems + int64(batch)*net.Input.Elems())
+}
+
+func newGraph(net *cnn.Network, batch int) (*graph, error) {
+	g := &graph{net: net, image: make([]float32, int64(batch)*net.Input.Elems())}
+	fillRandom(g.image, 1, 7)
+	for i := range net.Layers {
+		l := &net.Layers[i]
+		if len(l.Inputs) == 0 {
+			return nil, fmt.Errorf("layer %d (%s) has no inputs", i, l.Name)
+		}
+		for _, j := range l.Inputs {
+			if j < -1 || j >= i {
+				return nil, fmt.Errorf("layer %d (%s) reads layer %d, which does not come before it", i, l.Name, j)
+			}
+		}
+		shapes := l.InShapes
+		if len(shapes) != len(l.Inputs) {
+			shapes = inShapesOf(l.Config)
+		}
+		o, err := newOp(l.Config, shapes, batch)
+		if err != nil {
+			return nil, fmt.Errorf("layer %d (%s): %w", i, l.Name, err)
+		}
+		n := max(int64(batch)*l.Out.Elems(), 1)
+		g.ops = append(g.ops, o)
+		g.acts = append(g.acts, make([]float32, n))
+		g.grads = append(g.grads, make([]float32, n))
+	}
+	return g, nil
+}
+
+// inputs picks layer i's inputs from t (activations or gradients); image stands for the
+// network's input (-1): the image itself, or nil for its gradient, which no one needs.
+func (g *graph) inputs(i int, t [][]float32, image []float32) [][]float32 {
+	l := &g.net.Layers[i]
+	out := make([][]float32, len(l.Inputs))
+	for k, j := range l.Inputs {
+		if j >= 0 {
+			out[k] = t[j]
+		} else {
+			out[k] = image
+		}
+	}
+	return out
+}
+
+// step runs forward, backward and an SGD update with momentum, and returns the loss.
+func (g *graph) step(lr float32) float32 {
+	for i, o := range g.ops {
+		o.forward(g.inputs(i, g.acts, g.image), g.acts[i])
+	}
+	for _, t := range g.grads {
+		clear(t)
+	}
+	for i := len(g.ops) - 1; i >= 0; i-- {
+		xs := g.inputs(i, g.acts, g.image)
+		if len(g.ops[i].params()) > 0 {
+			g.ops[i].backwardWeights(xs, g.acts[i], g.grads[i])
+		}
+		g.ops[i].backwardData(xs, g.acts[i], g.grads[i], g.inputs(i, g.grads, nil))
+	}
+	for _, o := range g.ops {
+		for _, p := range o.params() {
+			for k := range p.w {
+				p.m[k] = 0.9*p.m[k] + p.g[k]
+				p.w[k] -= lr * p.m[k]
+				p.g[k] = 0
+			}
+		}
+	}
+	return g.acts[len(g.acts)-1][0]
+}
+
+// RunStep times whole training steps of net: forward, backward and an SGD update with
+// momentum, on synthetic images and labels. A network larger than MemoryLimit at this
+// batch size is out of memory; a layer kind the backend lacks makes it unsupported.
+func (b *Backend) RunStep(ctx context.Context, net *cnn.Network, batch int, prec measure.Precision, repeats int) (measure.Step, error) {
+	s := measure.Step{
+		DeviceKey: b.device.Key, Model: net.Name, Batch: batch, Precision: prec,
+		Framework: Framework, Source: "cnntime sweep --step", Status: measure.OK, At: time.Now().UTC(),
+	}
+	if batch < 1 || repeats < 1 {
+		return s, fmt.Errorf("run a step of %s: batch %d and repeats %d must be positive", net.Name, batch, repeats)
+	}
+	if len(net.Layers) == 0 || net.Layers[len(net.Layers)-1].Op != cnn.OpLoss {
+		return s, fmt.Errorf("run a step of %s: the network must end with its loss layer", net.Name)
+	}
+	if !cpuPrecision(prec) {
+		s.Status = measure.Unsupported
+		return s, nil
+	}
+	if stepBytes(net, batch) > b.MemoryLimit {
+		s.Status = measure.OutOfMemory
+		return s, nil
+	}
+	g, err := newGraph(net, batch)
+	if errors.Is(err, errUnsupported) {
+		s.Status = measure.Unsupported
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("run a step of %s: %w", net.Name, err)
+	}
+	times, err := timeRuns(ctx, func() { g.step(1e-3) }, repeats)
+	if err != nil {
+		return s, fmt.Errorf("run a step of %s at batch %d: %w", net.Name, batch, err)
+	}
+	s.MedianMS, s.SpreadMS = gpu.Summarize(times)
+	return s, nil
+}
