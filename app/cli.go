@@ -26,6 +26,8 @@ type Env struct {
 	Stderr io.Writer
 	DBPath string // the cache file; see DefaultDBPath
 	JSON   bool   // --json: machine-readable output (each command documents its shape)
+
+	usageShown bool // a FlagSet from Flags printed the usage: the command line was wrong
 }
 
 // Flags returns a flag set for a command that already knows --json, writes its usage
@@ -35,6 +37,7 @@ func (e *Env) Flags(cmd Command) *flag.FlagSet {
 	fs.SetOutput(e.Stderr)
 	fs.BoolVar(&e.JSON, "json", e.JSON, "print JSON instead of a table")
 	fs.Usage = func() {
+		e.usageShown = true
 		fmt.Fprintf(e.Stderr, "usage: cnntime %s\n\n%s\n", cmd.Usage, cmd.Summary)
 		if hasFlags(fs) {
 			fmt.Fprintln(e.Stderr, "\nflags:")
@@ -180,6 +183,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case env.usageShown: // a flag the command does not know; the usage is printed already
+		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		return 2
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "cnntime %s: %v\nusage: cnntime %s\n", name, err, cmd.Usage)
 		return 2
@@ -254,6 +260,9 @@ func init() {
 			fs := env.Flags(commands["version"])
 			if err := fs.Parse(args); err != nil {
 				return err
+			}
+			if fs.NArg() > 0 {
+				return Usagef("unexpected argument %q", fs.Arg(0))
 			}
 			if env.JSON {
 				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": Version})
