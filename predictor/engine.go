@@ -190,11 +190,11 @@ func (e *Engine) table(req Request, need int) *stepTable {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.stepMS) <= need {
-		size := 1024
+		size := 1024 // batches 1..1024 at least, then doubling
 		for size < need {
 			size *= 2
 		}
-		e.fill(t, req, size)
+		e.fill(t, req, size+1)
 	}
 	return t
 }

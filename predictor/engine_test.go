@@ -261,3 +261,21 @@ func TestKernelPrecision(t *testing.T) {
 		}
 	}
 }
+
+func TestCurveCoversTheTableEdges(t *testing.T) {
+	e := NewEngine(newLinearTimer(0.001), noOverheads(), DefaultMemoryModel)
+	gpu := testGPU
+	gpu.MemoryGB = 0
+	for _, batches := range [][]int{{1024}, {1, 1025}, {2048, 4096}} {
+		c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: gpu,
+			Precision: measure.FP32, Batches: batches, Run: Run{Epochs: 1, Images: 5000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range c.Points {
+			if want := 0.001 * tinyPerSampleMS * float64(p.Batch); math.Abs(p.IterMS-want) > 1e-9 {
+				t.Errorf("batch %d: step %v ms, want %v ms", p.Batch, p.IterMS, want)
+			}
+		}
+	}
+}

@@ -28,7 +28,7 @@ type kernelSeq struct {
 	backward bool
 }
 
-// fill computes t for per-GPU batches 1..size-1.
+// fill computes t for per-GPU batches 1..size-1 (the arrays have size entries).
 //
 // The step is simulated as the host issuing kernels into one stream: the host spends
 // LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and

@@ -1,0 +1,253 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cnntime/assets"
+	"cnntime/db"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// Engine is the predictor with what it needs loaded: the embedded catalog and
+// calibration, the user's machines and price overrides, and every kernel measurement
+// in the cache. The GUI and the CLI share it. It is safe for concurrent use; build a
+// new one after the cache changes.
+type Engine struct {
+	catalog    *hw.Catalog
+	machines   map[string]hw.Machine // by lower-case id: the catalog's with overrides, and the user's
+	machineIDs []string
+	measured   map[string]string // catalog GPU id → the measured CUDA device of that GPU in the cache
+	kernels    *kernels.Model
+	pred       *predictor.Engine
+
+	mu   sync.Mutex
+	nets map[string]*cnn.Network
+}
+
+// NewEngine loads the embedded catalog and calibration and, when d is not nil, the
+// cache's user machines, price overrides, devices and kernel measurements.
+func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
+	cat, err := hw.ParseCatalog(assets.CatalogGPUs, assets.CatalogMachines)
+	if err != nil {
+		return nil, fmt.Errorf("load the embedded catalog: %w", err)
+	}
+	var (
+		user      []hw.Machine
+		overrides map[string]float64
+		devices   []measure.Device
+		ms        []measure.Measurement
+	)
+	if d != nil {
+		if user, err = d.UserMachines(ctx); err != nil {
+			return nil, err
+		}
+		if overrides, err = d.PriceOverrides(ctx); err != nil {
+			return nil, err
+		}
+		if devices, err = d.Devices(ctx); err != nil {
+			return nil, err
+		}
+		if ms, err = d.Measurements(ctx, "", nil); err != nil {
+			return nil, err
+		}
+	}
+	e := &Engine{
+		catalog:  cat,
+		machines: make(map[string]hw.Machine),
+		measured: make(map[string]string),
+		nets:     make(map[string]*cnn.Network),
+	}
+	for _, m := range cat.Merge(user, overrides) {
+		e.machines[strings.ToLower(m.ID)] = m
+		e.machineIDs = append(e.machineIDs, m.ID)
+	}
+	for _, dev := range devices { // sorted by key: the first measured device of a GPU wins
+		if dev.Backend == "cuda" && dev.GPUID != "" && e.measured[dev.GPUID] == "" {
+			e.measured[dev.GPUID] = dev.Key
+		}
+	}
+	e.kernels = kernels.NewModel(nil, cat.GPUs(), devices, ms)
+	e.pred = predictor.NewEngine(e.kernels, predictor.DefaultOverheads, predictor.DefaultMemoryModel)
+	return e, nil
+}
+
+// Catalog is the embedded hardware catalog.
+func (e *Engine) Catalog() *hw.Catalog { return e.catalog }
+
+// Predictor is the step-time engine underneath.
+func (e *Engine) Predictor() *predictor.Engine { return e.pred }
+
+// Kernels is the per-layer model underneath.
+func (e *Engine) Kernels() *kernels.Model { return e.kernels }
+
+// MachineIDs lists every machine: the catalog's, then the user's.
+func (e *Engine) MachineIDs() []string { return append([]string(nil), e.machineIDs...) }
+
+// Network returns the zoo CNN called name at its default input, built once.
+func (e *Engine) Network(name string) (*cnn.Network, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n, ok := e.nets[name]; ok {
+		return n, nil
+	}
+	n, err := cnn.Build(name, cnn.Options{})
+	if err != nil {
+		if cnn.Family(name) == "" {
+			return nil, fmt.Errorf("unknown model %q%s: 'cnntime models' lists them", name, Suggest(name, cnn.Names()))
+		}
+		return nil, err
+	}
+	e.nets[name] = n
+	return n, nil
+}
+
+// Target is one machine a prediction is for, with its GPU.
+type Target struct {
+	Machine hw.Machine
+	GPU     hw.GPU
+}
+
+// MachineTarget looks a machine up by id: a catalog instance or one of the user's.
+func (e *Engine) MachineTarget(id string) (Target, error) {
+	m, ok := e.machines[strings.ToLower(strings.TrimSpace(id))]
+	if !ok {
+		return Target{}, fmt.Errorf("unknown machine %q%s: 'cnntime machines' lists them", id, Suggest(id, e.machineIDs))
+	}
+	g, err := e.catalog.GPU(m.GPUID)
+	if err != nil {
+		return Target{}, fmt.Errorf("machine %s: %w", m.ID, err)
+	}
+	return Target{Machine: m, GPU: g}, nil
+}
+
+// GPUTarget is a one-GPU machine with the catalog GPU id and no price: its costs are
+// unknown. Its machine id is "gpu/<id>".
+func (e *Engine) GPUTarget(id string) (Target, error) {
+	g, err := e.catalog.GPU(id)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Machine: hw.Machine{ID: "gpu/" + g.ID, Provider: "gpu", Instance: g.ID, GPUID: g.ID, GPUCount: 1}, GPU: g}, nil
+}
+
+// Query asks for every model on every target.
+type Query struct {
+	Models    []string
+	Targets   []Target
+	Batches   []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	Precision measure.Precision
+	Policy    measure.Policy
+	Run       predictor.Run
+}
+
+// Curves predicts every model × target of q, in that order (models outer). Nothing
+// is predicted when any part of q is wrong.
+func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error) {
+	nets := make([]*cnn.Network, len(q.Models))
+	for i, name := range q.Models {
+		n, err := e.Network(name)
+		if err != nil {
+			return nil, err
+		}
+		nets[i] = n
+	}
+	reqs := make([]predictor.Request, 0, len(nets)*len(q.Targets))
+	for _, n := range nets {
+		for _, t := range q.Targets {
+			batches := q.Batches
+			if k := max(t.Machine.GPUCount, 1); len(batches) > 0 && batches[0] < k {
+				i := sort.SearchInts(batches, k)
+				if i == len(batches) {
+					return nil, fmt.Errorf("batch size %d on %s: data-parallel training over its %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
+				}
+				batches = batches[i:]
+			}
+			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: e.measured[t.GPU.ID],
+				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run}
+			if err := r.Check(); err != nil {
+				return nil, err
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	out := make([]predictor.Curve, len(reqs))
+	errs := make([]error, len(reqs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(reqs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = e.pred.Curve(reqs[i])
+			}
+		}()
+	}
+feed:
+	for i := range reqs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("prediction cancelled: %w", err)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ParseBatches reads batch sizes: a number ("64"), a range ("1-1024": every size in
+// it), or a comma-separated list of both ("16,32,48-64"). The result ascends without
+// repeats; every size must be from 1 to maxBatch.
+func ParseBatches(s string, maxBatch int) ([]int, error) {
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil {
+			return nil, fmt.Errorf("batch sizes %q: %q is not a number or a range like 1-1024", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
+				return nil, fmt.Errorf("batch sizes %q: %q is not a range like 1-1024", s, part)
+			}
+		}
+		switch {
+		case a <= 0:
+			return nil, fmt.Errorf("batch size %d: must be positive", a)
+		case b < a:
+			return nil, fmt.Errorf("batch range %q runs backwards: write it low-high", part)
+		case b > maxBatch:
+			return nil, fmt.Errorf("batch size %d is above the largest this tool predicts (%d)", b, maxBatch)
+		}
+		for x := a; x <= b; x++ {
+			seen[x] = true
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for x := range seen {
+		out = append(out, x)
+	}
+	sort.Ints(out)
+	return out, nil
+}
