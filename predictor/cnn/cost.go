@@ -36,7 +36,7 @@ func (l *Layer) imageOnly() bool {
 }
 
 // Phases lists the kernels the layer runs in a training step, in execution order:
-//   - Forward, for every op except flatten (a view: no kernel at all).
+//   - Forward, for every op except flatten and slice (views: no kernel at all).
 //   - BackwardData (the gradient with respect to the inputs) unless the layer's only
 //     input is the image (PyTorch computes no gradient for it), and except for add and
 //     concat, whose backward passes the output gradient through as views.
@@ -46,7 +46,7 @@ func (l *Layer) imageOnly() bool {
 //     parameter gradients are their own kernels.
 func (l *Layer) Phases() []measure.Phase {
 	switch l.Op {
-	case OpFlatten:
+	case OpFlatten, OpSlice:
 		return nil
 	case OpAdd, OpConcat:
 		return []measure.Phase{measure.Forward}
@@ -302,8 +302,8 @@ func (l *Layer) SavedBytes(elemBytes int) int64 {
 }
 
 // aliases reports whether the layer's output shares its input's storage: in-place ops
-// and views (flatten).
-func (l *Layer) aliases() bool { return l.InPlace || l.Op == OpFlatten }
+// and views (flatten, slice).
+func (l *Layer) aliases() bool { return l.InPlace || l.Op == OpFlatten || l.Op == OpSlice }
 
 // storage returns the layer whose output buffer holds layer i's output (image for the
 // input batch), following in-place ops and views back to the tensor's owner.

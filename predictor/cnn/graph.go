@@ -130,8 +130,10 @@ func outSize(n, k, s, p, d int, ceil bool) (int, error) {
 		return 0, fmt.Errorf("padding %d must not be negative", p)
 	case d <= 0:
 		return 0, fmt.Errorf("dilation %d must be positive", d)
+	case n+2*p < span && d > 1:
+		return 0, fmt.Errorf("kernel %d dilated by %d spans %d, more than its padded input %d", k, d, span, n+2*p)
 	case n+2*p < span:
-		return 0, fmt.Errorf("kernel %d (spanning %d) is larger than its padded input %d", k, span, n+2*p)
+		return 0, fmt.Errorf("kernel %d is larger than its padded input %d", k, n+2*p)
 	}
 	if !ceil {
 		return (n+2*p-span)/s + 1, nil
@@ -328,4 +330,13 @@ func (g *graph) loss(inputs ...int) int {
 		return g.fail("loss", "the loss needs %d class scores, got %d", g.net.Classes, x.C)
 	}
 	return g.push("loss", Layer{Config: Config{Op: OpLoss, In: x, Out: Shape{1, 1, 1}, NumInputs: len(inputs)}}, inputs...)
+}
+
+// slice adds a view of channels [from, from+c) of its input (torch.chunk).
+func (g *graph) slice(name string, in, from, c int) int {
+	x := g.shape(in)
+	if from < 0 || c <= 0 || from+c > x.C {
+		return g.fail(name, "slice of channels %d..%d is outside the input's %d channels", from, from+c, x.C)
+	}
+	return g.push(name, Layer{Config: Config{Op: OpSlice, In: x, Out: Shape{c, x.H, x.W}}}, in)
 }

@@ -41,6 +41,7 @@ const (
 	OpStochasticDepth Op = "stochasticdepth" // row-wise drop of a residual branch
 	OpFlatten         Op = "flatten"
 	OpPermute         Op = "permute" // NCHW <-> NHWC copy
+	OpSlice           Op = "slice"   // a view of a run of channels (ShuffleNet's chunk); runs no kernel
 	OpLoss            Op = "crossentropy"
 )
 

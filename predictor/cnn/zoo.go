@@ -28,7 +28,9 @@ var zooIndex map[string]int
 
 func init() {
 	families := [][]model{
-		vggModels(), resnetModels(), mobilenetModels(),
+		alexnetModels(), vggModels(), resnetModels(), squeezenetModels(), densenetModels(),
+		inceptionModels(), googlenetModels(), shufflenetModels(), mobilenetModels(), mnasnetModels(),
+		efficientnetModels(), regnetModels(), convnextModels(),
 	}
 	zooIndex = make(map[string]int)
 	for _, f := range families {
@@ -92,13 +94,42 @@ func Build(name string, opt Options) (*Network, error) {
 	case classes < 0 || classes > 1<<20:
 		return nil, fmt.Errorf("build %s: number of classes %d must be between 1 and %d", name, classes, 1<<20)
 	}
+	net, err := build(m, res, classes)
+	if err != nil {
+		if least := smallestResolution(m, res); least > 0 {
+			return nil, fmt.Errorf("build %s at %dx%d: %w: %s needs an input of at least %dx%d", name, res, res, err, name, least, least)
+		}
+		return nil, fmt.Errorf("build %s at %dx%d: %w", name, res, res, err)
+	}
+	return net, nil
+}
+
+func build(m model, res, classes int) (*Network, error) {
 	net := &Network{Name: m.name, Family: m.family, Input: Shape{3, res, res}, Classes: classes}
 	g := newGraph(net, m.layers)
 	m.build(g)
 	if g.err != nil {
-		return nil, fmt.Errorf("build %s at %dx%d: %w (the input is too small for this architecture)", name, res, res, g.err)
+		return nil, g.err
 	}
 	return net, nil
+}
+
+// smallestResolution finds the least input resolution above tooSmall at which m builds,
+// by bisection up to the model's default resolution; 0 if none is found.
+func smallestResolution(m model, tooSmall int) int {
+	lo, hi := tooSmall, m.resolution // lo fails; hi builds
+	if _, err := build(m, hi, 1000); err != nil || lo >= hi {
+		return 0
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if _, err := build(m, mid, 1000); err != nil {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 // Families lists the zoo's families in order.
