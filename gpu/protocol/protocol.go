@@ -1,0 +1,207 @@
+// Package protocol is the JSON-lines conversation between cnntime and its sweep worker
+// (cnntime-gpu): one request line from the app on the worker's stdin, then message
+// lines from the worker on its stdout until "done" or "error". Each line is one JSON
+// object with a "type".
+//
+// App → worker:
+//
+//	{"type":"devices"}                                  list the devices
+//	{"type":"sweep","device":0,"precision":"fp32","policy":"heuristic","repeats":5,
+//	 "items":[{"config":{...},"batch":32,"phase":"fwd"}, ...]}
+//
+// Worker → app:
+//
+//	{"type":"device","device":{...}}                    a device (one per device for "devices";
+//	                                                    the swept device first for "sweep")
+//	{"type":"progress","done":3,"total":120}            after each item
+//	{"type":"measurement","measurement":{...}}          one result, as soon as it is taken
+//	{"type":"warning","message":"..."}                  e.g. the GPU's clock dropped (throttling)
+//	{"type":"error","message":"..."}                    the worker cannot go on; it exits non-zero
+//	{"type":"done"}                                     the request is complete
+package protocol
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// Request types.
+const (
+	ListDevices = "devices"
+	Sweep       = "sweep"
+)
+
+// Message types.
+const (
+	Device      = "device"
+	Progress    = "progress"
+	Measurement = "measurement"
+	Warning     = "warning"
+	Error       = "error"
+	Done        = "done"
+)
+
+// Item is one measurement to take.
+type Item struct {
+	Config cnn.Config    `json:"config"`
+	Batch  int           `json:"batch"`
+	Phase  measure.Phase `json:"phase"`
+}
+
+// Request is the app's one line to the worker.
+type Request struct {
+	Type      string            `json:"type"`
+	Device    int               `json:"device,omitempty"`
+	Precision measure.Precision `json:"precision,omitempty"`
+	Policy    measure.Policy    `json:"policy,omitempty"`
+	Repeats   int               `json:"repeats,omitempty"`
+	Items     []Item            `json:"items,omitempty"`
+}
+
+// Validate reports the first thing wrong with a request, or nil.
+func (r Request) Validate() error {
+	switch r.Type {
+	case ListDevices:
+		return nil
+	case Sweep:
+	default:
+		return fmt.Errorf("unknown request type %q: want %q or %q", r.Type, ListDevices, Sweep)
+	}
+	if r.Device < 0 {
+		return fmt.Errorf("device index %d is negative", r.Device)
+	}
+	if _, err := measure.ParsePrecision(string(r.Precision)); err != nil {
+		return err
+	}
+	if r.Policy != measure.NoPolicy {
+		if _, err := measure.ParsePolicy(string(r.Policy)); err != nil {
+			return err
+		}
+	}
+	if r.Repeats < 1 {
+		return fmt.Errorf("repeats is %d: must be at least 1", r.Repeats)
+	}
+	for i, it := range r.Items {
+		if it.Batch < 1 {
+			return fmt.Errorf("item %d has batch size %d: must be positive", i, it.Batch)
+		}
+		switch it.Phase {
+		case measure.Forward, measure.BackwardData, measure.BackwardWeights:
+		default:
+			return fmt.Errorf("item %d has unknown phase %q", i, it.Phase)
+		}
+	}
+	return nil
+}
+
+// Message is one line from the worker.
+type Message struct {
+	Type        string               `json:"type"`
+	Device      *measure.Device      `json:"device,omitempty"`
+	Measurement *measure.Measurement `json:"measurement,omitempty"`
+	Done        int                  `json:"done,omitempty"`
+	Total       int                  `json:"total,omitempty"`
+	Message     string               `json:"message,omitempty"`
+}
+
+// Validate reports the first thing wrong with a message, or nil.
+func (m Message) Validate() error {
+	switch m.Type {
+	case Device:
+		if m.Device == nil || m.Device.Key == "" {
+			return fmt.Errorf("device message without a device key")
+		}
+	case Measurement:
+		if m.Measurement == nil {
+			return fmt.Errorf("measurement message without a measurement")
+		}
+		return m.Measurement.Validate()
+	case Progress, Warning, Done:
+	case Error:
+		if m.Message == "" {
+			return fmt.Errorf("error message without text")
+		}
+	default:
+		return fmt.Errorf("unknown message type %q", m.Type)
+	}
+	return nil
+}
+
+// Writer writes messages or requests as JSON lines; it is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+// NewWriter writes lines to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{enc: json.NewEncoder(w)} }
+
+// Send writes v as one line.
+func (w *Writer) Send(v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.enc.Encode(v); err != nil {
+		return fmt.Errorf("write protocol line: %w", err)
+	}
+	return nil
+}
+
+// maxLine bounds one line: a sweep request of thousands of items is a few MB.
+const maxLine = 64 << 20
+
+// Reader reads JSON lines.
+type Reader struct {
+	sc   *bufio.Scanner
+	line int
+}
+
+// NewReader reads lines from r.
+func NewReader(r io.Reader) *Reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	return &Reader{sc: sc}
+}
+
+// ReadRequest reads and validates the next request. io.EOF means no more lines.
+func (r *Reader) ReadRequest() (Request, error) {
+	var req Request
+	if err := r.next(&req); err != nil {
+		return req, err
+	}
+	if err := req.Validate(); err != nil {
+		return req, fmt.Errorf("request on line %d: %w", r.line, err)
+	}
+	return req, nil
+}
+
+// ReadMessage reads and validates the next message. io.EOF means no more lines.
+func (r *Reader) ReadMessage() (Message, error) {
+	var m Message
+	if err := r.next(&m); err != nil {
+		return m, err
+	}
+	if err := m.Validate(); err != nil {
+		return m, fmt.Errorf("worker message on line %d: %w", r.line, err)
+	}
+	return m, nil
+}
+
+func (r *Reader) next(v any) error {
+	if !r.sc.Scan() {
+		if err := r.sc.Err(); err != nil {
+			return fmt.Errorf("read protocol line %d: %w", r.line+1, err)
+		}
+		return io.EOF
+	}
+	r.line++
+	if err := json.Unmarshal(r.sc.Bytes(), v); err != nil {
+		return fmt.Errorf("protocol line %d is not valid JSON: %w", r.line, err)
+	}
+	return nil
+}

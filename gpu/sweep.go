@@ -1,0 +1,97 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"cnntime/predictor/measure"
+)
+
+// Job is a planned sweep for one device: what to measure and how.
+type Job struct {
+	Precision measure.Precision
+	Policy    measure.Policy
+	Repeats   int
+	Items     []Item
+}
+
+// Sink receives a sweep's results as they happen.
+type Sink struct {
+	// Measured is called with each measurement as soon as it is taken; an error from it
+	// stops the sweep (the caller could not store the result).
+	Measured func(measure.Measurement) error
+	// Warning is called with problems that do not stop the sweep, e.g. throttling.
+	Warning func(string)
+}
+
+// Sweeper runs sweeps on one device: in this process (Local) or in the worker (Remote).
+type Sweeper interface {
+	Device() measure.Device
+	Sweep(ctx context.Context, job Job, sink Sink) error
+}
+
+// Monitor is implemented by backends that watch their device during a sweep; Check is
+// called after each measurement and returns a warning, or "" when all is well.
+type Monitor interface {
+	Check() string
+}
+
+// Local runs sweeps on a backend in this process.
+type Local struct{ Backend Backend }
+
+// Device describes the backend's device.
+func (l Local) Device() measure.Device { return l.Backend.Device() }
+
+// Sweep runs the job on the backend; see Execute.
+func (l Local) Sweep(ctx context.Context, job Job, sink Sink) error {
+	return Execute(ctx, l.Backend, job, sink)
+}
+
+// Execute takes the job's measurements one by one on b and hands each to the sink.
+// Once a configuration is out of memory at a batch size, its items at that size and
+// above are reported out of memory without running them (with Repeats 0: inferred, not
+// timed). It stops at the first error, or when ctx is cancelled (returning ctx's error).
+func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
+	if job.Repeats < 1 {
+		return fmt.Errorf("sweep with %d repeats: measure each kernel at least once", job.Repeats)
+	}
+	oomAt := map[string]int{} // configuration key → smallest batch that did not fit
+	mon, _ := b.(Monitor)
+	for _, it := range job.Items {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key := it.Config.Key()
+		var m measure.Measurement
+		if limit, ok := oomAt[key]; ok && it.Batch >= limit {
+			m = measure.Measurement{
+				DeviceKey: b.Device().Key, ConfigKey: key, Batch: it.Batch, Precision: job.Precision,
+				Phase: it.Phase, Policy: job.Policy, Status: measure.OutOfMemory, At: time.Now().UTC(),
+			}
+		} else {
+			var err error
+			m, err = b.TimeLayer(ctx, it.Config, it.Batch, it.Phase, job.Precision, job.Policy, job.Repeats)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("measure %s at batch %d (%s): %w", key, it.Batch, it.Phase, err)
+			}
+			if m.Status == measure.OutOfMemory {
+				if limit, ok := oomAt[key]; !ok || it.Batch < limit {
+					oomAt[key] = it.Batch
+				}
+			}
+		}
+		if err := sink.Measured(m); err != nil {
+			return err
+		}
+		if mon != nil && sink.Warning != nil {
+			if w := mon.Check(); w != "" {
+				sink.Warning(w)
+			}
+		}
+	}
+	return nil
+}
