@@ -78,7 +78,6 @@ func dsn(abs string, readOnly bool) string {
 	q.Add("_pragma", "foreign_keys(1)")
 	if readOnly {
 		q.Set("mode", "ro")
-		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
 		// NORMAL in WAL mode: a commit survives the process being killed; only a

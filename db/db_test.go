@@ -173,11 +173,11 @@ func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v1.db")
 	// Build a version-1 cache as an older cnntime wrote it.
-	sqldb, err := sql.Open("sqlite", dsn(path, false))
+	old, err := openUnmigrated(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &DB{sql: sqldb, path: path}
+	sqldb := old.sql
 	if err := old.migrateTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}

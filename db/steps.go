@@ -98,21 +98,28 @@ func (d *DB) Steps(ctx context.Context, f StepFilter) ([]measure.Step, error) {
 		return nil, fmt.Errorf("read step measurements from %s: %w", d.path, err)
 	}
 	defer rows.Close()
+	out, err := scanSteps(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read step measurements from %s: %w", d.path, err)
+	}
+	return out, nil
+}
+
+// scanSteps reads rows of device_key, model, batch, precision, framework, source,
+// median_ms, spread_ms, status, at.
+func scanSteps(rows *sql.Rows) ([]measure.Step, error) {
 	var out []measure.Step
 	for rows.Next() {
 		var s measure.Step
 		var at int64
 		if err := rows.Scan(&s.DeviceKey, &s.Model, &s.Batch, &s.Precision, &s.Framework,
 			&s.Source, &s.MedianMS, &s.SpreadMS, &s.Status, &at); err != nil {
-			return nil, fmt.Errorf("read step measurements from %s: %w", d.path, err)
+			return nil, err
 		}
 		s.At = fromUnixNanos(at)
 		out = append(out, s)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read step measurements from %s: %w", d.path, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // jsonStrings encodes keys as a JSON array, for json_each in a query.

@@ -1,0 +1,194 @@
+package db
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"cnntime/predictor/measure"
+)
+
+// StepCSVColumns is the header of a CSV of whole training-step measurements, the format
+// that `cnntime cache import` reads, `cnntime cache export --csv` writes and the
+// PyTorch sweep script emits. One row is one model at one batch size on one GPU:
+//
+//	gpu          the catalog GPU id ("v100-sxm2-16gb"), stored as device "gpu:<id>"; or a
+//	             measured device's key containing ':' ("cuda:GPU-…"), stored as it is
+//	model        the torchvision model name ("resnet50")
+//	batch_size   the mini-batch size per GPU, a positive integer
+//	precision    fp32 (PyTorch's default), fp32-strict (TF32 off) or amp
+//	framework    what ran it, e.g. "pytorch 2.5.1+cu124"
+//	step_ms      the median time of one training step (forward, backward, optimizer
+//	             update) in milliseconds: a number > 0 when status is ok, may be empty otherwise
+//	spread_ms    half the interquartile range of the repeats, in ms: a number ≥ 0, or empty for 0
+//	status       ok, oom (the batch does not fit in memory) or unsupported
+//	source       where the figure came from (a host, a paper); empty: "csv:<file name>"
+//	measured_at  optional column: when, in RFC 3339 ("2026-03-01T12:00:00Z"); empty: unknown
+//
+// The header line is required; columns may come in any order; an unknown or missing
+// column is an error. A row with the same gpu, model, batch_size, precision, framework
+// and source as one already in the cache replaces it.
+var StepCSVColumns = []string{"gpu", "model", "batch_size", "precision", "framework", "step_ms", "spread_ms", "status", "source", "measured_at"}
+
+// optionalStepColumns may be left out of a step CSV's header.
+var optionalStepColumns = map[string]bool{"measured_at": true}
+
+// ParseStepsCSV reads a step CSV (see StepCSVColumns) named name (for messages and the
+// default source). It reads all of it or returns the first error, naming its line.
+func ParseStepsCSV(r io.Reader, name string) ([]measure.Step, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // checked below, with a clearer message
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s is empty: a step CSV starts with the header %s", name, strings.Join(StepCSVColumns, ","))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s line 1: %w", name, err)
+	}
+	col, err := stepColumnIndex(header)
+	if err != nil {
+		return nil, fmt.Errorf("%s line 1: %w", name, err)
+	}
+	var steps []measure.Step
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err) // csv.ParseError names the line
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue // a blank line
+		}
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("%s line %d: %d fields, the header has %d", name, line, len(rec), len(header))
+		}
+		s, err := parseStepRecord(rec, col, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", name, line, err)
+		}
+		steps = append(steps, s)
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("%s has a header but no measurements", name)
+	}
+	return steps, nil
+}
+
+// stepColumnIndex maps each column name to its position in header.
+func stepColumnIndex(header []string) (map[string]int, error) {
+	known := map[string]bool{}
+	for _, c := range StepCSVColumns {
+		known[c] = true
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if !known[h] {
+			return nil, fmt.Errorf("unknown column %q: a step CSV has the columns %s", h, strings.Join(StepCSVColumns, ", "))
+		}
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("column %q appears twice", h)
+		}
+		col[h] = i
+	}
+	for _, c := range StepCSVColumns {
+		if _, ok := col[c]; !ok && !optionalStepColumns[c] {
+			return nil, fmt.Errorf("missing column %q: a step CSV has the columns %s", c, strings.Join(StepCSVColumns, ", "))
+		}
+	}
+	return col, nil
+}
+
+func parseStepRecord(rec []string, col map[string]int, name string) (measure.Step, error) {
+	field := func(c string) string {
+		if i, ok := col[c]; ok {
+			return strings.TrimSpace(rec[i])
+		}
+		return ""
+	}
+	s := measure.Step{
+		Model:     field("model"),
+		Precision: measure.Precision(field("precision")),
+		Framework: field("framework"),
+		Source:    field("source"),
+		Status:    measure.Status(field("status")),
+	}
+	gpu := field("gpu")
+	switch {
+	case gpu == "":
+		return s, fmt.Errorf("gpu is empty")
+	case strings.Contains(gpu, ":"):
+		s.DeviceKey = gpu
+	default:
+		s.DeviceKey = "gpu:" + gpu
+	}
+	if s.Source == "" {
+		s.Source = "csv:" + name
+	}
+	var err error
+	if s.Batch, err = strconv.Atoi(field("batch_size")); err != nil {
+		return s, fmt.Errorf("batch_size %q is not a whole number", field("batch_size"))
+	}
+	if s.MedianMS, err = parseMS("step_ms", field("step_ms")); err != nil {
+		return s, err
+	}
+	if s.SpreadMS, err = parseMS("spread_ms", field("spread_ms")); err != nil {
+		return s, err
+	}
+	if at := field("measured_at"); at != "" {
+		if s.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return s, fmt.Errorf("measured_at %q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", at)
+		}
+		s.At = s.At.UTC()
+	}
+	if err := validateStep(s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// parseMS reads a non-negative time in milliseconds; empty is 0.
+func parseMS(column, v string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("%s %q is not a number of milliseconds", column, v)
+	}
+	if x < 0 {
+		return 0, fmt.Errorf("%s %v is negative: a time must be 0 or more", column, x)
+	}
+	return x, nil
+}
+
+// WriteStepsCSV writes steps as a step CSV (see StepCSVColumns), header first.
+func WriteStepsCSV(w io.Writer, steps []measure.Step) error {
+	cw := csv.NewWriter(w)
+	cw.Write(StepCSVColumns)
+	for _, s := range steps {
+		at := ""
+		if !s.At.IsZero() {
+			at = s.At.UTC().Format(time.RFC3339Nano)
+		}
+		cw.Write([]string{strings.TrimPrefix(s.DeviceKey, "gpu:"), s.Model, strconv.Itoa(s.Batch),
+			string(s.Precision), s.Framework, formatMS(s.MedianMS), formatMS(s.SpreadMS),
+			string(s.Status), s.Source, at})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write step CSV: %w", err)
+	}
+	return nil
+}
+
+func formatMS(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -1,0 +1,218 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ExportFilter chooses part of the cache to export; the zero filter is the whole cache.
+type ExportFilter struct {
+	DeviceKey  string   // one device's measurements and steps
+	Models     []string // these models' steps (kernel measurements belong to configurations, see ConfigKeys)
+	ConfigKeys []string // these configurations' kernel measurements (a model's, say)
+}
+
+// IsZero reports whether f chooses the whole cache.
+func (f ExportFilter) IsZero() bool {
+	return f.DeviceKey == "" && f.Models == nil && f.ConfigKeys == nil
+}
+
+// measurementWhere is the condition on measurements m joined to devices d and configs c.
+func (f ExportFilter) measurementWhere() (string, []any) {
+	conds, args := []string{"true"}, []any{}
+	if f.DeviceKey != "" {
+		conds, args = append(conds, "d.key = ?"), append(args, f.DeviceKey)
+	}
+	if f.ConfigKeys != nil {
+		conds, args = append(conds, "c.key IN (SELECT value FROM json_each(?))"), append(args, jsonStrings(f.ConfigKeys))
+	} else if f.Models != nil {
+		conds = append(conds, "false") // models chosen without their configurations: steps only
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func (f ExportFilter) stepWhere() (string, []any) {
+	conds, args := []string{"true"}, []any{}
+	if f.DeviceKey != "" {
+		conds, args = append(conds, "device_key = ?"), append(args, f.DeviceKey)
+	}
+	if f.Models != nil {
+		conds, args = append(conds, "model IN (SELECT value FROM json_each(?))"), append(args, jsonStrings(f.Models))
+	} else if f.ConfigKeys != nil {
+		conds = append(conds, "false") // configurations chosen without models: kernels only
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// ExportReport counts what an export wrote.
+type ExportReport struct {
+	File         string `json:"file"`
+	Devices      int    `json:"devices"`
+	Configs      int    `json:"configs"`
+	Measurements int    `json:"measurements"`
+	Steps        int    `json:"steps"`
+}
+
+// ExportCache writes the part of the cache f chooses to a new cache file at path; it
+// refuses to overwrite an existing file. The whole cache (the zero filter) includes
+// sweeps, user machines and price overrides; a filtered export holds the chosen
+// measurements and steps with the devices and configurations they refer to. On error
+// no file is left behind.
+func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (ExportReport, error) {
+	rep := ExportReport{File: path}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return rep, fmt.Errorf("export to %s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err == nil {
+		return rep, fmt.Errorf("export to %s: the file exists; choose a new file name", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return rep, fmt.Errorf("export to %s: %w", path, err)
+	}
+	out, err := Open(abs)
+	if err != nil {
+		return rep, fmt.Errorf("export to %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(abs)
+		return rep, fmt.Errorf("export to %s: %w", path, err)
+	}
+	err = d.attached(ctx, abs, "dst", func(tx *sql.Tx) error { return copyTo(ctx, tx, f, &rep) })
+	if err != nil {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(abs + suffix)
+		}
+		return rep, fmt.Errorf("export to %s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// copyTo copies what f chooses from main to the attached new cache "dst".
+func copyTo(ctx context.Context, tx *sql.Tx, f ExportFilter, rep *ExportReport) error {
+	mWhere, mArgs := f.measurementWhere()
+	sWhere, sArgs := f.stepWhere()
+	chosen := `SELECT m.id FROM main.measurements m JOIN main.devices d ON d.id = m.device_id
+		JOIN main.configs c ON c.id = m.config_id WHERE ` + mWhere
+	steps := []struct {
+		count *int
+		query string
+		args  []any
+	}{
+		{&rep.Devices, `INSERT INTO dst.devices SELECT * FROM main.devices
+			WHERE id IN (SELECT device_id FROM main.measurements WHERE id IN (` + chosen + `))
+			OR ? = 1 OR key = ?`, append(append([]any{}, mArgs...), boolInt(f.IsZero()), f.DeviceKey)},
+		{&rep.Configs, `INSERT INTO dst.configs SELECT * FROM main.configs
+			WHERE id IN (SELECT config_id FROM main.measurements WHERE id IN (` + chosen + `))
+			OR ? = 1`, append(append([]any{}, mArgs...), boolInt(f.IsZero()))},
+		{&rep.Measurements, `INSERT INTO dst.measurements SELECT * FROM main.measurements WHERE id IN (` + chosen + `)`, mArgs},
+		{&rep.Steps, `INSERT INTO dst.steps SELECT * FROM main.steps WHERE ` + sWhere, sArgs},
+	}
+	if f.IsZero() {
+		for _, table := range []string{"sweeps", "user_machines", "price_overrides"} {
+			steps = append(steps, struct {
+				count *int
+				query string
+				args  []any
+			}{new(int), `INSERT INTO dst.` + table + ` SELECT * FROM main.` + table, nil})
+		}
+	}
+	for _, s := range steps {
+		res, err := tx.ExecContext(ctx, s.query, s.args...)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		*s.count = int(n)
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ExportStepsCSV writes the steps f chooses to w as a step CSV (see StepCSVColumns), a
+// file that ImportStepsCSV reads back. It returns the number of rows.
+func (d *DB) ExportStepsCSV(ctx context.Context, w io.Writer, f ExportFilter) (int, error) {
+	where, args := f.stepWhere()
+	rows, err := d.sql.QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
+		source, median_ms, spread_ms, status, at FROM steps WHERE `+where+`
+		ORDER BY device_key, model, precision, framework, source, batch`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("export step measurements from %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	steps, err := scanSteps(rows)
+	if err != nil {
+		return 0, fmt.Errorf("export step measurements from %s: %w", d.path, err)
+	}
+	return len(steps), WriteStepsCSV(w, steps)
+}
+
+// MeasurementCSVColumns is the header of the CSV of kernel measurements that
+// ExportMeasurementsCSV writes (one row per device, configuration, batch size,
+// precision, phase and policy; times in milliseconds; measured_at in RFC 3339; source
+// "" for the cache's own sweeps).
+var MeasurementCSVColumns = []string{"device", "config", "batch_size", "precision", "phase", "policy",
+	"algorithm", "median_ms", "spread_ms", "repeats", "workspace_bytes", "status", "sweep_id", "measured_at", "source"}
+
+// ExportMeasurementsCSV writes the kernel measurements f chooses to w as CSV (see
+// MeasurementCSVColumns). It returns the number of rows.
+func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFilter) (int, error) {
+	where, args := f.measurementWhere()
+	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy,
+			m.algorithm, m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
+			coalesce(m.sweep_id, 0), m.at, m.source
+		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id
+		WHERE `+where+` ORDER BY d.key, c.key, m.precision, m.policy, m.phase, m.batch`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("export measurements from %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	cw := csv.NewWriter(w)
+	cw.Write(MeasurementCSVColumns)
+	n := 0
+	for rows.Next() {
+		var device, config, precision, phase, policy, algorithm, status, source string
+		var batch, repeats int
+		var median, spread float64
+		var workspace, sweep, at int64
+		if err := rows.Scan(&device, &config, &batch, &precision, &phase, &policy, &algorithm,
+			&median, &spread, &repeats, &workspace, &status, &sweep, &at, &source); err != nil {
+			return n, fmt.Errorf("export measurements from %s: %w", d.path, err)
+		}
+		when := ""
+		if at != 0 {
+			when = fromUnixNanos(at).Format(time.RFC3339Nano)
+		}
+		sweepID := ""
+		if sweep != 0 {
+			sweepID = strconv.FormatInt(sweep, 10)
+		}
+		cw.Write([]string{device, config, strconv.Itoa(batch), precision, phase, policy, algorithm,
+			formatMS(median), formatMS(spread), strconv.Itoa(repeats), strconv.FormatInt(workspace, 10),
+			status, sweepID, when, source})
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("export measurements from %s: %w", d.path, err)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return n, fmt.Errorf("write measurement CSV: %w", err)
+	}
+	return n, nil
+}

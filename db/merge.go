@@ -1,0 +1,299 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ImportReport counts what an import changed.
+type ImportReport struct {
+	File         string `json:"file"`
+	Kind         string `json:"kind"` // "cache" or "csv"
+	Source       string `json:"source"`
+	Devices      int    `json:"devices_added"`
+	Configs      int    `json:"configs_added"`
+	Measurements Merged `json:"measurements"`
+	Steps        Merged `json:"steps"`
+	UserMachines int    `json:"user_machines_added"`
+}
+
+// Merged counts how the rows of an import met the cache's: added, replacing an older
+// row of the same key, or left out because the cache's row is as new or newer.
+type Merged struct {
+	Added    int `json:"added"`
+	Replaced int `json:"replaced"`
+	Kept     int `json:"kept"`
+}
+
+// Import merges the file at path into the cache: another cnntime cache file, or a CSV
+// of whole-step measurements (see StepCSVColumns), told apart by their first bytes. It
+// is all or nothing: on any error the cache is unchanged.
+func (d *DB) Import(ctx context.Context, path string) (ImportReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ImportReport{}, fmt.Errorf("import %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	n, _ := io.ReadFull(f, head)
+	if bytes.HasPrefix(head[:n], []byte("SQLite format")) {
+		f.Close()
+		return d.ImportCache(ctx, path)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ImportReport{}, fmt.Errorf("import %s: %w", path, err)
+	}
+	return d.ImportStepsCSV(ctx, f, filepath.Base(path))
+}
+
+// ImportStepsCSV merges a CSV of whole-step measurements read from r, named name (a
+// file name: it names the rows' default source). It reads all of r before it writes,
+// and writes all rows or none.
+func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
+	rep := ImportReport{File: name, Kind: "csv", Source: "csv:" + name}
+	steps, err := ParseStepsCSV(r, name)
+	if err != nil {
+		return rep, fmt.Errorf("import %w; the cache was not changed", err)
+	}
+	err = d.write(ctx, "import "+name, func(tx *sql.Tx) error {
+		before, err := countRows(ctx, tx, "steps")
+		if err != nil {
+			return err
+		}
+		if err := putSteps(ctx, tx, steps); err != nil {
+			return err
+		}
+		after, err := countRows(ctx, tx, "steps")
+		if err != nil {
+			return err
+		}
+		rep.Steps.Added = after - before
+		rep.Steps.Replaced = len(steps) - rep.Steps.Added
+		return nil
+	})
+	return rep, err
+}
+
+// ImportCache merges another cnntime cache file into this one, in one transaction. The
+// other file is checked (a cache, not newer, not truncated, intact) and read through a
+// consistent copy, so it is never changed. Rows are merged by key: a measurement or
+// step replaces the cache's one only when it was measured later. Imported measurements
+// and steps keep their source, or get "cache:<file name>" where they had none; sweep ids
+// are local to a cache and are dropped. Sweeps and price overrides are not imported; user
+// machines are added when the cache has none of that id.
+func (d *DB) ImportCache(ctx context.Context, path string) (ImportReport, error) {
+	rep := ImportReport{File: path, Kind: "cache", Source: "cache:" + filepath.Base(path)}
+	if same, err := sameFile(path, d.path); err != nil {
+		return rep, fmt.Errorf("import %s: %w", path, err)
+	} else if same {
+		return rep, fmt.Errorf("import %s: it is this cache itself", path)
+	}
+	tmpDir, err := os.MkdirTemp("", "cnntime-import-")
+	if err != nil {
+		return rep, fmt.Errorf("import %s: make a scratch directory: %w", path, err)
+	}
+	defer os.RemoveAll(tmpDir)
+	copyPath := filepath.Join(tmpDir, "import.db")
+	if err := snapshotCache(ctx, path, copyPath); err != nil {
+		return rep, fmt.Errorf("import %s: %w; the cache was not changed", path, err)
+	}
+	err = d.attached(ctx, copyPath, "src", func(tx *sql.Tx) error {
+		return mergeFrom(ctx, tx, rep.Source, &rep)
+	})
+	if err != nil {
+		return ImportReport{File: path, Kind: "cache"}, fmt.Errorf("import %s: %w; the cache was not changed", path, err)
+	}
+	return rep, nil
+}
+
+// snapshotCache checks that the file at path is an intact cnntime cache this cnntime
+// can read, and writes a consistent copy of it, migrated to the current schema, to dst.
+// It opens path read-only.
+func snapshotCache(ctx context.Context, path, dst string) error {
+	h, size, err := readHeader(path)
+	if err != nil {
+		return err
+	}
+	if size == 0 {
+		return fmt.Errorf("the file is empty, not a cnntime cache")
+	}
+	if err := h.check(path, size); err != nil {
+		return err
+	}
+	if h.applicationID != applicationID {
+		return fmt.Errorf("it is an SQLite database but not a cnntime cache")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	src, err := sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	version, appID, err := readSchemaMarks(ctx, src)
+	if err != nil {
+		return err
+	}
+	if appID != applicationID {
+		return fmt.Errorf("it is not a cnntime cache")
+	}
+	if version > latestVersion {
+		return newerSchemaError(path, version)
+	}
+	var verdict string
+	if err := src.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&verdict); err != nil {
+		return fmt.Errorf("it is damaged (%v): restore it from a copy", err)
+	}
+	if verdict != "ok" {
+		return fmt.Errorf("it is damaged (%s): restore it from a copy", verdict)
+	}
+	if _, err := src.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
+		return fmt.Errorf("copy it: %w", err)
+	}
+	copied, err := Open(dst) // migrates an older cache's copy
+	if err != nil {
+		return err
+	}
+	return copied.Close()
+}
+
+// attached runs fn in one write transaction on a connection that has the cache file
+// at path attached as schema name.
+func (d *DB) attached(ctx context.Context, path, name string, fn func(tx *sql.Tx) error) error {
+	conn, err := d.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS "+name, dsnPlain(path)); err != nil {
+		return fmt.Errorf("attach %s: %w", path, err)
+	}
+	defer conn.ExecContext(context.Background(), "DETACH DATABASE "+name)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// dsnPlain is a file URI for ATTACH, without the driver's own parameters.
+func dsnPlain(abs string) string {
+	return "file:" + filepath.ToSlash(abs)
+}
+
+// mergeFrom merges the attached cache "src" into main; source labels rows without one.
+func mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *ImportReport) error {
+	var err error
+	count := func(table string) int {
+		if err != nil {
+			return 0
+		}
+		var n int
+		n, err = countRows(ctx, tx, table)
+		return n
+	}
+	exec := func(query string, args ...any) int {
+		if err != nil {
+			return 0
+		}
+		var res sql.Result
+		if res, err = tx.ExecContext(ctx, query, args...); err != nil {
+			return 0
+		}
+		n, _ := res.RowsAffected()
+		return int(n)
+	}
+
+	before := count("devices")
+	exec(`INSERT INTO main.devices (` + deviceColumns + `) SELECT ` + deviceColumns + ` FROM src.devices
+		WHERE true ON CONFLICT (key) DO NOTHING`)
+	rep.Devices = count("devices") - before
+
+	before = count("configs")
+	exec(`INSERT INTO main.configs (key, description) SELECT key, description FROM src.configs
+		WHERE true ON CONFLICT (key) DO UPDATE SET description = excluded.description
+		WHERE main.configs.description = ''`)
+	rep.Configs = count("configs") - before
+
+	incoming := 0
+	if err == nil {
+		err = tx.QueryRowContext(ctx, `SELECT count(*) FROM src.measurements`).Scan(&incoming)
+	}
+	before = count("measurements")
+	changed := exec(`INSERT INTO main.measurements (device_id, config_id, batch, precision, phase,
+			policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source)
+		SELECT md.id, mc.id, s.batch, s.precision, s.phase, s.policy, s.algorithm, s.median_ms,
+			s.spread_ms, s.repeats, s.workspace_bytes, s.status, NULL, s.at,
+			CASE s.source WHEN '' THEN ? ELSE s.source END
+		FROM src.measurements s
+			JOIN src.devices sd ON sd.id = s.device_id JOIN main.devices md ON md.key = sd.key
+			JOIN src.configs sc ON sc.id = s.config_id JOIN main.configs mc ON mc.key = sc.key
+		WHERE true
+		ON CONFLICT (device_id, config_id, batch, precision, phase, policy) DO UPDATE SET
+			algorithm = excluded.algorithm, median_ms = excluded.median_ms,
+			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
+			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
+			sweep_id = NULL, at = excluded.at, source = excluded.source
+		WHERE excluded.at > main.measurements.at`, source)
+	rep.Measurements = merged(incoming, changed, count("measurements")-before)
+
+	if err == nil {
+		err = tx.QueryRowContext(ctx, `SELECT count(*) FROM src.steps`).Scan(&incoming)
+	}
+	before = count("steps")
+	changed = exec(`INSERT INTO main.steps (device_key, model, batch, precision, framework, source,
+			median_ms, spread_ms, status, at)
+		SELECT device_key, model, batch, precision, framework,
+			CASE source WHEN '' THEN ? ELSE source END, median_ms, spread_ms, status, at
+		FROM src.steps WHERE true
+		ON CONFLICT (device_key, model, batch, precision, framework, source) DO UPDATE SET
+			median_ms = excluded.median_ms, spread_ms = excluded.spread_ms,
+			status = excluded.status, at = excluded.at
+		WHERE excluded.at > main.steps.at`, source)
+	rep.Steps = merged(incoming, changed, count("steps")-before)
+
+	before = count("user_machines")
+	exec(`INSERT INTO main.user_machines SELECT * FROM src.user_machines WHERE true ON CONFLICT (id) DO NOTHING`)
+	rep.UserMachines = count("user_machines") - before
+	return err
+}
+
+func merged(incoming, changed, added int) Merged {
+	return Merged{Added: added, Replaced: changed - added, Kept: incoming - changed}
+}
+
+// countRows counts the rows of a table of the main schema.
+func countRows(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, table string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM main."+table).Scan(&n)
+	return n, err
+}
+
+// sameFile reports whether a and b are the same file; a missing b is not.
+func sameFile(a, b string) (bool, error) {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	ib, err := os.Stat(b)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return os.SameFile(ia, ib), nil
+}
