@@ -1,0 +1,204 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"cnntime/assets"
+	"cnntime/db"
+	"cnntime/predictor/hw"
+)
+
+var (
+	catalogOnce   sync.Once
+	catalogLoaded *hw.Catalog
+	catalogErr    error
+)
+
+// LoadCatalog returns the embedded GPU and cloud machine catalog, parsed and validated
+// the first time it is asked for. The catalog is shared and read-only.
+func LoadCatalog() (*hw.Catalog, error) {
+	catalogOnce.Do(func() {
+		catalogLoaded, catalogErr = hw.ParseCatalog(assets.CatalogGPUs, assets.CatalogMachines)
+		if catalogErr != nil {
+			catalogErr = fmt.Errorf("the embedded hardware catalog is broken (a build mistake; report it): %w", catalogErr)
+		}
+	})
+	return catalogLoaded, catalogErr
+}
+
+// Machines returns every machine the user can compare: the catalog's with the user's
+// price overrides applied, then the user's own machines (see hw.Catalog.Merge). With a
+// nil cache it returns the catalog alone.
+func Machines(ctx context.Context, d *db.DB) ([]hw.Machine, error) {
+	c, err := LoadCatalog()
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return c.Merge(nil, nil), nil
+	}
+	user, err := d.UserMachines(ctx)
+	if err != nil {
+		return nil, err
+	}
+	overrides, err := d.PriceOverrides(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Merge(user, overrides), nil
+}
+
+// MachineSpec is what the user gives for a machine of their own.
+type MachineSpec struct {
+	Name      string  // "Lab box"; the id becomes user/lab-box
+	GPUID     string  // a catalog GPU id
+	GPUCount  int     // at least 1
+	PriceUSD  float64 // per hour: cloud price, or electricity and wear for one's own
+	VCPUs     int     // 0: unknown
+	MemoryGiB float64 // 0: unknown
+	Region    string
+	Notes     string
+}
+
+// AddUserMachine validates spec and stores it as a new user machine. A bad spec, or a
+// name already used, is an error and the cache is left as it was.
+func AddUserMachine(ctx context.Context, d *db.DB, spec MachineSpec) (hw.Machine, error) {
+	c, err := LoadCatalog()
+	if err != nil {
+		return hw.Machine{}, err
+	}
+	id, err := hw.UserMachineID(spec.Name)
+	if err != nil {
+		return hw.Machine{}, err
+	}
+	m := hw.Machine{
+		ID: id, Provider: hw.UserProvider, Instance: strings.TrimSpace(spec.Name), GPUID: strings.ToLower(strings.TrimSpace(spec.GPUID)),
+		GPUCount: spec.GPUCount, VCPUs: spec.VCPUs, MemoryGiB: spec.MemoryGiB, Region: spec.Region,
+		PriceUSDPerHour: spec.PriceUSD, PriceSource: userPriceSource(), Notes: spec.Notes,
+		User: true, Listing: hw.ListingUser,
+	}
+	if err := c.CheckUserMachine(m); err != nil {
+		return hw.Machine{}, err
+	}
+	if _, found, err := userMachine(ctx, d, id); err != nil {
+		return hw.Machine{}, err
+	} else if found {
+		return hw.Machine{}, fmt.Errorf("there is already a machine %s; remove it first (cnntime machine remove %s) or choose another name", id, id)
+	}
+	if err := d.PutUserMachine(ctx, m); err != nil {
+		return hw.Machine{}, err
+	}
+	return m, nil
+}
+
+// SetMachinePrice sets the price per hour of a machine: for a catalog machine it
+// stores an override (shown as such, undone by ResetMachinePrice); for a user machine
+// it changes the machine's own price. It returns the machine as it now is.
+func SetMachinePrice(ctx context.Context, d *db.DB, id string, usdPerHour float64) (hw.Machine, error) {
+	if err := hw.CheckPrice(usdPerHour); err != nil {
+		return hw.Machine{}, err
+	}
+	c, err := LoadCatalog()
+	if err != nil {
+		return hw.Machine{}, err
+	}
+	if m, err := c.Machine(id); err == nil {
+		if err := d.SetPriceOverride(ctx, m.ID, usdPerHour); err != nil {
+			return hw.Machine{}, err
+		}
+		m.CatalogPrice, m.PriceUSDPerHour, m.PriceOverridden = m.PriceUSDPerHour, usdPerHour, true
+		return m, nil
+	}
+	m, found, err := userMachine(ctx, d, id)
+	if err != nil {
+		return hw.Machine{}, err
+	}
+	if !found {
+		return hw.Machine{}, unknownMachine(ctx, d, id)
+	}
+	m.PriceUSDPerHour, m.PriceSource = usdPerHour, userPriceSource()
+	if err := d.PutUserMachine(ctx, m); err != nil {
+		return hw.Machine{}, err
+	}
+	return m, nil
+}
+
+// ResetMachinePrice drops the user's price override of a catalog machine, going back
+// to the catalog's price, and returns the machine as it now is.
+func ResetMachinePrice(ctx context.Context, d *db.DB, id string) (hw.Machine, error) {
+	c, err := LoadCatalog()
+	if err != nil {
+		return hw.Machine{}, err
+	}
+	m, err := c.Machine(id)
+	if err != nil {
+		if _, found, uerr := userMachine(ctx, d, id); uerr == nil && found {
+			return hw.Machine{}, fmt.Errorf("%s is your own machine: it has no catalog price to go back to; set its price with 'cnntime machine set-price %s USD'", id, id)
+		}
+		return hw.Machine{}, unknownMachine(ctx, d, id)
+	}
+	if err := d.ClearPriceOverride(ctx, m.ID); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return hw.Machine{}, fmt.Errorf("the price of %s is not overridden: it is the catalog's $%.4g/h already", m.ID, m.PriceUSDPerHour)
+		}
+		return hw.Machine{}, err
+	}
+	return m, nil
+}
+
+// RemoveUserMachine deletes one of the user's own machines. Catalog machines cannot
+// be removed.
+func RemoveUserMachine(ctx context.Context, d *db.DB, id string) error {
+	c, err := LoadCatalog()
+	if err != nil {
+		return err
+	}
+	if m, err := c.Machine(id); err == nil {
+		return fmt.Errorf("%s is a catalog machine and cannot be removed; only your own machines (user/...) can", m.ID)
+	}
+	m, found, err := userMachine(ctx, d, id)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return unknownMachine(ctx, d, id)
+	}
+	return d.RemoveUserMachine(ctx, m.ID)
+}
+
+// userMachine finds a user machine by id (case-insensitive).
+func userMachine(ctx context.Context, d *db.DB, id string) (hw.Machine, bool, error) {
+	user, err := d.UserMachines(ctx)
+	if err != nil {
+		return hw.Machine{}, false, err
+	}
+	for _, m := range user {
+		if strings.EqualFold(m.ID, strings.TrimSpace(id)) {
+			return m, true, nil
+		}
+	}
+	return hw.Machine{}, false, nil
+}
+
+// unknownMachine is the error for an id that is neither in the catalog nor the
+// user's, suggesting the closest of both.
+func unknownMachine(ctx context.Context, d *db.DB, id string) error {
+	var ids []string
+	if all, err := Machines(ctx, d); err == nil {
+		for _, m := range all {
+			ids = append(ids, m.ID)
+		}
+	}
+	sort.Strings(ids)
+	return &hw.UnknownIDError{Kind: "machine", ID: id, Suggestions: hw.Closest(id, ids, 3)}
+}
+
+func userPriceSource() string {
+	return "set by the user on " + time.Now().Format(time.DateOnly)
+}

@@ -1,0 +1,327 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"cnntime/db"
+	"cnntime/predictor/hw"
+)
+
+func init() {
+	Register(Command{
+		Name:    "machines",
+		Summary: "list the GPUs and machines (catalog, your own, price overrides)",
+		Usage:   "machines [--json] [--provider NAME] [--gpu ID]",
+		Run:     runMachines,
+	})
+	Register(Command{
+		Name:    "machine",
+		Summary: "add, price or remove your own machines; override catalog prices",
+		Usage: "machine add --name NAME --gpu ID [--count N] --price USD [--vcpus N] [--memory GiB]\n" +
+			"       cnntime machine set-price ID USD\n" +
+			"       cnntime machine reset-price ID\n" +
+			"       cnntime machine remove ID\n" +
+			"       cnntime machine detect [--json]",
+		Run: runMachine,
+	})
+}
+
+// machinesJSON is the --json form of 'cnntime machines'.
+type machinesJSON struct {
+	GPUs     []hw.GPU     `json:"gpus"`
+	Machines []hw.Machine `json:"machines"`
+}
+
+func runMachines(env *Env, args []string) error {
+	fs := env.Flags(commands["machines"])
+	provider := fs.String("provider", "", "only machines of this provider (aws, gcp, azure, lambda, runpod, user)")
+	gpu := fs.String("gpu", "", "only machines with this GPU id (e.g. v100-sxm2-16gb), and only that GPU")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	c, err := LoadCatalog()
+	if err != nil {
+		return err
+	}
+	if *gpu != "" {
+		g, err := c.GPU(*gpu)
+		if err != nil {
+			return Usagef("--gpu: %v", err)
+		}
+		*gpu = g.ID
+	}
+	machines, err := machinesFromCache(env)
+	if err != nil {
+		return err
+	}
+	if *provider != "" && !hasProvider(machines, *provider) {
+		return Usagef("--provider: no machines of provider %q%s", *provider, suggestion(*provider, append(c.Providers(), hw.UserProvider)))
+	}
+	var shown []hw.Machine
+	for _, m := range machines {
+		if (*provider == "" || strings.EqualFold(m.Provider, *provider)) && (*gpu == "" || m.GPUID == *gpu) {
+			shown = append(shown, m)
+		}
+	}
+	gpus := c.GPUs()
+	if *gpu != "" {
+		g, _ := c.GPU(*gpu)
+		gpus = []hw.GPU{g}
+	}
+	if env.JSON {
+		if shown == nil {
+			shown = []hw.Machine{}
+		}
+		return WriteJSON(env.Stdout, machinesJSON{GPUs: gpus, Machines: shown})
+	}
+	return writeMachineTables(env, gpus, shown)
+}
+
+// machinesFromCache merges the catalog with the cache's user machines and overrides;
+// a cache that does not exist yet holds none, and is not created just to list.
+func machinesFromCache(env *Env) ([]hw.Machine, error) {
+	if _, err := os.Stat(env.DBPath); errors.Is(err, os.ErrNotExist) {
+		return Machines(env.Ctx, nil)
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return Machines(env.Ctx, d)
+}
+
+func hasProvider(ms []hw.Machine, provider string) bool {
+	for _, m := range ms {
+		if strings.EqualFold(m.Provider, provider) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeMachineTables(env *Env, gpus []hw.GPU, machines []hw.Machine) error {
+	t := NewTable(env.Stdout, "GPU", "NAME", "ARCH", "SMS", "FP32", "TF32", "FP16", "MEMORY", "BANDWIDTH", "LINK")
+	for _, g := range gpus {
+		t.Row(g.ID, g.Name, g.Architecture, count(g.SMs), tflops(g.FP32TFLOPS), tflops(g.TF32TFLOPS), tflops(g.FP16TFLOPS),
+			unit(g.MemoryGB, "GB")+" "+g.MemoryType, unit(g.MemoryBandwidthGBs, "GB/s"), link(g))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout)
+	t = NewTable(env.Stdout, "MACHINE", "GPU", "COUNT", "VCPUS", "RAM", "PRICE/H", "PRICE DATE", "REGION", "LISTING")
+	for _, m := range machines {
+		t.Row(m.ID, m.GPUID, strconv.Itoa(m.GPUCount), count(m.VCPUs), unit(m.MemoryGiB, "GiB"), price(m), dash(m.PriceDate), dash(m.Region), string(m.Listing))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\n%d GPUs, %d machines. '-' is unknown; * is your price override. Prices' sources: cnntime machines --json\n", len(gpus), len(machines))
+	return nil
+}
+
+func count(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func tflops(x float64) string { return unit(x, "") }
+
+func unit(x float64, u string) string {
+	if x == 0 {
+		return "-"
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if u == "" {
+		return s
+	}
+	return s + " " + u
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func link(g hw.GPU) string {
+	if g.InterconnectGBs == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s %g GB/s", g.Interconnect, g.InterconnectGBs)
+}
+
+func price(m hw.Machine) string {
+	if m.PriceUSDPerHour == 0 && m.Listing == hw.ListingUnpriced {
+		return "-"
+	}
+	s := fmt.Sprintf("$%.4g", m.PriceUSDPerHour)
+	if m.PriceOverridden {
+		s += "*"
+	}
+	return s
+}
+
+func runMachine(env *Env, args []string) error {
+	if len(args) == 0 {
+		return Usagef("say what to do: add, set-price, reset-price, remove or detect")
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fs := env.Flags(commands["machine"])
+		return fs.Parse([]string{"-h"})
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "add":
+		return runMachineAdd(env, rest)
+	case "set-price":
+		return withIDArgs(env, sub, rest, 2, func(d *db.DB, a []string) error {
+			usd, err := hw.ParsePrice(a[1])
+			if err != nil {
+				return Usagef("%v", err)
+			}
+			m, err := SetMachinePrice(env.Ctx, d, a[0], usd)
+			if err != nil {
+				return err
+			}
+			return report(env, m, "price of %s is now $%g/h", m.ID, m.PriceUSDPerHour)
+		})
+	case "reset-price":
+		return withIDArgs(env, sub, rest, 1, func(d *db.DB, a []string) error {
+			m, err := ResetMachinePrice(env.Ctx, d, a[0])
+			if err != nil {
+				return err
+			}
+			return report(env, m, "price of %s is back to the catalog's $%g/h (%s)", m.ID, m.PriceUSDPerHour, dash(m.PriceDate))
+		})
+	case "remove":
+		return withIDArgs(env, sub, rest, 1, func(d *db.DB, a []string) error {
+			if err := RemoveUserMachine(env.Ctx, d, a[0]); err != nil {
+				return err
+			}
+			if env.JSON {
+				return WriteJSON(env.Stdout, map[string]string{"removed": a[0]})
+			}
+			fmt.Fprintf(env.Stdout, "removed %s\n", a[0])
+			return nil
+		})
+	case "detect":
+		return withIDArgs(env, sub, rest, 0, func(d *db.DB, _ []string) error {
+			m, det, err := DetectWorkstation(env.Ctx, d)
+			if err != nil {
+				return err
+			}
+			if env.JSON {
+				return WriteJSON(env.Stdout, map[string]any{"detection": det, "machine": m})
+			}
+			fmt.Fprintf(env.Stdout, "%s: %d × %s (found by %s); price $%g/h", m.ID, m.GPUCount, m.GPUID, det.Method, m.PriceUSDPerHour)
+			if m.PriceUSDPerHour == 0 {
+				fmt.Fprintf(env.Stdout, " (set it: cnntime machine set-price %s USD)", m.ID)
+			}
+			fmt.Fprintln(env.Stdout)
+			return nil
+		})
+	}
+	return Usagef("unknown action %q%s: use add, set-price, reset-price, remove or detect", sub, suggestion(sub, []string{"add", "set-price", "reset-price", "remove", "detect"}))
+}
+
+// withIDArgs parses --json and exactly n positional arguments for a machine action,
+// opens the cache and runs fn.
+func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB, args []string) error) error {
+	fs := env.Flags(commands["machine"])
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != n {
+		want := map[string]string{"set-price": "ID USD", "reset-price": "ID", "remove": "ID", "detect": "no arguments"}[action]
+		return Usagef("machine %s takes %s; got %d argument(s)", action, want, fs.NArg())
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return fn(d, fs.Args())
+}
+
+func runMachineAdd(env *Env, args []string) error {
+	fs := env.Flags(commands["machine"])
+	name := fs.String("name", "", "the machine's name; its id becomes user/NAME (required)")
+	gpu := fs.String("gpu", "", "catalog GPU id, e.g. rtx-3090 (required; see cnntime machines)")
+	n := fs.Int("count", 1, "number of GPUs")
+	priceText := fs.String("price", "", "cost in US dollars per hour (required; 0 for free)")
+	vcpus := fs.Int("vcpus", 0, "CPU threads (0: unknown)")
+	memory := fs.Float64("memory", 0, "RAM in GiB (0: unknown)")
+	region := fs.String("region", "", "where it is (optional)")
+	notes := fs.String("notes", "", "a note to keep with it (optional)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return Usagef("unexpected argument %q (flags come as --name NAME --gpu ID --price USD)", fs.Arg(0))
+	case *name == "":
+		return Usagef("--name is required")
+	case *gpu == "":
+		return Usagef("--gpu is required (a catalog GPU id; see cnntime machines)")
+	case *priceText == "":
+		return Usagef("--price is required (US dollars per hour; 0 for free)")
+	}
+	usd, err := hw.ParsePrice(*priceText)
+	if err != nil {
+		return Usagef("--price: %v", err)
+	}
+	spec := MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes}
+	// Validate before opening the cache, so a bad command line leaves no file behind.
+	if err := checkSpec(spec); err != nil {
+		return err
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	m, err := AddUserMachine(env.Ctx, d, spec)
+	if err != nil {
+		return err
+	}
+	return report(env, m, "added %s: %d × %s at $%g/h", m.ID, m.GPUCount, m.GPUID, m.PriceUSDPerHour)
+}
+
+// checkSpec validates a spec against the catalog without a cache.
+func checkSpec(spec MachineSpec) error {
+	c, err := LoadCatalog()
+	if err != nil {
+		return err
+	}
+	id, err := hw.UserMachineID(spec.Name)
+	if err != nil {
+		return Usagef("--name: %v", err)
+	}
+	m := hw.Machine{ID: id, GPUID: strings.ToLower(strings.TrimSpace(spec.GPUID)), GPUCount: spec.GPUCount,
+		PriceUSDPerHour: spec.PriceUSD, VCPUs: spec.VCPUs, MemoryGiB: spec.MemoryGiB}
+	if err := c.CheckUserMachine(m); err != nil {
+		return Usagef("%v", err)
+	}
+	return nil
+}
+
+// report prints a machine as JSON, or a one-line message.
+func report(env *Env, m hw.Machine, format string, args ...any) error {
+	if env.JSON {
+		return WriteJSON(env.Stdout, m)
+	}
+	fmt.Fprintf(env.Stdout, format+"\n", args...)
+	return nil
+}

@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cnntime/db"
+	"cnntime/predictor/hw"
+)
+
+// fakeTools is a detector whose tools print canned output.
+func fakeTools(outputs map[string]string, failures map[string]error) detector {
+	return detector{
+		look: func(name string) (string, error) {
+			if _, ok := outputs[name]; ok {
+				return "/opt/" + name, nil
+			}
+			if _, ok := failures[name]; ok {
+				return "/opt/" + name, nil
+			}
+			return "", exec.ErrNotFound
+		},
+		run: func(_ context.Context, path string, _ ...string) ([]byte, error) {
+			name := filepath.Base(path)
+			if err := failures[name]; err != nil {
+				return nil, err
+			}
+			return []byte(outputs[name]), nil
+		},
+	}
+}
+
+func TestDetectGPUs(t *testing.T) {
+	c, err := LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const smi = "Tesla V100-SXM2-32GB, 32510, GPU-aaa\nTesla V100-SXM2-32GB, 32510, GPU-bbb\nNVIDIA GeForce RTX 4080, 16376, GPU-ccc\n"
+	const worker = `[{"key":"cuda:GPU-1","backend":"cuda","name":"NVIDIA GeForce RTX 3090","uuid":"GPU-1","memory_bytes":25438126080},
+		{"key":"cpu:host:x","backend":"cpu","name":"AMD Ryzen 9"}]`
+	tests := []struct {
+		name       string
+		tools      detector
+		wantMethod string
+		wantIDs    []string
+		wantErr    string
+	}{
+		{"worker first", fakeTools(map[string]string{workerName: worker, nvidiaSMIName: smi}, nil), DetectedByWorker, []string{"rtx-3090"}, ""},
+		{"worker wrapped list", fakeTools(map[string]string{workerName: `{"devices":` + worker + `}`}, nil), DetectedByWorker, []string{"rtx-3090"}, ""},
+		{"nvidia-smi when no worker", fakeTools(map[string]string{nvidiaSMIName: smi}, nil), DetectedByNvidiaSMI, []string{"v100-sxm2-32gb", "v100-sxm2-32gb", ""}, ""},
+		{"nvidia-smi with units", fakeTools(map[string]string{nvidiaSMIName: "NVIDIA A100-SXM4-80GB, 81920 MiB, GPU-x\n"}, nil), DetectedByNvidiaSMI, []string{"a100-sxm4-80gb"}, ""},
+		{"nvidia-smi when the worker fails", fakeTools(map[string]string{nvidiaSMIName: smi}, map[string]error{workerName: errors.New("no driver")}), DetectedByNvidiaSMI, []string{"v100-sxm2-32gb", "v100-sxm2-32gb", ""}, ""},
+		{"nothing installed", fakeTools(nil, nil), DetectedByNothing, nil, ""},
+		{"nvidia-smi fails", fakeTools(nil, map[string]error{nvidiaSMIName: errors.New("NVIDIA-SMI has failed")}), DetectedByNothing, nil, "NVIDIA-SMI has failed"},
+		{"garbled nvidia-smi", fakeTools(map[string]string{nvidiaSMIName: "No devices were found\n"}, nil), DetectedByNothing, nil, "want name, memory.total, uuid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			det, err := tt.tools.detect(context.Background(), c)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if det.Method != tt.wantMethod {
+				t.Errorf("method %q, want %q", det.Method, tt.wantMethod)
+			}
+			var ids []string
+			for _, g := range det.GPUs {
+				ids = append(ids, g.GPUID)
+			}
+			if strings.Join(ids, ",") != strings.Join(tt.wantIDs, ",") {
+				t.Errorf("GPU ids %q, want %q", ids, tt.wantIDs)
+			}
+		})
+	}
+}
+
+func TestWorkstationFromDetection(t *testing.T) {
+	two := Detection{Method: DetectedByNvidiaSMI, GPUs: []LocalGPU{
+		{Name: "NVIDIA GeForce RTX 4090", GPUID: "rtx-4090"},
+		{Name: "NVIDIA GeForce GTX 1080 Ti", GPUID: "gtx-1080-ti"},
+		{Name: "NVIDIA GeForce RTX 4090", GPUID: "rtx-4090"},
+	}}
+	m, err := Workstation(two, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != hw.WorkstationID || m.GPUID != "rtx-4090" || m.GPUCount != 2 || m.PriceUSDPerHour != 0 || !strings.Contains(m.Notes, "GTX 1080 Ti") {
+		t.Errorf("workstation = %+v", m)
+	}
+	prev := hw.Machine{ID: hw.WorkstationID, PriceUSDPerHour: 0.21, PriceSource: "set by the user", VCPUs: 32}
+	m, _ = Workstation(two, &prev)
+	if m.PriceUSDPerHour != 0.21 || m.VCPUs != 32 {
+		t.Errorf("re-detection lost the user's price or vCPUs: %+v", m)
+	}
+	for _, det := range []Detection{
+		{Method: DetectedByNothing},
+		{Method: DetectedByNvidiaSMI, GPUs: []LocalGPU{{Name: "NVIDIA GeForce RTX 4080"}}},
+	} {
+		if _, err := Workstation(det, nil); err == nil || !strings.Contains(err.Error(), "cnntime machine add") {
+			t.Errorf("detection %+v: error %v, want advice to add by hand", det, err)
+		}
+	}
+}
+
+func TestDetectWorkstationKeepsThePriceAcrossDetections(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	det := Detection{Method: DetectedByWorker, GPUs: []LocalGPU{{Name: "Tesla T4", GPUID: "t4"}}}
+	if _, _, err := saveWorkstation(ctx, d, det); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SetMachinePrice(ctx, d, hw.WorkstationID, 0.08); err != nil {
+		t.Fatal(err)
+	}
+	det.GPUs = append(det.GPUs, LocalGPU{Name: "Tesla T4", GPUID: "t4"})
+	if _, _, err := saveWorkstation(ctx, d, det); err != nil {
+		t.Fatal(err)
+	}
+	all, err := Machines(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, ok := machineByID(all, hw.WorkstationID)
+	if !ok || ws.GPUCount != 2 || ws.PriceUSDPerHour != 0.08 || ws.Instance != "My workstation" || !ws.User {
+		t.Errorf("workstation after re-detection = %+v", ws)
+	}
+}
