@@ -98,7 +98,7 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("read calibration JSON: %w", err)
 	}
-	if err := c.check(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -106,7 +106,7 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 
 // MarshalIndent writes the calibration as stable, indented JSON (keys sorted).
 func (c *Calibration) MarshalIndent() ([]byte, error) {
-	if err := c.check(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	out, err := json.MarshalIndent(c, "", "  ")
@@ -118,8 +118,9 @@ func (c *Calibration) MarshalIndent() ([]byte, error) {
 
 func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
 
-// check validates c and fills the lookup tables the model reads.
-func (c *Calibration) check() error {
+// Validate checks every figure of c (see ParseCalibration) and fills the lookup
+// tables the model reads; call it after changing a calibration built in code.
+func (c *Calibration) Validate() error {
 	if c.Version != CalibrationVersion {
 		return fmt.Errorf("calibration has version %d: this cnntime reads version %d; regenerate it with 'cnntime calibrate'", c.Version, CalibrationVersion)
 	}
@@ -225,7 +226,7 @@ func PriorCalibration() *Calibration {
 	for a := Arithmetic(0); a < numArith; a++ {
 		c.EstimateRelErr[a.String()] = 0.5
 	}
-	if err := c.check(); err != nil {
+	if err := c.Validate(); err != nil {
 		panic("kernels: prior calibration invalid: " + err.Error()) // a programming error, found by any test
 	}
 	return c

@@ -11,7 +11,7 @@ import (
 type Class int
 
 const (
-	ClassConv1x1   Class = iota // dense 1×1 convolution: a plain GEMM
+	ClassConv1x1   Class = iota // dense 1×1 stride-1 unpadded convolution: a plain GEMM
 	ClassConv3x3                // dense 3×3 stride-1 convolution: Winograd-eligible
 	ClassConv                   // any other dense convolution: implicit GEMM
 	ClassGrouped                // grouped convolution, 1 < groups < input channels
@@ -40,8 +40,8 @@ func ClassOf(c cnn.Config) Class {
 			return ClassDepthwise
 		case g > 1:
 			return ClassGrouped
-		case c.Kernel == cnn.Pair{1, 1}:
-			return ClassConv1x1
+		case c.Kernel == cnn.Pair{1, 1} && c.Stride == cnn.Pair{1, 1} && c.Padding == cnn.Pair{0, 0}:
+			return ClassConv1x1 // strided 1×1 convolutions gather (and scatter their gradient): not a plain GEMM
 		case c.Kernel == cnn.Pair{3, 3} && c.Stride == cnn.Pair{1, 1} && dilationOne(c.Dilation):
 			return ClassConv3x3
 		}

@@ -23,8 +23,21 @@ var (
 	tensorTiles = [...]tile{{256, 128, 1}, {128, 128, 0.95}, {128, 64, 0.88}, {64, 64, 0.7}}
 )
 
-// minSplitK is the shortest reduction slice a split-K weight-gradient kernel gives one block.
-const minSplitK = 256
+// Split-K weight-gradient kernels give one block a reduction slice of at least
+// minSplitK and split the reduction at most maxSplitK ways.
+const (
+	minSplitK = 256
+	maxSplitK = 8
+)
+
+// Libraries also carry kernels for GEMMs with a narrow side (a 1- or 3-channel first
+// layer's data gradient, a 16-filter layer's weight gradient): a tile narrowed to that
+// side (rounded up to 8 for tensor cores' MMA shapes), at narrowEff of a full tile's
+// efficiency.
+const (
+	narrowBelow = 64
+	narrowEff   = 0.6
+)
 
 // estimator computes the roofline time of one phase of one layer configuration on one
 // GPU at any batch size. Everything that does not depend on the batch is computed once
@@ -32,7 +45,7 @@ const minSplitK = 256
 type estimator struct {
 	cost      kernelCost
 	rates     deviceRates
-	plans     [len(tensorTiles)]tilePlan
+	plans     [len(tensorTiles) + 2]tilePlan
 	nPlans    int
 	perSMRate float64 // FLOP/s one SM achieves on a full-size tile: peak ÷ SMs × efficiency
 	invSMs    float64
@@ -66,9 +79,21 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	if e.rates.alignNeed > 0 {
 		tiles = tensorTiles[:]
 	}
+	align := int64(1)
+	if e.rates.alignNeed > 0 {
+		align = 8
+	}
+	if n := e.cost.gemm.n; n < narrowBelow {
+		tiles = append(tiles[:len(tiles):len(tiles)], tile{128, roundUp(n, align), narrowEff})
+	}
+	if g := e.cost.gemm; g.mPerSample == 0 && g.m0 < narrowBelow {
+		tiles = append(tiles[:len(tiles):len(tiles)], tile{roundUp(g.m0, align), 128, narrowEff})
+	}
 	e.setTiles(tiles)
 	return e
 }
+
+func roundUp(x, to int64) float64 { return float64((max(x, 1) + to - 1) / to * to) }
 
 // tilePlan is one tile shape's batch-independent figures for one GEMM.
 type tilePlan struct {
@@ -126,7 +151,7 @@ func (e *estimator) tiledSeconds(m, k float64) float64 {
 		tiles := ceil(m*p.invM) * p.colTiles
 		kPer := k
 		if e.splitK && tiles < e.rates.sms {
-			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)))
+			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), maxSplitK)
 			if split > 1 {
 				tiles *= split
 				kPer = ceil(k / split)
