@@ -180,8 +180,12 @@ func WriteStepsCSV(w io.Writer, steps []measure.Step) error {
 		if !s.At.IsZero() {
 			at = s.At.UTC().Format(time.RFC3339Nano)
 		}
+		stepMS := formatMS(s.MedianMS)
+		if s.Status != measure.OK && s.MedianMS == 0 {
+			stepMS = "" // no time: out of memory or unsupported
+		}
 		cw.Write([]string{strings.TrimPrefix(s.DeviceKey, "gpu:"), s.Model, strconv.Itoa(s.Batch),
-			string(s.Precision), s.Framework, formatMS(s.MedianMS), formatMS(s.SpreadMS),
+			string(s.Precision), s.Framework, stepMS, formatMS(s.SpreadMS),
 			string(s.Status), s.Source, at})
 	}
 	cw.Flush()

@@ -1,0 +1,352 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"cnntime/db"
+	"cnntime/predictor/cnn"
+)
+
+func init() {
+	Register(Command{
+		Name:    "cache",
+		Summary: "show, check, import into or export the measurement cache",
+		Usage: "cache info [--json]\n" +
+			"       cnntime cache import FILE [--json]     (another cache file, or a step CSV; - reads a CSV from stdin)\n" +
+			"       cnntime cache export FILE [--device KEY] [--model NAME] [--csv [--layers]] [--json]\n" +
+			"       cnntime cache check [--json]",
+		Run: runCache,
+	})
+}
+
+var cacheActions = []string{"info", "import", "export", "check"}
+
+func runCache(env *Env, args []string) error {
+	if len(args) == 0 {
+		return Usagef("say what to do: %s", strings.Join(cacheActions, ", "))
+	}
+	action, rest := args[0], args[1:]
+	switch action {
+	case "info":
+		return runCacheInfo(env, rest)
+	case "import":
+		return runCacheImport(env, rest)
+	case "export":
+		return runCacheExport(env, rest)
+	case "check":
+		return runCacheCheck(env, rest)
+	case "-h", "-help", "--help":
+		fs := env.Flags(commands["cache"])
+		return fs.Parse([]string{"-h"})
+	}
+	return Usagef("unknown action %q%s: use %s", action, suggestion(action, cacheActions), strings.Join(cacheActions, ", "))
+}
+
+// parseCacheFlags parses fs from args where flags and positional arguments may be
+// mixed ("export out.db --device K"), and returns the positional ones.
+func parseCacheFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func cacheFlags(env *Env, action string) *flag.FlagSet {
+	return env.Flags(Command{Name: "cache " + action, Summary: commands["cache"].Summary, Usage: commands["cache"].Usage})
+}
+
+func runCacheInfo(env *Env, args []string) error {
+	fs := cacheFlags(env, "info")
+	if pos, err := parseCacheFlags(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return Usagef("cache info takes no arguments, got %q", pos[0])
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	info, err := d.Info(env.Ctx)
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		if info.Devices == nil {
+			info.Devices = []db.DeviceCounts{}
+		}
+		if info.StepSources == nil {
+			info.StepSources = []db.SourceCount{}
+		}
+		return WriteJSON(env.Stdout, info)
+	}
+	fmt.Fprintf(env.Stdout, "cache %s (schema version %d, %s)\n", info.Path, info.SchemaVersion, humanBytes(info.SizeBytes))
+	fmt.Fprintf(env.Stdout, "%d kernel measurements of %d layer configurations on %d devices; %d step measurements; %d sweeps; %d user machines; %d price overrides\n",
+		info.Measurements, info.Configs, len(info.Devices), info.Steps, info.Sweeps, info.UserMachines, info.PriceOverride)
+	if len(info.Devices) > 0 {
+		fmt.Fprintln(env.Stdout)
+		t := NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")
+		for _, c := range info.Devices {
+			batches := "-"
+			if c.Measurements > 0 {
+				batches = fmt.Sprintf("%d-%d", c.MinBatch, c.MaxBatch)
+			}
+			t.Row(c.Key, c.Name, strconv.Itoa(c.Measurements), strconv.Itoa(c.Configs), strconv.Itoa(c.OutOfMemory), batches)
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(info.StepSources) > 0 {
+		fmt.Fprintln(env.Stdout)
+		t := NewTable(env.Stdout, "STEP SOURCE", "STEPS")
+		for _, s := range info.StepSources {
+			t.Row(s.Source, strconv.Itoa(s.Steps))
+		}
+		return t.Flush()
+	}
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func runCacheImport(env *Env, args []string) error {
+	fs := cacheFlags(env, "import")
+	pos, err := parseCacheFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return Usagef("cache import takes one FILE (a cache file or a step CSV), got %d arguments", len(pos))
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var rep db.ImportReport
+	if pos[0] == "-" {
+		rep, err = d.ImportStepsCSV(env.Ctx, env.Stdin, "stdin")
+	} else {
+		rep, err = d.Import(env.Ctx, pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, rep)
+	}
+	if rep.Kind == "cache" {
+		fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations and %d user machines added\n",
+			rep.File, rep.Devices, rep.Configs, rep.UserMachines)
+		fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", mergedText(rep.Measurements))
+	} else {
+		fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
+	}
+	fmt.Fprintf(env.Stdout, "step measurements: %s\n", mergedText(rep.Steps))
+	return nil
+}
+
+func mergedText(m db.Merged) string {
+	return fmt.Sprintf("%d added, %d replaced older ones, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
+}
+
+// ExportFilterFor is the part of the cache that a device key and a model name choose
+// ("" for any): the model's step measurements and the kernel measurements of its layer
+// configurations at its default resolution.
+func ExportFilterFor(deviceKey, model string) (db.ExportFilter, error) {
+	f := db.ExportFilter{DeviceKey: deviceKey}
+	if model == "" {
+		return f, nil
+	}
+	net, err := cnn.Build(model, cnn.Options{})
+	if err != nil {
+		if errors.Is(err, cnn.ErrUnknownModel) {
+			return f, Usagef("--model: unknown model %q%s: see 'cnntime models'", model, suggestion(model, cnn.Names()))
+		}
+		return f, err
+	}
+	configs, _ := net.Configs()
+	f.Models = []string{model}
+	f.ConfigKeys = make([]string, 0, len(configs))
+	for _, c := range configs {
+		f.ConfigKeys = append(f.ConfigKeys, c.Key())
+	}
+	return f, nil
+}
+
+func runCacheExport(env *Env, args []string) error {
+	fs := cacheFlags(env, "export")
+	device := fs.String("device", "", "only this device's measurements (a key from 'cnntime cache info', or gpu:ID for imported steps)")
+	model := fs.String("model", "", "only this model's step measurements and its layers' kernel measurements")
+	asCSV := fs.Bool("csv", false, "write CSV instead of a cache file: whole-step measurements in the import format")
+	layers := fs.Bool("layers", false, "with --csv: write the kernel measurements instead of the steps")
+	pos, err := parseCacheFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return Usagef("cache export takes one FILE to write, got %d arguments", len(pos))
+	}
+	if *layers && !*asCSV {
+		return Usagef("--layers goes with --csv")
+	}
+	filter, err := ExportFilterFor(*device, *model)
+	if err != nil {
+		return err
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if *device != "" {
+		if err := checkDeviceKnown(env, d, *device); err != nil {
+			return err
+		}
+	}
+	out := pos[0]
+	if !*asCSV {
+		rep, err := d.ExportCache(env.Ctx, out, filter)
+		if err != nil {
+			return err
+		}
+		if env.JSON {
+			return WriteJSON(env.Stdout, rep)
+		}
+		fmt.Fprintf(env.Stdout, "exported %d kernel measurements (%d devices, %d layer configurations) and %d step measurements to %s\n",
+			rep.Measurements, rep.Devices, rep.Configs, rep.Steps, out)
+		return nil
+	}
+	n, err := exportCSV(env, d, out, filter, *layers)
+	if err != nil {
+		return err
+	}
+	what := "step measurements"
+	if *layers {
+		what = "kernel measurements"
+	}
+	if env.JSON && out != "-" {
+		return WriteJSON(env.Stdout, map[string]any{"file": out, "rows": n, "what": what})
+	}
+	if out != "-" {
+		fmt.Fprintf(env.Stdout, "exported %d %s to %s\n", n, what, out)
+	}
+	return nil
+}
+
+// exportCSV writes the CSV to out ("-" for stdout) through a temporary file, so a
+// failed export leaves no half-written file; it refuses to overwrite a file.
+func exportCSV(env *Env, d *db.DB, out string, f db.ExportFilter, layers bool) (int, error) {
+	write := d.ExportStepsCSV
+	if layers {
+		write = d.ExportMeasurementsCSV
+	}
+	if out == "-" {
+		return write(env.Ctx, env.Stdout, f)
+	}
+	if _, err := os.Stat(out); err == nil {
+		return 0, fmt.Errorf("export to %s: the file exists; choose a new file name", out)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("export to %s: %w", out, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return 0, fmt.Errorf("export to %s: %w", out, err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := write(env.Ctx, tmp, f)
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("export to %s: %w", out, err)
+	}
+	return n, nil
+}
+
+// checkDeviceKnown refuses a device key the cache has neither measurements nor steps of.
+func checkDeviceKnown(env *Env, d *db.DB, key string) error {
+	devices, err := d.Devices(env.Ctx)
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for _, dev := range devices {
+		if dev.Key == key {
+			return nil
+		}
+		keys = append(keys, dev.Key)
+	}
+	steps, err := d.Steps(env.Ctx, db.StepFilter{DeviceKey: key})
+	if err != nil {
+		return err
+	}
+	if len(steps) > 0 {
+		return nil
+	}
+	return Usagef("--device: the cache has nothing of device %q%s: see 'cnntime cache info'", key, suggestion(key, keys))
+}
+
+func runCacheCheck(env *Env, args []string) error {
+	fs := cacheFlags(env, "check")
+	if pos, err := parseCacheFlags(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return Usagef("cache check takes no arguments, got %q", pos[0])
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	problems, err := d.Check(env.Ctx)
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		if problems == nil {
+			problems = []string{}
+		}
+		if err := WriteJSON(env.Stdout, map[string]any{"file": d.Path(), "ok": len(problems) == 0, "problems": problems}); err != nil {
+			return err
+		}
+	} else if len(problems) == 0 {
+		fmt.Fprintf(env.Stdout, "ok: %s passes SQLite's integrity check and cnntime's consistency checks\n", d.Path())
+	} else {
+		for _, p := range problems {
+			fmt.Fprintln(env.Stdout, p)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d problems in %s: export what is sound with 'cnntime cache export', or restore a copy", len(problems), d.Path())
+	}
+	return nil
+}
