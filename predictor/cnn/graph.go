@@ -15,6 +15,10 @@ type graph struct {
 	shapes []Shape // backing store for InShapes
 }
 
+// maxMACs bounds one layer's multiply-accumulates per sample, far above any real CNN
+// (the largest zoo layer has about 1e10), so that counts never overflow.
+const maxMACs = 1e15
+
 // image is the index that names the network's input image in Layer.Inputs.
 const image = -1
 
@@ -166,6 +170,9 @@ func (g *graph) conv2d(name string, in, out int, k, s, p Pair, o convOpts) int {
 	if err != nil {
 		return g.fail(name, "conv2d on input %s: %v", x, err)
 	}
+	if float64(out)*float64(ho)*float64(wo)*float64(x.C/groups)*float64(k[0])*float64(k[1]) > maxMACs {
+		return g.fail(name, "conv2d is too large: more than %.0e multiply-accumulates per sample", maxMACs)
+	}
 	perOut := int64(x.C/groups) * int64(k[0]) * int64(k[1])
 	l := Layer{Config: Config{Op: OpConv2d, In: x, Out: Shape{out, ho, wo}, Kernel: k, Stride: s, Padding: p,
 		Dilation: Pair{dil, dil}, Groups: groups, Bias: o.Bias}}
@@ -186,6 +193,9 @@ func (g *graph) linear(name string, in, out int, bias bool) int {
 	x := g.shape(in)
 	if out <= 0 {
 		return g.fail(name, "linear needs a positive number of output features, not %d", out)
+	}
+	if float64(out)*float64(x.C)*float64(x.H)*float64(x.W) > maxMACs {
+		return g.fail(name, "linear is too large: more than %.0e multiply-accumulates per sample", maxMACs)
 	}
 	l := Layer{Config: Config{Op: OpLinear, In: x, Out: Shape{out, x.H, x.W}, Bias: bias}}
 	l.Params = int64(x.C) * int64(out)
