@@ -53,6 +53,10 @@ func parseHeader(b []byte) (fileHeader, bool) {
 // open for writing: not SQLite, truncated, another application's database, or a cache
 // of a newer schema than this cnntime knows. A missing or empty file is fine: Open
 // creates the cache in it.
+//
+// While the file's write-ahead log holds commits (a writer is running, or was killed)
+// the header in the file itself may be stale, so the marks are then read through SQLite,
+// read-only, which sees the log.
 func checkExistingFile(path string) error {
 	h, size, err := readHeader(path)
 	switch {
@@ -63,20 +67,56 @@ func checkExistingFile(path string) error {
 	case size == 0:
 		return nil
 	}
+	if h.pageSize == 0 {
+		return fmt.Errorf("%s is not a cnntime cache (not an SQLite database): choose another file", path)
+	}
+	if h.applicationID != 0 && h.applicationID != applicationID {
+		return foreignDatabaseError(path, h.applicationID)
+	}
+	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+		return checkMarksReadOnly(path)
+	}
 	if err := h.check(path, size); err != nil {
 		return err
 	}
 	if h.applicationID == 0 {
-		// A SQLite file never marked as a cache: adopt it only if it holds nothing.
-		empty, err := hasNoTables(path)
-		if err != nil {
-			return err
-		}
-		if !empty {
-			return fmt.Errorf("%s is an SQLite database of another program, not a cnntime cache: choose another --db file", path)
-		}
+		return checkMarksReadOnly(path)
 	}
 	return nil
+}
+
+// checkMarksReadOnly opens the SQLite file at path read-only and refuses it unless it
+// is a cnntime cache this cnntime can open, or an empty database.
+func checkMarksReadOnly(path string) error {
+	ro, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer ro.Close()
+	ctx := context.Background()
+	version, appID, err := readSchemaMarks(ctx, ro)
+	if err != nil {
+		return fmt.Errorf("%s is not a readable SQLite database (%v): choose another file", path, err)
+	}
+	var tables int
+	if err := ro.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return fmt.Errorf("%s is not a readable SQLite database (%v): choose another file", path, err)
+	}
+	switch {
+	case appID == 0 && version == 0 && tables == 0:
+		return nil // an empty database: Open makes it a cache
+	case appID == 0:
+		return fmt.Errorf("%s is an SQLite database of another program, not a cnntime cache: choose another --db file", path)
+	case appID != applicationID:
+		return foreignDatabaseError(path, uint32(appID))
+	case version > latestVersion:
+		return newerSchemaError(path, version)
+	}
+	return nil
+}
+
+func foreignDatabaseError(path string, appID uint32) error {
+	return fmt.Errorf("%s is an SQLite database of another program (application id %#x), not a cnntime cache: choose another file", path, appID)
 }
 
 // readHeader reads the header and size of the file at path. A file too short to hold
@@ -112,7 +152,7 @@ func (h fileHeader) check(path string, size int64) error {
 		return fmt.Errorf("%s is not a cnntime cache (not an SQLite database): choose another file", path)
 	}
 	if h.applicationID != 0 && h.applicationID != applicationID {
-		return fmt.Errorf("%s is an SQLite database of another program (application id %#x), not a cnntime cache: choose another file", path, h.applicationID)
+		return foreignDatabaseError(path, h.applicationID)
 	}
 	if h.applicationID == applicationID && h.userVersion > uint32(latestVersion) {
 		return newerSchemaError(path, int(h.userVersion))
@@ -127,18 +167,4 @@ func (h fileHeader) check(path string, size int64) error {
 func newerSchemaError(path string, version int) error {
 	return fmt.Errorf("cache %s was written by a newer cnntime (schema version %d; this cnntime knows up to %d): update cnntime, or use another --db file; the file was not changed",
 		path, version, latestVersion)
-}
-
-// hasNoTables opens the SQLite file at path read-only and reports whether its schema is empty.
-func hasNoTables(path string) (bool, error) {
-	ro, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer ro.Close()
-	var n int
-	if err := ro.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
-		return false, fmt.Errorf("%s is not a readable SQLite database (%v): choose another file", path, err)
-	}
-	return n == 0, nil
 }

@@ -1,0 +1,166 @@
+package db
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cnntime/predictor/measure"
+)
+
+// The crash test re-executes the test binary as a child that writes to a cache until
+// it is killed. These variables tell the child what to do.
+const (
+	crashChildDB  = "CNNTIME_DB_TEST_CRASH_CHILD_DB"
+	crashChildRun = "CNNTIME_DB_TEST_CRASH_CHILD_RUN"
+	crashDevice   = "cpu:crash-test"
+	crashBatch    = 25 // measurements per transaction
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(crashChildDB); path != "" {
+		os.Exit(crashChild(path, os.Getenv(crashChildRun)))
+	}
+	os.Exit(m.Run())
+}
+
+// crashMeasurement is measurement n of child run: its config names both, its time is
+// derived from n so the parent can check the value, not only the key.
+func crashMeasurement(run string, n int) measure.Measurement {
+	return measure.Measurement{DeviceKey: crashDevice, ConfigKey: "crash/" + run, Batch: n + 1,
+		Precision: measure.FP32, Phase: measure.Forward, MedianMS: float64(n) + 0.5, Repeats: 3,
+		Status: measure.OK, At: time.Unix(0, int64(n)+1).UTC()}
+}
+
+// crashChild writes transactions of crashBatch measurements in a loop and, after each
+// commit, prints "committed RUN FIRST COUNT" on stdout. It never returns on its own.
+func crashChild(path, run string) int {
+	d, err := Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	for n := 0; ; n += crashBatch {
+		ms := make([]measure.Measurement, crashBatch)
+		for i := range ms {
+			ms[i] = crashMeasurement(run, n+i)
+		}
+		if err := d.PutMeasurements(ctx, ms); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("committed %s %d %d\n", run, n, crashBatch) // os.Stdout is unbuffered
+	}
+}
+
+func TestCommittedMeasurementsSurviveSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the kill test runs child processes")
+	}
+	path := filepath.Join(t.TempDir(), "crash.db")
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+	const kills = 24
+	reportedTotal := 0
+	for i := 0; i < kills; i++ {
+		run := strconv.Itoa(i)
+		reported := killChildAtRandom(t, path, run, i%4 == 0, rng)
+		reportedTotal += reported
+
+		d, err := Open(path)
+		if err != nil {
+			t.Fatalf("kill %d: open after the kill: %v", i+1, err)
+		}
+		problems, err := d.Check(context.Background())
+		if err != nil || len(problems) > 0 {
+			d.Close()
+			t.Fatalf("kill %d: check after the kill: %v %v", i+1, problems, err)
+		}
+		ms, err := d.Measurements(context.Background(), crashDevice, []string{"crash/" + run})
+		d.Close()
+		if err != nil {
+			t.Fatalf("kill %d: %v", i+1, err)
+		}
+		if len(ms) < reported || len(ms)%crashBatch != 0 {
+			t.Fatalf("kill %d: the cache holds %d measurements of the run, the child reported %d committed (whole transactions of %d)",
+				i+1, len(ms), reported, crashBatch)
+		}
+		for n := 0; n < reported; n++ {
+			if want := crashMeasurement(run, n); ms[n] != want {
+				t.Fatalf("kill %d: measurement %d is %+v, want %+v", i+1, n, ms[n], want)
+			}
+		}
+		t.Logf("kill %d: %d measurements reported committed, %d in the cache", i+1, reported, len(ms))
+	}
+	if reportedTotal < kills*crashBatch {
+		t.Errorf("only %d measurements were committed over %d kills: the kills came too early to test much", reportedTotal, kills)
+	}
+}
+
+// killChildAtRandom starts a writing child, SIGKILLs it at a random moment (early: any
+// time from its start, while it may still be opening the cache; otherwise after its
+// first commit) and returns how many measurements it reported committed.
+func killChildAtRandom(t *testing.T, path, run string, early bool, rng *rand.Rand) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildDB+"="+path, crashChildRun+"="+run)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	reported := 0
+	first := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var r string
+			var n, count int
+			if _, err := fmt.Sscanf(sc.Text(), "committed %s %d %d", &r, &n, &count); err != nil || r != run {
+				continue
+			}
+			mu.Lock()
+			if reported == 0 {
+				close(first)
+			}
+			reported = n + count
+			mu.Unlock()
+		}
+	}()
+	if early {
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+	} else {
+		select {
+		case <-first:
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Log("the child has not committed in 20 s")
+		}
+		time.Sleep(time.Duration(rng.IntN(80)) * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL
+	<-done             // every line the child wrote before it died
+	err = cmd.Wait()
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("the child ended by itself (%v): %s", err, stderr.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return reported
+}
