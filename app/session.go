@@ -1,0 +1,609 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cnntime/app/charts"
+	"cnntime/predictor"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+// ModelChoice is a CNN the user can pick: a zoo model or one of their own.
+type ModelChoice struct {
+	Name   string
+	Family string // "ResNet", "VGG", ...; "Custom" for the user's own
+	Custom bool
+}
+
+// SessionBackend is where a Session gets its choices and predictions: the app's
+// engine in the GUI, a fake in tests. Its methods may be called from any goroutine.
+type SessionBackend interface {
+	ModelChoices() []ModelChoice
+	MachineChoices(ctx context.Context) ([]hw.Machine, error)
+	// PredictCurves returns one curve per model × machine of the settings.
+	PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error)
+	// AddCustomModel reads a custom model file's contents and returns its name.
+	AddCustomModel(data []byte) (string, error)
+}
+
+// SessionSettings are what the user chose to predict.
+type SessionSettings struct {
+	Models    []string          // CNN names
+	Machines  []string          // machine IDs, e.g. "aws/p3.2xlarge"
+	Epochs    int               // passes over the data set
+	Images    int               // training images per epoch
+	Precision measure.Precision // fp32, fp32-strict or amp
+	Policy    measure.Policy    // cuDNN algorithm choice: heuristic or fastest
+	BatchMin  int               // the smallest global batch size
+	BatchMax  int               // the largest global batch size
+}
+
+// DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,
+// batch sizes 1 to 1024, nothing selected.
+func DefaultSessionSettings() SessionSettings {
+	return SessionSettings{
+		Epochs:    90,
+		Images:    predictor.ImageNetImages,
+		Precision: measure.FP32,
+		Policy:    measure.Heuristic,
+		BatchMin:  1,
+		BatchMax:  1024,
+	}
+}
+
+// Limits on the settings, wide enough for any real training run.
+const (
+	MaxEpochs    = 100000
+	MaxImages    = 10_000_000_000
+	MaxBatchSize = 1 << 16
+)
+
+// Validate says what is wrong with the settings and how to fix it.
+func (s SessionSettings) Validate() error {
+	var errs []error
+	if s.Epochs < 1 || s.Epochs > MaxEpochs {
+		errs = append(errs, fmt.Errorf("epochs must be a whole number from 1 to %d, not %d", MaxEpochs, s.Epochs))
+	}
+	if s.Images < 1 || s.Images > MaxImages {
+		errs = append(errs, fmt.Errorf("training images must be from 1 to %d, not %d", int64(MaxImages), s.Images))
+	}
+	if _, err := measure.ParsePrecision(string(s.Precision)); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Policy != measure.NoPolicy {
+		if _, err := measure.ParsePolicy(string(s.Policy)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch {
+	case s.BatchMin < 1:
+		errs = append(errs, fmt.Errorf("the smallest batch size must be at least 1, not %d", s.BatchMin))
+	case s.BatchMax < s.BatchMin:
+		errs = append(errs, fmt.Errorf("the largest batch size (%d) is below the smallest (%d)", s.BatchMax, s.BatchMin))
+	case s.BatchMax > MaxBatchSize:
+		errs = append(errs, fmt.Errorf("the largest batch size must be at most %d, not %d", MaxBatchSize, s.BatchMax))
+	}
+	for _, list := range [][]string{s.Models, s.Machines} {
+		for _, name := range list {
+			if strings.TrimSpace(name) == "" {
+				errs = append(errs, errors.New("an empty CNN or machine name was selected"))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ChartSettings are how the charts show the curves.
+type ChartSettings struct {
+	Metric    charts.Metric
+	LogX      bool
+	LogY      bool
+	Hidden    map[string]bool // series keys (charts.SeriesKey) toggled off in the legend
+	Highlight string          // the series clicked in the scatter; "" for none
+}
+
+// Options are the chart options for these settings in a style.
+func (v ChartSettings) Options(style charts.Style) charts.Options {
+	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style}
+}
+
+// SessionState is a snapshot of a session for the GUI to show.
+type SessionState struct {
+	Settings SessionSettings
+	View     ChartSettings
+	Curves   []predictor.Curve // the last prediction's, in models × machines order
+	Err      error             // the last prediction's error
+	Busy     bool              // a prediction is under way
+}
+
+// Preferences store a session's choices between launches (Fyne's preferences satisfy it).
+type Preferences interface {
+	String(key string) string
+	SetString(key, value string)
+}
+
+// Preference keys the session reads and writes.
+const (
+	PrefModels    = "session.models"
+	PrefMachines  = "session.machines"
+	PrefEpochs    = "session.epochs"
+	PrefImages    = "session.images"
+	PrefPrecision = "session.precision"
+	PrefPolicy    = "session.policy"
+	PrefBatchMin  = "session.batch_min"
+	PrefBatchMax  = "session.batch_max"
+	PrefMetric    = "chart.metric"
+	PrefLogX      = "chart.log_x"
+	PrefLogY      = "chart.log_y"
+)
+
+// Session is the GUI's state and use cases: the selection and settings, the chart
+// settings, and the prediction, recomputed off the caller's goroutine a short delay
+// after the last change so that typing or clicking never waits for it.
+type Session struct {
+	backend SessionBackend
+	prefs   Preferences
+	delay   time.Duration
+
+	mu       sync.Mutex
+	idle     *sync.Cond // signalled when no prediction is pending
+	settings SessionSettings
+	view     ChartSettings
+	curves   []predictor.Curve
+	err      error
+	pending  bool   // a prediction is scheduled or running
+	running  bool   // a prediction is running
+	gen      uint64 // counts changes; a prediction for an older one is dropped
+	timer    *time.Timer
+	cancel   context.CancelFunc
+	listener func(SessionState)
+	closed   bool
+}
+
+// NewSession starts a session with the choices remembered in prefs (nil for none),
+// predicting delay after each change. It predicts the remembered selection at once.
+func NewSession(backend SessionBackend, prefs Preferences, delay time.Duration) *Session {
+	s := &Session{backend: backend, prefs: prefs, delay: delay}
+	s.idle = sync.NewCond(&s.mu)
+	s.settings, s.view = loadPrefs(prefs)
+	s.mu.Lock()
+	s.scheduleLocked(0)
+	s.mu.Unlock()
+	return s
+}
+
+// OnChange sets the function called with a snapshot whenever the state changes: a
+// prediction starts or ends, or the chart settings change. It is called from the
+// session's goroutines, never with a lock held; a GUI must hand it to its UI goroutine.
+func (s *Session) OnChange(fn func(SessionState)) {
+	s.mu.Lock()
+	s.listener = fn
+	s.mu.Unlock()
+}
+
+// State is a snapshot of the session.
+func (s *Session) State() SessionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateLocked()
+}
+
+func (s *Session) stateLocked() SessionState {
+	return SessionState{Settings: s.settings.clone(), View: s.view.clone(), Curves: s.curves, Err: s.err, Busy: s.running}
+}
+
+// Settings are the current settings.
+func (s *Session) Settings() SessionSettings { return s.State().Settings }
+
+// Models lists the CNNs the user can choose.
+func (s *Session) Models() []ModelChoice { return s.backend.ModelChoices() }
+
+// Machines lists the machines the user can choose.
+func (s *Session) Machines(ctx context.Context) ([]hw.Machine, error) {
+	return s.backend.MachineChoices(ctx)
+}
+
+// AddCustomModel reads a custom model file, selects the model and returns its name.
+func (s *Session) AddCustomModel(data []byte) (string, error) {
+	name, err := s.backend.AddCustomModel(data)
+	if err != nil {
+		return "", err
+	}
+	return name, s.SetModel(name, true)
+}
+
+// Apply replaces the settings and schedules a prediction. Invalid settings change
+// nothing and return what is wrong.
+func (s *Session) Apply(next SessionSettings) error {
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	next = next.clone()
+	next.Models, next.Machines = unique(next.Models), unique(next.Machines)
+	s.mu.Lock()
+	s.settings = next
+	s.savePrefsLocked()
+	s.scheduleLocked(s.delay)
+	s.mu.Unlock()
+	return nil
+}
+
+// Update applies a change to a copy of the settings (see Apply).
+func (s *Session) Update(change func(*SessionSettings)) error {
+	next := s.Settings()
+	change(&next)
+	return s.Apply(next)
+}
+
+// SetModel selects or deselects a CNN.
+func (s *Session) SetModel(name string, on bool) error {
+	return s.Update(func(st *SessionSettings) { st.Models = toggle(st.Models, name, on) })
+}
+
+// SetMachine selects or deselects a machine.
+func (s *Session) SetMachine(id string, on bool) error {
+	return s.Update(func(st *SessionSettings) { st.Machines = toggle(st.Machines, id, on) })
+}
+
+// SetView replaces the chart settings; it needs no new prediction.
+func (s *Session) SetView(v ChartSettings) error {
+	if v.Metric != "" {
+		if _, err := charts.ParseMetric(string(v.Metric)); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.view = v.clone()
+	s.savePrefsLocked()
+	state, fn := s.stateLocked(), s.listener
+	s.mu.Unlock()
+	if fn != nil {
+		fn(state)
+	}
+	return nil
+}
+
+// UpdateView applies a change to a copy of the chart settings.
+func (s *Session) UpdateView(change func(*ChartSettings)) error {
+	v := s.State().View
+	change(&v)
+	return s.SetView(v)
+}
+
+// Refresh predicts again now (after a sweep or an import changed the cache).
+func (s *Session) Refresh() {
+	s.mu.Lock()
+	s.scheduleLocked(0)
+	s.mu.Unlock()
+}
+
+// Wait blocks until no prediction is scheduled or running, or ctx ends.
+func (s *Session) Wait(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.idle.Broadcast()
+		s.mu.Unlock()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.pending && ctx.Err() == nil {
+		s.idle.Wait()
+	}
+	return ctx.Err()
+}
+
+// Close stops any scheduled or running prediction.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.gen++
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.pending = false
+	s.idle.Broadcast()
+}
+
+func (s *Session) scheduleLocked(delay time.Duration) {
+	if s.closed {
+		return
+	}
+	s.gen++
+	gen := s.gen
+	s.pending = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.cancel != nil { // the running prediction is for older settings
+		s.cancel()
+	}
+	s.timer = time.AfterFunc(delay, func() { s.predict(gen) })
+}
+
+func (s *Session) predict(gen uint64) {
+	s.mu.Lock()
+	if gen != s.gen || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	settings := s.settings.clone()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.running = true
+	state, fn := s.stateLocked(), s.listener
+	s.mu.Unlock()
+	if fn != nil {
+		fn(state)
+	}
+
+	var curves []predictor.Curve
+	var err error
+	if len(settings.Models) > 0 && len(settings.Machines) > 0 {
+		curves, err = s.backend.PredictCurves(ctx, settings)
+	}
+	cancel()
+
+	s.mu.Lock()
+	if gen != s.gen { // superseded: the newer prediction reports
+		s.mu.Unlock()
+		return
+	}
+	s.curves, s.err = curves, err
+	if err != nil {
+		s.curves = nil
+	}
+	s.running, s.pending, s.cancel = false, false, nil
+	s.idle.Broadcast()
+	state, fn = s.stateLocked(), s.listener
+	s.mu.Unlock()
+	if fn != nil {
+		fn(state)
+	}
+}
+
+// Charts builds the scatter and the curves chart of the last prediction in a style.
+func (st SessionState) Charts(style charts.Style) (scatter, curves *charts.Chart) {
+	opt := st.View.Options(style)
+	return charts.Scatter(st.Curves, opt), charts.Curves(st.Curves, opt)
+}
+
+func (s SessionSettings) clone() SessionSettings {
+	s.Models = append([]string(nil), s.Models...)
+	s.Machines = append([]string(nil), s.Machines...)
+	return s
+}
+
+func (v ChartSettings) clone() ChartSettings {
+	hidden := make(map[string]bool, len(v.Hidden))
+	for k, on := range v.Hidden {
+		if on {
+			hidden[k] = true
+		}
+	}
+	v.Hidden = hidden
+	return v
+}
+
+func toggle(list []string, name string, on bool) []string {
+	out := make([]string, 0, len(list)+1)
+	for _, n := range list {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	if on {
+		out = append(out, name)
+	}
+	return out
+}
+
+func unique(list []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(list))
+	for _, n := range list {
+		if n = strings.TrimSpace(n); !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// loadPrefs reads the remembered choices; anything unreadable falls back to its default.
+func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
+	s := DefaultSessionSettings()
+	v := ChartSettings{Metric: charts.MetricTotal, LogX: true, LogY: true}
+	if p == nil {
+		return s, v
+	}
+	split := func(key string) []string {
+		var out []string
+		for _, part := range strings.Split(p.String(key), ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+		return out
+	}
+	s.Models, s.Machines = split(PrefModels), split(PrefMachines)
+	readInt := func(key string, into *int) {
+		if n, err := strconv.Atoi(p.String(key)); err == nil {
+			*into = n
+		}
+	}
+	readInt(PrefEpochs, &s.Epochs)
+	readInt(PrefImages, &s.Images)
+	readInt(PrefBatchMin, &s.BatchMin)
+	readInt(PrefBatchMax, &s.BatchMax)
+	if prec, err := measure.ParsePrecision(p.String(PrefPrecision)); err == nil {
+		s.Precision = prec
+	}
+	if pol, err := measure.ParsePolicy(p.String(PrefPolicy)); err == nil {
+		s.Policy = pol
+	}
+	if s.Validate() != nil {
+		models, machines := s.Models, s.Machines
+		s = DefaultSessionSettings()
+		s.Models, s.Machines = unique(models), unique(machines)
+	}
+	if m, err := charts.ParseMetric(p.String(PrefMetric)); err == nil {
+		v.Metric = m
+	}
+	if b, err := strconv.ParseBool(p.String(PrefLogX)); err == nil {
+		v.LogX = b
+	}
+	if b, err := strconv.ParseBool(p.String(PrefLogY)); err == nil {
+		v.LogY = b
+	}
+	return s, v
+}
+
+func (s *Session) savePrefsLocked() {
+	p := s.prefs
+	if p == nil {
+		return
+	}
+	st, v := s.settings, s.view
+	p.SetString(PrefModels, strings.Join(st.Models, ","))
+	p.SetString(PrefMachines, strings.Join(st.Machines, ","))
+	p.SetString(PrefEpochs, strconv.Itoa(st.Epochs))
+	p.SetString(PrefImages, strconv.Itoa(st.Images))
+	p.SetString(PrefPrecision, string(st.Precision))
+	p.SetString(PrefPolicy, string(st.Policy))
+	p.SetString(PrefBatchMin, strconv.Itoa(st.BatchMin))
+	p.SetString(PrefBatchMax, strconv.Itoa(st.BatchMax))
+	if v.Metric != "" {
+		p.SetString(PrefMetric, string(v.Metric))
+	}
+	p.SetString(PrefLogX, strconv.FormatBool(v.LogX))
+	p.SetString(PrefLogY, strconv.FormatBool(v.LogY))
+}
+
+// Summary is one row of the results table: a CNN×machine at its best batch size.
+type Summary struct {
+	Model     string           `json:"model"`
+	Machine   string           `json:"machine"`
+	GPU       string           `json:"gpu"`
+	GPUCount  int              `json:"gpu_count"`
+	BestBatch int              `json:"best_batch"` // 0 when no batch size fits
+	IterMS    float64          `json:"iter_ms"`
+	EpochS    float64          `json:"epoch_s"`
+	TotalS    float64          `json:"total_s"`
+	CostUSD   float64          `json:"cost_usd"`
+	EnergyKWh float64          `json:"energy_kwh"`
+	MaxBatch  int              `json:"max_batch"` // the largest batch that fits in memory
+	Source    predictor.Source `json:"source"`
+}
+
+// Summarize makes one results row per curve, in the curves' order.
+func Summarize(curves []predictor.Curve) []Summary {
+	out := make([]Summary, len(curves))
+	for i, c := range curves {
+		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch}
+		if c.Best >= 0 && c.Best < len(c.Points) {
+			p := c.Points[c.Best]
+			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
+			row.CostUSD, row.EnergyKWh, row.Source = p.CostUSD, p.EnergyKWh, p.Source
+		}
+		out[i] = row
+	}
+	return out
+}
+
+// SummaryColumns are the results table's columns, in order.
+var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source"}
+
+// Cell is a results row's text in column col (an index into SummaryColumns).
+func (r Summary) Cell(col int) string {
+	none := r.BestBatch == 0
+	switch col {
+	case 0:
+		return r.Model
+	case 1:
+		return r.Machine
+	case 2:
+		if none {
+			return "does not fit"
+		}
+		return strconv.Itoa(r.BestBatch)
+	case 3:
+		return orDash(none, charts.FormatMS(r.IterMS))
+	case 4:
+		return orDash(none, charts.FormatSeconds(r.EpochS))
+	case 5:
+		return orDash(none, charts.FormatSeconds(r.TotalS))
+	case 6:
+		return orDash(none, charts.FormatUSD(r.CostUSD))
+	case 7:
+		return orDash(none, strconv.FormatFloat(r.EnergyKWh, 'f', 1, 64)+" kWh")
+	case 8:
+		return strconv.Itoa(r.MaxBatch)
+	case 9:
+		return string(r.Source)
+	}
+	return ""
+}
+
+func orDash(none bool, s string) string {
+	if none {
+		return "–"
+	}
+	return s
+}
+
+// SortSummaries sorts rows by a column (an index into SummaryColumns), numbers by
+// value; rows where nothing fits go last either way. The sort is stable.
+func SortSummaries(rows []Summary, col int, descending bool) {
+	key := func(r Summary) (float64, string) {
+		switch col {
+		case 0:
+			return 0, r.Model + "\x00" + r.Machine
+		case 1:
+			return 0, r.Machine + "\x00" + r.Model
+		case 2:
+			return float64(r.BestBatch), ""
+		case 3:
+			return r.IterMS, ""
+		case 4:
+			return r.EpochS, ""
+		case 5:
+			return r.TotalS, ""
+		case 6:
+			return r.CostUSD, ""
+		case 7:
+			return r.EnergyKWh, ""
+		case 8:
+			return float64(r.MaxBatch), ""
+		default:
+			return 0, string(r.Source)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if (a.BestBatch == 0) != (b.BestBatch == 0) && col != 0 && col != 1 {
+			return b.BestBatch == 0
+		}
+		an, as := key(a)
+		bn, bs := key(b)
+		if descending {
+			an, as, bn, bs = bn, bs, an, as
+		}
+		if as != bs {
+			return as < bs
+		}
+		return an < bn
+	})
+}
