@@ -1,0 +1,222 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"cnntime/predictor/cnn"
+)
+
+// ModelSummary is one row of `cnntime models --json`.
+type ModelSummary struct {
+	Name      string `json:"name"`
+	Family    string `json:"family"`
+	Params    int64  `json:"params"`
+	MACs      int64  `json:"macs"`       // forward multiply-accumulates per sample at input_size
+	InputSize int    `json:"input_size"` // the default input resolution (square)
+	Layers    int    `json:"layers"`     // layers in the graph, the loss included
+}
+
+// LayerRow is one layer of `cnntime model NAME --json`.
+type LayerRow struct {
+	Index    int      `json:"index"`
+	Name     string   `json:"name"`
+	Op       string   `json:"op"`
+	Inputs   []int    `json:"inputs"`    // layer indices; -1 is the input image
+	InShapes [][3]int `json:"in_shapes"` // C, H, W per input
+	Out      [3]int   `json:"out_shape"` // C, H, W
+	Params   int64    `json:"params"`
+	MACs     int64    `json:"macs"`
+	// ActivationBytes is the new memory per sample of the layer's FP32 output: 0 for
+	// in-place ops and views, which share their input's storage.
+	ActivationBytes int64 `json:"activation_bytes"`
+	// SavedBytes is what the layer keeps for backward per sample in FP32, counted on its own.
+	SavedBytes int64 `json:"saved_bytes"`
+}
+
+// ModelDetail is `cnntime model NAME --json`.
+type ModelDetail struct {
+	Name    string `json:"name"`
+	Family  string `json:"family"`
+	Input   [3]int `json:"input"`
+	Classes int    `json:"classes"`
+	Params  int64  `json:"params"`
+	MACs    int64  `json:"macs"`
+	// SavedBytes is the FP32 activation memory per sample kept for backward, each shared
+	// tensor counted once.
+	SavedBytes int64      `json:"saved_bytes"`
+	Layers     []LayerRow `json:"layers"`
+}
+
+func init() {
+	Register(Command{
+		Name:    "models",
+		Summary: "list the CNN zoo: every torchvision classification CNN",
+		Usage:   "models [--json]",
+		Run:     runModels,
+	})
+	Register(Command{
+		Name:    "model",
+		Summary: "show one CNN's layers: shapes, parameters, MACs and activation memory",
+		Usage:   "model NAME|FILE.json [--input N] [--classes K] [--json]",
+		Run:     runModel,
+	})
+}
+
+// ModelSummaries builds every zoo model at its default resolution and summarizes it.
+func ModelSummaries() ([]ModelSummary, error) {
+	names := cnn.Names()
+	out := make([]ModelSummary, 0, len(names))
+	for _, name := range names {
+		net, err := cnn.Build(name, cnn.Options{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ModelSummary{Name: net.Name, Family: net.Family, Params: net.Params(), MACs: net.MACs(),
+			InputSize: net.Input.H, Layers: len(net.Layers)})
+	}
+	return out, nil
+}
+
+func runModels(env *Env, args []string) error {
+	fs := env.Flags(commands["models"])
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q: to see one model, run 'cnntime model %s'", fs.Arg(0), fs.Arg(0))
+	}
+	rows, err := ModelSummaries()
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, rows)
+	}
+	t := NewTable(env.Stdout, "NAME", "FAMILY", "PARAMS", "GMACS", "INPUT", "LAYERS")
+	for _, r := range rows {
+		t.Row(r.Name, r.Family, groupDigits(r.Params), fmt.Sprintf("%.2f", float64(r.MACs)/1e9),
+			fmt.Sprintf("%dx%d", r.InputSize, r.InputSize), strconv.Itoa(r.Layers))
+	}
+	return t.Flush()
+}
+
+func runModel(env *Env, args []string) error {
+	fs := env.Flags(commands["model"])
+	input := fs.Int("input", 0, "input resolution N (N×N pixels); default the model's own (224, 299 for inception_v3)")
+	classes := fs.Int("classes", 0, "number of output classes; default 1000")
+	// Accept the name before or after the flags.
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var name string
+	if fs.NArg() > 0 {
+		name = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	switch {
+	case name == "":
+		return Usagef("name a model (see 'cnntime models') or a custom model file ending in .json")
+	case fs.NArg() > 0:
+		return Usagef("unexpected argument %q: give one model", fs.Arg(0))
+	case *input < 0:
+		return Usagef("--input %d: the resolution must be positive", *input)
+	case *classes < 0:
+		return Usagef("--classes %d: must be positive", *classes)
+	}
+	net, err := loadModel(name, *input, *classes)
+	if err != nil {
+		return err
+	}
+	d := DescribeModel(net)
+	if env.JSON {
+		return WriteJSON(env.Stdout, d)
+	}
+	fmt.Fprintf(env.Stdout, "%s (%s): input %dx%dx%d, %d classes, %s params, %.3f GMACs, %s saved for backward per sample (FP32)\n\n",
+		d.Name, d.Family, d.Input[0], d.Input[1], d.Input[2], d.Classes, groupDigits(d.Params), float64(d.MACs)/1e9, humanBytes(d.SavedBytes))
+	t := NewTable(env.Stdout, "#", "NAME", "OP", "INPUT", "OUTPUT", "PARAMS", "MACS", "ACTIVATION", "SAVED")
+	for _, l := range d.Layers {
+		ins := make([]string, len(l.InShapes))
+		for i, s := range l.InShapes {
+			ins[i] = fmt.Sprintf("%dx%dx%d", s[0], s[1], s[2])
+		}
+		t.Row(strconv.Itoa(l.Index), l.Name, l.Op, strings.Join(ins, " + "), fmt.Sprintf("%dx%dx%d", l.Out[0], l.Out[1], l.Out[2]),
+			groupDigits(l.Params), groupDigits(l.MACs), layerBytes(l.ActivationBytes), layerBytes(l.SavedBytes))
+	}
+	return t.Flush()
+}
+
+// loadModel builds a zoo model, or reads a custom model file when name ends in .json.
+func loadModel(name string, input, classes int) (*cnn.Network, error) {
+	if strings.HasSuffix(strings.ToLower(name), ".json") {
+		if input != 0 || classes != 0 {
+			return nil, Usagef("--input and --classes apply to zoo models; a custom model file sets its own input and classes")
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read custom model %s: %w", name, err)
+		}
+		net, err := cnn.ParseCustom(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return net, nil
+	}
+	net, err := cnn.Build(name, cnn.Options{Resolution: input, Classes: classes})
+	if errors.Is(err, cnn.ErrUnknownModel) {
+		return nil, Usagef("unknown model %q%s; 'cnntime models' lists them", name, Suggest(name, cnn.Names()))
+	}
+	return net, err
+}
+
+// DescribeModel lays a network out as its layer table.
+func DescribeModel(net *cnn.Network) ModelDetail {
+	d := ModelDetail{Name: net.Name, Family: net.Family, Input: shape3(net.Input), Classes: net.Classes,
+		Params: net.Params(), MACs: net.MACs(), SavedBytes: net.SavedBytes(4), Layers: make([]LayerRow, len(net.Layers))}
+	for i := range net.Layers {
+		l := &net.Layers[i]
+		row := LayerRow{Index: i, Name: l.Name, Op: string(l.Op), Inputs: l.Inputs, Out: shape3(l.Out),
+			Params: l.Params, MACs: l.MACs, SavedBytes: l.SavedBytes(4), InShapes: make([][3]int, len(l.InShapes))}
+		for j, s := range l.InShapes {
+			row.InShapes[j] = shape3(s)
+		}
+		if !l.InPlace && l.Op != cnn.OpFlatten && l.Op != cnn.OpSlice {
+			row.ActivationBytes = 4 * l.Out.Elems()
+		}
+		d.Layers[i] = row
+	}
+	return d
+}
+
+func shape3(s cnn.Shape) [3]int { return [3]int{s.C, s.H, s.W} }
+
+// groupDigits writes n with thousands separators: 25,557,032.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// layerBytes is humanBytes with "-" for none.
+func layerBytes(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return humanBytes(n)
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestModelsCommand(t *testing.T) {
+	code, out, errOut := runCLI(t, "models", "--json")
+	if code != 0 {
+		t.Fatalf("models --json exited %d: %s", code, errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("models --json is not a JSON list: %v", err)
+	}
+	if len(rows) < 60 {
+		t.Errorf("models lists %d CNNs, want at least 60", len(rows))
+	}
+	byName := map[string]map[string]any{}
+	for _, r := range rows {
+		if len(r) != 6 {
+			t.Errorf("row %v has %d fields, want name, family, params, macs, input_size, layers", r["name"], len(r))
+		}
+		byName[r["name"].(string)] = r
+	}
+	tests := []struct {
+		name, family string
+		params       float64
+		inputSize    float64
+	}{
+		{"resnet50", "ResNet", 25557032, 224},
+		{"vgg16", "VGG", 138357544, 224},
+		{"inception_v3", "Inception", 27161264, 299},
+		{"convnext_tiny", "ConvNeXt", 28589128, 224},
+	}
+	for _, tt := range tests {
+		r, ok := byName[tt.name]
+		if !ok {
+			t.Errorf("%s missing from models --json", tt.name)
+			continue
+		}
+		if r["family"] != tt.family || r["params"] != tt.params || r["input_size"] != tt.inputSize || r["macs"].(float64) <= 0 || r["layers"].(float64) <= 0 {
+			t.Errorf("%s: %v", tt.name, r)
+		}
+	}
+
+	code, out, _ = runCLI(t, "models")
+	if code != 0 || !strings.Contains(out, "resnet50") || !strings.Contains(out, "25,557,032") || !strings.Contains(out, "4.09") {
+		t.Errorf("models table (exit %d) lacks resnet50's row:\n%s", code, out)
+	}
+}
+
+func TestModelCommand(t *testing.T) {
+	dir := t.TempDir()
+	custom := filepath.Join(dir, "net.json")
+	os.WriteFile(custom, []byte(`{"name": "tiny", "input": [3, 8, 8], "classes": 2, "layers": [
+		{"name": "c", "op": "conv2d", "out": 4, "kernel": 3},
+		{"name": "r", "op": "relu", "inplace": true},
+		{"op": "flatten"}, {"name": "fc", "op": "linear", "out": 2}]}`), 0o644)
+	broken := filepath.Join(dir, "broken.json")
+	os.WriteFile(broken, []byte(`{"name": "b", "input": [3, 8, 8], "classes": 2, "layers": [{"name": "c", "op": "conv2d", "out": 4, "kernel": 9}]}`), 0o644)
+
+	tests := []struct {
+		what     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"table", []string{"model", "resnet18"}, 0, "layer4.1.conv2 ", ""},
+		{"flags after name", []string{"model", "resnet18", "--input", "32", "--classes", "10"}, 0, "input 3x32x32, 10 classes", ""},
+		{"flags before name", []string{"model", "--input", "64", "mobilenet_v2"}, 0, "input 3x64x64", ""},
+		{"custom file", []string{"model", custom}, 0, "tiny (Custom): input 3x8x8, 2 classes, 402 params", ""},
+		{"unknown suggests", []string{"model", "resnt50"}, 2, "", `unknown model "resnt50" (did you mean "resnet50"?)`},
+		{"no name", []string{"model"}, 2, "", "name a model"},
+		{"two names", []string{"model", "resnet18", "vgg16"}, 2, "", `unexpected argument "vgg16"`},
+		{"negative input", []string{"model", "resnet18", "--input", "-5"}, 2, "", "--input -5"},
+		{"too small", []string{"model", "alexnet", "--input", "32"}, 1, "", "layer 12 (features.12): maxpool2d on input 256x1x1: kernel 3 is larger than its padded input 1: alexnet needs an input of at least 63x63"},
+		{"broken file", []string{"model", broken}, 1, "", "layer 0 (c): conv2d on input 3x8x8: kernel 9 is larger than its padded input 8"},
+		{"missing file", []string{"model", filepath.Join(dir, "none.json")}, 1, "", "read custom model"},
+		{"flags on a file", []string{"model", custom, "--input", "32"}, 2, "", "a custom model file sets its own input"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.what, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s\nwant stdout with %q, stderr with %q", code, tt.wantCode, out, errOut, tt.wantOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestModelCommandJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "model", "resnet50", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d ModelDetail
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Params != 25557032 || d.Input != [3]int{3, 224, 224} || len(d.Layers) == 0 {
+		t.Fatalf("resnet50: params %d input %v with %d layers", d.Params, d.Input, len(d.Layers))
+	}
+	var params, macs int64
+	for _, l := range d.Layers {
+		params += l.Params
+		macs += l.MACs
+	}
+	if params != d.Params || macs != d.MACs {
+		t.Errorf("layers sum to %d params and %d MACs, the model says %d and %d", params, macs, d.Params, d.MACs)
+	}
+	first, relu := d.Layers[0], d.Layers[2]
+	if first.Name != "conv1" || first.Inputs[0] != -1 || first.Out != [3]int{64, 112, 112} || first.ActivationBytes != 4*64*112*112 {
+		t.Errorf("first layer: %+v", first)
+	}
+	if relu.Op != "relu" || relu.ActivationBytes != 0 || relu.SavedBytes != 4*64*112*112 {
+		t.Errorf("in-place relu: %+v, want no new activation and its output saved", relu)
+	}
+}
