@@ -190,7 +190,7 @@ func (e *Engine) table(req Request, need int) *stepTable {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.stepMS) <= need {
-		size := 1024 // batches 1..1024 at least, then doubling
+		size := 64 // a power of two: a table grows a few times at most
 		for size < need {
 			size *= 2
 		}

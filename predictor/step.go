@@ -98,6 +98,10 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 	for b := range t.source {
 		t.source[b] = Measured
 	}
+	// The issue simulation runs over every launch; the sums run over distinct
+	// configuration phases, weighted by how often each is launched.
+	type uses struct{ total, backward int }
+	used := make([]uses, len(timings))
 	hostMS := 0.0 // when the host has issued the kernels so far
 	for _, k := range seq {
 		est := timings[k.timing]
@@ -105,16 +109,29 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 			continue // no kernel runs in this phase (a view, a parameter-free weight gradient)
 		}
 		hostMS += k.issueUS / 1000
-		for i, es := range est {
-			b := i + 1
-			ms := es.MS
-			gpuEnd[b] = math.Max(gpuEnd[b], hostMS) + ms
-			t.gpuMS[b] += ms
-			if k.backward {
-				t.backwardMS[b] += ms
+		used[k.timing].total++
+		if k.backward {
+			used[k.timing].backward++
+		}
+		for i := range est {
+			end := gpuEnd[i+1]
+			if end < hostMS {
+				end = hostMS // the GPU waits for the host to issue this kernel
 			}
-			errSum[b] += ms * es.RelErr
-			if sourceRank(es.Source) > sourceRank(t.source[b]) {
+			gpuEnd[i+1] = end + est[i].MS
+		}
+	}
+	for ti, u := range used {
+		if u.total == 0 {
+			continue
+		}
+		n, nb := float64(u.total), float64(u.backward)
+		for i, es := range timings[ti] {
+			b := i + 1
+			t.gpuMS[b] += n * es.MS
+			t.backwardMS[b] += nb * es.MS
+			errSum[b] += n * es.MS * es.RelErr
+			if es.Source != t.source[b] && sourceRank(es.Source) > sourceRank(t.source[b]) {
 				t.source[b] = es.Source
 			}
 		}
