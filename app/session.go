@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"cnntime/app/charts"
+	"cnntime/db"
 	"cnntime/predictor"
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
@@ -606,4 +608,141 @@ func SortSummaries(rows []Summary, col int, descending bool) {
 		}
 		return an < bn
 	})
+}
+
+// BatchGrid is the batch sizes a session predicts between lo and hi: every size up to
+// 64, every multiple of 8 up to 512 and of 32 beyond, plus the powers of two and the
+// ends. Dense enough to show the jumps that tile and wave quantization make.
+func BatchGrid(lo, hi int) []int {
+	var out []int
+	for b := lo; b <= hi; b++ {
+		if b == lo || b == hi || b <= 64 || (b <= 512 && b%8 == 0) || b%32 == 0 || b&(b-1) == 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// EngineBackend is the SessionBackend of the desktop app: the prediction engine over
+// the measurement cache, and the custom models the user added this session.
+type EngineBackend struct {
+	cache  *db.DB
+	mu     sync.Mutex
+	engine *Engine
+	custom map[string]*cnn.Network
+	order  []string // custom model names in the order they were added
+}
+
+// OpenEngineBackend opens the cache at dbPath (created when missing) and loads the engine.
+func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, error) {
+	d, err := db.Open(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	e, err := NewEngine(ctx, d)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &EngineBackend{cache: d, engine: e, custom: map[string]*cnn.Network{}}, nil
+}
+
+// DB is the open measurement cache.
+func (b *EngineBackend) DB() *db.DB { return b.cache }
+
+// Reload rebuilds the engine after the cache changed (a sweep or an import).
+func (b *EngineBackend) Reload(ctx context.Context) error {
+	e, err := NewEngine(ctx, b.cache)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.engine = e
+	b.mu.Unlock()
+	return nil
+}
+
+// Close closes the cache.
+func (b *EngineBackend) Close() error { return b.cache.Close() }
+
+// ModelChoices lists the zoo by family, then the custom models.
+func (b *EngineBackend) ModelChoices() []ModelChoice {
+	var out []ModelChoice
+	for _, n := range cnn.Names() {
+		out = append(out, ModelChoice{Name: n, Family: cnn.Family(n)})
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range b.order {
+		out = append(out, ModelChoice{Name: n, Family: "Custom", Custom: true})
+	}
+	return out
+}
+
+// MachineChoices lists the catalog's machines and the user's.
+func (b *EngineBackend) MachineChoices(ctx context.Context) ([]hw.Machine, error) {
+	return Machines(ctx, b.cache)
+}
+
+// AddCustomModel reads a custom model (cnn.ParseCustom's JSON format).
+func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
+	net, err := cnn.ParseCustom(data)
+	if err != nil {
+		return "", fmt.Errorf("read the custom model: %w", err)
+	}
+	if cnn.Family(net.Name) != "" {
+		return "", fmt.Errorf("custom model %q has the name of a zoo model: rename it in the file", net.Name)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, dup := b.custom[net.Name]; !dup {
+		b.order = append(b.order, net.Name)
+	}
+	b.custom[net.Name] = net
+	return net.Name, nil
+}
+
+// PredictCurves predicts every model × machine of the settings, models outer.
+func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error) {
+	b.mu.Lock()
+	e := b.engine
+	b.mu.Unlock()
+	targets := make([]Target, 0, len(s.Machines))
+	for _, id := range s.Machines {
+		t, err := e.MachineTarget(id)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	q := Query{Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision, Policy: s.Policy,
+		Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}}
+	var out []predictor.Curve
+	for _, m := range s.Models {
+		b.mu.Lock()
+		net, custom := b.custom[m]
+		b.mu.Unlock()
+		if !custom {
+			q.Models = []string{m}
+			curves, err := e.Curves(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, curves...)
+			continue
+		}
+		for _, t := range targets { // the engine knows zoo models only
+			batches := q.Batches
+			if k := max(t.Machine.GPUCount, 1); len(batches) > 0 && batches[0] < k {
+				batches = batches[sort.SearchInts(batches, k):]
+			}
+			c, err := e.Predictor().Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
+				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run})
+			if err != nil {
+				return nil, fmt.Errorf("predict custom model %s on %s: %w", m, t.Machine.ID, err)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }

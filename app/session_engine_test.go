@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBatchGrid(t *testing.T) {
+	tests := []struct {
+		lo, hi    int
+		wantLen   int
+		wantFirst int
+		wantLast  int
+		contains  []int
+		excludes  []int
+	}{
+		{1, 1024, 64 + 56 + 16, 1, 1024, []int{1, 63, 64, 72, 512, 544, 1024}, []int{65, 513, 530}},
+		{100, 130, 6, 100, 130, []int{104, 128}, []int{101}},
+		{7, 7, 1, 7, 7, []int{7}, nil},
+	}
+	for _, tt := range tests {
+		got := BatchGrid(tt.lo, tt.hi)
+		if len(got) != tt.wantLen || got[0] != tt.wantFirst || got[len(got)-1] != tt.wantLast {
+			t.Errorf("BatchGrid(%d, %d): %d sizes from %d to %d; want %d from %d to %d", tt.lo, tt.hi, len(got), got[0], got[len(got)-1], tt.wantLen, tt.wantFirst, tt.wantLast)
+		}
+		in := map[int]bool{}
+		for _, b := range got {
+			in[b] = true
+		}
+		for _, b := range tt.contains {
+			if !in[b] {
+				t.Errorf("BatchGrid(%d, %d) lacks %d", tt.lo, tt.hi, b)
+			}
+		}
+		for _, b := range tt.excludes {
+			if in[b] {
+				t.Errorf("BatchGrid(%d, %d) has %d", tt.lo, tt.hi, b)
+			}
+		}
+	}
+}
+
+func TestEngineBackendPredictsZooAndCustomModels(t *testing.T) {
+	ctx := context.Background()
+	b, err := OpenEngineBackend(ctx, filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	machines, err := b.MachineChoices(ctx)
+	if err != nil || len(machines) < 10 {
+		t.Fatalf("MachineChoices: %d machines, %v", len(machines), err)
+	}
+	custom, err := os.ReadFile("../predictor/cnn/testdata/cifar_resnet.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(b, nil, time.Millisecond)
+	defer s.Close()
+	name, err := s.AddCustomModel(custom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddCustomModel([]byte(`{"name": "x", "layers": [`)); err == nil || !strings.Contains(err.Error(), "custom model") {
+		t.Errorf("broken custom model file: %v", err)
+	}
+	choices := b.ModelChoices()
+	if last := choices[len(choices)-1]; last.Name != name || !last.Custom || last.Family != "Custom" {
+		t.Errorf("last model choice = %+v, want the custom %q", last, name)
+	}
+	err = s.Update(func(st *SessionSettings) {
+		st.Models = []string{"resnet50", name}
+		st.Machines = []string{machines[0].ID, machines[1].ID}
+		st.BatchMax = 256
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	st := s.State()
+	if st.Err != nil || len(st.Curves) != 4 {
+		t.Fatalf("prediction: %d curves, %v", len(st.Curves), st.Err)
+	}
+	for i, c := range st.Curves {
+		wantModel := []string{"resnet50", "resnet50", name, name}[i]
+		if c.Model != wantModel || c.Best < 0 || c.Points[c.Best].TotalS <= 0 {
+			t.Errorf("curve %d: model %s (want %s), best %d", i, c.Model, wantModel, c.Best)
+		}
+	}
+	if err := s.SetMachine("aws/no-such-instance", true); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	if st := s.State(); st.Err == nil || !strings.Contains(st.Err.Error(), "no-such-instance") {
+		t.Errorf("unknown machine: err %v", st.Err)
+	}
+}
