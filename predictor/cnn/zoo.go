@@ -1,6 +1,9 @@
 package cnn
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Options choose the input and output of a zoo network.
 type Options struct {
@@ -26,6 +29,10 @@ var zoo []model
 // zooIndex maps a name to its place in zoo.
 var zooIndex map[string]int
 
+// layerHints remembers each zoo model's layer count from its last build, so that the
+// next build allocates its layer slice once.
+var layerHints []atomic.Int32
+
 func init() {
 	families := [][]model{
 		alexnetModels(), vggModels(), resnetModels(), squeezenetModels(), densenetModels(),
@@ -42,6 +49,7 @@ func init() {
 			zoo = append(zoo, m)
 		}
 	}
+	layerHints = make([]atomic.Int32, len(zoo))
 }
 
 // Names lists every zoo model by torchvision's name, grouped by family.
@@ -94,7 +102,13 @@ func Build(name string, opt Options) (*Network, error) {
 	case classes < 0 || classes > 1<<20:
 		return nil, fmt.Errorf("build %s: number of classes %d must be between 1 and %d", name, classes, 1<<20)
 	}
+	if h := int(layerHints[i].Load()); h > m.layers {
+		m.layers = h
+	}
 	net, err := build(m, res, classes)
+	if err == nil {
+		layerHints[i].Store(int32(len(net.Layers)))
+	}
 	if err != nil {
 		if least := smallestResolution(m, res); least > 0 {
 			return nil, fmt.Errorf("build %s at %dx%d: %w: %s needs an input of at least %dx%d", name, res, res, err, name, least, least)
