@@ -58,7 +58,8 @@ type Calibration struct {
 	Fitted []string `json:"fitted"`
 	// MemoryEfficiency is achieved ÷ specified memory bandwidth for streaming kernels.
 	MemoryEfficiency float64 `json:"memory_efficiency"`
-	// LaunchUS is the fixed cost of one kernel phase in microseconds: launch and tail.
+	// LaunchUS is the fixed GPU-side cost of one kernel phase in microseconds (launch
+	// latency and tail of a kernel queued behind others), included in every estimate.
 	LaunchUS float64 `json:"launch_us"`
 	// UnalignedTensorFactor multiplies tensor-core efficiency when channels are not
 	// multiples of 8 (FP16) or 4 (TF32), as cuDNN then pads or falls back.
@@ -200,7 +201,7 @@ func (c *Calibration) Efficiency(cl Class, a Arithmetic, p measure.Phase) float6
 // 2.25× the FLOPs of 3×3 convolutions, depthwise convolutions are memory-bound) and
 // bandwidth efficiency from measured-vs-specified bandwidths (V100 739/900, T4
 // 239/320, P100 501/732). The fit starts from it and keeps it for classes the data
-// does not cover.
+// does not cover. A queued kernel's fixed GPU-side cost is taken as 5 µs.
 func PriorCalibration() *Calibration {
 	base := [numClasses]float64{0.75, 1.2, 0.65, 0.35, 0.08, 0.75, 0.1}
 	arith := [numArith]float64{1, 0.55, 0.55, 0.8}
@@ -211,7 +212,7 @@ func PriorCalibration() *Calibration {
 		Method:                "published guidance; not fitted",
 		ComputeEfficiency:     map[string]float64{},
 		MemoryEfficiency:      0.78,
-		LaunchUS:              8,
+		LaunchUS:              5,
 		UnalignedTensorFactor: 0.25,
 		EstimateRelErr:        map[string]float64{},
 		TransferRelErr:        0.15,

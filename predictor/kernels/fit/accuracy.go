@@ -29,18 +29,20 @@ func LeaveOneGPUOut(rows []Row, gpus map[string]hw.GPU, opt Options) ([]kernels.
 				others[n] = g
 			}
 		}
-		cal, _, _, err := FitEfficiencies(rows, others, kernels.PriorCalibration(), opt)
+		res, err := FitEfficiencies(rows, others, kernels.PriorCalibration(), opt)
 		if err != nil {
 			return nil, fmt.Errorf("fit without %s: %w", held, err)
 		}
-		out = append(out, evaluate(cal, rows, held, gpus)...)
+		out = append(out, evaluate(res, rows, held, gpus)...)
 	}
 	return out, nil
 }
 
-// evaluate predicts the rows of GPU held with cal, from specifications and by transfer
-// from the other GPUs' rows.
-func evaluate(cal *kernels.Calibration, rows []Row, held string, gpus map[string]hw.GPU) []kernels.GPUAccuracy {
+// evaluate predicts the rows of GPU held with a fit on the others, from specifications
+// and by transfer from the other GPUs' rows. Estimates add the harness overhead found
+// by the fit, as DeepBench's timings include it.
+func evaluate(res *Result, rows []Row, held string, gpus map[string]hw.GPU) []kernels.GPUAccuracy {
+	cal := res.Calibration
 	model := transferModel(cal, rows, held, gpus)
 	target := kernels.Device{GPU: gpus[held]}
 	type tally struct {
@@ -58,7 +60,7 @@ func evaluate(cal *kernels.Calibration, rows []Row, held string, gpus map[string
 			byArith[a] = t
 		}
 		pred, _ := kernels.EstimateMS(cal, s.row.Config, s.phase, s.gpu, s.row.Precision, s.row.Batch)
-		t.est += math.Abs(pred-s.ms) / s.ms
+		t.est += math.Abs(pred+res.HarnessMS-s.ms) / s.ms
 		t.nEst++
 		model.Times(target, kernels.Request{Config: s.row.Config, Phase: s.phase, Precision: s.row.Precision, Policy: measure.Heuristic},
 			[]int{s.row.Batch}, one[:])
