@@ -1,6 +1,7 @@
 package cnn
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 )
@@ -78,7 +79,7 @@ func DefaultResolution(name string) int {
 }
 
 // ErrUnknownModel is wrapped by Build's error for a name that is not in the zoo.
-var ErrUnknownModel = fmt.Errorf("unknown model")
+var ErrUnknownModel = errors.New("unknown model")
 
 // Build returns the zoo network called name (torchvision's name, e.g. "resnet50") for
 // the given input resolution and number of classes. The last layer is the loss. A
