@@ -37,23 +37,23 @@ type Engine struct {
 // NewEngine loads the embedded catalog and calibration and, when d is not nil, the
 // cache's user machines, price overrides, devices and kernel measurements.
 func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
-	cat, err := hw.ParseCatalog(assets.CatalogGPUs, assets.CatalogMachines)
+	cat, err := LoadCatalog()
 	if err != nil {
-		return nil, fmt.Errorf("load the embedded catalog: %w", err)
+		return nil, err
+	}
+	cal, err := kernels.ParseCalibration(assets.Calibration)
+	if err != nil {
+		return nil, fmt.Errorf("the embedded calibration is broken (a build mistake; report it): %w", err)
+	}
+	machines, err := Machines(ctx, d)
+	if err != nil {
+		return nil, err
 	}
 	var (
-		user      []hw.Machine
-		overrides map[string]float64
-		devices   []measure.Device
-		ms        []measure.Measurement
+		devices []measure.Device
+		ms      []measure.Measurement
 	)
 	if d != nil {
-		if user, err = d.UserMachines(ctx); err != nil {
-			return nil, err
-		}
-		if overrides, err = d.PriceOverrides(ctx); err != nil {
-			return nil, err
-		}
 		if devices, err = d.Devices(ctx); err != nil {
 			return nil, err
 		}
@@ -67,7 +67,7 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 		measured: make(map[string]string),
 		nets:     make(map[string]*cnn.Network),
 	}
-	for _, m := range cat.Merge(user, overrides) {
+	for _, m := range machines {
 		e.machines[strings.ToLower(m.ID)] = m
 		e.machineIDs = append(e.machineIDs, m.ID)
 	}
@@ -76,7 +76,7 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 			e.measured[dev.GPUID] = dev.Key
 		}
 	}
-	e.kernels = kernels.NewModel(nil, cat.GPUs(), devices, ms)
+	e.kernels = kernels.NewModel(cal, cat.GPUs(), devices, ms)
 	e.pred = predictor.NewEngine(e.kernels, predictor.DefaultOverheads, predictor.DefaultMemoryModel)
 	return e, nil
 }

@@ -29,6 +29,9 @@ type Request struct {
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
 	Run       Run
+	// ForwardBackwardOnly times the forward and backward passes without the optimizer
+	// update, as benchmarks that report "fwd+bwd" do.
+	ForwardBackwardOnly bool
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -50,6 +53,7 @@ type tableKey struct {
 	device    string
 	precision measure.Precision
 	policy    measure.Policy
+	noUpdate  bool
 }
 
 type memKey struct {
@@ -178,7 +182,7 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 // table returns the step-time arrays of req's network on its device, covering per-GPU
 // batches 1..need at least.
 func (e *Engine) table(req Request, need int) *stepTable {
-	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy}
+	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly}
 	e.mu.Lock()
 	t, ok := e.tables[k]
 	if !ok {

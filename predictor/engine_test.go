@@ -279,3 +279,26 @@ func TestCurveCoversTheTableEdges(t *testing.T) {
 		}
 	}
 }
+
+func TestForwardBackwardOnlyLeavesOutTheUpdate(t *testing.T) {
+	over := noOverheads()
+	over.UpdateBytesPerParam = 1e6 // 2966 params × 1 MB at 1000 GB/s: 2.966 ms
+	e := NewEngine(newLinearTimer(1), over, DefaultMemoryModel)
+	req := Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: testGPU,
+		Precision: measure.FP32, Batches: []int{3}, Run: Run{Epochs: 1, Images: 3}}
+	full, err := e.Curve(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ForwardBackwardOnly = true
+	fb, err := e.Curve(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 * tinyPerSampleMS; math.Abs(fb.Points[0].IterMS-want) > 1e-9 {
+		t.Errorf("forward+backward: %v ms, want %v ms", fb.Points[0].IterMS, want)
+	}
+	if want := 3*tinyPerSampleMS + 2.966; math.Abs(full.Points[0].IterMS-want) > 1e-9 {
+		t.Errorf("whole step: %v ms, want %v ms", full.Points[0].IterMS, want)
+	}
+}

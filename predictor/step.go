@@ -137,8 +137,10 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 		}
 	}
 
-	update := e.over.updateMS(net, req)
-	updateIssue := e.over.updateIssueMS(net)
+	update, updateIssue := 0.0, 0.0
+	if !req.ForwardBackwardOnly {
+		update, updateIssue = e.over.updateMS(net, req), e.over.updateIssueMS(net)
+	}
 	for b := 1; b < size; b++ {
 		layers := t.gpuMS[b]
 		end := math.Max(gpuEnd[b], hostMS+updateIssue) + update
