@@ -60,7 +60,8 @@ clean:
 # The CUDA sweep worker, a separate binary (gorgonia.org/cu exits the process when no GPU
 # is present, so it is never linked into cnntime). Building needs cuda.h and libcuda:
 # Debian's nvidia-cuda-dev from the non-free component, enabled here when missing.
-# cuDNN and cuBLAS are loaded at run time, so they are not needed to build.
+# cuDNN and cuBLAS are loaded at run time, so they are not needed to build; recommends
+# (the kernel module, built by DKMS) are left out: the machine that runs the worker has its driver.
 DEBIAN_SOURCES := /etc/apt/sources.list.d/debian.sources
 gpu-worker:
 	@if [ ! -f /usr/include/cuda.h ]; then \
@@ -69,6 +70,6 @@ gpu-worker:
 			$(SUDO) sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $(DEBIAN_SOURCES); \
 		fi; \
 		echo "installing Debian package: nvidia-cuda-dev"; \
-		$(SUDO) $(APT_ENV) apt-get update -qq && $(SUDO) $(APT_ENV) apt-get install -y -qq nvidia-cuda-dev >/dev/null; \
+		$(SUDO) $(APT_ENV) apt-get update -qq && $(SUDO) $(APT_ENV) apt-get install -y -qq --no-install-recommends nvidia-cuda-dev >/dev/null; \
 	fi
 	CGO_ENABLED=1 $(GO) build -tags cuda -o cnntime-gpu ./gpu/cmd/cnntime-gpu

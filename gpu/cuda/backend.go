@@ -1,0 +1,330 @@
+//go:build cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -lcuda
+#include <cuda.h>
+#include "libs.h"
+static int pci_bus_id(char* buf, int n, int dev) { return (int)cuDeviceGetPCIBusId(buf, n, (CUdevice)dev); }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"cnntime/gpu"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// Framework names the CUDA backend in step measurements.
+const Framework = "cnntime-cuda"
+
+// Options name the run-time libraries; an empty path means $CNNTIME_CUDNN (and
+// CNNTIME_CUBLAS, CNNTIME_NVRTC) or the library's usual names.
+type Options struct {
+	CuDNN, CuBLAS, NVRTC string
+}
+
+// libs are loaded once per process.
+var (
+	libsOnce sync.Once
+	libsErr  error
+	nvmlOK   bool
+)
+
+func loadLibs(o Options) error {
+	libsOnce.Do(func() {
+		for _, l := range []struct {
+			lib  library
+			path string
+		}{{libCuDNN, o.CuDNN}, {libCuBLAS, o.CuBLAS}, {libNVRTC, o.NVRTC}} {
+			if _, err := l.lib.open(l.path); err != nil {
+				libsErr = err
+				return
+			}
+		}
+		if _, err := libNVML.open(""); err == nil && C.x_nvmlInit_v2() == 0 {
+			nvmlOK = true
+		}
+	})
+	return libsErr
+}
+
+// Worker serves this machine's CUDA devices over the worker protocol.
+type Worker struct{ Options Options }
+
+// Devices describes every CUDA device.
+func (w Worker) Devices() ([]measure.Device, error) {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, fmt.Errorf("count CUDA devices: %w", err)
+	}
+	libErr := loadLibs(w.Options)
+	out := make([]measure.Device, 0, n)
+	for i := 0; i < n; i++ {
+		d, err := describe(i, libErr == nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Open prepares device index for measuring.
+func (w Worker) Open(index int) (gpu.Backend, error) { return Open(index, w.Options) }
+
+func versionString(v int, cudnn bool) string {
+	switch {
+	case v <= 0:
+		return ""
+	case cudnn && v >= 90000:
+		return fmt.Sprintf("%d.%d.%d", v/10000, v%10000/100, v%100)
+	case cudnn:
+		return fmt.Sprintf("%d.%d.%d", v/1000, v%1000/100, v%100)
+	}
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}
+
+func describe(index int, withCuDNN bool) (measure.Device, error) {
+	dev, err := cu.GetDevice(index)
+	if err != nil {
+		return measure.Device{}, fmt.Errorf("there is no CUDA device %d: %w", index, err)
+	}
+	name, err := dev.Name()
+	if err != nil {
+		return measure.Device{}, fmt.Errorf("name CUDA device %d: %w", index, err)
+	}
+	id, err := dev.UUID()
+	if err != nil {
+		return measure.Device{}, fmt.Errorf("read the UUID of CUDA device %d: %w", index, err)
+	}
+	attr := func(a cu.DeviceAttribute) int { v, _ := dev.Attribute(a); return v }
+	mem, _ := dev.TotalMem()
+	d := measure.Device{
+		Key: "cuda:GPU-" + id.String(), Backend: "cuda", Name: name, UUID: "GPU-" + id.String(),
+		ComputeCapability: fmt.Sprintf("%d.%d", attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)),
+		SMs:               attr(cu.MultiprocessorCount), MemoryBytes: mem,
+		ClockMHz: attr(cu.ClockRate) / 1000, MemoryClockMHz: attr(cu.MemoryClockRate) / 1000,
+		CUDA: versionString(cu.Version(), false),
+	}
+	if withCuDNN {
+		d.CuDNN = versionString(int(C.x_cudnnGetVersion()), true)
+	}
+	if nvmlOK {
+		buf := make([]byte, 96)
+		if C.x_nvmlSystemGetDriverVersion((*C.char)(unsafe.Pointer(&buf[0])), C.uint(len(buf))) == 0 {
+			d.Driver = C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
+		}
+	}
+	return d, nil
+}
+
+// Backend measures one CUDA device. Its methods must be called from one goroutine
+// locked to its OS thread (the worker's main), where its context is current.
+type Backend struct {
+	device   measure.Device
+	ctx      cu.CUContext
+	cudnn    unsafe.Pointer
+	cublas   unsafe.Pointer
+	k32, k16 *kernels
+	nvml     unsafe.Pointer
+	peakMHz  uint
+	warned   bool
+	seed     int64
+}
+
+// Open makes device index's primary context current, creates the library handles and
+// compiles the kernels.
+func Open(index int, o Options) (*Backend, error) {
+	if err := loadLibs(o); err != nil {
+		return nil, err
+	}
+	d, err := describe(index, true)
+	if err != nil {
+		return nil, err
+	}
+	dev, _ := cu.GetDevice(index)
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return nil, fmt.Errorf("create a CUDA context on device %d: %w", index, err)
+	}
+	if err := cu.SetCurrentContext(ctx); err != nil {
+		return nil, fmt.Errorf("use the CUDA context of device %d: %w", index, err)
+	}
+	b := &Backend{device: d, ctx: ctx}
+	if err := cudnnCheck("cudnnCreate", C.x_cudnnCreate(&b.cudnn)); err != nil {
+		return nil, err
+	}
+	if err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(&b.cublas)); err != nil {
+		return nil, err
+	}
+	if b.k32, err = compileKernels(false, d.SMs); err != nil {
+		return nil, err
+	}
+	if b.k16, err = compileKernels(true, d.SMs); err != nil {
+		return nil, err
+	}
+	if nvmlOK {
+		bus := make([]byte, 32)
+		if C.pci_bus_id((*C.char)(unsafe.Pointer(&bus[0])), C.int(len(bus)), C.int(index)) == 0 {
+			var h unsafe.Pointer
+			if C.x_nvmlDeviceGetHandleByPciBusId_v2((*C.char)(unsafe.Pointer(&bus[0])), &h) == 0 {
+				b.nvml = h
+			}
+		}
+	}
+	return b, nil
+}
+
+// Device describes the GPU.
+func (b *Backend) Device() measure.Device { return b.device }
+
+// Check reports throttling: the SM clock well below the highest seen during the sweep
+// while the driver names a power or thermal reason.
+func (b *Backend) Check() string {
+	if b.nvml == nil {
+		return ""
+	}
+	var mhz C.uint
+	var reasons C.ulonglong
+	if C.x_nvmlDeviceGetClockInfo(b.nvml, 1 /* NVML_CLOCK_SM */, &mhz) != 0 {
+		return ""
+	}
+	C.x_nvmlDeviceGetCurrentClocksThrottleReasons(b.nvml, &reasons)
+	b.peakMHz = max(b.peakMHz, uint(mhz))
+	// SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake.
+	const slowdown = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+	low := float64(mhz) < 0.9*float64(b.peakMHz)
+	switch {
+	case low && reasons&slowdown != 0 && !b.warned:
+		b.warned = true
+		return fmt.Sprintf("the GPU is throttling: its SM clock fell from %d to %d MHz (reasons 0x%x); measurements taken now are slower than its best", b.peakMHz, uint(mhz), uint64(reasons))
+	case !low && b.warned:
+		b.warned = false
+		return fmt.Sprintf("the GPU's SM clock is back at %d MHz", uint(mhz))
+	}
+	return ""
+}
+
+// precisionOf maps a kernel precision to the element size and whether TF32 is allowed.
+func precisionOf(p measure.Precision) (elem int, tf32 bool, ok bool) {
+	switch p {
+	case measure.FP32, measure.FP32Strict:
+		return 4, false, true
+	case measure.TF32:
+		return 4, true, true
+	case measure.AMP:
+		return 2, false, true
+	}
+	return 0, false, false
+}
+
+// TimeLayer times one phase of a layer configuration with CUDA events, after warm-up.
+func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
+	m := measure.Measurement{
+		DeviceKey: b.device.Key, ConfigKey: cfg.Key(), Batch: batch, Precision: prec, Phase: phase,
+		Policy: policy, Status: measure.OK, At: time.Now().UTC(),
+	}
+	if policy == measure.NoPolicy {
+		m.Policy = measure.Heuristic
+	}
+	if _, _, ok := precisionOf(prec); !ok || batch < 1 || repeats < 1 {
+		return m, fmt.Errorf("time %s: precision %q, batch %d and repeats %d must be valid", cfg.Key(), prec, batch, repeats)
+	}
+	l, err := b.newLayer(cfg, batch, prec, m.Policy)
+	if l != nil {
+		defer l.free()
+	}
+	if status, ok := classify(err); ok {
+		m.Status = status
+		return m, nil
+	} else if err != nil {
+		return m, fmt.Errorf("set up %s at batch %d: %w", cfg.Key(), batch, err)
+	}
+	algo, ws, err := l.prepare(phase)
+	if status, ok := classify(err); ok {
+		m.Status = status
+		return m, nil
+	} else if err != nil {
+		return m, fmt.Errorf("prepare %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
+	}
+	m.Algorithm, m.WorkspaceBytes = algo, ws
+	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return m, fmt.Errorf("create a CUDA event: %w", err)
+	}
+	defer cu.DestroyEvent(&start)
+	end, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return m, fmt.Errorf("create a CUDA event: %w", err)
+	}
+	defer cu.DestroyEvent(&end)
+	times := make([]float64, 0, repeats)
+	for i := 0; i < gpu.WarmupRuns+repeats; i++ {
+		if err := ctx.Err(); err != nil {
+			return m, err
+		}
+		if err := start.Record(cu.Stream{}); err != nil {
+			return m, fmt.Errorf("record a CUDA event: %w", err)
+		}
+		if err := l.run(phase); err != nil {
+			if status, ok := classify(err); ok {
+				m.Status = status
+				return m, nil
+			}
+			return m, fmt.Errorf("run %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
+		}
+		if err := end.Record(cu.Stream{}); err != nil {
+			return m, fmt.Errorf("record a CUDA event: %w", err)
+		}
+		if err := end.Synchronize(); err != nil {
+			return m, fmt.Errorf("wait for %s on the GPU: %w", cfg.Key(), err)
+		}
+		ms, err := start.Elapsed(end)
+		if err != nil {
+			return m, fmt.Errorf("read a CUDA event: %w", err)
+		}
+		if i >= gpu.WarmupRuns {
+			times = append(times, ms)
+		}
+	}
+	m.MedianMS, m.SpreadMS = gpu.Summarize(times)
+	m.Repeats = repeats
+	return m, nil
+}
+
+// errUnsupported marks a phase or configuration the CUDA backend has no kernel for.
+var errUnsupported = errors.New("unsupported")
+
+// classify turns out-of-memory and unsupported failures into a measurement status.
+func classify(err error) (measure.Status, bool) {
+	var le *libError
+	switch {
+	case err == nil:
+		return "", false
+	case errors.Is(err, cu.OutOfMemory), errors.As(err, &le) && le.outOfMemory():
+		return measure.OutOfMemory, true
+	case errors.Is(err, errUnsupported), errors.As(err, &le) && le.unsupported():
+		return measure.Unsupported, true
+	}
+	return "", false
+}
+
+// RunStep is not implemented on CUDA: the whole-network ground truth for GPUs comes from
+// scripts/pytorch_sweep.py (a real framework), so the step is reported unsupported.
+func (b *Backend) RunStep(ctx context.Context, net *cnn.Network, batch int, prec measure.Precision, repeats int) (measure.Step, error) {
+	return measure.Step{
+		DeviceKey: b.device.Key, Model: net.Name, Batch: batch, Precision: prec, Framework: Framework,
+		Source: "cnntime sweep --step", Status: measure.Unsupported, At: time.Now().UTC(),
+	}, nil
+}

@@ -1,0 +1,447 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include "libs.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// layer is one configuration's kernels at one batch size, with its device memory.
+type layer interface {
+	// prepare chooses the algorithm for a phase (allocating its workspace) and runs
+	// the forward pass once when a backward phase needs what it saves.
+	prepare(phase measure.Phase) (algorithm string, workspace int64, err error)
+	run(phase measure.Phase) error
+	free()
+}
+
+// mem owns device allocations.
+type mem struct {
+	ptrs []cu.DevicePtr
+	half bool
+}
+
+func (m *mem) elem() int64 {
+	if m.half {
+		return 2
+	}
+	return 4
+}
+
+// tensor allocates elems elements of the layer's type, filled with 0.5.
+func (m *mem) tensor(elems int64) (uint64, error) {
+	p, err := m.alloc(elems * m.elem())
+	if err != nil {
+		return 0, err
+	}
+	if m.half {
+		err = cu.MemsetD16(cu.DevicePtr(p), 0x3800, max(elems, 1))
+	} else {
+		err = cu.MemsetD32(cu.DevicePtr(p), 0x3f000000, max(elems, 1))
+	}
+	return p, err
+}
+
+// floats allocates elems FP32 values, filled with 0.5 (parameters and statistics are
+// FP32 under mixed precision too).
+func (m *mem) floats(elems int64) (uint64, error) {
+	p, err := m.alloc(elems * 4)
+	if err != nil {
+		return 0, err
+	}
+	return p, cu.MemsetD32(cu.DevicePtr(p), 0x3f000000, max(elems, 1))
+}
+
+func (m *mem) alloc(bytes int64) (uint64, error) {
+	p, err := cu.MemAlloc(max(bytes, 4))
+	if err != nil {
+		return 0, err
+	}
+	m.ptrs = append(m.ptrs, p)
+	return uint64(p), nil
+}
+
+func (m *mem) free() {
+	for _, p := range m.ptrs {
+		_ = cu.MemFree(p)
+	}
+	m.ptrs = nil
+}
+
+const (
+	cudnnFloat = 0
+	cudnnHalf  = 2
+	cudnnNCHW  = 0
+	// Math types: tensor cores for FP16, TF32 allowed (cuDNN's default), strict FP32.
+	cudnnDefaultMath   = 0
+	cudnnTensorOpMath  = 1
+	cudnnFMAMath       = 3
+	cudnnCrossCorr     = 1
+	cudnnBatchNormSpat = 1
+)
+
+func (b *Backend) newLayer(cfg cnn.Config, batch int, prec measure.Precision, policy measure.Policy) (layer, error) {
+	_, tf32, _ := precisionOf(prec)
+	half := prec == measure.AMP
+	switch cfg.Op {
+	case cnn.OpConv2d:
+		return b.newConv(cfg, batch, half, tf32, policy)
+	case cnn.OpLinear:
+		return b.newLinear(cfg, batch, half, tf32)
+	case cnn.OpBatchNorm:
+		return b.newBatchNorm(cfg, batch, half)
+	}
+	return b.newKernelLayer(cfg, batch, half)
+}
+
+func tensorDesc(n, c, h, w int, dtype int) (unsafe.Pointer, error) {
+	var d unsafe.Pointer
+	if err := cudnnCheck("cudnnCreateTensorDescriptor", C.x_cudnnCreateTensorDescriptor(&d)); err != nil {
+		return nil, err
+	}
+	return d, cudnnCheck("cudnnSetTensor4dDescriptor", C.x_cudnnSetTensor4dDescriptor(d, cudnnNCHW, C.int(dtype), C.int(n), C.int(c), C.int(h), C.int(w)))
+}
+
+// convLayer runs a convolution through cuDNN.
+type convLayer struct {
+	mem
+	b                         *Backend
+	policy                    measure.Policy
+	xD, yD, biasD, wD, cD     unsafe.Pointer
+	x, y, w, dx, dy, dw, bias uint64
+	dbias                     uint64
+	hasBias                   bool
+	algo                      map[measure.Phase]C.int
+	ws                        map[measure.Phase]uint64
+	wsSize                    map[measure.Phase]C.size_t
+}
+
+func (b *Backend) newConv(c cnn.Config, batch int, half, tf32 bool, policy measure.Policy) (layer, error) {
+	l := &convLayer{mem: mem{half: half}, b: b, policy: policy, hasBias: c.Bias,
+		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{}}
+	dtype, math := cudnnFloat, cudnnFMAMath
+	switch {
+	case half:
+		dtype, math = cudnnHalf, cudnnTensorOpMath
+	case tf32:
+		math = cudnnDefaultMath
+	}
+	g := max(c.Groups, 1)
+	var err error
+	if l.xD, err = tensorDesc(batch, c.In.C, c.In.H, c.In.W, dtype); err != nil {
+		return l, err
+	}
+	if l.yD, err = tensorDesc(batch, c.Out.C, c.Out.H, c.Out.W, dtype); err != nil {
+		return l, err
+	}
+	if l.biasD, err = tensorDesc(1, c.Out.C, 1, 1, dtype); err != nil {
+		return l, err
+	}
+	if err := cudnnCheck("cudnnCreateFilterDescriptor", C.x_cudnnCreateFilterDescriptor(&l.wD)); err != nil {
+		return l, err
+	}
+	if err := cudnnCheck("cudnnSetFilter4dDescriptor", C.x_cudnnSetFilter4dDescriptor(l.wD, C.int(dtype), cudnnNCHW, C.int(c.Out.C), C.int(c.In.C/g), C.int(c.Kernel[0]), C.int(c.Kernel[1]))); err != nil {
+		return l, err
+	}
+	if err := cudnnCheck("cudnnCreateConvolutionDescriptor", C.x_cudnnCreateConvolutionDescriptor(&l.cD)); err != nil {
+		return l, err
+	}
+	// Under mixed precision the data are FP16 and the arithmetic FP32, as in PyTorch.
+	if err := cudnnCheck("cudnnSetConvolution2dDescriptor", C.x_cudnnSetConvolution2dDescriptor(l.cD, C.int(c.Padding[0]), C.int(c.Padding[1]),
+		C.int(max(c.Stride[0], 1)), C.int(max(c.Stride[1], 1)), C.int(max(c.Dilation[0], 1)), C.int(max(c.Dilation[1], 1)), cudnnCrossCorr, cudnnFloat)); err != nil {
+		return l, err
+	}
+	if err := cudnnCheck("cudnnSetConvolutionGroupCount", C.x_cudnnSetConvolutionGroupCount(l.cD, C.int(g))); err != nil {
+		return l, err
+	}
+	if err := cudnnCheck("cudnnSetConvolutionMathType", C.x_cudnnSetConvolutionMathType(l.cD, C.int(math))); err != nil {
+		return l, err
+	}
+	n := int64(batch)
+	wElems := int64(c.Out.C) * int64(c.In.C/g) * int64(c.Kernel[0]*c.Kernel[1])
+	for _, t := range []struct {
+		p     *uint64
+		elems int64
+	}{{&l.x, n * c.In.Elems()}, {&l.y, n * c.Out.Elems()}, {&l.w, wElems}, {&l.dx, n * c.In.Elems()},
+		{&l.dy, n * c.Out.Elems()}, {&l.dw, wElems}, {&l.bias, int64(c.Out.C)}, {&l.dbias, int64(c.Out.C)}} {
+		if *t.p, err = l.tensor(t.elems); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
+}
+
+var (
+	fwdAlgos  = []string{"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"}
+	dataAlgos = []string{"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"}
+	filtAlgos = []string{"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"}
+)
+
+func algoName(phase measure.Phase, a int) string {
+	names, prefix := fwdAlgos, "CUDNN_CONVOLUTION_FWD_ALGO_"
+	switch phase {
+	case measure.BackwardData:
+		names, prefix = dataAlgos, "CUDNN_CONVOLUTION_BWD_DATA_ALGO_"
+	case measure.BackwardWeights:
+		names, prefix = filtAlgos, "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_"
+	}
+	if a >= 0 && a < len(names) {
+		return prefix + names[a]
+	}
+	return fmt.Sprintf("%s%d", prefix, a)
+}
+
+// prepare asks cuDNN for its algorithms (the heuristic's ranking, or every algorithm
+// timed by cudnnFind) and takes the first that succeeds and whose workspace fits, as
+// PyTorch does.
+func (l *convLayer) prepare(phase measure.Phase) (string, int64, error) {
+	const want = 10
+	perf := make([]C.perf_t, want)
+	var got C.int
+	h := l.b.cudnn
+	var status C.int
+	fastest := l.policy == measure.Fastest
+	switch phase {
+	case measure.Forward:
+		if fastest {
+			status = C.x_cudnnFindConvolutionForwardAlgorithm(h, l.xD, l.wD, l.cD, l.yD, want, &got, &perf[0])
+		} else {
+			status = C.x_cudnnGetConvolutionForwardAlgorithm_v7(h, l.xD, l.wD, l.cD, l.yD, want, &got, &perf[0])
+		}
+	case measure.BackwardData:
+		if fastest {
+			status = C.x_cudnnFindConvolutionBackwardDataAlgorithm(h, l.wD, l.yD, l.cD, l.xD, want, &got, &perf[0])
+		} else {
+			status = C.x_cudnnGetConvolutionBackwardDataAlgorithm_v7(h, l.wD, l.yD, l.cD, l.xD, want, &got, &perf[0])
+		}
+	case measure.BackwardWeights:
+		if fastest {
+			status = C.x_cudnnFindConvolutionBackwardFilterAlgorithm(h, l.xD, l.yD, l.cD, l.wD, want, &got, &perf[0])
+		} else {
+			status = C.x_cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, l.xD, l.yD, l.cD, l.wD, want, &got, &perf[0])
+		}
+	default:
+		return "", 0, errUnsupported
+	}
+	if err := cudnnCheck("choose a convolution algorithm", status); err != nil {
+		return "", 0, err
+	}
+	var lastErr error = errUnsupported
+	for _, p := range perf[:got] {
+		if p.status != 0 {
+			continue
+		}
+		ws, err := l.alloc(int64(p.memory))
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		l.algo[phase], l.ws[phase], l.wsSize[phase] = p.algo, ws, p.memory
+		return algoName(phase, int(p.algo)), int64(p.memory), nil
+	}
+	return "", 0, lastErr
+}
+
+func (l *convLayer) run(phase measure.Phase) error {
+	one, zero := float32(1), float32(0)
+	al, be := unsafe.Pointer(&one), unsafe.Pointer(&zero)
+	h, algo, ws, wss := l.b.cudnn, l.algo[phase], dev(l.ws[phase]), l.wsSize[phase]
+	switch phase {
+	case measure.Forward:
+		if err := cudnnCheck("cudnnConvolutionForward", C.x_cudnnConvolutionForward(h, al, l.xD, dev(l.x), l.wD, dev(l.w), l.cD, algo, ws, wss, be, l.yD, dev(l.y))); err != nil {
+			return err
+		}
+		if l.hasBias {
+			return cudnnCheck("cudnnAddTensor", C.x_cudnnAddTensor(h, al, l.biasD, dev(l.bias), al, l.yD, dev(l.y)))
+		}
+	case measure.BackwardData:
+		return cudnnCheck("cudnnConvolutionBackwardData", C.x_cudnnConvolutionBackwardData(h, al, l.wD, dev(l.w), l.yD, dev(l.dy), l.cD, algo, ws, wss, be, l.xD, dev(l.dx)))
+	case measure.BackwardWeights:
+		if err := cudnnCheck("cudnnConvolutionBackwardFilter", C.x_cudnnConvolutionBackwardFilter(h, al, l.xD, dev(l.x), l.yD, dev(l.dy), l.cD, algo, ws, wss, be, l.wD, dev(l.dw))); err != nil {
+			return err
+		}
+		if l.hasBias {
+			return cudnnCheck("cudnnConvolutionBackwardBias", C.x_cudnnConvolutionBackwardBias(h, al, l.yD, dev(l.dy), be, l.biasD, dev(l.dbias)))
+		}
+	}
+	return nil
+}
+
+func (l *convLayer) free() {
+	for _, d := range []unsafe.Pointer{l.xD, l.yD, l.biasD} {
+		if d != nil {
+			C.x_cudnnDestroyTensorDescriptor(d)
+		}
+	}
+	if l.wD != nil {
+		C.x_cudnnDestroyFilterDescriptor(l.wD)
+	}
+	if l.cD != nil {
+		C.x_cudnnDestroyConvolutionDescriptor(l.cD)
+	}
+	l.mem.free()
+}
+
+// linearLayer runs y = x·Wᵀ (+ b) through cuBLAS GEMMs, in column-major terms.
+type linearLayer struct {
+	mem
+	b                                  *Backend
+	rows, in, out                      int
+	dtype, compute                     C.int
+	x, y, w, dx, dy, dw, bias, dbias32 uint64
+	hasBias                            bool
+}
+
+const (
+	cudaR32F             = 0
+	cudaR16F             = 2
+	cublasCompute32F     = 68
+	cublasCompute32FTF32 = 77
+	cublasOpN            = 0
+	cublasOpT            = 1
+	cublasGemmDefault    = -1
+)
+
+func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, error) {
+	l := &linearLayer{mem: mem{half: half}, b: b, rows: batch * c.In.H * c.In.W, in: c.In.C, out: c.Out.C,
+		dtype: cudaR32F, compute: cublasCompute32F, hasBias: c.Bias}
+	if half {
+		l.dtype = cudaR16F
+	} else if tf32 {
+		l.compute = cublasCompute32FTF32
+	}
+	rows, in, out := int64(l.rows), int64(l.in), int64(l.out)
+	var err error
+	for _, t := range []struct {
+		p     *uint64
+		elems int64
+	}{{&l.x, rows * in}, {&l.y, rows * out}, {&l.w, out * in}, {&l.dx, rows * in}, {&l.dy, rows * out}, {&l.dw, out * in}, {&l.bias, out}} {
+		if *t.p, err = l.tensor(t.elems); err != nil {
+			return l, err
+		}
+	}
+	if l.dbias32, err = l.floats(out); err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+func (l *linearLayer) prepare(phase measure.Phase) (string, int64, error) {
+	return "cublasGemmEx", 0, nil
+}
+
+func (l *linearLayer) gemm(ta, tb, m, n, k int, a uint64, lda int, bm uint64, ldb int, c uint64, ldc int) error {
+	one, zero := float32(1), float32(0)
+	return cublasCheck("cublasGemmEx", C.x_cublasGemmEx(l.b.cublas, C.int(ta), C.int(tb), C.int(m), C.int(n), C.int(k),
+		unsafe.Pointer(&one), dev(a), l.dtype, C.int(lda), dev(bm), l.dtype, C.int(ldb),
+		unsafe.Pointer(&zero), dev(c), l.dtype, C.int(ldc), l.compute, cublasGemmDefault))
+}
+
+func (l *linearLayer) kernels() *kernels {
+	if l.half {
+		return l.b.k16
+	}
+	return l.b.k32
+}
+
+func (l *linearLayer) run(phase measure.Phase) error {
+	switch phase {
+	case measure.Forward: // yᵀ (out×rows) = W (in×out col-major, transposed) · xᵀ
+		if err := l.gemm(cublasOpT, cublasOpN, l.out, l.rows, l.in, l.w, l.in, l.x, l.in, l.y, l.out); err != nil {
+			return err
+		}
+		if l.hasBias {
+			return l.kernels().launch("binary", int64(l.rows*l.out), 3, l.y, l.bias, l.y, int64(l.rows*l.out), 1, l.out)
+		}
+	case measure.BackwardData: // dxᵀ (in×rows) = Wᵀ · dyᵀ
+		return l.gemm(cublasOpN, cublasOpN, l.in, l.rows, l.out, l.w, l.in, l.dy, l.out, l.dx, l.in)
+	case measure.BackwardWeights: // dWᵀ (in×out) = xᵀ · dy
+		if err := l.gemm(cublasOpN, cublasOpT, l.in, l.out, l.rows, l.x, l.in, l.dy, l.out, l.dw, l.in); err != nil {
+			return err
+		}
+		if l.hasBias {
+			return l.kernels().launch("column_sum", int64(l.out), l.dy, l.dbias32, int64(l.rows), int64(l.out))
+		}
+	}
+	return nil
+}
+
+// bnLayer is training-mode batch norm through cuDNN (spatial mode, as PyTorch).
+type bnLayer struct {
+	mem
+	b                                        *Backend
+	xD, pD                                   unsafe.Pointer
+	x, y, dx, dy, scale, bias, dscale, dbias uint64
+	runMean, runVar, saveMean, saveInv       uint64
+}
+
+func (b *Backend) newBatchNorm(c cnn.Config, batch int, half bool) (layer, error) {
+	l := &bnLayer{mem: mem{half: half}, b: b}
+	dtype := cudnnFloat
+	if half {
+		dtype = cudnnHalf
+	}
+	var err error
+	if l.xD, err = tensorDesc(batch, c.In.C, c.In.H, c.In.W, dtype); err != nil {
+		return l, err
+	}
+	if l.pD, err = tensorDesc(1, c.In.C, 1, 1, cudnnFloat); err != nil {
+		return l, err
+	}
+	n := int64(batch) * c.In.Elems()
+	for _, p := range []*uint64{&l.x, &l.y, &l.dx, &l.dy} {
+		if *p, err = l.tensor(n); err != nil {
+			return l, err
+		}
+	}
+	for _, p := range []*uint64{&l.scale, &l.bias, &l.dscale, &l.dbias, &l.runMean, &l.runVar, &l.saveMean, &l.saveInv} {
+		if *p, err = l.floats(int64(c.In.C)); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
+}
+
+func (l *bnLayer) prepare(phase measure.Phase) (string, int64, error) {
+	switch phase {
+	case measure.Forward:
+	case measure.BackwardData: // one fused kernel: input, scale and shift gradients
+		if err := l.run(measure.Forward); err != nil {
+			return "", 0, err
+		}
+	default:
+		return "", 0, errUnsupported
+	}
+	return "cudnnBatchNormalization", 0, nil
+}
+
+func (l *bnLayer) run(phase measure.Phase) error {
+	one, zero := float32(1), float32(0)
+	al, be := unsafe.Pointer(&one), unsafe.Pointer(&zero)
+	if phase == measure.Forward {
+		return cudnnCheck("cudnnBatchNormalizationForwardTraining", C.x_cudnnBatchNormalizationForwardTraining(l.b.cudnn, cudnnBatchNormSpat,
+			al, be, l.xD, dev(l.x), l.xD, dev(l.y), l.pD, dev(l.scale), dev(l.bias), 0.1, dev(l.runMean), dev(l.runVar), 1e-5, dev(l.saveMean), dev(l.saveInv)))
+	}
+	return cudnnCheck("cudnnBatchNormalizationBackward", C.x_cudnnBatchNormalizationBackward(l.b.cudnn, cudnnBatchNormSpat,
+		al, be, al, be, l.xD, dev(l.x), l.xD, dev(l.dy), l.xD, dev(l.dx), l.pD, dev(l.scale), dev(l.dscale), dev(l.dbias), 1e-5, dev(l.saveMean), dev(l.saveInv)))
+}
+
+func (l *bnLayer) free() {
+	for _, d := range []unsafe.Pointer{l.xD, l.pD} {
+		if d != nil {
+			C.x_cudnnDestroyTensorDescriptor(d)
+		}
+	}
+	l.mem.free()
+}

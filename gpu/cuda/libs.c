@@ -1,0 +1,108 @@
+//go:build cuda
+
+// Run-time loading of cuDNN, cuBLAS, NVRTC and NVML: each function the worker needs is a
+// pointer filled by dlsym and a wrapper x_NAME that calls it (cgo cannot call pointers).
+#include <dlfcn.h>
+#include "libs.h"
+
+typedef void* P;
+typedef const void* CP;
+
+// DECL declares a pointer to a library function, filled by dlsym, and a wrapper that
+// calls it (cgo cannot call function pointers).
+#define DECL(ret, name, params, args) static ret (*p_##name) params; ret x_##name params { return p_##name args; }
+
+DECL(size_t, cudnnGetVersion, (void), ())
+DECL(int, cudnnCreate, (P* h), (h))
+DECL(const char*, cudnnGetErrorString, (int s), (s))
+DECL(int, cudnnCreateTensorDescriptor, (P* d), (d))
+DECL(int, cudnnSetTensor4dDescriptor, (P d, int f, int t, int n, int c, int h, int w), (d, f, t, n, c, h, w))
+DECL(int, cudnnDestroyTensorDescriptor, (P d), (d))
+DECL(int, cudnnCreateFilterDescriptor, (P* d), (d))
+DECL(int, cudnnSetFilter4dDescriptor, (P d, int t, int f, int k, int c, int h, int w), (d, t, f, k, c, h, w))
+DECL(int, cudnnDestroyFilterDescriptor, (P d), (d))
+DECL(int, cudnnCreateConvolutionDescriptor, (P* d), (d))
+DECL(int, cudnnSetConvolution2dDescriptor, (P d, int ph, int pw, int sh, int sw, int dh, int dw, int mode, int t), (d, ph, pw, sh, sw, dh, dw, mode, t))
+DECL(int, cudnnSetConvolutionGroupCount, (P d, int g), (d, g))
+DECL(int, cudnnSetConvolutionMathType, (P d, int m), (d, m))
+DECL(int, cudnnDestroyConvolutionDescriptor, (P d), (d))
+DECL(int, cudnnGetConvolutionForwardAlgorithm_v7, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnGetConvolutionBackwardDataAlgorithm_v7, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnGetConvolutionBackwardFilterAlgorithm_v7, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnFindConvolutionForwardAlgorithm, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnFindConvolutionBackwardDataAlgorithm, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnFindConvolutionBackwardFilterAlgorithm, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnGetConvolutionForwardWorkspaceSize, (P h, P a, P b, P c, P d, int algo, size_t* s), (h, a, b, c, d, algo, s))
+DECL(int, cudnnGetConvolutionBackwardDataWorkspaceSize, (P h, P a, P b, P c, P d, int algo, size_t* s), (h, a, b, c, d, algo, s))
+DECL(int, cudnnGetConvolutionBackwardFilterWorkspaceSize, (P h, P a, P b, P c, P d, int algo, size_t* s), (h, a, b, c, d, algo, s))
+DECL(int, cudnnConvolutionForward, (P h, CP al, P xd, CP x, P wd, CP w, P cd, int algo, P ws, size_t wss, CP be, P yd, P y), (h, al, xd, x, wd, w, cd, algo, ws, wss, be, yd, y))
+DECL(int, cudnnConvolutionBackwardData, (P h, CP al, P wd, CP w, P dyd, CP dy, P cd, int algo, P ws, size_t wss, CP be, P dxd, P dx), (h, al, wd, w, dyd, dy, cd, algo, ws, wss, be, dxd, dx))
+DECL(int, cudnnConvolutionBackwardFilter, (P h, CP al, P xd, CP x, P dyd, CP dy, P cd, int algo, P ws, size_t wss, CP be, P dwd, P dw), (h, al, xd, x, dyd, dy, cd, algo, ws, wss, be, dwd, dw))
+DECL(int, cudnnConvolutionBackwardBias, (P h, CP al, P dyd, CP dy, CP be, P dbd, P db), (h, al, dyd, dy, be, dbd, db))
+DECL(int, cudnnAddTensor, (P h, CP al, P bd, CP b, CP be, P yd, P y), (h, al, bd, b, be, yd, y))
+DECL(int, cudnnBatchNormalizationForwardTraining, (P h, int mode, CP al, CP be, P xd, CP x, P yd, P y, P sd, CP scale, CP bias, double f, P rm, P rv, double eps, P sm, P sv), (h, mode, al, be, xd, x, yd, y, sd, scale, bias, f, rm, rv, eps, sm, sv))
+DECL(int, cudnnBatchNormalizationBackward, (P h, int mode, CP ad, CP bd, CP ap, CP bp, P xd, CP x, P dyd, CP dy, P dxd, P dx, P sd, CP scale, P dscale, P dbias, double eps, CP sm, CP sv), (h, mode, ad, bd, ap, bp, xd, x, dyd, dy, dxd, dx, sd, scale, dscale, dbias, eps, sm, sv))
+
+DECL(int, cublasCreate_v2, (P* h), (h))
+DECL(int, cublasSetMathMode, (P h, int m), (h, m))
+DECL(int, cublasGemmEx, (P h, int ta, int tb, int m, int n, int k, CP al, CP a, int at, int lda, CP b, int bt, int ldb, CP be, P c, int ct, int ldc, int comp, int algo), (h, ta, tb, m, n, k, al, a, at, lda, b, bt, ldb, be, c, ct, ldc, comp, algo))
+
+DECL(int, nvrtcCreateProgram, (P* p, const char* src, const char* name, int n, const char* const* hs, const char* const* ns), (p, src, name, n, hs, ns))
+DECL(int, nvrtcCompileProgram, (P p, int n, const char* const* opts), (p, n, opts))
+DECL(int, nvrtcGetProgramLogSize, (P p, size_t* s), (p, s))
+DECL(int, nvrtcGetProgramLog, (P p, char* log), (p, log))
+DECL(int, nvrtcGetPTXSize, (P p, size_t* s), (p, s))
+DECL(int, nvrtcGetPTX, (P p, char* ptx), (p, ptx))
+DECL(int, nvrtcDestroyProgram, (P* p), (p))
+
+DECL(int, nvmlInit_v2, (void), ())
+DECL(int, nvmlDeviceGetHandleByPciBusId_v2, (const char* bus, P* d), (bus, d))
+DECL(int, nvmlDeviceGetClockInfo, (P d, int kind, unsigned int* mhz), (d, kind, mhz))
+DECL(int, nvmlDeviceGetCurrentClocksThrottleReasons, (P d, unsigned long long* r), (d, r))
+DECL(int, nvmlSystemGetDriverVersion, (char* buf, unsigned int n), (buf, n))
+
+typedef struct { const char* name; void** ptr; } sym_t;
+#define SYM(name) { #name, (void**)&p_##name }
+
+static sym_t cudnn_syms[] = {
+	SYM(cudnnGetVersion), SYM(cudnnCreate), SYM(cudnnGetErrorString),
+	SYM(cudnnCreateTensorDescriptor), SYM(cudnnSetTensor4dDescriptor), SYM(cudnnDestroyTensorDescriptor),
+	SYM(cudnnCreateFilterDescriptor), SYM(cudnnSetFilter4dDescriptor), SYM(cudnnDestroyFilterDescriptor),
+	SYM(cudnnCreateConvolutionDescriptor), SYM(cudnnSetConvolution2dDescriptor), SYM(cudnnSetConvolutionGroupCount),
+	SYM(cudnnSetConvolutionMathType), SYM(cudnnDestroyConvolutionDescriptor),
+	SYM(cudnnGetConvolutionForwardAlgorithm_v7), SYM(cudnnGetConvolutionBackwardDataAlgorithm_v7),
+	SYM(cudnnGetConvolutionBackwardFilterAlgorithm_v7), SYM(cudnnFindConvolutionForwardAlgorithm),
+	SYM(cudnnFindConvolutionBackwardDataAlgorithm), SYM(cudnnFindConvolutionBackwardFilterAlgorithm),
+	SYM(cudnnGetConvolutionForwardWorkspaceSize), SYM(cudnnGetConvolutionBackwardDataWorkspaceSize),
+	SYM(cudnnGetConvolutionBackwardFilterWorkspaceSize), SYM(cudnnConvolutionForward),
+	SYM(cudnnConvolutionBackwardData), SYM(cudnnConvolutionBackwardFilter), SYM(cudnnConvolutionBackwardBias),
+	SYM(cudnnAddTensor), SYM(cudnnBatchNormalizationForwardTraining), SYM(cudnnBatchNormalizationBackward),
+};
+static sym_t cublas_syms[] = { SYM(cublasCreate_v2), SYM(cublasSetMathMode), SYM(cublasGemmEx) };
+static sym_t nvrtc_syms[] = {
+	SYM(nvrtcCreateProgram), SYM(nvrtcCompileProgram), SYM(nvrtcGetProgramLogSize), SYM(nvrtcGetProgramLog),
+	SYM(nvrtcGetPTXSize), SYM(nvrtcGetPTX), SYM(nvrtcDestroyProgram),
+};
+static sym_t nvml_syms[] = {
+	SYM(nvmlInit_v2), SYM(nvmlDeviceGetHandleByPciBusId_v2), SYM(nvmlDeviceGetClockInfo),
+	SYM(nvmlDeviceGetCurrentClocksThrottleReasons), SYM(nvmlSystemGetDriverVersion),
+};
+
+// load opens a library and resolves its symbols; it returns NULL or what went wrong
+// (missing is the first symbol not found).
+static const char* load(const char* path, sym_t* syms, int n, const char** missing) {
+	void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!lib) return dlerror();
+	for (int i = 0; i < n; i++) {
+		*syms[i].ptr = dlsym(lib, syms[i].name);
+		if (!*syms[i].ptr) { *missing = syms[i].name; return "missing symbol"; }
+	}
+	return NULL;
+}
+const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_syms, sizeof cudnn_syms / sizeof cudnn_syms[0], m); }
+const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m); }
+const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m); }
+const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m); }
+
+// dptr turns a CUDA device address into the pointer the libraries take.
+void* dptr(unsigned long long p) { return (void*)p; }

@@ -1,0 +1,63 @@
+//go:build cuda
+
+// Declarations of libs.c: run-time loading of cuDNN, cuBLAS, NVRTC and NVML.
+#ifndef CNNTIME_LIBS_H
+#define CNNTIME_LIBS_H
+#include <stddef.h>
+#include <stdlib.h>
+
+// The layout of cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t in cuDNN 7, 8 and 9.
+typedef struct { int algo; int status; float time; size_t memory; int determinism; int mathType; int reserved[3]; } perf_t;
+
+size_t x_cudnnGetVersion(void);
+int x_cudnnCreate(void** h);
+const char* x_cudnnGetErrorString(int s);
+int x_cudnnCreateTensorDescriptor(void** d);
+int x_cudnnSetTensor4dDescriptor(void* d, int f, int t, int n, int c, int h, int w);
+int x_cudnnDestroyTensorDescriptor(void* d);
+int x_cudnnCreateFilterDescriptor(void** d);
+int x_cudnnSetFilter4dDescriptor(void* d, int t, int f, int k, int c, int h, int w);
+int x_cudnnDestroyFilterDescriptor(void* d);
+int x_cudnnCreateConvolutionDescriptor(void** d);
+int x_cudnnSetConvolution2dDescriptor(void* d, int ph, int pw, int sh, int sw, int dh, int dw, int mode, int t);
+int x_cudnnSetConvolutionGroupCount(void* d, int g);
+int x_cudnnSetConvolutionMathType(void* d, int m);
+int x_cudnnDestroyConvolutionDescriptor(void* d);
+int x_cudnnGetConvolutionForwardAlgorithm_v7(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+int x_cudnnGetConvolutionBackwardDataAlgorithm_v7(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+int x_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+int x_cudnnFindConvolutionForwardAlgorithm(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+int x_cudnnFindConvolutionBackwardDataAlgorithm(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+int x_cudnnFindConvolutionBackwardFilterAlgorithm(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+int x_cudnnGetConvolutionForwardWorkspaceSize(void* h, void* a, void* b, void* c, void* d, int algo, size_t* s);
+int x_cudnnGetConvolutionBackwardDataWorkspaceSize(void* h, void* a, void* b, void* c, void* d, int algo, size_t* s);
+int x_cudnnGetConvolutionBackwardFilterWorkspaceSize(void* h, void* a, void* b, void* c, void* d, int algo, size_t* s);
+int x_cudnnConvolutionForward(void* h, const void* al, void* xd, const void* x, void* wd, const void* w, void* cd, int algo, void* ws, size_t wss, const void* be, void* yd, void* y);
+int x_cudnnConvolutionBackwardData(void* h, const void* al, void* wd, const void* w, void* dyd, const void* dy, void* cd, int algo, void* ws, size_t wss, const void* be, void* dxd, void* dx);
+int x_cudnnConvolutionBackwardFilter(void* h, const void* al, void* xd, const void* x, void* dyd, const void* dy, void* cd, int algo, void* ws, size_t wss, const void* be, void* dwd, void* dw);
+int x_cudnnConvolutionBackwardBias(void* h, const void* al, void* dyd, const void* dy, const void* be, void* dbd, void* db);
+int x_cudnnAddTensor(void* h, const void* al, void* bd, const void* b, const void* be, void* yd, void* y);
+int x_cudnnBatchNormalizationForwardTraining(void* h, int mode, const void* al, const void* be, void* xd, const void* x, void* yd, void* y, void* sd, const void* scale, const void* bias, double f, void* rm, void* rv, double eps, void* sm, void* sv);
+int x_cudnnBatchNormalizationBackward(void* h, int mode, const void* ad, const void* bd, const void* ap, const void* bp, void* xd, const void* x, void* dyd, const void* dy, void* dxd, void* dx, void* sd, const void* scale, void* dscale, void* dbias, double eps, const void* sm, const void* sv);
+int x_cublasCreate_v2(void** h);
+int x_cublasSetMathMode(void* h, int m);
+int x_cublasGemmEx(void* h, int ta, int tb, int m, int n, int k, const void* al, const void* a, int at, int lda, const void* b, int bt, int ldb, const void* be, void* c, int ct, int ldc, int comp, int algo);
+int x_nvrtcCreateProgram(void** p, const char* src, const char* name, int n, const char* const* hs, const char* const* ns);
+int x_nvrtcCompileProgram(void* p, int n, const char* const* opts);
+int x_nvrtcGetProgramLogSize(void* p, size_t* s);
+int x_nvrtcGetProgramLog(void* p, char* log);
+int x_nvrtcGetPTXSize(void* p, size_t* s);
+int x_nvrtcGetPTX(void* p, char* ptx);
+int x_nvrtcDestroyProgram(void** p);
+int x_nvmlInit_v2(void);
+int x_nvmlDeviceGetHandleByPciBusId_v2(const char* bus, void** d);
+int x_nvmlDeviceGetClockInfo(void* d, int kind, unsigned int* mhz);
+int x_nvmlDeviceGetCurrentClocksThrottleReasons(void* d, unsigned long long* r);
+int x_nvmlSystemGetDriverVersion(char* buf, unsigned int n);
+
+const char* load_cudnn(const char* p, const char** m);
+const char* load_cublas(const char* p, const char** m);
+const char* load_nvrtc(const char* p, const char** m);
+const char* load_nvml(const char* p, const char** m);
+void* dptr(unsigned long long p);
+#endif

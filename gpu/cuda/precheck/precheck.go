@@ -1,0 +1,46 @@
+//go:build cuda
+
+// Package precheck makes the cnntime-gpu worker fail with one clear sentence when this
+// machine has no usable NVIDIA GPU, before gorgonia.org/cu's init can end the process
+// with a bare driver error. Go initialises packages in import-path order among those
+// whose imports are ready; this package needs only what gorgonia.org/cu needs and its
+// path (cnntime/...) sorts first, so its init runs first.
+package precheck
+
+/*
+#cgo LDFLAGS: -lcuda
+#include <cuda.h>
+static int check(int* count, const char** name) {
+	CUresult r = cuInit(0);
+	if (r == CUDA_SUCCESS) r = cuDeviceGetCount(count);
+	if (r != CUDA_SUCCESS && cuGetErrorName(r, name) != CUDA_SUCCESS) *name = "unknown CUDA error";
+	return (int)r;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+)
+
+// ExitNoGPU is the worker's exit status when there is no usable GPU.
+const ExitNoGPU = 3
+
+func init() {
+	var count C.int
+	var name *C.char
+	if r := C.check(&count, &name); r != 0 {
+		fail(fmt.Sprintf("no usable NVIDIA GPU on this machine: the CUDA driver could not start (%s)", C.GoString(name)))
+	}
+	if count == 0 {
+		fail("no usable NVIDIA GPU on this machine: the CUDA driver found no device")
+	}
+}
+
+// fail tells both the app (a protocol error line on stdout) and a person (stderr).
+func fail(sentence string) {
+	fmt.Printf("{\"type\":\"error\",\"message\":%q}\n", sentence)
+	fmt.Fprintln(os.Stderr, "cnntime-gpu:", sentence+".")
+	os.Exit(ExitNoGPU)
+}
