@@ -86,7 +86,7 @@ func (d detector) detect(ctx context.Context, c *hw.Catalog) (Detection, error) 
 				det.GPUs, err = parseNvidiaSMI(out)
 			}
 			if err != nil {
-				return det, errors.Join(workerErr, fmt.Errorf("%s: %w", path, err))
+				return det, errors.Join(workerErr, fmt.Errorf("%s: %w (no GPU could be listed; without a working NVIDIA driver add the machine by hand: cnntime machine add --name workstation --gpu ID --price USD)", path, err))
 			}
 			det.Method = DetectedByNvidiaSMI
 		} else if workerErr != nil {
@@ -164,7 +164,11 @@ func runTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(string(out)) // nvidia-smi explains its failures on stdout
+		}
+		if msg != "" {
 			return nil, fmt.Errorf("%w: %s", err, msg)
 		}
 		return nil, err
