@@ -251,3 +251,22 @@ func TestUnknownIDsSuggest(t *testing.T) {
 		t.Errorf("Machine(aws/p3.2xlarg) error %v, want a suggestion of aws/p3.2xlarge", err)
 	}
 }
+
+// BenchmarkParseCatalog measures start-up's catalog cost: parsing and validating both files.
+func BenchmarkParseCatalog(b *testing.B) {
+	dir := filepath.Join("..", "..", "assets", "catalog")
+	gpus, err := os.ReadFile(filepath.Join(dir, GPUsFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	machines, err := os.ReadFile(filepath.Join(dir, MachinesFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseCatalog(gpus, machines); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
