@@ -77,7 +77,7 @@ func (s SessionSettings) Validate() error {
 	if s.Images < 1 || s.Images > MaxImages {
 		errs = append(errs, fmt.Errorf("training images must be from 1 to %d, not %d", int64(MaxImages), s.Images))
 	}
-	if _, err := measure.ParsePrecision(string(s.Precision)); err != nil {
+	if _, err := predictor.ParseTrainingPrecision(string(s.Precision)); err != nil {
 		errs = append(errs, err)
 	}
 	if s.Policy != measure.NoPolicy {
@@ -450,7 +450,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefImages, &s.Images)
 	readInt(PrefBatchMin, &s.BatchMin)
 	readInt(PrefBatchMax, &s.BatchMax)
-	if prec, err := measure.ParsePrecision(p.String(PrefPrecision)); err == nil {
+	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
 	if pol, err := measure.ParsePolicy(p.String(PrefPolicy)); err == nil {

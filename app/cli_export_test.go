@@ -1,0 +1,134 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runExportCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"--db", filepath.Join(t.TempDir(), "cache.db")}, args...)
+	code := RunCLI(context.Background(), full, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExportCommandWritesEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	sel := []string{"--models", "resnet50,vgg16", "--machines", "aws/p3.2xlarge,gcp/a2-highgpu-1g", "--batches", "16,32,64,128,256,512"}
+	tests := []struct {
+		name  string
+		args  []string
+		file  string
+		check func(t *testing.T, data []byte)
+	}{
+		{"curves png", []string{"--chart", "curves", "--out"}, "curves.png", func(t *testing.T, data []byte) {
+			img, err := png.Decode(bytes.NewReader(data))
+			if err != nil || img.Bounds().Dx() != 640 || img.Bounds().Dy() != 400 {
+				t.Errorf("PNG: %v, err %v", img.Bounds(), err)
+			}
+		}},
+		{"scatter svg", []string{"--chart", "scatter", "--out"}, "scatter.svg", func(t *testing.T, data []byte) {
+			var root struct{ XMLName xml.Name }
+			if err := xml.Unmarshal(data, &root); err != nil || root.XMLName.Local != "svg" {
+				t.Errorf("SVG root %q, err %v", root.XMLName.Local, err)
+			}
+		}},
+		{"curves pdf", []string{"--metric", "cost", "--logx", "--out"}, "curves.pdf", func(t *testing.T, data []byte) {
+			if !bytes.HasPrefix(data, []byte("%PDF")) {
+				t.Errorf("PDF starts with %q", data[:min(8, len(data))])
+			}
+		}},
+		{"results csv", []string{"--csv"}, "results.csv", func(t *testing.T, data []byte) {
+			recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil || len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(SummaryCSVHeader, ",") {
+				t.Fatalf("results CSV: %d records, err %v", len(recs), err)
+			}
+			if recs[1][0] != "resnet50" || recs[1][1] != "aws/p3.2xlarge" || recs[1][4] == "" || recs[1][7] == "" {
+				t.Errorf("first results row %v", recs[1])
+			}
+		}},
+		{"curves csv", []string{"--table", "curves", "--csv"}, "curves.csv", func(t *testing.T, data []byte) {
+			recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil || len(recs) != 1+4*6 {
+				t.Fatalf("curves CSV: %d records, err %v", len(recs), err)
+			}
+			best := 0
+			for _, r := range recs[1:] {
+				if r[16] == "true" {
+					best++
+				}
+			}
+			if best != 4 {
+				t.Errorf("%d rows marked best, want one per curve (4)", best)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(dir, tt.file)
+		args := append(append([]string{"export"}, sel...), "--width", "640", "--height", "400")
+		args = append(append(args, tt.args...), path)
+		code, stdout, stderr := runExportCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.name, code, stderr)
+		}
+		if !strings.Contains(stdout, "wrote "+path) {
+			t.Errorf("%s: stdout %q", tt.name, stdout)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt.check(t, data)
+	}
+}
+
+func TestExportCommandJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.csv")
+	code, stdout, stderr := runExportCLI(t, "--json", "export", "--models", "resnet18", "--machines", "aws/p3.2xlarge", "--csv", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct{ Written []ExportWritten }
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || len(got.Written) != 1 || got.Written[0].Path != path || got.Written[0].Bytes == 0 || got.Written[0].Format != "csv" {
+		t.Errorf("JSON %q (err %v)", stdout, err)
+	}
+}
+
+func TestExportCommandMistakes(t *testing.T) {
+	dir := t.TempDir()
+	sel := []string{"export", "--models", "resnet50", "--machines", "aws/p3.2xlarge"}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"nothing to write", sel, 2, "nothing to write"},
+		{"chart without out", append(sel, "--chart", "curves"), 2, "needs --out"},
+		{"bad chart", append(sel, "--chart", "pie", "--out", filepath.Join(dir, "a.png")), 2, "use curves or scatter"},
+		{"bad extension", append(sel, "--out", filepath.Join(dir, "a.gif")), 2, ".png, .svg or .pdf"},
+		{"bad metric", append(sel, "--metric", "speed", "--out", filepath.Join(dir, "a.png")), 2, "unknown metric"},
+		{"tiny", append(sel, "--width", "10", "--out", filepath.Join(dir, "a.png")), 2, "100 to 10000"},
+		{"unknown model", []string{"export", "--models", "resnet5", "--machines", "aws/p3.2xlarge", "--csv", filepath.Join(dir, "a.csv")}, 2, "resnet50"},
+		{"missing folder", append(sel, "--csv", filepath.Join(dir, "no", "such", "a.csv")), 1, "writable"},
+		{"bad table", append(sel, "--table", "x", "--csv", filepath.Join(dir, "a.csv")), 2, "results or curves"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runExportCLI(t, tt.args...)
+		if code != tt.wantCode || !strings.Contains(stderr, tt.wantErr) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d mentioning %q", tt.name, code, stderr, tt.wantCode, tt.wantErr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("failed exports left files behind: %v", entries)
+	}
+}
