@@ -4,27 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"cnntime/db"
+	"cnntime/gpu"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
 // How the local GPUs were found.
 const (
-	DetectedByWorker     = "cnntime-gpu" // the CUDA worker's device list
+	DetectedByWorker     = gpu.WorkerName // the CUDA worker's device list
 	DetectedByNvidiaSMI  = "nvidia-smi"
 	DetectedByNothing    = "none" // neither tool is present: the user picks the GPU by hand
-	workerName           = "cnntime-gpu"
 	nvidiaSMIName        = "nvidia-smi"
 	detectTimeout        = 20 * time.Second
 	workstationName      = "My workstation"
@@ -46,17 +43,19 @@ type Detection struct {
 	GPUs   []LocalGPU `json:"gpus"`
 }
 
-// detector finds tools and runs them; tests replace both.
+// detector finds and asks the CUDA worker and nvidia-smi; tests replace its functions.
 type detector struct {
-	look func(name string) (string, error)
-	run  func(ctx context.Context, path string, args ...string) ([]byte, error)
+	findWorker  func() (string, error)
+	listDevices func(ctx context.Context, workerPath string) ([]measure.Device, error)
+	look        func(name string) (string, error)
+	run         func(ctx context.Context, path string, args ...string) ([]byte, error)
 }
 
-var localDetector = detector{look: findTool, run: runTool}
+var localDetector = detector{findWorker: gpu.FindWorker, listDevices: listWorkerDevices, look: findTool, run: runTool}
 
 // DetectGPUs lists this computer's GPUs: through the CUDA worker when it is installed
-// (next to the cnntime executable or on PATH), else through nvidia-smi, else none.
-// Each GPU is mapped to a catalog GPU id where one matches its name and memory.
+// (see gpu.FindWorker), else through nvidia-smi, else none. Each GPU is mapped to a
+// catalog GPU id where one matches its name and memory.
 func DetectGPUs(ctx context.Context) (Detection, error) {
 	c, err := LoadCatalog()
 	if err != nil {
@@ -68,15 +67,12 @@ func DetectGPUs(ctx context.Context) (Detection, error) {
 func (d detector) detect(ctx context.Context, c *hw.Catalog) (Detection, error) {
 	det := Detection{Method: DetectedByNothing}
 	var workerErr error
-	if path, err := d.look(workerName); err == nil {
-		out, err := d.run(ctx, path, "devices", "--json")
+	if path, err := d.findWorker(); err == nil {
+		devices, err := d.listDevices(ctx, path)
 		if err == nil {
-			det.GPUs, err = parseWorkerDevices(out)
-		}
-		if err == nil {
-			det.Method = DetectedByWorker
+			det.GPUs, det.Method = workerGPUs(devices, c), DetectedByWorker
 		} else {
-			workerErr = fmt.Errorf("%s devices --json: %w", path, err)
+			workerErr = fmt.Errorf("ask %s for its devices: %w", path, err)
 		}
 	}
 	if det.Method == DetectedByNothing {
@@ -93,33 +89,35 @@ func (d detector) detect(ctx context.Context, c *hw.Catalog) (Detection, error) 
 			return det, workerErr
 		}
 	}
-	for i := range det.GPUs {
-		det.GPUs[i].GPUID, _ = c.MatchGPUName(det.GPUs[i].Name, det.GPUs[i].MemoryGiB)
+	for i, g := range det.GPUs {
+		if g.GPUID == "" {
+			det.GPUs[i].GPUID, _ = c.MatchGPUName(g.Name, g.MemoryGiB)
+		}
 	}
 	return det, nil
 }
 
-// parseWorkerDevices reads the worker's device list: a JSON array of measure.Device
-// (or an object with a "devices" array of them).
-func parseWorkerDevices(out []byte) ([]LocalGPU, error) {
-	var devices []measure.Device
-	if err := json.Unmarshal(out, &devices); err != nil {
-		var wrapped struct {
-			Devices []measure.Device `json:"devices"`
-		}
-		if err2 := json.Unmarshal(out, &wrapped); err2 != nil {
-			return nil, fmt.Errorf("read its device list: %w", err)
-		}
-		devices = wrapped.Devices
-	}
+func listWorkerDevices(ctx context.Context, path string) ([]measure.Device, error) {
+	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
+	defer cancel()
+	return gpu.ListDevices(ctx, path)
+}
+
+// workerGPUs turns the worker's CUDA devices into local GPUs, keeping the catalog id
+// the worker gives when the catalog has it.
+func workerGPUs(devices []measure.Device, c *hw.Catalog) []LocalGPU {
 	var gpus []LocalGPU
 	for _, dev := range devices {
 		if dev.Backend != "" && dev.Backend != "cuda" {
 			continue
 		}
-		gpus = append(gpus, LocalGPU{Name: dev.Name, UUID: dev.UUID, MemoryGiB: float64(dev.MemoryBytes) / gibibyte})
+		g := LocalGPU{Name: dev.Name, UUID: dev.UUID, MemoryGiB: float64(dev.MemoryBytes) / gibibyte}
+		if known, err := c.GPU(dev.GPUID); dev.GPUID != "" && err == nil {
+			g.GPUID = known.ID
+		}
+		gpus = append(gpus, g)
 	}
-	return gpus, nil
+	return gpus
 }
 
 // parseNvidiaSMI reads `nvidia-smi --query-gpu=name,memory.total,uuid
@@ -145,16 +143,8 @@ func parseNvidiaSMI(out []byte) ([]LocalGPU, error) {
 	return gpus, nil
 }
 
-// findTool looks for name next to the running executable, then on PATH.
-func findTool(name string) (string, error) {
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), name)
-		if info, err := os.Stat(p); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return exec.LookPath(name)
-}
+// findTool looks for a program on PATH.
+func findTool(name string) (string, error) { return exec.LookPath(name) }
 
 func runTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
@@ -199,7 +189,7 @@ func Workstation(det Detection, previous *hw.Machine) (hw.Machine, error) {
 			return hw.Machine{}, fmt.Errorf("found %s through %s, but no catalog GPU matches; add the machine by hand with 'cnntime machine add --name workstation --gpu ID --price USD' choosing the closest GPU from 'cnntime machines'",
 				strings.Join(unmatched, ", "), det.Method)
 		}
-		return hw.Machine{}, fmt.Errorf("no NVIDIA GPU found (neither %s nor %s is installed, or they list none); add the machine by hand with 'cnntime machine add --name workstation --gpu ID --price USD'", workerName, nvidiaSMIName)
+		return hw.Machine{}, fmt.Errorf("no NVIDIA GPU found (neither %s nor %s is installed, or they list none); add the machine by hand with 'cnntime machine add --name workstation --gpu ID --price USD'", gpu.WorkerName, nvidiaSMIName)
 	}
 	m := hw.Machine{
 		ID: hw.WorkstationID, Provider: hw.UserProvider, Instance: workstationName, GPUID: best, GPUCount: counts[best],

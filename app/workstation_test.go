@@ -9,12 +9,22 @@ import (
 	"testing"
 
 	"cnntime/db"
+	"cnntime/gpu"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
 )
 
-// fakeTools is a detector whose tools print canned output.
-func fakeTools(outputs map[string]string, failures map[string]error) detector {
+// fakeTools is a detector with a worker that lists workerDevices (none installed when
+// nil, failing with workerErr when set) and tools that print canned output or fail.
+func fakeTools(workerDevices []measure.Device, workerErr error, outputs map[string]string, failures map[string]error) detector {
 	return detector{
+		findWorker: func() (string, error) {
+			if workerDevices == nil && workerErr == nil {
+				return "", gpu.ErrNoWorker
+			}
+			return "/opt/cnntime-gpu", nil
+		},
+		listDevices: func(context.Context, string) ([]measure.Device, error) { return workerDevices, workerErr },
 		look: func(name string) (string, error) {
 			if _, ok := outputs[name]; ok {
 				return "/opt/" + name, nil
@@ -40,8 +50,12 @@ func TestDetectGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	const smi = "Tesla V100-SXM2-32GB, 32510, GPU-aaa\nTesla V100-SXM2-32GB, 32510, GPU-bbb\nNVIDIA GeForce RTX 4080, 16376, GPU-ccc\n"
-	const worker = `[{"key":"cuda:GPU-1","backend":"cuda","name":"NVIDIA GeForce RTX 3090","uuid":"GPU-1","memory_bytes":25438126080},
-		{"key":"cpu:host:x","backend":"cpu","name":"AMD Ryzen 9"}]`
+	worker := []measure.Device{
+		{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA GeForce RTX 3090", UUID: "GPU-1", MemoryBytes: 25438126080},
+		{Key: "cuda:GPU-2", Backend: "cuda", Name: "Some future name", UUID: "GPU-2", GPUID: "l40s"},
+		{Key: "cpu:host:x", Backend: "cpu", Name: "AMD Ryzen 9"},
+	}
+	smiOnly := map[string]string{nvidiaSMIName: smi}
 	tests := []struct {
 		name       string
 		tools      detector
@@ -49,14 +63,15 @@ func TestDetectGPUs(t *testing.T) {
 		wantIDs    []string
 		wantErr    string
 	}{
-		{"worker first", fakeTools(map[string]string{workerName: worker, nvidiaSMIName: smi}, nil), DetectedByWorker, []string{"rtx-3090"}, ""},
-		{"worker wrapped list", fakeTools(map[string]string{workerName: `{"devices":` + worker + `}`}, nil), DetectedByWorker, []string{"rtx-3090"}, ""},
-		{"nvidia-smi when no worker", fakeTools(map[string]string{nvidiaSMIName: smi}, nil), DetectedByNvidiaSMI, []string{"v100-sxm2-32gb", "v100-sxm2-32gb", ""}, ""},
-		{"nvidia-smi with units", fakeTools(map[string]string{nvidiaSMIName: "NVIDIA A100-SXM4-80GB, 81920 MiB, GPU-x\n"}, nil), DetectedByNvidiaSMI, []string{"a100-sxm4-80gb"}, ""},
-		{"nvidia-smi when the worker fails", fakeTools(map[string]string{nvidiaSMIName: smi}, map[string]error{workerName: errors.New("no driver")}), DetectedByNvidiaSMI, []string{"v100-sxm2-32gb", "v100-sxm2-32gb", ""}, ""},
-		{"nothing installed", fakeTools(nil, nil), DetectedByNothing, nil, ""},
-		{"nvidia-smi fails", fakeTools(nil, map[string]error{nvidiaSMIName: errors.New("NVIDIA-SMI has failed")}), DetectedByNothing, nil, "NVIDIA-SMI has failed"},
-		{"garbled nvidia-smi", fakeTools(map[string]string{nvidiaSMIName: "No devices were found\n"}, nil), DetectedByNothing, nil, "want name, memory.total, uuid"},
+		{"worker first", fakeTools(worker, nil, smiOnly, nil), DetectedByWorker, []string{"rtx-3090", "l40s"}, ""},
+		{"worker with no GPU", fakeTools([]measure.Device{}, nil, smiOnly, nil), DetectedByWorker, nil, ""},
+		{"nvidia-smi when no worker", fakeTools(nil, nil, smiOnly, nil), DetectedByNvidiaSMI, []string{"v100-sxm2-32gb", "v100-sxm2-32gb", ""}, ""},
+		{"nvidia-smi with units", fakeTools(nil, nil, map[string]string{nvidiaSMIName: "NVIDIA A100-SXM4-80GB, 81920 MiB, GPU-x\n"}, nil), DetectedByNvidiaSMI, []string{"a100-sxm4-80gb"}, ""},
+		{"nvidia-smi when the worker fails", fakeTools(nil, errors.New("no driver"), smiOnly, nil), DetectedByNvidiaSMI, []string{"v100-sxm2-32gb", "v100-sxm2-32gb", ""}, ""},
+		{"nothing installed", fakeTools(nil, nil, nil, nil), DetectedByNothing, nil, ""},
+		{"nvidia-smi fails", fakeTools(nil, nil, nil, map[string]error{nvidiaSMIName: errors.New("NVIDIA-SMI has failed")}), DetectedByNothing, nil, "NVIDIA-SMI has failed"},
+		{"worker fails, no nvidia-smi", fakeTools(nil, errors.New("worker crashed"), nil, nil), DetectedByNothing, nil, "worker crashed"},
+		{"garbled nvidia-smi", fakeTools(nil, nil, map[string]string{nvidiaSMIName: "No devices were found\n"}, nil), DetectedByNothing, nil, "want name, memory.total, uuid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
