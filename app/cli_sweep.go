@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"cnntime/db"
+	"cnntime/gpu"
+	"cnntime/gpu/cpu"
+	"cnntime/predictor/measure"
+)
+
+func init() {
+	Register(Command{
+		Name:    "devices",
+		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs",
+		Usage:   "devices [--json]",
+		Run:     runDevices,
+	})
+	Register(Command{
+		Name:    "sweep",
+		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
+		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--repeats K] [--input N] [--step] [--json]",
+		Run:     runSweep,
+	})
+}
+
+// DeviceEntry is one device a sweep can run on.
+type DeviceEntry struct {
+	ID     string         `json:"id"` // what --device takes: "cpu" or "cuda:N"
+	Device measure.Device `json:"device"`
+}
+
+// DeviceList is the devices found, and why CUDA devices are missing when they are.
+type DeviceList struct {
+	Devices []DeviceEntry `json:"devices"`
+	CUDA    string        `json:"cuda_note,omitempty"`
+}
+
+// ListSweepDevices finds this machine's CPU and, through the worker, its CUDA GPUs.
+func ListSweepDevices(ctx context.Context) DeviceList {
+	list := DeviceList{Devices: []DeviceEntry{{ID: "cpu", Device: cpu.New().Device()}}}
+	path, err := gpu.FindWorker()
+	if err != nil {
+		list.CUDA = err.Error()
+		return list
+	}
+	devs, err := gpu.ListDevices(ctx, path)
+	if err != nil {
+		list.CUDA = err.Error()
+		return list
+	}
+	for i, d := range devs {
+		list.Devices = append(list.Devices, DeviceEntry{ID: fmt.Sprintf("cuda:%d", i), Device: d})
+	}
+	if len(devs) == 0 {
+		list.CUDA = "the CUDA worker found no GPU"
+	}
+	return list
+}
+
+func runDevices(env *Env, args []string) error {
+	fs := env.Flags(commands["devices"])
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("devices takes no arguments, got %q", fs.Args())
+	}
+	list := ListSweepDevices(env.Ctx)
+	if env.JSON {
+		return WriteJSON(env.Stdout, list)
+	}
+	t := NewTable(env.Stdout, "ID", "NAME", "CORES/SMS", "MEMORY", "KEY")
+	for _, d := range list.Devices {
+		t.Row(d.ID, d.Device.Name, fmt.Sprint(d.Device.SMs), fmt.Sprintf("%.1f GiB", float64(d.Device.MemoryBytes)/(1<<30)), d.Device.Key)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	if list.CUDA != "" {
+		fmt.Fprintf(env.Stdout, "\nno CUDA devices: %s\n", list.CUDA)
+	}
+	return nil
+}
+
+func runSweep(env *Env, args []string) error {
+	fs := env.Flags(commands["sweep"])
+	req := DefaultSweepRequest()
+	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json)")
+	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
+	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
+	precision := fs.String("precision", string(req.Precision), "fp32, tf32 or amp (the CPU measures fp32)")
+	policy := fs.String("policy", string(req.Policy), "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest (True)")
+	fs.IntVar(&req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
+	fs.IntVar(&req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
+	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected arguments %q", fs.Args())
+	}
+	if *models == "" {
+		return Usagef("--models is required, e.g. --models resnet18,mobilenet_v2")
+	}
+	for _, m := range strings.Split(*models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			req.Models = append(req.Models, m)
+		}
+	}
+	if *batches != "" {
+		b, err := gpu.ParseBatches(*batches)
+		if err != nil {
+			return Usagef("--batches: %v", err)
+		}
+		req.Batches = b
+	}
+	p, err := measure.ParsePrecision(*precision)
+	if err != nil {
+		return Usagef("--precision: %v", err)
+	}
+	req.Precision = p
+	if req.Policy, err = measure.ParsePolicy(*policy); err != nil {
+		return Usagef("--policy: %v", err)
+	}
+	cache, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer cache.Close()
+	sw, err := OpenSweeper(env.Ctx, req.Device)
+	if err != nil {
+		return err
+	}
+	plan, err := PlanSweep(env.Ctx, cache, sw.Device(), req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache), %d steps; estimate %s\n",
+		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, len(plan.Steps), roundDuration(plan.Kernels.Estimate))
+	bar := &progressBar{w: env.Stderr}
+	res, err := RunSweep(env.Ctx, cache, sw, plan, bar.update)
+	bar.finish()
+	if env.JSON {
+		if jerr := WriteJSON(env.Stdout, res); jerr != nil && err == nil {
+			err = jerr
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "sweep %d %s: %d of %d measured in %s (%d out of memory), %d were already cached; cache %s\n",
+			res.SweepID, res.State, res.Done, res.Total, roundDuration(res.Elapsed), res.OOM, res.Cached, cache.Path())
+	}
+	if err != nil {
+		return err
+	}
+	if res.State == db.SweepCancelled || res.State == db.SweepPaused {
+		return errors.New("sweep interrupted; what was measured is in the cache, and the same command resumes it")
+	}
+	return nil
+}
+
+// progressBar draws one line on the terminal: a bar, the count, the ETA and what ran last.
+type progressBar struct {
+	w     io.Writer
+	last  time.Time
+	drawn bool
+}
+
+func (b *progressBar) update(p SweepProgress) {
+	if p.Message != "" {
+		b.clear()
+		fmt.Fprintf(b.w, "warning: %s\n", p.Message)
+		return
+	}
+	if time.Since(b.last) < 200*time.Millisecond && p.Done < p.Total {
+		return
+	}
+	b.last = time.Now()
+	const width = 30
+	filled := width
+	if p.Total > 0 {
+		filled = width * p.Done / p.Total
+	}
+	what := ""
+	if m := p.Measurement; m != nil {
+		what = fmt.Sprintf("%s b=%d %s", strings.SplitN(m.ConfigKey, ",", 2)[0], m.Batch, m.Phase)
+	} else if s := p.Step; s != nil {
+		what = fmt.Sprintf("step %s b=%d", s.Model, s.Batch)
+	}
+	eta := "ETA -"
+	if p.ETA > 0 {
+		eta = "ETA " + roundDuration(p.ETA).String()
+	}
+	fmt.Fprintf(b.w, "\r[%s%s] %d/%d %s  %-48.48s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Done, p.Total, eta, what)
+	b.drawn = true
+}
+
+func (b *progressBar) clear() {
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\033[K")
+		b.drawn = false
+	}
+}
+
+func (b *progressBar) finish() {
+	if b.drawn {
+		fmt.Fprintln(b.w)
+	}
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d > time.Minute:
+		return d.Round(time.Second)
+	case d > time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}

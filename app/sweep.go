@@ -1,0 +1,302 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"cnntime/db"
+	"cnntime/gpu"
+	"cnntime/gpu/cpu"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// ErrSweepPaused is the cancellation cause that pauses a sweep instead of cancelling it:
+// cancel the sweep's context with context.WithCancelCause(…)(ErrSweepPaused). Either
+// way what was measured stays in the cache, and the next sweep resumes from there.
+var ErrSweepPaused = errors.New("sweep paused")
+
+// SweepRequest says what to measure.
+type SweepRequest struct {
+	Device    string            `json:"device"` // "cpu" or "cuda:N"
+	Models    []string          `json:"models"` // zoo names, or custom model files (.json)
+	Batches   []int             `json:"batches"`
+	Precision measure.Precision `json:"precision"` // fp32, tf32 or amp
+	Policy    measure.Policy    `json:"policy"`    // heuristic or fastest; ignored on the CPU
+	Repeats   int               `json:"repeats"`
+	Input     int               `json:"input,omitempty"` // input resolution; 0 for each model's default
+	Steps     bool              `json:"steps,omitempty"` // also time whole training steps
+}
+
+// DefaultSweepRequest is a sweep of the CPU with the usual settings; callers fill Models.
+func DefaultSweepRequest() SweepRequest {
+	return SweepRequest{Device: "cpu", Batches: gpu.DefaultBatches(64), Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 5}
+}
+
+// OpenSweeper returns the device a sweep runs on: "cpu" (in this process) or "cuda:N"
+// (through the cnntime-gpu worker, which must be installed).
+func OpenSweeper(ctx context.Context, device string) (gpu.Sweeper, error) {
+	switch {
+	case device == "cpu":
+		return gpu.Local{Backend: cpu.New()}, nil
+	case strings.HasPrefix(device, "cuda:"):
+		index, err := strconv.Atoi(strings.TrimPrefix(device, "cuda:"))
+		if err != nil || index < 0 {
+			return nil, Usagef("device %q: write cuda:N with N the GPU's index (0 for the first)", device)
+		}
+		path, err := gpu.FindWorker()
+		if err != nil {
+			return nil, err
+		}
+		return gpu.OpenRemote(ctx, path, index)
+	}
+	return nil, Usagef("unknown device %q: use cpu or cuda:N (cnntime devices lists them)", device)
+}
+
+// SweepPlan is a planned sweep: the networks, the kernels still to measure, and the
+// steps (when asked for) still to time.
+type SweepPlan struct {
+	Request  SweepRequest
+	Device   measure.Device
+	Networks []*cnn.Network
+	Kernels  gpu.Plan
+	Steps    []StepItem
+	Policy   measure.Policy // the policy recorded: none for the CPU
+}
+
+// StepItem is one whole training step to time.
+type StepItem struct {
+	Model string `json:"model"`
+	Batch int    `json:"batch"`
+}
+
+// Total is how many results the plan produces.
+func (p SweepPlan) Total() int { return len(p.Kernels.Items) + len(p.Steps) }
+
+// PlanSweep builds the requested networks and plans what the cache lacks for the device.
+func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepRequest) (SweepPlan, error) {
+	if len(req.Models) == 0 {
+		return SweepPlan{}, Usagef("no models to sweep: name some with --models, e.g. resnet18,mobilenet_v2")
+	}
+	if req.Repeats < 1 {
+		return SweepPlan{}, Usagef("--repeats %d: measure each kernel at least once", req.Repeats)
+	}
+	switch req.Precision {
+	case measure.FP32, measure.TF32, measure.AMP:
+	default:
+		return SweepPlan{}, Usagef("precision %q: a sweep measures fp32, tf32 or amp", req.Precision)
+	}
+	p := SweepPlan{Request: req, Device: dev, Policy: req.Policy}
+	if dev.Backend == "cpu" {
+		if req.Precision != measure.FP32 {
+			return SweepPlan{}, Usagef("the CPU measures fp32 only, not %s", req.Precision)
+		}
+		p.Policy = measure.NoPolicy
+	} else if _, err := measure.ParsePolicy(string(req.Policy)); err != nil {
+		return SweepPlan{}, Usagef("%v", err)
+	}
+	for _, name := range req.Models {
+		net, err := loadModel(name, req.Input, 0)
+		if err != nil {
+			return SweepPlan{}, err
+		}
+		p.Networks = append(p.Networks, net)
+	}
+	have, err := cache.MeasuredSet(ctx, dev.Key, req.Precision, p.Policy)
+	if err != nil {
+		return SweepPlan{}, err
+	}
+	measured := make(map[gpu.Key]bool, len(have))
+	for k := range have {
+		measured[gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}] = true
+	}
+	p.Kernels, err = gpu.MakePlan(gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured})
+	if err != nil {
+		return SweepPlan{}, Usagef("%v", err)
+	}
+	if req.Steps {
+		steps, err := cache.Steps(ctx, db.StepFilter{DeviceKey: dev.Key, Precision: req.Precision, Framework: stepFramework(dev)})
+		if err != nil {
+			return SweepPlan{}, err
+		}
+		done := map[StepItem]bool{}
+		for _, s := range steps {
+			done[StepItem{Model: s.Model, Batch: s.Batch}] = true
+		}
+		for _, net := range p.Networks {
+			for _, b := range req.Batches {
+				if it := (StepItem{Model: net.Name, Batch: b}); !done[it] {
+					p.Steps = append(p.Steps, it)
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func stepFramework(dev measure.Device) string {
+	if dev.Backend == "cpu" {
+		return cpu.Framework
+	}
+	return "cnntime-cuda"
+}
+
+// SweepProgress reports a running sweep after each result.
+type SweepProgress struct {
+	Done    int           `json:"done"`   // results of this run so far
+	Total   int           `json:"total"`  // results this run plans
+	Cached  int           `json:"cached"` // kernels left out because the cache had them
+	Elapsed time.Duration `json:"elapsed_ns"`
+	ETA     time.Duration `json:"eta_ns"` // estimated time left; 0 when unknown or done
+	// What just happened: a measurement, a step, or a line for the log (warnings).
+	Measurement *measure.Measurement `json:"measurement,omitempty"`
+	Step        *measure.Step        `json:"step,omitempty"`
+	Message     string               `json:"message,omitempty"`
+}
+
+// SweepResult is how a sweep ended.
+type SweepResult struct {
+	SweepID  int64         `json:"sweep_id"`
+	State    string        `json:"state"` // done, paused, cancelled or failed (db.Sweep*)
+	Done     int           `json:"done"`
+	Total    int           `json:"total"`
+	Cached   int           `json:"cached"`
+	OOM      int           `json:"out_of_memory"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Device   string        `json:"device"`
+	Failures []string      `json:"failures,omitempty"`
+}
+
+// RunSweep runs a plan on a sweeper and writes each result to the cache the moment it
+// arrives, so a kill at any point loses at most the measurement in flight and the next
+// sweep resumes from the cache. progress (may be nil) is called after each result.
+// Cancelling ctx stops the sweep cleanly (paused when the cause is ErrSweepPaused); the
+// error is then nil and the result's state says how it ended.
+func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan, progress func(SweepProgress)) (SweepResult, error) {
+	dev := sw.Device()
+	res := SweepResult{Total: plan.Total(), Cached: plan.Kernels.Cached, Device: dev.Key}
+	if err := cache.PutDevice(ctx, dev); err != nil {
+		return res, err
+	}
+	seen := map[string]bool{}
+	for _, it := range plan.Kernels.Items {
+		key := it.Config.Key()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		desc, err := json.Marshal(it.Config)
+		if err != nil {
+			return res, fmt.Errorf("describe layer configuration %s: %w", key, err)
+		}
+		if err := cache.PutConfig(ctx, key, string(desc)); err != nil {
+			return res, err
+		}
+	}
+	planJSON, err := json.Marshal(plan.Request)
+	if err != nil {
+		return res, fmt.Errorf("record the sweep request: %w", err)
+	}
+	if res.SweepID, err = cache.CreateSweep(ctx, dev.Key, string(planJSON), res.Total); err != nil {
+		return res, err
+	}
+	start := time.Now()
+	var estTotal, estDone float64
+	for _, it := range plan.Kernels.Items {
+		estTotal += it.EstimateS
+	}
+	report := func(p SweepProgress) {
+		res.Done++
+		p.Done, p.Total, p.Cached, p.Elapsed = res.Done, res.Total, res.Cached, time.Since(start)
+		if res.Done < res.Total && estDone > 0 {
+			// The plan's estimate, scaled by how fast this device really went so far.
+			p.ETA = time.Duration(float64(p.Elapsed) * (estTotal - estDone) / estDone)
+		}
+		if res.Done%16 == 0 || res.Done == res.Total {
+			_ = cache.UpdateSweep(context.WithoutCancel(ctx), res.SweepID, db.SweepRunning, res.Done)
+		}
+		if progress != nil {
+			progress(p)
+		}
+	}
+	estimate := map[gpu.Key]float64{}
+	for _, it := range plan.Kernels.Items {
+		estimate[it.Key()] = it.EstimateS
+	}
+	sink := gpu.Sink{
+		Measured: func(m measure.Measurement) error {
+			m.SweepID = res.SweepID
+			if err := cache.PutMeasurements(context.WithoutCancel(ctx), []measure.Measurement{m}); err != nil {
+				return err
+			}
+			if m.Status == measure.OutOfMemory {
+				res.OOM++
+			}
+			estDone += estimate[gpu.Key{Config: m.ConfigKey, Batch: m.Batch, Phase: m.Phase}]
+			report(SweepProgress{Measurement: &m})
+			return nil
+		},
+		Warning: func(w string) {
+			if progress != nil {
+				progress(SweepProgress{Done: res.Done, Total: res.Total, Cached: res.Cached, Elapsed: time.Since(start), Message: w})
+			}
+		},
+	}
+	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items}
+	err = sw.Sweep(ctx, job, sink)
+	if err == nil {
+		err = runSteps(ctx, cache, sw, plan, &res, report)
+	}
+	res.Elapsed = time.Since(start)
+	res.State = db.SweepDone
+	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSweepPaused):
+		res.State, err = db.SweepPaused, nil
+	case ctx.Err() != nil:
+		res.State, err = db.SweepCancelled, nil
+	case err != nil:
+		res.State = db.SweepFailed
+		res.Failures = append(res.Failures, err.Error())
+	}
+	if uerr := cache.UpdateSweep(context.WithoutCancel(ctx), res.SweepID, res.State, res.Done); uerr != nil && err == nil {
+		err = uerr
+	}
+	return res, err
+}
+
+// runSteps times the plan's whole training steps on a local backend.
+func runSteps(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan, res *SweepResult, report func(SweepProgress)) error {
+	if len(plan.Steps) == 0 {
+		return nil
+	}
+	local, ok := sw.(gpu.Local)
+	if !ok {
+		return fmt.Errorf("whole-step timing runs on the CPU backend only; for a GPU, run scripts/pytorch_sweep.py and import its CSV with cnntime cache import")
+	}
+	nets := map[string]*cnn.Network{}
+	for _, n := range plan.Networks {
+		nets[n.Name] = n
+	}
+	for _, it := range plan.Steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, err := local.Backend.RunStep(ctx, nets[it.Model], it.Batch, plan.Request.Precision, plan.Request.Repeats)
+		if err != nil {
+			return err
+		}
+		if err := cache.PutSteps(context.WithoutCancel(ctx), []measure.Step{s}); err != nil {
+			return err
+		}
+		if s.Status == measure.OutOfMemory {
+			res.OOM++
+		}
+		report(SweepProgress{Step: &s})
+	}
+	return nil
+}
