@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Time real torchvision training steps per batch size and write cnntime's step CSV.
+
+This is the ground truth for cnntime's GPU predictions: whole training steps (forward,
+backward, SGD update with momentum) of torchvision models on synthetic data, timed with
+CUDA events after warm-up, per batch size. Out-of-memory is caught and recorded; it marks
+where the batch range ends, so larger batches of that model are not tried.
+
+The output is the step CSV that `cnntime cache import FILE.csv` reads (see the README's
+cache section): gpu, model, batch_size, precision, framework, step_ms, spread_ms, status,
+source, measured_at. Rows are written (and flushed) as they are measured, so an
+interrupted run keeps what it measured.
+
+    python3 scripts/pytorch_sweep.py --models resnet50,vgg16,mobilenet_v2 \\
+        --batches 1-256 --precision fp32,amp --out steps.csv
+    cnntime cache import steps.csv
+
+Precisions, as cnntime names them: fp32 is PyTorch's default (TF32 convolutions on
+Ampere and later, FP32 matrix multiplies), fp32-strict turns TF32 off everywhere, amp is
+torch.autocast to FP16 with a GradScaler. --benchmark sets torch.backends.cudnn.benchmark
+(cnntime's "fastest" algorithm policy); without it cuDNN's heuristic choice is used.
+Needs PyTorch and torchvision with CUDA.
+"""
+
+import argparse
+import csv
+import datetime
+import socket
+import statistics
+import sys
+
+COLUMNS = ["gpu", "model", "batch_size", "precision", "framework", "step_ms", "spread_ms", "status", "source", "measured_at"]
+PRECISIONS = ("fp32", "fp32-strict", "amp")
+DEFAULT_BATCHES = "1-17,24,31-33,40,47-49,56,63-65,72,79-81,88,95-97,104,111-113,120,127-129,136,143-145,152,159-161,168,175-177,184,191-193,200,207-209,216,223-225,232,239-241,248,255-256"
+
+
+def parse_batches(text):
+    """Reads "1-64,96,128" into a sorted list of distinct positive sizes."""
+    sizes = set()
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            raise ValueError(f"batch sizes {text!r} have an empty item: write them like 1-64,96,128")
+        lo, _, hi = item.partition("-")
+        try:
+            a, b = int(lo), int(hi or lo)
+        except ValueError:
+            raise ValueError(f"batch size item {item!r} is not a whole number or a range like 1-64") from None
+        if a < 1 or b < a:
+            raise ValueError(f"batch range {item!r} must be positive and ascending, like 1-64")
+        sizes.update(range(a, b + 1))
+    return sorted(sizes)
+
+
+def summarize(times):
+    """Median and half the interquartile range, interpolated as cnntime's sweeps do."""
+    if len(times) == 1:
+        return times[0], 0.0
+    q1, q2, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    return q2, (q3 - q1) / 2
+
+
+def is_oom(err):
+    return "out of memory" in str(err).lower() or type(err).__name__ == "OutOfMemoryError"
+
+
+def logits_of(out):
+    """The main logits of a model's output (GoogLeNet and Inception return auxiliaries too)."""
+    if hasattr(out, "logits"):
+        return out.logits
+    if isinstance(out, (tuple, list)):
+        return out[0]
+    return out
+
+
+def time_model(torch, torchvision, name, batches, precision, args, device, emit):
+    """Times one model at each batch size until one does not fit; emits one row per size."""
+    torch.backends.cudnn.benchmark = args.benchmark
+    torch.backends.cudnn.allow_tf32 = precision == "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    amp = precision == "amp"
+    resolution = args.resolution or (299 if name == "inception_v3" else 224)
+    builder = getattr(torchvision.models, name, None)
+    if builder is None:
+        raise SystemExit(f"pytorch_sweep.py: torchvision has no model {name!r}")
+    kwargs = {"weights": None, "num_classes": args.classes}
+    if name in ("googlenet", "inception_v3"):
+        kwargs["aux_logits"] = False
+        kwargs["init_weights"] = False
+    net = builder(**kwargs).to(device).train()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        scaler = torch.amp.GradScaler("cuda", enabled=amp)
+    else:  # PyTorch before 2.3
+        scaler = torch.cuda.amp.GradScaler(enabled=amp)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+            loss = loss_fn(logits_of(net(x)), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    for batch in batches:
+        row = {"model": name, "batch_size": batch, "precision": precision, "status": "ok", "step_ms": "", "spread_ms": ""}
+        try:
+            x = torch.randn(batch, 3, resolution, resolution, device=device)
+            y = torch.randint(0, args.classes, (batch,), device=device)
+            for _ in range(args.warmup):
+                step(x, y)
+            torch.cuda.synchronize(device)
+            times = []
+            for _ in range(args.repeats):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                step(x, y)
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end))
+            median, spread = summarize(times)
+            row["step_ms"], row["spread_ms"] = f"{median:.4f}", f"{spread:.4f}"
+        except RuntimeError as err:  # torch.cuda.OutOfMemoryError is a RuntimeError
+            if not is_oom(err):
+                raise
+            row["status"] = "oom"
+        finally:
+            x = y = None
+            opt.zero_grad(set_to_none=True)
+            torch.cuda.empty_cache()
+        emit(row)
+        print(f"{name} {precision} batch {batch}: {row['status']} {row['step_ms']} ms", file=sys.stderr)
+        if row["status"] == "oom":
+            break  # larger batches do not fit either
+    del net, opt
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", required=True, help="comma-separated torchvision model names, e.g. resnet50,vgg16")
+    p.add_argument("--batches", default=DEFAULT_BATCHES, help="batch sizes, e.g. 1-64,96,128 (default: 1-16, then multiples of 8 with the neighbours of multiples of 16 up to 256)")
+    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp32-strict, amp")
+    p.add_argument("--benchmark", action="store_true", help="torch.backends.cudnn.benchmark=True (cnntime's fastest policy)")
+    p.add_argument("--repeats", type=int, default=20, help="timed steps per batch size (default 20)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    p.add_argument("--gpu", default="", help="the catalog GPU id for the gpu column (e.g. a100-sxm4-80gb); default: this GPU's key cuda:GPU-<uuid>")
+    p.add_argument("--resolution", type=int, default=0, help="input size in pixels (default 224; 299 for inception_v3)")
+    p.add_argument("--classes", type=int, default=1000, help="output classes (default 1000)")
+    p.add_argument("--out", default="-", help="CSV file to write (default: standard output)")
+    args = p.parse_args()
+    try:
+        batches = parse_batches(args.batches)
+    except ValueError as err:
+        p.error(str(err))
+    precisions = [s.strip() for s in args.precision.split(",") if s.strip()]
+    for prec in precisions:
+        if prec not in PRECISIONS:
+            p.error(f"unknown precision {prec!r}: use {', '.join(PRECISIONS)}")
+    if args.repeats < 1 or args.warmup < 0:
+        p.error("--repeats must be at least 1 and --warmup not negative")
+
+    try:
+        import torch
+        import torchvision
+    except ImportError as err:
+        sys.exit(f"pytorch_sweep.py needs PyTorch and torchvision with CUDA ({err}); install them with pip")
+    if not torch.cuda.is_available():
+        sys.exit("pytorch_sweep.py: PyTorch sees no CUDA GPU on this machine")
+    device = torch.device("cuda", args.device)
+    props = torch.cuda.get_device_properties(device)
+    gpu = args.gpu
+    if not gpu:
+        uuid = str(getattr(props, "uuid", "") or "")
+        if not uuid:
+            sys.exit("pytorch_sweep.py: this PyTorch does not report the GPU's UUID; name the GPU with --gpu CATALOG_ID")
+        gpu = "cuda:" + (uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
+    framework = f"pytorch {torch.__version__}"
+    source = f"pytorch_sweep.py on {socket.gethostname()} ({props.name}, cudnn.benchmark={args.benchmark})"
+
+    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
+    writer = csv.DictWriter(out, fieldnames=COLUMNS)
+    writer.writeheader()
+
+    def emit(row):
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        row.update(gpu=gpu, framework=framework, source=source, measured_at=now.isoformat().replace("+00:00", "Z"))
+        writer.writerow(row)
+        out.flush()
+
+    try:
+        for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+            for prec in precisions:
+                time_model(torch, torchvision, name, batches, prec, args, device, emit)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+if __name__ == "__main__":
+    main()
