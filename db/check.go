@@ -133,7 +133,7 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 			return info, fmt.Errorf("count %s in %s: %w", c.table, d.path, err)
 		}
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, d.name, count(m.id), count(DISTINCT m.config_id),
+	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, d.name, count(m.device_id), count(DISTINCT m.config_id),
 			coalesce(sum(m.status = 'oom'), 0), coalesce(min(m.batch), 0), coalesce(max(m.batch), 0)
 		FROM devices d LEFT JOIN measurements m ON m.device_id = d.id GROUP BY d.id ORDER BY d.key`)
 	if err != nil {

@@ -101,7 +101,7 @@ func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (Expo
 func copyTo(ctx context.Context, tx *sql.Tx, f ExportFilter, rep *ExportReport) error {
 	mWhere, mArgs := f.measurementWhere()
 	sWhere, sArgs := f.stepWhere()
-	chosen := `SELECT m.id FROM main.measurements m JOIN main.devices d ON d.id = m.device_id
+	chosen := `FROM main.measurements m JOIN main.devices d ON d.id = m.device_id
 		JOIN main.configs c ON c.id = m.config_id WHERE ` + mWhere
 	steps := []struct {
 		count *int
@@ -109,12 +109,12 @@ func copyTo(ctx context.Context, tx *sql.Tx, f ExportFilter, rep *ExportReport) 
 		args  []any
 	}{
 		{&rep.Devices, `INSERT INTO dst.devices SELECT * FROM main.devices
-			WHERE id IN (SELECT device_id FROM main.measurements WHERE id IN (` + chosen + `))
+			WHERE id IN (SELECT m.device_id ` + chosen + `)
 			OR ? = 1 OR key = ?`, append(append([]any{}, mArgs...), boolInt(f.IsZero()), f.DeviceKey)},
 		{&rep.Configs, `INSERT INTO dst.configs SELECT * FROM main.configs
-			WHERE id IN (SELECT config_id FROM main.measurements WHERE id IN (` + chosen + `))
+			WHERE id IN (SELECT m.config_id ` + chosen + `)
 			OR ? = 1`, append(append([]any{}, mArgs...), boolInt(f.IsZero()))},
-		{&rep.Measurements, `INSERT INTO dst.measurements SELECT * FROM main.measurements WHERE id IN (` + chosen + `)`, mArgs},
+		{&rep.Measurements, `INSERT INTO dst.measurements SELECT m.* ` + chosen, mArgs},
 		{&rep.Steps, `INSERT INTO dst.steps SELECT * FROM main.steps WHERE ` + sWhere, sArgs},
 	}
 	if f.IsZero() {

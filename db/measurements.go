@@ -1,9 +1,11 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,25 +111,33 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 	if configKeys != nil && len(configKeys) == 0 {
 		return nil, nil
 	}
-	var where []string
+	// The joins run in the order written (CROSS JOIN): every (device, configuration)
+	// pair is one contiguous range of the primary key, never a scan.
 	var args []any
-	if deviceKey != "" {
-		where = append(where, "d.key = ?")
-		args = append(args, deviceKey)
-	}
+	var from string
 	if configKeys != nil {
 		// One bound JSON array instead of thousands of parameters.
-		where = append(where, "c.key IN (SELECT value FROM json_each(?))")
-		args = append(args, jsonStrings(configKeys))
+		from = `json_each(?) AS wanted
+			CROSS JOIN configs c ON c.key = wanted.value
+			CROSS JOIN devices d
+			CROSS JOIN measurements m ON m.device_id = d.id AND m.config_id = c.id`
+		// Sorted and without duplicates: the rows then come out in the order returned.
+		keys := slices.Clone(configKeys)
+		slices.Sort(keys)
+		args = append(args, jsonStrings(slices.Compact(keys)))
+	} else {
+		from = `devices d
+			CROSS JOIN measurements m ON m.device_id = d.id
+			CROSS JOIN configs c ON c.id = m.config_id`
+	}
+	if deviceKey != "" {
+		from += " WHERE d.key = ?"
+		args = append(args, deviceKey)
 	}
 	query := `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy, m.algorithm,
 			m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
 			coalesce(m.sweep_id, 0), m.at
-		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " ORDER BY d.key, c.key, m.precision, m.policy, m.phase, m.batch"
+		FROM ` + from
 	rows, err := d.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
@@ -148,7 +158,24 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
 	}
+	// Sorted here, where it is needed at all: Go sorts the rows several times faster
+	// than SQLite's sorter. One device's rows come sorted from the primary key.
+	if !slices.IsSortedFunc(out, compareMeasurements) {
+		slices.SortFunc(out, compareMeasurements)
+	}
 	return out, nil
+}
+
+// compareMeasurements orders by device, configuration, precision, policy, phase, batch.
+func compareMeasurements(a, b measure.Measurement) int {
+	return cmp.Or(
+		strings.Compare(a.DeviceKey, b.DeviceKey),
+		strings.Compare(a.ConfigKey, b.ConfigKey),
+		strings.Compare(string(a.Precision), string(b.Precision)),
+		strings.Compare(string(a.Policy), string(b.Policy)),
+		strings.Compare(string(a.Phase), string(b.Phase)),
+		cmp.Compare(a.Batch, b.Batch),
+	)
 }
 
 // MeasuredSet returns what the cache holds for one device at one precision and policy,

@@ -102,6 +102,36 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE measurements ADD COLUMN source TEXT NOT NULL DEFAULT ''`,
 	},
+	// Version 3: measurements clustered by device and configuration: the predictor reads
+	// one device's measurements of a set of configurations, each one contiguous range.
+	{
+		`CREATE TABLE measurements_v3 (
+			device_id       INTEGER NOT NULL REFERENCES devices (id),
+			config_id       INTEGER NOT NULL REFERENCES configs (id),
+			precision       TEXT NOT NULL,
+			policy          TEXT NOT NULL,
+			phase           TEXT NOT NULL CHECK (phase IN ('fwd', 'bwd_data', 'bwd_weights')),
+			batch           INTEGER NOT NULL CHECK (batch > 0),
+			algorithm       TEXT NOT NULL DEFAULT '',
+			median_ms       REAL NOT NULL,
+			spread_ms       REAL NOT NULL DEFAULT 0,
+			repeats         INTEGER NOT NULL DEFAULT 0,
+			workspace_bytes INTEGER NOT NULL DEFAULT 0,
+			status          TEXT NOT NULL CHECK (status IN ('ok', 'oom', 'unsupported')),
+			sweep_id        INTEGER,
+			at              INTEGER NOT NULL, -- Unix nanoseconds; 0 when unknown
+			source          TEXT NOT NULL DEFAULT '',
+			CHECK (status <> 'ok' OR median_ms > 0),
+			PRIMARY KEY (device_id, config_id, precision, policy, phase, batch)
+		) WITHOUT ROWID`,
+		`INSERT INTO measurements_v3 (device_id, config_id, precision, policy, phase, batch, algorithm,
+			median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source)
+		SELECT device_id, config_id, precision, policy, phase, batch, algorithm,
+			median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source
+		FROM measurements`,
+		`DROP TABLE measurements`,
+		`ALTER TABLE measurements_v3 RENAME TO measurements`,
+	},
 }
 
 // latestVersion is the schema version this cnntime writes.
