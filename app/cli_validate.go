@@ -1,0 +1,381 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cnntime/assets"
+	"cnntime/gpu/cpu"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// ValidateReport is what `cnntime validate --json` prints: the predictor's accuracy
+// three ways.
+type ValidateReport struct {
+	CPU    *CPUAccuracy           `json:"cpu"` // null with --skip-cpu
+	Layers []kernels.GPUAccuracy  `json:"layers"`
+	Public []PublicSourceAccuracy `json:"public"`
+	Rows   []PublicComparison     `json:"public_rows"`
+}
+
+// CPUAccuracy compares whole training steps on this machine's CPU, predicted from
+// per-layer CPU measurements, with the same steps measured end to end.
+type CPUAccuracy struct {
+	Device  string          `json:"device"`
+	Input   int             `json:"input_resolution"`
+	Rows    []CPUComparison `json:"rows"`
+	MAPEPct float64         `json:"mape_pct"`
+}
+
+// CPUComparison is one network at one batch size on the CPU.
+type CPUComparison struct {
+	Model       string  `json:"model"`
+	Batch       int     `json:"batch"`
+	MeasuredMS  float64 `json:"measured_ms"`
+	PredictedMS float64 `json:"predicted_ms"`
+	ErrorPct    float64 `json:"error_pct"`
+}
+
+// PublicComparison is one published whole-network figure and its prediction.
+type PublicComparison struct {
+	Source      string  `json:"source"`
+	GPU         string  `json:"gpu"`   // the catalog id
+	Model       string  `json:"model"` // the zoo name
+	Framework   string  `json:"framework"`
+	Precision   string  `json:"precision"` // as published
+	Batch       int     `json:"batch"`
+	MeasuredMS  float64 `json:"measured_ms"`
+	PredictedMS float64 `json:"predicted_ms"`
+	ErrorPct    float64 `json:"error_pct"` // signed: (predicted − measured) / measured
+}
+
+// PublicSourceAccuracy is the accuracy on one source's rows.
+type PublicSourceAccuracy struct {
+	Source  string  `json:"source"`
+	Rows    int     `json:"rows"`
+	MAPEPct float64 `json:"mape_pct"`
+	BiasPct float64 `json:"bias_pct"` // mean signed error
+	// Set is "tuning" for the rows the launch costs were tuned on, "held out" otherwise.
+	Set     string `json:"set"`
+	Caveats string `json:"caveats"`
+}
+
+// publicGPUs maps the GPU names used in the public file to catalog ids; rows on
+// GPUs the catalog lacks (Maxwell Titan X, GTX 1080, Pascal Titan X, Quadros, M40,
+// M60, K520) are not compared.
+var publicGPUs = []struct{ prefix, id string }{
+	{"1080 Ti", "gtx-1080-ti"}, {"GTX 1080 Ti", "gtx-1080-ti"}, {"2080 Ti", "rtx-2080-ti"},
+	{"Tesla K80", "k80"}, {"Tesla T4", "t4"}, {"Tesla V100", "v100-sxm2-16gb"}, {"V100", "v100-sxm2-16gb"},
+	{"Titan V", "titan-v"},
+}
+
+// publicModels maps the public file's model names to zoo names; the others (NIN,
+// OverFeat, ResNet-200, ...) are not in the zoo.
+var publicModels = map[string]string{
+	"AlexNet": "alexnet", "AlexNet (OWT)": "alexnet", "Inception-V1": "googlenet", "GoogLeNet v1": "googlenet",
+	"Inception (GoogLeNet v1)": "googlenet", "Inception-v3": "inception_v3", "VGG-16": "vgg16", "VGG16": "vgg16",
+	"VGG-19": "vgg19", "VGG19": "vgg19", "VGG-A": "vgg11", "ResNet-18": "resnet18", "ResNet-34": "resnet34",
+	"ResNet-50": "resnet50", "ResNet-101": "resnet101", "ResNet-152": "resnet152", "DenseNet-161": "densenet161",
+	"ResNeXt-50": "resnext50_32x4d", "ResNeXt-101-64x4d": "resnext101_64x4d",
+}
+
+// publicCaveats says, per source, how its setup differs from what is predicted.
+var publicCaveats = map[string]string{
+	"jcjohnson/cnn-benchmarks":       "Torch7 + cuDNN 4–5 (2016–17 kernels); backward includes the first layer's input gradient; Inception-V1 has no batch norm (zoo googlenet has)",
+	"dmikushin/cnn-benchmarks":       "as jcjohnson; V100 on cuDNN 7.0, K80 on cuDNN 5.1; small-batch rows are launch-bound in Lua",
+	"u39kun/deep-learning-benchmark": "PyTorch 0.3/1.0, TensorFlow 1.x, Caffe2 0.8 on CUDA 9–10; fp16 is model.half() or TF fp16, compared with amp",
+}
+
+// PublicComparisons predicts every row of the embedded public measurements whose
+// setup the predictor models: a catalog GPU, a zoo CNN at 224×224, forward+backward
+// time per iteration, cuDNN kernels. They are compared with forward+backward steps
+// (no optimizer update); fp16 rows with amp.
+func PublicComparisons(ctx context.Context, eng *Engine) ([]PublicComparison, error) {
+	r := csv.NewReader(bytes.NewReader(assets.PublicMeasurements))
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("read the embedded public measurements: %w", err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("the embedded public measurements are empty")
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"source", "gpu", "model", "framework", "precision", "batch_size", "metric", "value", "unit"} {
+		if _, ok := col[h]; !ok {
+			return nil, fmt.Errorf("the embedded public measurements lack the column %q", h)
+		}
+	}
+	var out []PublicComparison
+	for _, rec := range recs[1:] {
+		get := func(h string) string { return rec[col[h]] }
+		gpuID := publicGPU(get("gpu"))
+		model, known := publicModels[get("model")]
+		fw := get("framework")
+		if gpuID == "" || !known || get("metric") != "ms_per_iter_fwd_bwd" || get("unit") != "ms" ||
+			strings.Contains(fw, "no cuDNN") {
+			continue
+		}
+		batch, err1 := strconv.Atoi(get("batch_size"))
+		ms, err2 := strconv.ParseFloat(get("value"), 64)
+		if err1 != nil || err2 != nil || batch <= 0 || !(ms > 0) {
+			return nil, fmt.Errorf("public measurement of %s on %s: bad batch %q or value %q", get("model"), get("gpu"), get("batch_size"), get("value"))
+		}
+		prec := measure.FP32
+		if strings.HasPrefix(get("precision"), "fp16") {
+			prec = measure.AMP
+		}
+		net, err := eng.Network(model)
+		if err != nil {
+			return nil, err
+		}
+		t, err := eng.GPUTarget(gpuID)
+		if err != nil {
+			return nil, err
+		}
+		c, err := eng.Predictor().Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
+			Precision: prec, Policy: measure.Heuristic, Batches: []int{batch}, Run: predictor.Run{Epochs: 1, Images: batch},
+			ForwardBackwardOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		p := c.Points[0]
+		if !p.Fits {
+			continue // the source ran it, so our memory model is too tight here; counted in the README
+		}
+		out = append(out, PublicComparison{Source: get("source"), GPU: gpuID, Model: model, Framework: fw,
+			Precision: get("precision"), Batch: batch, MeasuredMS: ms, PredictedMS: p.IterMS,
+			ErrorPct: 100 * (p.IterMS - ms) / ms})
+	}
+	return out, nil
+}
+
+func publicGPU(name string) string {
+	for _, g := range publicGPUs {
+		if strings.HasPrefix(name, g.prefix) {
+			return g.id
+		}
+	}
+	return ""
+}
+
+// tuningSource is the source whose launch-bound rows tuned predictor.DefaultOverheads'
+// launch costs; the other sources are held out.
+const tuningSource = "dmikushin/cnn-benchmarks"
+
+// BySource summarises comparisons per source, in source order.
+func BySource(rows []PublicComparison) []PublicSourceAccuracy {
+	idx := map[string]int{}
+	var out []PublicSourceAccuracy
+	for _, r := range rows {
+		i, ok := idx[r.Source]
+		if !ok {
+			i = len(out)
+			idx[r.Source] = i
+			set := "held out"
+			if r.Source == tuningSource {
+				set = "tuning"
+			}
+			out = append(out, PublicSourceAccuracy{Source: r.Source, Set: set, Caveats: publicCaveats[r.Source]})
+		}
+		out[i].Rows++
+		out[i].MAPEPct += math.Abs(r.ErrorPct)
+		out[i].BiasPct += r.ErrorPct
+	}
+	for i := range out {
+		out[i].MAPEPct /= float64(out[i].Rows)
+		out[i].BiasPct /= float64(out[i].Rows)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}
+
+// cpuValidationModels are small enough at 32×32 to measure on two cores in about a minute.
+var cpuValidationModels = []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"}
+
+var cpuValidationBatches = []int{1, 2, 4, 8}
+
+const cpuValidationInput = 32
+
+// CPUValidation measures, on this machine's CPU, every layer phase of each network at
+// each batch size and the whole training step, then predicts the step from the layer
+// measurements alone and compares. progress, when not nil, hears what is being measured.
+func CPUValidation(ctx context.Context, cal *kernels.Calibration, repeats int, progress io.Writer) (*CPUAccuracy, error) {
+	be := cpu.New()
+	dev := be.Device()
+	cpuGPU := hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}
+	var ms []measure.Measurement
+	steps := map[string]map[int]float64{}
+	nets := make([]*cnn.Network, 0, len(cpuValidationModels))
+	for _, name := range cpuValidationModels {
+		net, err := cnn.Build(name, cnn.Options{Resolution: cpuValidationInput, Classes: 10})
+		if err != nil {
+			return nil, err
+		}
+		nets = append(nets, net)
+		steps[name] = map[int]float64{}
+		if progress != nil {
+			fmt.Fprintf(progress, "measuring %s on the CPU…\n", name)
+		}
+		type cp struct {
+			cfg   cnn.Config
+			phase measure.Phase
+		}
+		seen := map[cp]bool{}
+		for i := range net.Layers {
+			l := &net.Layers[i]
+			for _, ph := range l.Phases() {
+				if seen[cp{l.Config, ph}] {
+					continue
+				}
+				seen[cp{l.Config, ph}] = true
+				for _, b := range cpuValidationBatches {
+					m, err := be.TimeLayer(ctx, l.Config, b, ph, measure.FP32, measure.NoPolicy, repeats)
+					if err != nil {
+						return nil, err
+					}
+					if m.Status != measure.OK {
+						return nil, fmt.Errorf("the CPU backend cannot time %s of %s (%s): %s", ph, l.Name, name, m.Status)
+					}
+					ms = append(ms, m)
+				}
+			}
+		}
+		for _, b := range cpuValidationBatches {
+			s, err := be.RunStep(ctx, net, b, measure.FP32, repeats)
+			if err != nil {
+				return nil, err
+			}
+			if s.Status != measure.OK {
+				return nil, fmt.Errorf("the CPU backend cannot run a step of %s at batch %d: %s", name, b, s.Status)
+			}
+			steps[name][b] = s.MedianMS
+		}
+	}
+	model := kernels.NewModel(cal, nil, []measure.Device{dev}, ms)
+	eng := predictor.NewEngine(model, CPUOverheads, predictor.DefaultMemoryModel)
+	acc := &CPUAccuracy{Device: dev.Name, Input: cpuValidationInput}
+	for _, net := range nets {
+		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1}, GPU: cpuGPU,
+			DeviceKey: dev.Key, Precision: measure.FP32, Policy: measure.NoPolicy, Batches: cpuValidationBatches,
+			Run: predictor.Run{Epochs: 1, Images: 1}})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range c.Points {
+			got := steps[net.Name][p.Batch]
+			row := CPUComparison{Model: net.Name, Batch: p.Batch, MeasuredMS: got, PredictedMS: p.IterMS,
+				ErrorPct: 100 * (p.IterMS - got) / got}
+			acc.Rows = append(acc.Rows, row)
+			acc.MAPEPct += math.Abs(row.ErrorPct)
+		}
+	}
+	acc.MAPEPct /= float64(len(acc.Rows))
+	return acc, nil
+}
+
+// CPUOverheads is the step model for the CPU backend: kernels are direct function
+// calls (no launch cost, no host overhead), and its SGD update reads and writes the
+// weight, momentum and gradient (the gradient is zeroed) at a scalar loop's speed.
+var CPUOverheads = func() predictor.Overheads {
+	o := predictor.DefaultOverheads
+	o.LaunchForwardUS, o.LaunchBackwardUS, o.StepMS, o.UpdateIssueUSPerTensor = 0, 0, 0, 0
+	o.UpdateBytesPerParam = 24
+	o.MemoryEfficiency = 1
+	o.FallbackBandwidthGBs = 12
+	return o
+}()
+
+func init() {
+	cmd := Command{
+		Name:    "validate",
+		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
+		Usage:   "validate [--skip-cpu] [--repeats N] [--json]",
+	}
+	cmd.Run = func(env *Env, args []string) error {
+		fs := env.Flags(cmd)
+		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about a minute on two cores)")
+		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return Usagef("unexpected argument %q", fs.Arg(0))
+		}
+		if *repeats < 1 {
+			return Usagef("--repeats %d: must be positive", *repeats)
+		}
+		eng, err := NewEngine(env.Ctx, nil) // the embedded calibration alone: reproducible anywhere
+		if err != nil {
+			return err
+		}
+		rep := ValidateReport{Layers: eng.Kernels().Calibration().Accuracy}
+		if rep.Rows, err = PublicComparisons(env.Ctx, eng); err != nil {
+			return err
+		}
+		rep.Public = BySource(rep.Rows)
+		if !*skipCPU {
+			var progress io.Writer
+			if !env.JSON {
+				progress = env.Stderr
+			}
+			if rep.CPU, err = CPUValidation(env.Ctx, eng.Kernels().Calibration(), *repeats, progress); err != nil {
+				return err
+			}
+		}
+		if env.JSON {
+			return WriteJSON(env.Stdout, rep)
+		}
+		return writeValidateTables(env.Stdout, &rep)
+	}
+	Register(cmd)
+}
+
+func writeValidateTables(w io.Writer, rep *ValidateReport) error {
+	if rep.CPU != nil {
+		fmt.Fprintf(w, "1. Whole training step on the CPU (%s), %d×%d input, predicted from per-layer measurements: MAPE %.1f%%\n\n",
+			rep.CPU.Device, rep.CPU.Input, rep.CPU.Input, rep.CPU.MAPEPct)
+		t := NewTable(w, "MODEL", "BATCH", "MEASURED MS", "PREDICTED MS", "ERROR")
+		for _, r := range rep.CPU.Rows {
+			t.Row(r.Model, strconv.Itoa(r.Batch), fmt.Sprintf("%.2f", r.MeasuredMS), fmt.Sprintf("%.2f", r.PredictedMS), fmt.Sprintf("%+.1f%%", r.ErrorPct))
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, "1. Whole training step on the CPU: skipped (--skip-cpu)")
+	}
+	fmt.Fprintln(w, "\n2. Per-layer times across GPUs, leave one GPU out (DeepBench convolutions; efficiencies fitted on the other GPUs)")
+	fmt.Fprintln(w)
+	t := NewTable(w, "GPU", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE", "TRANSFER ROWS")
+	for _, a := range rep.Layers {
+		tr := "-"
+		if a.TransferRows > 0 {
+			tr = fmt.Sprintf("%.1f%%", a.TransferMAPE)
+		}
+		t.Row(a.GPU, a.Sheet, strconv.Itoa(a.Rows), fmt.Sprintf("%.1f%%", a.EstimateMAPE), tr, strconv.Itoa(a.TransferRows))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n3. Whole networks vs published forward+backward times (rows on catalog GPUs and zoo CNNs)")
+	fmt.Fprintln(w)
+	t = NewTable(w, "SOURCE", "SET", "ROWS", "MAPE", "BIAS", "CAVEATS")
+	for _, s := range rep.Public {
+		t.Row(s.Source, s.Set, strconv.Itoa(s.Rows), fmt.Sprintf("%.1f%%", s.MAPEPct), fmt.Sprintf("%+.1f%%", s.BiasPct), s.Caveats)
+	}
+	return t.Flush()
+}
