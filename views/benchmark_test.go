@@ -1,0 +1,122 @@
+package views
+
+import (
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+
+	"cnntime/app"
+)
+
+func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
+	test.NewTempApp(t)
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	w := test.NewWindow(b.Content())
+	defer w.Close()
+	if got := b.Device.Options; len(got) != 1 || got[0] != "cpu" {
+		t.Fatalf("devices %v, want the CPU only", got)
+	}
+	if !strings.Contains(b.LogText(), "no CUDA devices") {
+		t.Errorf("the log does not say why there are no CUDA devices: %q", b.LogText())
+	}
+	b.Models.SetText("resnet18")
+	b.Input.SetText("32")
+	b.Batches.SetText("1-2")
+	b.Repeats.SetText("1")
+	test.Tap(b.PlanButton)
+	if !strings.Contains(b.PlanLabel.Text, "kernels of") || !strings.Contains(b.PlanLabel.Text, "0 already in the cache") {
+		t.Fatalf("plan label %q", b.PlanLabel.Text)
+	}
+
+	// Record the progress bar's value each time the view shows progress.
+	var mu sync.Mutex
+	seen := map[float64]bool{}
+	b.OnProgress = func(app.SweepProgress) {
+		mu.Lock()
+		seen[b.Progress.Value] = true
+		mu.Unlock()
+	}
+	test.Tap(b.StartButton)
+	if !b.StartButton.Disabled() || b.PauseButton.Disabled() {
+		t.Error("while running, Start should be disabled and Pause enabled")
+	}
+	b.Wait()
+
+	mu.Lock()
+	between := 0
+	for v := range seen {
+		if v > 0 && v < 1 {
+			between++
+		}
+	}
+	mu.Unlock()
+	if between < 3 {
+		t.Errorf("the progress bar took %d values between 0 and 1 during the sweep, want it moving", between)
+	}
+	if b.Progress.Value != 1 || !strings.HasPrefix(b.ETA.Text, "Done:") {
+		t.Errorf("after the sweep: progress %v, ETA label %q", b.Progress.Value, b.ETA.Text)
+	}
+	if !strings.Contains(b.Holdings.Text, "kernels") || strings.Contains(b.Holdings.Text, " 0 kernels") || !strings.Contains(b.Holdings.Text, "last sweep done") {
+		t.Errorf("cache holdings %q", b.Holdings.Text)
+	}
+	if b.StartButton.Disabled() || !b.PauseButton.Disabled() {
+		t.Error("after the sweep, Start should be enabled and Pause disabled")
+	}
+	// A second start finds everything cached.
+	test.Tap(b.PlanButton)
+	if !strings.HasPrefix(b.PlanLabel.Text, "0 kernels") {
+		t.Errorf("plan after the sweep %q, want nothing left to measure", b.PlanLabel.Text)
+	}
+}
+
+func TestBenchmarkRejectsBadInput(t *testing.T) {
+	test.NewTempApp(t)
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	cases := []struct {
+		batches, repeats, input, want string
+	}{
+		{"8-2", "1", "", "runs backwards"},
+		{"1-2", "zero", "", `Repeats "zero"`},
+		{"1-2", "1", "-5", `Input pixels "-5"`},
+	}
+	for _, tc := range cases {
+		b.Batches.SetText(tc.batches)
+		b.Repeats.SetText(tc.repeats)
+		b.Input.SetText(tc.input)
+		test.Tap(b.StartButton)
+		if !strings.Contains(b.PlanLabel.Text, tc.want) || b.StartButton.Disabled() {
+			t.Errorf("batches %q repeats %q input %q: label %q, want %q and no sweep", tc.batches, tc.repeats, tc.input, b.PlanLabel.Text, tc.want)
+		}
+	}
+}
+
+func TestBenchmarkPausesAndResumes(t *testing.T) {
+	test.NewTempApp(t)
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	b.Models.SetText("resnet18")
+	b.Input.SetText("32")
+	b.Batches.SetText("1")
+	b.Repeats.SetText("1")
+	b.OnProgress = func(p app.SweepProgress) {
+		if p.Done == 5 {
+			test.Tap(b.PauseButton)
+		}
+	}
+	test.Tap(b.StartButton)
+	b.Wait()
+	if !strings.HasPrefix(b.ETA.Text, "Sweep paused after 5 of") || !strings.Contains(b.Holdings.Text, "5 kernels") {
+		t.Fatalf("after pausing: ETA %q, holdings %q", b.ETA.Text, b.Holdings.Text)
+	}
+	b.OnProgress = nil
+	test.Tap(b.StartButton)
+	b.Wait()
+	if !strings.HasPrefix(b.ETA.Text, "Done:") || !strings.Contains(b.PlanLabel.Text, "(5 already in the cache)") {
+		t.Errorf("after resuming: ETA %q, plan %q", b.ETA.Text, b.PlanLabel.Text)
+	}
+}
