@@ -230,6 +230,21 @@ func (l *conv) backwardWeights(xs [][]float32, y, dy []float32) {
 	}
 }
 
+// oxRange is the range of output columns whose input column ox·sw − pw + kj·dw lies
+// inside the image, so the depthwise loops below run without bounds checks.
+func (l *conv) oxRange(kj int) (lo, hi int) {
+	off := kj*l.dw - l.pw // ix = ox·sw + off
+	lo = 0
+	if off < 0 {
+		lo = (-off + l.sw - 1) / l.sw
+	}
+	hi = 0
+	if l.w-1-off >= 0 {
+		hi = min((l.w-1-off)/l.sw+1, l.ow)
+	}
+	return lo, max(hi, lo)
+}
+
 func (l *conv) forwardDepthwise(x, y []float32) {
 	parallelFor(l.n*l.cout, 8, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
@@ -241,21 +256,24 @@ func (l *conv) forwardDepthwise(x, y []float32) {
 			if l.hasBias {
 				b = l.bias.w[c]
 			}
+			for i := range out {
+				out[i] = b
+			}
 			for oy := 0; oy < l.oh; oy++ {
-				for ox := 0; ox < l.ow; ox++ {
-					s := b
-					for ki := 0; ki < l.kh; ki++ {
-						iy := oy*l.sh - l.ph + ki*l.dh
-						if iy < 0 || iy >= l.h {
-							continue
-						}
-						for kj := 0; kj < l.kw; kj++ {
-							if ix := ox*l.sw - l.pw + kj*l.dw; ix >= 0 && ix < l.w {
-								s += wt[ki*l.kw+kj] * in[iy*l.w+ix]
-							}
+				row := out[oy*l.ow : (oy+1)*l.ow]
+				for ki := 0; ki < l.kh; ki++ {
+					iy := oy*l.sh - l.ph + ki*l.dh
+					if iy < 0 || iy >= l.h {
+						continue
+					}
+					src := in[iy*l.w : (iy+1)*l.w]
+					for kj := 0; kj < l.kw; kj++ {
+						wv, off := wt[ki*l.kw+kj], kj*l.dw-l.pw
+						a, z := l.oxRange(kj)
+						for ox := a; ox < z; ox++ {
+							row[ox] += wv * src[ox*l.sw+off]
 						}
 					}
-					out[oy*l.ow+ox] = s
 				}
 			}
 		}
@@ -270,17 +288,18 @@ func (l *conv) backwardDataDepthwise(dy, dx []float32) {
 			out := dx[t*l.h*l.w:][:l.h*l.w]
 			wt := l.weight.w[c*l.kh*l.kw:][:l.kh*l.kw]
 			for oy := 0; oy < l.oh; oy++ {
-				for ox := 0; ox < l.ow; ox++ {
-					v := g[oy*l.ow+ox]
-					for ki := 0; ki < l.kh; ki++ {
-						iy := oy*l.sh - l.ph + ki*l.dh
-						if iy < 0 || iy >= l.h {
-							continue
-						}
-						for kj := 0; kj < l.kw; kj++ {
-							if ix := ox*l.sw - l.pw + kj*l.dw; ix >= 0 && ix < l.w {
-								out[iy*l.w+ix] += wt[ki*l.kw+kj] * v
-							}
+				grow := g[oy*l.ow : (oy+1)*l.ow]
+				for ki := 0; ki < l.kh; ki++ {
+					iy := oy*l.sh - l.ph + ki*l.dh
+					if iy < 0 || iy >= l.h {
+						continue
+					}
+					dst := out[iy*l.w : (iy+1)*l.w]
+					for kj := 0; kj < l.kw; kj++ {
+						wv, off := wt[ki*l.kw+kj], kj*l.dw-l.pw
+						a, z := l.oxRange(kj)
+						for ox := a; ox < z; ox++ {
+							dst[ox*l.sw+off] += wv * grow[ox]
 						}
 					}
 				}
@@ -297,21 +316,23 @@ func (l *conv) backwardWeightsDepthwise(x, dy []float32) {
 				t := n*l.cout + c
 				in := x[t*l.h*l.w:][:l.h*l.w]
 				g := dy[t*l.p:][:l.p]
-				for ki := 0; ki < l.kh; ki++ {
-					for kj := 0; kj < l.kw; kj++ {
-						var s float32
-						for oy := 0; oy < l.oh; oy++ {
-							iy := oy*l.sh - l.ph + ki*l.dh
-							if iy < 0 || iy >= l.h {
-								continue
-							}
-							for ox := 0; ox < l.ow; ox++ {
-								if ix := ox*l.sw - l.pw + kj*l.dw; ix >= 0 && ix < l.w {
-									s += g[oy*l.ow+ox] * in[iy*l.w+ix]
-								}
-							}
+				for oy := 0; oy < l.oh; oy++ {
+					grow := g[oy*l.ow : (oy+1)*l.ow]
+					for ki := 0; ki < l.kh; ki++ {
+						iy := oy*l.sh - l.ph + ki*l.dh
+						if iy < 0 || iy >= l.h {
+							continue
 						}
-						dw[ki*l.kw+kj] += s
+						src := in[iy*l.w : (iy+1)*l.w]
+						for kj := 0; kj < l.kw; kj++ {
+							off := kj*l.dw - l.pw
+							a, z := l.oxRange(kj)
+							var s float32
+							for ox := a; ox < z; ox++ {
+								s += grow[ox] * src[ox*l.sw+off]
+							}
+							dw[ki*l.kw+kj] += s
+						}
 					}
 				}
 			}

@@ -79,6 +79,8 @@ func TestConvMatchesNaiveReference(t *testing.T) {
 		{"dilation 2", convCase(2, 8, 8, 3, 3, 1, 2, 2, 1, false), 2, 8 << 20},
 		{"groups 2", convCase(4, 5, 5, 6, 3, 1, 1, 1, 2, true), 2, 8 << 20},
 		{"depthwise stride 2", convCase(5, 7, 6, 5, 3, 2, 1, 1, 5, false), 2, 8 << 20},
+		{"depthwise dilated with bias", convCase(4, 9, 7, 4, 3, 1, 2, 2, 4, true), 2, 8 << 20},
+		{"depthwise 5x5 stride 2 odd width", convCase(3, 8, 9, 3, 5, 2, 2, 1, 3, false), 2, 8 << 20},
 		{"depthwise multiplier 2", convCase(3, 5, 5, 6, 3, 1, 1, 1, 3, false), 2, 8 << 20},
 		{"1x1", convCase(8, 4, 4, 5, 1, 1, 0, 1, 1, true), 3, 8 << 20},
 		{"chunked im2col", convCase(3, 6, 6, 4, 3, 1, 1, 1, 1, true), 5, 27 * 36 * 2},
