@@ -110,6 +110,9 @@ type ChartSettings struct {
 	LogY      bool
 	Hidden    map[string]bool // series keys (charts.SeriesKey) toggled off in the legend
 	Highlight string          // the series clicked in the scatter; "" for none
+	// ScatterLog draws the scatter with logarithmic axes (for machines of very
+	// different speeds); LogX and LogY are the curves chart's.
+	ScatterLog bool
 }
 
 // Options are the chart options for these settings in a style.
@@ -134,17 +137,18 @@ type Preferences interface {
 
 // Preference keys the session reads and writes.
 const (
-	PrefModels    = "session.models"
-	PrefMachines  = "session.machines"
-	PrefEpochs    = "session.epochs"
-	PrefImages    = "session.images"
-	PrefPrecision = "session.precision"
-	PrefPolicy    = "session.policy"
-	PrefBatchMin  = "session.batch_min"
-	PrefBatchMax  = "session.batch_max"
-	PrefMetric    = "chart.metric"
-	PrefLogX      = "chart.log_x"
-	PrefLogY      = "chart.log_y"
+	PrefModels     = "session.models"
+	PrefMachines   = "session.machines"
+	PrefEpochs     = "session.epochs"
+	PrefImages     = "session.images"
+	PrefPrecision  = "session.precision"
+	PrefPolicy     = "session.policy"
+	PrefBatchMin   = "session.batch_min"
+	PrefBatchMax   = "session.batch_max"
+	PrefMetric     = "chart.metric"
+	PrefLogX       = "chart.log_x"
+	PrefLogY       = "chart.log_y"
+	PrefScatterLog = "chart.scatter_log"
 )
 
 // Session is the GUI's state and use cases: the selection and settings, the chart
@@ -168,6 +172,10 @@ type Session struct {
 	cancel   context.CancelFunc
 	listener func(SessionState)
 	closed   bool
+
+	queueMu  sync.Mutex
+	queue    []SessionState // notifications not yet delivered, oldest first
+	draining bool           // a goroutine is delivering the queue
 }
 
 // NewSession starts a session with the choices remembered in prefs (nil for none),
@@ -183,8 +191,9 @@ func NewSession(backend SessionBackend, prefs Preferences, delay time.Duration) 
 }
 
 // OnChange sets the function called with a snapshot whenever the state changes: a
-// prediction starts or ends, or the chart settings change. It is called from the
-// session's goroutines, never with a lock held; a GUI must hand it to its UI goroutine.
+// prediction starts or ends, or the chart settings change. Calls come in order, one at
+// a time, from a goroutine of the session's, never the caller's of a change and never
+// with a lock held; a GUI must hand them to its UI goroutine.
 func (s *Session) OnChange(fn func(SessionState)) {
 	s.mu.Lock()
 	s.listener = fn
@@ -265,12 +274,50 @@ func (s *Session) SetView(v ChartSettings) error {
 	s.mu.Lock()
 	s.view = v.clone()
 	s.savePrefsLocked()
-	state, fn := s.stateLocked(), s.listener
+	state := s.stateLocked()
 	s.mu.Unlock()
-	if fn != nil {
-		fn(state)
-	}
+	s.emit(state)
 	return nil
+}
+
+func (s *Session) notifying() bool {
+	s.queueMu.Lock()
+	defer s.queueMu.Unlock()
+	return s.draining
+}
+
+// emit queues a notification for the listener; one goroutine delivers the queue in order.
+func (s *Session) emit(state SessionState) {
+	s.queueMu.Lock()
+	defer s.queueMu.Unlock()
+	s.queue = append(s.queue, state)
+	if !s.draining {
+		s.draining = true
+		go s.drain()
+	}
+}
+
+func (s *Session) drain() {
+	for {
+		s.queueMu.Lock()
+		if len(s.queue) == 0 {
+			s.draining = false
+			s.queueMu.Unlock()
+			s.mu.Lock()
+			s.idle.Broadcast()
+			s.mu.Unlock()
+			return
+		}
+		state := s.queue[0]
+		s.queue = s.queue[1:]
+		s.queueMu.Unlock()
+		s.mu.Lock()
+		fn := s.listener
+		s.mu.Unlock()
+		if fn != nil {
+			fn(state)
+		}
+	}
 }
 
 // UpdateView applies a change to a copy of the chart settings.
@@ -287,7 +334,8 @@ func (s *Session) Refresh() {
 	s.mu.Unlock()
 }
 
-// Wait blocks until no prediction is scheduled or running, or ctx ends.
+// Wait blocks until no prediction is scheduled or running and the listener has been
+// told of every change, or ctx ends.
 func (s *Session) Wait(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
@@ -297,7 +345,7 @@ func (s *Session) Wait(ctx context.Context) error {
 	defer stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.pending && ctx.Err() == nil {
+	for (s.pending || s.notifying()) && ctx.Err() == nil {
 		s.idle.Wait()
 	}
 	return ctx.Err()
@@ -345,11 +393,9 @@ func (s *Session) predict(gen uint64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.running = true
-	state, fn := s.stateLocked(), s.listener
+	state := s.stateLocked()
 	s.mu.Unlock()
-	if fn != nil {
-		fn(state)
-	}
+	s.emit(state)
 
 	var curves []predictor.Curve
 	var err error
@@ -369,17 +415,17 @@ func (s *Session) predict(gen uint64) {
 	}
 	s.running, s.pending, s.cancel = false, false, nil
 	s.idle.Broadcast()
-	state, fn = s.stateLocked(), s.listener
+	state = s.stateLocked()
 	s.mu.Unlock()
-	if fn != nil {
-		fn(state)
-	}
+	s.emit(state)
 }
 
 // Charts builds the scatter and the curves chart of the last prediction in a style.
 func (st SessionState) Charts(style charts.Style) (scatter, curves *charts.Chart) {
 	opt := st.View.Options(style)
-	return charts.Scatter(st.Curves, opt), charts.Curves(st.Curves, opt)
+	sopt := opt
+	sopt.LogX, sopt.LogY = st.View.ScatterLog, st.View.ScatterLog
+	return charts.Scatter(st.Curves, sopt), charts.Curves(st.Curves, opt)
 }
 
 func (s SessionSettings) clone() SessionSettings {
@@ -470,6 +516,9 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefLogY)); err == nil {
 		v.LogY = b
 	}
+	if b, err := strconv.ParseBool(p.String(PrefScatterLog)); err == nil {
+		v.ScatterLog = b
+	}
 	return s, v
 }
 
@@ -492,6 +541,7 @@ func (s *Session) savePrefsLocked() {
 	}
 	p.SetString(PrefLogX, strconv.FormatBool(v.LogX))
 	p.SetString(PrefLogY, strconv.FormatBool(v.LogY))
+	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
 }
 
 // Summary is one row of the results table: a CNN×machine at its best batch size.
@@ -633,22 +683,46 @@ type EngineBackend struct {
 	order  []string // custom model names in the order they were added
 }
 
-// OpenEngineBackend opens the cache at dbPath (created when missing) and loads the engine.
+// OpenEngineBackend opens the cache at dbPath (created when missing) and loads the
+// engine. With dbPath "" it works without a cache: the embedded catalog and
+// calibration only, nothing measured, nothing to import into.
 func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, error) {
-	d, err := db.Open(dbPath)
-	if err != nil {
-		return nil, err
+	var d *db.DB
+	if dbPath != "" {
+		var err error
+		if d, err = db.Open(dbPath); err != nil {
+			return nil, err
+		}
 	}
 	e, err := NewEngine(ctx, d)
 	if err != nil {
-		d.Close()
+		if d != nil {
+			d.Close()
+		}
 		return nil, err
 	}
 	return &EngineBackend{cache: d, engine: e, custom: map[string]*cnn.Network{}}, nil
 }
 
-// DB is the open measurement cache.
+// DB is the open measurement cache, nil when working without one.
 func (b *EngineBackend) DB() *db.DB { return b.cache }
+
+// Import merges another machine's cache file or a CSV of measured step times into the
+// cache, reloads the engine, and says what it added.
+func (b *EngineBackend) Import(ctx context.Context, path string) (string, error) {
+	if b.cache == nil {
+		return "", errors.New("import: the app runs without a measurement cache (it could not be opened at start); restart it with a writable --db file")
+	}
+	rep, err := b.cache.Import(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	if err := b.Reload(ctx); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s.",
+		rep.File, rep.Kind, rep.Devices, mergedText(rep.Measurements), mergedText(rep.Steps)), nil
+}
 
 // Reload rebuilds the engine after the cache changed (a sweep or an import).
 func (b *EngineBackend) Reload(ctx context.Context) error {
@@ -663,7 +737,12 @@ func (b *EngineBackend) Reload(ctx context.Context) error {
 }
 
 // Close closes the cache.
-func (b *EngineBackend) Close() error { return b.cache.Close() }
+func (b *EngineBackend) Close() error {
+	if b.cache == nil {
+		return nil
+	}
+	return b.cache.Close()
+}
 
 // ModelChoices lists the zoo by family, then the custom models.
 func (b *EngineBackend) ModelChoices() []ModelChoice {

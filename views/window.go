@@ -4,15 +4,23 @@
 package views
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 	"cnntime/assets"
+	"cnntime/predictor/hw"
 )
 
 // Preference keys.
@@ -20,6 +28,10 @@ const (
 	prefWindowWidth  = "window.width"
 	prefWindowHeight = "window.height"
 )
+
+// predictDelay is how long the session waits after a change before predicting, so a
+// burst of clicks or keystrokes makes one prediction.
+const predictDelay = 150 * time.Millisecond
 
 // Options configure the main window.
 type Options struct {
@@ -29,30 +41,115 @@ type Options struct {
 // Icon is the application icon as a Fyne resource.
 var Icon = fyne.NewStaticResource("icon.png", assets.Icon)
 
+// MainWindow is cnntime's window and what it shows.
+type MainWindow struct {
+	App     fyne.App
+	Window  fyne.Window
+	Session *app.Session
+	Backend *app.EngineBackend
+
+	Selection *SelectionPanel
+	Scatter   *ChartView
+	Curves    *ChartView
+	Legend    *Legend
+	Results   *ResultsTable
+	Specs     *SpecTable
+	Status    *widget.Label
+
+	metric     *widget.Select
+	logX, logY *widget.Check
+	scatterLog *widget.Check
+	state      app.SessionState
+	started    time.Time
+
+	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
+	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
+	uiMu sync.Mutex
+}
+
 // NewMainWindow builds cnntime's main window: the selection panel on the left, the
 // min-time vs cost scatter and the time vs batch size curves side by side, and the
 // machine, results and benchmark tabs below.
 func NewMainWindow(a fyne.App, opts Options) fyne.Window {
+	return OpenMainWindow(a, opts).Window
+}
+
+// OpenMainWindow builds the main window and returns it with its parts.
+func OpenMainWindow(a fyne.App, opts Options) *MainWindow {
 	w := a.NewWindow("cnntime")
 	w.SetIcon(Icon)
 	w.SetMaster()
+	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…")}
 
-	left := selectionPanel()
-	charts := container.NewHSplit(
-		chartArea("Min time vs cost", "One point per CNN × machine at its fastest batch size."),
-		chartArea("Training time vs batch size", "One curve per CNN × machine."),
-	)
-	tabs := container.NewAppTabs(
-		container.NewTabItem("Machines", widget.NewLabel("Machine specifications")),
-		container.NewTabItem("Results", widget.NewLabel("Best batch size, time and cost per CNN × machine")),
-		container.NewTabItem("Benchmark", widget.NewLabel("Measure this workstation's GPU")),
-	)
-	right := container.NewVSplit(charts, tabs)
-	right.Offset = 0.62
-	body := container.NewHSplit(left, right)
-	body.Offset = 0.22
-	w.SetContent(body)
-	w.SetMainMenu(mainMenu(a, w))
+	var startErr error
+	path := opts.DBPath
+	if path == "" {
+		path, startErr = app.DefaultDBPath()
+	}
+	if startErr == nil {
+		if dir := dirOf(path); dir != "" {
+			startErr = os.MkdirAll(dir, 0o755)
+		}
+	}
+	if startErr == nil {
+		mw.Backend, startErr = app.OpenEngineBackend(context.Background(), path)
+	}
+	if startErr != nil { // predictions still work from the embedded catalog and calibration
+		startErr = fmt.Errorf("the measurement cache %s could not be opened, so nothing measured is used and imports are off: %w", path, startErr)
+		mw.Backend, _ = app.OpenEngineBackend(context.Background(), "")
+	}
+	return mw.build(startErr)
+}
+
+// OpenMainWindowWith builds the main window over a given backend (tests use a fake).
+func OpenMainWindowWith(a fyne.App, backend app.SessionBackend) *MainWindow {
+	w := a.NewWindow("cnntime")
+	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…")}
+	return mw.buildWith(backend, nil)
+}
+
+func (mw *MainWindow) build(startErr error) *MainWindow {
+	return mw.buildWith(mw.Backend, startErr)
+}
+
+func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *MainWindow {
+	a, w := mw.App, mw.Window
+	mw.Session = app.NewSession(backend, a.Preferences(), predictDelay)
+	machines, err := mw.Session.Machines(context.Background())
+	if err != nil && startErr == nil {
+		startErr = err
+	}
+
+	mw.Selection = NewSelectionPanel(mw.Session, machines, mw.showError)
+	mw.Scatter = NewChartView(false, "Select CNNs and machines on the left:\none point per CNN × machine at its fastest batch size.")
+	mw.Curves = NewChartView(true, "Select CNNs and machines on the left:\none curve per CNN × machine.")
+	mw.Scatter.Tooltip = mw.scatterTooltip
+	mw.Curves.Tooltip = mw.curveTooltip
+	mw.Scatter.OnTapped = mw.scatterTapped
+	mw.Legend = NewLegend()
+	mw.Legend.OnToggle = func(key string, shown bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) {
+			if v.Hidden == nil {
+				v.Hidden = map[string]bool{}
+			}
+			v.Hidden[key] = !shown
+		}))
+	}
+	mw.Results = NewResultsTable()
+	mw.Specs = NewSpecTable()
+	mw.Specs.SetMachines(machines, catalogGPUs())
+	mw.Specs.SetSelected(mw.Session.Settings().Machines)
+	mw.Specs.OnSelectionChanged = func(ids []string) {
+		mw.report(mw.Session.Update(func(s *app.SessionSettings) { s.Machines = ids }))
+		mw.Selection.SetCheckedMachines(ids)
+	}
+
+	w.SetContent(mw.layout())
+	w.SetMainMenu(mw.mainMenu())
+	mw.addShortcuts()
+
+	mw.Session.OnChange(func(st app.SessionState) { fyne.Do(func() { mw.show(st) }) })
+	a.Settings().AddListener(func(fyne.Settings) { fyne.Do(func() { mw.show(mw.state) }) })
 
 	prefs := a.Preferences()
 	width := float32(prefs.FloatWithFallback(prefWindowWidth, 1280))
@@ -62,51 +159,238 @@ func NewMainWindow(a fyne.App, opts Options) fyne.Window {
 		size := w.Canvas().Size()
 		prefs.SetFloat(prefWindowWidth, float64(size.Width))
 		prefs.SetFloat(prefWindowHeight, float64(size.Height))
+		mw.Session.Close()
+		if mw.Backend != nil {
+			mw.Backend.Close()
+		}
 		w.Close()
 	})
-	return w
+	mw.show(mw.Session.State())
+	if startErr != nil {
+		mw.showError(startErr)
+	}
+	return mw
 }
 
-func selectionPanel() fyne.CanvasObject {
-	search := widget.NewEntry()
-	search.SetPlaceHolder("Search CNNs")
-	machines := widget.NewEntry()
-	machines.SetPlaceHolder("Search machines")
-	epochs := widget.NewEntry()
-	epochs.SetText("90")
-	images := widget.NewEntry()
-	images.SetText("1281167")
-	precision := widget.NewSelect([]string{"fp32", "fp32-strict", "amp"}, nil)
-	precision.SetSelected("fp32")
-	form := widget.NewForm(
-		widget.NewFormItem("Epochs", epochs),
-		widget.NewFormItem("Images", images),
-		widget.NewFormItem("Precision", precision),
+func (mw *MainWindow) layout() fyne.CanvasObject {
+	view := mw.Session.State().View
+	var names []string
+	for _, m := range charts.Metrics() {
+		names = append(names, m.Title())
+	}
+	mw.metric = widget.NewSelect(names, func(title string) {
+		for _, m := range charts.Metrics() {
+			if m.Title() == title {
+				mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.Metric = m }))
+			}
+		}
+	})
+	mw.metric.SetSelected(view.Metric.Title())
+	mw.logX = widget.NewCheck("log x", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.LogX = on }))
+	})
+	mw.logX.SetChecked(view.LogX)
+	mw.logY = widget.NewCheck("log y", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.LogY = on }))
+	})
+	mw.logY.SetChecked(view.LogY)
+	mw.scatterLog = widget.NewCheck("log axes", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.ScatterLog = on }))
+	})
+	mw.scatterLog.SetChecked(view.ScatterLog)
+
+	bold := fyne.TextStyle{Bold: true}
+	scatterBar := container.NewHBox(widget.NewLabelWithStyle("Min time vs cost", fyne.TextAlignLeading, bold), mw.scatterLog)
+	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY)
+	scatter := container.NewBorder(scatterBar, widget.NewLabel("Hover a point to read it; click it to highlight its curve."), nil, nil, mw.Scatter)
+	curves := container.NewBorder(curvesBar, nil, nil, mw.Legend.Content(), mw.Curves)
+	chartsSplit := container.NewHSplit(scatter, curves)
+	chartsSplit.Offset = 0.4
+
+	tabs := container.NewAppTabs(
+		container.NewTabItem("Machines", mw.Specs),
+		container.NewTabItem("Results", mw.Results),
+		container.NewTabItem("Benchmark", benchmarkTab(mw)),
 	)
-	return container.NewVBox(
-		widget.NewCard("CNNs", "", search),
-		widget.NewCard("Machines", "", machines),
-		widget.NewCard("Training run", "", form),
-	)
+	tabs.SelectIndex(1)
+	right := container.NewVSplit(chartsSplit, tabs)
+	right.Offset = 0.64
+	body := container.NewHSplit(mw.Selection.Content(), right)
+	body.Offset = 0.2
+	return container.NewBorder(nil, mw.Status, nil, nil, body)
 }
 
-func chartArea(title, subtitle string) fyne.CanvasObject {
-	return widget.NewCard(title, subtitle, widget.NewLabel(""))
+// show puts a session state on screen; it runs on the UI goroutine.
+func (mw *MainWindow) show(st app.SessionState) {
+	mw.uiMu.Lock()
+	defer mw.uiMu.Unlock()
+	prevBusy := mw.state.Busy
+	mw.state = st
+	n := len(st.Settings.Models) * len(st.Settings.Machines)
+	switch {
+	case st.Busy:
+		if !prevBusy {
+			mw.started = time.Now()
+		}
+		mw.Status.SetText(fmt.Sprintf("Predicting %d CNN × machine curves…", n))
+		return
+	case st.Err != nil:
+		mw.Status.SetText("Prediction failed: " + st.Err.Error())
+	case n == 0:
+		mw.Status.SetText("Ready. Pick at least one CNN and one machine.")
+	default:
+		took := ""
+		if !mw.started.IsZero() {
+			took = fmt.Sprintf(" in %.2f s", time.Since(mw.started).Seconds())
+		}
+		mw.Status.SetText(fmt.Sprintf("Predicted %d curves%s: %d batch sizes each, %s, %d epochs of %s images.",
+			len(st.Curves), took, pointsOf(st), st.Settings.Precision, st.Settings.Epochs, charts.FormatCount(int64(st.Settings.Images))))
+	}
+	style := charts.LightStyle
+	if mw.App.Settings().ThemeVariant() == theme.VariantDark {
+		style = charts.DarkStyle
+	}
+	scatter, curves := st.Charts(style)
+	mw.Scatter.SetChart(scatter)
+	mw.Curves.SetChart(curves)
+	mw.Legend.Set(st.Curves, st.View.Hidden)
+	mw.Results.SetCurves(st.Curves)
+	mw.Specs.SetSelected(st.Settings.Machines)
 }
 
-func mainMenu(a fyne.App, w fyne.Window) *fyne.MainMenu {
+func pointsOf(st app.SessionState) int {
+	if len(st.Curves) == 0 {
+		return 0
+	}
+	return len(st.Curves[0].Points)
+}
+
+func (mw *MainWindow) curveTooltip(m charts.Mark) string {
+	if m.Curve >= len(mw.state.Curves) {
+		return ""
+	}
+	c := mw.state.Curves[m.Curve]
+	return charts.Tooltip(c, c.Points[m.Point])
+}
+
+func (mw *MainWindow) scatterTooltip(m charts.Mark) string {
+	if m.Curve >= len(mw.state.Curves) {
+		return ""
+	}
+	c := mw.state.Curves[m.Curve]
+	p := c.Points[m.Point]
+	return fmt.Sprintf("%s on %s\nbest batch size %d\ntotal time %s\ncost %s\nsource: %s",
+		c.Model, c.Machine, p.Batch, charts.FormatSeconds(p.TotalS), charts.FormatUSD(p.CostUSD), p.Source)
+}
+
+// scatterTapped highlights the tapped point's curve, or clears the highlight.
+func (mw *MainWindow) scatterTapped(m charts.Mark, ok bool) {
+	key := ""
+	if ok && m.Curve < len(mw.state.Curves) {
+		key = charts.SeriesKey(mw.state.Curves[m.Curve])
+	}
+	mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) {
+		if v.Highlight == key {
+			key = ""
+		}
+		v.Highlight = key
+	}))
+}
+
+func (mw *MainWindow) report(err error) {
+	if err != nil {
+		mw.showError(err)
+	}
+}
+
+func (mw *MainWindow) showError(err error) {
+	mw.Status.SetText("Error: " + err.Error())
+	dialog.ShowError(err, mw.Window)
+}
+
+func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
-		fyne.NewMenuItem("Import…", func() {
-			dialog.ShowInformation("Import", "Import another machine's cache or a CSV of measured step times.", w)
-		}),
-		fyne.NewMenuItem("Export…", func() {
-			dialog.ShowInformation("Export", "Export the charts as PNG, SVG or PDF and the tables as CSV.", w)
-		}),
+		fyne.NewMenuItem("Add model…", mw.addModelDialog),
+		fyne.NewMenuItem("Import…", mw.importDialog),
+		fyne.NewMenuItem("Export…", mw.ShowExportDialog),
 	) // Fyne adds Quit to the first menu.
 	help := fyne.NewMenu("Help",
 		fyne.NewMenuItem("About", func() {
-			dialog.ShowInformation("About cnntime", fmt.Sprintf("cnntime %s\n\nPredicts how long and how much it costs to train a CNN\non a GPU machine at every mini-batch size.", app.Version), w)
+			dialog.ShowInformation("About cnntime", fmt.Sprintf("cnntime %s\n\nPredicts how long and how much it costs to train a CNN\non a GPU machine at every mini-batch size.", app.Version), mw.Window)
 		}),
 	)
 	return fyne.NewMainMenu(file, help)
+}
+
+func (mw *MainWindow) addShortcuts() {
+	c := mw.Window.Canvas()
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.ShowExportDialog() })
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.App.Quit() })
+}
+
+func (mw *MainWindow) addModelDialog() {
+	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			mw.showError(err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		defer r.Close()
+		data, err := readAll(r)
+		if err != nil {
+			mw.showError(fmt.Errorf("read %s: %w", r.URI().Path(), err))
+			return
+		}
+		name, err := mw.Session.AddCustomModel(data)
+		if err != nil {
+			mw.showError(fmt.Errorf("%s: %w", r.URI().Name(), err))
+			return
+		}
+		mw.Selection.RefreshModels()
+		mw.Status.SetText("Added custom model " + name + ".")
+	}, mw.Window)
+}
+
+func (mw *MainWindow) importDialog() {
+	if mw.Backend == nil {
+		mw.showError(fmt.Errorf("import is not available in this window"))
+		return
+	}
+	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			mw.showError(err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		mw.Status.SetText("Importing " + path + "…")
+		go func() {
+			msg, err := mw.Backend.Import(context.Background(), path)
+			fyne.Do(func() {
+				if err != nil {
+					mw.showError(err)
+					return
+				}
+				mw.Status.SetText(msg)
+				if ms, err := mw.Session.Machines(context.Background()); err == nil {
+					mw.Selection.SetMachines(ms)
+					mw.Specs.SetMachines(ms, catalogGPUs())
+				}
+				mw.Session.Refresh()
+			})
+		}()
+	}, mw.Window)
+}
+
+func catalogGPUs() []hw.GPU {
+	c, err := app.LoadCatalog()
+	if err != nil {
+		return nil
+	}
+	return c.GPUs()
 }

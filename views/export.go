@@ -1,0 +1,159 @@
+package views
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+	"cnntime/app/charts"
+)
+
+// What the export dialog can write.
+const (
+	exportCurves     = "Curves chart (PNG, SVG or PDF)"
+	exportScatter    = "Scatter chart (PNG, SVG or PDF)"
+	exportResultsCSV = "Results table (CSV)"
+	exportCurvesCSV  = "Curves, every batch size (CSV)"
+)
+
+// ExportRequest is one export: what, where, and a chart's size in pixels.
+type ExportRequest struct {
+	What          string
+	Path          string
+	Width, Height int
+}
+
+// Export writes what the request asks for from the shown state (call it on the UI
+// goroutine). Charts are drawn with a legend, in the light style; the extension picks
+// the format.
+func (mw *MainWindow) Export(req ExportRequest) error {
+	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), req)
+}
+
+func exportState(st app.SessionState, rows []app.Summary, req ExportRequest) error {
+	if len(st.Curves) == 0 {
+		return fmt.Errorf("nothing to export yet: pick at least one CNN and one machine")
+	}
+	if strings.TrimSpace(req.Path) == "" {
+		return fmt.Errorf("choose a file to export to")
+	}
+	opt := st.View.Options(charts.LightStyle)
+	opt.Legend = true
+	switch req.What {
+	case exportCurves:
+		return app.ExportChart(req.Path, charts.Curves(st.Curves, opt), req.Width, req.Height)
+	case exportScatter:
+		opt.LogX, opt.LogY = st.View.ScatterLog, st.View.ScatterLog
+		return app.ExportChart(req.Path, charts.Scatter(st.Curves, opt), req.Width, req.Height)
+	case exportResultsCSV:
+		return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteSummariesCSV(w, rows) })
+	case exportCurvesCSV:
+		return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteCurvesCSV(w, st.Curves) })
+	}
+	return fmt.Errorf("unknown export %q", req.What)
+}
+
+// ShowExportDialog asks what to export, the size and the file, then writes it off
+// the UI goroutine.
+func (mw *MainWindow) ShowExportDialog() {
+	home, _ := os.UserHomeDir()
+	what := widget.NewSelect([]string{exportCurves, exportScatter, exportResultsCSV, exportCurvesCSV}, nil)
+	path := widget.NewEntry()
+	width, height := widget.NewEntry(), widget.NewEntry()
+	width.SetText("1200")
+	height.SetText("750")
+	sizeCheck := func(s string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 100 || n > charts.MaxPixels {
+			return fmt.Errorf("enter 100 to %d pixels", charts.MaxPixels)
+		}
+		return nil
+	}
+	width.Validator, height.Validator = sizeCheck, sizeCheck
+	defaultName := map[string]string{exportCurves: "cnntime-curves.png", exportScatter: "cnntime-scatter.png", exportResultsCSV: "cnntime-results.csv", exportCurvesCSV: "cnntime-curves.csv"}
+	what.OnChanged = func(w string) {
+		dir := home
+		if path.Text != "" {
+			dir = filepath.Dir(path.Text)
+		}
+		name := defaultName[w]
+		if old := path.Text; old != "" && (w == exportCurves || w == exportScatter) {
+			if ext := strings.ToLower(filepath.Ext(old)); ext == ".svg" || ext == ".pdf" {
+				name = strings.TrimSuffix(name, ".png") + ext
+			}
+		}
+		path.SetText(filepath.Join(dir, name))
+		if w == exportCurves || w == exportScatter {
+			width.Enable()
+			height.Enable()
+		} else {
+			width.Disable()
+			height.Disable()
+		}
+	}
+	what.SetSelected(exportCurves)
+	browse := widget.NewButton("Browse…", func() {
+		save := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+			if err != nil || wc == nil {
+				return
+			}
+			p := wc.URI().Path()
+			wc.Close()
+			os.Remove(p) // the export writes the file whole; an empty one must not stay if it fails
+			path.SetText(p)
+		}, mw.Window)
+		save.SetFileName(filepath.Base(path.Text))
+		save.Show()
+	})
+	items := []*widget.FormItem{
+		widget.NewFormItem("Export", what),
+		widget.NewFormItem("File", container.NewBorder(nil, nil, nil, browse, path)),
+		widget.NewFormItem("Width (px)", width),
+		widget.NewFormItem("Height (px)", height),
+	}
+	d := dialog.NewForm("Export", "Export", "Cancel", items, func(ok bool) {
+		if !ok {
+			return
+		}
+		w, _ := strconv.Atoi(strings.TrimSpace(width.Text))
+		h, _ := strconv.Atoi(strings.TrimSpace(height.Text))
+		req := ExportRequest{What: what.Selected, Path: strings.TrimSpace(path.Text), Width: w, Height: h}
+		mw.Status.SetText("Exporting " + req.Path + "…")
+		st, rows := mw.state, append([]app.Summary(nil), mw.Results.Rows()...)
+		go func() {
+			err := exportState(st, rows, req)
+			fyne.Do(func() {
+				if err != nil {
+					mw.showError(err)
+					return
+				}
+				mw.Status.SetText("Exported " + req.Path + ".")
+			})
+		}()
+	}, mw.Window)
+	d.Resize(fyne.NewSize(620, 300))
+	d.Show()
+}
+
+func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(io.LimitReader(r, 16<<20)) }
+
+func dirOf(path string) string {
+	if d := filepath.Dir(path); d != "." {
+		return d
+	}
+	return ""
+}
+
+// benchmarkTab is the Benchmark tab's content.
+func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
+	return widget.NewLabel("Measure this workstation's GPU from the command line: cnntime sweep (see cnntime help sweep).")
+}

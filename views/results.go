@@ -1,0 +1,82 @@
+package views
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+	"cnntime/predictor"
+)
+
+// ResultsTable is the results tab: one row per CNN × machine at its best batch size,
+// sortable by any column from its header (again to reverse).
+type ResultsTable struct {
+	widget.BaseWidget
+	table      *widget.Table
+	rows       []app.Summary
+	sortColumn int // -1: the prediction's order
+	descending bool
+}
+
+var resultWidths = []float32{130, 190, 80, 95, 85, 90, 85, 85, 80, 100}
+
+// NewResultsTable makes an empty results table.
+func NewResultsTable() *ResultsTable {
+	t := &ResultsTable{sortColumn: -1}
+	t.table = widget.NewTable(
+		func() (int, int) { return len(t.rows), len(app.SummaryColumns) },
+		func() fyne.CanvasObject { return widget.NewLabel("") },
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			if id.Row < len(t.rows) {
+				o.(*widget.Label).SetText(t.rows[id.Row].Cell(id.Col))
+			}
+		})
+	t.table.ShowHeaderRow = true
+	t.table.CreateHeader = func() fyne.CanvasObject {
+		b := widget.NewButton("", nil)
+		b.Importance = widget.LowImportance
+		b.Alignment = widget.ButtonAlignLeading
+		return b
+	}
+	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		b := o.(*widget.Button)
+		text := app.SummaryColumns[id.Col]
+		if id.Col == t.sortColumn {
+			text += map[bool]string{false: " ▲", true: " ▼"}[t.descending]
+		}
+		b.SetText(text)
+		col := id.Col
+		b.OnTapped = func() { t.SortBy(col) }
+	}
+	for i, w := range resultWidths {
+		t.table.SetColumnWidth(i, w)
+	}
+	t.ExtendBaseWidget(t)
+	return t
+}
+
+// SetCurves shows a prediction's results, keeping the sort.
+func (t *ResultsTable) SetCurves(curves []predictor.Curve) {
+	t.rows = app.Summarize(curves)
+	if t.sortColumn >= 0 {
+		app.SortSummaries(t.rows, t.sortColumn, t.descending)
+	}
+	t.table.Refresh()
+}
+
+// SortBy sorts by a column; sorting by the same column again reverses the order.
+func (t *ResultsTable) SortBy(col int) {
+	if col == t.sortColumn {
+		t.descending = !t.descending
+	} else {
+		t.sortColumn, t.descending = col, false
+	}
+	app.SortSummaries(t.rows, t.sortColumn, t.descending)
+	t.table.Refresh()
+}
+
+// Rows are the rows shown, in the order shown.
+func (t *ResultsTable) Rows() []app.Summary { return t.rows }
+
+// CreateRenderer is part of fyne.Widget.
+func (t *ResultsTable) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.table) }
