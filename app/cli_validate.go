@@ -237,7 +237,7 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, repeats int, p
 		seen := map[cp]bool{}
 		for i := range net.Layers {
 			l := &net.Layers[i]
-			for _, ph := range l.Phases() {
+			for _, ph := range predictor.EveryPhaseKernels.Phases(l) {
 				if seen[cp{l.Config, ph}] {
 					continue
 				}
@@ -271,7 +271,7 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, repeats int, p
 	for _, net := range nets {
 		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1}, GPU: cpuGPU,
 			DeviceKey: dev.Key, Precision: measure.FP32, Policy: measure.NoPolicy, Batches: cpuValidationBatches,
-			Run: predictor.Run{Epochs: 1, Images: 1}})
+			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,8 @@ type Request struct {
 	// ForwardBackwardOnly times the forward and backward passes without the optimizer
 	// update, as benchmarks that report "fwd+bwd" do.
 	ForwardBackwardOnly bool
+	// Kernels says which kernels each layer runs; the zero value is PyTorch on cuDNN.
+	Kernels KernelRule
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -54,6 +56,7 @@ type tableKey struct {
 	precision measure.Precision
 	policy    measure.Policy
 	noUpdate  bool
+	rule      KernelRule
 }
 
 type memKey struct {
@@ -182,7 +185,7 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 // table returns the step-time arrays of req's network on its device, covering per-GPU
 // batches 1..need at least.
 func (e *Engine) table(req Request, need int) *stepTable {
-	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly}
+	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels}
 	e.mu.Lock()
 	t, ok := e.tables[k]
 	if !ok {

@@ -302,3 +302,29 @@ func TestForwardBackwardOnlyLeavesOutTheUpdate(t *testing.T) {
 		t.Errorf("whole step: %v ms, want %v ms", full.Points[0].IterMS, want)
 	}
 }
+
+func TestEveryPhaseKernelsRunsViewsAndPassThroughGradients(t *testing.T) {
+	timer := newLinearTimer(1)
+	timer.perSample[cnn.OpFlatten] = map[measure.Phase]float64{measure.Forward: 0.5, measure.BackwardData: 0.5}
+	e := NewEngine(timer, noOverheads(), DefaultMemoryModel)
+	req := Request{Network: tinyNet(), Machine: hw.Machine{ID: "cpu", GPUCount: 1}, GPU: testGPU,
+		Precision: measure.FP32, Batches: []int{2}, Run: Run{Epochs: 1, Images: 2}, ForwardBackwardOnly: true}
+	tests := []struct {
+		rule KernelRule
+		want float64 // ms per sample
+	}{
+		{FrameworkKernels, tinyPerSampleMS},
+		// The add's data gradient (0.25) and the flatten's copy both ways (0.5 + 0.5) run too.
+		{EveryPhaseKernels, tinyPerSampleMS + 0.25 + 1},
+	}
+	for _, tc := range tests {
+		req.Kernels = tc.rule
+		c, err := e.Curve(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Points[0].IterMS; math.Abs(got-2*tc.want) > 1e-9 {
+			t.Errorf("rule %d: step %v ms, want %v ms", tc.rule, got, 2*tc.want)
+		}
+	}
+}

@@ -71,17 +71,18 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 
 	// The kernels in issue order: forward through the layers, backward in reverse.
 	var seq []kernelSeq
-	// Which phases run a kernel is the layer's (cnn.Layer.Phases): no data gradient for
-	// a layer on the image, which does not require grad, none for a view.
+	// Which phases run a kernel is the request's rule (for PyTorch, cnn.Layer.Phases:
+	// no data gradient for a layer on the image, which does not require grad, none
+	// for a view).
 	for i := range net.Layers {
 		l := &net.Layers[i]
-		if l.HasPhase(measure.Forward) {
+		if ps := req.Kernels.Phases(l); len(ps) > 0 && ps[0] == measure.Forward {
 			seq = append(seq, kernelSeq{timing(l.Config, measure.Forward), e.over.LaunchForwardUS, false})
 		}
 	}
 	for i := len(net.Layers) - 1; i >= 0; i-- {
 		l := &net.Layers[i]
-		for _, p := range l.Phases() {
+		for _, p := range req.Kernels.Phases(l) {
 			if p != measure.Forward {
 				seq = append(seq, kernelSeq{timing(l.Config, p), e.over.LaunchBackwardUS, true})
 			}

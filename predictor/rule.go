@@ -1,0 +1,36 @@
+package predictor
+
+import (
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// KernelRule says which kernels a backend runs for each layer of a training step.
+type KernelRule int
+
+const (
+	// FrameworkKernels is PyTorch on cuDNN as cnn.Layer.Phases describes it: batch
+	// norm's backward is one fused kernel, views run nothing, add and concat pass
+	// their gradient on without a kernel, and a layer on the image computes no input
+	// gradient.
+	FrameworkKernels KernelRule = iota
+	// EveryPhaseKernels is the CPU backend: every layer runs its forward pass (views
+	// copy), a data gradient unless all its inputs are the image, and a weight
+	// gradient when it has parameters.
+	EveryPhaseKernels
+)
+
+// Phases lists the kernels layer l runs under rule r, in execution order.
+func (r KernelRule) Phases(l *cnn.Layer) []measure.Phase {
+	if r == FrameworkKernels {
+		return l.Phases()
+	}
+	ps := []measure.Phase{measure.Forward}
+	if needsDataGradient(l) {
+		ps = append(ps, measure.BackwardData)
+	}
+	if l.Params > 0 {
+		ps = append(ps, measure.BackwardWeights)
+	}
+	return ps
+}
