@@ -175,6 +175,7 @@ func (v *ChartView) fromFrame(f *charts.Frame, px, py float64) fyne.Position {
 // Hover shows the crosshair and the tooltip for a position in the widget; it is what
 // a mouse move does, and returns the mark found.
 func (v *ChartView) Hover(pos fyne.Position) (charts.Mark, bool) {
+	defer canvas.Refresh(v) // repaint the overlay
 	f, px, py := v.toFrame(pos)
 	if f == nil || !f.Inside(px, py) {
 		v.hideHover()
@@ -237,6 +238,7 @@ func (v *ChartView) TooltipText() string {
 }
 
 func (v *ChartView) hideHover() {
+	defer canvas.Refresh(v)
 	v.vLine.Hide()
 	v.hLine.Hide()
 	v.dot.Hide()
