@@ -73,7 +73,7 @@ func TestCommittedMeasurementsSurviveSIGKILL(t *testing.T) {
 	reportedTotal := 0
 	for i := 0; i < kills; i++ {
 		run := strconv.Itoa(i)
-		reported := killChildAtRandom(t, path, run, i%4 == 0, rng)
+		reported := killChildAtRandom(t, path, run, i%3 == 0, rng)
 		reportedTotal += reported
 
 		d, err := Open(path)
@@ -144,7 +144,7 @@ func killChildAtRandom(t *testing.T, path, run string, early bool, rng *rand.Ran
 		}
 	}()
 	if early {
-		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
 	} else {
 		select {
 		case <-first:

@@ -74,7 +74,17 @@ func checkExistingFile(path string) error {
 		return foreignDatabaseError(path, h.applicationID)
 	}
 	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
-		return checkMarksReadOnly(path)
+		if h.applicationID == applicationID {
+			return nil // ours; Open reads the schema version through the log
+		}
+		err := checkMarksReadOnly(path)
+		if err != nil && h.pageCount <= 1 && h.validFor == h.changeCounter {
+			// A new cache whose first writer was killed before its first checkpoint:
+			// a read-only reader cannot recover the log. Open recovers it and refuses
+			// it then if the schema is another program's.
+			return nil
+		}
+		return err
 	}
 	if err := h.check(path, size); err != nil {
 		return err

@@ -127,12 +127,15 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 		args = append(args, jsonStrings(slices.Compact(keys)))
 	} else {
 		from = `devices d
-			CROSS JOIN measurements m ON m.device_id = d.id
-			CROSS JOIN configs c ON c.id = m.config_id`
+			CROSS JOIN configs c
+			CROSS JOIN measurements m ON m.device_id = d.id AND m.config_id = c.id`
 	}
 	if deviceKey != "" {
 		from += " WHERE d.key = ?"
 		args = append(args, deviceKey)
+	}
+	if configKeys == nil {
+		from += " ORDER BY d.key, c.key" // read through the key indexes: no sort
 	}
 	query := `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy, m.algorithm,
 			m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
