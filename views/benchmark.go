@@ -39,6 +39,9 @@ type Benchmark struct {
 	// OnProgress, when set, is called on the UI goroutine after each progress update is
 	// shown (the window can mirror it in a status bar).
 	OnProgress func(app.SweepProgress)
+	// OnFinished, when set, is called on the UI goroutine when a sweep ends (done,
+	// paused, cancelled or failed), after the view shows it.
+	OnFinished func(app.SweepResult, error)
 
 	mu      sync.Mutex
 	stop    context.CancelCauseFunc // the running sweep's; nil when none runs
@@ -287,6 +290,9 @@ func (b *Benchmark) finish(res app.SweepResult, err error) {
 		}
 	}
 	b.RefreshHoldings()
+	if b.OnFinished != nil {
+		b.OnFinished(res, err)
+	}
 }
 
 func (b *Benchmark) setRunning(on bool) {

@@ -1,12 +1,14 @@
 package views
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -154,6 +156,31 @@ func dirOf(path string) string {
 }
 
 // benchmarkTab is the Benchmark tab's content.
+// Sweep progress shows in the status bar, and a finished sweep reloads the engine so
+// the charts use what was measured.
 func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
-	return widget.NewLabel("Measure this workstation's GPU from the command line: cnntime sweep (see cnntime help sweep).")
+	if mw.Backend == nil || mw.Backend.DB() == nil {
+		return widget.NewLabel("The measurement cache could not be opened, so sweeps are off: restart cnntime with a writable --db file.")
+	}
+	b := NewBenchmark(mw.Backend.DB().Path())
+	b.OnProgress = func(p app.SweepProgress) {
+		eta := ""
+		if p.ETA > 0 {
+			eta = ", " + p.ETA.Round(time.Second).String() + " left"
+		}
+		mw.Status.SetText(fmt.Sprintf("Sweeping: %d of %d measured%s.", p.Done, p.Total, eta))
+	}
+	b.OnFinished = func(res app.SweepResult, err error) {
+		if err != nil {
+			mw.Status.SetText("Sweep failed: " + err.Error())
+			return
+		}
+		if rerr := mw.Backend.Reload(context.Background()); rerr != nil {
+			mw.showError(fmt.Errorf("the sweep finished but its measurements could not be loaded: %w", rerr))
+			return
+		}
+		mw.Session.Refresh()
+		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
+	}
+	return b.Content()
 }
