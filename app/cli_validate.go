@@ -288,10 +288,12 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, repeats int, p
 }
 
 // CPUOverheads is the step model for the CPU backend: kernels are direct function
-// calls (no launch cost, no host overhead), and its SGD update reads and writes the
-// weight, momentum and gradient (the gradient is zeroed) at a scalar loop's speed.
+// calls, one after another (synchronous, no launch cost, no host overhead), and its
+// SGD update reads and writes the weight, momentum and gradient (the gradient is
+// zeroed) at a scalar loop's speed.
 var CPUOverheads = func() predictor.Overheads {
 	o := predictor.DefaultOverheads
+	o.Synchronous = true
 	o.LaunchForwardUS, o.LaunchBackwardUS, o.StepMS, o.UpdateIssueUSPerTensor = 0, 0, 0, 0
 	o.UpdateBytesPerParam = 24
 	o.MemoryEfficiency = 1

@@ -328,3 +328,19 @@ func TestEveryPhaseKernelsRunsViewsAndPassThroughGradients(t *testing.T) {
 		}
 	}
 }
+
+func TestSynchronousDeviceAddsIssueToEveryKernel(t *testing.T) {
+	over := noOverheads()
+	over.Synchronous = true
+	over.LaunchForwardUS, over.LaunchBackwardUS = 1000, 500 // 1 ms and 0.5 ms
+	e := NewEngine(newLinearTimer(1), over, DefaultMemoryModel)
+	c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "cpu", GPUCount: 1}, GPU: testGPU,
+		Precision: measure.FP32, Batches: []int{4}, Run: Run{Epochs: 1, Images: 4}, ForwardBackwardOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 7 forward kernels × 1 ms and 9 backward × 0.5 ms on top of the kernels' own time.
+	if want := 4*tinyPerSampleMS + 7 + 4.5; math.Abs(c.Points[0].IterMS-want) > 1e-9 {
+		t.Errorf("step %v ms, want %v ms", c.Points[0].IterMS, want)
+	}
+}

@@ -17,6 +17,9 @@ type Overheads struct {
 	// pass (C++ autograd engine, launch), microseconds.
 	LaunchForwardUS  float64
 	LaunchBackwardUS float64
+	// Synchronous devices run each kernel on the issuing thread (the CPU backend): the
+	// step is the sum of every kernel's issue cost and time, with no overlap.
+	Synchronous bool
 	// StepMS is host work once per step: the optimizer's loop over parameter groups,
 	// zeroing gradients, the loss's synchronisation.
 	StepMS float64

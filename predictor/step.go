@@ -145,6 +145,9 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 	for b := 1; b < size; b++ {
 		layers := t.gpuMS[b]
 		end := math.Max(gpuEnd[b], hostMS+updateIssue) + update
+		if e.over.Synchronous {
+			end = hostMS + layers + updateIssue + update // the host waits for every kernel
+		}
 		t.stepMS[b] = end + e.over.StepMS
 		t.gpuMS[b] += update
 		// Kernel errors are correlated (one fitted model), so they add linearly; the
