@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
 )
 
 func runPredictCLI(t *testing.T, args ...string) (int, string, string) {
@@ -156,6 +160,35 @@ func TestParseBatches(t *testing.T) {
 				t.Errorf("ParseBatches(%q) = %v, want %v", tc.in, got, tc.want)
 				break
 			}
+		}
+	}
+}
+
+func TestEngineAnswersForEveryGPUAndModel(t *testing.T) {
+	eng, err := NewEngine(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []Target
+	for _, id := range eng.Catalog().GPUIDs() {
+		tg, err := eng.GPUTarget(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, tg)
+	}
+	curves, err := eng.Curves(context.Background(), Query{Models: cnn.Names(), Targets: targets, Batches: []int{1, 32},
+		Precision: measure.AMP, Policy: measure.Heuristic, Run: predictor.Run{Epochs: 1, Images: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(cnn.Names()) * len(targets); len(curves) != want {
+		t.Fatalf("%d curves, want %d", len(curves), want)
+	}
+	for _, c := range curves {
+		p := c.Points[0]
+		if !p.Fits || !(p.IterMS > 0) || p.Source == "" || c.Best < 0 {
+			t.Errorf("%s on %s at batch 1: %+v; want a fitting, timed prediction with a source", c.Model, c.GPU, p)
 		}
 	}
 }
