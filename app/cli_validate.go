@@ -27,6 +27,7 @@ type ValidateReport struct {
 	Layers []kernels.GPUAccuracy  `json:"layers"`
 	Public []PublicSourceAccuracy `json:"public"`
 	Rows   []PublicComparison     `json:"public_rows"`
+	Modern *ModernAccuracy        `json:"modern"` // table 4: validate_modern.go
 }
 
 // CPUAccuracy compares whole training steps on this machine's CPU, predicted from
@@ -329,6 +330,9 @@ func init() {
 			return err
 		}
 		rep.Public = BySource(rep.Rows)
+		if rep.Modern, err = ModernComparisons(eng); err != nil {
+			return err
+		}
 		if !*skipCPU {
 			var progress io.Writer
 			if !env.JSON {
@@ -379,5 +383,8 @@ func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	for _, s := range rep.Public {
 		t.Row(s.Source, s.Set, strconv.Itoa(s.Rows), fmt.Sprintf("%.1f%%", s.MAPEPct), fmt.Sprintf("%+.1f%%", s.BiasPct), s.Caveats)
 	}
-	return t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	return writeModernTable(w, rep.Modern)
 }

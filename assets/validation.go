@@ -10,3 +10,12 @@ import _ "embed"
 //
 //go:embed validation/public_measurements_dev.csv
 var PublicMeasurements []byte
+
+// ModernAnchors is the published whole-network training throughputs of current GPUs
+// (V100 to H100; PyTorch and TensorFlow; fp32/TF32 and amp) that the whole-step
+// calibration is tuned and checked on (validation/modern_anchors.csv): one row per
+// source × GPU × CNN × precision × batch, with where the figure is published, its
+// setup and whether it is in the tuning or the held-out part.
+//
+//go:embed validation/modern_anchors.csv
+var ModernAnchors []byte

@@ -1,0 +1,141 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"cnntime/assets"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/kernels/fit"
+)
+
+// ModernAccuracy is table 4 of `cnntime validate`: whole-network training throughput
+// predicted from specifications (embedded calibration, no measurements) vs published
+// figures on current GPUs (assets/validation/modern_anchors.csv).
+type ModernAccuracy struct {
+	Groups []ModernGroup      `json:"groups"` // per set × source × GPU × precision
+	Sets   []ModernGroup      `json:"sets"`   // per set (tuning, held out)
+	Rows   []ModernComparison `json:"rows"`
+	// MemoryMisses counts rows whose published batch the memory model says does not fit.
+	MemoryMisses int `json:"memory_misses"`
+}
+
+// ModernComparison is one published figure and its prediction.
+type ModernComparison struct {
+	Source        string  `json:"source"`
+	Where         string  `json:"where"`
+	Set           string  `json:"set"`
+	GPU           string  `json:"gpu"`
+	Model         string  `json:"model"`
+	Framework     string  `json:"framework"`
+	Precision     string  `json:"precision"`
+	Batch         int     `json:"batch_per_gpu"`
+	MeasuredIPS   float64 `json:"measured_images_per_s"`
+	PredictedIPS  float64 `json:"predicted_images_per_s"`
+	ErrorPct      float64 `json:"error_pct"` // signed: (predicted − measured) / measured
+	FitsInMemory  bool    `json:"fits_in_memory"`
+	MaxBatchPerGP int     `json:"max_batch_per_gpu"` // the memory model's; -1 when unknown
+}
+
+// ModernGroup is the accuracy over a group of rows.
+type ModernGroup struct {
+	Set       string  `json:"set"`
+	Source    string  `json:"source,omitempty"`
+	GPU       string  `json:"gpu,omitempty"`
+	Precision string  `json:"precision,omitempty"`
+	Rows      int     `json:"rows"`
+	MAPEPct   float64 `json:"mape_pct"`
+	BiasPct   float64 `json:"bias_pct"`
+}
+
+// ModernComparisons predicts every embedded modern anchor with eng's calibration and
+// the default step and memory models, and summarises the errors.
+func ModernComparisons(eng *Engine) (*ModernAccuracy, error) {
+	anchors, err := fit.ParseAnchors(assets.ModernAnchors)
+	if err != nil {
+		return nil, fmt.Errorf("the embedded modern anchors are broken (a build mistake; report it): %w", err)
+	}
+	cases, err := fit.Resolve(anchors, eng.Catalog().GPUs(), map[string]*cnn.Network{})
+	if err != nil {
+		return nil, fmt.Errorf("the embedded modern anchors: %w", err)
+	}
+	preds, err := fit.Predict(eng.Kernels().Calibration(), predictor.DefaultOverheads, predictor.DefaultMemoryModel, cases)
+	if err != nil {
+		return nil, err
+	}
+	acc := &ModernAccuracy{}
+	for i, c := range cases {
+		p := preds[i]
+		acc.Rows = append(acc.Rows, ModernComparison{Source: c.Source, Where: c.Where, Set: c.Set(), GPU: c.GPU,
+			Model: c.Model, Framework: c.Framework, Precision: string(c.Precision), Batch: c.Batch,
+			MeasuredIPS: c.ImagesPerS, PredictedIPS: p.ImagesPerS, ErrorPct: p.ErrorPct(c.ImagesPerS),
+			FitsInMemory: p.Fits, MaxBatchPerGP: p.MaxBatch})
+		if !p.Fits {
+			acc.MemoryMisses++
+		}
+	}
+	acc.Groups = groupModern(acc.Rows, func(r ModernComparison) ModernGroup {
+		return ModernGroup{Set: r.Set, Source: r.Source, GPU: r.GPU, Precision: r.Precision}
+	})
+	acc.Sets = groupModern(acc.Rows, func(r ModernComparison) ModernGroup { return ModernGroup{Set: r.Set} })
+	return acc, nil
+}
+
+// groupModern sums rows into groups keyed by what key keeps of a row, sorted tuning
+// first, then by source, GPU and precision.
+func groupModern(rows []ModernComparison, key func(ModernComparison) ModernGroup) []ModernGroup {
+	idx := map[ModernGroup]int{}
+	var out []ModernGroup
+	for _, r := range rows {
+		k := key(r)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, k)
+		}
+		out[i].Rows++
+		out[i].MAPEPct += math.Abs(r.ErrorPct)
+		out[i].BiasPct += r.ErrorPct
+	}
+	for i := range out {
+		out[i].MAPEPct /= float64(out[i].Rows)
+		out[i].BiasPct /= float64(out[i].Rows)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Set != b.Set {
+			return a.Set == "tuning"
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		if a.GPU != b.GPU {
+			return a.GPU < b.GPU
+		}
+		return a.Precision < b.Precision
+	})
+	return out
+}
+
+// writeModernTable prints table 4.
+func writeModernTable(w io.Writer, acc *ModernAccuracy) error {
+	if acc == nil {
+		return nil
+	}
+	fmt.Fprintln(w, "\n4. Whole networks vs published training throughput on current GPUs (modern_anchors.csv; estimated from specifications)")
+	fmt.Fprintln(w)
+	for _, s := range acc.Sets {
+		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct)
+	}
+	fmt.Fprintf(w, "published batch over the memory model's limit: %d of %d rows\n\n", acc.MemoryMisses, len(acc.Rows))
+	t := NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS")
+	for _, g := range acc.Groups {
+		t.Row(g.Set, g.Source, g.GPU, g.Precision, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
+	}
+	return t.Flush()
+}

@@ -1,0 +1,220 @@
+package fit
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// Anchor is one published whole-network training throughput on one GPU model
+// (assets/validation/modern_anchors.csv): a zoo CNN, a catalog GPU, a training
+// precision and a per-GPU batch size, with the images per second measured.
+type Anchor struct {
+	Line         int // in the CSV file, for messages
+	Source       string
+	Where        string // URL or repository:path of the figure
+	GPU          string // catalog GPU id
+	Model        string // zoo name
+	Framework    string
+	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict or amp
+	Batch        int               // per GPU
+	GPUs         int
+	ImagesPerS   float64 // measured, all GPUs together
+	ChannelsLast bool
+	Held         bool // in the held-out part: never used to fit
+	Notes        string
+}
+
+// Set names the part of the anchors a row belongs to: "tuning" or "held out".
+func (a Anchor) Set() string {
+	if a.Held {
+		return "held out"
+	}
+	return "tuning"
+}
+
+var anchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "precision", "batch_per_gpu",
+	"gpus", "metric", "value", "memory_format", "set", "notes"}
+
+// ParseAnchors reads modern_anchors.csv. Every row must name a training precision, a
+// positive batch and GPU count, images_per_s as its metric with a positive value,
+// nchw or nhwc, and the set "tuning" or "held out"; a bad row is an error naming its
+// line. Whether the GPU and model exist is the caller's check (it has the catalog).
+func ParseAnchors(data []byte) ([]Anchor, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("read the anchors' header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, c := range anchorColumns {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("the anchors file lacks the column %q", c)
+		}
+	}
+	var out []Anchor
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the anchors: %w", err)
+		}
+		get := func(c string) string { return strings.TrimSpace(rec[col[c]]) }
+		a := Anchor{Line: line, Source: get("source"), Where: get("url_or_path"), GPU: get("gpu"), Model: get("model"),
+			Framework: get("framework"), Notes: get("notes")}
+		bad := func(what string) error {
+			return fmt.Errorf("anchors line %d: %s", line, what)
+		}
+		if a.Precision, err = predictor.ParseTrainingPrecision(get("precision")); err != nil {
+			return nil, bad(err.Error())
+		}
+		if a.Batch, err = strconv.Atoi(get("batch_per_gpu")); err != nil || a.Batch <= 0 {
+			return nil, bad(fmt.Sprintf("batch_per_gpu %q is not a positive whole number", get("batch_per_gpu")))
+		}
+		if a.GPUs, err = strconv.Atoi(get("gpus")); err != nil || a.GPUs <= 0 {
+			return nil, bad(fmt.Sprintf("gpus %q is not a positive whole number", get("gpus")))
+		}
+		if get("metric") != "images_per_s" {
+			return nil, bad(fmt.Sprintf("metric %q: only images_per_s is understood", get("metric")))
+		}
+		if a.ImagesPerS, err = strconv.ParseFloat(get("value"), 64); err != nil || !(a.ImagesPerS > 0) || math.IsInf(a.ImagesPerS, 0) {
+			return nil, bad(fmt.Sprintf("value %q is not a positive number", get("value")))
+		}
+		switch get("memory_format") {
+		case "nchw":
+		case "nhwc":
+			a.ChannelsLast = true
+		default:
+			return nil, bad(fmt.Sprintf("memory_format %q: use nchw or nhwc", get("memory_format")))
+		}
+		switch get("set") {
+		case "tuning":
+		case "held out":
+			a.Held = true
+		default:
+			return nil, bad(fmt.Sprintf("set %q: use tuning or held out", get("set")))
+		}
+		if a.Source == "" || a.GPU == "" || a.Model == "" {
+			return nil, bad("source, gpu and model must be given")
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the anchors file has no rows")
+	}
+	return out, nil
+}
+
+// Case is an anchor resolved against the catalog and the zoo, ready to predict.
+type Case struct {
+	Anchor
+	Net *cnn.Network
+	Dev hw.GPU
+}
+
+// Resolve looks up each anchor's GPU among gpus and builds its network (nets caches
+// networks by name). An unknown GPU or model is an error naming the line.
+func Resolve(anchors []Anchor, gpus []hw.GPU, nets map[string]*cnn.Network) ([]Case, error) {
+	byID := map[string]hw.GPU{}
+	for _, g := range gpus {
+		byID[g.ID] = g
+	}
+	out := make([]Case, 0, len(anchors))
+	for _, a := range anchors {
+		g, ok := byID[a.GPU]
+		if !ok {
+			return nil, fmt.Errorf("anchors line %d: GPU %q is not in the catalog", a.Line, a.GPU)
+		}
+		net, ok := nets[a.Model]
+		if !ok {
+			var err error
+			if net, err = cnn.Build(a.Model, cnn.Options{}); err != nil {
+				return nil, fmt.Errorf("anchors line %d: %w", a.Line, err)
+			}
+			nets[a.Model] = net
+		}
+		out = append(out, Case{Anchor: a, Net: net, Dev: g})
+	}
+	return out, nil
+}
+
+// Prediction is one case's predicted throughput and whether the memory model lets
+// the published batch fit.
+type Prediction struct {
+	ImagesPerS float64
+	Fits       bool
+	MaxBatch   int // per GPU; -1 when the GPU's memory is unknown
+}
+
+// ErrorPct is the signed relative error of the prediction, percent.
+func (p Prediction) ErrorPct(measured float64) float64 {
+	return 100 * (p.ImagesPerS - measured) / measured
+}
+
+// Predict predicts every case with the estimator alone (calibration cal, no
+// measurements) and the given step and memory models. The time is predicted even
+// where the memory model says the published batch does not fit (the source ran it),
+// so that time and memory are judged apart.
+func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) ([]Prediction, error) {
+	model := kernels.NewModel(cal, nil, nil, nil)
+	out := make([]Prediction, len(cases))
+	for i, c := range cases {
+		eng := predictor.NewEngine(oneBatchTimer{model, c.Batch}, over, mem)
+		m := mem.NetworkMemory(c.Net, c.Precision)
+		out[i].MaxBatch = m.MaxBatch(mem.Capacity(c.Dev))
+		out[i].Fits = out[i].MaxBatch < 0 || c.Batch <= out[i].MaxBatch
+		timing := c.Dev
+		timing.MemoryGB = 0 // unknown capacity: time every batch
+		n := c.GPUs
+		curve, err := eng.Curve(predictor.Request{Network: c.Net, GPU: timing,
+			Machine:   hw.Machine{ID: "anchor/" + c.GPU, GPUID: c.GPU, GPUCount: n},
+			Precision: c.Precision, Policy: measure.Heuristic, Batches: []int{c.Batch * n},
+			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}})
+		if err != nil {
+			return nil, fmt.Errorf("anchors line %d: %w", c.Line, err)
+		}
+		p := curve.Points[0]
+		if !(p.IterMS > 0) {
+			return nil, fmt.Errorf("anchors line %d: no time predicted for %s on %s", c.Line, c.Model, c.GPU)
+		}
+		out[i].ImagesPerS = float64(c.Batch*n) / p.IterMS * 1000
+	}
+	return out, nil
+}
+
+// oneBatchTimer times kernels at one batch size only (and at the first and last
+// batch asked for, by which the step composer tells a phase that runs no kernel):
+// the step composer fills a table over every batch up to the largest, and a fit that
+// predicts many networks at one batch each need not pay for the others. The step
+// times it gives at other batch sizes are meaningless; only batch is read.
+type oneBatchTimer struct {
+	inner *kernels.Model
+	batch int
+}
+
+func (t oneBatchTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
+	for i := range batches {
+		out[i] = kernels.Estimate{}
+	}
+	for _, i := range []int{0, len(batches) - 1, t.batch - 1} {
+		if i >= 0 && i < len(batches) {
+			t.inner.Times(dev, req, batches[i:i+1], out[i:i+1])
+		}
+	}
+}
