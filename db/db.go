@@ -1,6 +1,6 @@
 // Package db is cnntime's benchmark cache: one local SQLite file (modernc.org/sqlite,
 // pure Go) that holds every measured device, layer configuration, kernel measurement,
-// whole training step, sweep, user machine and price override.
+// whole training step, sweep, user machine, price override and custom model file.
 //
 // The file is safe to share: it runs in WAL mode with a busy timeout, so a reader (the
 // GUI) and a writer (a sweep, possibly in another process) work at the same time; every

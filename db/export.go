@@ -65,7 +65,7 @@ type ExportReport struct {
 
 // ExportCache writes the part of the cache f chooses to a new cache file at path; it
 // refuses to overwrite an existing file. The whole cache (the zero filter) includes
-// sweeps, user machines and price overrides; a filtered export holds the chosen
+// sweeps, user machines, price overrides and custom models; a filtered export holds the chosen
 // measurements and steps with the devices and configurations they refer to. On error
 // no file is left behind.
 func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (ExportReport, error) {
@@ -118,7 +118,7 @@ func copyTo(ctx context.Context, tx *sql.Tx, f ExportFilter, rep *ExportReport) 
 		{&rep.Steps, `INSERT INTO dst.steps SELECT * FROM main.steps WHERE ` + sWhere, sArgs},
 	}
 	if f.IsZero() {
-		for _, table := range []string{"sweeps", "user_machines", "price_overrides"} {
+		for _, table := range []string{"sweeps", "user_machines", "price_overrides", "custom_models"} {
 			steps = append(steps, struct {
 				count *int
 				query string

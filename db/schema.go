@@ -132,6 +132,16 @@ var migrations = [][]string{
 		`DROP TABLE measurements`,
 		`ALTER TABLE measurements_v3 RENAME TO measurements`,
 	},
+	// Version 4: the user's own CNNs (custom model files the GUI added), kept as the
+	// file's JSON so they come back after a restart; id keeps the order they were added.
+	{
+		`CREATE TABLE custom_models (
+			id       INTEGER PRIMARY KEY,
+			name     TEXT NOT NULL UNIQUE CHECK (name <> ''),
+			json     TEXT NOT NULL CHECK (json <> ''),
+			added_at INTEGER NOT NULL -- Unix nanoseconds
+		)`,
+	},
 }
 
 // latestVersion is the schema version this cnntime writes.

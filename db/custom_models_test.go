@@ -1,0 +1,161 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cnntime/predictor/hw"
+)
+
+const (
+	tinyModel  = `{"name": "tiny", "input": [3, 8, 8], "classes": 2, "layers": [{"name": "fc", "op": "linear", "out": 2}]}`
+	tinyModel2 = `{"name": "tiny", "input": [3, 16, 16], "classes": 2, "layers": [{"name": "fc", "op": "linear", "out": 2}]}`
+	otherModel = `{"name": "other", "input": [3, 8, 8], "classes": 4, "layers": []}`
+)
+
+func customNames(t *testing.T, d *DB) []string {
+	t.Helper()
+	ms, err := d.CustomModels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+func TestPutCustomModelRefusesBadInput(t *testing.T) {
+	tests := []struct {
+		name, model, data, wantErr string
+	}{
+		{"no name", "", tinyModel, "it has no name"},
+		{"empty file", "tiny", "", "not valid JSON"},
+		{"broken JSON", "tiny", `{"name": "tiny", "layers": [`, "not valid JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTemp(t)
+			err := d.PutCustomModel(context.Background(), tc.model, []byte(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("PutCustomModel(%q, %q) = %v, want an error with %q", tc.model, tc.data, err, tc.wantErr)
+			}
+			if names := customNames(t, d); len(names) != 0 {
+				t.Errorf("a refused model was saved: %v", names)
+			}
+		})
+	}
+}
+
+func TestCustomModelsKeepOrderReplaceAndRemove(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	d, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct{ name, data string }{{"tiny", tinyModel}, {"other", otherModel}, {"tiny", tinyModel2}} {
+		if err := d.PutCustomModel(ctx, m.name, []byte(m.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+
+	// Reopened, the models come back in the order first saved, tiny with its new text.
+	d, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ms, err := d.CustomModels(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].Name != "tiny" || ms[1].Name != "other" {
+		t.Fatalf("CustomModels() = %+v, want tiny then other", ms)
+	}
+	if string(ms[0].JSON) != tinyModel2 || string(ms[1].JSON) != otherModel {
+		t.Errorf("saved texts = %q, %q; want the replaced tiny and other as written", ms[0].JSON, ms[1].JSON)
+	}
+	if ms[0].AddedAt.IsZero() || ms[1].AddedAt.Before(ms[0].AddedAt) {
+		t.Errorf("added times %v, %v: want set and in order", ms[0].AddedAt, ms[1].AddedAt)
+	}
+
+	if err := d.RemoveCustomModel(ctx, "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	if names := customNames(t, d); len(names) != 1 || names[0] != "other" {
+		t.Errorf("after removing tiny: %v, want [other]", names)
+	}
+	if err := d.RemoveCustomModel(ctx, "tiny"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `no custom model "tiny"`) {
+		t.Errorf("removing tiny twice: %v, want ErrNotFound naming it", err)
+	}
+}
+
+func TestMigrateVersion3AddsCustomModels(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	old, err := openUnmigrated(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.migrateTo(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.PutUserMachine(ctx, hw.Machine{ID: "my/box", GPUCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.PutCustomModel(ctx, "tiny", []byte(tinyModel)); err == nil {
+		t.Fatal("a version-3 cache already has custom_models")
+	}
+	old.sql.Close()
+
+	d, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open of a version-3 cache: %v", err)
+	}
+	defer d.Close()
+	if v, _ := d.SchemaVersion(ctx); v != latestVersion {
+		t.Errorf("schema version after Open = %d, want %d", v, latestVersion)
+	}
+	if ms, err := d.UserMachines(ctx); err != nil || len(ms) != 1 {
+		t.Errorf("user machines after the migration: %v, %v; want the one saved", ms, err)
+	}
+	if err := d.PutCustomModel(ctx, "tiny", []byte(tinyModel)); err != nil {
+		t.Fatal(err)
+	}
+	if names := customNames(t, d); len(names) != 1 || names[0] != "tiny" {
+		t.Errorf("custom models = %v, want [tiny]", names)
+	}
+}
+
+func TestExportWholeCacheKeepsCustomModels(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	if err := d.PutCustomModel(ctx, "tiny", []byte(tinyModel)); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file   string
+		filter ExportFilter
+		want   int
+	}{{"whole.db", ExportFilter{}, 1}, {"device.db", ExportFilter{DeviceKey: "cuda:A"}, 0}} {
+		path := filepath.Join(dir, tc.file)
+		if _, err := d.ExportCache(ctx, path, tc.filter); err != nil {
+			t.Fatal(err)
+		}
+		out, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names := customNames(t, out); len(names) != tc.want {
+			t.Errorf("%s: custom models %v, want %d", tc.file, names, tc.want)
+		}
+		out.Close()
+	}
+}
