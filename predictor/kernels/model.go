@@ -149,16 +149,20 @@ func (m *Model) Calibration() *Calibration { return m.cal }
 // bandwidth and compute ratios by how memory- or compute-bound the kernel is and
 // counts each GPU's waves (Transferred); the roofline alone (Estimated). Phases that
 // run no kernel (the weight gradient of a layer without weights) and batch sizes ≤ 0
-// get 0 ms, Estimated.
+// get 0 ms, Estimated, unless dev itself measured that phase: a measurement wins over
+// the cost model's idea of which kernels run.
 func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
 	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision)
-	if est.cost.none {
+	own, src, widen := m.lookup(dev, r)
+	if est.cost.none && own == nil {
+		// The cost model says no kernel runs (cuDNN fuses batch norm's weight gradient
+		// into its data gradient); a device that measured one (the CPU backend runs it
+		// separately) is answered from its own measurements below.
 		for i := range batches {
 			out[i] = Estimate{Source: Estimated}
 		}
 		return
 	}
-	own, src, widen := m.lookup(dev, r)
 	var srcEst estimator
 	if src != nil {
 		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision)
