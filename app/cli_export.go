@@ -119,7 +119,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 	fs := env.Flags(cmd)
 	var pf predictFlags
 	for _, name := range []string{"models", "model"} {
-		fs.StringVar(&pf.models, name, "", "CNNs, comma-separated (e.g. resnet50,vgg16)")
+		fs.StringVar(&pf.models, name, "", "CNNs, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
 	}
 	for _, name := range []string{"machines", "machine"} {
 		fs.StringVar(&pf.machines, name, "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")

@@ -27,7 +27,7 @@ type predictFlags struct {
 }
 
 func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatches string) {
-	fs.StringVar(&pf.models, "model", "", "CNNs to predict, comma-separated (e.g. resnet50,vgg16)")
+	fs.StringVar(&pf.models, "model", "", "CNNs to predict, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
 	fs.StringVar(&pf.machines, "machine", "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")
 	fs.StringVar(&pf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
 	if withBatch {
@@ -91,11 +91,12 @@ func (pf *predictFlags) query(eng *Engine, fs *flag.FlagSet) (Query, error) {
 	if q.Policy, err = measure.ParsePolicy(pf.policy); err != nil {
 		return q, Usagef("--policy: %v", err)
 	}
-	for _, m := range splitList(pf.models) {
-		if _, err := eng.Network(m); err != nil {
-			return q, Usagef("--model: %v", err)
-		}
-		q.Models = append(q.Models, m)
+	nets, err := ResolveModels(eng, splitList(pf.models))
+	if err != nil {
+		return q, Usagef("--model: %v", err)
+	}
+	for _, n := range nets {
+		q.Models = append(q.Models, n.Name)
 	}
 	for _, id := range splitList(pf.machines) {
 		t, err := eng.MachineTarget(id)

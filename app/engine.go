@@ -30,12 +30,16 @@ type Engine struct {
 	kernels    *kernels.Model
 	pred       *predictor.Engine
 
-	mu   sync.Mutex
-	nets map[string]*cnn.Network
+	mu     sync.Mutex
+	nets   map[string]*cnn.Network // the zoo networks built so far and the custom ones added
+	custom []string                // the custom networks' names, in the order added
+	// warnings say what was left out while loading: custom models saved in the cache
+	// that no longer parse.
+	warnings []string
 }
 
 // NewEngine loads the embedded catalog and calibration and, when d is not nil, the
-// cache's user machines, price overrides, devices and kernel measurements.
+// cache's user machines, price overrides, devices, kernel measurements and custom models.
 func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 	cat, err := LoadCatalog()
 	if err != nil {
@@ -78,8 +82,16 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 	}
 	e.kernels = kernels.NewModel(cal, cat.GPUs(), devices, ms)
 	e.pred = predictor.NewEngine(e.kernels, predictor.DefaultOverheads, predictor.DefaultMemoryModel)
+	if d != nil {
+		if err := e.addSavedModels(ctx, d); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
 }
+
+// Warnings says what NewEngine left out of the cache, and why.
+func (e *Engine) Warnings() []string { return append([]string(nil), e.warnings...) }
 
 // Catalog is the embedded hardware catalog.
 func (e *Engine) Catalog() *hw.Catalog { return e.catalog }
@@ -93,7 +105,8 @@ func (e *Engine) Kernels() *kernels.Model { return e.kernels }
 // MachineIDs lists every machine: the catalog's, then the user's.
 func (e *Engine) MachineIDs() []string { return append([]string(nil), e.machineIDs...) }
 
-// Network returns the zoo CNN called name at its default input, built once.
+// Network returns the CNN called name: a custom network added with AddNetwork, or the
+// zoo CNN of that name at its default input, built once. Curves looks models up here.
 func (e *Engine) Network(name string) (*cnn.Network, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -103,12 +116,38 @@ func (e *Engine) Network(name string) (*cnn.Network, error) {
 	n, err := cnn.Build(name, cnn.Options{})
 	if err != nil {
 		if cnn.Family(name) == "" {
-			return nil, fmt.Errorf("unknown model %q%s: 'cnntime models' lists them", name, Suggest(name, cnn.Names()))
+			return nil, fmt.Errorf("unknown model %q%s: 'cnntime models' lists them, or give a custom model file (.json)",
+				name, Suggest(name, append(cnn.Names(), e.custom...)))
 		}
 		return nil, err
 	}
 	e.nets[name] = n
 	return n, nil
+}
+
+// AddNetwork registers a custom network (from cnn.ParseCustom) under its name, so that
+// Curves predicts it as it does a zoo model: from the cache's measurements on the
+// target GPU where its layer configurations were measured, interpolated or transferred
+// from other GPUs, else estimated. Adding a network of a name already added replaces
+// it. A name of a zoo model is refused, as is a network without a name or layers.
+func (e *Engine) AddNetwork(n *cnn.Network) error {
+	if err := CheckCustomNetwork(n); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, added := e.nets[n.Name]; !added {
+		e.custom = append(e.custom, n.Name)
+	}
+	e.nets[n.Name] = n
+	return nil
+}
+
+// CustomNames lists the custom networks added, in the order they were first added.
+func (e *Engine) CustomNames() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.custom...)
 }
 
 // Target is one machine a prediction is for, with its GPU.

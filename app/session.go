@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -674,13 +675,14 @@ func BatchGrid(lo, hi int) []int {
 }
 
 // EngineBackend is the SessionBackend of the desktop app: the prediction engine over
-// the measurement cache, and the custom models the user added this session.
+// the measurement cache. The custom models the user adds are registered with the
+// engine, so they are predicted from the cache's measurements like zoo models, and
+// saved in the cache, so they come back at the next start.
 type EngineBackend struct {
 	cache  *db.DB
 	mu     sync.Mutex
 	engine *Engine
-	custom map[string]*cnn.Network
-	order  []string // custom model names in the order they were added
+	added  []*cnn.Network // custom models added since start, registered again when the engine is rebuilt
 }
 
 // OpenEngineBackend opens the cache at dbPath (created when missing) and loads the
@@ -701,7 +703,7 @@ func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, erro
 		}
 		return nil, err
 	}
-	return &EngineBackend{cache: d, engine: e, custom: map[string]*cnn.Network{}}, nil
+	return &EngineBackend{cache: d, engine: e}, nil
 }
 
 // DB is the open measurement cache, nil when working without one.
@@ -731,9 +733,21 @@ func (b *EngineBackend) Reload(ctx context.Context) error {
 		return err
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, net := range b.added { // the cache has them too, unless there is no cache
+		if err := e.AddNetwork(net); err != nil {
+			return err
+		}
+	}
 	b.engine = e
-	b.mu.Unlock()
 	return nil
+}
+
+// Warnings says what the engine left out of the cache at its last load, and why.
+func (b *EngineBackend) Warnings() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.engine.Warnings()
 }
 
 // Close closes the cache.
@@ -744,15 +758,16 @@ func (b *EngineBackend) Close() error {
 	return b.cache.Close()
 }
 
-// ModelChoices lists the zoo by family, then the custom models.
+// ModelChoices lists the zoo by family, then the custom models in the order added.
 func (b *EngineBackend) ModelChoices() []ModelChoice {
 	var out []ModelChoice
 	for _, n := range cnn.Names() {
 		out = append(out, ModelChoice{Name: n, Family: cnn.Family(n)})
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, n := range b.order {
+	e := b.engine
+	b.mu.Unlock()
+	for _, n := range e.CustomNames() {
 		out = append(out, ModelChoice{Name: n, Family: "Custom", Custom: true})
 	}
 	return out
@@ -763,21 +778,29 @@ func (b *EngineBackend) MachineChoices(ctx context.Context) ([]hw.Machine, error
 	return Machines(ctx, b.cache)
 }
 
-// AddCustomModel reads a custom model (cnn.ParseCustom's JSON format).
+// AddCustomModel reads a custom model (cnn.ParseCustom's JSON format), saves it in the
+// cache and registers it with the engine; a model of the same name is replaced. A
+// model that does not read or cannot be saved changes nothing.
 func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
 	net, err := cnn.ParseCustom(data)
 	if err != nil {
 		return "", fmt.Errorf("read the custom model: %w", err)
 	}
-	if cnn.Family(net.Name) != "" {
-		return "", fmt.Errorf("custom model %q has the name of a zoo model: rename it in the file", net.Name)
+	if err := CheckCustomNetwork(net); err != nil {
+		return "", err
+	}
+	if b.cache != nil {
+		if err := b.cache.PutCustomModel(context.Background(), net.Name, data); err != nil {
+			return "", err
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, dup := b.custom[net.Name]; !dup {
-		b.order = append(b.order, net.Name)
+	if err := b.engine.AddNetwork(net); err != nil {
+		return "", err
 	}
-	b.custom[net.Name] = net
+	b.added = slices.DeleteFunc(b.added, func(n *cnn.Network) bool { return n.Name == net.Name })
+	b.added = append(b.added, net)
 	return net.Name, nil
 }
 
@@ -794,34 +817,7 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		}
 		targets = append(targets, t)
 	}
-	q := Query{Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision, Policy: s.Policy,
-		Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}}
-	var out []predictor.Curve
-	for _, m := range s.Models {
-		b.mu.Lock()
-		net, custom := b.custom[m]
-		b.mu.Unlock()
-		if !custom {
-			q.Models = []string{m}
-			curves, err := e.Curves(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, curves...)
-			continue
-		}
-		for _, t := range targets { // the engine knows zoo models only
-			batches := q.Batches
-			if k := max(t.Machine.GPUCount, 1); len(batches) > 0 && batches[0] < k {
-				batches = batches[sort.SearchInts(batches, k):]
-			}
-			c, err := e.Predictor().Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
-				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run})
-			if err != nil {
-				return nil, fmt.Errorf("predict custom model %s on %s: %w", m, t.Machine.ID, err)
-			}
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	q := Query{Models: s.Models, Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision,
+		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}}
+	return e.Curves(ctx, q)
 }

@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"cnntime/db"
+	"cnntime/predictor/cnn"
+)
+
+// CheckCustomNetwork says why a custom network cannot be added to an engine: it has
+// no name or no layers, or it has a zoo model's name (the two could not be told apart
+// in a --model list, a chart or the cache).
+func CheckCustomNetwork(n *cnn.Network) error {
+	switch {
+	case n == nil || n.Name == "":
+		return errors.New("add a custom model: it has no name; give it a \"name\" in its file")
+	case len(n.Layers) == 0:
+		return fmt.Errorf("add custom model %s: it has no layers", n.Name)
+	case cnn.Family(n.Name) != "":
+		return fmt.Errorf("custom model %q has the name of a zoo model: rename it in its file", n.Name)
+	}
+	return nil
+}
+
+// addSavedModels registers the custom models saved in the cache (by the app's File →
+// Add model…). A saved model that no longer reads (written for another cnntime
+// version, say) is left out and said so in e.Warnings; the others still load.
+func (e *Engine) addSavedModels(ctx context.Context, d *db.DB) error {
+	saved, err := d.CustomModels(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range saved {
+		net, err := cnn.ParseCustom(m.JSON)
+		if err == nil {
+			err = e.AddNetwork(net)
+		}
+		if err != nil {
+			e.warnings = append(e.warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", m.Name, d.Path(), err))
+		}
+	}
+	return nil
+}
+
+// IsModelFile reports whether a --model entry names a custom model file rather than a
+// zoo model: it ends in .json (in any case).
+func IsModelFile(entry string) bool {
+	return strings.HasSuffix(strings.ToLower(entry), ".json")
+}
+
+// ReadCustomModelFile reads and checks a custom model file (cnn.ParseCustom's format,
+// see the README's "models" section). Its errors name the file and, for a mistake in
+// a layer, the layer's index and name.
+func ReadCustomModelFile(path string) (*cnn.Network, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read custom model file %s: %w", path, err)
+	}
+	net, err := cnn.ParseCustom(data)
+	if err != nil {
+		return nil, fmt.Errorf("custom model file %s: %w", path, err)
+	}
+	return net, nil
+}
+
+// ResolveModels turns a list of --model entries into networks known to eng, in order:
+// a zoo name is looked up (an unknown one gets the closest names suggested); a path to
+// a .json file is read, checked and registered with eng.AddNetwork, so that it is then
+// predicted by its name like a zoo model. Two different files that define models of
+// the same name are refused, as is a file whose model has a zoo model's name. At the
+// first wrong entry it returns the error; the files read before it stay registered.
+func ResolveModels(eng *Engine, entries []string) ([]*cnn.Network, error) {
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("no models given: name zoo models (e.g. resnet50) or custom model files (.json)")
+	}
+	fromFile := map[string]string{} // model name → the file that defined it
+	out := make([]*cnn.Network, 0, len(entries))
+	for _, entry := range entries {
+		if !IsModelFile(entry) {
+			net, err := eng.Network(entry)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, net)
+			continue
+		}
+		net, err := ReadCustomModelFile(entry)
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := fromFile[net.Name]; dup && first != entry {
+			return nil, fmt.Errorf("custom model files %s and %s both define a model called %q: rename one of them", first, entry, net.Name)
+		}
+		if err := eng.AddNetwork(net); err != nil {
+			return nil, fmt.Errorf("custom model file %s: %w", entry, err)
+		}
+		fromFile[net.Name] = entry
+		out = append(out, net)
+	}
+	return out, nil
+}
