@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/kernels/fit"
 )
@@ -13,20 +18,23 @@ func init() {
 	Register(Command{
 		Name:    "calibrate",
 		Summary: "fit the per-layer model's efficiencies to DeepBench convolution timings",
-		Usage:   "calibrate --deepbench PATH [--out PATH] [--evaluations N] [--json]",
+		Usage:   "calibrate --deepbench PATH [--anchors PATH] [--out PATH] [--evaluations N] [--json]",
 		Run:     runCalibrate,
 	})
 }
 
 // runCalibrate reads DeepBench's per-layer results, fits the calibration (holding out
 // each GPU in turn first, for the accuracy report), writes it as JSON to --out (or
-// stdout) and prints the leave-one-GPU-out table. The embedded calibration is
-// regenerated with
+// stdout) and prints the leave-one-GPU-out table. With --anchors it then fits the
+// whole-network figures (memory efficiency, depthwise and per-family scales) to the
+// tuning rows of the published throughputs. The embedded calibration is regenerated with
 //
-//	cnntime calibrate --deepbench assets/calibration/deepbench_conv.csv --out assets/calibration/calibration.json
+//	cnntime calibrate --deepbench assets/calibration/deepbench_conv.csv \
+//	    --anchors assets/validation/modern_anchors.csv --out assets/calibration/calibration.json
 func runCalibrate(env *Env, args []string) error {
 	fs := env.Flags(commands["calibrate"])
 	deepbench := fs.String("deepbench", "", "DeepBench per-layer results CSV (deepbench_conv.csv)")
+	anchorsPath := fs.String("anchors", "", "published whole-network throughputs CSV (modern_anchors.csv) to fit the per-family scales to")
 	out := fs.String("out", "", "write the calibration JSON here (default: stdout)")
 	evals := fs.Int("evaluations", 20000, "objective evaluations per fit (fewer: faster, rougher)")
 	if err := fs.Parse(args); err != nil {
@@ -56,9 +64,24 @@ func runCalibrate(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var anchors []fit.Anchor
+	if *anchorsPath != "" {
+		data, err := os.ReadFile(*anchorsPath)
+		if err != nil {
+			return fmt.Errorf("read the published throughputs: %w", err)
+		}
+		if anchors, err = fit.ParseAnchors(data); err != nil {
+			return fmt.Errorf("%s: %w", *anchorsPath, err)
+		}
+	}
 	cal, err := fit.Fit(rows, gpus, fit.Options{MaxEvaluations: *evals})
 	if err != nil {
 		return err
+	}
+	if anchors != nil {
+		if cal, err = fitNetworks(cal, anchors, cat.GPUs(), *evals, *anchorsPath); err != nil {
+			return err
+		}
 	}
 	js, err := cal.MarshalIndent()
 	if err != nil {
@@ -110,4 +133,38 @@ func writeCalibrationFile(path string, data []byte) error {
 		return fmt.Errorf("write calibration %s: %w", path, err)
 	}
 	return nil
+}
+
+// fitNetworks fits the whole-network figures of cal to the tuning rows of anchors and
+// records what it did in the calibration.
+func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, evals int, path string) (*kernels.Calibration, error) {
+	cases, err := fit.Resolve(anchors, gpus, map[string]*cnn.Network{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	nf, err := fit.FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, cases, fit.Options{MaxEvaluations: evals})
+	if err != nil {
+		return nil, err
+	}
+	out := nf.Calibration
+	out.NetworkFit = fmt.Sprintf("Nelder–Mead on the mean squared log error of predicted images/s over the %d tuning rows of %s (held-out rows not read), "+
+		"with a prior pulling each scale to 1: memory efficiency %.3f, depthwise efficiency ×%.2f, family scales %v; tuning MAPE %.1f%% before, %.1f%% after",
+		nf.TuningRows, filepath.Base(path), out.MemoryEfficiency, nf.DepthwiseScale, familyScales(out), nf.BeforeMAPE, nf.AfterMAPE)
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func familyScales(cal *kernels.Calibration) string {
+	keys := make([]string, 0, len(cal.FamilyScale))
+	for k := range cal.FamilyScale {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%.2f", k, cal.FamilyScale[k])
+	}
+	return strings.Join(parts, ", ")
 }

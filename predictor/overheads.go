@@ -5,6 +5,7 @@ import (
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 )
 
@@ -36,7 +37,8 @@ type Overheads struct {
 	// MemoryEfficiency is the fraction of the specified memory bandwidth streaming
 	// kernels reach (measured V100 ≈ 0.82, T4 ≈ 0.75, P100 ≈ 0.68 of spec).
 	MemoryEfficiency float64
-	// FallbackBandwidthGBs is used for a device whose memory bandwidth is unknown.
+	// FallbackBandwidthGBs is used for a device whose memory bandwidth and memory type
+	// are unknown (a GPU of unknown memory type gets its type's typical bandwidth).
 	FallbackBandwidthGBs float64
 	// OverheadRelErr is the relative error assumed for the host and update part of a step.
 	OverheadRelErr float64
@@ -95,6 +97,9 @@ func (o Overheads) updateMS(net *cnn.Network, req Request) float64 {
 		bytes += o.AMPBytesPerParam
 	}
 	bw := req.GPU.MemoryBandwidthGBs
+	if !(bw > 0) && req.GPU.MemoryType != "" {
+		bw, _ = kernels.BandwidthGBs(req.GPU) // the typical bandwidth of its memory type
+	}
 	if !(bw > 0) {
 		bw = o.FallbackBandwidthGBs
 	}

@@ -67,6 +67,14 @@ type Calibration struct {
 	// EstimateRelErr is the expected relative error (a fraction) of an estimate from
 	// specifications, per arithmetic: leave-one-GPU-out MAPE where fitted.
 	EstimateRelErr map[string]float64 `json:"estimate_rel_err"`
+	// FamilyScale multiplies the compute efficiency of every kernel in one arithmetic
+	// on one GPU family, keyed "family/arithmetic" (e.g. "hopper/fp16", see Family):
+	// how much of its peak current cuDNN reaches there, relative to the old GPUs and
+	// libraries the per-layer efficiencies were fitted on. Fitted to published
+	// whole-network throughputs; 1 where absent.
+	FamilyScale map[string]float64 `json:"family_scale,omitempty"`
+	// NetworkFit says what the whole-network fit used and reached, for display.
+	NetworkFit string `json:"network_fit,omitempty"`
 	// TransferRelErr is the expected relative error of a time transferred from another GPU.
 	TransferRelErr float64 `json:"transfer_rel_err"`
 	// Accuracy is the leave-one-GPU-out report of the fit, for display.
@@ -74,6 +82,7 @@ type Calibration struct {
 
 	eff     [numClasses][numArith][3]float64
 	estErr  [numArith]float64
+	family  [numFamilies][numArith]float64
 	checked bool
 }
 
@@ -170,8 +179,50 @@ func (c *Calibration) Validate() error {
 		}
 		c.estErr[a] = v
 	}
+	for f := Family(0); f < numFamilies; f++ {
+		for a := Arithmetic(0); a < numArith; a++ {
+			c.family[f][a] = 1
+		}
+	}
+	for key, v := range c.FamilyScale {
+		f, a, ok := parseFamilyKey(key)
+		if !ok {
+			return fmt.Errorf("calibration: family scale %q: the key must be family/arithmetic with a family of %v and an arithmetic of %v", key, familyNames[1:], arithNames)
+		}
+		if !positiveFinite(v) || v > 4 {
+			return fmt.Errorf("calibration: family scale %s = %v: must be in (0, 4]", key, v)
+		}
+		c.family[f][a] = v
+	}
 	c.checked = true
 	return nil
+}
+
+// FamilyKey names one family scale: "family/arithmetic".
+func FamilyKey(f Family, a Arithmetic) string { return f.String() + "/" + a.String() }
+
+func parseFamilyKey(key string) (Family, Arithmetic, bool) {
+	fam, ar, _ := strings.Cut(key, "/")
+	for f := Family(1); f < numFamilies; f++ {
+		if f.String() != fam {
+			continue
+		}
+		for a := Arithmetic(0); a < numArith; a++ {
+			if a.String() == ar {
+				return f, a, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// FamilyScaleOf returns the scale of family f for arithmetic a: 1 for an unknown
+// family and where none was fitted.
+func (c *Calibration) FamilyScaleOf(f Family, a Arithmetic) float64 {
+	if f <= 0 || f >= numFamilies || a < 0 || a >= numArith || !c.checked {
+		return 1
+	}
+	return c.family[f][a]
 }
 
 func knownKey(key string) bool {

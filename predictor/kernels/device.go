@@ -29,6 +29,7 @@ type deviceRates struct {
 	alignNeed    int     // channel alignment the tensor cores want: 8, 4, or 0 for none
 	extraRelErr  float64 // widening of the error band for fallbacks
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
+	family       Family
 }
 
 // ComputeCapability parses "8.6" into 86; 0 when unknown or malformed.
@@ -67,10 +68,14 @@ func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 // ratesFor returns g's throughputs for precision p.
 func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	r := deviceRates{arith: ArithmeticFor(g, p), elemBytes: 4}
+	typical, haveTypical := familyTypical[FamilyOf(g)]
 	fp32 := g.FP32TFLOPS
 	if !(fp32 > 0) {
 		r.extraRelErr += unknownSpecRelErr
 		fp32 = fallbackFP32TFLOPS
+		if haveTypical {
+			fp32 = typical.fp32TFLOPS
+		}
 		if g.SMs > 0 && g.BoostClockMHz > 0 {
 			fp32 = float64(g.SMs) * g.BoostClockMHz * 1e6 * 128 * 2 / 1e12 // 128 FP32 lanes per SM since Volta
 		}
@@ -87,6 +92,9 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 			peak = g.FP16TFLOPS / 2
 			r.extraRelErr += 0.05
 		}
+		if !(peak > 0) && g.FP32TFLOPS <= 0 && haveTypical {
+			peak = typical.fp16TFLOPS / 2 // nothing known but the family
+		}
 		if !(peak > 0) {
 			peak = fp32
 			r.extraRelErr += unknownSpecRelErr
@@ -97,6 +105,9 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 		if !(peak > 0) && g.TF32TFLOPS > 0 {
 			peak = 2 * g.TF32TFLOPS
 			r.extraRelErr += 0.05
+		}
+		if !(peak > 0) && g.FP32TFLOPS <= 0 && haveTypical {
+			peak = typical.fp16TFLOPS // nothing known but the family
 		}
 		if !(peak > 0) {
 			// GA10x/AD10x boards run FP16 with FP32 accumulate at about 2× FP32
@@ -111,15 +122,103 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 		r.elemBytes = 2
 	}
 	r.peakFLOPS = peak * 1e12
-	r.bandwidth = g.MemoryBandwidthGBs * 1e9
-	if !(r.bandwidth > 0) {
-		r.bandwidth = fallbackBandwidthGBs * 1e9
+	bw, known := BandwidthGBs(g)
+	r.bandwidth = bw * 1e9
+	if !known {
 		r.extraRelErr += unknownSpecRelErr
 	}
+	r.family = FamilyOf(g)
 	r.sms, r.quantize = float64(g.SMs), g.SMs > 0
 	if !r.quantize {
 		r.sms = fallbackSMs
+		if haveTypical {
+			r.sms = typical.sms
+		}
 		r.extraRelErr += 0.05
 	}
 	return r
+}
+
+// Family is a GPU generation whose tensor cores and libraries behave alike, told by
+// its compute capability: its tensor-core efficiency is fitted as one.
+type Family int
+
+const (
+	FamilyUnknown Family = iota
+	FamilyVolta          // 7.0, 7.2: V100, Titan V
+	FamilyTuring         // 7.5: T4, RTX 20
+	FamilyGA100          // 8.0: A100, A30
+	FamilyGA10x          // 8.6, 8.7: A10, A40, RTX 30, RTX A6000
+	FamilyAda            // 8.9: L4, L40S, RTX 40
+	FamilyHopper         // 9.0: H100, H200
+	numFamilies
+)
+
+var familyNames = [numFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper"}
+
+func (f Family) String() string {
+	if f < 0 || f >= numFamilies {
+		return "unknown"
+	}
+	return familyNames[f]
+}
+
+// FamilyOf returns g's family from its compute capability.
+func FamilyOf(g hw.GPU) Family {
+	switch cc := ComputeCapability(g.ComputeCapability); {
+	case cc == 70 || cc == 72:
+		return FamilyVolta
+	case cc == 75:
+		return FamilyTuring
+	case cc == 80:
+		return FamilyGA100
+	case cc == 86 || cc == 87:
+		return FamilyGA10x
+	case cc == 89:
+		return FamilyAda
+	case cc >= 90 && cc < 100:
+		return FamilyHopper
+	}
+	return FamilyUnknown
+}
+
+// typicalBandwidthGBs is the memory bandwidth of a GPU whose bandwidth is unknown but
+// whose memory type is known: the catalog's GPUs with that memory (HBM2e: A100 SXM4
+// 80GB 2039 and H100 PCIe 2000 GB/s; HBM2: V100 900, A100 40GB 1555; HBM3: H100 SXM
+// 3350; HBM3e: H200 4800; GDDR6X: RTX 3090 936, RTX 4090 1008; GDDR6: T4 320 to
+// L40S 864), taken at the middle of their range.
+var typicalBandwidthGBs = map[string]float64{
+	"hbm2": 1200, "hbm2e": 2000, "hbm3": 3350, "hbm3e": 4800,
+	"gddr6x": 950, "gddr6": 600, "gddr5x": 480, "gddr5": 240,
+}
+
+// BandwidthGBs is g's memory bandwidth in GB/s: the catalog's figure; else the typical
+// figure of its memory type; else a mid-range datacenter fallback. known says whether
+// the catalog gave it.
+func BandwidthGBs(g hw.GPU) (gbs float64, known bool) {
+	if g.MemoryBandwidthGBs > 0 {
+		return g.MemoryBandwidthGBs, true
+	}
+	if v, ok := typicalBandwidthGBs[strings.ToLower(strings.TrimSpace(g.MemoryType))]; ok {
+		return v, false
+	}
+	if t, ok := familyTypical[FamilyOf(g)]; ok {
+		return t.bandwidthGBs, false
+	}
+	return fallbackBandwidthGBs, false
+}
+
+// familyTypical are a family's figures for a GPU of which only the compute capability
+// is known (H100 NVL, GH200 in the catalog): its catalog GPUs' lower datacenter figures
+// (Volta: V100 SXM2; Turing: T4; GA100: A100 40GB; GA10x: A10; Ada: L40S; Hopper: H100
+// PCIe), so an unknown part is not predicted faster than the slowest of its kind.
+var familyTypical = map[Family]struct {
+	fp32TFLOPS, fp16TFLOPS, bandwidthGBs, sms float64
+}{
+	FamilyVolta:  {15.7, 125, 900, 80},
+	FamilyTuring: {8.1, 65, 320, 40},
+	FamilyGA100:  {19.5, 312, 1555, 108},
+	FamilyGA10x:  {31.2, 125, 600, 72},
+	FamilyAda:    {91.6, 362, 864, 142},
+	FamilyHopper: {51.2, 756, 2000, 114},
 }

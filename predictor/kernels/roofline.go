@@ -65,7 +65,7 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	if !e.cost.hasGEMM {
 		return e
 	}
-	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase)
+	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase) * cal.FamilyScaleOf(e.rates.family, e.rates.arith)
 	aligned := e.rates.alignNeed == 0 || (e.rates.alignNeed == 4 && e.cost.aligned4) || (e.rates.alignNeed == 8 && e.cost.aligned8)
 	if !aligned {
 		eff *= cal.UnalignedTensorFactor

@@ -176,6 +176,12 @@ func clone(c *kernels.Calibration) *kernels.Calibration {
 	for k, v := range c.EstimateRelErr {
 		out.EstimateRelErr[k] = v
 	}
+	if c.FamilyScale != nil {
+		out.FamilyScale = make(map[string]float64, len(c.FamilyScale))
+		for k, v := range c.FamilyScale {
+			out.FamilyScale[k] = v
+		}
+	}
 	out.Fitted = append([]string(nil), c.Fitted...)
 	out.Accuracy = append([]kernels.GPUAccuracy(nil), c.Accuracy...)
 	return &out

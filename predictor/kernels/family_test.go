@@ -1,0 +1,91 @@
+package kernels
+
+import (
+	"strings"
+	"testing"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+func TestFamilyOf(t *testing.T) {
+	tests := []struct {
+		cc   string
+		want Family
+	}{
+		{"7.0", FamilyVolta}, {"7.5", FamilyTuring}, {"8.0", FamilyGA100}, {"8.6", FamilyGA10x},
+		{"8.9", FamilyAda}, {"9.0", FamilyHopper}, {"6.1", FamilyUnknown}, {"", FamilyUnknown},
+	}
+	for _, tc := range tests {
+		if got := FamilyOf(hw.GPU{ComputeCapability: tc.cc}); got != tc.want {
+			t.Errorf("FamilyOf(cc %q) = %v, want %v", tc.cc, got, tc.want)
+		}
+	}
+}
+
+func TestBandwidthGBs(t *testing.T) {
+	tests := []struct {
+		name      string
+		g         hw.GPU
+		want      float64
+		wantKnown bool
+	}{
+		{"given", hw.GPU{MemoryBandwidthGBs: 936, MemoryType: "GDDR6X"}, 936, true},
+		{"by memory type", hw.GPU{MemoryType: "HBM2e", ComputeCapability: "8.0"}, 2000, false},
+		{"by family", hw.GPU{ComputeCapability: "9.0"}, 2000, false},
+		{"nothing known", hw.GPU{}, fallbackBandwidthGBs, false},
+	}
+	for _, tc := range tests {
+		got, known := BandwidthGBs(tc.g)
+		if got != tc.want || known != tc.wantKnown {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.name, got, known, tc.want, tc.wantKnown)
+		}
+	}
+}
+
+// A GPU known only by its compute capability is estimated from its family's typical
+// figures: a Hopper part is not predicted as slow as a 10-TFLOPS fallback.
+func TestUnknownHopperUsesFamilyFigures(t *testing.T) {
+	r := ratesFor(hw.GPU{ComputeCapability: "9.0", MemoryGB: 94}, measure.AMP)
+	if r.peakFLOPS != 756e12 || r.bandwidth != 2000e9 || r.sms != 114 {
+		t.Errorf("rates %+v: want the H100 PCIe's 756 TFLOPS, 2000 GB/s, 114 SMs", r)
+	}
+	if r := ratesFor(hw.GPU{ComputeCapability: "9.0"}, measure.TF32); r.peakFLOPS != 378e12 {
+		t.Errorf("TF32 peak %v, want 378e12", r.peakFLOPS)
+	}
+}
+
+func TestFamilyScale(t *testing.T) {
+	cal := PriorCalibration()
+	conv := cnn.Config{Op: cnn.OpConv2d, In: cnn.Shape{C: 256, H: 14, W: 14}, Out: cnn.Shape{C: 256, H: 14, W: 14},
+		NumInputs: 1, Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{1, 1}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 1}
+	h100 := hw.GPU{ComputeCapability: "9.0", SMs: 132, FP32TFLOPS: 66.9, FP16TFLOPS: 989.4, MemoryBandwidthGBs: 3350}
+	before, _ := EstimateMS(cal, conv, measure.Forward, h100, measure.AMP, 256)
+	cal.FamilyScale = map[string]float64{"hopper/fp16": 0.5}
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := EstimateMS(cal, conv, measure.Forward, h100, measure.AMP, 256)
+	if !(after > 1.5*before) {
+		t.Errorf("halving hopper/fp16 efficiency: %.3f ms → %.3f ms, want a compute-bound layer ~2× slower", before, after)
+	}
+	if got := cal.FamilyScaleOf(FamilyHopper, ArithTF32); got != 1 {
+		t.Errorf("unfitted hopper/tf32 scale %v, want 1", got)
+	}
+	for _, tc := range []struct {
+		scale map[string]float64
+		want  string
+	}{
+		{map[string]float64{"pascal/fp16": 1}, "family/arithmetic"},
+		{map[string]float64{"hopper/int8": 1}, "family/arithmetic"},
+		{map[string]float64{"hopper/fp16": 0}, "must be in (0, 4]"},
+		{map[string]float64{"hopper/fp16": 9}, "must be in (0, 4]"},
+	} {
+		c := PriorCalibration()
+		c.FamilyScale = tc.scale
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", tc.scale, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package fit
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+const anchorHeader = "source,url_or_path,gpu,model,framework,precision,batch_per_gpu,gpus,metric,value,memory_format,set,notes\n"
+
+func TestParseAnchors(t *testing.T) {
+	good := anchorHeader +
+		"lambda,repo:path.csv,v100,resnet50,PyTorch,fp32,128,1,images_per_s,369,nchw,tuning,\n" +
+		"dle,repo:README.md,a100,resnet50,PyTorch,amp,256,1,images_per_s,2470.5,nhwc,held out,\"a, note\"\n"
+	as, err := ParseAnchors([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 2 {
+		t.Fatalf("%d anchors, want 2", len(as))
+	}
+	if a := as[0]; a.GPU != "v100" || a.Precision != measure.FP32 || a.Batch != 128 || a.ImagesPerS != 369 || a.ChannelsLast || a.Held || a.Set() != "tuning" {
+		t.Errorf("anchor 0 = %+v", a)
+	}
+	if a := as[1]; a.Precision != measure.AMP || a.ImagesPerS != 2470.5 || !a.ChannelsLast || !a.Held || a.Set() != "held out" || a.Notes != "a, note" || a.Line != 3 {
+		t.Errorf("anchor 1 = %+v", a)
+	}
+	row := func(fields string) string { return anchorHeader + fields + "\n" }
+	bad := []struct{ name, csv, want string }{
+		{"empty", "", "header"},
+		{"missing column", strings.Replace(anchorHeader, ",set", "", 1), `lacks the column "set"`},
+		{"no rows", anchorHeader, "no rows"},
+		{"precision", row("s,u,g,m,f,fp8,1,1,images_per_s,1,nchw,tuning,"), "line 2: unknown training precision"},
+		{"batch", row("s,u,g,m,f,fp32,0,1,images_per_s,1,nchw,tuning,"), "batch_per_gpu"},
+		{"gpus", row("s,u,g,m,f,fp32,8,x,images_per_s,1,nchw,tuning,"), "gpus"},
+		{"metric", row("s,u,g,m,f,fp32,8,1,ms,1,nchw,tuning,"), "only images_per_s"},
+		{"value", row("s,u,g,m,f,fp32,8,1,images_per_s,-3,nchw,tuning,"), "value"},
+		{"format", row("s,u,g,m,f,fp32,8,1,images_per_s,3,chw,tuning,"), "memory_format"},
+		{"set", row("s,u,g,m,f,fp32,8,1,images_per_s,3,nchw,train,"), "set"},
+		{"no model", row("s,u,g,,f,fp32,8,1,images_per_s,3,nchw,tuning,"), "must be given"},
+	}
+	for _, tc := range bad {
+		_, err := ParseAnchors([]byte(tc.csv))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+var testV100 = hw.GPU{ID: "v100", ComputeCapability: "7.0", SMs: 80, BoostClockMHz: 1530, FP32TFLOPS: 15.7,
+	FP16TFLOPS: 125, MemoryGB: 16, MemoryType: "HBM2", MemoryBandwidthGBs: 900}
+
+func TestResolveNamesTheLine(t *testing.T) {
+	as := []Anchor{{Line: 7, GPU: "v100", Model: "resnet18"}, {Line: 8, GPU: "v100", Model: "resnet18"}}
+	nets := map[string]*cnn.Network{}
+	cases, err := Resolve(as, []hw.GPU{testV100}, nets)
+	if err != nil || len(cases) != 2 || cases[0].Net != cases[1].Net || len(nets) != 1 {
+		t.Fatalf("Resolve: %v, %d cases, %d networks built (want 2 cases sharing 1)", err, len(cases), len(nets))
+	}
+	if _, err := Resolve([]Anchor{{Line: 9, GPU: "x100", Model: "resnet18"}}, []hw.GPU{testV100}, nets); err == nil || !strings.Contains(err.Error(), "line 9") {
+		t.Errorf("unknown GPU: %v", err)
+	}
+	if _, err := Resolve([]Anchor{{Line: 4, GPU: "v100", Model: "resnet9000"}}, []hw.GPU{testV100}, nets); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Errorf("unknown model: %v", err)
+	}
+}
+
+// FitNetworks must move the tuning rows towards their figures and never read the
+// held-out ones.
+func TestFitNetworksUsesOnlyTuningRows(t *testing.T) {
+	nets := map[string]*cnn.Network{}
+	mk := func(held bool, ips float64) []Case {
+		cs, err := Resolve([]Anchor{
+			{Line: 2, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 16, GPUs: 1, ImagesPerS: ips},
+			{Line: 3, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 32, GPUs: 1, ImagesPerS: 1e6, Held: held},
+		}, []hw.GPU{testV100}, nets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs[:1+boolInt(held)]
+	}
+	cal := kernels.PriorCalibration()
+	base, err := Predict(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(false, 1)[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := 1.5 * base[0].ImagesPerS // a figure 50% faster than the prior predicts
+	nf, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(true, target), Options{MaxEvaluations: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nf.TuningRows != 1 || math.Abs(nf.BeforeMAPE-100.0/3) > 0.5 || nf.AfterMAPE > 10 {
+		t.Errorf("tuning rows %d, MAPE %.1f%% → %.1f%%: want 1 row, 33.3%% → under 10%%", nf.TuningRows, nf.BeforeMAPE, nf.AfterMAPE)
+	}
+	if len(nf.Scales) != 1 || nf.Scales[0] != "volta/fp16" || !(nf.Calibration.FamilyScale["volta/fp16"] > 1) {
+		t.Errorf("scales %v = %v: want volta/fp16 raised", nf.Scales, nf.Calibration.FamilyScale)
+	}
+	if _, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(true, target)[1:], Options{}); err == nil {
+		t.Errorf("a fit with only held-out rows should fail")
+	}
+	if cal.FamilyScale != nil || cal.MemoryEfficiency != kernels.PriorCalibration().MemoryEfficiency {
+		t.Errorf("FitNetworks changed its input calibration")
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,173 @@
+package fit
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/kernels"
+)
+
+// Bounds and prior weight of the whole-network fit.
+const (
+	minMemoryEfficiency = 0.4 // below any GPU's measured streaming bandwidth share
+	maxMemoryEfficiency = 0.95
+	// scalePrior weighs the squared log of each fitted scale against the mean squared
+	// log error: a scale that only one or two rows see moves only as far as they insist.
+	scalePrior = 0.002
+)
+
+// NetworkFit is what FitNetworks found.
+type NetworkFit struct {
+	Calibration *kernels.Calibration
+	Scales      []string // the family scales fitted, "family/arithmetic"
+	TuningRows  int
+	// DepthwiseScale multiplied the depthwise convolutions' efficiencies.
+	DepthwiseScale float64
+	// MAPE of the tuning rows before and after the fit, percent.
+	BeforeMAPE, AfterMAPE float64
+}
+
+// FitNetworks fits, to the tuning part of cases (published whole-network
+// throughputs), the figures of cal that the per-layer data cannot reach: the share of
+// the memory bandwidth that streaming kernels reach (batch norm, activations, pooling,
+// the update), a scale on the depthwise convolutions' efficiency, and a compute
+// efficiency scale per GPU family and the arithmetic its tuning rows' convolutions run in
+// (kernels.Calibration.FamilyScale). The held-out rows are never read. It minimises
+// the mean squared log error of the predicted images per second plus a small prior
+// that pulls every scale towards 1, with Nelder–Mead from cal's values. cal is not
+// changed; the fitted copy is returned.
+func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case, opt Options) (*NetworkFit, error) {
+	var tuning []Case
+	keys := map[string]bool{}
+	for _, c := range cases {
+		if c.Held {
+			continue
+		}
+		tuning = append(tuning, c)
+		if f := kernels.FamilyOf(c.Dev); f != kernels.FamilyUnknown {
+			keys[kernels.FamilyKey(f, kernelArith(c))] = true
+		}
+	}
+	if len(tuning) == 0 {
+		return nil, fmt.Errorf("no tuning rows among the %d anchors: mark some 'tuning'", len(cases))
+	}
+	scales := make([]string, 0, len(keys))
+	for k := range keys {
+		scales = append(scales, k)
+	}
+	sort.Strings(scales)
+
+	work := clone(cal)
+	if work.FamilyScale == nil {
+		work.FamilyScale = map[string]float64{}
+	}
+	baseDepthwise := map[string]float64{}
+	for k, v := range work.ComputeEfficiency {
+		if strings.HasPrefix(k, kernels.ClassDepthwise.String()+"/") {
+			baseDepthwise[k] = v
+		}
+	}
+	// x = logit of the memory efficiency in its bounds, log depthwise scale, log family scales.
+	x0 := make([]float64, 2+len(scales))
+	u := (clamp(work.MemoryEfficiency, minMemoryEfficiency+1e-3, maxMemoryEfficiency-1e-3) - minMemoryEfficiency) / (maxMemoryEfficiency - minMemoryEfficiency)
+	x0[0] = math.Log(u / (1 - u))
+	for i, k := range scales {
+		if v, ok := work.FamilyScale[k]; ok && v > 0 {
+			x0[2+i] = math.Log(v)
+		}
+	}
+	apply := func(x []float64) {
+		work.MemoryEfficiency = minMemoryEfficiency + (maxMemoryEfficiency-minMemoryEfficiency)/(1+math.Exp(-x[0]))
+		d := math.Exp(clamp(x[1], -3, 3))
+		for k, v := range baseDepthwise {
+			work.ComputeEfficiency[k] = math.Min(v*d, 1)
+		}
+		for i, k := range scales {
+			work.FamilyScale[k] = math.Exp(clamp(x[2+i], -1.5, 1.35)) // 0.22 to 3.9
+		}
+	}
+	var lastErr error
+	objective := func(x []float64) float64 {
+		apply(x)
+		if err := work.Validate(); err != nil {
+			lastErr = err
+			return math.Inf(1)
+		}
+		sq, err := logErrors(work, over, mem, tuning)
+		if err != nil {
+			lastErr = err
+			return math.Inf(1)
+		}
+		for _, v := range x[1:] {
+			sq += scalePrior * v * v
+		}
+		return sq
+	}
+	before, err := tuningMAPE(cal, over, mem, tuning)
+	if err != nil {
+		return nil, err
+	}
+	res, err := optimize.Minimize(optimize.Problem{Func: objective}, x0,
+		&optimize.Settings{FuncEvaluations: opt.networkEvaluations(), Converger: &optimize.FunctionConverge{Absolute: 1e-6, Iterations: 60}},
+		&optimize.NelderMead{})
+	if res == nil {
+		if lastErr != nil {
+			return nil, fmt.Errorf("fit the whole-network figures: %w", lastErr)
+		}
+		return nil, fmt.Errorf("fit the whole-network figures: %w", err)
+	}
+	apply(res.X)
+	if err := work.Validate(); err != nil {
+		return nil, fmt.Errorf("the whole-network fit produced an invalid calibration: %w", err)
+	}
+	after, err := tuningMAPE(work, over, mem, tuning)
+	if err != nil {
+		return nil, err
+	}
+	return &NetworkFit{Calibration: work, Scales: scales, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[1], -3, 3)),
+		BeforeMAPE: before, AfterMAPE: after}, nil
+}
+
+func (o Options) networkEvaluations() int {
+	if o.MaxEvaluations > 0 {
+		return max(o.MaxEvaluations/20, 100)
+	}
+	return 1000
+}
+
+// kernelArith is the arithmetic a case's convolutions run in.
+func kernelArith(c Case) kernels.Arithmetic {
+	return kernels.ArithmeticFor(c.Dev, predictor.KernelPrecision(c.Precision, cnn.OpConv2d, c.Dev))
+}
+
+// logErrors is the mean squared log ratio of predicted to measured throughput.
+func logErrors(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (float64, error) {
+	preds, err := Predict(cal, over, mem, cases)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for i, c := range cases {
+		d := math.Log(preds[i].ImagesPerS / c.ImagesPerS)
+		sum += d * d
+	}
+	return sum / float64(len(cases)), nil
+}
+
+func tuningMAPE(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (float64, error) {
+	preds, err := Predict(cal, over, mem, cases)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for i, c := range cases {
+		sum += math.Abs(preds[i].ErrorPct(c.ImagesPerS))
+	}
+	return sum / float64(len(cases)), nil
+}
