@@ -158,8 +158,8 @@ func (c *Catalog) parseMachine(r record) (Machine, error) {
 	if !providerPattern.MatchString(m.Provider) {
 		return m, r.errorf("provider", "%q is not a provider: use lower-case letters and digits, e.g. aws", m.Provider)
 	}
-	if m.Provider == UserProvider {
-		return m, r.errorf("provider", "%q is reserved for the user's own machines", UserProvider)
+	if m.Provider == UserProvider || m.Provider == LocalProvider {
+		return m, r.errorf("provider", "%q is reserved for the user's own and measured machines", m.Provider)
 	}
 	if !machineIDPattern.MatchString(m.ID) || !strings.HasPrefix(m.ID, m.Provider+"/") {
 		return m, r.errorf("id", "%q is not %s/INSTANCE (letters, digits, '.', '_' and '-' after the slash)", m.ID, m.Provider)
@@ -197,7 +197,7 @@ func (c *Catalog) parseMachine(r record) (Machine, error) {
 		return m, err
 	}
 	m.Listing = Listing(r.text("listing"))
-	if !m.Listing.valid() || m.Listing == ListingUser {
+	if !m.Listing.valid() || m.Listing == ListingUser || m.Listing == ListingLocal {
 		return m, r.errorf("listing", "%q is not one of current, historical, unpriced, component", m.Listing)
 	}
 	if (m.PriceUSDPerHour == 0) != (m.Listing == ListingUnpriced) {

@@ -196,6 +196,7 @@ func TestBrokenRowsNameFileLineAndField(t *testing.T) {
 		{"current without price", gpuHeader + gpuV100, machineHeader + replace(machineP3, "3.06", ""), MachinesFile, "price_usd_per_hour", 2, "unpriced"},
 		{"id not provider/instance", gpuHeader + gpuV100, machineHeader + replace(machineP3, "aws/p3.2xlarge", "gcp/p3.2xlarge"), MachinesFile, "id", 2, "aws/INSTANCE"},
 		{"reserved provider", gpuHeader + gpuV100, machineHeader + strings.ReplaceAll(machineP3, "aws", "user"), MachinesFile, "provider", 2, "reserved"},
+		{"reserved local provider", gpuHeader + gpuV100, machineHeader + strings.ReplaceAll(machineP3, "aws", "local"), MachinesFile, "provider", 2, "reserved"},
 		{"bad listing", gpuHeader + gpuV100, machineHeader + replace(machineP3, "current", "old"), MachinesFile, "listing", 2, "not one of"},
 		{"bad price date", gpuHeader + gpuV100, machineHeader + replace(machineP3, "2026-01-21", "last year"), MachinesFile, "price_date", 2, "not a date"},
 		{"duplicate machine", gpuHeader + gpuV100, machineHeader + machineP3 + replace(machineP3, "aws/p3.2xlarge", "aws/P3.2xlarge"), MachinesFile, "id", 3, "twice"},

@@ -64,20 +64,22 @@ const (
 	ListingUnpriced   Listing = "unpriced"   // no on-demand price found: cost unknown
 	ListingComponent  Listing = "component"  // a GPU add-on whose price excludes the VM it attaches to
 	ListingUser       Listing = "user"       // defined by the user
+	ListingLocal      Listing = "local"      // measured in the cache, priced by the user
 )
 
 func (l Listing) valid() bool {
 	switch l {
-	case ListingCurrent, ListingHistorical, ListingUnpriced, ListingComponent, ListingUser:
+	case ListingCurrent, ListingHistorical, ListingUnpriced, ListingComponent, ListingUser, ListingLocal:
 		return true
 	}
 	return false
 }
 
 // Comparable reports whether the machine is a complete offer whose cost can be
-// compared with others: a current catalog price or a user's own machine.
+// compared with others: a current catalog price, a user's own machine, or a measured
+// local machine the user priced.
 func (m Machine) Comparable() bool {
-	return m.Listing == ListingCurrent || m.Listing == ListingUser
+	return m.Listing == ListingCurrent || m.Listing == ListingUser || m.Listing == ListingLocal
 }
 
 // UnknownFields names the specification figures the public sources did not give
