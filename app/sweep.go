@@ -12,6 +12,7 @@ import (
 	"cnntime/db"
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
+	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -115,7 +116,11 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	for k := range have {
 		measured[gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}] = true
 	}
-	p.Kernels, err = gpu.MakePlan(gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured})
+	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured}
+	if dev.Backend == "cpu" {
+		opts.Phases = predictor.EveryPhaseKernels.Phases // what the CPU predicts its own steps from
+	}
+	p.Kernels, err = gpu.MakePlan(opts)
 	if err != nil {
 		return SweepPlan{}, Usagef("%v", err)
 	}

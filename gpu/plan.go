@@ -55,6 +55,10 @@ type PlanOptions struct {
 	// Measured holds what the cache already has for this device, precision and policy;
 	// those items are left out of the plan.
 	Measured map[Key]bool
+	// Phases lists the kernels a layer runs on the device; nil is PyTorch on cuDNN
+	// (cnn.Layer.Phases). The CPU backend runs more (views copy, batch norm's weight
+	// gradient is a kernel of its own).
+	Phases func(l *cnn.Layer) []measure.Phase
 }
 
 // Plan is an ordered list of measurements to take.
@@ -104,6 +108,9 @@ func MakePlan(o PlanOptions) (Plan, error) {
 		for i := range net.Layers {
 			l := &net.Layers[i]
 			phases := l.Phases()
+			if o.Phases != nil {
+				phases = o.Phases(l)
+			}
 			if len(phases) == 0 {
 				continue // a view (flatten, slice): no kernel
 			}

@@ -213,3 +213,31 @@ func TestPlanRejectsBadOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanMeasuresTheDevicesOwnPhases(t *testing.T) {
+	net := build(t, "resnet18")
+	rate := Rate{FLOPS: 1e10, BytesPerSec: 1e10}
+	// A device that runs every layer's forward pass, views included, and nothing else.
+	forwardOnly := func(*cnn.Layer) []measure.Phase { return []measure.Phase{measure.Forward} }
+	p, err := MakePlan(PlanOptions{Networks: []*cnn.Network{net}, Batches: []int{1, 2}, Repeats: 1, Rate: rate, Phases: forwardOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := map[cnn.Config]bool{}
+	flatten := false
+	for i := range net.Layers {
+		configs[net.Layers[i].Config] = true
+		flatten = flatten || net.Layers[i].Op == cnn.OpFlatten
+	}
+	if !flatten {
+		t.Fatal("resnet18 has no flatten layer to test a view with")
+	}
+	if p.Configs != len(configs) || len(p.Items) != 2*len(configs) {
+		t.Errorf("plan has %d configs, %d items; want every one of the %d configurations' forward pass (flatten's too) at 2 batches", p.Configs, len(p.Items), len(configs))
+	}
+	for _, it := range p.Items {
+		if it.Phase != measure.Forward {
+			t.Fatalf("planned %s of %s; the device runs forward passes only", it.Phase, it.Config.Key())
+		}
+	}
+}
