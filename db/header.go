@@ -10,6 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // applicationID marks a SQLite file as a cnntime cache (PRAGMA application_id): the
@@ -54,9 +58,11 @@ func parseHeader(b []byte) (fileHeader, bool) {
 // of a newer schema than this cnntime knows. A missing or empty file is fine: Open
 // creates the cache in it.
 //
-// While the file's write-ahead log holds commits (a writer is running, or was killed)
-// the header in the file itself may be stale, so the marks are then read through SQLite,
-// read-only, which sees the log.
+// A writer that was stopped (killed, or the machine lost power) may have left commits in
+// the write-ahead log, or a hot rollback journal: SQLite switches a new file to WAL mode
+// in a rollback-journal transaction, so a cache whose creator was killed there has one.
+// The file's own header is then stale or half-written, so the marks are read through
+// SQLite, which sees the committed state (see checkMarks).
 func checkExistingFile(path string) error {
 	h, size, err := readHeader(path)
 	switch {
@@ -73,56 +79,172 @@ func checkExistingFile(path string) error {
 	if h.applicationID != 0 && h.applicationID != applicationID {
 		return foreignDatabaseError(path, h.applicationID)
 	}
-	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
-		if h.applicationID == applicationID {
-			return nil // ours; Open reads the schema version through the log
-		}
-		err := checkMarksReadOnly(path)
-		if err != nil && h.pageCount <= 1 && h.validFor == h.changeCounter {
-			// A new cache whose first writer was killed before its first checkpoint:
-			// a read-only reader cannot recover the log. Open recovers it and refuses
-			// it then if the schema is another program's.
-			return nil
-		}
+	pending, err := hasPendingWrites(path)
+	if err != nil {
 		return err
+	}
+	if pending {
+		return checkMarks(path)
 	}
 	if err := h.check(path, size); err != nil {
 		return err
 	}
 	if h.applicationID == 0 {
-		return checkMarksReadOnly(path)
+		return checkMarks(path)
 	}
 	return nil
 }
 
-// checkMarksReadOnly opens the SQLite file at path read-only and refuses it unless it
-// is a cnntime cache this cnntime can open, or an empty database.
-func checkMarksReadOnly(path string) error {
+// hasPendingWrites reports whether the file at path has a write-ahead log holding
+// frames, or a rollback journal that may be hot: then its header alone cannot be
+// trusted. (A journal that SQLite finished with is deleted, or its first byte zeroed.)
+func hasPendingWrites(path string) (bool, error) {
+	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+		return true, nil
+	}
+	j, err := os.Open(path + "-journal")
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the journal of cache file %s: %w", path, err)
+	}
+	defer j.Close()
+	first := make([]byte, 1)
+	n, err := j.Read(first)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read the journal of cache file %s: %w", path, err)
+	}
+	return n == 1 && first[0] != 0, nil
+}
+
+// schemaMarks is what decides whether cnntime may open a SQLite database as its cache.
+type schemaMarks struct {
+	version, appID, tables int
+}
+
+// judge refuses the database at path unless it is a cnntime cache this cnntime can
+// open, or an empty database.
+func (m schemaMarks) judge(path string) error {
+	switch {
+	case m.appID == 0 && m.version == 0 && m.tables == 0:
+		return nil // an empty database: Open makes it a cache
+	case m.appID == 0:
+		return fmt.Errorf("%s is an SQLite database of another program, not a cnntime cache: choose another --db file", path)
+	case m.appID != applicationID:
+		return foreignDatabaseError(path, uint32(m.appID))
+	case m.version > latestVersion:
+		return newerSchemaError(path, m.version)
+	}
+	return nil
+}
+
+// readMarks reads the schema marks of the database open as db.
+func readMarks(ctx context.Context, db *sql.DB) (schemaMarks, error) {
+	var m schemaMarks
+	var err error
+	m.version, m.appID, err = readSchemaMarks(ctx, db)
+	if err != nil {
+		return m, err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&m.tables); err != nil {
+		return m, fmt.Errorf("read the schema: %w", err)
+	}
+	return m, nil
+}
+
+// checkMarks judges the SQLite file at path by its committed schema marks, read through
+// SQLite without changing the file.
+//
+// It reads them on a read-only connection, which sees the commits in the write-ahead
+// log. A read-only connection cannot recover what a killed writer left in two cases: a
+// hot rollback journal (SQLITE_READONLY_ROLLBACK) and a log whose index it may not
+// rebuild (SQLITE_READONLY_RECOVERY, SQLITE_READONLY_CANTINIT). Then it judges a private
+// copy that SQLite recovers instead, so the file itself is still not touched.
+func checkMarks(path string) error {
+	ctx := context.Background()
 	ro, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	defer ro.Close()
-	ctx := context.Background()
-	version, appID, err := readSchemaMarks(ctx, ro)
+	m, err := readMarks(ctx, ro)
+	ro.Close()
+	if needsRecovery(err) {
+		m, err = readRecoveredCopy(ctx, path)
+	}
 	if err != nil {
-		return fmt.Errorf("%s is not a readable SQLite database (%v): choose another file", path, err)
+		return fmt.Errorf("%s is not a readable SQLite database (%w): choose another file", path, err)
 	}
-	var tables int
-	if err := ro.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-		return fmt.Errorf("%s is not a readable SQLite database (%v): choose another file", path, err)
+	return m.judge(path)
+}
+
+// needsRecovery reports whether err is SQLite refusing a read-only connection because
+// the file needs a recovery that writes.
+func needsRecovery(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
 	}
-	switch {
-	case appID == 0 && version == 0 && tables == 0:
-		return nil // an empty database: Open makes it a cache
-	case appID == 0:
-		return fmt.Errorf("%s is an SQLite database of another program, not a cnntime cache: choose another --db file", path)
-	case appID != applicationID:
-		return foreignDatabaseError(path, uint32(appID))
-	case version > latestVersion:
-		return newerSchemaError(path, version)
+	switch se.Code() {
+	case sqlite3.SQLITE_READONLY_ROLLBACK, sqlite3.SQLITE_READONLY_RECOVERY, sqlite3.SQLITE_READONLY_CANTINIT:
+		return true
 	}
-	return nil
+	return false
+}
+
+// maxRecoveryCopy bounds the bytes readRecoveredCopy copies. A cnntime cache is only
+// left with a hot journal while it is being created (a single page), so a larger file
+// in that state is another program's.
+const maxRecoveryCopy = 256 << 20
+
+// readRecoveredCopy copies the file at path with its journal and log (not the log's
+// index, which SQLite rebuilds) to a temporary directory, lets SQLite recover the copy
+// as a writer does, and reads the copy's schema marks.
+func readRecoveredCopy(ctx context.Context, path string) (schemaMarks, error) {
+	var total int64
+	for _, suffix := range []string{"", "-journal", "-wal"} {
+		if info, err := os.Stat(path + suffix); err == nil {
+			total += info.Size()
+		}
+	}
+	if total > maxRecoveryCopy {
+		return schemaMarks{}, fmt.Errorf("it holds an unfinished write of a program that was stopped; open it once with that program or the sqlite3 shell to recover it, then retry; cnntime did not change it")
+	}
+	dir, err := os.MkdirTemp("", "cnntime-check-")
+	if err != nil {
+		return schemaMarks{}, fmt.Errorf("make a directory to recover a copy: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	cp := filepath.Join(dir, "cache.db")
+	for _, suffix := range []string{"", "-journal", "-wal"} {
+		if err := copyFile(path+suffix, cp+suffix); err != nil && !(suffix != "" && errors.Is(err, fs.ErrNotExist)) {
+			return schemaMarks{}, fmt.Errorf("copy it to recover the copy: %w", err)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(cp))
+	if err != nil {
+		return schemaMarks{}, err
+	}
+	defer db.Close()
+	return readMarks(ctx, db)
+}
+
+// copyFile copies the file at from to a new file at to.
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 func foreignDatabaseError(path string, appID uint32) error {
