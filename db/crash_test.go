@@ -67,14 +67,30 @@ func TestCommittedMeasurementsSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the kill test runs child processes")
 	}
-	path := filepath.Join(t.TempDir(), "crash.db")
+	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
 	const kills = 24
+	var path string
+	var runs []string            // the runs that wrote to the file at path
+	reported := map[string]int{} // measurements each run reported committed
 	reportedTotal := 0
 	for i := 0; i < kills; i++ {
+		var earlyWithin time.Duration // 0: kill after the first commit
+		switch {
+		case i%6 == 0:
+			// A new file, and a kill soon enough to stop the child while it may still be
+			// creating the cache.
+			path = filepath.Join(dir, fmt.Sprintf("crash-%d.db", i))
+			runs = nil
+			earlyWithin = 20 * time.Millisecond
+		case i%3 == 0:
+			earlyWithin = 60 * time.Millisecond
+		}
 		run := strconv.Itoa(i)
-		reported := killChildAtRandom(t, path, run, i%3 == 0, rng)
-		reportedTotal += reported
+		runs = append(runs, run)
+		reported[run] = killChildAtRandom(t, path, run, earlyWithin, rng)
+		reportedTotal += reported[run]
+		left := filesLeft(path)
 
 		d, err := Open(path)
 		if err != nil {
@@ -85,31 +101,58 @@ func TestCommittedMeasurementsSurviveSIGKILL(t *testing.T) {
 			d.Close()
 			t.Fatalf("kill %d: check after the kill: %v %v", i+1, problems, err)
 		}
-		ms, err := d.Measurements(context.Background(), crashDevice, []string{"crash/" + run})
-		d.Close()
-		if err != nil {
-			t.Fatalf("kill %d: %v", i+1, err)
-		}
-		if len(ms) < reported || len(ms)%crashBatch != 0 {
-			t.Fatalf("kill %d: the cache holds %d measurements of the run, the child reported %d committed (whole transactions of %d)",
-				i+1, len(ms), reported, crashBatch)
-		}
-		for n := 0; n < reported; n++ {
-			if want := crashMeasurement(run, n); ms[n] != want {
-				t.Fatalf("kill %d: measurement %d is %+v, want %+v", i+1, n, ms[n], want)
+		for _, r := range runs { // this run's commits, and every earlier run's on this file
+			if err := checkCrashRun(d, r, reported[r]); err != nil {
+				d.Close()
+				t.Fatalf("kill %d: run %s: %v", i+1, r, err)
 			}
 		}
-		t.Logf("kill %d: %d measurements reported committed, %d in the cache", i+1, reported, len(ms))
+		d.Close()
+		t.Logf("kill %d: the child left %s; %d measurements reported committed, all in the cache", i+1, left, reported[run])
 	}
 	if reportedTotal < kills*crashBatch {
 		t.Errorf("only %d measurements were committed over %d kills: the kills came too early to test much", reportedTotal, kills)
 	}
 }
 
-// killChildAtRandom starts a writing child, SIGKILLs it at a random moment (early: any
-// time from its start, while it may still be opening the cache; otherwise after its
-// first commit) and returns how many measurements it reported committed.
-func killChildAtRandom(t *testing.T, path, run string, early bool, rng *rand.Rand) int {
+// filesLeft describes the database files at path: their sizes, or "no file".
+func filesLeft(path string) string {
+	var parts []string
+	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
+		if info, err := os.Stat(path + suffix); err == nil {
+			parts = append(parts, fmt.Sprintf("file%s %d B", suffix, info.Size()))
+		}
+	}
+	if len(parts) == 0 {
+		return "no file"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkCrashRun checks that the cache holds every measurement child run reported
+// committed, with its values, and only whole transactions of the run.
+func checkCrashRun(d *DB, run string, reported int) error {
+	ms, err := d.Measurements(context.Background(), crashDevice, []string{"crash/" + run})
+	if err != nil {
+		return err
+	}
+	if len(ms) < reported || len(ms)%crashBatch != 0 {
+		return fmt.Errorf("the cache holds %d measurements of the run, the child reported %d committed (whole transactions of %d)",
+			len(ms), reported, crashBatch)
+	}
+	for n := 0; n < reported; n++ {
+		if want := crashMeasurement(run, n); ms[n] != want {
+			return fmt.Errorf("measurement %d is %+v, want %+v", n, ms[n], want)
+		}
+	}
+	return nil
+}
+
+// killChildAtRandom starts a writing child, SIGKILLs it at a random moment (any time
+// within earlyWithin of its start, while it may still be opening the cache; with
+// earlyWithin 0, after its first commit) and returns how many measurements it reported
+// committed.
+func killChildAtRandom(t *testing.T, path, run string, earlyWithin time.Duration, rng *rand.Rand) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildDB+"="+path, crashChildRun+"="+run)
@@ -143,8 +186,8 @@ func killChildAtRandom(t *testing.T, path, run string, early bool, rng *rand.Ran
 			mu.Unlock()
 		}
 	}()
-	if early {
-		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
+	if earlyWithin > 0 {
+		time.Sleep(time.Duration(rng.Int64N(int64(earlyWithin))))
 	} else {
 		select {
 		case <-first:
