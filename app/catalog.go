@@ -33,25 +33,40 @@ func LoadCatalog() (*hw.Catalog, error) {
 }
 
 // Machines returns every machine the user can compare: the catalog's with the user's
-// price overrides applied, then the user's own machines (see hw.Catalog.Merge). With a
-// nil cache it returns the catalog alone.
+// price overrides applied, then the user's own machines (see hw.Catalog.Merge), then
+// the devices measured in the cache (local/cpu after a CPU sweep, local/<GPU id> after
+// a GPU sweep or an import). With a nil cache it returns the catalog alone.
 func Machines(ctx context.Context, d *db.DB) ([]hw.Machine, error) {
+	all, _, err := machinesWithLocal(ctx, d)
+	return all, err
+}
+
+// machinesWithLocal is Machines, and the measured devices behind its local machines.
+func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMachine, error) {
 	c, err := LoadCatalog()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if d == nil {
-		return c.Merge(nil, nil), nil
+		return c.Merge(nil, nil), nil, nil
 	}
 	user, err := d.UserMachines(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	overrides, err := d.PriceOverrides(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.Merge(user, overrides), nil
+	local, err := localMachines(ctx, d, overrides)
+	if err != nil {
+		return nil, nil, err
+	}
+	all := c.Merge(user, overrides)
+	for _, lm := range local {
+		all = append(all, lm.machine)
+	}
+	return all, local, nil
 }
 
 // MachineSpec is what the user gives for a machine of their own.
@@ -115,6 +130,15 @@ func SetMachinePrice(ctx context.Context, d *db.DB, id string, usdPerHour float6
 		m.CatalogPrice, m.PriceUSDPerHour, m.PriceOverridden = m.PriceUSDPerHour, usdPerHour, true
 		return m, nil
 	}
+	if m, found, err := findLocalMachine(ctx, d, id); err != nil {
+		return hw.Machine{}, err
+	} else if found {
+		if err := d.SetPriceOverride(ctx, m.ID, usdPerHour); err != nil {
+			return hw.Machine{}, err
+		}
+		priceLocal(&m, map[string]float64{m.ID: usdPerHour})
+		return m, nil
+	}
 	m, found, err := userMachine(ctx, d, id)
 	if err != nil {
 		return hw.Machine{}, err
@@ -130,11 +154,24 @@ func SetMachinePrice(ctx context.Context, d *db.DB, id string, usdPerHour float6
 }
 
 // ResetMachinePrice drops the user's price override of a catalog machine, going back
-// to the catalog's price, and returns the machine as it now is.
+// to the catalog's price, or the user's price of a local machine, whose cost is then
+// unknown; it returns the machine as it now is.
 func ResetMachinePrice(ctx context.Context, d *db.DB, id string) (hw.Machine, error) {
 	c, err := LoadCatalog()
 	if err != nil {
 		return hw.Machine{}, err
+	}
+	if m, found, err := findLocalMachine(ctx, d, id); err != nil {
+		return hw.Machine{}, err
+	} else if found {
+		if err := d.ClearPriceOverride(ctx, m.ID); err != nil {
+			if errors.Is(err, db.ErrNotFound) {
+				return hw.Machine{}, fmt.Errorf("%s has no price set: its cost is unknown already", m.ID)
+			}
+			return hw.Machine{}, err
+		}
+		priceLocal(&m, nil)
+		return m, nil
 	}
 	m, err := c.Machine(id)
 	if err != nil {
@@ -161,6 +198,11 @@ func RemoveUserMachine(ctx context.Context, d *db.DB, id string) error {
 	}
 	if m, err := c.Machine(id); err == nil {
 		return fmt.Errorf("%s is a catalog machine and cannot be removed; only your own machines (user/...) can", m.ID)
+	}
+	if m, found, err := findLocalMachine(ctx, d, id); err != nil {
+		return err
+	} else if found {
+		return fmt.Errorf("%s is a device measured in the cache and cannot be removed as a machine: it is listed as long as the cache holds its measurements", m.ID)
 	}
 	m, found, err := userMachine(ctx, d, id)
 	if err != nil {

@@ -27,8 +27,12 @@ type Engine struct {
 	machines   map[string]hw.Machine // by lower-case id: the catalog's with overrides, and the user's
 	machineIDs []string
 	measured   map[string]string // catalog GPU id → the measured CUDA device of that GPU in the cache
-	kernels    *kernels.Model
-	pred       *predictor.Engine
+	// local holds the targets of the devices measured in the cache (local/...), by
+	// lower-case id; localErr says why a listed one cannot be predicted.
+	local    map[string]Target
+	localErr map[string]error
+	kernels  *kernels.Model
+	pred     *predictor.Engine
 
 	mu     sync.Mutex
 	nets   map[string]*cnn.Network // the zoo networks built so far and the custom ones added
@@ -49,13 +53,14 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the embedded calibration is broken (a build mistake; report it): %w", err)
 	}
-	machines, err := Machines(ctx, d)
+	machines, local, err := machinesWithLocal(ctx, d)
 	if err != nil {
 		return nil, err
 	}
 	var (
 		devices []measure.Device
 		ms      []measure.Measurement
+		configs map[string]cnn.Config
 	)
 	if d != nil {
 		if devices, err = d.Devices(ctx); err != nil {
@@ -64,11 +69,16 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 		if ms, err = d.Measurements(ctx, "", nil); err != nil {
 			return nil, err
 		}
+		if configs, err = cacheConfigs(ctx, d); err != nil {
+			return nil, err
+		}
 	}
 	e := &Engine{
 		catalog:  cat,
 		machines: make(map[string]hw.Machine),
 		measured: make(map[string]string),
+		local:    make(map[string]Target),
+		localErr: make(map[string]error),
 		nets:     make(map[string]*cnn.Network),
 	}
 	for _, m := range machines {
@@ -82,6 +92,7 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 	}
 	e.kernels = kernels.NewModel(cal, cat.GPUs(), devices, ms)
 	e.pred = predictor.NewEngine(e.kernels, predictor.DefaultOverheads, predictor.DefaultMemoryModel)
+	e.addLocalTargets(local, ms, configs)
 	if d != nil {
 		if err := e.addSavedModels(ctx, d); err != nil {
 			return nil, err
@@ -153,12 +164,52 @@ func (e *Engine) CustomNames() []string {
 // Target is one machine a prediction is for, with its GPU.
 type Target struct {
 	Machine hw.Machine
-	GPU     hw.GPU
+	GPU     hw.GPU // for a CPU, the host processor as hw.HostCPU describes it
+	// DeviceKey is the measured device a local machine is; "" for the others, which
+	// use the first measured device of their GPU in the cache, if any.
+	DeviceKey string
+	// cpu is the step model of a measured CPU (nil for a GPU): its own measurements
+	// and roofline, the CPU backend's kernels added one after another.
+	cpu *predictor.Engine
 }
 
-// MachineTarget looks a machine up by id: a catalog instance or one of the user's.
+// addLocalTargets makes the devices measured in the cache machines one can predict: a
+// CUDA GPU as its catalog GPU with its own measurements first, a CPU with its own
+// measurements and the roofline fitted to them. A CPU whose measurements cannot give
+// a roofline stays listed, and predicting it says why it cannot be.
+func (e *Engine) addLocalTargets(local []localMachine, ms []measure.Measurement, configs map[string]cnn.Config) {
+	for _, lm := range local {
+		id := strings.ToLower(lm.machine.ID)
+		if lm.device.Backend != "cpu" {
+			g, err := e.catalog.GPU(lm.machine.GPUID)
+			if err != nil {
+				e.localErr[id] = fmt.Errorf("machine %s: %w", lm.machine.ID, err)
+				continue
+			}
+			e.local[id] = Target{Machine: lm.machine, GPU: g, DeviceKey: lm.device.Key}
+			continue
+		}
+		t, err := cpuTarget(lm, e.kernels, ms, configs)
+		if err != nil {
+			e.localErr[id] = err
+			e.warnings = append(e.warnings, err.Error())
+			continue
+		}
+		e.local[id] = t
+	}
+}
+
+// MachineTarget looks a machine up by id: a catalog instance, one of the user's, or a
+// device measured in the cache.
 func (e *Engine) MachineTarget(id string) (Target, error) {
-	m, ok := e.machines[strings.ToLower(strings.TrimSpace(id))]
+	key := strings.ToLower(strings.TrimSpace(id))
+	if t, ok := e.local[key]; ok {
+		return t, nil
+	}
+	if err, ok := e.localErr[key]; ok {
+		return Target{}, err
+	}
+	m, ok := e.machines[key]
 	if !ok {
 		return Target{}, fmt.Errorf("unknown machine %q%s: 'cnntime machines' lists them", id, Suggest(id, e.machineIDs))
 	}
@@ -201,6 +252,7 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 		nets[i] = n
 	}
 	reqs := make([]predictor.Request, 0, len(nets)*len(q.Targets))
+	engines := make([]*predictor.Engine, 0, cap(reqs))
 	for _, n := range nets {
 		for _, t := range q.Targets {
 			batches := q.Batches
@@ -211,12 +263,20 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 				}
 				batches = batches[i:]
 			}
-			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: e.measured[t.GPU.ID],
+			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run}
+			if r.DeviceKey == "" {
+				r.DeviceKey = e.measured[t.GPU.ID]
+			}
+			pred := e.pred
+			if t.cpu != nil {
+				r, pred = cpuStepRequest(r), t.cpu
+			}
 			if err := r.Check(); err != nil {
 				return nil, err
 			}
 			reqs = append(reqs, r)
+			engines = append(engines, pred)
 		}
 	}
 	out := make([]predictor.Curve, len(reqs))
@@ -228,7 +288,7 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = e.pred.Curve(reqs[i])
+				out[i], errs[i] = engines[i].Curve(reqs[i])
 			}
 		}()
 	}
