@@ -92,7 +92,9 @@ func memTotal() int64 {
 // cpuPrecision reports whether the CPU backend runs a precision: FP32 only.
 func cpuPrecision(p measure.Precision) bool { return p == measure.FP32 || p == measure.FP32Strict }
 
-// TimeLayer times one phase of a layer configuration. Precisions other than FP32 are
+// TimeLayer times one phase of a layer configuration, doing the work the training step
+// does for it (see layerRun): the forward pass also clears the output's gradient, the
+// weight gradient also applies the SGD update. Precisions other than FP32 are
 // unsupported; the policy does not apply (the result's policy is measure.NoPolicy).
 func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
 	m := measure.Measurement{
@@ -124,25 +126,6 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	if err != nil {
 		return m, fmt.Errorf("time %s: %w", cfg.Key(), err)
 	}
-	xs, dxs := make([][]float32, len(shapes)), make([][]float32, len(shapes))
-	for i, s := range shapes {
-		xs[i] = make([]float32, int64(batch)*s.Elems())
-		fillRandom(xs[i], 1, uint64(i+1))
-		dxs[i] = make([]float32, len(xs[i]))
-	}
-	y := make([]float32, max(int64(batch)*cfg.Out.Elems(), 1))
-	dy := make([]float32, len(y))
-	fillRandom(dy, 1, 99)
-	run := func() {
-		switch phase {
-		case measure.Forward:
-			o.forward(xs, y)
-		case measure.BackwardData:
-			o.backwardData(xs, y, dy, dxs)
-		case measure.BackwardWeights:
-			o.backwardWeights(xs, y, dy)
-		}
-	}
 	switch phase {
 	case measure.Forward, measure.BackwardData:
 	case measure.BackwardWeights:
@@ -153,8 +136,22 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	default:
 		return m, fmt.Errorf("time %s: unknown phase %q", cfg.Key(), phase)
 	}
+	r := layerRun{op: o, xs: make([][]float32, len(shapes)), dxs: make([][]float32, len(shapes))}
+	for i, s := range shapes {
+		r.xs[i] = make([]float32, int64(batch)*s.Elems())
+		fillRandom(r.xs[i], 1, uint64(i+1))
+		r.dxs[i] = make([]float32, len(r.xs[i]))
+	}
+	r.y = make([]float32, max(int64(batch)*cfg.Out.Elems(), 1))
+	r.dy = make([]float32, len(r.y))
+	run := r.forward
 	if phase != measure.Forward {
-		o.forward(xs, y) // backward kernels read what the forward pass saved
+		r.forward()             // backward kernels read what the forward pass saved
+		fillRandom(r.dy, 1, 99) // and a gradient from the layers above
+		run = r.backwardData
+		if phase == measure.BackwardWeights {
+			run = func() { r.backwardWeights(learningRate) }
+		}
 	}
 	times, err := timeRuns(ctx, run, repeats)
 	if err != nil {

@@ -14,13 +14,11 @@ import (
 // Framework names the CPU backend in step measurements.
 const Framework = "cnntime-cpu"
 
-// graph is a network's kernels, activations and gradients at one batch size.
+// graph is a network's layers bound to its activations and gradients at one batch size.
 type graph struct {
-	net   *cnn.Network
-	ops   []op
-	acts  [][]float32 // each layer's output
-	grads [][]float32 // the gradient of each layer's output
-	image []float32
+	net    *cnn.Network
+	layers []layerRun
+	image  []float32
 }
 
 // stepBytes is the memory a training step at a batch size needs: activations and their
@@ -33,6 +31,7 @@ func stepBytes(net *cnn.Network, batch int) int64 {
 	return 4 * (elems + int64(batch)*net.Input.Elems())
 }
 
+// newGraph allocates every tensor of the step once; a step then allocates nothing.
 func newGraph(net *cnn.Network, batch int) (*graph, error) {
 	g := &graph{net: net, image: make([]float32, int64(batch)*net.Input.Elems())}
 	fillRandom(g.image, 1, 7)
@@ -55,57 +54,39 @@ func newGraph(net *cnn.Network, batch int) (*graph, error) {
 			return nil, fmt.Errorf("layer %d (%s): %w", i, l.Name, err)
 		}
 		n := max(int64(batch)*l.Out.Elems(), 1)
-		g.ops = append(g.ops, o)
-		g.acts = append(g.acts, make([]float32, n))
-		g.grads = append(g.grads, make([]float32, n))
+		r := layerRun{op: o, y: make([]float32, n), dy: make([]float32, n),
+			xs: make([][]float32, len(l.Inputs)), dxs: make([][]float32, len(l.Inputs))}
+		for k, j := range l.Inputs {
+			if j >= 0 {
+				r.xs[k], r.dxs[k] = g.layers[j].y, g.layers[j].dy
+			} else {
+				r.xs[k] = g.image // the image's gradient (nil) is not computed
+			}
+		}
+		g.layers = append(g.layers, r)
 	}
 	return g, nil
 }
 
-// inputs picks layer i's inputs from t (activations or gradients); image stands for the
-// network's input (-1): the image itself, or nil for its gradient, which no one needs.
-func (g *graph) inputs(i int, t [][]float32, image []float32) [][]float32 {
-	l := &g.net.Layers[i]
-	out := make([][]float32, len(l.Inputs))
-	for k, j := range l.Inputs {
-		if j >= 0 {
-			out[k] = t[j]
-		} else {
-			out[k] = image
-		}
-	}
-	return out
-}
-
-// step runs forward, backward and an SGD update with momentum, and returns the loss.
+// step runs forward, backward with the SGD update of each layer's parameters, and
+// returns the loss.
 func (g *graph) step(lr float32) float32 {
-	for i, o := range g.ops {
-		o.forward(g.inputs(i, g.acts, g.image), g.acts[i])
+	for i := range g.layers {
+		g.layers[i].forward()
 	}
-	for _, t := range g.grads {
-		clear(t)
-	}
-	for i := len(g.ops) - 1; i >= 0; i-- {
-		xs := g.inputs(i, g.acts, g.image)
-		if len(g.ops[i].params()) > 0 {
-			g.ops[i].backwardWeights(xs, g.acts[i], g.grads[i])
-		}
-		g.ops[i].backwardData(xs, g.acts[i], g.grads[i], g.inputs(i, g.grads, nil))
-	}
-	for _, o := range g.ops {
-		for _, p := range o.params() {
-			for k := range p.w {
-				p.m[k] = 0.9*p.m[k] + p.g[k]
-				p.w[k] -= lr * p.m[k]
-				p.g[k] = 0
-			}
+	for i := len(g.layers) - 1; i >= 0; i-- {
+		r := &g.layers[i]
+		r.backwardData()
+		if len(r.op.params()) > 0 {
+			r.backwardWeights(lr)
 		}
 	}
-	return g.acts[len(g.acts)-1][0]
+	return g.layers[len(g.layers)-1].y[0]
 }
 
 // RunStep times whole training steps of net: forward, backward and an SGD update with
-// momentum, on synthetic images and labels. A network larger than MemoryLimit at this
+// momentum, on synthetic images and labels. The step is exactly the layers' phases as
+// TimeLayer times them, one after another. A network larger than MemoryLimit at this
 // batch size is out of memory; a layer kind the backend lacks makes it unsupported.
 func (b *Backend) RunStep(ctx context.Context, net *cnn.Network, batch int, prec measure.Precision, repeats int) (measure.Step, error) {
 	s := measure.Step{
@@ -134,7 +115,7 @@ func (b *Backend) RunStep(ctx context.Context, net *cnn.Network, batch int, prec
 	if err != nil {
 		return s, fmt.Errorf("run a step of %s: %w", net.Name, err)
 	}
-	times, err := timeRuns(ctx, func() { g.step(1e-3) }, repeats)
+	times, err := timeRuns(ctx, func() { g.step(learningRate) }, repeats)
 	if err != nil {
 		return s, fmt.Errorf("run a step of %s at batch %d: %w", net.Name, batch, err)
 	}
