@@ -12,10 +12,7 @@ import (
 	"strings"
 
 	"cnntime/assets"
-	"cnntime/gpu/cpu"
 	"cnntime/predictor"
-	"cnntime/predictor/cnn"
-	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 )
@@ -28,24 +25,6 @@ type ValidateReport struct {
 	Public []PublicSourceAccuracy `json:"public"`
 	Rows   []PublicComparison     `json:"public_rows"`
 	Modern *ModernAccuracy        `json:"modern"` // table 4: validate_modern.go
-}
-
-// CPUAccuracy compares whole training steps on this machine's CPU, predicted from
-// per-layer CPU measurements, with the same steps measured end to end.
-type CPUAccuracy struct {
-	Device  string          `json:"device"`
-	Input   int             `json:"input_resolution"`
-	Rows    []CPUComparison `json:"rows"`
-	MAPEPct float64         `json:"mape_pct"`
-}
-
-// CPUComparison is one network at one batch size on the CPU.
-type CPUComparison struct {
-	Model       string  `json:"model"`
-	Batch       int     `json:"batch"`
-	MeasuredMS  float64 `json:"measured_ms"`
-	PredictedMS float64 `json:"predicted_ms"`
-	ErrorPct    float64 `json:"error_pct"`
 }
 
 // PublicComparison is one published whole-network figure and its prediction.
@@ -204,104 +183,6 @@ func BySource(rows []PublicComparison) []PublicSourceAccuracy {
 	return out
 }
 
-// cpuValidationModels are small enough at 32×32 to measure on two cores in about a minute.
-var cpuValidationModels = []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"}
-
-var cpuValidationBatches = []int{1, 2, 4, 8}
-
-const cpuValidationInput = 32
-
-// CPUValidation measures, on this machine's CPU, every layer phase of each network at
-// each batch size and the whole training step, then predicts the step from the layer
-// measurements alone and compares. progress, when not nil, hears what is being measured.
-func CPUValidation(ctx context.Context, cal *kernels.Calibration, repeats int, progress io.Writer) (*CPUAccuracy, error) {
-	be := cpu.New()
-	dev := be.Device()
-	cpuGPU := hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}
-	var ms []measure.Measurement
-	steps := map[string]map[int]float64{}
-	nets := make([]*cnn.Network, 0, len(cpuValidationModels))
-	for _, name := range cpuValidationModels {
-		net, err := cnn.Build(name, cnn.Options{Resolution: cpuValidationInput, Classes: 10})
-		if err != nil {
-			return nil, err
-		}
-		nets = append(nets, net)
-		steps[name] = map[int]float64{}
-		if progress != nil {
-			fmt.Fprintf(progress, "measuring %s on the CPU…\n", name)
-		}
-		type cp struct {
-			cfg   cnn.Config
-			phase measure.Phase
-		}
-		seen := map[cp]bool{}
-		for i := range net.Layers {
-			l := &net.Layers[i]
-			for _, ph := range predictor.EveryPhaseKernels.Phases(l) {
-				if seen[cp{l.Config, ph}] {
-					continue
-				}
-				seen[cp{l.Config, ph}] = true
-				for _, b := range cpuValidationBatches {
-					m, err := be.TimeLayer(ctx, l.Config, b, ph, measure.FP32, measure.NoPolicy, repeats)
-					if err != nil {
-						return nil, err
-					}
-					if m.Status != measure.OK {
-						return nil, fmt.Errorf("the CPU backend cannot time %s of %s (%s): %s", ph, l.Name, name, m.Status)
-					}
-					ms = append(ms, m)
-				}
-			}
-		}
-		for _, b := range cpuValidationBatches {
-			s, err := be.RunStep(ctx, net, b, measure.FP32, repeats)
-			if err != nil {
-				return nil, err
-			}
-			if s.Status != measure.OK {
-				return nil, fmt.Errorf("the CPU backend cannot run a step of %s at batch %d: %s", name, b, s.Status)
-			}
-			steps[name][b] = s.MedianMS
-		}
-	}
-	model := kernels.NewModel(cal, nil, []measure.Device{dev}, ms)
-	eng := predictor.NewEngine(model, CPUOverheads, predictor.DefaultMemoryModel)
-	acc := &CPUAccuracy{Device: dev.Name, Input: cpuValidationInput}
-	for _, net := range nets {
-		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1}, GPU: cpuGPU,
-			DeviceKey: dev.Key, Precision: measure.FP32, Policy: measure.NoPolicy, Batches: cpuValidationBatches,
-			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range c.Points {
-			got := steps[net.Name][p.Batch]
-			row := CPUComparison{Model: net.Name, Batch: p.Batch, MeasuredMS: got, PredictedMS: p.IterMS,
-				ErrorPct: 100 * (p.IterMS - got) / got}
-			acc.Rows = append(acc.Rows, row)
-			acc.MAPEPct += math.Abs(row.ErrorPct)
-		}
-	}
-	acc.MAPEPct /= float64(len(acc.Rows))
-	return acc, nil
-}
-
-// CPUOverheads is the step model for the CPU backend: kernels are direct function
-// calls, one after another (synchronous, no launch cost, no host overhead), and its
-// SGD update reads and writes the weight, momentum and gradient (the gradient is
-// zeroed) at a scalar loop's speed.
-var CPUOverheads = func() predictor.Overheads {
-	o := predictor.DefaultOverheads
-	o.Synchronous = true
-	o.LaunchForwardUS, o.LaunchBackwardUS, o.StepMS, o.UpdateIssueUSPerTensor = 0, 0, 0, 0
-	o.UpdateBytesPerParam = 24
-	o.MemoryEfficiency = 1
-	o.FallbackBandwidthGBs = 12
-	return o
-}()
-
 func init() {
 	cmd := Command{
 		Name:    "validate",
@@ -310,7 +191,7 @@ func init() {
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
-		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about a minute on two cores)")
+		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (two to three minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement")
 		if err := fs.Parse(args); err != nil {
 			return err
@@ -338,7 +219,7 @@ func init() {
 			if !env.JSON {
 				progress = env.Stderr
 			}
-			if rep.CPU, err = CPUValidation(env.Ctx, eng.Kernels().Calibration(), *repeats, progress); err != nil {
+			if rep.CPU, err = CPUValidation(env.Ctx, eng.Kernels().Calibration(), DefaultCPUValidation(*repeats), progress); err != nil {
 				return err
 			}
 		}
@@ -352,13 +233,7 @@ func init() {
 
 func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	if rep.CPU != nil {
-		fmt.Fprintf(w, "1. Whole training step on the CPU (%s), %d×%d input, predicted from per-layer measurements: MAPE %.1f%%\n\n",
-			rep.CPU.Device, rep.CPU.Input, rep.CPU.Input, rep.CPU.MAPEPct)
-		t := NewTable(w, "MODEL", "BATCH", "MEASURED MS", "PREDICTED MS", "ERROR")
-		for _, r := range rep.CPU.Rows {
-			t.Row(r.Model, strconv.Itoa(r.Batch), fmt.Sprintf("%.2f", r.MeasuredMS), fmt.Sprintf("%.2f", r.PredictedMS), fmt.Sprintf("%+.1f%%", r.ErrorPct))
-		}
-		if err := t.Flush(); err != nil {
+		if err := writeCPUTable(w, rep.CPU); err != nil {
 			return err
 		}
 	} else {

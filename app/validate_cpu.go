@@ -1,0 +1,234 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cnntime/gpu/cpu"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+)
+
+// CPUAccuracy compares whole training steps on this machine's CPU, predicted from
+// per-layer CPU measurements, with the same steps measured end to end.
+type CPUAccuracy struct {
+	Device  string          `json:"device"`
+	Input   int             `json:"input_resolution"`
+	Rounds  int             `json:"rounds"`
+	Repeats int             `json:"repeats"`
+	Rows    []CPUComparison `json:"rows"`
+	MAPEPct float64         `json:"mape_pct"`
+	// LoadBefore and LoadAfter are the machine's one-minute load average when the
+	// measurements started and ended (0 where /proc/loadavg cannot be read): other
+	// processes on the cores make every time noisier.
+	LoadBefore float64 `json:"load_before"`
+	LoadAfter  float64 `json:"load_after"`
+}
+
+// CPUComparison is one network at one batch size on the CPU.
+type CPUComparison struct {
+	Model       string  `json:"model"`
+	Batch       int     `json:"batch"`
+	MeasuredMS  float64 `json:"measured_ms"`
+	PredictedMS float64 `json:"predicted_ms"`
+	ErrorPct    float64 `json:"error_pct"`
+}
+
+// CPUValidationOptions says what the CPU validation measures.
+type CPUValidationOptions struct {
+	Models  []string // zoo names
+	Batches []int
+	Input   int // input resolution, pixels
+	// Rounds is how many times each network's layers and step are measured, one
+	// network and batch size after another, so that the layer and step measurements
+	// of each see the same load on the machine; Repeats is the timed runs per
+	// measurement. The median of the rounds' medians counts.
+	Rounds, Repeats int
+}
+
+// DefaultCPUValidation is `cnntime validate`'s table 1: five CNNs at 32×32 (small
+// enough to measure on two cores in two to three minutes) × four batch sizes.
+func DefaultCPUValidation(repeats int) CPUValidationOptions {
+	return CPUValidationOptions{
+		Models:  []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"},
+		Batches: []int{1, 2, 4, 8}, Input: 32, Rounds: 3, Repeats: repeats,
+	}
+}
+
+// CPUValidation measures, on this machine's CPU, every layer phase of each network at
+// each batch size and the whole training step, then predicts the step from the layer
+// measurements alone (CPUOverheads: the kernels one after another, nothing else) and
+// compares. progress, when not nil, hears what is being measured.
+func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidationOptions, progress io.Writer) (*CPUAccuracy, error) {
+	if len(o.Models) == 0 || len(o.Batches) == 0 || o.Input < 1 || o.Rounds < 1 || o.Repeats < 1 {
+		return nil, fmt.Errorf("CPU validation of %d models × %d batch sizes at %d px, %d rounds of %d repeats: all must be positive",
+			len(o.Models), len(o.Batches), o.Input, o.Rounds, o.Repeats)
+	}
+	be := cpu.New()
+	dev := be.Device()
+	acc := &CPUAccuracy{Device: dev.Name, Input: o.Input, Rounds: o.Rounds, Repeats: o.Repeats, LoadBefore: loadAverage()}
+	nets := make([]*cnn.Network, 0, len(o.Models))
+	for _, name := range o.Models {
+		net, err := cnn.Build(name, cnn.Options{Resolution: o.Input, Classes: 10})
+		if err != nil {
+			return nil, err
+		}
+		nets = append(nets, net)
+	}
+	type point struct {
+		net   string
+		batch int
+	}
+	type phaseKey struct {
+		cfg   cnn.Config
+		batch int
+		phase measure.Phase
+	}
+	stepRounds := map[point][]float64{}
+	layerRounds := map[phaseKey][]measure.Measurement{}
+	for round := 1; round <= o.Rounds; round++ {
+		for _, net := range nets {
+			if progress != nil {
+				fmt.Fprintf(progress, "round %d/%d: measuring %s on the CPU…\n", round, o.Rounds, net.Name)
+			}
+			for _, b := range o.Batches {
+				// Every phase the step runs, each distinct configuration once, then the step.
+				for i := range net.Layers {
+					l := &net.Layers[i]
+					for _, ph := range predictor.EveryPhaseKernels.Phases(l) {
+						k := phaseKey{l.Config, b, ph}
+						if len(layerRounds[k]) == round {
+							continue // another layer of the network has this configuration
+						}
+						m, err := be.TimeLayer(ctx, l.Config, b, ph, measure.FP32, measure.NoPolicy, o.Repeats)
+						if err != nil {
+							return nil, err
+						}
+						if m.Status != measure.OK {
+							return nil, fmt.Errorf("the CPU backend cannot time %s of %s (%s): %s", ph, l.Name, net.Name, m.Status)
+						}
+						layerRounds[k] = append(layerRounds[k], m)
+					}
+				}
+				s, err := be.RunStep(ctx, net, b, measure.FP32, o.Repeats)
+				if err != nil {
+					return nil, err
+				}
+				if s.Status != measure.OK {
+					return nil, fmt.Errorf("the CPU backend cannot run a step of %s at batch %d: %s", net.Name, b, s.Status)
+				}
+				stepRounds[point{net.Name, b}] = append(stepRounds[point{net.Name, b}], s.MedianMS)
+			}
+		}
+	}
+	acc.LoadAfter = loadAverage()
+	ms := make([]measure.Measurement, 0, len(layerRounds))
+	for _, rounds := range layerRounds {
+		ms = append(ms, medianRound(rounds))
+	}
+	model := kernels.NewModel(cal, nil, []measure.Device{dev}, ms)
+	eng := predictor.NewEngine(model, CPUOverheads, predictor.DefaultMemoryModel)
+	for _, net := range nets {
+		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
+			GPU: hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}, DeviceKey: dev.Key,
+			Precision: measure.FP32, Policy: measure.NoPolicy, Batches: o.Batches,
+			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range c.Points {
+			got := median(stepRounds[point{net.Name, p.Batch}])
+			row := CPUComparison{Model: net.Name, Batch: p.Batch, MeasuredMS: got, PredictedMS: p.IterMS,
+				ErrorPct: 100 * (p.IterMS - got) / got}
+			acc.Rows = append(acc.Rows, row)
+			acc.MAPEPct += math.Abs(row.ErrorPct)
+		}
+	}
+	acc.MAPEPct /= float64(len(acc.Rows))
+	return acc, nil
+}
+
+// medianRound is the round whose time is the median of the rounds' (the lower middle
+// one of an even count), so the measurement keeps its own spread.
+func medianRound(rounds []measure.Measurement) measure.Measurement {
+	times := make([]float64, len(rounds))
+	for i, m := range rounds {
+		times[i] = m.MedianMS
+	}
+	mid := median(times)
+	best := rounds[0]
+	for _, m := range rounds[1:] {
+		if math.Abs(m.MedianMS-mid) < math.Abs(best.MedianMS-mid) {
+			best = m
+		}
+	}
+	return best
+}
+
+// median is the middle value of xs (the mean of the two middle ones for an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// loadAverage reads the one-minute load average from /proc/loadavg, or returns 0.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// CPUOverheads is the step model for the CPU backend: its step is its layers' phases
+// run one after another on the calling thread (synchronous, no launch cost), and
+// nothing else, since the backend applies each layer's SGD update inside its timed
+// weight-gradient kernel and clears each output's gradient inside its timed forward
+// pass (see gpu/cpu's layerRun). So no update, per-tensor or per-step cost is added.
+var CPUOverheads = func() predictor.Overheads {
+	o := predictor.DefaultOverheads
+	o.Synchronous = true
+	o.LaunchForwardUS, o.LaunchBackwardUS, o.StepMS, o.UpdateIssueUSPerTensor = 0, 0, 0, 0
+	o.UpdateBytesPerParam, o.AMPBytesPerParam = 0, 0
+	o.MemoryEfficiency = 1
+	o.FallbackBandwidthGBs = 12
+	return o
+}()
+
+// writeCPUTable prints table 1 of `cnntime validate`.
+func writeCPUTable(w io.Writer, a *CPUAccuracy) error {
+	fmt.Fprintf(w, "1. Whole training step on the CPU (%s), %d×%d input, predicted from per-layer measurements: MAPE %.1f%%\n",
+		a.Device, a.Input, a.Input, a.MAPEPct)
+	fmt.Fprintf(w, "   %d rounds × %d repeats, medians; load average %.2f before, %.2f after (other processes share the cores)\n\n",
+		a.Rounds, a.Repeats, a.LoadBefore, a.LoadAfter)
+	t := NewTable(w, "MODEL", "BATCH", "MEASURED MS", "PREDICTED MS", "ERROR")
+	for _, r := range a.Rows {
+		t.Row(r.Model, strconv.Itoa(r.Batch), fmt.Sprintf("%.2f", r.MeasuredMS), fmt.Sprintf("%.2f", r.PredictedMS), fmt.Sprintf("%+.1f%%", r.ErrorPct))
+	}
+	return t.Flush()
+}
