@@ -179,6 +179,10 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 			mw.showError(fmt.Errorf("the sweep finished but its measurements could not be loaded: %w", rerr))
 			return
 		}
+		if ms, err := mw.Session.Machines(context.Background()); err == nil { // a measured device is a machine (local/cpu)
+			mw.Selection.SetMachines(ms)
+			mw.Specs.SetMachines(ms, catalogGPUs())
+		}
 		mw.Session.Refresh()
 		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
 	}
