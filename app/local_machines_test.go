@@ -90,7 +90,7 @@ func TestLocalCPUAfterASweep(t *testing.T) {
 	}
 
 	// At a swept batch the step is the CPU's own measured kernels, one after another
-	// (the CPU backend's kernel rule), and the SGD update at the CPU's fitted bandwidth.
+	// (the CPU backend's kernel rule), and whatever CPUOverheads adds for the update.
 	want := measuredCPUStepMS(t, dbPath, model, dev.Key, 2)
 	if got := *rows[1].IterMS; math.Abs(got-want) > 1e-3+1e-6*want {
 		t.Errorf("batch 2: %.4f ms; want the sum of its measured kernels and the update, %.4f ms", got, want)
@@ -147,7 +147,8 @@ func TestLocalCPUAfterASweep(t *testing.T) {
 }
 
 // measuredCPUStepMS is the CPU step of the model file at batch b from the cache's
-// measurements: every kernel of the CPU backend's rule, added, plus the SGD update.
+// measurements: every kernel of the CPU backend's rule, added, plus CPUOverheads'
+// update (none while the backend updates inside its weight-gradient kernels).
 func measuredCPUStepMS(t *testing.T, dbPath, model, deviceKey string, b int) float64 {
 	t.Helper()
 	net, err := ReadCustomModelFile(model)
