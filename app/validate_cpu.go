@@ -136,12 +136,11 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 		ms = append(ms, medianRound(rounds))
 	}
 	model := kernels.NewModel(cal, nil, []measure.Device{dev}, ms)
-	eng := predictor.NewEngine(model, CPUOverheads, predictor.DefaultMemoryModel)
+	eng := newCPUPredictor(model) // the step model local/cpu is predicted with
 	for _, net := range nets {
-		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
-			GPU: hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}, DeviceKey: dev.Key,
-			Precision: measure.FP32, Policy: measure.NoPolicy, Batches: o.Batches,
-			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
+		c, err := eng.Curve(cpuStepRequest(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
+			GPU: hw.HostCPU(dev.Name, dev.SMs, hostMemoryGiB(dev), 0, 0, ""), DeviceKey: dev.Key,
+			Batches: o.Batches, Run: predictor.Run{Epochs: 1, Images: 1}}))
 		if err != nil {
 			return nil, err
 		}
