@@ -137,31 +137,6 @@ func TestStepIsLaunchBoundAtSmallBatches(t *testing.T) {
 	}
 }
 
-func TestNetworkMemory(t *testing.T) {
-	const params = 108 + 2*144 + 2570
-	ctx := DefaultMemoryModel.ContextBytes
-	tests := []struct {
-		precision  measure.Precision
-		fixed      float64
-		saved      float64
-		transient  float64
-		castsBytes float64
-	}{
-		// Saved fp32: conv1/relu output, conv2 output, add output (fc's input) 256×4 each,
-		// fc output 10×4, the image 192×4. Largest activation 256×4; transient 3× that.
-		{measure.FP32, 12*params + ctx, 3*1024 + 40 + 768, 3 * 1024, 0},
-		// amp: FP16 activations, the FP32 image plus its FP16 copy, FP16 weight copies.
-		{measure.AMP, 14*params + ctx, 3*512 + 20 + 768 + 384, 3 * 512, 2 * params},
-	}
-	for _, tc := range tests {
-		m := DefaultMemoryModel.NetworkMemory(tinyNet(), tc.precision)
-		if m.fixed() != tc.fixed || m.SavedPerSample != tc.saved || m.TransientPerSample != tc.transient || m.CastBytes != tc.castsBytes {
-			t.Errorf("%s: fixed %v saved %v transient %v casts %v; want %v %v %v %v", tc.precision,
-				m.fixed(), m.SavedPerSample, m.TransientPerSample, m.CastBytes, tc.fixed, tc.saved, tc.transient, tc.castsBytes)
-		}
-	}
-}
-
 func TestBatchesBeyondMemoryAreNotPredicted(t *testing.T) {
 	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
 	m := DefaultMemoryModel.NetworkMemory(tinyNet(), measure.FP32)

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"sort"
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -9,24 +10,30 @@ import (
 )
 
 // MemoryModel holds the parts of a GPU's memory use that do not come from the network.
+// Each figure is a published measurement; see the README's predict section.
 type MemoryModel struct {
-	// ContextBytes is the CUDA context with cuDNN and cuBLAS loaded and their handles'
-	// workspaces: memory the framework never sees but the GPU loses (0.3–0.5 GiB on
-	// current drivers; we take 0.45 GiB).
+	// ContextBytes is what the process holds outside PyTorch's allocator: the CUDA
+	// context with the cuDNN and cuBLAS kernels it has loaded. PyTorch 2 with CUDA's lazy
+	// module loading reports 0.42–0.58 GiB of "non-PyTorch memory" in its out-of-memory
+	// messages on Ampere, Ada and Hopper; we take 0.5 GiB. (PyTorch 1.x on CUDA 11
+	// loaded every kernel eagerly: about 1.2 GiB.)
 	ContextBytes float64
-	// Fragmentation multiplies the batch-dependent bytes: PyTorch's caching allocator
-	// rounds blocks up and cannot always reuse freed ones.
+	// Fragmentation multiplies the batch-dependent bytes: the caching allocator rounds
+	// blocks up and cannot return a segment that still holds a live block. At an
+	// out-of-memory error PyTorch reports 0.1–7% of its reserved memory unallocated;
+	// we take 3%.
 	Fragmentation float64
-	// UsableFraction is the part of the GPU's nominal memory that cudaMemGetInfo reports
-	// as total (a "16 GB" V100 has 15.78 GiB; ECC and the driver keep some).
+	// UsableFraction is the part of the GPU's nominal memory (GiB) that the driver
+	// reports as total: 15.78 of 16 on a V100, 23.64–23.70 of 24 on an RTX 3090 or
+	// 4090, 39.59 of 40 and 79.15–79.35 of 80 on an A100.
 	UsableFraction float64
 }
 
 // DefaultMemoryModel is what the predictor uses unless told otherwise.
 var DefaultMemoryModel = MemoryModel{
-	ContextBytes:   0.45 * (1 << 30),
-	Fragmentation:  1.10,
-	UsableFraction: 0.985,
+	ContextBytes:   0.5 * (1 << 30),
+	Fragmentation:  1.03,
+	UsableFraction: 0.987,
 }
 
 // Memory is a network's memory use on one GPU at one precision, split into the part
@@ -39,11 +46,16 @@ type Memory struct {
 	OptimizerBytes float64
 	CastBytes      float64
 	ContextBytes   float64
-	// Per-sample bytes: activations kept for the backward pass, and the largest
-	// transient (a gradient buffer pair plus convolution workspace) on top of them.
-	SavedPerSample     float64
-	TransientPerSample float64
-	Fragmentation      float64
+	// Per-sample bytes. InputPerSample is the FP32 image batch, on the GPU for the whole
+	// step. SavedPerSample is every activation autograd keeps for the backward pass (and
+	// autocast's FP16 copy of the image): what is live when the backward pass starts.
+	// PeakPerSample is the most activation memory live at any moment of the step: the
+	// saved tensors not yet released plus the activation gradients in flight (at least
+	// SavedPerSample).
+	InputPerSample float64
+	SavedPerSample float64
+	PeakPerSample  float64
+	Fragmentation  float64
 }
 
 // Bytes is the peak memory at per-GPU batch size b.
@@ -56,7 +68,7 @@ func (m Memory) fixed() float64 {
 }
 
 func (m Memory) perSample() float64 {
-	return (m.SavedPerSample + m.TransientPerSample) * m.Fragmentation
+	return (m.InputPerSample + m.PeakPerSample) * m.Fragmentation
 }
 
 // MaxBatch is the largest per-GPU batch size that fits in capacity bytes: 0 if not
@@ -86,10 +98,15 @@ func (mm MemoryModel) Capacity(gpu hw.GPU) float64 {
 //
 // Saved activations are what PyTorch's autograd keeps (cnn.Network.SavedBytes: every
 // saved tensor once, in-place layers sharing their input's storage, max-pool indices,
-// dropout masks), plus the FP32 input image where a layer on it saves it. Under amp
-// activations are FP16.
+// dropout masks); under amp they are FP16 and the first convolution keeps an FP16 copy
+// of the image. The peak follows the backward pass (activationPeak): autograd releases
+// a layer's saved tensors once the layer's backward has run, so the gradient buffers of
+// the large early layers coexist with few saved tensors. Convolution workspace is not
+// counted: PyTorch offers cuDNN only algorithms whose workspace fits in the largest free
+// block (getMaxWorkspaceSize in ATen's cudnn/Conv_v7.cpp), so it never causes the
+// out-of-memory error.
 func (mm MemoryModel) NetworkMemory(net *cnn.Network, p measure.Precision) Memory {
-	actBytes := 4.0
+	actBytes := 4
 	if p == measure.AMP {
 		actBytes = 2
 	}
@@ -100,31 +117,110 @@ func (mm MemoryModel) NetworkMemory(net *cnn.Network, p measure.Precision) Memor
 		OptimizerBytes: 4 * params,
 		ContextBytes:   mm.ContextBytes,
 		Fragmentation:  mm.Fragmentation,
+		InputPerSample: 4 * float64(net.Input.Elems()),
 	}
 	if p == measure.AMP {
 		m.CastBytes = 2 * params
 	}
-
-	m.SavedPerSample = float64(net.SavedBytes(int(actBytes)))
-	var largest float64 // the largest activation of one sample, bytes
-	imageSaved := false
-	for i := range net.Layers {
-		l := &net.Layers[i]
-		largest = math.Max(largest, float64(l.Out.Elems())*actBytes)
-		if l.SavedBytes(1) > 0 && !needsDataGradient(l) {
-			imageSaved = true // a convolution on the image keeps it for its weight gradient
+	var imageCopy float64 // autocast's FP16 copy of the image, kept by a convolution on it
+	if p == measure.AMP {
+		for i := range net.Layers {
+			if l := &net.Layers[i]; l.SavedBytes(1) > 0 && !needsDataGradient(l) {
+				imageCopy = 2 * float64(net.Input.Elems())
+				break
+			}
 		}
 	}
-	if imageSaved {
-		img := float64(net.Input.Elems())
-		m.SavedPerSample += 4 * img
-		if p == measure.AMP {
-			m.SavedPerSample += 2 * img // autocast's FP16 copy for the first convolution
-		}
-	}
-	// During the backward pass the gradient flowing in and the one flowing out of the
-	// largest layer coexist with the saved activations, and a convolution may use a
-	// workspace of about that size.
-	m.TransientPerSample = 3 * largest
+	m.SavedPerSample = float64(net.SavedBytes(actBytes)) + imageCopy
+	m.PeakPerSample = activationPeak(net, actBytes) + imageCopy
 	return m
+}
+
+// activationPeak is the most activation memory per sample (bytes, elements of
+// elemBytes) live at any point of a training step, the image excluded.
+//
+// While layer k runs its backward pass, the live tensors are those saved by layers
+// 0..k (autograd frees what a layer saved once its backward has run; a tensor several
+// layers save lives until the earliest of them has run), the gradients of layer
+// outputs produced by later layers and not yet consumed (those of layers j ≤ k with a
+// consumer after k), and the gradients layer k produces for inputs that nothing later
+// has produced a gradient for. The forward pass at layer k holds the tensors saved so
+// far and the layer's new output.
+func activationPeak(net *cnn.Network, elemBytes int) float64 {
+	n := len(net.Layers)
+	if n == 0 {
+		return 0
+	}
+	eb := float64(elemBytes)
+	outBytes := func(j int) float64 { return float64(net.Layers[j].Out.Elems()) * eb }
+
+	lastUse := make([]int, n) // the last layer that consumes layer j's output; j if none
+	for j := range lastUse {
+		lastUse[j] = j
+	}
+	for k := range net.Layers {
+		for _, in := range net.Layers[k].Inputs {
+			if in >= 0 && k > lastUse[in] {
+				lastUse[in] = k
+			}
+		}
+	}
+	// pending[k]: gradients of outputs of layers j ≤ k whose last consumer is after k.
+	delta := make([]float64, n+1)
+	for j, last := range lastUse {
+		if last > j {
+			delta[j] += outBytes(j)
+			delta[last] -= outBytes(j)
+		}
+	}
+	type step struct {
+		layer     int
+		transient float64 // bytes on top of the saved tensors of layers 0..layer
+		upper     float64 // a bound on the step's total: transient + bound(layer)
+	}
+	steps := make([]step, 0, 2*n)
+	var pending float64
+	for k := range net.Layers {
+		pending += delta[k]
+		l := &net.Layers[k]
+		produced := 0.0
+		if needsDataGradient(l) {
+			for _, in := range l.Inputs {
+				if in >= 0 && lastUse[in] == k {
+					produced += outBytes(in)
+				}
+			}
+		}
+		steps = append(steps, step{layer: k, transient: pending + produced})
+		if !l.InPlace && l.Op != cnn.OpFlatten && l.Op != cnn.OpSlice {
+			steps = append(steps, step{layer: k, transient: outBytes(k)}) // the forward pass writing layer k's output
+		}
+	}
+	// The saved bytes of layers 0..k only grow with k, so those at every c-th layer
+	// bound the steps between; a step's exact figure is computed only if its bound
+	// could beat the best found so far (a few dozen prefix counts in all).
+	prefixSaved := make(map[int]float64)
+	saved := func(k int) float64 {
+		v, ok := prefixSaved[k]
+		if !ok {
+			prefix := cnn.Network{Input: net.Input, Layers: net.Layers[:k+1]}
+			v = float64(prefix.SavedBytes(elemBytes))
+			prefixSaved[k] = v
+		}
+		return v
+	}
+	c := max(1, int(math.Sqrt(float64(n))))
+	bound := func(k int) float64 { return saved(min(n-1, (k/c+1)*c-1)) }
+	for i := range steps {
+		steps[i].upper = steps[i].transient + bound(steps[i].layer)
+	}
+	sort.Slice(steps, func(a, b int) bool { return steps[a].upper > steps[b].upper })
+	best := saved(n - 1)
+	for _, s := range steps {
+		if s.upper <= best {
+			break // no later step can beat best
+		}
+		best = math.Max(best, s.transient+saved(s.layer))
+	}
+	return best
 }
