@@ -114,7 +114,8 @@ func (d *DB) ImportCache(ctx context.Context, path string) (ImportReport, error)
 
 // snapshotCache checks that the file at path is an intact cnntime cache this cnntime
 // can read, and writes a consistent copy of it, migrated to the current schema, to dst.
-// It opens path read-only.
+// It opens path read-only; where a writer's commits are still in the file's log, it
+// judges the file by what SQLite reads through the log, not by its stale header.
 func snapshotCache(ctx context.Context, path, dst string) error {
 	h, size, err := readHeader(path)
 	if err != nil {
@@ -123,11 +124,20 @@ func snapshotCache(ctx context.Context, path, dst string) error {
 	if size == 0 {
 		return fmt.Errorf("the file is empty, not a cnntime cache")
 	}
-	if err := h.check(path, size); err != nil {
+	if h.pageSize == 0 {
+		return fmt.Errorf("%s is not a cnntime cache (not an SQLite database): choose another file", path)
+	}
+	pending, err := hasPendingWrites(path)
+	if err != nil {
 		return err
 	}
-	if h.applicationID != applicationID {
-		return fmt.Errorf("it is an SQLite database but not a cnntime cache")
+	if !pending { // the header is current: judge it before SQLite reads the file
+		if err := h.check(path, size); err != nil {
+			return err
+		}
+		if h.applicationID != applicationID {
+			return fmt.Errorf("it is an SQLite database but not a cnntime cache")
+		}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -139,6 +149,9 @@ func snapshotCache(ctx context.Context, path, dst string) error {
 	}
 	defer src.Close()
 	version, appID, err := readSchemaMarks(ctx, src)
+	if needsRecovery(err) {
+		return fmt.Errorf("the program writing it was stopped half-way and left a write to undo (%v): open it once with 'cnntime --db %s cache check' to recover it, then import it again", err, path)
+	}
 	if err != nil {
 		return err
 	}

@@ -309,3 +309,62 @@ func TestOpenRefusesAKilledWritersFileWithoutChangingIt(t *testing.T) {
 		})
 	}
 }
+
+func TestImportCacheWhoseWriterWasKilled(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		make    func(t *testing.T, path string)
+		wantN   int    // measurements imported
+		wantErr string // "": the import succeeds
+	}{
+		{"creator killed before its first checkpoint", func(t *testing.T, path string) {
+			killedCache(t, path, false, func(d *DB) {
+				if err := d.PutMeasurements(ctx, recoveryMeasurements(40)); err != nil {
+					t.Fatal(err)
+				}
+			})
+			wantUncheckpointed(t, path, 0)
+		}, 40, ""},
+		{"writer killed with commits in the log", func(t *testing.T, path string) {
+			killedCache(t, path, true, func(d *DB) {
+				if err := d.PutMeasurements(ctx, recoveryMeasurements(20)); err != nil {
+					t.Fatal(err)
+				}
+			})
+			wantUncheckpointed(t, path, applicationID)
+		}, 20, ""},
+		{"creator killed while switching the new file to WAL", func(t *testing.T, path string) {
+			killedSwitchingToWAL(t, path)
+			wantHotJournal(t, path)
+		}, 0, "cache check' to recover it"},
+		{"new cache whose log holds a newer schema", func(t *testing.T, path string) {
+			killedCache(t, path, false, func(d *DB) {
+				if _, err := d.sql.Exec(fmt.Sprintf("PRAGMA user_version = %d", latestVersion+1)); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}, 0, "newer cnntime"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "killed.db")
+			tc.make(t, src)
+			d := openTemp(t)
+			rep, err := d.Import(ctx, src)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Import: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Import error = %v, want one containing %q", err, tc.wantErr)
+			}
+			if rep.Measurements.Added != tc.wantN {
+				t.Errorf("Import added %d measurements, want %d", rep.Measurements.Added, tc.wantN)
+			}
+			ms, err := d.Measurements(ctx, "cpu:h:recovery", []string{"conv/recovery"})
+			if err != nil || len(ms) != tc.wantN {
+				t.Errorf("the cache holds %d measurements, %v; want %d", len(ms), err, tc.wantN)
+			}
+		})
+	}
+}
