@@ -368,3 +368,60 @@ func TestImportCacheWhoseWriterWasKilled(t *testing.T) {
 		})
 	}
 }
+
+// readRecoveredCopy is what checkMarks falls back on where a read-only connection
+// cannot recover the file; it must see the same committed state, and leave the file as
+// it was.
+func TestReadRecoveredCopySeesTheCommittedState(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want schemaMarks
+	}{
+		{"hot journal of a new file", killedSwitchingToWAL, schemaMarks{}},
+		{"new cache with commits in its log", func(t *testing.T, path string) {
+			killedCache(t, path, false, func(d *DB) {})
+			os.Remove(path + "-shm")
+		}, schemaMarks{version: latestVersion, appID: applicationID, tables: newCacheSchemaObjects(t)}},
+		{"newer schema in the log", func(t *testing.T, path string) {
+			killedCache(t, path, true, func(d *DB) {
+				if _, err := d.sql.Exec("PRAGMA user_version = 77"); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}, schemaMarks{version: 77, appID: applicationID, tables: newCacheSchemaObjects(t)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "file.db")
+			tc.make(t, path)
+			before := map[string][32]byte{}
+			for _, suffix := range []string{"", "-wal", "-journal"} {
+				if _, err := os.Stat(path + suffix); err == nil {
+					before[suffix] = fileHash(t, path+suffix)
+				}
+			}
+			got, err := readRecoveredCopy(ctx, path)
+			if err != nil || got != tc.want {
+				t.Errorf("readRecoveredCopy() = %+v, %v; want %+v", got, err, tc.want)
+			}
+			for suffix, hash := range before {
+				if fileHash(t, path+suffix) != hash {
+					t.Errorf("file%s was changed", suffix)
+				}
+			}
+		})
+	}
+}
+
+// newCacheSchemaObjects counts the tables, indexes and other schema objects of a new
+// cache (what schemaMarks.tables counts).
+func newCacheSchemaObjects(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := openTemp(t).sql.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
