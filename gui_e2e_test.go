@@ -3,24 +3,85 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
+// The end-to-end test drives the real cnntime window (GLFW on a virtual X server) the
+// way a person does: it types into the search fields, clicks checkboxes, hovers the
+// scatter, and exports through File → Export (Ctrl+E) and Fyne's save dialog, with
+// xdotool. It reads what happened from screenshots, from the preferences file the app
+// writes its selection to, and from the exported files.
+//
+// Clicks go to fixed points of the window, so the test pins what decides the layout:
+// the screen and window size (the window size is seeded in the preferences file; the
+// selection never is), Fyne's scale and theme. The points were read off screenshots
+// of that window; when the layout changes, run the test with CNNTIME_SCREENSHOT_DIR set
+// and read the new points off the saved steps.
+
+const (
+	screenWidth, screenHeight = 1440, 960
+	guiAppID                  = "io.github.cnntime" // gui.go's appID
+)
+
+// Where things are in the 1440×960 window at scale 1.
+var (
+	cnnSearch      = image.Pt(145, 87) // the "Search CNNs" entry
+	cnnFirstItem   = image.Pt(71, 166) // the checkbox of the first CNN under the first family shown
+	cnnTree        = image.Rect(0, 105, 290, 370)
+	machineSearch  = image.Pt(145, 435) // the "Search machines" entry
+	machineFirst   = image.Pt(71, 553)  // the checkbox of the first machine under the first provider shown
+	machineTree    = image.Rect(0, 495, 290, 690)
+	scatterArea    = image.Rect(295, 70, 748, 302) // the min-time vs cost chart
+	curvesArea     = image.Rect(755, 70, 1436, 330)
+	resultsArea    = image.Rect(295, 410, 1436, 910)
+	resultsCNNs    = image.Rect(298, 414, 420, 910) // the results table's CNN column, below its header
+	statusBar      = image.Rect(0, 925, 900, 955)
+	exportDialog   = image.Rect(412, 330, 1028, 628)
+	exportWhat     = image.Pt(768, 399) // the "Export" select
+	exportFile     = image.Pt(728, 437)
+	exportBrowse   = image.Pt(974, 438)
+	exportWidth    = image.Pt(768, 478)
+	exportHeight   = image.Pt(768, 516)
+	exportButton   = image.Pt(765, 596)
+	saveDialog     = image.Rect(467, 292, 972, 668) // Fyne's save dialog over the export dialog
+	saveFileName   = image.Pt(653, 646)
+	saveButton     = image.Pt(938, 646)
+	exportOptionAt = func(i int) image.Point { return image.Pt(768, 433+39*i) } // the select's i-th choice
+)
+
+// The export dialog's choices, in order (views/export.go).
+const (
+	choiceCurves = iota
+	choiceScatter
+	choiceResultsCSV
+)
+
 // xSession is a virtual X server for end-to-end tests of the real window.
 type xSession struct {
-	display string
-	cmd     *exec.Cmd
+	display       string
+	width, height int
+	cmd           *exec.Cmd
+	shots         string // where step screenshots go ("" for nowhere)
+	step          int
 }
 
-// startX starts Xvfb on a free display, or skips the test when Xvfb is not installed.
+// startX starts Xvfb on a free display, or skips the test when Xvfb or the tools that
+// drive it are not installed.
 func startX(t *testing.T, width, height int) *xSession {
 	t.Helper()
 	if _, err := exec.LookPath("Xvfb"); err != nil {
@@ -43,7 +104,7 @@ func startX(t *testing.T, width, height int) *xSession {
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start Xvfb: %v", err)
 		}
-		x := &xSession{display: display, cmd: cmd}
+		x := &xSession{display: display, width: width, height: height, cmd: cmd, shots: os.Getenv("CNNTIME_SCREENSHOT_DIR")}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		if waitFor(10*time.Second, func() bool {
 			_, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n))
@@ -79,21 +140,135 @@ func (x *xSession) run(t *testing.T, name string, args ...string) (string, error
 	return strings.TrimSpace(string(out)), err
 }
 
-// screenshot grabs the whole screen.
-func (x *xSession) screenshot(t *testing.T) image.Image {
+// xdotool runs an xdotool command and fails the test when it fails.
+func (x *xSession) xdotool(t *testing.T, args ...string) {
+	t.Helper()
+	if _, err := x.run(t, "xdotool", args...); err != nil {
+		t.Fatalf("xdotool %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+func (x *xSession) click(t *testing.T, p image.Point) {
+	t.Helper()
+	x.xdotool(t, "mousemove", strconv.Itoa(p.X), strconv.Itoa(p.Y), "click", "1")
+}
+
+// replaceText selects all of the focused entry's text and types s over it.
+func (x *xSession) replaceText(t *testing.T, s string) {
+	t.Helper()
+	x.xdotool(t, "key", "ctrl+a")
+	x.xdotool(t, "type", "--delay", "15", s)
+}
+
+// screenshot grabs the whole screen. It asks import for raw 8-bit RGB, which is
+// several times quicker than a PNG to write and read.
+func (x *xSession) screenshot(t *testing.T) *image.RGBA {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "import", "-display", x.display, "-window", "root", "png:-")
+	cmd := exec.CommandContext(ctx, "import", "-display", x.display, "-window", "root", "-depth", "8", "rgb:-")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("screenshot with import: %v", err)
 	}
-	img, err := png.Decode(bytes.NewReader(out))
-	if err != nil {
-		t.Fatalf("decode screenshot: %v", err)
+	if len(out) != 3*x.width*x.height {
+		t.Fatalf("screenshot with import: %d bytes, want %d for %dx%d RGB", len(out), 3*x.width*x.height, x.width, x.height)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, x.width, x.height))
+	for i := 0; i < x.width*x.height; i++ {
+		copy(img.Pix[4*i:4*i+3], out[3*i:3*i+3])
+		img.Pix[4*i+3] = 0xff
 	}
 	return img
+}
+
+// save writes a step's screenshot to CNNTIME_SCREENSHOT_DIR, numbered in order.
+func (x *xSession) save(t *testing.T, name string, img image.Image) {
+	t.Helper()
+	if x.shots == "" {
+		return
+	}
+	x.step++
+	path := filepath.Join(x.shots, fmt.Sprintf("%02d-%s.png", x.step, name))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Logf("save screenshot: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Logf("save screenshot %s: %v", path, err)
+	}
+}
+
+// waitScreen takes screenshots until ok accepts one and returns it. On time-out it
+// fails, keeping the last screenshot where CNNTIME_SCREENSHOT_DIR (or the test's
+// temporary directory) says.
+func (x *xSession) waitScreen(t *testing.T, what string, limit time.Duration, ok func(*image.RGBA) bool) *image.RGBA {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		img := x.screenshot(t)
+		if ok(img) {
+			return img
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not seen in %s (last screenshot: %s)", what, limit, x.keep(t, "timeout", img))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// keep saves a screenshot that explains a failure, in CNNTIME_SCREENSHOT_DIR or else a
+// new temporary directory that outlives the test, and returns its path.
+func (x *xSession) keep(t *testing.T, name string, img image.Image) string {
+	t.Helper()
+	dir := x.shots
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "cnntime-e2e-"); err != nil {
+			return "not saved: " + err.Error()
+		}
+	}
+	path := filepath.Join(dir, name+".png")
+	f, err := os.Create(path)
+	if err != nil {
+		return "not saved: " + err.Error()
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		return "not saved: " + err.Error()
+	}
+	return path
+}
+
+// blinkPixels is how many pixels may change on a screen that holds still: a focused
+// entry's cursor blinks.
+const blinkPixels = 120
+
+// waitChange waits until region r differs from before and then holds still across
+// two screenshots (so a render in flight is not taken for the result), and returns
+// the last one.
+func (x *xSession) waitChange(t *testing.T, what string, before *image.RGBA, r image.Rectangle) *image.RGBA {
+	t.Helper()
+	return x.waitStill(t, what, before, r, 1)
+}
+
+// waitStill waits until region r differs from before and then holds still across
+// holds more screenshots, and returns the last one.
+func (x *xSession) waitStill(t *testing.T, what string, before *image.RGBA, r image.Rectangle, holds int) *image.RGBA {
+	t.Helper()
+	var last *image.RGBA
+	still := 0
+	return x.waitScreen(t, what, 10*time.Second, func(img *image.RGBA) bool {
+		if last != nil && changedPixels(last, img, r) <= blinkPixels {
+			still++
+		} else {
+			still = 0
+		}
+		last = img
+		return still >= holds && changedPixels(before, img, r) > 4*blinkPixels
+	})
 }
 
 // buildApp builds the real cnntime binary into a temporary directory.
@@ -107,31 +282,87 @@ func buildApp(t *testing.T) string {
 	return bin
 }
 
-// startApp starts the GUI on the display with its own configuration directory and
-// cache, and returns the id of its window once it is mapped.
-func startApp(t *testing.T, x *xSession, bin string) string {
+// guiApp is a running cnntime window.
+type guiApp struct {
+	win   string
+	home  string // its HOME, where the save dialog opens
+	prefs string // its preferences file
+	logs  *bytes.Buffer
+	done  chan struct{} // closed when the process has exited
+	err   error         // how it exited, once done is closed
+}
+
+// startApp starts the GUI on the display with its own home, configuration directory
+// and cache, the window size seeded in its preferences, and returns once its window
+// is mapped.
+func startApp(t *testing.T, x *xSession, bin string) *guiApp {
 	t.Helper()
 	home := t.TempDir()
+	config := filepath.Join(home, ".config")
+	prefsDir := filepath.Join(config, "fyne", guiAppID)
+	for _, dir := range []string{prefsDir, filepath.Join(home, ".cache")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := &guiApp{home: home, prefs: filepath.Join(prefsDir, "preferences.json"), logs: &bytes.Buffer{}, done: make(chan struct{})}
+	size := fmt.Sprintf(`{"window.width":%d,"window.height":%d}`, screenWidth, screenHeight)
+	if err := os.WriteFile(g.prefs, []byte(size), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "--db", filepath.Join(home, "cache.db"))
-	cmd.Env = append(os.Environ(), "DISPLAY="+x.display, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Dir = home
+	cmd.Env = append(os.Environ(), "DISPLAY="+x.display, "HOME="+home, "XDG_CONFIG_HOME="+config,
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "FYNE_SCALE=1", "FYNE_THEME=dark")
+	cmd.Stdout, cmd.Stderr = g.logs, g.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start cnntime: %v", err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	var win string
+	go func() { g.err = cmd.Wait(); close(g.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-g.done
+	})
 	if !waitFor(60*time.Second, func() bool {
 		out, err := x.run(t, "xdotool", "search", "--onlyvisible", "--name", "^cnntime$")
 		if err != nil || out == "" {
 			return false
 		}
-		win = strings.Fields(out)[0]
+		g.win = strings.Fields(out)[0]
 		return true
 	}) {
-		t.Fatalf("no cnntime window appeared in 60 s; the app printed:\n%s", logs.String())
+		t.Fatalf("no cnntime window appeared in 60 s; the app printed:\n%s", g.logs.String())
 	}
-	return win
+	return g
+}
+
+// pref reads one setting from the app's preferences file ("" when it is not there).
+func (g *guiApp) pref(key string) string {
+	data, err := os.ReadFile(g.prefs)
+	if err != nil {
+		return ""
+	}
+	var prefs map[string]any
+	if json.Unmarshal(data, &prefs) != nil {
+		return ""
+	}
+	switch v := prefs[key].(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}
+
+// hasItem reports whether a comma-separated preference lists id.
+func (g *guiApp) hasItem(key, id string) bool {
+	for _, item := range strings.Split(g.pref(key), ",") {
+		if item == id {
+			return true
+		}
+	}
+	return false
 }
 
 // distinctColours counts the colours in img, up to limit.
@@ -150,35 +381,431 @@ func distinctColours(img image.Image, limit int) int {
 	return len(seen)
 }
 
-func TestGUIWindowOpensAndDraws(t *testing.T) {
+// changedPixels counts the pixels of r that differ between a and b.
+func changedPixels(a, b *image.RGBA, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.RGBAAt(x, y) != b.RGBAAt(x, y) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// changedBounds is the smallest rectangle holding the pixels of r that differ.
+func changedBounds(a, b *image.RGBA, r image.Rectangle) image.Rectangle {
+	var out image.Rectangle
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.RGBAAt(x, y) != b.RGBAAt(x, y) {
+				out = out.Union(image.Rect(x, y, x+1, y+1))
+			}
+		}
+	}
+	return out
+}
+
+// colourful tells a series colour (the chart palette's blue, orange, green, red,
+// purple, brown) from the greys of text, axes, grid and theme.
+func colourful(c color.RGBA) bool {
+	hi := max(c.R, c.G, c.B)
+	lo := min(c.R, c.G, c.B)
+	return hi >= 70 && int(hi)-int(lo) >= 55
+}
+
+// colourfulPixels counts the colourful pixels of r.
+func colourfulPixels(img *image.RGBA, r image.Rectangle) int {
+	n := 0
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if colourful(img.RGBAAt(x, y)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// textLines counts the lines of light text in r (the dark theme's text): bands of
+// pixel rows holding a light grey pixel, apart from each other.
+func textLines(img *image.RGBA, r image.Rectangle) int {
+	lines, inText := 0, false
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		text := false
+		for x := r.Min.X; x < r.Max.X && !text; x++ {
+			c := img.RGBAAt(x, y)
+			text = min(c.R, c.G, c.B) >= 150 && !colourful(c)
+		}
+		if text && !inText {
+			lines++
+		}
+		inText = text
+	}
+	return lines
+}
+
+// blob is a connected patch of colourful pixels: a marker.
+type blob struct {
+	centre image.Point
+	pixels int
+}
+
+// markers finds the marker-sized patches of colourful pixels in r.
+func markers(img *image.RGBA, r image.Rectangle) []blob {
+	seen := map[image.Point]bool{}
+	var out []blob
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			p := image.Pt(x, y)
+			if seen[p] || !colourful(img.RGBAAt(x, y)) {
+				continue
+			}
+			stack, n, sum := []image.Point{p}, 0, image.Point{}
+			seen[p] = true
+			for len(stack) > 0 {
+				q := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				n++
+				sum = sum.Add(q)
+				for _, d := range []image.Point{{1, 0}, {-1, 0}, {0, 1}, {0, -1}} {
+					nq := q.Add(d)
+					if nq.In(r) && !seen[nq] && colourful(img.RGBAAt(nq.X, nq.Y)) {
+						seen[nq] = true
+						stack = append(stack, nq)
+					}
+				}
+			}
+			if n >= 20 && n <= 1500 {
+				out = append(out, blob{centre: image.Pt(sum.X/n, sum.Y/n), pixels: n})
+			}
+		}
+	}
+	return out
+}
+
+func TestGUISelectHoverAndExport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end GUI test skipped in -short mode")
 	}
-	x := startX(t, 1280, 800)
+	start := time.Now()
+	phase := func(what string) { t.Logf("%5.1f s  %s", time.Since(start).Seconds(), what) }
+	x := startX(t, screenWidth, screenHeight)
 	bin := buildApp(t)
-	win := startApp(t, x, bin)
+	phase("built cnntime")
+	g := startApp(t, x, bin)
 
-	geometry, err := x.run(t, "xdotool", "getwindowgeometry", win)
+	geometry, err := x.run(t, "xdotool", "getwindowgeometry", g.win)
 	if err != nil {
 		t.Fatalf("window geometry: %v", err)
 	}
-	if !strings.Contains(geometry, "Geometry:") {
-		t.Fatalf("unexpected window geometry %q", geometry)
+	if want := fmt.Sprintf("Geometry: %dx%d", screenWidth, screenHeight); !strings.Contains(geometry, want) {
+		t.Fatalf("window geometry %q, want %q: the window size seeded in %s was not used, so the test's click points are off", geometry, want, g.prefs)
 	}
-	// Give the first frame time to render, then look at it.
-	var colours int
-	waitFor(20*time.Second, func() bool {
-		colours = distinctColours(x.screenshot(t), 64)
-		return colours >= 16
+
+	// The window draws: not one flat colour, and the charts show no series yet.
+	empty := x.waitScreen(t, "a drawn window", 20*time.Second, func(img *image.RGBA) bool {
+		return distinctColours(img, 64) >= 16
 	})
-	if colours < 16 {
-		t.Fatalf("the screen shows %d colours: the window drew nothing (want a rendered window, not one flat colour)", colours)
+	x.save(t, "empty-window", empty)
+	phase("the window is drawn")
+	if n := colourfulPixels(empty, scatterArea) + colourfulPixels(empty, curvesArea); n != 0 {
+		t.Fatalf("the empty window's charts have %d series-coloured pixels; want none before anything is selected", n)
 	}
-	if dir := os.Getenv("CNNTIME_SCREENSHOT_DIR"); dir != "" {
-		f, err := os.Create(filepath.Join(dir, "window.png"))
-		if err == nil {
-			_ = png.Encode(f, x.screenshot(t))
-			_ = f.Close()
+
+	// Select two CNNs and three machines by searching and clicking, as a person would.
+	models := []string{"resnet50", "vgg16"}
+	machines := []struct{ search, id string }{
+		{"p3.2xlarge", "aws/p3.2xlarge"},
+		{"g2-standard-4", "gcp/g2-standard-4"},
+		{"gpu_1x_a100_sxm4", "lambda/gpu_1x_a100_sxm4"},
+	}
+	prev := empty
+	pick := func(search image.Point, tree image.Rectangle, item image.Point, query, key, id string) {
+		t.Helper()
+		x.click(t, search)
+		x.replaceText(t, query)
+		// Three still screenshots, so a half-typed search is not taken for the result.
+		prev = x.waitStill(t, fmt.Sprintf("the list filtered by %q", query), prev, tree, 2)
+		x.save(t, "search-"+strings.ReplaceAll(query, "/", "-"), prev)
+		x.click(t, item)
+		if !waitFor(5*time.Second, func() bool { return g.hasItem(key, id) }) {
+			t.Fatalf("clicked the first item after searching %q, but %s is not selected: %s is %q (screenshot: %s)",
+				query, id, key, g.pref(key), x.keep(t, "not-selected", x.screenshot(t)))
 		}
 	}
+	for _, m := range models {
+		pick(cnnSearch, cnnTree, cnnFirstItem, m, "session.models", m)
+	}
+	for _, m := range machines {
+		pick(machineSearch, machineTree, machineFirst, m.search, "session.machines", m.id)
+	}
+	phase("selected 2 CNNs and 3 machines")
+	if got, want := g.pref("session.models"), "resnet50,vgg16"; got != want {
+		t.Fatalf("selected CNNs %q, want %q", got, want)
+	}
+	if got := strings.Split(g.pref("session.machines"), ","); len(got) != len(machines) {
+		t.Fatalf("selected machines %q, want the %d clicked", got, len(machines))
+	}
+
+	// The prediction shows: a results row per CNN × machine (the prediction for the
+	// last machine comes after a short delay, so fewer rows is not the end), markers
+	// on the scatter, curves, and a new status line.
+	pairs := len(models) * len(machines)
+	var points []blob
+	var rowsShown int
+	var last *image.RGBA
+	shown := x.waitScreen(t, fmt.Sprintf("%d results rows, the scatter's markers and the curves", pairs), 30*time.Second, func(img *image.RGBA) bool {
+		settled := last != nil && changedPixels(last, img, scatterArea.Union(curvesArea).Union(resultsArea)) <= blinkPixels
+		last = img
+		points, rowsShown = markers(img, scatterArea), textLines(img, resultsCNNs)
+		return settled && rowsShown == pairs && len(points) >= 3 && colourfulPixels(img, curvesArea) > 500 &&
+			changedPixels(empty, img, statusBar) > 0
+	})
+	x.save(t, "predicted", shown)
+	phase("the charts and results show")
+	t.Logf("the scatter shows %d markers", len(points))
+	if len(points) > pairs {
+		t.Errorf("the scatter shows %d markers; want at most one per CNN × machine (%d)", len(points), pairs)
+	}
+
+	// Hovering a marker shows its tooltip next to it.
+	target := points[0]
+	centre := image.Pt((scatterArea.Min.X+scatterArea.Max.X)/2, (scatterArea.Min.Y+scatterArea.Max.Y)/2)
+	for _, p := range points {
+		if dist2(p.centre, centre) < dist2(target.centre, centre) {
+			target = p
+		}
+	}
+	x.xdotool(t, "mousemove", strconv.Itoa(target.centre.X), strconv.Itoa(target.centre.Y))
+	hover := x.waitScreen(t, "a tooltip over the hovered marker", 10*time.Second, func(img *image.RGBA) bool {
+		return changedPixels(shown, img, scatterArea) > 2000
+	})
+	x.save(t, "hover-scatter", hover)
+	phase("the tooltip shows")
+	tip := changedBounds(shown, hover, scatterArea)
+	if tip.Dx() < 100 || tip.Dy() < 60 {
+		t.Errorf("hovering the marker at %v changed only %v of the scatter; want a tooltip of several lines", target.centre, tip)
+	}
+	if near := tip.Inset(-30); !target.centre.In(near) {
+		t.Errorf("the tooltip %v is not next to the hovered marker at %v", tip, target.centre)
+	}
+
+	// Export both charts and the results table through File → Export (Ctrl+E).
+	out := t.TempDir()
+	curvesPNG := filepath.Join(out, "curves.png")
+	scatterSVG := filepath.Join(out, "scatter.svg")
+	resultsCSV := filepath.Join(g.home, "results.csv") // saved from the home the save dialog opens in
+	exportOpen := func(choice int) *image.RGBA {
+		t.Helper()
+		before := x.screenshot(t)
+		x.xdotool(t, "key", "ctrl+e")
+		open := x.waitChange(t, "the export dialog (Ctrl+E)", before, exportDialog)
+		x.click(t, exportWhat)
+		menu := x.waitChange(t, "the export dialog's choices", open, exportDialog)
+		x.click(t, exportOptionAt(choice))
+		return x.waitChange(t, "the export choice made", menu, exportDialog)
+	}
+	typeInto := func(field image.Point, text string) {
+		t.Helper()
+		x.click(t, field)
+		x.replaceText(t, text)
+	}
+	exportAndWait := func(path string, valid func([]byte) error) {
+		t.Helper()
+		x.save(t, "export-"+strings.ReplaceAll(filepath.Base(path), ".", "-"), x.screenshot(t))
+		x.click(t, exportButton)
+		var err error
+		if !waitFor(15*time.Second, func() bool {
+			data, rerr := os.ReadFile(path)
+			if rerr != nil {
+				err = rerr
+				return false
+			}
+			err = valid(data)
+			return err == nil
+		}) {
+			t.Fatalf("export to %s: %v (screenshot: %s); the app printed:\n%s", path, err, x.keep(t, "export-failed", x.screenshot(t)), g.logs.String())
+		}
+	}
+
+	// The curves as a PNG of a chosen size.
+	exportOpen(choiceCurves)
+	typeInto(exportFile, curvesPNG)
+	typeInto(exportWidth, "1000")
+	typeInto(exportHeight, "640")
+	exportAndWait(curvesPNG, func(data []byte) error {
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("not a PNG: %w", err)
+		}
+		if b := img.Bounds(); b.Dx() != 1000 || b.Dy() != 640 {
+			return fmt.Errorf("the PNG is %dx%d, want the 1000x640 typed in the dialog", b.Dx(), b.Dy())
+		}
+		if n := distinctColours(img, 32); n < 8 {
+			return fmt.Errorf("the PNG has %d colours: no chart drawn", n)
+		}
+		return nil
+	})
+
+	phase("exported the curves (PNG)")
+
+	// The scatter as an SVG.
+	exportOpen(choiceScatter)
+	typeInto(exportFile, scatterSVG)
+	exportAndWait(scatterSVG, func(data []byte) error { return checkSVG(data, models) })
+
+	phase("exported the scatter (SVG)")
+
+	// The results as CSV, its file named in Fyne's save dialog (Browse…).
+	dialogShown := exportOpen(choiceResultsCSV)
+	x.click(t, exportBrowse)
+	saving := x.waitChange(t, "the save dialog", dialogShown, saveDialog)
+	x.save(t, "save-dialog", saving)
+	x.click(t, saveFileName)
+	x.replaceText(t, filepath.Base(resultsCSV))
+	x.click(t, saveButton)
+	x.waitChange(t, "the save dialog closed", saving, saveDialog)
+	var rows map[[2]string]map[string]string
+	exportAndWait(resultsCSV, func(data []byte) error {
+		rows, err = readCSVRows(data)
+		return err
+	})
+	x.save(t, "exported", x.screenshot(t))
+	phase("exported the results (CSV)")
+	for _, m := range models {
+		for _, mc := range machines {
+			row, ok := rows[[2]string{m, mc.id}]
+			if !ok {
+				t.Errorf("the results CSV has no row for %s on %s", m, mc.id)
+				continue
+			}
+			best, err1 := strconv.Atoi(row["best_batch"])
+			largest, err2 := strconv.Atoi(row["max_batch"])
+			if err1 != nil || err2 != nil || best < 1 || best > largest {
+				t.Errorf("%s on %s: best batch %q, largest that fits %q; want 1 ≤ best ≤ largest", m, mc.id, row["best_batch"], row["max_batch"])
+			}
+		}
+	}
+	if len(rows) != pairs {
+		t.Errorf("the results CSV has %d rows, want %d (one per CNN × machine)", len(rows), pairs)
+	}
+
+	// Ctrl+Q quits.
+	x.xdotool(t, "key", "ctrl+q")
+	select {
+	case <-g.done:
+		if g.err != nil {
+			t.Errorf("cnntime exited with %v after Ctrl+Q; it printed:\n%s", g.err, g.logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("cnntime still runs 10 s after Ctrl+Q")
+	}
+
+	// The window's results agree with the CLI's for the same settings: the same largest
+	// batch that fits, and a best total time no better than the CLI's search over every
+	// batch size and within 5% of it (the window predicts a grid of batch sizes).
+	phase("quit")
+	cliRows := cliBest(t, bin, g, models, machines[0].id, machines[1].id, machines[2].id)
+	phase("ran cnntime best")
+	for key, row := range rows {
+		cli, ok := cliRows[key]
+		if !ok {
+			t.Errorf("the CLI printed no row for %s on %s", key[0], key[1])
+			continue
+		}
+		if row["max_batch"] != cli["max_batch"] {
+			t.Errorf("%s on %s: the window's largest batch %s, the CLI's %s", key[0], key[1], row["max_batch"], cli["max_batch"])
+		}
+		gui, err1 := strconv.ParseFloat(row["total_s"], 64)
+		best, err2 := strconv.ParseFloat(cli["total_s"], 64)
+		if err1 != nil || err2 != nil || gui < best*0.999 || gui > best*1.05 {
+			t.Errorf("%s on %s: the window's best total time %s s, the CLI's %s s; want the window's within [0, 5%%] above", key[0], key[1], row["total_s"], cli["total_s"])
+		}
+	}
+}
+
+func dist2(a, b image.Point) int {
+	d := a.Sub(b)
+	return d.X*d.X + d.Y*d.Y
+}
+
+// checkSVG checks that data is well-formed SVG that names every model (the legend).
+func checkSVG(data []byte, models []string) error {
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	root, text := "", ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("not well-formed XML: %w", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
+			}
+		case xml.CharData:
+			text += string(tok)
+		}
+	}
+	if root != "svg" {
+		return fmt.Errorf("the root element is <%s>, want <svg>", root)
+	}
+	for _, m := range models {
+		if !strings.Contains(text, m) {
+			return fmt.Errorf("the SVG's text does not mention %s", m)
+		}
+	}
+	return nil
+}
+
+// readCSVRows reads a results CSV into its rows by (model, machine), each a map from
+// the header's column names.
+func readCSVRows(data []byte) (map[[2]string]map[string]string, error) {
+	records, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("not CSV: %w", err)
+	}
+	if len(records) < 2 {
+		return nil, fmt.Errorf("%d lines, want a header and rows", len(records))
+	}
+	header := records[0]
+	for _, col := range []string{"model", "machine", "best_batch", "max_batch", "total_s"} {
+		if !strings.Contains(","+strings.Join(header, ",")+",", ","+col+",") {
+			return nil, fmt.Errorf("the header %q has no %s column", header, col)
+		}
+	}
+	rows := map[[2]string]map[string]string{}
+	for _, rec := range records[1:] {
+		row := map[string]string{}
+		for i, col := range header {
+			row[col] = rec[i]
+		}
+		rows[[2]string{row["model"], row["machine"]}] = row
+	}
+	return rows, nil
+}
+
+// cliBest runs "cnntime best" with the window's run settings (read from its
+// preferences) and returns its rows.
+func cliBest(t *testing.T, bin string, g *guiApp, models []string, machines ...string) map[[2]string]map[string]string {
+	t.Helper()
+	args := []string{"--db", filepath.Join(t.TempDir(), "cli.db"), "best", "--csv",
+		"--model", strings.Join(models, ","), "--machine", strings.Join(machines, ","),
+		"--epochs", g.pref("session.epochs"), "--images", g.pref("session.images"),
+		"--precision", g.pref("session.precision"), "--policy", g.pref("session.policy"),
+		"--batches", g.pref("session.batch_min") + "-" + g.pref("session.batch_max")}
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("cnntime %s: %v", strings.Join(args, " "), err)
+	}
+	rows, err := readCSVRows(out)
+	if err != nil {
+		t.Fatalf("cnntime best --csv: %v", err)
+	}
+	return rows
 }
