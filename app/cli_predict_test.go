@@ -140,11 +140,12 @@ func TestParseBatches(t *testing.T) {
 		{"16, 8,7-9", []int{7, 8, 9, 16}, ""},
 		{"8-4", nil, "runs backwards"},
 		{"0", nil, "must be positive"},
-		{"abc", nil, "not a number"},
-		{"1-99999", nil, "above the largest"},
+		{"abc", nil, "is not a whole number"},
+		{"1-99999", nil, "out of range"},
+		{"1-2000", nil, "above the largest this tool predicts (1024)"},
 	}
 	for _, tc := range tests {
-		got, err := ParseBatches(tc.in, 1<<16)
+		got, err := ParseBatches(tc.in, 1024)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("ParseBatches(%q) error %v, want one containing %q", tc.in, err, tc.wantErr)

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"cnntime/assets"
 	"cnntime/db"
+	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -313,40 +313,19 @@ feed:
 	return out, nil
 }
 
-// ParseBatches reads batch sizes: a number ("64"), a range ("1-1024": every size in
-// it), or a comma-separated list of both ("16,32,48-64"). The result ascends without
-// repeats; every size must be from 1 to maxBatch.
+// MaxSweepBatch is the largest batch size a sweep accepts.
+const MaxSweepBatch = gpu.MaxBatch
+
+// ParseBatches reads batch sizes as gpu.ParseBatches does — a number ("64"), a range
+// ("1-1024": every size in it), or a comma-separated list of both ("16,32,48-64") — and
+// checks that none is above maxBatch. The result ascends without repeats.
 func ParseBatches(s string, maxBatch int) ([]int, error) {
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(strings.TrimSpace(lo))
-		if err != nil {
-			return nil, fmt.Errorf("batch sizes %q: %q is not a number or a range like 1-1024", s, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
-				return nil, fmt.Errorf("batch sizes %q: %q is not a range like 1-1024", s, part)
-			}
-		}
-		switch {
-		case a <= 0:
-			return nil, fmt.Errorf("batch size %d: must be positive", a)
-		case b < a:
-			return nil, fmt.Errorf("batch range %q runs backwards: write it low-high", part)
-		case b > maxBatch:
-			return nil, fmt.Errorf("batch size %d is above the largest this tool predicts (%d)", b, maxBatch)
-		}
-		for x := a; x <= b; x++ {
-			seen[x] = true
-		}
+	out, err := gpu.ParseBatches(s)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]int, 0, len(seen))
-	for x := range seen {
-		out = append(out, x)
+	if last := out[len(out)-1]; last > maxBatch {
+		return nil, fmt.Errorf("batch size %d is above the largest this tool predicts (%d)", last, maxBatch)
 	}
-	sort.Ints(out)
 	return out, nil
 }

@@ -55,7 +55,7 @@ func parseBatch(s, item string) (int, error) {
 		return 0, fmt.Errorf("batch size %q in %q is not a whole number", s, item)
 	}
 	if n < 1 || n > MaxBatch {
-		return 0, fmt.Errorf("batch size %d in %q is out of range: use 1 to %d", n, item, MaxBatch)
+		return 0, fmt.Errorf("batch size %d in %q is out of range: it must be positive and at most %d", n, item, MaxBatch)
 	}
 	return n, nil
 }

@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
-	"cnntime/gpu"
 	"cnntime/predictor/measure"
 )
 
@@ -156,7 +155,7 @@ func (b *Benchmark) request() (app.SweepRequest, bool) {
 			req.Models = append(req.Models, m)
 		}
 	}
-	batches, err := gpu.ParseBatches(b.Batches.Text)
+	batches, err := app.ParseBatches(b.Batches.Text, app.MaxSweepBatch)
 	if err != nil {
 		b.PlanLabel.SetText("Batch sizes: " + err.Error())
 		return req, false
