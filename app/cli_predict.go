@@ -126,6 +126,31 @@ func splitList(s string) []string {
 }
 
 // openEngine builds the engine over the cache at env.DBPath.
+// predictCurves is what predict and best share: it reads the command's flags, opens the
+// engine on the cache and predicts every CNN × machine the flags name.
+func predictCurves(env *Env, cmd Command, args []string, withBatch bool, defaultBatches string) (predictFlags, Query, []predictor.Curve, error) {
+	fs := env.Flags(cmd)
+	var pf predictFlags
+	pf.register(fs, withBatch, defaultBatches)
+	if err := fs.Parse(args); err != nil {
+		return pf, Query{}, nil, err
+	}
+	if pf.csv && env.JSON {
+		return pf, Query{}, nil, Usagef("give --json or --csv, not both")
+	}
+	eng, done, err := openEngine(env)
+	if err != nil {
+		return pf, Query{}, nil, err
+	}
+	defer done()
+	q, err := pf.query(eng, fs)
+	if err != nil {
+		return pf, Query{}, nil, err
+	}
+	curves, err := eng.Curves(env.Ctx, q)
+	return pf, q, curves, err
+}
+
 func openEngine(env *Env) (*Engine, func(), error) {
 	d, err := db.Open(env.DBPath)
 	if err != nil {
@@ -193,25 +218,7 @@ func init() {
 			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		fs := env.Flags(cmd)
-		var pf predictFlags
-		pf.register(fs, true, "")
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if pf.csv && env.JSON {
-			return Usagef("give --json or --csv, not both")
-		}
-		eng, done, err := openEngine(env)
-		if err != nil {
-			return err
-		}
-		defer done()
-		q, err := pf.query(eng, fs)
-		if err != nil {
-			return err
-		}
-		curves, err := eng.Curves(env.Ctx, q)
+		pf, q, curves, err := predictCurves(env, cmd, args, true, "")
 		if err != nil {
 			return err
 		}
@@ -327,25 +334,7 @@ func init() {
 			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		fs := env.Flags(cmd)
-		var pf predictFlags
-		pf.register(fs, false, "1-1024")
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if pf.csv && env.JSON {
-			return Usagef("give --json or --csv, not both")
-		}
-		eng, done, err := openEngine(env)
-		if err != nil {
-			return err
-		}
-		defer done()
-		q, err := pf.query(eng, fs)
-		if err != nil {
-			return err
-		}
-		curves, err := eng.Curves(env.Ctx, q)
+		pf, _, curves, err := predictCurves(env, cmd, args, false, "1-1024")
 		if err != nil {
 			return err
 		}
