@@ -37,6 +37,7 @@ type ModernComparison struct {
 	MeasuredIPS   float64 `json:"measured_images_per_s"`
 	PredictedIPS  float64 `json:"predicted_images_per_s"`
 	ErrorPct      float64 `json:"error_pct"` // signed: (predicted − measured) / measured
+	BandPct       float64 `json:"band_pct"`  // the prediction's own error band, ± percent
 	FitsInMemory  bool    `json:"fits_in_memory"`
 	MaxBatchPerGP int     `json:"max_batch_per_gpu"` // the memory model's; -1 when unknown
 }
@@ -50,6 +51,7 @@ type ModernGroup struct {
 	Rows      int     `json:"rows"`
 	MAPEPct   float64 `json:"mape_pct"`
 	BiasPct   float64 `json:"bias_pct"`
+	BandPct   float64 `json:"band_pct"` // mean of the predictions' own error bands
 }
 
 // ModernComparisons predicts every embedded modern anchor with eng's calibration and
@@ -72,7 +74,7 @@ func ModernComparisons(eng *Engine) (*ModernAccuracy, error) {
 		p := preds[i]
 		acc.Rows = append(acc.Rows, ModernComparison{Source: c.Source, Where: c.Where, Set: c.Set(), GPU: c.GPU,
 			Model: c.Model, Framework: c.Framework, Precision: string(c.Precision), Batch: c.Batch,
-			MeasuredIPS: c.ImagesPerS, PredictedIPS: p.ImagesPerS, ErrorPct: p.ErrorPct(c.ImagesPerS),
+			MeasuredIPS: c.ImagesPerS, PredictedIPS: p.ImagesPerS, ErrorPct: p.ErrorPct(c.ImagesPerS), BandPct: p.BandPct,
 			FitsInMemory: p.Fits, MaxBatchPerGP: p.MaxBatch})
 		if !p.Fits {
 			acc.MemoryMisses++
@@ -101,10 +103,12 @@ func groupModern(rows []ModernComparison, key func(ModernComparison) ModernGroup
 		out[i].Rows++
 		out[i].MAPEPct += math.Abs(r.ErrorPct)
 		out[i].BiasPct += r.ErrorPct
+		out[i].BandPct += r.BandPct
 	}
 	for i := range out {
 		out[i].MAPEPct /= float64(out[i].Rows)
 		out[i].BiasPct /= float64(out[i].Rows)
+		out[i].BandPct /= float64(out[i].Rows)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -130,12 +134,12 @@ func writeModernTable(w io.Writer, acc *ModernAccuracy) error {
 	fmt.Fprintln(w, "\n4. Whole networks vs published training throughput on current GPUs (modern_anchors.csv; estimated from specifications)")
 	fmt.Fprintln(w)
 	for _, s := range acc.Sets {
-		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct)
+		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%, predicted band ±%.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct, s.BandPct)
 	}
 	fmt.Fprintf(w, "published batch over the memory model's limit: %d of %d rows\n\n", acc.MemoryMisses, len(acc.Rows))
-	t := NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS")
+	t := NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS", "BAND")
 	for _, g := range acc.Groups {
-		t.Row(g.Set, g.Source, g.GPU, g.Precision, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
+		t.Row(g.Set, g.Source, g.GPU, g.Precision, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct), fmt.Sprintf("±%.1f%%", g.BandPct))
 	}
 	return t.Flush()
 }

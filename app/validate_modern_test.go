@@ -27,6 +27,9 @@ func TestValidateReportsModernAnchors(t *testing.T) {
 		if !(r.PredictedIPS > 0) || math.Abs(r.ErrorPct-want) > 1e-9 {
 			t.Errorf("%s %s on %s: predicted %v, error %v (want %v)", r.Source, r.Model, r.GPU, r.PredictedIPS, r.ErrorPct, want)
 		}
+		if !(r.BandPct > 3) || r.BandPct > 100 {
+			t.Errorf("%s %s on %s: error band ±%.1f%%, want a whole-network band in (3%%, 100%%]", r.Source, r.Model, r.GPU, r.BandPct)
+		}
 	}
 	if len(gpus) < 5 {
 		t.Errorf("anchors cover %d GPUs, want ≥ 5", len(gpus))

@@ -75,6 +75,18 @@ type Calibration struct {
 	FamilyScale map[string]float64 `json:"family_scale,omitempty"`
 	// NetworkFit says what the whole-network fit used and reached, for display.
 	NetworkFit string `json:"network_fit,omitempty"`
+	// NetworkRelErr is the expected relative error (a fraction) of a whole training
+	// step estimated from specifications on one GPU family in one arithmetic, keyed
+	// like FamilyScale: the mean absolute error of the published whole-network
+	// throughputs of that family and arithmetic after the fit, pulled towards the
+	// held-out rows' error where rows are few. It is the error band of every estimated
+	// kernel there, so that a step's band (the time-weighted mean of its kernels')
+	// says how far whole-network predictions are off, not how far single DeepBench
+	// layers are. Absent: NetworkRelErrOther, else EstimateRelErr.
+	NetworkRelErr map[string]float64 `json:"network_rel_err,omitempty"`
+	// NetworkRelErrOther is the band of a family and arithmetic without published
+	// rows: wider than any that has them.
+	NetworkRelErrOther float64 `json:"network_rel_err_other,omitempty"`
 	// TransferRelErr is the expected relative error of a time transferred from another GPU.
 	TransferRelErr float64 `json:"transfer_rel_err"`
 	// Accuracy is the leave-one-GPU-out report of the fit, for display.
@@ -83,6 +95,7 @@ type Calibration struct {
 	eff     [numClasses][numArith][3]float64
 	estErr  [numArith]float64
 	family  [numFamilies][numArith]float64
+	netErr  [numFamilies][numArith]float64 // 0: not given
 	checked bool
 }
 
@@ -194,8 +207,38 @@ func (c *Calibration) Validate() error {
 		}
 		c.family[f][a] = v
 	}
+	c.netErr = [numFamilies][numArith]float64{}
+	for key, v := range c.NetworkRelErr {
+		f, a, ok := parseFamilyKey(key)
+		if !ok {
+			return fmt.Errorf("calibration: network error band %q: the key must be family/arithmetic with a family of %v and an arithmetic of %v", key, familyNames[1:], arithNames)
+		}
+		if !positiveFinite(v) || v > 5 {
+			return fmt.Errorf("calibration: network error band %s = %v: must be in (0, 5]", key, v)
+		}
+		c.netErr[f][a] = v
+	}
+	if c.NetworkRelErrOther < 0 || math.IsNaN(c.NetworkRelErrOther) || c.NetworkRelErrOther > 5 {
+		return fmt.Errorf("calibration: network error band for other families %v must be in [0, 5]", c.NetworkRelErrOther)
+	}
 	c.checked = true
 	return nil
+}
+
+// EstimateRelErrOf is the error band of a time estimated from specifications on
+// family f in arithmetic a: the whole-network band of that family and arithmetic,
+// else the band of families without published rows, else the per-layer band.
+func (c *Calibration) EstimateRelErrOf(f Family, a Arithmetic) float64 {
+	if a < 0 || a >= numArith {
+		return 1
+	}
+	if f > 0 && f < numFamilies && c.netErr[f][a] > 0 {
+		return c.netErr[f][a]
+	}
+	if c.NetworkRelErrOther > 0 {
+		return c.NetworkRelErrOther
+	}
+	return c.estErr[a]
 }
 
 // FamilyKey names one family scale: "family/arithmetic".

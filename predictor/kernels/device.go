@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ type deviceRates struct {
 	extraRelErr  float64 // widening of the error band for fallbacks
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
 	family       Family
+	clockFactor  float64 // sustained ÷ boost clock (SustainedClockFactor), in peakFLOPS
 }
 
 // ComputeCapability parses "8.6" into 86; 0 when unknown or malformed.
@@ -121,7 +123,8 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	case ArithFP16SIMT:
 		r.elemBytes = 2
 	}
-	r.peakFLOPS = peak * 1e12
+	r.clockFactor = SustainedClockFactor(g)
+	r.peakFLOPS = peak * 1e12 * r.clockFactor
 	bw, known := BandwidthGBs(g)
 	r.bandwidth = bw * 1e9
 	if !known {
@@ -221,4 +224,38 @@ var familyTypical = map[Family]struct {
 	FamilyGA10x:  {31.2, 125, 600, 72},
 	FamilyAda:    {91.6, 362, 864, 142},
 	FamilyHopper: {51.2, 756, 2000, 114},
+}
+
+// familyPowerReference is, per family, the catalog part with the most board power per
+// SM at its boost clock (V100 SXM2 300 W / 80 SMs / 1530 MHz; RTX 2080 Ti 250 / 68 /
+// 1545; A100 SXM4 400 / 108 / 1410; RTX 3090 350 / 82 / 1695; RTX 4090 450 / 128 /
+// 2520; H100 SXM 700 / 132 / 1980): taken to hold its boost clock under a training
+// load, which fixes the family's power per SM per clock³ (same die design, process
+// and voltage–frequency curve).
+var familyPowerReference = map[Family]struct{ tdpW, sms, boostMHz float64 }{
+	FamilyVolta:  {300, 80, 1530},
+	FamilyTuring: {250, 68, 1545},
+	FamilyGA100:  {400, 108, 1410},
+	FamilyGA10x:  {350, 82, 1695},
+	FamilyAda:    {450, 128, 2520},
+	FamilyHopper: {700, 132, 1980},
+}
+
+// SustainedClockFactor is the share of its boost clock a GPU holds under a sustained
+// training load, limited by its board power (tdp_w). A GPU's switching power grows as
+// SMs × f·V², and over the boost range the voltage rises about in step with the clock,
+// so the power an SM needs grows as f³. The clock that a board's power sustains is
+// then its family reference's boost clock × ∛(power per SM ÷ the reference's power
+// per SM), at most the boost clock: 0.76 for the 70 W T4 (1207 of 1590 MHz), 0.79
+// for the 150 W A10, 0.87 for the 72 W L4, 0.89 for the L40S and the RTX A6000, 0.94
+// for the 350 W H100 PCIe, 1 for each family's reference and for a GPU whose power,
+// SMs or clock is unknown. Memory bandwidth is not scaled (memory clocks do not
+// drop under a power cap).
+func SustainedClockFactor(g hw.GPU) float64 {
+	ref, ok := familyPowerReference[FamilyOf(g)]
+	if !ok || !(g.TDPW > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) {
+		return 1
+	}
+	mhz := ref.boostMHz * math.Cbrt(g.TDPW/ref.tdpW*ref.sms/float64(g.SMs))
+	return math.Min(1, mhz/g.BoostClockMHz)
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -87,5 +88,32 @@ func TestFamilyScale(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.scale, err, tc.want)
 		}
+	}
+}
+
+// A board whose power per SM is below its family reference's holds a lower clock,
+// by the cube root of the power ratio; a reference part, an unknown power and an
+// unknown family keep the boost clock.
+func TestSustainedClockFactor(t *testing.T) {
+	tests := []struct {
+		name string
+		g    hw.GPU
+		want float64
+	}{
+		{"T4 70 W", hw.GPU{ComputeCapability: "7.5", SMs: 40, BoostClockMHz: 1590, TDPW: 70}, 1545 * math.Cbrt(70.0/250*68/40) / 1590},
+		{"A10 150 W", hw.GPU{ComputeCapability: "8.6", SMs: 72, BoostClockMHz: 1695, TDPW: 150}, math.Cbrt(150.0 / 350 * 82 / 72)},
+		{"RTX 3090 (reference)", hw.GPU{ComputeCapability: "8.6", SMs: 82, BoostClockMHz: 1695, TDPW: 350}, 1},
+		{"more power than the reference", hw.GPU{ComputeCapability: "9.0", SMs: 132, BoostClockMHz: 1980, TDPW: 1000}, 1},
+		{"power unknown", hw.GPU{ComputeCapability: "8.0", SMs: 108, BoostClockMHz: 1410}, 1},
+		{"family unknown", hw.GPU{ComputeCapability: "6.0", SMs: 56, BoostClockMHz: 1303, TDPW: 50}, 1},
+	}
+	for _, tc := range tests {
+		if got := SustainedClockFactor(tc.g); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	t4 := hw.GPU{ComputeCapability: "7.5", SMs: 40, BoostClockMHz: 1590, FP32TFLOPS: 8.1, FP16TFLOPS: 65, MemoryBandwidthGBs: 320, TDPW: 70}
+	if r := ratesFor(t4, measure.AMP); math.Abs(r.peakFLOPS-65e12*SustainedClockFactor(t4)) > 1 || r.bandwidth != 320e9 {
+		t.Errorf("T4 rates %+v: want the FP16 peak at the sustained clock and the full bandwidth", r)
 	}
 }

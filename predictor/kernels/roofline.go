@@ -61,7 +61,7 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p)}
 	e.launchMS = cal.LaunchUS / 1000
 	e.memRate = e.rates.bandwidth * cal.MemoryEfficiency
-	e.relErr = cal.estErr[e.rates.arith] + e.rates.extraRelErr
+	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
 	if !e.cost.hasGEMM {
 		return e
 	}

@@ -159,7 +159,8 @@ func Resolve(anchors []Anchor, gpus []hw.GPU, nets map[string]*cnn.Network) ([]C
 type Prediction struct {
 	ImagesPerS float64
 	Fits       bool
-	MaxBatch   int // per GPU; -1 when the GPU's memory is unknown
+	MaxBatch   int     // per GPU; -1 when the GPU's memory is unknown
+	BandPct    float64 // the prediction's own error band, ± percent
 }
 
 // ErrorPct is the signed relative error of the prediction, percent.
@@ -194,6 +195,7 @@ func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.M
 			return nil, fmt.Errorf("anchors line %d: no time predicted for %s on %s", c.Line, c.Model, c.GPU)
 		}
 		out[i].ImagesPerS = float64(c.Batch*n) / p.IterMS * 1000
+		out[i].BandPct = p.ErrorPct
 	}
 	return out, nil
 }

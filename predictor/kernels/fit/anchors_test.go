@@ -115,3 +115,48 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// The error bands come from the rows' residuals: a family and arithmetic's band is
+// its rows' mean error mixed with the held-out error, a family without rows gets
+// twice the held-out error, and an estimate's band then follows the family.
+func TestFitNetworkBands(t *testing.T) {
+	cal := kernels.PriorCalibration()
+	nets := map[string]*cnn.Network{}
+	base, err := Resolve([]Anchor{{Line: 2, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 16, GPUs: 1, ImagesPerS: 1}},
+		[]hw.GPU{testV100}, nets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Predict(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips := p[0].ImagesPerS
+	// Tuning row predicted 10% fast (measured ips/1.1), held-out row 30% slow (ips/0.7),
+	// both volta/fp16.
+	tuning, held := base[0], base[0]
+	tuning.ImagesPerS = ips / 1.1
+	held.ImagesPerS, held.Held = ips/0.7, true
+	b, err := FitNetworkBands(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, []Case{tuning, held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHeld := 0.3
+	wantKey := (0.1 + 0.3 + BandPriorRows*wantHeld) / (2 + BandPriorRows)
+	if math.Abs(b.HeldOut-wantHeld) > 1e-9 || math.Abs(b.PerKey["volta/fp16"]-wantKey) > 1e-9 || b.Rows["volta/fp16"] != 2 ||
+		math.Abs(b.Other-BandOtherFactor*wantHeld) > 1e-9 || b.Transfer != b.HeldOut || len(b.PerKey) != 1 {
+		t.Fatalf("bands %+v: want held out %.3f, volta/fp16 %.4f from 2 rows, other %.2f", b, wantHeld, wantKey, BandOtherFactor*wantHeld)
+	}
+	if err := b.Apply(cal); err != nil {
+		t.Fatal(err)
+	}
+	if got := cal.EstimateRelErrOf(kernels.FamilyVolta, kernels.ArithFP16); math.Abs(got-wantKey) > 1e-9 {
+		t.Errorf("volta/fp16 estimate band %v, want %v", got, wantKey)
+	}
+	if got := cal.EstimateRelErrOf(kernels.FamilyTuring, kernels.ArithFP16); math.Abs(got-BandOtherFactor*wantHeld) > 1e-9 {
+		t.Errorf("turing/fp16 (no rows) band %v, want %v", got, BandOtherFactor*wantHeld)
+	}
+	if _, err := FitNetworkBands(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, nil); err == nil {
+		t.Errorf("bands from no rows should fail")
+	}
+}

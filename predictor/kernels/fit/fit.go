@@ -182,6 +182,12 @@ func clone(c *kernels.Calibration) *kernels.Calibration {
 			out.FamilyScale[k] = v
 		}
 	}
+	if c.NetworkRelErr != nil {
+		out.NetworkRelErr = make(map[string]float64, len(c.NetworkRelErr))
+		for k, v := range c.NetworkRelErr {
+			out.NetworkRelErr[k] = v
+		}
+	}
 	out.Fitted = append([]string(nil), c.Fitted...)
 	out.Accuracy = append([]kernels.GPUAccuracy(nil), c.Accuracy...)
 	return &out

@@ -171,3 +171,80 @@ func tuningMAPE(cal *kernels.Calibration, over predictor.Overheads, mem predicto
 	}
 	return sum / float64(len(cases)), nil
 }
+
+// Error bands of whole-network predictions, from the published rows' residuals.
+const (
+	// BandPriorRows is how many rows' worth of weight the held-out error has in each
+	// family and arithmetic's band: a band from one or two rows leans on it.
+	BandPriorRows = 3.0
+	// BandOtherFactor widens the held-out error for a family and arithmetic that no
+	// published row covers.
+	BandOtherFactor = 2.0
+)
+
+// NetworkBands are the error bands of whole-network predictions (see
+// kernels.Calibration.NetworkRelErr), as fractions.
+type NetworkBands struct {
+	PerKey   map[string]float64 // "family/arithmetic"
+	Rows     map[string]int     // published rows behind each key
+	HeldOut  float64            // MAPE of the held-out rows (all rows if none is held out)
+	Other    float64            // for a family and arithmetic without rows
+	Transfer float64            // for a time transferred from a measured GPU
+}
+
+// FitNetworkBands computes the error bands of cal's whole-network predictions from
+// every case (tuning and held out: the bands are judged, not fitted, and the held-out
+// rows are what says how far an unseen GPU's prediction is off). Per family and
+// arithmetic the band is the mean absolute relative error of its rows, mixed with
+// the held-out MAPE as if that were BandPriorRows more rows; a family and arithmetic
+// without rows gets BandOtherFactor × the held-out MAPE. A time transferred from a
+// measured GPU gets the held-out MAPE: per layer, DeepBench's transfers were about as
+// accurate as estimates (see the leave-one-GPU-out table), and a transfer starts from
+// a measurement of the same layer rather than from fitted efficiencies.
+func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (*NetworkBands, error) {
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("no published rows to judge the error bands by")
+	}
+	preds, err := Predict(cal, over, mem, cases)
+	if err != nil {
+		return nil, err
+	}
+	sum := map[string]float64{}
+	rows := map[string]int{}
+	var heldSum, allSum float64
+	var held int
+	for i, c := range cases {
+		e := math.Abs(preds[i].ErrorPct(c.ImagesPerS)) / 100
+		allSum += e
+		if c.Held {
+			heldSum += e
+			held++
+		}
+		if f := kernels.FamilyOf(c.Dev); f != kernels.FamilyUnknown {
+			k := kernels.FamilyKey(f, kernelArith(c))
+			sum[k] += e
+			rows[k]++
+		}
+	}
+	b := &NetworkBands{PerKey: map[string]float64{}, Rows: rows, HeldOut: allSum / float64(len(cases))}
+	if held > 0 {
+		b.HeldOut = heldSum / float64(held)
+	}
+	for k, s := range sum {
+		b.PerKey[k] = (s + BandPriorRows*b.HeldOut) / (float64(rows[k]) + BandPriorRows)
+	}
+	b.Other = BandOtherFactor * b.HeldOut
+	b.Transfer = b.HeldOut
+	return b, nil
+}
+
+// Apply writes the bands into cal and checks it.
+func (b *NetworkBands) Apply(cal *kernels.Calibration) error {
+	cal.NetworkRelErr = make(map[string]float64, len(b.PerKey))
+	for k, v := range b.PerKey {
+		cal.NetworkRelErr[k] = v
+	}
+	cal.NetworkRelErrOther = b.Other
+	cal.TransferRelErr = b.Transfer
+	return cal.Validate()
+}
