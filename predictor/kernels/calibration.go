@@ -226,8 +226,9 @@ func (c *Calibration) Validate() error {
 }
 
 // EstimateRelErrOf is the error band of a time estimated from specifications on
-// family f in arithmetic a: the whole-network band of that family and arithmetic,
-// else the band of families without published rows, else the per-layer band.
+// family f in arithmetic a: the whole-network band of that family and arithmetic;
+// where no published row covers them, the wider of the band for such families and
+// the per-layer band (pre-Volta GPUs, FP32 without TF32 on Ampere and later).
 func (c *Calibration) EstimateRelErrOf(f Family, a Arithmetic) float64 {
 	if a < 0 || a >= numArith {
 		return 1
@@ -235,10 +236,7 @@ func (c *Calibration) EstimateRelErrOf(f Family, a Arithmetic) float64 {
 	if f > 0 && f < numFamilies && c.netErr[f][a] > 0 {
 		return c.netErr[f][a]
 	}
-	if c.NetworkRelErrOther > 0 {
-		return c.NetworkRelErrOther
-	}
-	return c.estErr[a]
+	return math.Max(c.NetworkRelErrOther, c.estErr[a])
 }
 
 // FamilyKey names one family scale: "family/arithmetic".

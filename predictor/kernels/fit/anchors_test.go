@@ -156,6 +156,13 @@ func TestFitNetworkBands(t *testing.T) {
 	if got := cal.EstimateRelErrOf(kernels.FamilyTuring, kernels.ArithFP16); math.Abs(got-BandOtherFactor*wantHeld) > 1e-9 {
 		t.Errorf("turing/fp16 (no rows) band %v, want %v", got, BandOtherFactor*wantHeld)
 	}
+	cal.EstimateRelErr["fp32"] = 0.9 // a per-layer band wider than the one for families without rows
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := cal.EstimateRelErrOf(kernels.FamilyUnknown, kernels.ArithFP32); got != 0.9 {
+		t.Errorf("pre-Volta fp32 band %v, want the wider per-layer 0.9", got)
+	}
 	if _, err := FitNetworkBands(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, nil); err == nil {
 		t.Errorf("bands from no rows should fail")
 	}
