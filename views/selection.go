@@ -77,8 +77,11 @@ func (ct *checkTree) update(id widget.TreeNodeID, branch bool, o fyne.CanvasObje
 	}
 	check := o.(*widget.Check)
 	check.OnChanged = nil
+	// Tree rows are reused for other items: set text and state together and refresh
+	// once, since SetChecked alone repaints only when the state changes.
 	check.Text = ct.labels[id]
-	check.SetChecked(ct.checked[id])
+	check.Checked = ct.checked[id]
+	check.Refresh()
 	check.OnChanged = func(on bool) { ct.set(id, on) }
 }
 

@@ -1,0 +1,58 @@
+package views
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// drawnText returns the text a widget's renderer shows.
+func drawnText(o fyne.Widget) string {
+	var out string
+	var walk func(objs []fyne.CanvasObject)
+	walk = func(objs []fyne.CanvasObject) {
+		for _, obj := range objs {
+			switch v := obj.(type) {
+			case *canvas.Text:
+				out += v.Text
+			case *widget.RichText:
+				out += v.String()
+			case fyne.Widget:
+				walk(test.WidgetRenderer(v).Objects())
+			case *fyne.Container:
+				walk(v.Objects)
+			}
+		}
+	}
+	walk(test.WidgetRenderer(o).Objects())
+	return out
+}
+
+// A tree reuses row widgets for other items; a reused row must show its new item's
+// label even when the checked state does not change.
+func TestCheckTreeReusedRowShowsItsOwnLabel(t *testing.T) {
+	test.NewTempApp(t)
+	ct := newCheckTree("search", nil)
+	ct.labels = map[string]string{"aws/p3.16xlarge": "p3.16xlarge — 8× v100", "gcp/g2-standard-4": "g2-standard-4 — 1× l4", "gcp/a2": "a2 — 1× a100"}
+	ct.checked = map[string]bool{"gcp/a2": true}
+	row := widget.NewCheck("", nil)
+	test.WidgetRenderer(row) // the row has been drawn once, as in a tree
+
+	steps := []struct{ id, want string }{
+		{"aws/p3.16xlarge", "p3.16xlarge — 8× v100"},
+		{"gcp/g2-standard-4", "g2-standard-4 — 1× l4"}, // same (unchecked) state: the bug case
+		{"gcp/a2", "a2 — 1× a100"},
+	}
+	for _, s := range steps {
+		ct.update(s.id, false, row)
+		if got := drawnText(row); got != s.want {
+			t.Errorf("row reused for %s draws %q, want %q", s.id, got, s.want)
+		}
+		if row.Checked != ct.checked[s.id] {
+			t.Errorf("row reused for %s checked=%v, want %v", s.id, row.Checked, ct.checked[s.id])
+		}
+	}
+}
