@@ -186,5 +186,6 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 		mw.Session.Refresh()
 		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
 	}
-	return b.Content()
+	// The sweep form is tall; scroll it rather than let it set the window's least height.
+	return container.NewVScroll(b.Content())
 }

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"path/filepath"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -54,5 +55,17 @@ func TestCheckTreeReusedRowShowsItsOwnLabel(t *testing.T) {
 		if row.Checked != ct.checked[s.id] {
 			t.Errorf("row reused for %s checked=%v, want %v", s.id, row.Checked, ct.checked[s.id])
 		}
+	}
+}
+
+// The window must fit a 1366×768 laptop screen: its content (below the menu bar and
+// the window's title bar) may need at most 700 pixels of height, with the real
+// Benchmark tab, whose sweep form is the tallest part.
+func TestWindowFitsASmallScreen(t *testing.T) {
+	a := test.NewTempApp(t)
+	mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
+	defer mw.Window.Close()
+	if min := mw.Window.Content().MinSize(); min.Height > 700 || min.Width > 1280 {
+		t.Errorf("the window needs at least %.0f×%.0f; want it to fit 1280×700", min.Width, min.Height)
 	}
 }
