@@ -283,20 +283,87 @@ func (l *Layer) saves(elemBytes int) saved {
 	return saved{}
 }
 
+// Under amp (elemBytes below 4) PyTorch's autocast chooses each op's precision (its op
+// lists in ATen's autocast_mode.cpp), and autograd saves a tensor in the precision of
+// the op that saves it:
+//   - convolutions and linear layers are on its lower-precision list: they cast their
+//     inputs to FP16 and save the FP16 copy;
+//   - layer norm is on its float32 list: it casts its input to FP32, saves the FP32
+//     copy and writes FP32 (so ConvNeXt's layer norms keep FP32 activations);
+//   - every other op runs in its inputs' precision, the widest when they differ. Batch
+//     norm takes FP16 input (cuDNN) and writes FP16, its statistics in FP32 (per
+//     channel, not per sample: not counted here); a layer scale multiplies by an FP32
+//     parameter, which promotes its output to FP32.
+//
+// A cast of an activation is a new tensor for each op that casts it (autocast caches
+// only its casts of weights). In FP32 nothing is cast and every element is elemBytes.
+
+// fp32Bytes is the size of an FP32 element.
+const fp32Bytes = 4
+
+// precisionRule is how autocast sets the precision an op runs in.
+type precisionRule int
+
+const (
+	followInputs  precisionRule = iota // the widest of its inputs' precisions
+	castToReduced                      // autocast's lower-precision list: inputs cast to FP16
+	castToFP32                         // autocast's float32 list: inputs cast to FP32
+	promoteToFP32                      // an FP32 parameter in the op promotes it to FP32
+)
+
+func precisionOf(op Op) precisionRule {
+	switch op {
+	case OpConv2d, OpLinear:
+		return castToReduced
+	case OpLayerNorm:
+		return castToFP32
+	case OpScale:
+		return promoteToFP32
+	}
+	return followInputs
+}
+
+// savedElemBytes is the element size of the inputs a layer saves, given the element
+// size of those inputs (inputBytes) and the activations' elemBytes.
+func (l *Layer) savedElemBytes(inputBytes, elemBytes int) int {
+	switch precisionOf(l.Op) {
+	case castToReduced:
+		return elemBytes
+	case castToFP32:
+		return max(elemBytes, fp32Bytes)
+	}
+	return inputBytes
+}
+
+// outElemBytes is the element size of a layer's output, given the widest element size of
+// its inputs.
+func (l *Layer) outElemBytes(inputBytes, elemBytes int) int {
+	switch precisionOf(l.Op) {
+	case castToReduced:
+		return elemBytes
+	case castToFP32, promoteToFP32:
+		return max(elemBytes, fp32Bytes)
+	}
+	return inputBytes
+}
+
 // SavedBytes is the memory per sample the layer keeps for its backward pass, counted on
 // its own: saved inputs or output plus extra state such as max-pool indices. Tensors that
 // several layers save (a conv's input that is also a ReLU's output) are counted by each;
-// Network.SavedBytes counts them once.
+// Network.SavedBytes counts them once. On its own a layer does not know its inputs'
+// precision: it takes them to be elemBytes, and applies its own precision rule (a layer
+// norm under amp saves FP32); Network.SavedBytes follows the precisions through the graph.
 func (l *Layer) SavedBytes(elemBytes int) int64 {
 	s := l.saves(elemBytes)
 	b := s.extra
 	if s.inputs {
+		eb := int64(l.savedElemBytes(elemBytes, elemBytes))
 		for _, sh := range l.InShapes {
-			b += sh.Elems() * int64(elemBytes)
+			b += sh.Elems() * eb
 		}
 	}
 	if s.output {
-		b += l.Out.Elems() * int64(elemBytes)
+		b += l.Out.Elems() * int64(l.outElemBytes(elemBytes, elemBytes))
 	}
 	return b
 }
@@ -314,20 +381,54 @@ func (n *Network) storage(i int) int {
 	return i
 }
 
+// outputElemBytes is the element size of every layer's output when activations are
+// elemBytes (see the precision rules above); the input image is FP32.
+func (n *Network) outputElemBytes(elemBytes int) []int {
+	out := make([]int, len(n.Layers))
+	for i := range n.Layers {
+		l := &n.Layers[i]
+		widest := 0
+		for _, in := range l.Inputs {
+			b := fp32Bytes
+			if in != image {
+				b = out[in]
+			}
+			widest = max(widest, b)
+		}
+		if elemBytes >= fp32Bytes || widest == 0 {
+			widest = elemBytes // no autocast: everything is elemBytes
+		}
+		out[i] = l.outElemBytes(widest, elemBytes)
+	}
+	return out
+}
+
 // SavedBytes is the activation memory per sample that a training step keeps from
 // forward to backward: every tensor some layer saves, counted once however many layers
 // save it (an in-place ReLU after batch norm shares its storage, as in PyTorch), plus
-// each layer's extra state. The input batch itself is not included.
+// each layer's extra state. Under amp each tensor is counted in the precision it is
+// saved in, and a layer that casts its input saves a copy of its own (see the precision
+// rules above). The input batch itself, and any cast of it, is not included.
 func (n *Network) SavedBytes(elemBytes int) int64 {
-	counted := make(map[int]bool, len(n.Layers))
+	outBytes := n.outputElemBytes(elemBytes)
+	// A saved tensor is a layer output's storage, or a cast copy of it made by one layer.
+	type tensor struct{ storage, castBy int }
+	counted := make(map[tensor]bool, len(n.Layers))
 	var total int64
-	count := func(i int) {
+	count := func(i, castBy, bytes int) {
 		owner := n.storage(i)
-		if owner == image || counted[owner] {
+		if owner == image {
 			return
 		}
-		counted[owner] = true
-		total += n.Layers[owner].Out.Elems() * int64(elemBytes)
+		t := tensor{storage: owner, castBy: -1}
+		if bytes != outBytes[owner] {
+			t.castBy = castBy
+		}
+		if counted[t] {
+			return
+		}
+		counted[t] = true
+		total += n.Layers[owner].Out.Elems() * int64(bytes)
 	}
 	for i := range n.Layers {
 		l := &n.Layers[i]
@@ -335,11 +436,15 @@ func (n *Network) SavedBytes(elemBytes int) int64 {
 		total += s.extra
 		if s.inputs {
 			for _, in := range l.Inputs {
-				count(in)
+				inBytes := fp32Bytes
+				if in != image {
+					inBytes = outBytes[in]
+				}
+				count(in, i, l.savedElemBytes(inBytes, elemBytes))
 			}
 		}
 		if s.output {
-			count(i)
+			count(i, i, outBytes[i])
 		}
 	}
 	return total

@@ -147,3 +147,90 @@ func TestSavedBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestConvNeXtSavedBytesByPrecision checks convnext_tiny's saved activations per sample
+// against a count by hand. Per block of C channels at S = H·W positions:
+//   - FP32: the depthwise conv's input (4C), the layer norm's input (4C), the first
+//     linear's input (4C), GELU's input (16C), the second linear's input (16C) and the
+//     layer scale's input (4C), plus the layer norm's FP32 mean and rstd (8 per position).
+//   - amp: the depthwise conv saves an FP16 copy of the FP32 residual stream (2C); the
+//     layer norm runs in FP32 (autocast's float32 list) and saves an FP32 copy of the
+//     conv's FP16 output (4C); the first linear saves an FP16 copy of the layer norm's
+//     FP32 output (2C); GELU, the second linear and the layer scale save FP16 tensors
+//     (8C, 8C, 2C); the layer scale's FP32 parameter makes the stream FP32 again.
+//
+// The stem's layer norm saves the stem conv's output; each downsampling layer norm saves
+// the stream and its conv the norm's output; the head's layer norm saves the pooled 768
+// features and the classifier their copy; the loss keeps 1000 log-probabilities.
+func TestConvNeXtSavedBytesByPrecision(t *testing.T) {
+	net, err := Build("convnext_tiny", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dims := [4]int64{96, 192, 384, 768}
+	blocks := [4]int64{3, 3, 9, 3}
+	sides := [4]int64{56, 28, 14, 7}
+	tests := []struct {
+		name                                          string
+		elemBytes                                     int
+		block, stem, downNorm, downConv, head, logits int64 // bytes per element of each saved tensor
+	}{
+		{"fp32", 4, 48, 4, 4, 4, 4 + 4, 4},
+		{"amp", 2, 26, 4, 4, 2, 4 + 2, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const stats = 8 // FP32 mean and rstd per position of each layer norm
+			s0 := sides[0] * sides[0]
+			want := tt.stem*dims[0]*s0 + stats*s0
+			for st := range dims {
+				s := sides[st] * sides[st]
+				want += blocks[st] * (tt.block*dims[st]*s + stats*s)
+				if st < 3 {
+					want += (tt.downNorm+tt.downConv)*dims[st]*s + stats*s
+				}
+			}
+			want += tt.head*dims[3] + stats + tt.logits*1000
+			if got := net.SavedBytes(tt.elemBytes); got != want {
+				t.Errorf("convnext_tiny %s saved bytes per sample = %d, want %d by hand", tt.name, got, want)
+			}
+		})
+	}
+}
+
+// TestSavedBytesCastCopies checks the amp precision rules on a small graph: a layer norm
+// saves an FP32 copy of an FP16 conv output, each of two convs reading the norm's FP32
+// output saves its own FP16 copy, and a batch norm after a conv saves the FP16 tensor
+// itself, shared with nothing.
+func TestSavedBytesCastCopies(t *testing.T) {
+	net := &Network{Name: "casts", Input: Shape{3, 4, 4}, Classes: 10}
+	g := newGraph(net, 16)
+	x := g.conv("conv", image, 2, 1, 1, 0) // 0: out 2×4×4 = 32 elements, FP16 under amp
+	n := g.norm("ln", OpLayerNorm, x)      // 1: saves an FP32 copy of conv (32×4) + stats 16×8
+	a := g.conv("a", n, 2, 1, 1, 0)        // 2: saves an FP16 copy of ln (32×2)
+	b := g.conv("b", n, 2, 1, 1, 0)        // 3: saves another FP16 copy of ln (32×2)
+	y := g.add("add", a, b)                // 4
+	y = g.bn("bn", y)                      // 5: saves add's FP16 output (32×2)
+	y = g.flatten("flatten", y)            // 6
+	y = g.linear("fc", y, 10, true)        // 7: saves bn's FP16 output (32×2)
+	g.loss(y)                              // 8: 10 log-probabilities
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+	tests := []struct {
+		elemBytes int
+		want      int64
+	}{
+		// FP32: conv out, ln out (shared by a and b), add out, bn out; stats; logits.
+		{4, 4*32*4 + 16*8 + 10*4},
+		{2, 32*4 + 16*8 + 2*32*2 + 32*2 + 32*2 + 10*2},
+	}
+	for _, tt := range tests {
+		if got := net.SavedBytes(tt.elemBytes); got != tt.want {
+			t.Errorf("SavedBytes(%d) = %d, want %d", tt.elemBytes, got, tt.want)
+		}
+	}
+	if got, want := net.Layers[1].SavedBytes(2), int64(32*4+16*8); got != want {
+		t.Errorf("layer norm on its own under amp saves %d bytes, want %d (FP32 input and stats)", got, want)
+	}
+}
