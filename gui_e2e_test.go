@@ -46,10 +46,10 @@ var (
 	machineSearch  = image.Pt(145, 435) // the "Search machines" entry
 	machineFirst   = image.Pt(71, 553)  // the checkbox of the first machine under the first provider shown
 	machineTree    = image.Rect(0, 495, 290, 690)
-	scatterArea    = image.Rect(295, 70, 748, 302) // the min-time vs cost chart
-	curvesArea     = image.Rect(755, 70, 1436, 330)
-	resultsArea    = image.Rect(295, 410, 1436, 910)
-	resultsCNNs    = image.Rect(298, 414, 420, 910) // the results table's CNN column, below its header
+	scatterArea    = image.Rect(295, 70, 748, 562) // the min-time vs cost chart
+	curvesArea     = image.Rect(755, 70, 1436, 570)
+	resultsArea    = image.Rect(295, 600, 1436, 915)
+	resultsCNNs    = image.Rect(298, 678, 420, 915) // the results table's CNN column, below its header
 	statusBar      = image.Rect(0, 925, 900, 955)
 	exportDialog   = image.Rect(412, 330, 1028, 628)
 	exportWhat     = image.Pt(768, 399) // the "Export" select
