@@ -192,7 +192,7 @@ func init() {
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (two to three minutes on two cores)")
-		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement")
+		repeats := fs.Int("repeats", 1, "timed repeats of each CPU measurement in each of the 5 rounds")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}

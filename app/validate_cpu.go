@@ -50,8 +50,9 @@ type CPUValidationOptions struct {
 	Input   int // input resolution, pixels
 	// Rounds is how many times each network's layers and step are measured, one
 	// network and batch size after another, so that the layer and step measurements
-	// of each see the same load on the machine; Repeats is the timed runs per
-	// measurement. The median of the rounds' medians counts.
+	// of each round see the same load on the machine; each round predicts its steps
+	// from its own layer times, and the round with the median error counts. Repeats
+	// is the timed runs per measurement (after gpu.WarmupRuns untimed ones).
 	Rounds, Repeats int
 }
 
@@ -60,7 +61,7 @@ type CPUValidationOptions struct {
 func DefaultCPUValidation(repeats int) CPUValidationOptions {
 	return CPUValidationOptions{
 		Models:  []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"},
-		Batches: []int{1, 2, 4, 8}, Input: 32, Rounds: 3, Repeats: repeats,
+		Batches: []int{1, 2, 4, 8}, Input: 32, Rounds: 5, Repeats: repeats,
 	}
 }
 
@@ -131,23 +132,34 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 		}
 	}
 	acc.LoadAfter = loadAverage()
-	ms := make([]measure.Measurement, 0, len(layerRounds))
-	for _, rounds := range layerRounds {
-		ms = append(ms, medianRound(rounds))
-	}
-	model := kernels.NewModel(cal, nil, []measure.Device{dev}, ms)
-	eng := newCPUPredictor(model) // the step model local/cpu is predicted with
-	for _, net := range nets {
-		c, err := eng.Curve(cpuStepRequest(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
-			GPU: hw.HostCPU(dev.Name, dev.SMs, hostMemoryGiB(dev), 0, 0, ""), DeviceKey: dev.Key,
-			Batches: o.Batches, Run: predictor.Run{Epochs: 1, Images: 1}}))
-		if err != nil {
-			return nil, err
+	// Each round predicts its steps from its own layer measurements, taken just before
+	// them under the same load; a row is the round with the median error.
+	rounds := make([]map[point]CPUComparison, o.Rounds)
+	for r := range rounds {
+		ms := make([]measure.Measurement, 0, len(layerRounds))
+		for _, m := range layerRounds {
+			ms = append(ms, m[r])
 		}
-		for _, p := range c.Points {
-			got := median(stepRounds[point{net.Name, p.Batch}])
-			row := CPUComparison{Model: net.Name, Batch: p.Batch, MeasuredMS: got, PredictedMS: p.IterMS,
-				ErrorPct: 100 * (p.IterMS - got) / got}
+		eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), CPUOverheads, predictor.DefaultMemoryModel)
+		rounds[r] = map[point]CPUComparison{}
+		for _, net := range nets {
+			c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
+				GPU: hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}, DeviceKey: dev.Key,
+				Precision: measure.FP32, Policy: measure.NoPolicy, Batches: o.Batches,
+				Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range c.Points {
+				got := stepRounds[point{net.Name, p.Batch}][r]
+				rounds[r][point{net.Name, p.Batch}] = CPUComparison{Model: net.Name, Batch: p.Batch, MeasuredMS: got,
+					PredictedMS: p.IterMS, ErrorPct: 100 * (p.IterMS - got) / got}
+			}
+		}
+	}
+	for _, net := range nets {
+		for _, b := range o.Batches {
+			row := medianError(rounds, point{net.Name, b})
 			acc.Rows = append(acc.Rows, row)
 			acc.MAPEPct += math.Abs(row.ErrorPct)
 		}
@@ -156,35 +168,15 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 	return acc, nil
 }
 
-// medianRound is the round whose time is the median of the rounds' (the lower middle
-// one of an even count), so the measurement keeps its own spread.
-func medianRound(rounds []measure.Measurement) measure.Measurement {
-	times := make([]float64, len(rounds))
-	for i, m := range rounds {
-		times[i] = m.MedianMS
+// medianError is the comparison at key whose signed error is the rounds' median (the
+// lower middle one of an even count).
+func medianError[K comparable](rounds []map[K]CPUComparison, key K) CPUComparison {
+	rows := make([]CPUComparison, len(rounds))
+	for i, r := range rounds {
+		rows[i] = r[key]
 	}
-	mid := median(times)
-	best := rounds[0]
-	for _, m := range rounds[1:] {
-		if math.Abs(m.MedianMS-mid) < math.Abs(best.MedianMS-mid) {
-			best = m
-		}
-	}
-	return best
-}
-
-// median is the middle value of xs (the mean of the two middle ones for an even count).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ErrorPct < rows[j].ErrorPct })
+	return rows[(len(rows)-1)/2]
 }
 
 // loadAverage reads the one-minute load average from /proc/loadavg, or returns 0.

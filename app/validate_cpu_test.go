@@ -15,7 +15,7 @@ func TestCPUStepIsTheSumOfItsLayers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures real kernels for a few seconds")
 	}
-	opts := CPUValidationOptions{Models: []string{"squeezenet1_1", "mobilenet_v2"}, Batches: []int{1, 4}, Input: 32, Rounds: 3, Repeats: 3}
+	opts := CPUValidationOptions{Models: []string{"squeezenet1_1", "mobilenet_v2"}, Batches: []int{1, 4}, Input: 32, Rounds: 3, Repeats: 2}
 	acc, err := CPUValidation(context.Background(), nil, opts, nil)
 	if err != nil {
 		t.Fatal(err)
