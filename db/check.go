@@ -91,6 +91,7 @@ type Info struct {
 	Sweeps        int            `json:"sweeps"`
 	UserMachines  int            `json:"user_machines"`
 	PriceOverride int            `json:"price_overrides"`
+	CustomModels  int            `json:"custom_models"`
 	Devices       []DeviceCounts `json:"devices"`
 	StepSources   []SourceCount  `json:"step_sources"`
 }
@@ -128,7 +129,8 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 		n     *int
 		table string
 	}{{&info.Configs, "configs"}, {&info.Measurements, "measurements"}, {&info.Steps, "steps"},
-		{&info.Sweeps, "sweeps"}, {&info.UserMachines, "user_machines"}, {&info.PriceOverride, "price_overrides"}} {
+		{&info.Sweeps, "sweeps"}, {&info.UserMachines, "user_machines"}, {&info.PriceOverride, "price_overrides"},
+		{&info.CustomModels, "custom_models"}} {
 		if *c.n, err = countRows(ctx, d.sql, c.table); err != nil {
 			return info, fmt.Errorf("count %s in %s: %w", c.table, d.path, err)
 		}

@@ -159,3 +159,83 @@ func TestExportWholeCacheKeepsCustomModels(t *testing.T) {
 		out.Close()
 	}
 }
+
+func TestImportMergesCustomModelsByName(t *testing.T) {
+	ctx := context.Background()
+	local := openTemp(t)
+	for _, m := range []struct{ name, data string }{{"tiny", tinyModel}, {"mine", otherModel}, {"same", tinyModel}} {
+		if err := local.PutCustomModel(ctx, m.name, []byte(m.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	otherPath := filepath.Join(t.TempDir(), "other.db")
+	other, err := Open(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "tiny" is another definition under the same name; "same" is the same definition
+	// laid out differently; "theirs" is new.
+	spaced := strings.ReplaceAll(tinyModel, ", ", ",\n    ")
+	for _, m := range []struct{ name, data string }{{"theirs", otherModel}, {"tiny", tinyModel2}, {"same", spaced}} {
+		if err := other.PutCustomModel(ctx, m.name, []byte(m.data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+
+	tests := []struct {
+		name        string
+		wantAdded   int
+		wantClashes []string
+	}{
+		{"first import", 1, []string{"tiny"}},
+		{"again", 0, []string{"tiny"}}, // nothing new; the clash is still reported
+	}
+	for _, tc := range tests {
+		rep, err := local.Import(ctx, otherPath)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if rep.CustomModels != tc.wantAdded || strings.Join(rep.CustomModelClashes, ",") != strings.Join(tc.wantClashes, ",") {
+			t.Errorf("%s: added %d, clashes %v; want %d, %v", tc.name, rep.CustomModels, rep.CustomModelClashes, tc.wantAdded, tc.wantClashes)
+		}
+		ms, err := local.CustomModels(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Name+"="+string(m.JSON))
+		}
+		want := []string{"tiny=" + tinyModel, "mine=" + otherModel, "same=" + tinyModel, "theirs=" + otherModel}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: custom models after the import:\n%s\nwant (the local definitions kept):\n%s", tc.name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		info, err := local.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.CustomModels != 4 {
+			t.Errorf("%s: Info().CustomModels = %d, want 4", tc.name, info.CustomModels)
+		}
+	}
+}
+
+func TestSameJSON(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a": 1, "b": [2, 3]}`, `{"a":1,"b":[2,3]}`, true},
+		{`{"a": 1}`, `{"a": 2}`, false},
+		{`{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`, true},
+		{`{"a": [1, 2]}`, `{"a": [2, 1]}`, false},
+		{`not json`, `not json`, true},
+		{`not json`, `{}`, false},
+	}
+	for _, tc := range tests {
+		if got := sameJSON(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameJSON(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 )
 
 // ImportReport counts what an import changed.
@@ -21,6 +23,10 @@ type ImportReport struct {
 	Measurements Merged `json:"measurements"`
 	Steps        Merged `json:"steps"`
 	UserMachines int    `json:"user_machines_added"`
+	CustomModels int    `json:"custom_models_added"`
+	// CustomModelClashes names the imported cache's custom models that the cache holds
+	// under the same name with a different definition: the cache keeps its own.
+	CustomModelClashes []string `json:"custom_model_clashes,omitempty"`
 }
 
 // Merged counts how the rows of an import met the cache's: added, replacing an older
@@ -86,7 +92,10 @@ func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (Impo
 // step replaces the cache's one only when it was measured later. Imported measurements
 // and steps keep their source, or get "cache:<file name>" where they had none; sweep ids
 // are local to a cache and are dropped. Sweeps and price overrides are not imported; user
-// machines are added when the cache has none of that id.
+// machines are added when the cache has none of that id. Custom models are merged by
+// name: one the cache lacks is added, one it holds with the same definition is left as
+// it is, and one it holds with a different definition keeps the cache's and is named in
+// the report's CustomModelClashes.
 func (d *DB) ImportCache(ctx context.Context, path string) (ImportReport, error) {
 	rep := ImportReport{File: path, Kind: "cache", Source: "cache:" + filepath.Base(path)}
 	if same, err := sameFile(path, d.path); err != nil {
@@ -280,7 +289,63 @@ func mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *ImportReport
 	before = count("user_machines")
 	exec(`INSERT INTO main.user_machines SELECT * FROM src.user_machines WHERE true ON CONFLICT (id) DO NOTHING`)
 	rep.UserMachines = count("user_machines") - before
-	return err
+	if err != nil {
+		return err
+	}
+	return mergeCustomModels(ctx, tx, rep)
+}
+
+// mergeCustomModels adds the attached cache's custom models that main lacks, in the
+// order they were saved there, and names in rep those whose name main gives another
+// definition (main's is kept: an import never replaces the user's own model).
+func mergeCustomModels(ctx context.Context, tx *sql.Tx, rep *ImportReport) error {
+	rows, err := tx.QueryContext(ctx, `SELECT s.name, s.json, s.added_at, m.json
+		FROM src.custom_models s LEFT JOIN main.custom_models m ON m.name = s.name ORDER BY s.id`)
+	if err != nil {
+		return fmt.Errorf("read the custom models: %w", err)
+	}
+	type incoming struct {
+		name, json string
+		addedAt    int64
+	}
+	var add []incoming
+	for rows.Next() {
+		var (
+			in    incoming
+			local sql.NullString
+		)
+		if err := rows.Scan(&in.name, &in.json, &in.addedAt, &local); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the custom models: %w", err)
+		}
+		switch {
+		case !local.Valid:
+			add = append(add, in)
+		case !sameJSON(local.String, in.json):
+			rep.CustomModelClashes = append(rep.CustomModelClashes, in.name)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("read the custom models: %w", err)
+	}
+	for _, in := range add {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO main.custom_models (name, json, added_at) VALUES (?, ?, ?)`,
+			in.name, in.json, in.addedAt); err != nil {
+			return fmt.Errorf("add custom model %s: %w", in.name, err)
+		}
+	}
+	rep.CustomModels = len(add)
+	return nil
+}
+
+// sameJSON reports whether two JSON texts hold the same value, however laid out (white
+// space, the order of an object's keys); texts that do not parse are compared as text.
+func sameJSON(a, b string) bool {
+	var va, vb any
+	if json.Unmarshal([]byte(a), &va) != nil || json.Unmarshal([]byte(b), &vb) != nil {
+		return a == b
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 func merged(incoming, changed, added int) Merged {

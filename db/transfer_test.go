@@ -272,7 +272,7 @@ func TestImportCacheMergesByKeyAndKeepsProvenance(t *testing.T) {
 	}
 	wantRep := ImportReport{File: otherPath, Kind: "cache", Source: "cache:other.db", Devices: 1, Configs: 1,
 		Measurements: Merged{Added: 1, Replaced: 1, Kept: 1}, Steps: Merged{Added: 3}, UserMachines: 1}
-	if rep != wantRep {
+	if !reflect.DeepEqual(rep, wantRep) {
 		t.Errorf("report = %+v\nwant %+v", rep, wantRep)
 	}
 	if fileHash(t, otherPath) != otherHash {
