@@ -95,8 +95,8 @@ func runCacheInfo(env *Env, args []string) error {
 		return WriteJSON(env.Stdout, info)
 	}
 	fmt.Fprintf(env.Stdout, "cache %s (schema version %d, %s)\n", info.Path, info.SchemaVersion, humanBytes(info.SizeBytes))
-	fmt.Fprintf(env.Stdout, "%d kernel measurements of %d layer configurations on %d devices; %d step measurements; %d sweeps; %d user machines; %d price overrides\n",
-		info.Measurements, info.Configs, len(info.Devices), info.Steps, info.Sweeps, info.UserMachines, info.PriceOverride)
+	fmt.Fprintf(env.Stdout, "%d kernel measurements of %d layer configurations on %d devices; %d step measurements; %d sweeps; %d user machines; %d price overrides; %d custom models\n",
+		info.Measurements, info.Configs, len(info.Devices), info.Steps, info.Sweeps, info.UserMachines, info.PriceOverride, info.CustomModels)
 	if len(info.Devices) > 0 {
 		fmt.Fprintln(env.Stdout)
 		t := NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")
@@ -161,8 +161,12 @@ func runCacheImport(env *Env, args []string) error {
 		return WriteJSON(env.Stdout, rep)
 	}
 	if rep.Kind == "cache" {
-		fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations and %d user machines added\n",
-			rep.File, rep.Devices, rep.Configs, rep.UserMachines)
+		fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations, %d user machines and %d custom models added\n",
+			rep.File, rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
+		if len(rep.CustomModelClashes) > 0 {
+			fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours in the app, File → Remove model…, and import again to take theirs)\n",
+				strings.Join(rep.CustomModelClashes, ", "))
+		}
 		fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", mergedText(rep.Measurements))
 	} else {
 		fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/db"
 	"cnntime/predictor/cnn"
 )
 
@@ -18,6 +19,8 @@ type ModelSummary struct {
 	MACs      int64  `json:"macs"`       // forward multiply-accumulates per sample at input_size
 	InputSize int    `json:"input_size"` // the default input resolution (square)
 	Layers    int    `json:"layers"`     // layers in the graph, the loss included
+	// Custom marks the user's own models saved in the cache (File → Add model… in the app).
+	Custom bool `json:"custom,omitempty"`
 }
 
 // LayerRow is one layer of `cnntime model NAME --json`.
@@ -54,14 +57,14 @@ type ModelDetail struct {
 func init() {
 	Register(Command{
 		Name:    "models",
-		Summary: "list the CNN zoo: every torchvision classification CNN",
+		Summary: "list the CNN zoo (every torchvision classification CNN) and the custom models saved in the cache",
 		Usage:   "models [--json]",
 		Run:     runModels,
 	})
 	Register(Command{
 		Name:    "model",
 		Summary: "show one CNN's layers: shapes, parameters, MACs and activation memory",
-		Usage:   "model NAME|FILE.json [--input N] [--classes K] [--json]",
+		Usage:   "model NAME|FILE.json [--input N] [--classes K] [--json]   (NAME: a zoo model or a custom model saved in the cache)",
 		Run:     runModel,
 	})
 }
@@ -75,10 +78,39 @@ func ModelSummaries() ([]ModelSummary, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ModelSummary{Name: net.Name, Family: net.Family, Params: net.Params(), MACs: net.MACs(),
-			InputSize: net.Input.H, Layers: len(net.Layers)})
+		out = append(out, summarize(net))
 	}
 	return out, nil
+}
+
+// CustomModelSummaries summarizes custom networks at their own input, marked custom.
+func CustomModelSummaries(nets []*cnn.Network) []ModelSummary {
+	out := make([]ModelSummary, 0, len(nets))
+	for _, net := range nets {
+		s := summarize(net)
+		s.Custom = true
+		out = append(out, s)
+	}
+	return out
+}
+
+func summarize(net *cnn.Network) ModelSummary {
+	return ModelSummary{Name: net.Name, Family: net.Family, Params: net.Params(), MACs: net.MACs(),
+		InputSize: net.Input.H, Layers: len(net.Layers)}
+}
+
+// withExistingCache calls fn with the cache open, or with nil when its file does not
+// exist yet: it holds nothing then, and is not created just to list or show models.
+func withExistingCache(env *Env, fn func(d *db.DB) error) error {
+	if _, err := os.Stat(env.DBPath); errors.Is(err, os.ErrNotExist) {
+		return fn(nil)
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return fn(d)
 }
 
 func runModels(env *Env, args []string) error {
@@ -93,15 +125,41 @@ func runModels(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var custom []ModelSummary
+	err = withExistingCache(env, func(d *db.DB) error {
+		if d == nil {
+			return nil
+		}
+		nets, warnings, err := ReadSavedModels(env.Ctx, d)
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stderr, "warning: "+w)
+		}
+		custom = CustomModelSummaries(nets)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rows = append(rows, custom...)
 	if env.JSON {
 		return WriteJSON(env.Stdout, rows)
 	}
 	t := NewTable(env.Stdout, "NAME", "FAMILY", "PARAMS", "GMACS", "INPUT", "LAYERS")
 	for _, r := range rows {
-		t.Row(r.Name, r.Family, groupDigits(r.Params), fmt.Sprintf("%.2f", float64(r.MACs)/1e9),
+		family := r.Family
+		if r.Custom {
+			family += " *"
+		}
+		t.Row(r.Name, family, groupDigits(r.Params), fmt.Sprintf("%.2f", float64(r.MACs)/1e9),
 			fmt.Sprintf("%dx%d", r.InputSize, r.InputSize), strconv.Itoa(r.Layers))
 	}
-	return t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	if len(custom) > 0 {
+		fmt.Fprintf(env.Stdout, "\n* your own model, saved in the cache %s (the app's File → Add model…)\n", env.DBPath)
+	}
+	return nil
 }
 
 func runModel(env *Env, args []string) error {
@@ -129,7 +187,7 @@ func runModel(env *Env, args []string) error {
 	case *classes < 0:
 		return Usagef("--classes %d: must be positive", *classes)
 	}
-	net, err := loadModel(name, *input, *classes)
+	net, err := loadNamedModel(env, name, *input, *classes)
 	if err != nil {
 		return err
 	}
@@ -153,24 +211,51 @@ func runModel(env *Env, args []string) error {
 
 // loadModel builds a zoo model, or reads a custom model file when name ends in .json.
 func loadModel(name string, input, classes int) (*cnn.Network, error) {
-	if strings.HasSuffix(strings.ToLower(name), ".json") {
+	if IsModelFile(name) {
 		if input != 0 || classes != 0 {
 			return nil, Usagef("--input and --classes apply to zoo models; a custom model file sets its own input and classes")
 		}
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("read custom model %s: %w", name, err)
-		}
-		net, err := cnn.ParseCustom(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return net, nil
+		return ReadCustomModelFile(name)
 	}
 	net, err := cnn.Build(name, cnn.Options{Resolution: input, Classes: classes})
 	if errors.Is(err, cnn.ErrUnknownModel) {
 		return nil, Usagef("unknown model %q%s; 'cnntime models' lists them", name, Suggest(name, cnn.Names()))
 	}
+	return net, err
+}
+
+// loadNamedModel is loadModel that also finds the custom models saved in the cache by
+// name (a zoo model's name is never a saved model's: CheckCustomNetwork refuses it).
+func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, error) {
+	if IsModelFile(name) || cnn.Family(name) != "" {
+		return loadModel(name, input, classes)
+	}
+	var net *cnn.Network
+	err := withExistingCache(env, func(d *db.DB) error {
+		var saved []db.CustomModel
+		if d != nil {
+			var err error
+			if saved, err = d.CustomModels(env.Ctx); err != nil {
+				return err
+			}
+		}
+		names := make([]string, 0, len(saved))
+		for _, m := range saved {
+			if m.Name != name {
+				names = append(names, m.Name)
+				continue
+			}
+			if input != 0 || classes != 0 {
+				return Usagef("--input and --classes apply to zoo models; the custom model %s sets its own input and classes", name)
+			}
+			var err error
+			if net, err = parseSavedModel(m); err != nil {
+				return fmt.Errorf("%w (saved in the cache %s: fix its file and add it again in the app, File → Add model…)", err, env.DBPath)
+			}
+			return nil
+		}
+		return Usagef("unknown model %q%s; 'cnntime models' lists them", name, Suggest(name, append(cnn.Names(), names...)))
+	})
 	return net, err
 }
 

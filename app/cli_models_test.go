@@ -1,11 +1,19 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"cnntime/db"
+	"cnntime/predictor/cnn"
 )
 
 func TestModelsCommand(t *testing.T) {
@@ -120,5 +128,95 @@ func TestModelCommandJSON(t *testing.T) {
 	}
 	if relu.Op != "relu" || relu.ActivationBytes != 0 || relu.SavedBytes != 4*64*112*112 {
 		t.Errorf("in-place relu: %+v, want no new activation and its output saved", relu)
+	}
+}
+
+// saveModels writes a cache at a temp path holding the given custom model files.
+func saveModels(t *testing.T, models map[string]string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	d, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		if err := d.PutCustomModel(context.Background(), name, []byte(models[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func TestModelsListsSavedCustomModels(t *testing.T) {
+	// "broken" was saved by an older cnntime whose format allowed a 9×9 kernel on 8×8.
+	broken := `{"name": "broken", "input": [3, 8, 8], "classes": 2, "layers": [{"name": "c", "op": "conv2d", "out": 4, "kernel": 9}]}`
+	dbPath := saveModels(t, map[string]string{"tiny_a": tinyModelJSON("tiny_a"), "broken": broken})
+
+	code, out, errOut := runCLIWithDB(t, dbPath, "models", "--json")
+	if code != 0 {
+		t.Fatalf("models --json exited %d: %s", code, errOut)
+	}
+	var rows []ModelSummary
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	zoo := len(cnn.Names())
+	if len(rows) != zoo+1 {
+		t.Fatalf("models lists %d rows, want the %d zoo models and tiny_a", len(rows), zoo)
+	}
+	for _, r := range rows[:zoo] {
+		if r.Custom {
+			t.Errorf("zoo model %s marked custom", r.Name)
+		}
+	}
+	// tiny_a: conv 3→4 3×3 with bias (112 params, 4·64·27 MACs), fc 4→4 (20, 16).
+	want := ModelSummary{Name: "tiny_a", Family: "Custom", Params: 132, MACs: 4*64*27 + 16, InputSize: 8, Layers: 6, Custom: true}
+	if rows[zoo] != want {
+		t.Errorf("custom row = %+v, want %+v", rows[zoo], want)
+	}
+	if !strings.Contains(errOut, "broken") || !strings.Contains(errOut, "kernel 9 is larger") {
+		t.Errorf("stderr does not say why broken was left out: %q", errOut)
+	}
+
+	code, out, _ = runCLIWithDB(t, dbPath, "models")
+	if code != 0 || !regexp.MustCompile(`(?m)^tiny_a +Custom \* +132 `).MatchString(out) || !strings.Contains(out, "* your own model, saved in the cache "+dbPath) {
+		t.Errorf("models table (exit %d) does not mark tiny_a as custom:\n%s", code, out)
+	}
+}
+
+func TestModelFindsSavedCustomModel(t *testing.T) {
+	broken := `{"name": "broken", "input": [3, 8, 8], "classes": 2, "layers": [{"name": "c", "op": "conv2d", "out": 4, "kernel": 9}]}`
+	dbPath := saveModels(t, map[string]string{"tiny_a": tinyModelJSON("tiny_a"), "broken": broken})
+	tests := []struct {
+		what     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"saved by name", []string{"model", "tiny_a"}, 0, "tiny_a (Custom): input 3x8x8, 4 classes, 132 params", ""},
+		{"saved, misspelt", []string{"model", "tiny_b"}, 2, "", `unknown model "tiny_b" (did you mean "tiny_a"?)`},
+		{"saved with --input", []string{"model", "tiny_a", "--input", "32"}, 2, "", "the custom model tiny_a sets its own input"},
+		{"saved but broken", []string{"model", "broken"}, 1, "", "custom model broken: layer 0 (c): conv2d on input 3x8x8: kernel 9 is larger than its padded input 8 (saved in the cache " + dbPath},
+		{"zoo still", []string{"model", "resnet18", "--input", "32"}, 0, "input 3x32x32", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.what, func(t *testing.T) {
+			code, out, errOut := runCLIWithDB(t, dbPath, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s\nwant stdout with %q, stderr with %q", code, tt.wantCode, out, errOut, tt.wantOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestModelsDoesNotCreateTheCache(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "none", "cache.db")
+	for _, args := range [][]string{{"models"}, {"model", "nosuch"}} {
+		runCLIWithDB(t, dbPath, args...)
+		if _, err := os.Stat(dbPath); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v created the cache %s (stat: %v)", args, dbPath, err)
+		}
 	}
 }

@@ -30,17 +30,14 @@ func CheckCustomNetwork(n *cnn.Network) error {
 // Add model…). A saved model that no longer reads (written for another cnntime
 // version, say) is left out and said so in e.Warnings; the others still load.
 func (e *Engine) addSavedModels(ctx context.Context, d *db.DB) error {
-	saved, err := d.CustomModels(ctx)
+	nets, warnings, err := ReadSavedModels(ctx, d)
 	if err != nil {
 		return err
 	}
-	for _, m := range saved {
-		net, err := cnn.ParseCustom(m.JSON)
-		if err == nil {
-			err = e.AddNetwork(net)
-		}
-		if err != nil {
-			e.warnings = append(e.warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", m.Name, d.Path(), err))
+	e.warnings = append(e.warnings, warnings...)
+	for _, net := range nets {
+		if err := e.AddNetwork(net); err != nil { // ReadSavedModels checked them: not expected
+			e.warnings = append(e.warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", net.Name, d.Path(), err))
 		}
 	}
 	return nil
