@@ -55,12 +55,16 @@ type MainWindow struct {
 	Results   *ResultsTable
 	Specs     *SpecTable
 	Status    *widget.Label
+	// Warnings is the status bar's button for what was left out at start (a saved
+	// custom model that no longer reads); hidden when nothing was.
+	Warnings *widget.Button
 
 	metric     *widget.Select
 	logX, logY *widget.Check
 	scatterLog *widget.Check
 	state      app.SessionState
 	started    time.Time
+	warnings   []string // what was left out at start, behind the Warnings button
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
 	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
@@ -143,6 +147,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		mw.report(mw.Session.Update(func(s *app.SessionSettings) { s.Machines = ids }))
 		mw.Selection.SetCheckedMachines(ids)
 	}
+	mw.Warnings = mw.newWarningsButton()
 
 	w.SetContent(mw.layout())
 	w.SetMainMenu(mw.mainMenu())
@@ -166,6 +171,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		w.Close()
 	})
 	mw.show(mw.Session.State())
+	mw.showStartWarnings(mw.Session.Warnings())
 	if startErr != nil {
 		mw.showError(startErr)
 	}
@@ -217,7 +223,8 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	right.Offset = 0.64
 	body := container.NewHSplit(mw.Selection.Content(), right)
 	body.Offset = 0.2
-	return container.NewBorder(nil, mw.Status, nil, nil, body)
+	statusBar := container.NewBorder(nil, nil, nil, mw.Warnings, mw.Status)
+	return container.NewBorder(nil, statusBar, nil, nil, body)
 }
 
 // show puts a session state on screen; it runs on the UI goroutine.
@@ -311,6 +318,7 @@ func (mw *MainWindow) showError(err error) {
 func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Add model…", mw.addModelDialog),
+		fyne.NewMenuItem("Remove model…", mw.removeModelDialog),
 		fyne.NewMenuItem("Import…", mw.importDialog),
 		fyne.NewMenuItem("Export…", mw.ShowExportDialog),
 	) // Fyne adds Quit to the first menu.
@@ -377,6 +385,7 @@ func (mw *MainWindow) importDialog() {
 					return
 				}
 				mw.Status.SetText(msg)
+				mw.Selection.RefreshModels() // the import may have brought custom models
 				if ms, err := mw.Session.Machines(context.Background()); err == nil {
 					mw.Selection.SetMachines(ms)
 					mw.Specs.SetMachines(ms, catalogGPUs())
