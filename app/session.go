@@ -722,8 +722,12 @@ func (b *EngineBackend) Import(ctx context.Context, path string) (string, error)
 	if err := b.Reload(ctx); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s.",
-		rep.File, rep.Kind, rep.Devices, mergedText(rep.Measurements), mergedText(rep.Steps)), nil
+	msg := fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s; %d custom models.",
+		rep.File, rep.Kind, rep.Devices, mergedText(rep.Measurements), mergedText(rep.Steps), rep.CustomModels)
+	if len(rep.CustomModelClashes) > 0 {
+		msg += fmt.Sprintf(" Not imported, as yours of the same name differ: %s.", strings.Join(rep.CustomModelClashes, ", "))
+	}
+	return msg, nil
 }
 
 // Reload rebuilds the engine after the cache changed (a sweep or an import).

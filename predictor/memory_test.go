@@ -26,7 +26,7 @@ func TestNetworkMemory(t *testing.T) {
 		{measure.FP32, 12*params + ctx, 768, 3*1024 + 40, 5120, 0},
 		// amp: FP16 activations and gradients, plus autocast's FP16 copy of the image
 		// that conv1 saves; FP16 weight copies.
-		{measure.AMP, 14*params + ctx, 768, 3*512 + 20 + 384, 2560 + 384, 2 * params},
+		{measure.AMP, 14*params + ctx, 768, 3*512 + 40 + 384, 2560 + 384, 2 * params}, // FP32 log-probabilities
 	}
 	for _, tc := range tests {
 		m := DefaultMemoryModel.NetworkMemory(tinyNet(), tc.precision)

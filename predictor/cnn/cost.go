@@ -278,7 +278,8 @@ func (l *Layer) saves(elemBytes int) saved {
 	case OpDropout:
 		return saved{extra: l.Out.Elems()}
 	case OpLoss:
-		return saved{extra: int64(max(l.NumInputs, 1)) * l.In.Elems() * int64(elemBytes)} // log-probabilities
+		// FP32 log-probabilities: cross-entropy is on autocast's float32 list, so also under amp.
+		return saved{extra: int64(max(l.NumInputs, 1)) * l.In.Elems() * 4}
 	}
 	return saved{}
 }
@@ -289,7 +290,8 @@ func (l *Layer) saves(elemBytes int) saved {
 //   - convolutions and linear layers are on its lower-precision list: they cast their
 //     inputs to FP16 and save the FP16 copy;
 //   - layer norm is on its float32 list: it casts its input to FP32, saves the FP32
-//     copy and writes FP32 (so ConvNeXt's layer norms keep FP32 activations);
+//     copy and writes FP32 (so ConvNeXt's layer norms keep FP32 activations); so is
+//     cross-entropy, whose saved log-probabilities are FP32;
 //   - every other op runs in its inputs' precision, the widest when they differ. Batch
 //     norm takes FP16 input (cuDNN) and writes FP16, its statistics in FP32 (per
 //     channel, not per sample: not counted here); a layer scale multiplies by an FP32

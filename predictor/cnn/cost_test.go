@@ -213,7 +213,7 @@ func TestSavedBytesCastCopies(t *testing.T) {
 	y = g.bn("bn", y)                      // 5: saves add's FP16 output (32×2)
 	y = g.flatten("flatten", y)            // 6
 	y = g.linear("fc", y, 10, true)        // 7: saves bn's FP16 output (32×2)
-	g.loss(y)                              // 8: 10 log-probabilities
+	g.loss(y)                              // 8: 10 log-probabilities, FP32 also under amp
 	if g.err != nil {
 		t.Fatal(g.err)
 	}
@@ -223,7 +223,7 @@ func TestSavedBytesCastCopies(t *testing.T) {
 	}{
 		// FP32: conv out, ln out (shared by a and b), add out, bn out; stats; logits.
 		{4, 4*32*4 + 16*8 + 10*4},
-		{2, 32*4 + 16*8 + 2*32*2 + 32*2 + 32*2 + 10*2},
+		{2, 32*4 + 16*8 + 2*32*2 + 32*2 + 32*2 + 10*4},
 	}
 	for _, tt := range tests {
 		if got := net.SavedBytes(tt.elemBytes); got != tt.want {
