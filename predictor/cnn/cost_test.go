@@ -135,7 +135,7 @@ func TestSavedBytes(t *testing.T) {
 		layer int
 		want  int64
 	}{
-		{0, 48 * 4}, {1, 32 * 4}, {2, 32 * 4}, {3, 32 * 4}, {5, 0}, {6, 0}, {7, 64 * 4}, {8, 10 * 2},
+		{0, 48 * 4}, {1, 32 * 4}, {2, 32 * 4}, {3, 32 * 4}, {5, 0}, {6, 0}, {7, 64 * 4}, {8, 10 * 4}, // the loss keeps FP32 log-probabilities under amp too
 	}
 	for _, tt := range tests {
 		eb := 4
@@ -176,7 +176,7 @@ func TestConvNeXtSavedBytesByPrecision(t *testing.T) {
 		block, stem, downNorm, downConv, head, logits int64 // bytes per element of each saved tensor
 	}{
 		{"fp32", 4, 48, 4, 4, 4, 4 + 4, 4},
-		{"amp", 2, 26, 4, 4, 2, 4 + 2, 2},
+		{"amp", 2, 26, 4, 4, 2, 4 + 2, 4}, // FP32 log-probabilities
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
