@@ -187,12 +187,13 @@ func init() {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--repeats N] [--json]",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
-		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (two to three minutes on two cores)")
-		repeats := fs.Int("repeats", 1, "timed repeats of each CPU measurement in each of the 5 rounds")
+		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
+		repeats := fs.Int("repeats", 1, "timed repeats of each CPU measurement in each round")
+		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -201,6 +202,9 @@ func init() {
 		}
 		if *repeats < 1 {
 			return Usagef("--repeats %d: must be positive", *repeats)
+		}
+		if *rounds < 1 {
+			return Usagef("--rounds %d: must be positive", *rounds)
 		}
 		eng, err := NewEngine(env.Ctx, nil) // the embedded calibration alone: reproducible anywhere
 		if err != nil {
@@ -219,7 +223,7 @@ func init() {
 			if !env.JSON {
 				progress = env.Stderr
 			}
-			if rep.CPU, err = CPUValidation(env.Ctx, eng.Kernels().Calibration(), DefaultCPUValidation(*repeats), progress); err != nil {
+			if rep.CPU, err = CPUValidation(env.Ctx, eng.Kernels().Calibration(), DefaultCPUValidation(*rounds, *repeats), progress); err != nil {
 				return err
 			}
 		}

@@ -56,12 +56,12 @@ type CPUValidationOptions struct {
 	Rounds, Repeats int
 }
 
-// DefaultCPUValidation is `cnntime validate`'s table 1: five CNNs at 32×32 (small
-// enough to measure on two cores in two to three minutes) × four batch sizes.
-func DefaultCPUValidation(repeats int) CPUValidationOptions {
+// DefaultCPUValidation is `cnntime validate`'s table 1: five CNNs at 32×32 × four
+// batch sizes, about a minute per round on two cores (VGG's 130 M parameters most of it).
+func DefaultCPUValidation(rounds, repeats int) CPUValidationOptions {
 	return CPUValidationOptions{
 		Models:  []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"},
-		Batches: []int{1, 2, 4, 8}, Input: 32, Rounds: 5, Repeats: repeats,
+		Batches: []int{1, 2, 4, 8}, Input: 32, Rounds: rounds, Repeats: repeats,
 	}
 }
 
