@@ -192,7 +192,7 @@ func init() {
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
-		repeats := fs.Int("repeats", 1, "timed repeats of each CPU measurement in each round")
+		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
 		if err := fs.Parse(args); err != nil {
 			return err

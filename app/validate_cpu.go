@@ -57,7 +57,7 @@ type CPUValidationOptions struct {
 }
 
 // DefaultCPUValidation is `cnntime validate`'s table 1: five CNNs at 32×32 × four
-// batch sizes, about a minute per round on two cores (VGG's 130 M parameters most of it).
+// batch sizes, about a minute per round on two cores with 3 repeats (VGG's 130 M parameters most of it).
 func DefaultCPUValidation(rounds, repeats int) CPUValidationOptions {
 	return CPUValidationOptions{
 		Models:  []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"},
