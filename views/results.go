@@ -32,21 +32,10 @@ func NewResultsTable() *ResultsTable {
 			}
 		})
 	t.table.ShowHeaderRow = true
-	t.table.CreateHeader = func() fyne.CanvasObject {
-		b := widget.NewButton("", nil)
-		b.Importance = widget.LowImportance
-		b.Alignment = widget.ButtonAlignLeading
-		return b
-	}
+	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		b := o.(*widget.Button)
-		text := app.SummaryColumns[id.Col]
-		if id.Col == t.sortColumn {
-			text += map[bool]string{false: " ▲", true: " ▼"}[t.descending]
-		}
-		b.SetText(text)
 		col := id.Col
-		b.OnTapped = func() { t.SortBy(col) }
+		showSortHeader(o, app.SummaryColumns[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
 	for i, w := range resultWidths {
 		t.table.SetColumnWidth(i, w)

@@ -147,12 +147,7 @@ func NewSpecTable() *SpecTable {
 	t := &SpecTable{selected: map[string]bool{}, sortColumn: -1}
 	t.table = widget.NewTable(t.size, t.createCell, t.updateCell)
 	t.table.ShowHeaderRow = true
-	t.table.CreateHeader = func() fyne.CanvasObject {
-		b := widget.NewButton("", nil)
-		b.Importance = widget.LowImportance
-		b.Alignment = widget.ButtonAlignLeading
-		return b
-	}
+	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = t.updateHeader
 	t.table.OnSelected = func(id widget.TableCellID) {
 		t.table.UnselectAll()
@@ -375,15 +370,6 @@ func (t *SpecTable) updateHeader(id widget.TableCellID, o fyne.CanvasObject) {
 		b.OnTapped = nil
 		return
 	}
-	title := specColumns[id.Col].title
-	if id.Col == t.sortColumn {
-		if t.descending {
-			title += " ▼"
-		} else {
-			title += " ▲"
-		}
-	}
 	col := id.Col
-	b.OnTapped = func() { t.SortBy(col) }
-	b.SetText(title)
+	showSortHeader(o, specColumns[col].title, col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 }
