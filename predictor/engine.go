@@ -34,6 +34,11 @@ type Request struct {
 	ForwardBackwardOnly bool
 	// Kernels says which kernels each layer runs; the zero value is PyTorch on cuDNN.
 	Kernels KernelRule
+	// Nodes is how many instances of Machine train together, data-parallel (0 or 1:
+	// one); NodeNetwork joins them (needed when Nodes > 1). Batches are then global over
+	// all Nodes × GPUCount GPUs, and the price is Nodes times the machine's.
+	Nodes       int
+	NodeNetwork hw.Network
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -94,7 +99,10 @@ func (req *Request) Check() error {
 	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
 		return err
 	}
-	n := max(req.Machine.GPUCount, 1)
+	if err := req.checkNodes(); err != nil {
+		return err
+	}
+	n := req.totalGPUs()
 	prev := 0
 	for _, b := range req.Batches {
 		switch {
@@ -115,7 +123,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	if err := req.Check(); err != nil {
 		return Curve{}, err
 	}
-	n := max(req.Machine.GPUCount, 1)
+	n := req.totalGPUs()
 	mem := e.memory(req.Network, req.Precision)
 	perGPUMax := mem.MaxBatch(e.mem.Capacity(req.GPU))
 
@@ -141,7 +149,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	gradBytes := 4 * float64(req.Network.Params())
 	step := func(B int) float64 {
 		b := perGPUBatch(B, n)
-		return tab.stepMS[b] + e.over.exposedAllReduceMS(gradBytes, n, req.GPU, tab.backwardMS[b])
+		return tab.stepMS[b] + e.over.exposedSyncMS(gradBytes, &req, tab.backwardMS[b])
 	}
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
@@ -161,10 +169,14 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		busy := math.Min(1, tab.gpuMS[b]/step(B))
 		return float64(n) * req.GPU.TDPW * (e.over.PowerIdleFraction + e.over.PowerBusyFraction*busy)
 	}
-	c.PriceUSDPerHour = req.Machine.PriceUSDPerHour
-	c.CostKnown = req.Machine.PriceUSDPerHour > 0
+	price := req.Machine.PriceUSDPerHour * float64(req.nodes())
+	if req.Nodes > 1 {
+		c.Nodes, c.Network = req.Nodes, &req.NodeNetwork
+	}
+	c.PriceUSDPerHour = price
+	c.CostKnown = price > 0
 	c.EnergyKnown = req.GPU.TDPW > 0
-	fillSchedule(&c, req.Run, req.Machine.PriceUSDPerHour, step, watts)
+	fillSchedule(&c, req.Run, price, step, watts)
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil
 }

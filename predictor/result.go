@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 )
@@ -53,4 +54,9 @@ type Curve struct {
 	CostKnown       bool    `json:"cost_known"`
 	// EnergyKnown is false when the GPU's power (TDP) is unknown: energy is then not given.
 	EnergyKnown bool `json:"energy_known"`
+	// Nodes is how many instances of the machine train together when more than one
+	// (GPUCount is then the total and the price is the nodes' together), and Network
+	// the network assumed between them; both absent for one machine.
+	Nodes   int         `json:"nodes,omitempty"`
+	Network *hw.Network `json:"network,omitempty"`
 }
