@@ -42,7 +42,7 @@ func TestModelRates(t *testing.T) {
 	imagenet, _ := dataset.Preset("imagenet-1k")
 	cifar, _ := dataset.Preset("cifar-10")
 	v100 := hw.GPU{ID: "v100", MemoryBandwidthGBs: 900}
-	perWorker224 := 1000 / (PerImageOverheadMS + 1000/WorkerImagesPerS) // 59.6 images/s
+	perWorker224 := 1000 / (PerImageOverheadMS + 1000/WorkerImagesPerS) // 132.2 images/s
 	for _, tc := range []struct {
 		name        string
 		s           Settings
@@ -54,15 +54,20 @@ func TestModelRates(t *testing.T) {
 		wantGPUMS   float64
 	}{
 		{"synthetic costs nothing", Settings{Loader: Synthetic}, imagenet, 224, 4, 1, 0, 0, 0},
-		{"g4dn.xlarge: 3 workers", Settings{Loader: PyTorch}, imagenet, 224, 4, 1, 3 * perWorker224, 3, 0},
-		{"p4d.24xlarge: 11 workers per GPU", Settings{Loader: PyTorch}, imagenet, 224, 96, 8, 11 * perWorker224, 11, 0},
+		// g4dn.xlarge: 3 workers and the training process on 4 vCPUs (2 cores):
+		// 2 + 0.25×2 = 2.5 cores, 3/4 of them the workers'.
+		{"g4dn.xlarge: 3 workers on 2 cores", Settings{Loader: PyTorch}, imagenet, 224, 4, 1, 2.5 * 3 / 4 * perWorker224, 3, 0},
+		// p4d.24xlarge: 8 × (11 + 1) threads on 48 cores: 60 cores, 7.5 per GPU, 11/12 the workers'.
+		{"p4d.24xlarge: 11 workers per GPU", Settings{Loader: PyTorch}, imagenet, 224, 96, 8, 7.5 * 11 / 12 * perWorker224, 11, 0},
+		// 4 workers on 32 vCPUs: every thread has its own core.
+		{"few workers, many cores", Settings{Loader: PyTorch, Workers: 4}, imagenet, 224, 32, 1, 4 * perWorker224, 4, 0},
 		{"bare GPU: 8 workers", Settings{Loader: PyTorch}, imagenet, 224, 0, 1, 8 * perWorker224, 8, 0},
-		{"16 workers on 4 vCPUs share 3", Settings{Loader: PyTorch, Workers: 16}, imagenet, 224, 4, 1, 3 * perWorker224, 16, 0},
-		// 380 px: the input-size part grows by (380/224)²: 1000/(0.1+13.33+3.33×2.878).
-		{"efficientnet_b4's 380 px", Settings{Loader: PyTorch, Workers: 4}, imagenet, 380, 0, 1, 4 * 1000 / (0.1 + 0.8/60*1000 + 0.2/60*1000*380*380/(224*224)), 4, 0},
+		// 380 px: the input-size part grows by (380/224)².
+		{"efficientnet_b4's 380 px", Settings{Loader: PyTorch, Workers: 4}, imagenet, 380, 0, 1,
+			4 * 1000 / (0.1 + 0.8/WorkerImagesPerS*1000 + 0.2/WorkerImagesPerS*1000*380*380/(224*224)), 4, 0},
 		// CIFAR in memory: no decode, a 32×32 input.
-		{"cifar-10 in memory", Settings{Loader: PyTorch, Workers: 2}, cifar, 32, 0, 1, 2 * 1000 / (0.1 + 0.2/60*1000*1024/50176), 2, 0},
-		{"dali on a V100", Settings{Loader: DALI, Workers: 4}, imagenet, 224, 0, 1, 4 * 1000 / (0.025 + 0.25*0.8/60*1000), 4, 0.35 * 0.14},
+		{"cifar-10 in memory", Settings{Loader: PyTorch, Workers: 2}, cifar, 32, 0, 1, 2 * 1000 / (0.1 + 0.2/WorkerImagesPerS*1000*1024/50176), 2, 0},
+		{"dali on a V100", Settings{Loader: DALI, Workers: 4}, imagenet, 224, 0, 1, 4 * 1000 / (0.025 + 0.25*0.8/WorkerImagesPerS*1000), 4, 0.35 * 0.14},
 	} {
 		r, err := Model(tc.s, tc.d, tc.input, tc.vcpus, tc.gpus, v100)
 		if err != nil {

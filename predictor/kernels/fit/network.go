@@ -46,8 +46,8 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	var tuning []Case
 	keys := map[string]bool{}
 	for _, c := range cases {
-		if c.Held {
-			continue
+		if c.Held || c.RealData() {
+			continue // real-data rows judge the loader model, not the GPU's efficiencies
 		}
 		tuning = append(tuning, c)
 		if f := kernels.FamilyOf(c.Dev); f != kernels.FamilyUnknown {
