@@ -32,3 +32,28 @@ func TestKeplerRunsAtItsIssueRate(t *testing.T) {
 		t.Errorf("FamilyKepler.String() = %q", FamilyKepler.String())
 	}
 }
+
+// TestFamilyMemoryScale checks that a family's memory scale multiplies the memory
+// efficiency of that family only, and that bad keys and values are refused.
+func TestFamilyMemoryScale(t *testing.T) {
+	cal := PriorCalibration()
+	cal.FamilyMemoryScale = map[string]float64{"ga100": 0.8}
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f    Family
+		want float64
+	}{{FamilyGA100, 0.78 * 0.8}, {FamilyVolta, 0.78}, {FamilyUnknown, 0.78}} {
+		if got := cal.MemoryEfficiencyOf(tc.f); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("MemoryEfficiencyOf(%v) = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+	for _, bad := range []map[string]float64{{"pascal": 1}, {"volta": 0}, {"volta": 3}} {
+		c := PriorCalibration()
+		c.FamilyMemoryScale = bad
+		if err := c.Validate(); err == nil {
+			t.Errorf("Validate accepted family memory scale %v", bad)
+		}
+	}
+}

@@ -60,7 +60,7 @@ type estimator struct {
 func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision) estimator {
 	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p)}
 	e.launchMS = cal.LaunchUS / 1000
-	e.memRate = e.rates.bandwidth * cal.MemoryEfficiency
+	e.memRate = e.rates.bandwidth * cal.MemoryEfficiencyOf(e.rates.family)
 	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
 	if !e.cost.hasGEMM {
 		return e

@@ -44,7 +44,7 @@ type Anchor struct {
 	Workers int
 	VCPUs   int
 	Held    bool // in the held-out part: never used to fit
-	Notes        string
+	Notes   string
 }
 
 // RealData reports whether the run read its images through a loader (not synthetic).
