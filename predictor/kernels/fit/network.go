@@ -113,7 +113,8 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			work.FamilyScale[k] = math.Exp(clamp(x[2+i], -1.5, 1.35)) // 0.22 to 3.9
 		}
 		for i, k := range memScales {
-			work.FamilyMemoryScale[k] = math.Exp(clamp(x[m0+i], -0.9, 0.5)) // 0.41 to 1.65
+			// 0.41 to 1.65, and never beyond the specified bandwidth
+			work.FamilyMemoryScale[k] = math.Min(math.Exp(clamp(x[m0+i], -0.9, 0.5)), 1/work.MemoryEfficiency)
 		}
 	}
 	var lastErr error
