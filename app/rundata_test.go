@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
@@ -108,5 +109,28 @@ func TestRunDataRefusesBadSettings(t *testing.T) {
 		Precision: measure.FP32, Run: predictor.Run{Epochs: 1, Images: 50000}, Data: RunData{Dataset: "cifar-10", Loader: "dali"}})
 	if err == nil || !strings.Contains(err.Error(), "held in memory") {
 		t.Errorf("dali on cifar-10: %v, want a refusal", err)
+	}
+}
+
+// TestSessionRemembersRunData saves the run data to the preferences and reads it back,
+// and refuses a bad setting without changing anything.
+func TestSessionRemembersRunData(t *testing.T) {
+	prefs := &mapPrefs{}
+	s := NewSession(&fakeBackend{}, prefs, time.Millisecond)
+	if got := s.Settings().Data; got != DefaultRunData() {
+		t.Errorf("a fresh session's run data = %+v, want %+v", got, DefaultRunData())
+	}
+	want := RunData{Dataset: "cifar-100", Input: 64, Loader: "dali", Workers: 5, MemoryFormat: "nhwc"}
+	if err := s.Update(func(st *SessionSettings) { st.Data = want }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(st *SessionSettings) { st.Data.Loader = "tfdata" }); err == nil {
+		t.Error("the session accepted the loader tfdata")
+	}
+	s.Close()
+	again := NewSession(&fakeBackend{}, prefs, time.Millisecond)
+	defer again.Close()
+	if got := again.Settings().Data; got != want {
+		t.Errorf("remembered run data = %+v, want %+v", got, want)
 	}
 }
