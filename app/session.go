@@ -62,7 +62,10 @@ func DefaultSessionSettings() SessionSettings {
 		Policy:    measure.Heuristic,
 		BatchMin:  1,
 		BatchMax:  1024,
-		Data:      DefaultRunData(),
+		// The CLI and the window must predict alike: until the command line takes the
+		// run-data flags, the window's default is the CLI's (synthetic data, each model
+		// at its own input).
+		Data: RunData{},
 	}
 }
 
