@@ -32,6 +32,10 @@ type deviceRates struct {
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
 	family       Family
 	clockFactor  float64 // sustained ÷ boost clock (SustainedClockFactor), in peakFLOPS
+	// simtFLOPS is the FP32 CUDA-core rate (sustained clock, Kepler's issue factor
+	// included): what kernels without a tensor-core path (depthwise convolutions) run at
+	// whatever the arithmetic.
+	simtFLOPS float64
 }
 
 // ComputeCapability parses "8.6" into 86; 0 when unknown or malformed.
@@ -125,8 +129,10 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	}
 	r.clockFactor = SustainedClockFactor(g)
 	r.peakFLOPS = peak * 1e12 * r.clockFactor
+	r.simtFLOPS = fp32 * 1e12 * r.clockFactor
 	if FamilyOf(g) == FamilyKepler {
 		r.peakFLOPS *= KeplerIssueFactor
+		r.simtFLOPS *= KeplerIssueFactor
 	}
 	bw, known := BandwidthGBs(g)
 	r.bandwidth = bw * 1e9

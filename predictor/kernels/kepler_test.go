@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
@@ -54,6 +55,33 @@ func TestFamilyMemoryScale(t *testing.T) {
 		c.FamilyMemoryScale = bad
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate accepted family memory scale %v", bad)
+		}
+	}
+}
+
+// TestDepthwiseRunsOnCUDACores checks that a depthwise convolution gains no
+// tensor-core speed under amp (at most its halved bytes), while a dense 5×5
+// convolution of the same size does.
+func TestDepthwiseRunsOnCUDACores(t *testing.T) {
+	cal := PriorCalibration()
+	a100 := hw.GPU{ID: "a100", ComputeCapability: "8.0", FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312, SMs: 108, MemoryBandwidthGBs: 2039}
+	shape := cnn.Shape{C: 384, H: 28, W: 28}
+	conv := func(groups int) cnn.Config {
+		return cnn.Config{Op: cnn.OpConv2d, In: shape, Out: shape, NumInputs: 1, Kernel: cnn.Pair{5, 5}, Stride: cnn.Pair{1, 1},
+			Padding: cnn.Pair{2, 2}, Dilation: cnn.Pair{1, 1}, Groups: groups}
+	}
+	for _, tc := range []struct {
+		name     string
+		groups   int
+		min, max float64 // amp time ÷ fp32 time
+	}{
+		{"depthwise", 384, 0.5, 1},
+		{"dense", 1, 0, 0.5},
+	} {
+		fp32, _ := EstimateMS(cal, conv(tc.groups), measure.Forward, a100, measure.FP32, 128)
+		amp, _ := EstimateMS(cal, conv(tc.groups), measure.Forward, a100, measure.AMP, 128)
+		if r := amp / fp32; r < tc.min || r > tc.max {
+			t.Errorf("%s: amp %.4f ms ÷ fp32 %.4f ms = %.2f, want within [%.2f, %.2f]", tc.name, amp, fp32, r, tc.min, tc.max)
 		}
 	}
 }
