@@ -750,7 +750,7 @@ func (b *EngineBackend) Import(ctx context.Context, path string) (string, error)
 		return "", err
 	}
 	msg := fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s; %d custom models.",
-		rep.File, rep.Kind, rep.Devices, mergedText(rep.Measurements), mergedText(rep.Steps), rep.CustomModels)
+		rep.File, rep.Kind, rep.Devices, MergedText(rep.Measurements), MergedText(rep.Steps), rep.CustomModels)
 	if len(rep.CustomModelClashes) > 0 {
 		msg += fmt.Sprintf(" Not imported, as yours of the same name differ: %s.", strings.Join(rep.CustomModelClashes, ", "))
 	}

@@ -102,7 +102,7 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		return SweepPlan{}, Usagef("%v", err)
 	}
 	for _, name := range req.Models {
-		net, err := loadModel(name, req.Input, 0)
+		net, err := LoadModel(name, req.Input, 0)
 		if err != nil {
 			return SweepPlan{}, err
 		}

@@ -212,7 +212,7 @@ var CPUOverheads = func() predictor.Overheads {
 }()
 
 // writeCPUTable prints table 1 of `cnntime validate`.
-func writeCPUTable(w io.Writer, a *CPUAccuracy) error {
+func WriteCPUTable(w io.Writer, a *CPUAccuracy) error {
 	fmt.Fprintf(w, "1. Whole training step on the CPU (%s), %d×%d input, predicted from per-layer measurements: MAPE %.1f%%\n",
 		a.Device, a.Input, a.Input, a.MAPEPct)
 	fmt.Fprintf(w, "   %d rounds × %d repeats, medians; load average %.2f before, %.2f after (other processes share the cores)\n\n",

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -42,11 +43,11 @@ func runCalibrate(env *Env, args []string) error {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return Usagef("unexpected argument %q", fs.Arg(0))
+		return app.Usagef("unexpected argument %q", fs.Arg(0))
 	case *deepbench == "":
-		return Usagef("--deepbench PATH is required (the file is ../shared/data/deepbench_conv.csv or assets/calibration/deepbench_conv.csv)")
+		return app.Usagef("--deepbench PATH is required (the file is ../shared/data/deepbench_conv.csv or assets/calibration/deepbench_conv.csv)")
 	case *evals < 100:
-		return Usagef("--evaluations %d is too few: use at least 100", *evals)
+		return app.Usagef("--evaluations %d is too few: use at least 100", *evals)
 	}
 	data, err := os.ReadFile(*deepbench)
 	if err != nil {
@@ -56,7 +57,7 @@ func runCalibrate(env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *deepbench, err)
 	}
-	cat, err := LoadCatalog()
+	cat, err := app.LoadCatalog()
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func runCalibrate(env *Env, args []string) error {
 
 // printLayerAccuracy prints the leave-one-GPU-out table of a calibration.
 func printLayerAccuracy(env *Env, acc []kernels.GPUAccuracy) error {
-	t := NewTable(env.Stdout, "GPU (held out)", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE")
+	t := app.NewTable(env.Stdout, "GPU (held out)", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE")
 	for _, a := range acc {
 		transfer := "-"
 		if a.TransferRows > 0 {

@@ -1,9 +1,10 @@
-package app
+package cli
 
 import (
 	"flag"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/predictor/dataset"
 	"cnntime/predictor/pipeline"
 )
@@ -51,18 +52,18 @@ func (rf *runDataFlags) register(fs *flag.FlagSet) {
 
 // runData checks the flags and returns the run data they describe; a mistake is a
 // usage error that names the flag.
-func (rf *runDataFlags) runData() (RunData, error) {
-	d := RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
+func (rf *runDataFlags) runData() (app.RunData, error) {
+	d := app.RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
 		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat))}
 	switch {
 	case d.Dataset == "":
-		return d, Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
+		return d, app.Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
 	case rf.input < 0:
-		return d, Usagef("--input %d: the input size must be positive (pixels)", rf.input)
+		return d, app.Usagef("--input %d: the input size must be positive (pixels)", rf.input)
 	case rf.classes < 0:
-		return d, Usagef("--classes %d: must be positive", rf.classes)
+		return d, app.Usagef("--classes %d: must be positive", rf.classes)
 	case rf.workers < 0:
-		return d, Usagef("--workers %d: must be positive (omit it for the default)", rf.workers)
+		return d, app.Usagef("--workers %d: must be positive (omit it for the default)", rf.workers)
 	}
 	if err := d.Check(); err != nil {
 		flag := "--dataset"
@@ -78,7 +79,7 @@ func (rf *runDataFlags) runData() (RunData, error) {
 		case strings.Contains(msg, "workers"):
 			flag = "--workers"
 		}
-		return d, Usagef("%s: %v", flag, err)
+		return d, app.Usagef("%s: %v", flag, err)
 	}
 	return d, nil
 }

@@ -1,101 +1,14 @@
-package app
+package cli
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 
+	"cnntime/app"
 	"cnntime/app/charts"
 	"cnntime/predictor"
 )
-
-// ExportChart writes a chart to path in the format its extension names (.png, .svg or
-// .pdf) at w×h pixels. The file appears whole or not at all.
-func ExportChart(path string, c *charts.Chart, w, h int) error {
-	format, err := charts.FormatOf(path)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, func(out io.Writer) error { return c.Write(out, format, w, h) })
-}
-
-// ExportCSV writes a CSV file with write; the file appears whole or not at all.
-func ExportCSV(path string, write func(io.Writer) error) error {
-	return writeFileAtomic(path, write)
-}
-
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("export to %s: %w (is the folder there and writable?)", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	return nil
-}
-
-// SummaryCSVHeader is the header of the results CSV.
-var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source"}
-
-// WriteSummariesCSV writes the results table: one row per CNN×machine at its best
-// batch size; the time, cost and energy cells are empty where no batch size fits.
-func WriteSummariesCSV(w io.Writer, rows []Summary) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write(SummaryCSVHeader)
-	for _, r := range rows {
-		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), string(r.Source)}
-		if r.BestBatch > 0 {
-			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
-			rec[8], rec[9] = num(r.CostUSD), num(r.EnergyKWh)
-		}
-		_ = cw.Write(rec)
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("write results CSV: %w", err)
-	}
-	return nil
-}
-
-// CurvesCSVHeader is the header of the curves CSV.
-var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best"}
-
-// WriteCurvesCSV writes every point of every curve; time cells are empty where the
-// batch does not fit, and best is true on each curve's best batch size.
-func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write(CurvesCSVHeader)
-	for _, c := range curves {
-		for i, p := range c.Points {
-			rec := []string{c.Model, c.Machine, c.GPU, strconv.Itoa(c.GPUCount), string(c.Precision), strconv.Itoa(p.Batch),
-				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), string(p.Source), "", strconv.FormatBool(i == c.Best)}
-			if p.Fits {
-				rec[7], rec[8], rec[9], rec[10], rec[11], rec[12] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS), num(p.CostUSD), num(p.EnergyKWh)
-				rec[15] = num(p.ErrorPct)
-			}
-			_ = cw.Write(rec)
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("write curves CSV: %w", err)
-	}
-	return nil
-}
-
-func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // ExportWritten is one file `cnntime export --json` wrote.
 type ExportWritten struct {
@@ -146,10 +59,10 @@ func runExport(env *Env, cmd Command, args []string) error {
 
 	// Check every flag before predicting or writing anything.
 	if *chart != "" && *out == "" {
-		return Usagef("--chart %s needs --out FILE.png, .svg or .pdf", *chart)
+		return app.Usagef("--chart %s needs --out FILE.png, .svg or .pdf", *chart)
 	}
 	if *out == "" && *csvPath == "" {
-		return Usagef("nothing to write: give --chart and --out FILE, or --csv FILE")
+		return app.Usagef("nothing to write: give --chart and --out FILE, or --csv FILE")
 	}
 	var format charts.Format
 	if *out != "" {
@@ -157,23 +70,23 @@ func runExport(env *Env, cmd Command, args []string) error {
 			*chart = "curves"
 		}
 		if *chart != "curves" && *chart != "scatter" {
-			return Usagef("--chart %q: use curves or scatter", *chart)
+			return app.Usagef("--chart %q: use curves or scatter", *chart)
 		}
 		f, err := charts.FormatOf(*out)
 		if err != nil {
-			return Usagef("--out: %v", err)
+			return app.Usagef("--out: %v", err)
 		}
 		format = f
 	}
 	if *table != "results" && *table != "curves" {
-		return Usagef("--table %q: use results or curves", *table)
+		return app.Usagef("--table %q: use results or curves", *table)
 	}
 	m, err := charts.ParseMetric(*metric)
 	if err != nil {
-		return Usagef("--metric: %v", err)
+		return app.Usagef("--metric: %v", err)
 	}
 	if *width < 100 || *height < 100 || *width > charts.MaxPixels || *height > charts.MaxPixels {
-		return Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
+		return app.Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
 	}
 	userBatches := pf.batches != ""
 	if !userBatches {
@@ -190,7 +103,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 		return err
 	}
 	if !userBatches {
-		q.Batches = BatchGrid(1, 1024)
+		q.Batches = app.BatchGrid(1, 1024)
 	}
 	curves, err := eng.Curves(env.Ctx, q)
 	if err != nil {
@@ -212,7 +125,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 		if *chart == "scatter" {
 			c = charts.Scatter(curves, opt)
 		}
-		if err := ExportChart(*out, c, *width, *height); err != nil {
+		if err := app.ExportChart(*out, c, *width, *height); err != nil {
 			return err
 		}
 		if err := record(*out, *chart+" chart", string(format)); err != nil {
@@ -220,11 +133,11 @@ func runExport(env *Env, cmd Command, args []string) error {
 		}
 	}
 	if *csvPath != "" {
-		write := func(w io.Writer) error { return WriteSummariesCSV(w, Summarize(curves)) }
+		write := func(w io.Writer) error { return app.WriteSummariesCSV(w, app.Summarize(curves)) }
 		if *table == "curves" {
-			write = func(w io.Writer) error { return WriteCurvesCSV(w, curves) }
+			write = func(w io.Writer) error { return app.WriteCurvesCSV(w, curves) }
 		}
-		if err := ExportCSV(*csvPath, write); err != nil {
+		if err := app.ExportCSV(*csvPath, write); err != nil {
 			return err
 		}
 		if err := record(*csvPath, *table+" CSV", "csv"); err != nil {

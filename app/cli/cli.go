@@ -1,7 +1,4 @@
-// Package app is the application layer shared by the GUI and the command line: the
-// state a session works on, the use cases (predict, sweep, import, export) and the CLI
-// commands. It joins predictor, gpu and db; views call it, never the other way round.
-package app
+package cli
 
 import (
 	"context"
@@ -9,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-)
 
-// Version is the application's version; the build may override it with -ldflags.
-var Version = "0.1.0"
+	"cnntime/app"
+)
 
 // Env is what a CLI command runs with: where to write, which cache, and the global flags.
 type Env struct {
@@ -81,27 +75,6 @@ func Commands() []Command {
 	return out
 }
 
-// UsageError is a mistake in the command line; it exits with status 2.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// Usagef returns a UsageError.
-func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
-
-// DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
-// cnntime/cache.db in the user's configuration directory.
-func DefaultDBPath() (string, error) {
-	if p := os.Getenv("CNNTIME_DB"); p != "" {
-		return p, nil
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("find the user's configuration directory for the cache (set --db or CNNTIME_DB): %w", err)
-	}
-	return filepath.Join(dir, "cnntime", "cache.db"), nil
-}
-
 // Globals are the flags that come before a command.
 type Globals struct {
 	DBPath string
@@ -117,7 +90,7 @@ func ParseGlobals(args []string) (Globals, error) {
 		switch {
 		case a == "--db" || a == "-db":
 			if len(args) < 2 {
-				return g, Usagef("--db needs a file path")
+				return g, app.Usagef("--db needs a file path")
 			}
 			g.DBPath, args = args[1], args[2:]
 		case strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-db="):
@@ -159,7 +132,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, DBPath: g.DBPath, JSON: g.JSON}
 	if env.DBPath == "" {
-		if env.DBPath, err = DefaultDBPath(); err != nil {
+		if env.DBPath, err = app.DefaultDBPath(); err != nil {
 			fmt.Fprintln(stderr, "cnntime:", err)
 			return 1
 		}
@@ -173,11 +146,11 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "cnntime: unknown command %q%s\nRun 'cnntime help' for the list of commands.\n", name, suggestion(name, commandNames()))
+		fmt.Fprintf(stderr, "cnntime: unknown command %q%s\nRun 'cnntime help' for the list of commands.\n", name, app.Suggest(name, commandNames()))
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
-	var ue *UsageError
+	var ue *app.UsageError
 	switch {
 	case err == nil:
 		return 0
@@ -215,7 +188,7 @@ global flags:
   --json      machine-readable JSON output
 
 commands:
-`, Version, defaultDBForHelp())
+`, app.Version, defaultDBForHelp())
 	for _, c := range Commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
 	}
@@ -223,7 +196,7 @@ commands:
 }
 
 func defaultDBForHelp() string {
-	p, err := DefaultDBPath()
+	p, err := app.DefaultDBPath()
 	if err != nil {
 		return "the user's config directory"
 	}
@@ -242,7 +215,7 @@ func init() {
 			}
 			c, ok := commands[args[0]]
 			if !ok {
-				return Usagef("unknown command %q%s", args[0], suggestion(args[0], commandNames()))
+				return app.Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
 			}
 			// Every command answers -h with its usage and flags; show them on stdout.
 			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stdout, DBPath: env.DBPath}, []string{"-h"})
@@ -262,12 +235,12 @@ func init() {
 				return err
 			}
 			if fs.NArg() > 0 {
-				return Usagef("unexpected argument %q", fs.Arg(0))
+				return app.Usagef("unexpected argument %q", fs.Arg(0))
 			}
 			if env.JSON {
-				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": Version})
+				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": app.Version})
 			}
-			fmt.Fprintf(env.Stdout, "cnntime %s\n", Version)
+			fmt.Fprintf(env.Stdout, "cnntime %s\n", app.Version)
 			return nil
 		},
 	})

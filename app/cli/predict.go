@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"encoding/csv"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
@@ -43,57 +44,57 @@ func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatche
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value.
-func (pf *predictFlags) query(eng *Engine, fs *flag.FlagSet) (Query, error) {
-	var q Query
+func (pf *predictFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
+	var q app.Query
 	if fs.NArg() > 0 {
-		return q, Usagef("unexpected argument %q: models and machines are given with --model and --machine", fs.Arg(0))
+		return q, app.Usagef("unexpected argument %q: models and machines are given with --model and --machine", fs.Arg(0))
 	}
 	if pf.models == "" {
-		return q, Usagef("--model is required (e.g. --model resnet50)")
+		return q, app.Usagef("--model is required (e.g. --model resnet50)")
 	}
 	if pf.machines == "" && pf.gpus == "" {
-		return q, Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
+		return q, app.Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	batchSet := set["batch"]
 	if batchSet && set["batches"] {
-		return q, Usagef("give --batch or --batches, not both")
+		return q, app.Usagef("give --batch or --batches, not both")
 	}
 	switch {
 	case batchSet && pf.batch <= 0:
-		return q, Usagef("--batch %d: the batch size must be positive", pf.batch)
+		return q, app.Usagef("--batch %d: the batch size must be positive", pf.batch)
 	case batchSet && pf.batch > maxPredictBatch:
-		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", pf.batch, maxPredictBatch)
+		return q, app.Usagef("--batch %d is above the largest this tool predicts (%d)", pf.batch, maxPredictBatch)
 	case batchSet:
 		q.Batches = []int{pf.batch}
 	case pf.batches == "":
-		return q, Usagef("give --batch B or --batches 1-1024")
+		return q, app.Usagef("give --batch B or --batches 1-1024")
 	default:
-		b, err := ParseBatches(pf.batches, maxPredictBatch)
+		b, err := app.ParseBatches(pf.batches, maxPredictBatch)
 		if err != nil {
-			return q, Usagef("--batches: %v", err)
+			return q, app.Usagef("--batches: %v", err)
 		}
 		q.Batches = b
 	}
 	if pf.epochs <= 0 {
-		return q, Usagef("--epochs %d: must be positive", pf.epochs)
+		return q, app.Usagef("--epochs %d: must be positive", pf.epochs)
 	}
 	if pf.images <= 0 {
-		return q, Usagef("--images %d: must be positive", pf.images)
+		return q, app.Usagef("--images %d: must be positive", pf.images)
 	}
 	q.Run = predictor.Run{Epochs: pf.epochs, Images: pf.images}
 	p, err := predictor.ParseTrainingPrecision(pf.precision)
 	if err != nil {
-		return q, Usagef("--precision: %v", err)
+		return q, app.Usagef("--precision: %v", err)
 	}
 	q.Precision = p
 	if q.Policy, err = measure.ParsePolicy(pf.policy); err != nil {
-		return q, Usagef("--policy: %v", err)
+		return q, app.Usagef("--policy: %v", err)
 	}
-	nets, err := ResolveModels(eng, splitList(pf.models))
+	nets, err := app.ResolveModels(eng, splitList(pf.models))
 	if err != nil {
-		return q, Usagef("--model: %v", err)
+		return q, app.Usagef("--model: %v", err)
 	}
 	for _, n := range nets {
 		q.Models = append(q.Models, n.Name)
@@ -101,14 +102,14 @@ func (pf *predictFlags) query(eng *Engine, fs *flag.FlagSet) (Query, error) {
 	for _, id := range splitList(pf.machines) {
 		t, err := eng.MachineTarget(id)
 		if err != nil {
-			return q, Usagef("--machine: %v", err)
+			return q, app.Usagef("--machine: %v", err)
 		}
 		q.Targets = append(q.Targets, t)
 	}
 	for _, id := range splitList(pf.gpus) {
 		t, err := eng.GPUTarget(id)
 		if err != nil {
-			return q, Usagef("--gpu: %v", err)
+			return q, app.Usagef("--gpu: %v", err)
 		}
 		q.Targets = append(q.Targets, t)
 	}
@@ -128,35 +129,35 @@ func splitList(s string) []string {
 // openEngine builds the engine over the cache at env.DBPath.
 // predictCurves is what predict and best share: it reads the command's flags, opens the
 // engine on the cache and predicts every CNN × machine the flags name.
-func predictCurves(env *Env, cmd Command, args []string, withBatch bool, defaultBatches string) (predictFlags, Query, []predictor.Curve, error) {
+func predictCurves(env *Env, cmd Command, args []string, withBatch bool, defaultBatches string) (predictFlags, app.Query, []predictor.Curve, error) {
 	fs := env.Flags(cmd)
 	var pf predictFlags
 	pf.register(fs, withBatch, defaultBatches)
 	if err := fs.Parse(args); err != nil {
-		return pf, Query{}, nil, err
+		return pf, app.Query{}, nil, err
 	}
 	if pf.csv && env.JSON {
-		return pf, Query{}, nil, Usagef("give --json or --csv, not both")
+		return pf, app.Query{}, nil, app.Usagef("give --json or --csv, not both")
 	}
 	eng, done, err := openEngine(env)
 	if err != nil {
-		return pf, Query{}, nil, err
+		return pf, app.Query{}, nil, err
 	}
 	defer done()
 	q, err := pf.query(eng, fs)
 	if err != nil {
-		return pf, Query{}, nil, err
+		return pf, app.Query{}, nil, err
 	}
 	curves, err := eng.Curves(env.Ctx, q)
 	return pf, q, curves, err
 }
 
-func openEngine(env *Env) (*Engine, func(), error) {
+func openEngine(env *Env) (*app.Engine, func(), error) {
 	d, err := db.Open(env.DBPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := NewEngine(env.Ctx, d)
+	eng, err := app.NewEngine(env.Ctx, d)
 	if err != nil {
 		d.Close()
 		return nil, nil, err
@@ -255,7 +256,7 @@ func fmtOpt(p *float64, format string, unknown string) string {
 }
 
 func writePredictTable(env *Env, rows []PredictRow) error {
-	t := NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BATCH", "ITER MS", "IMAGES/S", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BATCH", "ITER MS", "IMAGES/S", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
 	for _, r := range rows {
 		if !r.Fits {
 			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Batch),
@@ -348,7 +349,7 @@ func init() {
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		}
-		t := NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {

@@ -1,0 +1,34 @@
+// Package app is the application layer shared by the GUI and the command line: the
+// state a session works on, the use cases (predict, sweep, import, export) and the CLI
+// commands. It joins predictor, gpu and db; views call it, never the other way round.
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Version is the application's version; the build may override it with -ldflags.
+var Version = "0.1.0"
+
+// UsageError is a mistake in the command line; it exits with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+// DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
+// cnntime/cache.db in the user's configuration directory.
+func DefaultDBPath() (string, error) {
+	if p := os.Getenv("CNNTIME_DB"); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user's configuration directory for the cache (set --db or CNNTIME_DB): %w", err)
+	}
+	return filepath.Join(dir, "cnntime", "cache.db"), nil
+}

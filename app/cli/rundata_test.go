@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+
+	"cnntime/app"
+)
+
+func TestRunDataFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    app.RunData
+		wantErr string
+	}{
+		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw"}, ""},
+		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc"}, ""},
+		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali", Workers: 6, MemoryFormat: "nchw"}, ""},
+		{[]string{"--dataset", "mnist"}, app.RunData{}, "--dataset: unknown dataset \"mnist\""},
+		{[]string{"--loader", "tfdata"}, app.RunData{}, "--loader: unknown loader"},
+		{[]string{"--memory-format", "chwn"}, app.RunData{}, "--memory-format: unknown memory format"},
+		{[]string{"--input", "-3"}, app.RunData{}, "--input -3"},
+		{[]string{"--workers", "-1"}, app.RunData{}, "--workers -1"},
+		{[]string{"--input", "9000"}, app.RunData{}, "--input: input size 9000"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var rf runDataFlags
+		rf.register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := rf.runData()
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: error %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %+v, %v; want %+v", tc.args, got, err, tc.want)
+		}
+	}
+}
