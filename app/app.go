@@ -13,12 +13,12 @@ import (
 var Version = "0.1.0"
 
 // UsageError is a mistake in the command line; it exits with status 2.
-type UsageError struct{ Msg string }
+type InputError struct{ Msg string }
 
-func (e *UsageError) Error() string { return e.Msg }
+func (e *InputError) Error() string { return e.Msg }
 
 // Usagef returns a UsageError.
-func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+func Inputf(format string, args ...any) error { return &InputError{Msg: fmt.Sprintf(format, args...)} }
 
 // DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
 // cnntime/cache.db in the user's configuration directory.

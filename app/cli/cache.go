@@ -31,7 +31,7 @@ var cacheActions = []string{"info", "import", "export", "check"}
 
 func runCache(env *Env, args []string) error {
 	if len(args) == 0 {
-		return app.Usagef("say what to do: %s", strings.Join(cacheActions, ", "))
+		return Usagef("say what to do: %s", strings.Join(cacheActions, ", "))
 	}
 	action, rest := args[0], args[1:]
 	switch action {
@@ -47,7 +47,7 @@ func runCache(env *Env, args []string) error {
 		fs := env.Flags(commands["cache"])
 		return fs.Parse([]string{"-h"})
 	}
-	return app.Usagef("unknown action %q%s: use %s", action, app.Suggest(action, cacheActions), strings.Join(cacheActions, ", "))
+	return Usagef("unknown action %q%s: use %s", action, app.Suggest(action, cacheActions), strings.Join(cacheActions, ", "))
 }
 
 // parseCacheFlags parses fs from args where flags and positional arguments may be
@@ -75,7 +75,7 @@ func runCacheInfo(env *Env, args []string) error {
 	if pos, err := parseCacheFlags(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
-		return app.Usagef("cache info takes no arguments, got %q", pos[0])
+		return Usagef("cache info takes no arguments, got %q", pos[0])
 	}
 	d, err := db.Open(env.DBPath)
 	if err != nil {
@@ -142,7 +142,7 @@ func runCacheImport(env *Env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return app.Usagef("cache import takes one FILE (a cache file or a step CSV), got %d arguments", len(pos))
+		return Usagef("cache import takes one FILE (a cache file or a step CSV), got %d arguments", len(pos))
 	}
 	d, err := db.Open(env.DBPath)
 	if err != nil {
@@ -187,7 +187,7 @@ func ExportFilterFor(deviceKey, model string) (db.ExportFilter, error) {
 	net, err := cnn.Build(model, cnn.Options{})
 	if err != nil {
 		if errors.Is(err, cnn.ErrUnknownModel) {
-			return f, app.Usagef("--model: unknown model %q%s: see 'cnntime models'", model, app.Suggest(model, cnn.Names()))
+			return f, Usagef("--model: unknown model %q%s: see 'cnntime models'", model, app.Suggest(model, cnn.Names()))
 		}
 		return f, err
 	}
@@ -211,10 +211,10 @@ func runCacheExport(env *Env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return app.Usagef("cache export takes one FILE to write, got %d arguments", len(pos))
+		return Usagef("cache export takes one FILE to write, got %d arguments", len(pos))
 	}
 	if *layers && !*asCSV {
-		return app.Usagef("--layers goes with --csv")
+		return Usagef("--layers goes with --csv")
 	}
 	filter, err := ExportFilterFor(*device, *model)
 	if err != nil {
@@ -313,7 +313,7 @@ func checkDeviceKnown(env *Env, d *db.DB, key string) error {
 	if len(steps) > 0 {
 		return nil
 	}
-	return app.Usagef("--device: the cache has nothing of device %q%s: see 'cnntime cache info'", key, app.Suggest(key, keys))
+	return Usagef("--device: the cache has nothing of device %q%s: see 'cnntime cache info'", key, app.Suggest(key, keys))
 }
 
 func runCacheCheck(env *Env, args []string) error {
@@ -321,7 +321,7 @@ func runCacheCheck(env *Env, args []string) error {
 	if pos, err := parseCacheFlags(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
-		return app.Usagef("cache check takes no arguments, got %q", pos[0])
+		return Usagef("cache check takes no arguments, got %q", pos[0])
 	}
 	d, err := db.Open(env.DBPath)
 	if err != nil {

@@ -43,11 +43,11 @@ func runCalibrate(env *Env, args []string) error {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return app.Usagef("unexpected argument %q", fs.Arg(0))
+		return Usagef("unexpected argument %q", fs.Arg(0))
 	case *deepbench == "":
-		return app.Usagef("--deepbench PATH is required (the file is ../shared/data/deepbench_conv.csv or assets/calibration/deepbench_conv.csv)")
+		return Usagef("--deepbench PATH is required (the file is ../shared/data/deepbench_conv.csv or assets/calibration/deepbench_conv.csv)")
 	case *evals < 100:
-		return app.Usagef("--evaluations %d is too few: use at least 100", *evals)
+		return Usagef("--evaluations %d is too few: use at least 100", *evals)
 	}
 	data, err := os.ReadFile(*deepbench)
 	if err != nil {

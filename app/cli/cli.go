@@ -90,7 +90,7 @@ func ParseGlobals(args []string) (Globals, error) {
 		switch {
 		case a == "--db" || a == "-db":
 			if len(args) < 2 {
-				return g, app.Usagef("--db needs a file path")
+				return g, Usagef("--db needs a file path")
 			}
 			g.DBPath, args = args[1], args[2:]
 		case strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-db="):
@@ -150,7 +150,8 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
-	var ue *app.UsageError
+	var ue *UsageError
+	var ie *app.InputError
 	switch {
 	case err == nil:
 		return 0
@@ -159,7 +160,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case env.usageShown: // a flag the command does not know; the usage is printed already
 		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
 		return 2
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ie):
 		fmt.Fprintf(stderr, "cnntime %s: %v\nusage: cnntime %s\n", name, err, cmd.Usage)
 		return 2
 	default:
@@ -167,6 +168,14 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 1
 	}
 }
+
+// UsageError is a mistake in the command line; it exits with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 
 func commandNames() []string {
 	var names []string
@@ -215,7 +224,7 @@ func init() {
 			}
 			c, ok := commands[args[0]]
 			if !ok {
-				return app.Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
+				return Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
 			}
 			// Every command answers -h with its usage and flags; show them on stdout.
 			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stdout, DBPath: env.DBPath}, []string{"-h"})
@@ -235,7 +244,7 @@ func init() {
 				return err
 			}
 			if fs.NArg() > 0 {
-				return app.Usagef("unexpected argument %q", fs.Arg(0))
+				return Usagef("unexpected argument %q", fs.Arg(0))
 			}
 			if env.JSON {
 				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": app.Version})

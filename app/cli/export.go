@@ -59,10 +59,10 @@ func runExport(env *Env, cmd Command, args []string) error {
 
 	// Check every flag before predicting or writing anything.
 	if *chart != "" && *out == "" {
-		return app.Usagef("--chart %s needs --out FILE.png, .svg or .pdf", *chart)
+		return Usagef("--chart %s needs --out FILE.png, .svg or .pdf", *chart)
 	}
 	if *out == "" && *csvPath == "" {
-		return app.Usagef("nothing to write: give --chart and --out FILE, or --csv FILE")
+		return Usagef("nothing to write: give --chart and --out FILE, or --csv FILE")
 	}
 	var format charts.Format
 	if *out != "" {
@@ -70,23 +70,23 @@ func runExport(env *Env, cmd Command, args []string) error {
 			*chart = "curves"
 		}
 		if *chart != "curves" && *chart != "scatter" {
-			return app.Usagef("--chart %q: use curves or scatter", *chart)
+			return Usagef("--chart %q: use curves or scatter", *chart)
 		}
 		f, err := charts.FormatOf(*out)
 		if err != nil {
-			return app.Usagef("--out: %v", err)
+			return Usagef("--out: %v", err)
 		}
 		format = f
 	}
 	if *table != "results" && *table != "curves" {
-		return app.Usagef("--table %q: use results or curves", *table)
+		return Usagef("--table %q: use results or curves", *table)
 	}
 	m, err := charts.ParseMetric(*metric)
 	if err != nil {
-		return app.Usagef("--metric: %v", err)
+		return Usagef("--metric: %v", err)
 	}
 	if *width < 100 || *height < 100 || *width > charts.MaxPixels || *height > charts.MaxPixels {
-		return app.Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
+		return Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
 	}
 	userBatches := pf.batches != ""
 	if !userBatches {

@@ -45,7 +45,7 @@ func runMachines(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return app.Usagef("unexpected argument %q", fs.Arg(0))
+		return Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	c, err := app.LoadCatalog()
 	if err != nil {
@@ -54,7 +54,7 @@ func runMachines(env *Env, args []string) error {
 	if *gpu != "" {
 		g, err := c.GPU(*gpu)
 		if err != nil {
-			return app.Usagef("--gpu: %v", err)
+			return Usagef("--gpu: %v", err)
 		}
 		*gpu = g.ID
 	}
@@ -63,7 +63,7 @@ func runMachines(env *Env, args []string) error {
 		return err
 	}
 	if *provider != "" && !hasProvider(machines, *provider) {
-		return app.Usagef("--provider: no machines of provider %q%s", *provider, app.Suggest(*provider, append(c.Providers(), hw.UserProvider)))
+		return Usagef("--provider: no machines of provider %q%s", *provider, app.Suggest(*provider, append(c.Providers(), hw.UserProvider)))
 	}
 	var shown []hw.Machine
 	for _, m := range machines {
@@ -176,7 +176,7 @@ func price(m hw.Machine) string {
 
 func runMachine(env *Env, args []string) error {
 	if len(args) == 0 {
-		return app.Usagef("say what to do: add, set-price, reset-price, remove or detect")
+		return Usagef("say what to do: add, set-price, reset-price, remove or detect")
 	}
 	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		fs := env.Flags(commands["machine"])
@@ -190,7 +190,7 @@ func runMachine(env *Env, args []string) error {
 		return withIDArgs(env, sub, rest, 2, func(d *db.DB, a []string) error {
 			usd, err := hw.ParsePrice(a[1])
 			if err != nil {
-				return app.Usagef("%v", err)
+				return Usagef("%v", err)
 			}
 			m, err := app.SetMachinePrice(env.Ctx, d, a[0], usd)
 			if err != nil {
@@ -234,7 +234,7 @@ func runMachine(env *Env, args []string) error {
 			return nil
 		})
 	}
-	return app.Usagef("unknown action %q%s: use add, set-price, reset-price, remove or detect", sub, app.Suggest(sub, []string{"add", "set-price", "reset-price", "remove", "detect"}))
+	return Usagef("unknown action %q%s: use add, set-price, reset-price, remove or detect", sub, app.Suggest(sub, []string{"add", "set-price", "reset-price", "remove", "detect"}))
 }
 
 // withIDArgs parses --json and exactly n positional arguments for a machine action,
@@ -246,7 +246,7 @@ func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB,
 	}
 	if fs.NArg() != n {
 		want := map[string]string{"set-price": "ID USD", "reset-price": "ID", "remove": "ID", "detect": "no arguments"}[action]
-		return app.Usagef("machine %s takes %s; got %d argument(s)", action, want, fs.NArg())
+		return Usagef("machine %s takes %s; got %d argument(s)", action, want, fs.NArg())
 	}
 	d, err := db.Open(env.DBPath)
 	if err != nil {
@@ -271,17 +271,17 @@ func runMachineAdd(env *Env, args []string) error {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return app.Usagef("unexpected argument %q (flags come as --name NAME --gpu ID --price USD)", fs.Arg(0))
+		return Usagef("unexpected argument %q (flags come as --name NAME --gpu ID --price USD)", fs.Arg(0))
 	case *name == "":
-		return app.Usagef("--name is required")
+		return Usagef("--name is required")
 	case *gpu == "":
-		return app.Usagef("--gpu is required (a catalog GPU id; see cnntime machines)")
+		return Usagef("--gpu is required (a catalog GPU id; see cnntime machines)")
 	case *priceText == "":
-		return app.Usagef("--price is required (US dollars per hour; 0 for free)")
+		return Usagef("--price is required (US dollars per hour; 0 for free)")
 	}
 	usd, err := hw.ParsePrice(*priceText)
 	if err != nil {
-		return app.Usagef("--price: %v", err)
+		return Usagef("--price: %v", err)
 	}
 	spec := app.MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes}
 	// Validate before opening the cache, so a bad command line leaves no file behind.
@@ -308,12 +308,12 @@ func checkSpec(spec app.MachineSpec) error {
 	}
 	id, err := hw.UserMachineID(spec.Name)
 	if err != nil {
-		return app.Usagef("--name: %v", err)
+		return Usagef("--name: %v", err)
 	}
 	m := hw.Machine{ID: id, GPUID: strings.ToLower(strings.TrimSpace(spec.GPUID)), GPUCount: spec.GPUCount,
 		PriceUSDPerHour: spec.PriceUSD, VCPUs: spec.VCPUs, MemoryGiB: spec.MemoryGiB}
 	if err := c.CheckUserMachine(m); err != nil {
-		return app.Usagef("%v", err)
+		return Usagef("%v", err)
 	}
 	return nil
 }

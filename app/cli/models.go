@@ -120,7 +120,7 @@ func runModels(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return app.Usagef("unexpected argument %q: to see one model, run 'cnntime model %s'", fs.Arg(0), fs.Arg(0))
+		return Usagef("unexpected argument %q: to see one model, run 'cnntime model %s'", fs.Arg(0), fs.Arg(0))
 	}
 	rows, err := ModelSummaries()
 	if err != nil {
@@ -180,13 +180,13 @@ func runModel(env *Env, args []string) error {
 	}
 	switch {
 	case name == "":
-		return app.Usagef("name a model (see 'cnntime models') or a custom model file ending in .json")
+		return Usagef("name a model (see 'cnntime models') or a custom model file ending in .json")
 	case fs.NArg() > 0:
-		return app.Usagef("unexpected argument %q: give one model", fs.Arg(0))
+		return Usagef("unexpected argument %q: give one model", fs.Arg(0))
 	case *input < 0:
-		return app.Usagef("--input %d: the resolution must be positive", *input)
+		return Usagef("--input %d: the resolution must be positive", *input)
 	case *classes < 0:
-		return app.Usagef("--classes %d: must be positive", *classes)
+		return Usagef("--classes %d: must be positive", *classes)
 	}
 	net, err := loadNamedModel(env, name, *input, *classes)
 	if err != nil {
@@ -232,7 +232,7 @@ func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, er
 				continue
 			}
 			if input != 0 || classes != 0 {
-				return app.Usagef("--input and --classes apply to zoo models; the custom model %s sets its own input and classes", name)
+				return Usagef("--input and --classes apply to zoo models; the custom model %s sets its own input and classes", name)
 			}
 			var err error
 			if net, err = app.ParseSavedModel(m); err != nil {
@@ -240,7 +240,7 @@ func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, er
 			}
 			return nil
 		}
-		return app.Usagef("unknown model %q%s; 'cnntime models' lists them", name, app.Suggest(name, append(cnn.Names(), names...)))
+		return Usagef("unknown model %q%s; 'cnntime models' lists them", name, app.Suggest(name, append(cnn.Names(), names...)))
 	})
 	return net, err
 }

@@ -47,54 +47,54 @@ func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatche
 func (pf *predictFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
 	var q app.Query
 	if fs.NArg() > 0 {
-		return q, app.Usagef("unexpected argument %q: models and machines are given with --model and --machine", fs.Arg(0))
+		return q, Usagef("unexpected argument %q: models and machines are given with --model and --machine", fs.Arg(0))
 	}
 	if pf.models == "" {
-		return q, app.Usagef("--model is required (e.g. --model resnet50)")
+		return q, Usagef("--model is required (e.g. --model resnet50)")
 	}
 	if pf.machines == "" && pf.gpus == "" {
-		return q, app.Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
+		return q, Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	batchSet := set["batch"]
 	if batchSet && set["batches"] {
-		return q, app.Usagef("give --batch or --batches, not both")
+		return q, Usagef("give --batch or --batches, not both")
 	}
 	switch {
 	case batchSet && pf.batch <= 0:
-		return q, app.Usagef("--batch %d: the batch size must be positive", pf.batch)
+		return q, Usagef("--batch %d: the batch size must be positive", pf.batch)
 	case batchSet && pf.batch > maxPredictBatch:
-		return q, app.Usagef("--batch %d is above the largest this tool predicts (%d)", pf.batch, maxPredictBatch)
+		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", pf.batch, maxPredictBatch)
 	case batchSet:
 		q.Batches = []int{pf.batch}
 	case pf.batches == "":
-		return q, app.Usagef("give --batch B or --batches 1-1024")
+		return q, Usagef("give --batch B or --batches 1-1024")
 	default:
 		b, err := app.ParseBatches(pf.batches, maxPredictBatch)
 		if err != nil {
-			return q, app.Usagef("--batches: %v", err)
+			return q, Usagef("--batches: %v", err)
 		}
 		q.Batches = b
 	}
 	if pf.epochs <= 0 {
-		return q, app.Usagef("--epochs %d: must be positive", pf.epochs)
+		return q, Usagef("--epochs %d: must be positive", pf.epochs)
 	}
 	if pf.images <= 0 {
-		return q, app.Usagef("--images %d: must be positive", pf.images)
+		return q, Usagef("--images %d: must be positive", pf.images)
 	}
 	q.Run = predictor.Run{Epochs: pf.epochs, Images: pf.images}
 	p, err := predictor.ParseTrainingPrecision(pf.precision)
 	if err != nil {
-		return q, app.Usagef("--precision: %v", err)
+		return q, Usagef("--precision: %v", err)
 	}
 	q.Precision = p
 	if q.Policy, err = measure.ParsePolicy(pf.policy); err != nil {
-		return q, app.Usagef("--policy: %v", err)
+		return q, Usagef("--policy: %v", err)
 	}
 	nets, err := app.ResolveModels(eng, splitList(pf.models))
 	if err != nil {
-		return q, app.Usagef("--model: %v", err)
+		return q, Usagef("--model: %v", err)
 	}
 	for _, n := range nets {
 		q.Models = append(q.Models, n.Name)
@@ -102,14 +102,14 @@ func (pf *predictFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, err
 	for _, id := range splitList(pf.machines) {
 		t, err := eng.MachineTarget(id)
 		if err != nil {
-			return q, app.Usagef("--machine: %v", err)
+			return q, Usagef("--machine: %v", err)
 		}
 		q.Targets = append(q.Targets, t)
 	}
 	for _, id := range splitList(pf.gpus) {
 		t, err := eng.GPUTarget(id)
 		if err != nil {
-			return q, app.Usagef("--gpu: %v", err)
+			return q, Usagef("--gpu: %v", err)
 		}
 		q.Targets = append(q.Targets, t)
 	}
@@ -137,7 +137,7 @@ func predictCurves(env *Env, cmd Command, args []string, withBatch bool, default
 		return pf, app.Query{}, nil, err
 	}
 	if pf.csv && env.JSON {
-		return pf, app.Query{}, nil, app.Usagef("give --json or --csv, not both")
+		return pf, app.Query{}, nil, Usagef("give --json or --csv, not both")
 	}
 	eng, done, err := openEngine(env)
 	if err != nil {

@@ -57,13 +57,13 @@ func (rf *runDataFlags) runData() (app.RunData, error) {
 		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat))}
 	switch {
 	case d.Dataset == "":
-		return d, app.Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
+		return d, Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
 	case rf.input < 0:
-		return d, app.Usagef("--input %d: the input size must be positive (pixels)", rf.input)
+		return d, Usagef("--input %d: the input size must be positive (pixels)", rf.input)
 	case rf.classes < 0:
-		return d, app.Usagef("--classes %d: must be positive", rf.classes)
+		return d, Usagef("--classes %d: must be positive", rf.classes)
 	case rf.workers < 0:
-		return d, app.Usagef("--workers %d: must be positive (omit it for the default)", rf.workers)
+		return d, Usagef("--workers %d: must be positive (omit it for the default)", rf.workers)
 	}
 	if err := d.Check(); err != nil {
 		flag := "--dataset"
@@ -79,7 +79,7 @@ func (rf *runDataFlags) runData() (app.RunData, error) {
 		case strings.Contains(msg, "workers"):
 			flag = "--workers"
 		}
-		return d, app.Usagef("%s: %v", flag, err)
+		return d, Usagef("%s: %v", flag, err)
 	}
 	return d, nil
 }

@@ -34,7 +34,7 @@ func runDevices(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return app.Usagef("devices takes no arguments, got %q", fs.Args())
+		return Usagef("devices takes no arguments, got %q", fs.Args())
 	}
 	list := app.ListSweepDevices(env.Ctx)
 	if env.JSON {
@@ -68,10 +68,10 @@ func runSweep(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return app.Usagef("unexpected arguments %q", fs.Args())
+		return Usagef("unexpected arguments %q", fs.Args())
 	}
 	if *models == "" {
-		return app.Usagef("--models is required, e.g. --models resnet18,mobilenet_v2")
+		return Usagef("--models is required, e.g. --models resnet18,mobilenet_v2")
 	}
 	for _, m := range strings.Split(*models, ",") {
 		if m = strings.TrimSpace(m); m != "" {
@@ -81,17 +81,17 @@ func runSweep(env *Env, args []string) error {
 	if *batches != "" {
 		b, err := gpu.ParseBatches(*batches)
 		if err != nil {
-			return app.Usagef("--batches: %v", err)
+			return Usagef("--batches: %v", err)
 		}
 		req.Batches = b
 	}
 	p, err := measure.ParsePrecision(*precision)
 	if err != nil {
-		return app.Usagef("--precision: %v", err)
+		return Usagef("--precision: %v", err)
 	}
 	req.Precision = p
 	if req.Policy, err = measure.ParsePolicy(*policy); err != nil {
-		return app.Usagef("--policy: %v", err)
+		return Usagef("--policy: %v", err)
 	}
 	cache, err := db.Open(env.DBPath)
 	if err != nil {

@@ -199,13 +199,13 @@ func init() {
 			return err
 		}
 		if fs.NArg() > 0 {
-			return app.Usagef("unexpected argument %q", fs.Arg(0))
+			return Usagef("unexpected argument %q", fs.Arg(0))
 		}
 		if *repeats < 1 {
-			return app.Usagef("--repeats %d: must be positive", *repeats)
+			return Usagef("--repeats %d: must be positive", *repeats)
 		}
 		if *rounds < 1 {
-			return app.Usagef("--rounds %d: must be positive", *rounds)
+			return Usagef("--rounds %d: must be positive", *rounds)
 		}
 		eng, err := app.NewEngine(env.Ctx, nil) // the embedded calibration alone: reproducible anywhere
 		if err != nil {
