@@ -1,6 +1,8 @@
-// Package app is the application layer shared by the GUI and the command line: the
-// state a session works on, the use cases (predict, sweep, import, export) and the CLI
-// commands. It joins predictor, gpu and db; views call it, never the other way round.
+// Package app is the application layer shared by the GUI (views) and the command line
+// (app/cli): the state a session works on and the use cases (predict, sweep, import,
+// export, validate). It parses no flags: a request it refuses is an InputError that
+// names no flag. It may import predictor, gpu, db and app/charts; views and app/cli call
+// it, never the other way round.
 package app
 
 import (
@@ -32,3 +34,7 @@ func DefaultDBPath() (string, error) {
 	}
 	return filepath.Join(dir, "cnntime", "cache.db"), nil
 }
+
+// DefaultEpochs is the training length every surface assumes when the user names none:
+// the GUI's Epochs setting and the CLI's --epochs (90: the classic ImageNet schedule).
+const DefaultEpochs = 90

@@ -10,7 +10,7 @@ import (
 func LoadModel(name string, input, classes int) (*cnn.Network, error) {
 	if IsModelFile(name) {
 		if input != 0 || classes != 0 {
-			return nil, Inputf("an input size and a class count apply to zoo models; a custom model file sets its own")
+			return nil, Inputf("an input size and a class count apply to zoo models; a custom model file sets its own input and classes (leave them out)")
 		}
 		return ReadCustomModelFile(name)
 	}

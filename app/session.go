@@ -56,7 +56,7 @@ type SessionSettings struct {
 // batch sizes 1 to 1024, nothing selected.
 func DefaultSessionSettings() SessionSettings {
 	return SessionSettings{
-		Epochs:    90,
+		Epochs:    DefaultEpochs,
 		Images:    predictor.ImageNetImages,
 		Precision: measure.FP32,
 		Policy:    measure.Heuristic,

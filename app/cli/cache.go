@@ -15,8 +15,8 @@ import (
 	"cnntime/predictor/cnn"
 )
 
-func init() {
-	Register(Command{
+func cacheCommands(register func(Command)) {
+	register(Command{
 		Name:    "cache",
 		Summary: "show, check, import into or export the measurement cache",
 		Usage: "cache info [--json]\n" +
@@ -44,7 +44,7 @@ func runCache(env *Env, args []string) error {
 	case "check":
 		return runCacheCheck(env, rest)
 	case "-h", "-help", "--help":
-		fs := env.Flags(commands["cache"])
+		fs := env.Flags(commandIndex()["cache"])
 		return fs.Parse([]string{"-h"})
 	}
 	return Usagef("unknown action %q%s: use %s", action, app.Suggest(action, cacheActions), strings.Join(cacheActions, ", "))
@@ -67,7 +67,7 @@ func parseCacheFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func cacheFlags(env *Env, action string) *flag.FlagSet {
-	return env.Flags(Command{Name: "cache " + action, Summary: commands["cache"].Summary, Usage: commands["cache"].Usage})
+	return env.Flags(Command{Name: "cache " + action, Summary: commandIndex()["cache"].Summary, Usage: commandIndex()["cache"].Usage})
 }
 
 func runCacheInfo(env *Env, args []string) error {

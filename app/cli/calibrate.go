@@ -15,8 +15,8 @@ import (
 	"cnntime/predictor/kernels/fit"
 )
 
-func init() {
-	Register(Command{
+func calibrateCommands(register func(Command)) {
+	register(Command{
 		Name:    "calibrate",
 		Summary: "fit the per-layer model's efficiencies to DeepBench convolution timings",
 		Usage:   "calibrate --deepbench PATH [--anchors PATH] [--out PATH] [--evaluations N] [--json]",
@@ -33,7 +33,7 @@ func init() {
 //	cnntime calibrate --deepbench assets/calibration/deepbench_conv.csv \
 //	    --anchors assets/validation/modern_anchors.csv --out assets/calibration/calibration.json
 func runCalibrate(env *Env, args []string) error {
-	fs := env.Flags(commands["calibrate"])
+	fs := env.Flags(commandIndex()["calibrate"])
 	deepbench := fs.String("deepbench", "", "DeepBench per-layer results CSV (deepbench_conv.csv)")
 	anchorsPath := fs.String("anchors", "", "published whole-network throughputs CSV (modern_anchors.csv) to fit the per-family scales to")
 	out := fs.String("out", "", "write the calibration JSON here (default: stdout)")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"cnntime/app"
 )
@@ -55,20 +56,42 @@ type Command struct {
 	Run     func(env *Env, args []string) error
 }
 
-var commands = map[string]Command{}
-
-// Register adds a command; each command's file registers itself in init.
-func Register(c Command) {
-	if _, dup := commands[c.Name]; dup {
-		panic("app: command registered twice: " + c.Name) // a programming error, found by any test
+// commandSets is every command, by the function in its file that declares them: an
+// explicit list, no registration at init time. A new command's file adds its function here.
+func commandSets() []func(register func(Command)) {
+	return []func(register func(Command)){
+		helpAndVersionCommands,
+		predictCommands, bestCommands, exportCommands,
+		modelCommands, machineCommands,
+		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
 	}
-	commands[c.Name] = c
+}
+
+var (
+	commandsOnce sync.Once
+	commands     map[string]Command
+)
+
+// commandIndex is the commands by name, built from commandSets on first use.
+func commandIndex() map[string]Command {
+	commandsOnce.Do(func() {
+		commands = map[string]Command{}
+		for _, set := range commandSets() {
+			set(func(c Command) {
+				if _, dup := commands[c.Name]; dup {
+					panic("cli: two commands named " + c.Name) // a programming error, found by any test
+				}
+				commands[c.Name] = c
+			})
+		}
+	})
+	return commands
 }
 
 // Commands lists the registered commands by name.
 func Commands() []Command {
-	out := make([]Command, 0, len(commands))
-	for _, c := range commands {
+	out := make([]Command, 0, len(commandIndex()))
+	for _, c := range commandIndex() {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -144,7 +167,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case "-version", "--version":
 		name = "version"
 	}
-	cmd, ok := commands[name]
+	cmd, ok := commandIndex()[name]
 	if !ok {
 		fmt.Fprintf(stderr, "cnntime: unknown command %q%s\nRun 'cnntime help' for the list of commands.\n", name, app.Suggest(name, commandNames()))
 		return 2
@@ -179,7 +202,7 @@ func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Spri
 
 func commandNames() []string {
 	var names []string
-	for n := range commands {
+	for n := range commandIndex() {
 		names = append(names, n)
 	}
 	return names
@@ -212,8 +235,8 @@ func defaultDBForHelp() string {
 	return p
 }
 
-func init() {
-	Register(Command{
+func helpAndVersionCommands(register func(Command)) {
+	register(Command{
 		Name:    "help",
 		Summary: "show the commands, or one command's usage",
 		Usage:   "help [COMMAND]",
@@ -222,7 +245,7 @@ func init() {
 				printHelp(env.Stdout)
 				return nil
 			}
-			c, ok := commands[args[0]]
+			c, ok := commandIndex()[args[0]]
 			if !ok {
 				return Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
 			}
@@ -234,12 +257,12 @@ func init() {
 			return nil
 		},
 	})
-	Register(Command{
+	register(Command{
 		Name:    "version",
 		Summary: "print the version",
 		Usage:   "version [--json]",
 		Run: func(env *Env, args []string) error {
-			fs := env.Flags(commands["version"])
+			fs := env.Flags(commandIndex()["version"])
 			if err := fs.Parse(args); err != nil {
 				return err
 			}

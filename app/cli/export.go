@@ -7,7 +7,6 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
-	"cnntime/predictor"
 )
 
 // ExportWritten is one file `cnntime export --json` wrote.
@@ -18,31 +17,20 @@ type ExportWritten struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-func init() {
+func exportCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "export",
 		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
-		Usage:   "export --models M[,M…] --machines ID[,ID…] [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE] [flags]",
+		Usage:   "export " + runFlagsUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]",
 	}
 	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
-	Register(cmd)
+	register(cmd)
 }
 
 func runExport(env *Env, cmd Command, args []string) error {
 	fs := env.Flags(cmd)
-	var pf predictFlags
-	for _, name := range []string{"models", "model"} {
-		fs.StringVar(&pf.models, name, "", "CNNs, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
-	}
-	for _, name := range []string{"machines", "machine"} {
-		fs.StringVar(&pf.machines, name, "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")
-	}
-	fs.StringVar(&pf.gpus, "gpus", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
-	fs.StringVar(&pf.batches, "batches", "", "batch sizes: a range 1-1024, a list 32,64 or both (default: the app's grid from 1 to 1024)")
-	fs.StringVar(&pf.precision, "precision", "fp32", "fp32, fp32-strict or amp")
-	fs.StringVar(&pf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic or fastest")
-	fs.IntVar(&pf.epochs, "epochs", 90, "training epochs")
-	fs.IntVar(&pf.images, "images", predictor.ImageNetImages, "training images per epoch (default: ImageNet-1k)")
+	var pf runFlags
+	pf.register(fs, false)
 	chart := fs.String("chart", "", "curves or scatter (default curves when --out is given)")
 	out := fs.String("out", "", "the chart file; its extension picks the format: .png, .svg or .pdf")
 	csvPath := fs.String("csv", "", "a CSV file to write")
@@ -53,6 +41,9 @@ func runExport(env *Env, cmd Command, args []string) error {
 	width := fs.Int("width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
 	height := fs.Int("height", 750, "chart height in pixels")
 	title := fs.String("title", "", "chart title")
+	if err := checkFlagValues(fs, args); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,10 +79,6 @@ func runExport(env *Env, cmd Command, args []string) error {
 	if *width < 100 || *height < 100 || *width > charts.MaxPixels || *height > charts.MaxPixels {
 		return Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
 	}
-	userBatches := pf.batches != ""
-	if !userBatches {
-		pf.batches = "1-1024"
-	}
 
 	eng, closeDB, err := openEngine(env)
 	if err != nil {
@@ -101,9 +88,6 @@ func runExport(env *Env, cmd Command, args []string) error {
 	q, err := pf.query(eng, fs)
 	if err != nil {
 		return err
-	}
-	if !userBatches {
-		q.Batches = app.BatchGrid(1, 1024)
 	}
 	curves, err := eng.Curves(env.Ctx, q)
 	if err != nil {

@@ -12,14 +12,14 @@ import (
 	"cnntime/predictor/hw"
 )
 
-func init() {
-	Register(Command{
+func machineCommands(register func(Command)) {
+	register(Command{
 		Name:    "machines",
 		Summary: "list the GPUs and machines (catalog, your own, price overrides)",
 		Usage:   "machines [--json] [--provider NAME] [--gpu ID]",
 		Run:     runMachines,
 	})
-	Register(Command{
+	register(Command{
 		Name:    "machine",
 		Summary: "add, price or remove your own machines; override catalog prices",
 		Usage: "machine add --name NAME --gpu ID [--count N] --price USD [--vcpus N] [--memory GiB]\n" +
@@ -38,7 +38,7 @@ type machinesJSON struct {
 }
 
 func runMachines(env *Env, args []string) error {
-	fs := env.Flags(commands["machines"])
+	fs := env.Flags(commandIndex()["machines"])
 	provider := fs.String("provider", "", "only machines of this provider (aws, gcp, azure, lambda, runpod, user)")
 	gpu := fs.String("gpu", "", "only machines with this GPU id (e.g. v100-sxm2-16gb), and only that GPU")
 	if err := fs.Parse(args); err != nil {
@@ -179,7 +179,7 @@ func runMachine(env *Env, args []string) error {
 		return Usagef("say what to do: add, set-price, reset-price, remove or detect")
 	}
 	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fs := env.Flags(commands["machine"])
+		fs := env.Flags(commandIndex()["machine"])
 		return fs.Parse([]string{"-h"})
 	}
 	sub, rest := args[0], args[1:]
@@ -240,7 +240,7 @@ func runMachine(env *Env, args []string) error {
 // withIDArgs parses --json and exactly n positional arguments for a machine action,
 // opens the cache and runs fn.
 func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB, args []string) error) error {
-	fs := env.Flags(commands["machine"])
+	fs := env.Flags(commandIndex()["machine"])
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB,
 }
 
 func runMachineAdd(env *Env, args []string) error {
-	fs := env.Flags(commands["machine"])
+	fs := env.Flags(commandIndex()["machine"])
 	name := fs.String("name", "", "the machine's name; its id becomes user/NAME (required)")
 	gpu := fs.String("gpu", "", "catalog GPU id, e.g. rtx-3090 (required; see cnntime machines)")
 	n := fs.Int("count", 1, "number of GPUs")

@@ -55,14 +55,14 @@ type ModelDetail struct {
 	Layers     []LayerRow `json:"layers"`
 }
 
-func init() {
-	Register(Command{
+func modelCommands(register func(Command)) {
+	register(Command{
 		Name:    "models",
 		Summary: "list the CNN zoo (every torchvision classification CNN) and the custom models saved in the cache",
 		Usage:   "models [--json]",
 		Run:     runModels,
 	})
-	Register(Command{
+	register(Command{
 		Name:    "model",
 		Summary: "show one CNN's layers: shapes, parameters, MACs and activation memory",
 		Usage:   "model NAME|FILE.json [--input N] [--classes K] [--json]   (NAME: a zoo model or a custom model saved in the cache)",
@@ -115,7 +115,7 @@ func withExistingCache(env *Env, fn func(d *db.DB) error) error {
 }
 
 func runModels(env *Env, args []string) error {
-	fs := env.Flags(commands["models"])
+	fs := env.Flags(commandIndex()["models"])
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func runModels(env *Env, args []string) error {
 }
 
 func runModel(env *Env, args []string) error {
-	fs := env.Flags(commands["model"])
+	fs := env.Flags(commandIndex()["model"])
 	input := fs.Int("input", 0, "input resolution N (N×N pixels); default the model's own (224, 299 for inception_v3)")
 	classes := fs.Int("classes", 0, "number of output classes; default 1000")
 	// Accept the name before or after the flags.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,128 +10,24 @@ import (
 	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor"
-	"cnntime/predictor/measure"
 )
 
-// maxPredictBatch bounds the batch sizes the CLI accepts.
-const maxPredictBatch = 1 << 16
-
-// predictFlags are the flags predict and best share.
-type predictFlags struct {
-	models, machines, gpus string
-	batch                  int
-	batches                string
-	precision, policy      string
-	epochs, images         int
-	csv                    bool
+// predictOutput is predict's and best's flags: the shared run flags and --csv.
+type predictOutput struct {
+	runFlags
+	csv bool
 }
 
-func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatches string) {
-	fs.StringVar(&pf.models, "model", "", "CNNs to predict, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
-	fs.StringVar(&pf.machines, "machine", "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")
-	fs.StringVar(&pf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
-	if withBatch {
-		fs.IntVar(&pf.batch, "batch", 0, "one global batch size")
-	}
-	fs.StringVar(&pf.batches, "batches", defaultBatches, "batch sizes: a range 1-1024, a list 32,64 or both")
-	fs.StringVar(&pf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
-	fs.StringVar(&pf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
-	fs.IntVar(&pf.epochs, "epochs", 1, "training epochs")
-	fs.IntVar(&pf.images, "images", predictor.ImageNetImages, "training images per epoch (default: ImageNet-1k)")
-	fs.BoolVar(&pf.csv, "csv", false, "print CSV instead of a table")
-}
-
-// query checks the flags and resolves them against the engine; every mistake is a
-// usage error that names the bad value.
-func (pf *predictFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
-	var q app.Query
-	if fs.NArg() > 0 {
-		return q, Usagef("unexpected argument %q: models and machines are given with --model and --machine", fs.Arg(0))
-	}
-	if pf.models == "" {
-		return q, Usagef("--model is required (e.g. --model resnet50)")
-	}
-	if pf.machines == "" && pf.gpus == "" {
-		return q, Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	batchSet := set["batch"]
-	if batchSet && set["batches"] {
-		return q, Usagef("give --batch or --batches, not both")
-	}
-	switch {
-	case batchSet && pf.batch <= 0:
-		return q, Usagef("--batch %d: the batch size must be positive", pf.batch)
-	case batchSet && pf.batch > maxPredictBatch:
-		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", pf.batch, maxPredictBatch)
-	case batchSet:
-		q.Batches = []int{pf.batch}
-	case pf.batches == "":
-		return q, Usagef("give --batch B or --batches 1-1024")
-	default:
-		b, err := app.ParseBatches(pf.batches, maxPredictBatch)
-		if err != nil {
-			return q, Usagef("--batches: %v", err)
-		}
-		q.Batches = b
-	}
-	if pf.epochs <= 0 {
-		return q, Usagef("--epochs %d: must be positive", pf.epochs)
-	}
-	if pf.images <= 0 {
-		return q, Usagef("--images %d: must be positive", pf.images)
-	}
-	q.Run = predictor.Run{Epochs: pf.epochs, Images: pf.images}
-	p, err := predictor.ParseTrainingPrecision(pf.precision)
-	if err != nil {
-		return q, Usagef("--precision: %v", err)
-	}
-	q.Precision = p
-	if q.Policy, err = measure.ParsePolicy(pf.policy); err != nil {
-		return q, Usagef("--policy: %v", err)
-	}
-	nets, err := app.ResolveModels(eng, splitList(pf.models))
-	if err != nil {
-		return q, Usagef("--model: %v", err)
-	}
-	for _, n := range nets {
-		q.Models = append(q.Models, n.Name)
-	}
-	for _, id := range splitList(pf.machines) {
-		t, err := eng.MachineTarget(id)
-		if err != nil {
-			return q, Usagef("--machine: %v", err)
-		}
-		q.Targets = append(q.Targets, t)
-	}
-	for _, id := range splitList(pf.gpus) {
-		t, err := eng.GPUTarget(id)
-		if err != nil {
-			return q, Usagef("--gpu: %v", err)
-		}
-		q.Targets = append(q.Targets, t)
-	}
-	return q, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// openEngine builds the engine over the cache at env.DBPath.
 // predictCurves is what predict and best share: it reads the command's flags, opens the
 // engine on the cache and predicts every CNN × machine the flags name.
-func predictCurves(env *Env, cmd Command, args []string, withBatch bool, defaultBatches string) (predictFlags, app.Query, []predictor.Curve, error) {
+func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, []predictor.Curve, error) {
 	fs := env.Flags(cmd)
-	var pf predictFlags
-	pf.register(fs, withBatch, defaultBatches)
+	var pf predictOutput
+	pf.register(fs, withBatch)
+	fs.BoolVar(&pf.csv, "csv", false, "print CSV instead of a table")
+	if err := checkFlagValues(fs, args); err != nil {
+		return pf, app.Query{}, nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return pf, app.Query{}, nil, err
 	}
@@ -211,15 +106,14 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*s) / s
 }
 
-func init() {
+func predictCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
-		Usage: "predict --model M[,…] (--machine ID[,…] | --gpu ID[,…]) (--batch B | --batches 1-1024)\n" +
-			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]",
+		Usage:   "predict " + runFlagsUsage + " [--batch B] [--json|--csv]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, q, curves, err := predictCurves(env, cmd, args, true, "")
+		pf, q, curves, err := predictCurves(env, cmd, args, true)
 		if err != nil {
 			return err
 		}
@@ -245,7 +139,7 @@ func init() {
 		}
 		return writePredictTable(env, rows)
 	}
-	Register(cmd)
+	register(cmd)
 }
 
 func fmtOpt(p *float64, format string, unknown string) string {
@@ -327,15 +221,14 @@ func bestOf(c *predictor.Curve) BestRow {
 	return r
 }
 
-func init() {
+func bestCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
-		Usage: "best --model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
-			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]",
+		Usage:   "best " + runFlagsUsage + " [--json|--csv]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, _, curves, err := predictCurves(env, cmd, args, false, "1-1024")
+		pf, _, curves, err := predictCurves(env, cmd, args, false)
 		if err != nil {
 			return err
 		}
@@ -364,7 +257,7 @@ func init() {
 		}
 		return t.Flush()
 	}
-	Register(cmd)
+	register(cmd)
 }
 
 func maxBatchText(b int) string {

@@ -13,14 +13,14 @@ import (
 	"cnntime/predictor/measure"
 )
 
-func init() {
-	Register(Command{
+func sweepCommands(register func(Command)) {
+	register(Command{
 		Name:    "devices",
 		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs",
 		Usage:   "devices [--json]",
 		Run:     runDevices,
 	})
-	Register(Command{
+	register(Command{
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
 		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--repeats K] [--input N] [--step] [--json]",
@@ -29,7 +29,7 @@ func init() {
 }
 
 func runDevices(env *Env, args []string) error {
-	fs := env.Flags(commands["devices"])
+	fs := env.Flags(commandIndex()["devices"])
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,9 +54,10 @@ func runDevices(env *Env, args []string) error {
 }
 
 func runSweep(env *Env, args []string) error {
-	fs := env.Flags(commands["sweep"])
+	fs := env.Flags(commandIndex()["sweep"])
 	req := app.DefaultSweepRequest()
 	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json)")
+	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
 	precision := fs.String("precision", string(req.Precision), "fp32, tf32 or amp (the CPU measures fp32)")
@@ -68,7 +69,7 @@ func runSweep(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return Usagef("unexpected arguments %q", fs.Args())
+		return Usagef("unexpected arguments %q: every value follows its flag, e.g. --models resnet18,mobilenet_v2 --batches 1-64", fs.Args())
 	}
 	if *models == "" {
 		return Usagef("--models is required, e.g. --models resnet18,mobilenet_v2")

@@ -184,7 +184,7 @@ func BySource(rows []PublicComparison) []PublicSourceAccuracy {
 	return out
 }
 
-func init() {
+func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
@@ -233,7 +233,7 @@ func init() {
 		}
 		return writeValidateTables(env.Stdout, &rep)
 	}
-	Register(cmd)
+	register(cmd)
 }
 
 func writeValidateTables(w io.Writer, rep *ValidateReport) error {
