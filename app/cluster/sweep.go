@@ -133,7 +133,7 @@ func (s Sweep) args(r Run) string {
 }
 
 // ShellQuote quotes s as one word for a POSIX shell: single quotes, with each single
-// quote inside written as '\'' (close, escaped quote, reopen).
+// quote inside written as '\” (close, escaped quote, reopen).
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
