@@ -62,10 +62,7 @@ func DefaultSessionSettings() SessionSettings {
 		Policy:    measure.Heuristic,
 		BatchMin:  1,
 		BatchMax:  1024,
-		// The CLI and the window must predict alike: until the command line takes the
-		// run-data flags, the window's default is the CLI's (synthetic data, each model
-		// at its own input).
-		Data: RunData{},
+		Data:      DefaultRunData(), // the CLI's default too: the two predict alike
 	}
 }
 
@@ -586,17 +583,23 @@ type Summary struct {
 	EnergyKWh float64          `json:"energy_kwh"`
 	MaxBatch  int              `json:"max_batch"` // the largest batch that fits in memory
 	Source    predictor.Source `json:"source"`
+	// Input is the input size; Bound what sets the best batch's pace ("gpu" or
+	// "input"); LoaderImagesPerS the loader's own rate (0 for synthetic data).
+	Input            int     `json:"input"`
+	Bound            string  `json:"bound,omitempty"`
+	LoaderImagesPerS float64 `json:"loader_images_per_s,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
 func Summarize(curves []predictor.Curve) []Summary {
 	out := make([]Summary, len(curves))
 	for i, c := range curves {
-		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch}
+		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
-			row.CostUSD, row.EnergyKWh, row.Source = p.CostUSD, p.EnergyKWh, p.Source
+			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
 		}
 		out[i] = row
 	}
