@@ -607,7 +607,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 }
 
 // SummaryColumns are the results table's columns, in order.
-var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source"}
+var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source", "Bound"}
 
 // Cell is a results row's text in column col (an index into SummaryColumns).
 func (r Summary) Cell(col int) string {
@@ -636,6 +636,8 @@ func (r Summary) Cell(col int) string {
 		return strconv.Itoa(r.MaxBatch)
 	case 9:
 		return string(r.Source)
+	case 10:
+		return orDash(none, r.Bound)
 	}
 	return ""
 }
@@ -670,6 +672,8 @@ func SortSummaries(rows []Summary, col int, descending bool) {
 			return r.EnergyKWh, ""
 		case 8:
 			return float64(r.MaxBatch), ""
+		case 10:
+			return 0, r.Bound
 		default:
 			return 0, string(r.Source)
 		}

@@ -57,8 +57,6 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 	// Compact rows: the data (dataset, input size), how it is fed (loader, workers
 	// per GPU) and the memory format.
 	data := widget.NewFormItem("Data", container.NewGridWithColumns(2, r.Dataset, r.Input))
-	data.HintText = "input px, 0: the model's"
 	feed := widget.NewFormItem("Loader", container.NewGridWithColumns(2, r.Loader, r.Workers))
-	feed.HintText = "workers/GPU, 0: auto"
 	return []*widget.FormItem{data, feed, widget.NewFormItem("Layout", r.Format)}
 }
