@@ -259,8 +259,12 @@ func init() {
 		if len(q.Batches) == 1 {
 			for _, r := range rows {
 				if !r.Fits {
-					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU); try a smaller batch, more GPUs or --precision amp",
-						r.Batch, r.Model, r.Machine, r.MemoryGB)
+					loader := ""
+					if r.LoaderImagesPerS != nil {
+						loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
+					}
+					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+						r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
 				}
 			}
 		}
