@@ -75,3 +75,19 @@ func FindWorkspace(sizes []int64, free int64) int64 {
 	}
 	return max(min(most, free), 0)
 }
+
+// legacyMaxElems is the most elements a tensor of cuDNN's legacy (non-graph) API may
+// have: its descriptors take int sizes and strides.
+const legacyMaxElems = 1<<31 - 1
+
+// FitsLegacyAPI reports whether every tensor (given by element counts) fits cuDNN's
+// legacy API. One that does not is unsupported there (PyTorch splits the batch), not a
+// bad parameter to stop the sweep on.
+func FitsLegacyAPI(elems ...int64) bool {
+	for _, e := range elems {
+		if e > legacyMaxElems {
+			return false
+		}
+	}
+	return true
+}

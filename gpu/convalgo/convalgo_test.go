@@ -62,3 +62,14 @@ func TestFindWorkspace(t *testing.T) {
 		}
 	}
 }
+
+func TestFitsLegacyAPI(t *testing.T) {
+	for _, c := range []struct {
+		elems []int64
+		want  bool
+	}{{[]int64{1 << 20, 1<<31 - 1}, true}, {[]int64{1 << 20, 1 << 31}, false}, {[]int64{512 * 64 * 224 * 224}, true}, {[]int64{1024 * 64 * 224 * 224}, false}} {
+		if got := FitsLegacyAPI(c.elems...); got != c.want {
+			t.Errorf("FitsLegacyAPI(%v) = %v, want %v", c.elems, got, c.want)
+		}
+	}
+}
