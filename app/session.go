@@ -47,6 +47,9 @@ type SessionSettings struct {
 	Policy    measure.Policy    // cuDNN algorithm choice: heuristic or fastest
 	BatchMin  int               // the smallest global batch size
 	BatchMax  int               // the largest global batch size
+	// Data is the dataset (its input size and classes), the input pipeline and the
+	// memory format; Images is kept equal to the dataset's unless the user changes it.
+	Data RunData
 }
 
 // DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,
@@ -59,6 +62,10 @@ func DefaultSessionSettings() SessionSettings {
 		Policy:    measure.Heuristic,
 		BatchMin:  1,
 		BatchMax:  1024,
+		// The CLI and the window must predict alike: until the command line takes the
+		// run-data flags, the window's default is the CLI's (synthetic data, each model
+		// at its own input).
+		Data: RunData{},
 	}
 }
 
@@ -93,6 +100,9 @@ func (s SessionSettings) Validate() error {
 		errs = append(errs, fmt.Errorf("the largest batch size (%d) is below the smallest (%d)", s.BatchMax, s.BatchMin))
 	case s.BatchMax > MaxBatchSize:
 		errs = append(errs, fmt.Errorf("the largest batch size must be at most %d, not %d", MaxBatchSize, s.BatchMax))
+	}
+	if err := s.Data.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, list := range [][]string{s.Models, s.Machines} {
 		for _, name := range list {
@@ -146,6 +156,11 @@ const (
 	PrefPolicy     = "session.policy"
 	PrefBatchMin   = "session.batch_min"
 	PrefBatchMax   = "session.batch_max"
+	PrefDataset    = "session.dataset"
+	PrefInput      = "session.input"
+	PrefLoader     = "session.loader"
+	PrefWorkers    = "session.workers"
+	PrefFormat     = "session.memory_format"
 	PrefMetric     = "chart.metric"
 	PrefLogX       = "chart.log_x"
 	PrefLogY       = "chart.log_y"
@@ -497,6 +512,13 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefImages, &s.Images)
 	readInt(PrefBatchMin, &s.BatchMin)
 	readInt(PrefBatchMax, &s.BatchMax)
+	readInt(PrefInput, &s.Data.Input)
+	readInt(PrefWorkers, &s.Data.Workers)
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
+		if v := strings.TrimSpace(p.String(key)); v != "" {
+			*into = v
+		}
+	}
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
@@ -537,6 +559,11 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefPolicy, string(st.Policy))
 	p.SetString(PrefBatchMin, strconv.Itoa(st.BatchMin))
 	p.SetString(PrefBatchMax, strconv.Itoa(st.BatchMax))
+	p.SetString(PrefDataset, st.Data.Dataset)
+	p.SetString(PrefInput, strconv.Itoa(st.Data.Input))
+	p.SetString(PrefLoader, st.Data.Loader)
+	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
+	p.SetString(PrefFormat, st.Data.MemoryFormat)
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}
@@ -822,6 +849,6 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		targets = append(targets, t)
 	}
 	q := Query{Models: s.Models, Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision,
-		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}}
+		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data}
 	return e.Curves(ctx, q)
 }

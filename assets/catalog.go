@@ -13,3 +13,10 @@ var CatalogGPUs []byte
 //
 //go:embed catalog/machines.csv
 var CatalogMachines []byte
+
+// CatalogNetworks is the network between instances of a machine (catalog/networks.csv):
+// fabric and bandwidth per node with their sources, for multi-node predictions. A
+// machine missing from it has an unknown network.
+//
+//go:embed catalog/networks.csv
+var CatalogNetworks []byte

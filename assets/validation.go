@@ -19,3 +19,19 @@ var PublicMeasurements []byte
 //
 //go:embed validation/modern_anchors.csv
 var ModernAnchors []byte
+
+// MultinodeScaling is the published multi-node data-parallel scaling of CNN training
+// (validation/multinode_scaling.csv): one row per source × cluster × framework ×
+// precision, with the scaling efficiency from a baseline GPU count to N nodes, the
+// cluster's GPUs, intra-node link and network, and whether the row tunes the network
+// model or is held out.
+//
+//go:embed validation/multinode_scaling.csv
+var MultinodeScaling []byte
+
+// MLPerfCeiling is NVIDIA's published MLPerf Training per-GPU ResNet-50 throughput
+// (validation/mlperf_ceiling.csv), a conservative lower bound of it: a heavily
+// optimised ceiling that no prediction of a PyTorch step may exceed.
+//
+//go:embed validation/mlperf_ceiling.csv
+var MLPerfCeiling []byte
