@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -46,6 +48,9 @@ var activationCode = map[cnn.Op]int64{
 }
 
 func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, error) {
+	if b.kernelsErr != nil {
+		return nil, fmt.Errorf("%w: %s needs cnntime's own kernels, and %v", errUnsupported, c.Op, b.kernelsErr)
+	}
 	l := &kernelLayer{mem: mem{half: half}}
 	k := b.k32
 	if half {
