@@ -60,6 +60,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "nogpu": // what the precheck does on a machine without a GPU
+		fmt.Println(`{"type":"error","message":"no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE)"}`)
+		fmt.Fprintln(os.Stderr, "cnntime-gpu: no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE).")
+		os.Exit(3)
 	case "selftest": // a worker with a self-test
 		if err := gpu.Serve(context.Background(), selfTestWorker{}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
@@ -436,5 +440,18 @@ func TestSelfTestTravelsOverTheProtocol(t *testing.T) {
 	}
 	if _, err := gpu.SelfTest(ctx, fakeWorker(t, "chatty"), 0); err == nil {
 		t.Error("a worker that dies at start-up gave no error")
+	}
+}
+
+func TestNoGPUIsOneSentence(t *testing.T) {
+	_, err := gpu.SelfTest(context.Background(), fakeWorker(t, "nogpu"), 0)
+	if !errors.Is(err, gpu.ErrNoGPU) {
+		t.Fatalf("got %v, want ErrNoGPU", err)
+	}
+	if want := "no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE)"; err.Error() != want {
+		t.Errorf("error = %q, want the worker's sentence %q", err, want)
+	}
+	if _, err := gpu.ListDevices(context.Background(), fakeWorker(t, "nogpu")); !errors.Is(err, gpu.ErrNoGPU) {
+		t.Errorf("device list on a machine without a GPU: %v", err)
 	}
 }
