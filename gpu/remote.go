@@ -28,6 +28,18 @@ const WorkerEnv = "CNNTIME_GPU_WORKER"
 // ErrNoWorker is wrapped by FindWorker's error when the worker is not installed.
 var ErrNoWorker = errors.New("CUDA worker not found")
 
+// ExitNoGPU is the worker's exit status when this machine has no usable GPU.
+const ExitNoGPU = 3
+
+// ErrNoGPU is wrapped by the error of a worker that found no usable GPU; the error's
+// text is the worker's one sentence saying why.
+var ErrNoGPU = errors.New("no usable NVIDIA GPU")
+
+type noGPUError struct{ sentence string }
+
+func (e *noGPUError) Error() string { return e.sentence }
+func (e *noGPUError) Unwrap() error { return ErrNoGPU }
+
 // FindWorker returns the worker's path: $CNNTIME_GPU_WORKER, else cnntime-gpu next to
 // this executable, else cnntime-gpu on PATH.
 func FindWorker() (string, error) {
@@ -337,6 +349,8 @@ loop:
 		return &WorkerCrash{Path: path, Item: item, Hung: true, Detail: fmt.Sprintf(" (no line for %v)%s", stall, explain(stderr.String(), stray))}
 	case readErr != nil:
 		return fmt.Errorf("read the CUDA worker's output: %w%s", readErr, explain(stderr.String(), stray))
+	case workerErr != "" && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitNoGPU:
+		return &noGPUError{workerErr}
 	case workerErr != "":
 		return fmt.Errorf("CUDA worker: %s", workerErr)
 	case !done || waitErr != nil:

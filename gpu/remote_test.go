@@ -15,6 +15,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/protocol"
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -59,6 +60,15 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "nogpu": // what the precheck does on a machine without a GPU
+		fmt.Println(`{"type":"error","message":"no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE)"}`)
+		fmt.Fprintln(os.Stderr, "cnntime-gpu: no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE).")
+		os.Exit(3)
+	case "selftest": // a worker with a self-test
+		if err := gpu.Serve(context.Background(), selfTestWorker{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "dies-on-batch-2": // the same item kills the worker every time
 		if err := gpu.Serve(context.Background(), dyingWorker{}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
@@ -68,6 +78,26 @@ func TestMain(m *testing.M) {
 		fmt.Println("Error in initialization, please refer to the docs: no CUDA-capable device is detected")
 		os.Exit(1)
 	}
+}
+
+// selfTestWorker is the CPU worker with a self-test that compares the CPU reference of
+// a linear layer with itself, as the CUDA worker compares its results with it.
+type selfTestWorker struct{ cpu.Worker }
+
+func (selfTestWorker) SelfTest(ctx context.Context, index int) (selftest.Report, error) {
+	c := cnn.Config{Op: cnn.OpLinear, In: cnn.Shape{C: 4, H: 1, W: 1}, Out: cnn.Shape{C: 3, H: 1, W: 1}, NumInputs: 1, Bias: true}
+	ref, err := cpu.NewReference(c, 2, 1)
+	if err != nil {
+		return selftest.Report{}, err
+	}
+	e, _ := selftest.Compare(ref.Y, ref.Y, measure.FP32)
+	return selftest.Report{
+		Device:   cpu.New().Device(),
+		Versions: selftest.Versions{Driver: "test"},
+		Rows: []selftest.Row{{Layer: c.Key(), Kind: c.Op, Precision: measure.FP32, Phase: measure.Forward, Verdict: selftest.Pass, MaxError: e, Tolerance: selftest.Tolerance(measure.FP32)},
+			{Layer: "gelu", Kind: cnn.OpGELU, Precision: measure.AMP, Phase: measure.Forward, Verdict: selftest.Unsupported, Why: "NVRTC is absent"}},
+		Sweep: selftest.Sweep{Items: 3, Measured: 3, Seconds: 0.5},
+	}, nil
 }
 
 // dyingWorker is the CPU worker whose backend dies, as a driver fault would, whenever
@@ -390,5 +420,38 @@ func TestRemoteReadsPastGarbageOnStdout(t *testing.T) {
 	}
 	if fmt.Sprint(got.batches) != "[1 2]" {
 		t.Errorf("measured %v, want [1 2]", got.batches)
+	}
+}
+
+func TestSelfTestTravelsOverTheProtocol(t *testing.T) {
+	ctx := context.Background()
+	rep, err := gpu.SelfTest(ctx, fakeWorker(t, "selftest"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0].Verdict != selftest.Pass || rep.Rows[1].Why != "NVRTC is absent" || rep.Sweep.Measured != 3 || rep.Versions.Driver != "test" {
+		t.Errorf("report after the round trip: %+v", rep)
+	}
+	if !rep.Trustworthy() {
+		t.Error("a report with one pass and one unsupported row must be trustworthy")
+	}
+	if _, err := gpu.SelfTest(ctx, fakeWorker(t, "cpu"), 0); err == nil || !strings.Contains(err.Error(), "no self-test") {
+		t.Errorf("a worker without a self-test: got %v", err)
+	}
+	if _, err := gpu.SelfTest(ctx, fakeWorker(t, "chatty"), 0); err == nil {
+		t.Error("a worker that dies at start-up gave no error")
+	}
+}
+
+func TestNoGPUIsOneSentence(t *testing.T) {
+	_, err := gpu.SelfTest(context.Background(), fakeWorker(t, "nogpu"), 0)
+	if !errors.Is(err, gpu.ErrNoGPU) {
+		t.Fatalf("got %v, want ErrNoGPU", err)
+	}
+	if want := "no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE)"; err.Error() != want {
+		t.Errorf("error = %q, want the worker's sentence %q", err, want)
+	}
+	if _, err := gpu.ListDevices(context.Background(), fakeWorker(t, "nogpu")); !errors.Is(err, gpu.ErrNoGPU) {
+		t.Errorf("device list on a machine without a GPU: %v", err)
 	}
 }
