@@ -136,6 +136,40 @@ func (e *Engine) Network(name string) (*cnn.Network, error) {
 	return n, nil
 }
 
+// networkFor is the network called name as the run d trains it: a custom network as
+// it was given; a zoo model at the run's input size and classes, built once.
+func (e *Engine) networkFor(name string, d RunData) (*cnn.Network, error) {
+	e.mu.Lock()
+	_, custom := e.nets[name]
+	e.mu.Unlock()
+	if custom && cnn.Family(name) == "" {
+		return e.Network(name)
+	}
+	opt, err := d.buildOptions(name)
+	if err != nil {
+		return nil, err
+	}
+	if (opt.Resolution == 0 || opt.Resolution == cnn.DefaultResolution(name)) && (opt.Classes == 0 || opt.Classes == 1000) {
+		return e.Network(name)
+	}
+	key := fmt.Sprintf("%s@%dpx/%d", name, opt.Resolution, opt.Classes)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n, ok := e.nets[key]; ok {
+		return n, nil
+	}
+	n, err := cnn.Build(name, opt)
+	if err != nil {
+		if cnn.Family(name) == "" {
+			return nil, fmt.Errorf("unknown model %q%s: 'cnntime models' lists them, or give a custom model file (.json)",
+				name, Suggest(name, append(cnn.Names(), e.custom...)))
+		}
+		return nil, err
+	}
+	e.nets[key] = n
+	return n, nil
+}
+
 // AddNetwork registers a custom network (from cnn.ParseCustom) under its name, so that
 // Curves predicts it as it does a zoo model: from the cache's measurements on the
 // target GPU where its layer configurations were measured, interpolated or transferred
@@ -238,14 +272,20 @@ type Query struct {
 	Precision measure.Precision
 	Policy    measure.Policy
 	Run       predictor.Run
+	// Data is the dataset, input pipeline and memory format (RunData); the zero value
+	// predicts synthetic data at each model's default input.
+	Data RunData
 }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
 // is predicted when any part of q is wrong.
 func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error) {
+	if err := q.Data.Check(); err != nil {
+		return nil, err
+	}
 	nets := make([]*cnn.Network, len(q.Models))
 	for i, name := range q.Models {
-		n, err := e.Network(name)
+		n, err := e.networkFor(name, q.Data)
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +304,12 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 				batches = batches[i:]
 			}
 			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
-				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run}
+				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat()}
+			in, err := q.Data.inputRate(n, t)
+			if err != nil {
+				return nil, err
+			}
+			r.Input = in
 			if r.DeviceKey == "" {
 				r.DeviceKey = e.measured[t.GPU.ID]
 			}

@@ -47,6 +47,9 @@ type SessionSettings struct {
 	Policy    measure.Policy    // cuDNN algorithm choice: heuristic or fastest
 	BatchMin  int               // the smallest global batch size
 	BatchMax  int               // the largest global batch size
+	// Data is the dataset (its input size and classes), the input pipeline and the
+	// memory format; Images is kept equal to the dataset's unless the user changes it.
+	Data RunData
 }
 
 // DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,
@@ -59,6 +62,7 @@ func DefaultSessionSettings() SessionSettings {
 		Policy:    measure.Heuristic,
 		BatchMin:  1,
 		BatchMax:  1024,
+		Data:      DefaultRunData(), // the CLI's default too: the two predict alike
 	}
 }
 
@@ -93,6 +97,9 @@ func (s SessionSettings) Validate() error {
 		errs = append(errs, fmt.Errorf("the largest batch size (%d) is below the smallest (%d)", s.BatchMax, s.BatchMin))
 	case s.BatchMax > MaxBatchSize:
 		errs = append(errs, fmt.Errorf("the largest batch size must be at most %d, not %d", MaxBatchSize, s.BatchMax))
+	}
+	if err := s.Data.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, list := range [][]string{s.Models, s.Machines} {
 		for _, name := range list {
@@ -146,6 +153,11 @@ const (
 	PrefPolicy     = "session.policy"
 	PrefBatchMin   = "session.batch_min"
 	PrefBatchMax   = "session.batch_max"
+	PrefDataset    = "session.dataset"
+	PrefInput      = "session.input"
+	PrefLoader     = "session.loader"
+	PrefWorkers    = "session.workers"
+	PrefFormat     = "session.memory_format"
 	PrefMetric     = "chart.metric"
 	PrefLogX       = "chart.log_x"
 	PrefLogY       = "chart.log_y"
@@ -497,6 +509,13 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefImages, &s.Images)
 	readInt(PrefBatchMin, &s.BatchMin)
 	readInt(PrefBatchMax, &s.BatchMax)
+	readInt(PrefInput, &s.Data.Input)
+	readInt(PrefWorkers, &s.Data.Workers)
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
+		if v := strings.TrimSpace(p.String(key)); v != "" {
+			*into = v
+		}
+	}
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
@@ -537,6 +556,11 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefPolicy, string(st.Policy))
 	p.SetString(PrefBatchMin, strconv.Itoa(st.BatchMin))
 	p.SetString(PrefBatchMax, strconv.Itoa(st.BatchMax))
+	p.SetString(PrefDataset, st.Data.Dataset)
+	p.SetString(PrefInput, strconv.Itoa(st.Data.Input))
+	p.SetString(PrefLoader, st.Data.Loader)
+	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
+	p.SetString(PrefFormat, st.Data.MemoryFormat)
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}
@@ -559,17 +583,23 @@ type Summary struct {
 	EnergyKWh float64          `json:"energy_kwh"`
 	MaxBatch  int              `json:"max_batch"` // the largest batch that fits in memory
 	Source    predictor.Source `json:"source"`
+	// Input is the input size; Bound what sets the best batch's pace ("gpu" or
+	// "input"); LoaderImagesPerS the loader's own rate (0 for synthetic data).
+	Input            int     `json:"input"`
+	Bound            string  `json:"bound,omitempty"`
+	LoaderImagesPerS float64 `json:"loader_images_per_s,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
 func Summarize(curves []predictor.Curve) []Summary {
 	out := make([]Summary, len(curves))
 	for i, c := range curves {
-		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch}
+		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
-			row.CostUSD, row.EnergyKWh, row.Source = p.CostUSD, p.EnergyKWh, p.Source
+			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
 		}
 		out[i] = row
 	}
@@ -577,7 +607,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 }
 
 // SummaryColumns are the results table's columns, in order.
-var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source"}
+var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source", "Bound"}
 
 // Cell is a results row's text in column col (an index into SummaryColumns).
 func (r Summary) Cell(col int) string {
@@ -606,6 +636,8 @@ func (r Summary) Cell(col int) string {
 		return strconv.Itoa(r.MaxBatch)
 	case 9:
 		return string(r.Source)
+	case 10:
+		return orDash(none, r.Bound)
 	}
 	return ""
 }
@@ -640,6 +672,8 @@ func SortSummaries(rows []Summary, col int, descending bool) {
 			return r.EnergyKWh, ""
 		case 8:
 			return float64(r.MaxBatch), ""
+		case 10:
+			return 0, r.Bound
 		default:
 			return 0, string(r.Source)
 		}
@@ -822,6 +856,6 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		targets = append(targets, t)
 	}
 	q := Query{Models: s.Models, Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision,
-		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}}
+		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data}
 	return e.Curves(ctx, q)
 }

@@ -22,6 +22,9 @@ type ModernAccuracy struct {
 	Rows   []ModernComparison `json:"rows"`
 	// MemoryMisses counts rows whose published batch the memory model says does not fit.
 	MemoryMisses int `json:"memory_misses"`
+	// Families is the residual per set × data (synthetic or the loader) × GPU family ×
+	// network kind (dense, grouped, depthwise, depthwise+SE).
+	Families []fit.Residual `json:"families"`
 }
 
 // ModernComparison is one published figure and its prediction.
@@ -84,6 +87,7 @@ func ModernComparisons(eng *Engine) (*ModernAccuracy, error) {
 		return ModernGroup{Set: r.Set, Source: r.Source, GPU: r.GPU, Precision: r.Precision}
 	})
 	acc.Sets = groupModern(acc.Rows, func(r ModernComparison) ModernGroup { return ModernGroup{Set: r.Set} })
+	acc.Families = fit.Residuals(cases, preds)
 	return acc, nil
 }
 
@@ -140,6 +144,15 @@ func writeModernTable(w io.Writer, acc *ModernAccuracy) error {
 	t := NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS", "BAND")
 	for _, g := range acc.Groups {
 		t.Row(g.Set, g.Source, g.GPU, g.Precision, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct), fmt.Sprintf("±%.1f%%", g.BandPct))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nResidual per GPU family and network kind (bias > 0: predicted too fast; data: synthetic, or the real-data loader)")
+	fmt.Fprintln(w)
+	t = NewTable(w, "SET", "DATA", "GPU FAMILY", "NETWORK KIND", "ROWS", "MAPE", "BIAS")
+	for _, g := range acc.Families {
+		t.Row(g.Set, g.Data, g.Family, g.Kind, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
 	}
 	return t.Flush()
 }

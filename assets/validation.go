@@ -28,3 +28,10 @@ var ModernAnchors []byte
 //
 //go:embed validation/multinode_scaling.csv
 var MultinodeScaling []byte
+
+// MLPerfCeiling is NVIDIA's published MLPerf Training per-GPU ResNet-50 throughput
+// (validation/mlperf_ceiling.csv), a conservative lower bound of it: a heavily
+// optimised ceiling that no prediction of a PyTorch step may exceed.
+//
+//go:embed validation/mlperf_ceiling.csv
+var MLPerfCeiling []byte

@@ -9,6 +9,7 @@ import (
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
 )
 
 // LayerTimer predicts the time of one phase of one layer configuration on a device
@@ -39,6 +40,11 @@ type Request struct {
 	// all Nodes × GPUCount GPUs, and the price is Nodes times the machine's.
 	Nodes       int
 	NodeNetwork hw.Network
+	// Input is the input pipeline feeding each GPU (pipeline.Model); the zero value is
+	// synthetic data already on the GPU.
+	Input pipeline.Rate
+	// MemoryFormat is the activations' layout; "" adds no layout transposes.
+	MemoryFormat MemoryFormat
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -62,6 +68,7 @@ type tableKey struct {
 	policy    measure.Policy
 	noUpdate  bool
 	rule      KernelRule
+	layout    MemoryFormat
 }
 
 type memKey struct {
@@ -100,6 +107,9 @@ func (req *Request) Check() error {
 		return err
 	}
 	if err := req.checkNodes(); err != nil {
+		return err
+	}
+	if err := req.checkInput(); err != nil {
 		return err
 	}
 	n := req.totalGPUs()
@@ -142,6 +152,16 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Precision: req.Precision,
 		Points:    make([]Point, len(req.Batches)),
 		MaxBatch:  perGPUMax * n,
+		Input:     networkInput(req.Network),
+		Loader:    req.Input.Loader,
+		Workers:   req.Input.Workers,
+		Format:    req.MemoryFormat,
+	}
+	if c.Loader == "" {
+		c.Loader = pipeline.Synthetic
+	}
+	if req.Input.ImagesPerS > 0 {
+		c.LoaderImagesPerS = req.Input.ImagesPerS * float64(n)
 	}
 	if perGPUMax < 0 {
 		c.MaxBatch = -1
@@ -149,7 +169,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	gradBytes := 4 * float64(req.Network.Params())
 	step := func(B int) float64 {
 		b := perGPUBatch(B, n)
-		return tab.stepMS[b] + e.over.exposedSyncMS(gradBytes, &req, tab.backwardMS[b])
+		ms, _ := req.inputStepMS(b, tab.stepMS[b])
+		return ms + e.over.exposedSyncMS(gradBytes, &req, tab.backwardMS[b])
 	}
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
@@ -161,6 +182,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 			continue
 		}
 		p.IterMS = step(B)
+		_, p.Bound = req.inputStepMS(b, tab.stepMS[b])
 		p.Source = tab.source[b]
 		p.ErrorPct = 100 * tab.relErr[b]
 	}
@@ -197,7 +219,7 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 // table returns the step-time arrays of req's network on its device, covering per-GPU
 // batches 1..need at least.
 func (e *Engine) table(req Request, need int) *stepTable {
-	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels}
+	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat}
 	e.mu.Lock()
 	t, ok := e.tables[k]
 	if !ok {

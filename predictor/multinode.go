@@ -21,7 +21,7 @@ type NetworkModel struct {
 }
 
 // DefaultNetworkModel is the network model the engine uses.
-var DefaultNetworkModel = NetworkModel{Efficiency: 0.4, LatencyUS: 20}
+var DefaultNetworkModel = NetworkModel{Efficiency: 0.45, LatencyUS: 20} // re-chosen (was 0.4) when the step model was refitted (issue 12)
 
 // MaxNodes bounds the node count of a prediction.
 const MaxNodes = 4096

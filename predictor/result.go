@@ -4,6 +4,7 @@ import (
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
 )
 
 // Source says where a predicted number comes from; see kernels.Source.
@@ -30,6 +31,9 @@ type Point struct {
 	Fits       bool    `json:"fits"`      // false: out of memory; the times are then not predicted (zero)
 	Source     Source  `json:"source"`    // the least trusted source among the step's kernels
 	ErrorPct   float64 `json:"error_pct"` // expected relative error of IterMS, ± percent
+	// Bound is what sets the step's pace: "gpu" (the GPU and the host work of the
+	// training loop) or "input" (the data loader); "" where the batch does not fit.
+	Bound string `json:"bound,omitempty"`
 }
 
 // Curve is one CNN×machine over a range of batch sizes.
@@ -59,4 +63,12 @@ type Curve struct {
 	// the network assumed between them; both absent for one machine.
 	Nodes   int         `json:"nodes,omitempty"`
 	Network *hw.Network `json:"network,omitempty"`
+	// Input is the network's input size (pixels, height = width); Loader the input
+	// pipeline, Workers its worker processes per GPU, LoaderImagesPerS its own rate
+	// over all GPUs (absent for synthetic data), Format the activations' layout.
+	Input            int             `json:"input"`
+	Loader           pipeline.Loader `json:"loader"`
+	Workers          int             `json:"workers,omitempty"`
+	LoaderImagesPerS float64         `json:"loader_images_per_s,omitempty"`
+	Format           MemoryFormat    `json:"memory_format,omitempty"`
 }

@@ -44,6 +44,7 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 		batches[i] = i + 1
 	}
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
+	timer := e.timerFor(&req)
 
 	// Time each distinct configuration × phase once, over every batch size.
 	type timingKey struct {
@@ -58,7 +59,7 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 			return i
 		}
 		out := make([]kernels.Estimate, len(batches))
-		e.timer.Times(dev, kernels.Request{
+		timer.Times(dev, kernels.Request{
 			Config:    cfg,
 			Phase:     phase,
 			Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),

@@ -35,34 +35,36 @@ func efficientnetModels() []model {
 	v1 := []struct {
 		name         string
 		width, depth float64
+		resolution   int // the crop size of torchvision's default weights (0.14)
 	}{
-		{"efficientnet_b0", 1.0, 1.0}, {"efficientnet_b1", 1.0, 1.1}, {"efficientnet_b2", 1.1, 1.2},
-		{"efficientnet_b3", 1.2, 1.4}, {"efficientnet_b4", 1.4, 1.8}, {"efficientnet_b5", 1.6, 2.2},
-		{"efficientnet_b6", 1.8, 2.6}, {"efficientnet_b7", 2.0, 3.1},
+		{"efficientnet_b0", 1.0, 1.0, 224}, {"efficientnet_b1", 1.0, 1.1, 240}, {"efficientnet_b2", 1.1, 1.2, 288},
+		{"efficientnet_b3", 1.2, 1.4, 300}, {"efficientnet_b4", 1.4, 1.8, 380}, {"efficientnet_b5", 1.6, 2.2, 456},
+		{"efficientnet_b6", 1.8, 2.6, 528}, {"efficientnet_b7", 2.0, 3.1, 600},
 	}
 	for _, v := range v1 {
 		spec := efficientnetSpec{stages: efficientnetV1Stages, width: v.width, depth: v.depth, sdProb: 0.2}
-		out = append(out, model{name: v.name, family: "EfficientNet", layers: 400, build: func(g *graph) { buildEfficientNet(g, spec) }})
+		out = append(out, model{name: v.name, family: "EfficientNet", resolution: v.resolution, layers: 400, build: func(g *graph) { buildEfficientNet(g, spec) }})
 	}
 	v2 := []struct {
-		name   string
-		stages []mbConfig
+		name       string
+		resolution int // the crop size of torchvision's default weights (0.14)
+		stages     []mbConfig
 	}{
-		{"efficientnet_v2_s", []mbConfig{
+		{"efficientnet_v2_s", 384, []mbConfig{
 			{true, 1, 3, 1, 24, 24, 2}, {true, 4, 3, 2, 24, 48, 4}, {true, 4, 3, 2, 48, 64, 4},
 			{false, 4, 3, 2, 64, 128, 6}, {false, 6, 3, 1, 128, 160, 9}, {false, 6, 3, 2, 160, 256, 15}}},
-		{"efficientnet_v2_m", []mbConfig{
+		{"efficientnet_v2_m", 480, []mbConfig{
 			{true, 1, 3, 1, 24, 24, 3}, {true, 4, 3, 2, 24, 48, 5}, {true, 4, 3, 2, 48, 80, 5},
 			{false, 4, 3, 2, 80, 160, 7}, {false, 6, 3, 1, 160, 176, 14}, {false, 6, 3, 2, 176, 304, 18},
 			{false, 6, 3, 1, 304, 512, 5}}},
-		{"efficientnet_v2_l", []mbConfig{
+		{"efficientnet_v2_l", 480, []mbConfig{
 			{true, 1, 3, 1, 32, 32, 4}, {true, 4, 3, 2, 32, 64, 7}, {true, 4, 3, 2, 64, 96, 7},
 			{false, 4, 3, 2, 96, 192, 10}, {false, 6, 3, 1, 192, 224, 19}, {false, 6, 3, 2, 224, 384, 25},
 			{false, 6, 3, 1, 384, 640, 7}}},
 	}
 	for _, v := range v2 {
 		spec := efficientnetSpec{stages: v.stages, width: 1, depth: 1, lastChannel: 1280, sdProb: 0.2}
-		out = append(out, model{name: v.name, family: "EfficientNetV2", layers: 1200, build: func(g *graph) { buildEfficientNet(g, spec) }})
+		out = append(out, model{name: v.name, family: "EfficientNetV2", resolution: v.resolution, layers: 1200, build: func(g *graph) { buildEfficientNet(g, spec) }})
 	}
 	return out
 }

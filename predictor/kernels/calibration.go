@@ -73,6 +73,13 @@ type Calibration struct {
 	// libraries the per-layer efficiencies were fitted on. Fitted to published
 	// whole-network throughputs; 1 where absent.
 	FamilyScale map[string]float64 `json:"family_scale,omitempty"`
+	// FamilyMemoryScale multiplies MemoryEfficiency on one GPU family, keyed by the
+	// family's name (e.g. "ga100"): the share of the specified bandwidth that the
+	// memory-bound kernels of training (batch norm, activations, depthwise
+	// convolutions, squeeze-excitation gates) reach differs between HBM and GDDR parts
+	// and between generations. Fitted to published whole-network throughputs; 1 where
+	// absent.
+	FamilyMemoryScale map[string]float64 `json:"family_memory_scale,omitempty"`
 	// NetworkFit says what the whole-network fit used and reached, for display.
 	NetworkFit string `json:"network_fit,omitempty"`
 	// NetworkRelErr is the expected relative error (a fraction) of a whole training
@@ -95,6 +102,7 @@ type Calibration struct {
 	eff     [numClasses][numArith][3]float64
 	estErr  [numArith]float64
 	family  [numFamilies][numArith]float64
+	memFam  [numFamilies]float64
 	netErr  [numFamilies][numArith]float64 // 0: not given
 	checked bool
 }
@@ -207,6 +215,21 @@ func (c *Calibration) Validate() error {
 		}
 		c.family[f][a] = v
 	}
+	for f := Family(0); f < numFamilies; f++ {
+		c.memFam[f] = 1
+	}
+	for key, v := range c.FamilyMemoryScale {
+		f := Family(1)
+		for ; f < numFamilies && f.String() != key; f++ {
+		}
+		if f >= numFamilies {
+			return fmt.Errorf("calibration: family memory scale %q: the key must be a family of %v", key, familyNames[1:])
+		}
+		if !positiveFinite(v) || v > 2 {
+			return fmt.Errorf("calibration: family memory scale %s = %v: must be in (0, 2]", key, v)
+		}
+		c.memFam[f] = v
+	}
 	c.netErr = [numFamilies][numArith]float64{}
 	for key, v := range c.NetworkRelErr {
 		f, a, ok := parseFamilyKey(key)
@@ -255,6 +278,15 @@ func parseFamilyKey(key string) (Family, Arithmetic, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// MemoryEfficiencyOf is the share of the specified bandwidth memory-bound kernels
+// reach on family f: MemoryEfficiency × the family's memory scale.
+func (c *Calibration) MemoryEfficiencyOf(f Family) float64 {
+	if f <= 0 || f >= numFamilies || !c.checked {
+		return c.MemoryEfficiency
+	}
+	return c.MemoryEfficiency * c.memFam[f]
 }
 
 // FamilyScaleOf returns the scale of family f for arithmetic a: 1 for an unknown

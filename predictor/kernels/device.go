@@ -32,6 +32,10 @@ type deviceRates struct {
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
 	family       Family
 	clockFactor  float64 // sustained ÷ boost clock (SustainedClockFactor), in peakFLOPS
+	// simtFLOPS is the FP32 CUDA-core rate (sustained clock, Kepler's issue factor
+	// included): what kernels without a tensor-core path (depthwise convolutions) run at
+	// whatever the arithmetic.
+	simtFLOPS float64
 }
 
 // ComputeCapability parses "8.6" into 86; 0 when unknown or malformed.
@@ -125,6 +129,11 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	}
 	r.clockFactor = SustainedClockFactor(g)
 	r.peakFLOPS = peak * 1e12 * r.clockFactor
+	r.simtFLOPS = fp32 * 1e12 * r.clockFactor
+	if FamilyOf(g) == FamilyKepler {
+		r.peakFLOPS *= KeplerIssueFactor
+		r.simtFLOPS *= KeplerIssueFactor
+	}
 	bw, known := BandwidthGBs(g)
 	r.bandwidth = bw * 1e9
 	if !known {
@@ -154,10 +163,19 @@ const (
 	FamilyGA10x          // 8.6, 8.7: A10, A40, RTX 30, RTX A6000
 	FamilyAda            // 8.9: L4, L40S, RTX 40
 	FamilyHopper         // 9.0: H100, H200
+	FamilyKepler         // 3.x: K80, K40, GTX 700
 	numFamilies
 )
 
-var familyNames = [numFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper"}
+var familyNames = [numFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper", "kepler"}
+
+// KeplerIssueFactor is the share of a Kepler SMX's 192 FP32 lanes that its warp
+// schedulers keep busy, relative to the Maxwell-and-later SMs the per-layer
+// efficiencies were fitted on: NVIDIA's GM107 (Maxwell) whitepaper gives its 128-lane
+// SMM "90% of the performance" of a 192-lane Kepler SMX, 1.35× per lane, because
+// feeding Kepler's extra lanes takes dual issue of independent instructions that
+// convolution kernels seldom have. Kepler's FP32 peak is scaled by 1/1.35.
+const KeplerIssueFactor = 1 / 1.35
 
 func (f Family) String() string {
 	if f < 0 || f >= numFamilies {
@@ -181,6 +199,8 @@ func FamilyOf(g hw.GPU) Family {
 		return FamilyAda
 	case cc >= 90 && cc < 100:
 		return FamilyHopper
+	case cc >= 30 && cc < 40:
+		return FamilyKepler
 	}
 	return FamilyUnknown
 }

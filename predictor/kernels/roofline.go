@@ -60,18 +60,26 @@ type estimator struct {
 func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision) estimator {
 	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p)}
 	e.launchMS = cal.LaunchUS / 1000
-	e.memRate = e.rates.bandwidth * cal.MemoryEfficiency
+	e.memRate = e.rates.bandwidth * cal.MemoryEfficiencyOf(e.rates.family)
 	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
 	if !e.cost.hasGEMM {
 		return e
 	}
 	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase) * cal.FamilyScaleOf(e.rates.family, e.rates.arith)
 	aligned := e.rates.alignNeed == 0 || (e.rates.alignNeed == 4 && e.cost.aligned4) || (e.rates.alignNeed == 8 && e.cost.aligned8)
-	if !aligned {
+	peak := e.rates.peakFLOPS
+	switch {
+	case e.cost.class == ClassDepthwise:
+		// cuDNN and PyTorch have no tensor-core depthwise kernels: they run on the CUDA
+		// cores in every arithmetic, at the FP32 rate, efficiency and family scale (FP16
+		// halves only their bytes).
+		peak = e.rates.simtFLOPS
+		eff = cal.Efficiency(e.cost.class, ArithFP32, phase) * cal.FamilyScaleOf(e.rates.family, ArithFP32)
+	case !aligned:
 		eff *= cal.UnalignedTensorFactor
 		e.relErr += 0.1
 	}
-	e.flopRate = e.rates.peakFLOPS * eff
+	e.flopRate = peak * eff
 	e.perSMRate = e.flopRate / e.rates.sms
 	e.tiled = e.cost.class != ClassDepthwise && e.cost.class != ClassGrouped
 	e.splitK = e.cost.gemm.kPerSample > 0

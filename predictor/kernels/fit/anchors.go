@@ -12,9 +12,11 @@ import (
 
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/dataset"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
 )
 
 // Anchor is one published whole-network training throughput on one GPU model
@@ -32,8 +34,28 @@ type Anchor struct {
 	GPUs         int
 	ImagesPerS   float64 // measured, all GPUs together
 	ChannelsLast bool
-	Held         bool // in the held-out part: never used to fit
-	Notes        string
+	// Input is the input size the run trained at (the optional input column); 0: the
+	// model's default (torchvision's crop size).
+	Input int
+	// Loader, Workers and VCPUs describe the run's input pipeline (optional columns
+	// loader, workers per GPU, vcpus of the machine): empty, synthetic, for data
+	// already on the GPU; 0 workers or vCPUs: unknown.
+	Loader  pipeline.Loader
+	Workers int
+	VCPUs   int
+	Held    bool // in the held-out part: never used to fit
+	Notes   string
+}
+
+// RealData reports whether the run read its images through a loader (not synthetic).
+func (a Anchor) RealData() bool { return a.Loader != "" && a.Loader != pipeline.Synthetic }
+
+// MemoryFormat is the layout the run's activations had.
+func (a Anchor) MemoryFormat() predictor.MemoryFormat {
+	if a.ChannelsLast {
+		return predictor.NHWC
+	}
+	return predictor.NCHW
 }
 
 // Set names the part of the anchors a row belongs to: "tuning" or "held out".
@@ -103,6 +125,26 @@ func ParseAnchors(data []byte) ([]Anchor, error) {
 		default:
 			return nil, bad(fmt.Sprintf("memory_format %q: use nchw or nhwc", get("memory_format")))
 		}
+		if i, ok := col["input"]; ok && strings.TrimSpace(rec[i]) != "" {
+			if a.Input, err = strconv.Atoi(strings.TrimSpace(rec[i])); err != nil || a.Input <= 0 || a.Input > 8192 {
+				return nil, bad(fmt.Sprintf("input %q is not an input size in pixels (leave it empty for the model's default)", rec[i]))
+			}
+		}
+		if i, ok := col["loader"]; ok && strings.TrimSpace(rec[i]) != "" {
+			if a.Loader, err = pipeline.ParseLoader(rec[i]); err != nil {
+				return nil, bad(err.Error())
+			}
+		}
+		for _, f := range []struct {
+			name string
+			to   *int
+		}{{"workers", &a.Workers}, {"vcpus", &a.VCPUs}} {
+			if i, ok := col[f.name]; ok && strings.TrimSpace(rec[i]) != "" {
+				if *f.to, err = strconv.Atoi(strings.TrimSpace(rec[i])); err != nil || *f.to < 0 {
+					return nil, bad(fmt.Sprintf("%s %q is not a whole number", f.name, rec[i]))
+				}
+			}
+		}
 		switch get("set") {
 		case "tuning":
 		case "held out":
@@ -128,8 +170,9 @@ type Case struct {
 	Dev hw.GPU
 }
 
-// Resolve looks up each anchor's GPU among gpus and builds its network (nets caches
-// networks by name). An unknown GPU or model is an error naming the line.
+// Resolve looks up each anchor's GPU among gpus and builds its network at its input
+// size (nets caches networks by name and size). An unknown GPU or model is an error
+// naming the line.
 func Resolve(anchors []Anchor, gpus []hw.GPU, nets map[string]*cnn.Network) ([]Case, error) {
 	byID := map[string]hw.GPU{}
 	for _, g := range gpus {
@@ -141,13 +184,17 @@ func Resolve(anchors []Anchor, gpus []hw.GPU, nets map[string]*cnn.Network) ([]C
 		if !ok {
 			return nil, fmt.Errorf("anchors line %d: GPU %q is not in the catalog", a.Line, a.GPU)
 		}
-		net, ok := nets[a.Model]
+		key := a.Model
+		if a.Input > 0 {
+			key = fmt.Sprintf("%s@%d", a.Model, a.Input)
+		}
+		net, ok := nets[key]
 		if !ok {
 			var err error
-			if net, err = cnn.Build(a.Model, cnn.Options{}); err != nil {
+			if net, err = cnn.Build(a.Model, cnn.Options{Resolution: a.Input}); err != nil {
 				return nil, fmt.Errorf("anchors line %d: %w", a.Line, err)
 			}
-			nets[a.Model] = net
+			nets[key] = net
 		}
 		out = append(out, Case{Anchor: a, Net: net, Dev: g})
 	}
@@ -183,10 +230,14 @@ func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.M
 		timing := c.Dev
 		timing.MemoryGB = 0 // unknown capacity: time every batch
 		n := c.GPUs
+		in, err := c.inputRate()
+		if err != nil {
+			return nil, fmt.Errorf("anchors line %d: %w", c.Line, err)
+		}
 		curve, err := eng.Curve(predictor.Request{Network: c.Net, GPU: timing,
 			Machine:   hw.Machine{ID: "anchor/" + c.GPU, GPUID: c.GPU, GPUCount: n},
 			Precision: c.Precision, Policy: measure.Heuristic, Batches: []int{c.Batch * n},
-			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}})
+			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}, MemoryFormat: c.MemoryFormat(), Input: in})
 		if err != nil {
 			return nil, fmt.Errorf("anchors line %d: %w", c.Line, err)
 		}
@@ -198,6 +249,19 @@ func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.M
 		out[i].BandPct = p.ErrorPct
 	}
 	return out, nil
+}
+
+// inputRate is the loader's rate for the case: ImageNet-1k's JPEGs at the network's
+// input size, the row's workers per GPU and the machine's vCPUs.
+func (c Case) inputRate() (pipeline.Rate, error) {
+	if !c.RealData() {
+		return pipeline.Rate{}, nil
+	}
+	d, err := dataset.Preset(dataset.Default)
+	if err != nil {
+		return pipeline.Rate{}, err
+	}
+	return pipeline.Model(pipeline.Settings{Loader: c.Loader, Workers: c.Workers}, d, c.Net.Input.H, c.VCPUs, c.GPUs, c.Dev)
 }
 
 // oneBatchTimer times kernels at one batch size only (and at the first and last

@@ -182,6 +182,12 @@ func clone(c *kernels.Calibration) *kernels.Calibration {
 			out.FamilyScale[k] = v
 		}
 	}
+	if c.FamilyMemoryScale != nil {
+		out.FamilyMemoryScale = make(map[string]float64, len(c.FamilyMemoryScale))
+		for k, v := range c.FamilyMemoryScale {
+			out.FamilyMemoryScale[k] = v
+		}
+	}
 	if c.NetworkRelErr != nil {
 		out.NetworkRelErr = make(map[string]float64, len(c.NetworkRelErr))
 		for k, v := range c.NetworkRelErr {

@@ -26,7 +26,9 @@ const (
 type NetworkFit struct {
 	Calibration *kernels.Calibration
 	Scales      []string // the family scales fitted, "family/arithmetic"
-	TuningRows  int
+	// MemoryScales are the families whose memory efficiency was fitted.
+	MemoryScales []string
+	TuningRows   int
 	// DepthwiseScale multiplied the depthwise convolutions' efficiencies.
 	DepthwiseScale float64
 	// MAPE of the tuning rows before and after the fit, percent.
@@ -38,20 +40,24 @@ type NetworkFit struct {
 // the memory bandwidth that streaming kernels reach (batch norm, activations, pooling,
 // the update), a scale on the depthwise convolutions' efficiency, and a compute
 // efficiency scale per GPU family and the arithmetic its tuning rows' convolutions run in
-// (kernels.Calibration.FamilyScale). The held-out rows are never read. It minimises
+// (kernels.Calibration.FamilyScale), and a memory-efficiency scale per GPU family
+// (kernels.Calibration.FamilyMemoryScale). The held-out rows and the real-data rows
+// (which judge the input-pipeline model) are never read. It minimises
 // the mean squared log error of the predicted images per second plus a small prior
 // that pulls every scale towards 1, with Nelder–Mead from cal's values. cal is not
 // changed; the fitted copy is returned.
 func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case, opt Options) (*NetworkFit, error) {
 	var tuning []Case
 	keys := map[string]bool{}
+	memKeys := map[string]bool{}
 	for _, c := range cases {
-		if c.Held {
-			continue
+		if c.Held || c.RealData() {
+			continue // real-data rows judge the loader model, not the GPU's efficiencies
 		}
 		tuning = append(tuning, c)
 		if f := kernels.FamilyOf(c.Dev); f != kernels.FamilyUnknown {
 			keys[kernels.FamilyKey(f, kernelArith(c))] = true
+			memKeys[f.String()] = true
 		}
 	}
 	if len(tuning) == 0 {
@@ -62,10 +68,19 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		scales = append(scales, k)
 	}
 	sort.Strings(scales)
+	memScales := make([]string, 0, len(memKeys))
+	for k := range memKeys {
+		memScales = append(memScales, k)
+	}
+	sort.Strings(memScales)
+	m0 := 2 + len(scales) // where the memory scales start in x
 
 	work := clone(cal)
 	if work.FamilyScale == nil {
 		work.FamilyScale = map[string]float64{}
+	}
+	if work.FamilyMemoryScale == nil {
+		work.FamilyMemoryScale = map[string]float64{}
 	}
 	baseDepthwise := map[string]float64{}
 	for k, v := range work.ComputeEfficiency {
@@ -73,13 +88,19 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			baseDepthwise[k] = v
 		}
 	}
-	// x = logit of the memory efficiency in its bounds, log depthwise scale, log family scales.
-	x0 := make([]float64, 2+len(scales))
+	// x = logit of the memory efficiency in its bounds, log depthwise scale, log family
+	// scales, log family memory scales.
+	x0 := make([]float64, 2+len(scales)+len(memScales))
 	u := (clamp(work.MemoryEfficiency, minMemoryEfficiency+1e-3, maxMemoryEfficiency-1e-3) - minMemoryEfficiency) / (maxMemoryEfficiency - minMemoryEfficiency)
 	x0[0] = math.Log(u / (1 - u))
 	for i, k := range scales {
 		if v, ok := work.FamilyScale[k]; ok && v > 0 {
 			x0[2+i] = math.Log(v)
+		}
+	}
+	for i, k := range memScales {
+		if v, ok := work.FamilyMemoryScale[k]; ok && v > 0 {
+			x0[m0+i] = math.Log(v)
 		}
 	}
 	apply := func(x []float64) {
@@ -90,6 +111,10 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		}
 		for i, k := range scales {
 			work.FamilyScale[k] = math.Exp(clamp(x[2+i], -1.5, 1.35)) // 0.22 to 3.9
+		}
+		for i, k := range memScales {
+			// 0.41 to 1.65, and never beyond the specified bandwidth
+			work.FamilyMemoryScale[k] = math.Min(math.Exp(clamp(x[m0+i], -0.9, 0.5)), 1/work.MemoryEfficiency)
 		}
 	}
 	var lastErr error
@@ -130,7 +155,7 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	if err != nil {
 		return nil, err
 	}
-	return &NetworkFit{Calibration: work, Scales: scales, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[1], -3, 3)),
+	return &NetworkFit{Calibration: work, Scales: scales, MemoryScales: memScales, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[1], -3, 3)),
 		BeforeMAPE: before, AfterMAPE: after}, nil
 }
 

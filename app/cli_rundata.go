@@ -1,0 +1,84 @@
+package app
+
+import (
+	"flag"
+	"strings"
+
+	"cnntime/predictor/dataset"
+	"cnntime/predictor/pipeline"
+)
+
+// runDataFlags are the flags that describe how a run gets its images: the dataset and
+// its overrides, the input pipeline and the memory format (predict, best, export).
+type runDataFlags struct {
+	dataset      string
+	input        int
+	classes      int
+	loader       string
+	workers      int
+	memoryFormat string
+}
+
+// RunDataUsage explains each run-data flag, for `cnntime help predict` and the README.
+const RunDataUsage = `run data (how the run gets its images):
+  --dataset imagenet-1k|cifar-10|cifar-100   the training set: images per epoch, input size and classes
+                       (imagenet-1k: 1,281,167 JPEGs, each model at its weights' crop size, 1000 classes;
+                       cifar-10/100: 50,000 images of 32x32 held in memory, 10/100 classes)
+  --input N            input size in pixels, overriding the dataset's and the model's (e.g. 160)
+  --classes K          output classes, overriding the dataset's
+  --images N           training images per epoch, overriding the dataset's
+  --loader synthetic|pytorch|dali
+                       synthetic: data already on the GPU (what benchmarks report);
+                       pytorch (default): DataLoader workers decode JPEGs with PIL on the CPU
+                       (about 134 ImageNet images/s per worker on its own core);
+                       dali: nvJPEG decodes on the GPU, which costs GPU time
+  --workers N          loader workers per GPU (default: the machine's vCPUs per GPU less one,
+                       at least 1; 8 for a bare --gpu, whose vCPUs are unknown)
+  --memory-format nchw|nhwc
+                       nchw (PyTorch's default) pays layout transposes around tensor-core
+                       convolutions under amp; nhwc is channels_last
+A step takes the longer of the GPU's step and the loader's time for the batch: each row
+says which ("bound": "gpu" or "input") and gives the loader's own rate.`
+
+func (rf *runDataFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&rf.dataset, "dataset", dataset.Default, "training set: "+strings.Join(dataset.Names(), ", "))
+	fs.IntVar(&rf.input, "input", 0, "input size in pixels (default: the dataset's, else the model's own: 224, 299 for inception_v3, 380 for efficientnet_b4, ...)")
+	fs.IntVar(&rf.classes, "classes", 0, "output classes (default: the dataset's)")
+	fs.StringVar(&rf.loader, "loader", string(pipeline.PyTorch), "input pipeline: synthetic (data on the GPU), pytorch (DataLoader workers decoding JPEGs) or dali (decoding on the GPU)")
+	fs.IntVar(&rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
+	fs.StringVar(&rf.memoryFormat, "memory-format", "nchw", "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
+}
+
+// runData checks the flags and returns the run data they describe; a mistake is a
+// usage error that names the flag.
+func (rf *runDataFlags) runData() (RunData, error) {
+	d := RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
+		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat))}
+	switch {
+	case d.Dataset == "":
+		return d, Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
+	case rf.input < 0:
+		return d, Usagef("--input %d: the input size must be positive (pixels)", rf.input)
+	case rf.classes < 0:
+		return d, Usagef("--classes %d: must be positive", rf.classes)
+	case rf.workers < 0:
+		return d, Usagef("--workers %d: must be positive (omit it for the default)", rf.workers)
+	}
+	if err := d.Check(); err != nil {
+		flag := "--dataset"
+		switch msg := err.Error(); {
+		case strings.Contains(msg, "loader"):
+			flag = "--loader"
+		case strings.Contains(msg, "memory format"):
+			flag = "--memory-format"
+		case strings.Contains(msg, "input size"):
+			flag = "--input"
+		case strings.Contains(msg, "classes"):
+			flag = "--classes"
+		case strings.Contains(msg, "workers"):
+			flag = "--workers"
+		}
+		return d, Usagef("%s: %v", flag, err)
+	}
+	return d, nil
+}

@@ -1,0 +1,116 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/dataset"
+	"cnntime/predictor/pipeline"
+)
+
+// RunData is how a training run gets its images: the dataset (a preset, with
+// overrides), the input pipeline and the activations' memory format. The zero value
+// is the idealised step benchmarks report: synthetic data already on the GPU, each
+// model at its own default input size, no layout transposes.
+type RunData struct {
+	Dataset string // a preset name (dataset.Names); "" for none (synthetic benchmark data)
+	Input   int    // input size override, pixels; 0: the dataset's, else the model's default
+	Classes int    // classes override; 0: the dataset's (1000 without one)
+	Loader  string // synthetic, pytorch or dali; "" for synthetic
+	Workers int    // loader workers per GPU; 0: the machine's vCPUs per GPU less one (8 on a bare GPU)
+	// MemoryFormat is nchw or nhwc; "" adds no layout transposes.
+	MemoryFormat string
+}
+
+// DefaultRunData is what a user's run reads unless told otherwise: ImageNet-1k's
+// JPEGs through a PyTorch DataLoader, NCHW tensors (PyTorch's default).
+func DefaultRunData() RunData {
+	return RunData{Dataset: dataset.Default, Loader: string(pipeline.PyTorch), MemoryFormat: string(predictor.NCHW)}
+}
+
+// Check reports the first bad setting, naming it.
+func (d RunData) Check() error {
+	if d.Dataset != "" {
+		if _, err := dataset.Preset(d.Dataset); err != nil {
+			return err
+		}
+	}
+	if _, err := (dataset.Dataset{}).With(dataset.Overrides{Input: d.Input, Classes: d.Classes}); err != nil {
+		return err
+	}
+	if d.Loader != "" {
+		if _, err := pipeline.ParseLoader(d.Loader); err != nil {
+			return err
+		}
+	}
+	if err := (pipeline.Settings{Workers: d.Workers}).Check(); err != nil {
+		return err
+	}
+	if d.MemoryFormat != "" {
+		if _, err := predictor.ParseMemoryFormat(strings.ToLower(d.MemoryFormat)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// set is the dataset the run reads (its preset with the overrides), and whether one is named.
+func (d RunData) set() (dataset.Dataset, bool, error) {
+	if d.Dataset == "" {
+		ds, err := dataset.Dataset{Classes: 1000}.With(dataset.Overrides{Input: d.Input, Classes: d.Classes})
+		return ds, false, err
+	}
+	p, err := dataset.Preset(d.Dataset)
+	if err != nil {
+		return dataset.Dataset{}, false, err
+	}
+	ds, err := p.With(dataset.Overrides{Input: d.Input, Classes: d.Classes})
+	return ds, true, err
+}
+
+// Images is the number of training images an epoch of the run reads: the dataset's,
+// or 0 when no dataset is named.
+func (d RunData) Images() int {
+	ds, named, err := d.set()
+	if err != nil || !named {
+		return 0
+	}
+	return ds.Images
+}
+
+// buildOptions is how a zoo model is built for the run: at the dataset's input size
+// (or the override's), else the model's own default; with the dataset's classes.
+func (d RunData) buildOptions(model string) (cnn.Options, error) {
+	ds, _, err := d.set()
+	if err != nil {
+		return cnn.Options{}, err
+	}
+	return cnn.Options{Resolution: ds.InputFor(cnn.DefaultResolution(model)), Classes: ds.Classes}, nil
+}
+
+// inputRate is the loader's rate for network net on target t.
+func (d RunData) inputRate(net *cnn.Network, t Target) (pipeline.Rate, error) {
+	ds, named, err := d.set()
+	if err != nil {
+		return pipeline.Rate{}, err
+	}
+	loader := pipeline.Loader(strings.ToLower(d.Loader))
+	if !named || t.cpu != nil || loader == "" {
+		loader = pipeline.Synthetic // no files to read, or a CPU target: the data is where the step runs
+	}
+	if ds.InMemory && loader == pipeline.DALI {
+		return pipeline.Rate{}, fmt.Errorf("the dali loader decodes image files; %s is held in memory: use --loader pytorch or synthetic", ds.Name)
+	}
+	return pipeline.Model(pipeline.Settings{Loader: loader, Workers: d.Workers}, ds, net.Input.H, t.Machine.VCPUs, max(t.Machine.GPUCount, 1), t.GPU)
+}
+
+// memoryFormat is the run's layout for the predictor.
+func (d RunData) memoryFormat() predictor.MemoryFormat {
+	f, err := predictor.ParseMemoryFormat(strings.ToLower(d.MemoryFormat))
+	if err != nil {
+		return ""
+	}
+	return f
+}

@@ -1,0 +1,133 @@
+package predictor
+
+import (
+	"fmt"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
+)
+
+// MemoryFormat is the layout of activation tensors: PyTorch's default NCHW
+// (contiguous) or NHWC (torch.channels_last).
+type MemoryFormat string
+
+// The memory formats. The zero value is the kernels' own layout: no transposes are
+// added (benchmarks that time layers in the layout their kernels want).
+const (
+	NCHW MemoryFormat = "nchw"
+	NHWC MemoryFormat = "nhwc"
+)
+
+// ParseMemoryFormat accepts nchw or nhwc (channels_last is accepted for nhwc).
+func ParseMemoryFormat(s string) (MemoryFormat, error) {
+	switch s {
+	case "nchw", "contiguous":
+		return NCHW, nil
+	case "nhwc", "channels_last":
+		return NHWC, nil
+	}
+	return "", fmt.Errorf("unknown memory format %q: use nchw (PyTorch's default) or nhwc (channels_last)", s)
+}
+
+// HostLinkEfficiency is the share of the PCIe link's bandwidth a pinned host-to-device
+// copy reaches (about 12 of 15.75 GB/s on PCIe 3.0 ×16).
+const HostLinkEfficiency = 0.78
+
+// hostLinkGBs is the host-to-GPU bandwidth: PCIe from the GPU's generation and
+// lanes, else PCIe 3.0 ×16, times HostLinkEfficiency.
+func hostLinkGBs(gpu hw.GPU) float64 {
+	perLane := map[int]float64{3: 0.985, 4: 1.969, 5: 3.938}[gpu.PCIeGen]
+	if perLane == 0 {
+		perLane = 0.985
+	}
+	lanes := gpu.PCIeLanes
+	if lanes <= 0 {
+		lanes = 16
+	}
+	return perLane * float64(lanes) * HostLinkEfficiency
+}
+
+// inputStepMS is the step at per-GPU batch b whose GPU side takes gpuStepMS, fed by
+// the request's input pipeline, and what bounds it.
+func (req *Request) inputStepMS(b int, gpuStepMS float64) (float64, string) {
+	return req.Input.StepMS(b, gpuStepMS, hostLinkGBs(req.GPU))
+}
+
+// networkInput is the input size (height) the network is built at: its first
+// layer's input that reads the image; 0 when none does.
+func networkInput(net *cnn.Network) int {
+	for i := range net.Layers {
+		l := &net.Layers[i]
+		for _, in := range l.Inputs {
+			if in < 0 {
+				return l.Config.In.H
+			}
+		}
+	}
+	return 0
+}
+
+// layoutTimer adds to the convolution kernels of an NCHW network trained under amp
+// on a GPU with FP16 tensor cores the layout transposes cuDNN runs around them:
+// tensor-core convolution kernels read and write NHWC, so with NCHW tensors each
+// convolution phase converts its two activation operands (forward: input and output;
+// data gradient: output gradient and input gradient; weight gradient: input and
+// output gradient) to and from NHWC, reading and writing each element once in FP16.
+// Depthwise convolutions are left alone: PyTorch runs its own NCHW kernels for them.
+// NVIDIA's "Convolutional Layers" performance guide (NHWC for Tensor Cores) and the
+// PyTorch channels_last tutorial describe these transposes.
+type layoutTimer struct {
+	inner     LayerTimer
+	memEff    float64
+	fallbackB float64
+}
+
+func (t layoutTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
+	t.inner.Times(dev, req, batches, out)
+	c := req.Config
+	if c.Op != cnn.OpConv2d || req.Precision != measure.AMP || kernels.ArithmeticFor(dev.GPU, measure.AMP) != kernels.ArithFP16 {
+		return
+	}
+	if c.Groups > 1 && c.Groups == c.In.C {
+		return
+	}
+	bw, _ := kernels.BandwidthGBs(dev.GPU)
+	if !(bw > 0) {
+		bw = t.fallbackB
+	}
+	perImageMS := 2 * 2 * float64(c.In.Elems()+c.Out.Elems()) / (bw * 1e9 * t.memEff) * 1000
+	for i, b := range batches {
+		if out[i].MS > 0 {
+			out[i].MS += float64(b) * perImageMS
+		}
+	}
+}
+
+// timerFor is the layer timer of req: the engine's, with NCHW's transposes under amp.
+func (e *Engine) timerFor(req *Request) LayerTimer {
+	if req.MemoryFormat != NCHW {
+		return e.timer
+	}
+	return layoutTimer{inner: e.timer, memEff: e.over.MemoryEfficiency, fallbackB: e.over.FallbackBandwidthGBs}
+}
+
+// checkInput reports a bad input pipeline or memory format.
+func (req *Request) checkInput() error {
+	if req.MemoryFormat != "" {
+		if _, err := ParseMemoryFormat(string(req.MemoryFormat)); err != nil {
+			return err
+		}
+	}
+	if req.Input.Loader != "" {
+		if _, err := pipeline.ParseLoader(string(req.Input.Loader)); err != nil {
+			return err
+		}
+	}
+	if req.Input.ImagesPerS < 0 || req.Input.GPUMSPerImage < 0 || req.Input.HostToDeviceBytesPerImage < 0 {
+		return fmt.Errorf("the input pipeline's rates must not be negative: %+v", req.Input)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package predictor
+
+import (
+	"math"
+	"testing"
+
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
+)
+
+func TestInputPipelineBoundsTheStep(t *testing.T) {
+	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+	// tinyNet's GPU step is 20.45 ms per image; a loader of 40 images/s takes 25 ms
+	// per image: it sets the pace. PCIe 3.0 ×16 at 78%: 12.29 GB/s for the 3×8×8×4-byte
+	// images (768 B each).
+	gpu := testGPU
+	gpu.PCIeGen, gpu.PCIeLanes = 3, 16
+	link := 0.985 * 16 * HostLinkEfficiency
+	for _, tc := range []struct {
+		name      string
+		in        pipeline.Rate
+		batch     int
+		wantMS    float64
+		wantBound string
+		wantRate  float64
+	}{
+		{"synthetic", pipeline.Rate{}, 4, 4 * tinyPerSampleMS, "gpu", 0},
+		{"slow loader", pipeline.Rate{Loader: pipeline.PyTorch, Workers: 2, ImagesPerS: 40, HostToDeviceBytesPerImage: 768}, 4, 100, "input", 40},
+		{"fast loader: the GPU and the batch copy", pipeline.Rate{Loader: pipeline.PyTorch, Workers: 2, ImagesPerS: 1000, HostToDeviceBytesPerImage: 768}, 4,
+			4*tinyPerSampleMS + 4*768/(link*1e9)*1000, "gpu", 1000},
+	} {
+		c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: gpu,
+			Precision: measure.FP32, Batches: []int{tc.batch}, Run: Run{Epochs: 1, Images: 100}, Input: tc.in})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		p := c.Points[0]
+		if p.Bound != tc.wantBound || c.LoaderImagesPerS != tc.wantRate || c.Input != 8 || math.Abs(p.IterMS-tc.wantMS) > 1e-9 {
+			t.Errorf("%s: step %v ms, bound %q, loader %v images/s, input %d; want %v ms, %q, %v, 8",
+				tc.name, p.IterMS, p.Bound, c.LoaderImagesPerS, c.Input, tc.wantMS, tc.wantBound, tc.wantRate)
+		}
+	}
+	// Two GPUs: each has its own workers; the loader's rate is the machine's.
+	c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 2}, GPU: gpu,
+		Precision: measure.FP32, Batches: []int{8}, Run: Run{Epochs: 1, Images: 100}, Input: pipeline.Rate{Loader: pipeline.PyTorch, Workers: 3, ImagesPerS: 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LoaderImagesPerS != 80 || c.Workers != 3 || c.Loader != pipeline.PyTorch || c.Points[0].Bound != "input" {
+		t.Errorf("two GPUs: loader %s × %d workers at %v images/s, bound %q; want pytorch × 3 at 80, input", c.Loader, c.Workers, c.LoaderImagesPerS, c.Points[0].Bound)
+	}
+}
+
+func TestNCHWPaysTransposesUnderAMP(t *testing.T) {
+	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+	run := func(p measure.Precision, f MemoryFormat, cc string) float64 {
+		gpu := testGPU
+		gpu.ComputeCapability = cc
+		c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: gpu,
+			Precision: p, Batches: []int{10}, Run: Run{Epochs: 1, Images: 10}, MemoryFormat: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Points[0].IterMS
+	}
+	// tinyNet's convolutions: conv1 (3+4)×64 elements, conv2 and conv3 (4+4)×64. Its
+	// phases: conv1 forward and weight gradient (2), conv2 and conv3 three each: 2×448 +
+	// 6×512 = 3968 elements transposed per image, 4 bytes each (read and write FP16),
+	// at 1000 GB/s: 1.5872e-5 ms per image, ×10 images.
+	want := 3968.0 * 4 / 1e12 * 1000 * 10
+	for _, tc := range []struct {
+		name  string
+		p     measure.Precision
+		f     MemoryFormat
+		cc    string
+		extra float64
+	}{
+		{"amp nchw on tensor cores", measure.AMP, NCHW, "7.0", want},
+		{"amp nhwc", measure.AMP, NHWC, "7.0", 0},
+		{"fp32 nchw", measure.FP32, NCHW, "7.0", 0},
+		{"amp nchw without tensor cores", measure.AMP, NCHW, "6.0", 0},
+	} {
+		base := run(tc.p, "", tc.cc)
+		if got := run(tc.p, tc.f, tc.cc) - base; math.Abs(got-tc.extra) > 1e-12 {
+			t.Errorf("%s: %v ms more than without transposes, want %v", tc.name, got, tc.extra)
+		}
+	}
+	if _, err := ParseMemoryFormat("nchwc"); err == nil {
+		t.Error("ParseMemoryFormat accepted nchwc")
+	}
+	if f, err := ParseMemoryFormat("channels_last"); err != nil || f != NHWC {
+		t.Errorf("ParseMemoryFormat(channels_last) = %q, %v", f, err)
+	}
+}

@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"cnntime/predictor/dataset"
+	"cnntime/predictor/hw"
+)
+
+// Loader names an input pipeline.
+type Loader string
+
+// The loaders.
+const (
+	Synthetic Loader = "synthetic" // data already on the GPU: no loader cost
+	PyTorch   Loader = "pytorch"   // DataLoader worker processes, PIL decode, torchvision transforms
+	DALI      Loader = "dali"      // NVIDIA DALI: nvJPEG decode and augmentations on the GPU
+)
+
+// Loaders lists the loaders in the order help text shows them.
+var Loaders = []Loader{Synthetic, PyTorch, DALI}
+
+// ParseLoader accepts synthetic, pytorch or dali.
+func ParseLoader(s string) (Loader, error) {
+	for _, l := range Loaders {
+		if string(l) == strings.ToLower(strings.TrimSpace(s)) {
+			return l, nil
+		}
+	}
+	return "", fmt.Errorf("unknown loader %q: use synthetic, pytorch or dali", s)
+}
+
+// BareGPUWorkers is the worker count assumed for a GPU without a machine (whose
+// vCPUs are unknown): PyTorch's ImageNet reference scripts' common setting.
+const BareGPUWorkers = 8
+
+// MaxWorkers bounds a worker count given by the user.
+const MaxWorkers = 1024
+
+// DefaultWorkers is the DataLoader worker count per GPU on a machine with vcpus vCPUs
+// and gpus GPUs: the vCPUs per GPU less one for the training process itself, at
+// least 1; BareGPUWorkers when the vCPUs are unknown (vcpus ≤ 0).
+func DefaultWorkers(vcpus, gpus int) int {
+	if vcpus <= 0 {
+		return BareGPUWorkers
+	}
+	if gpus < 1 {
+		gpus = 1
+	}
+	return max(vcpus/gpus-1, 1)
+}
+
+// Per-image costs of the loaders on one CPU core (one DataLoader worker process).
+//
+// WorkerImagesPerS is what one DataLoader worker delivers of ImageNet training images
+// (JPEGs of 400×350 pixels on average) through torchvision's standard training
+// transform (PIL decode, RandomResizedCrop(224), RandomHorizontalFlip, ToTensor,
+// Normalize). It is fitted to one published loader-bound run: Oneflow-Inc/DLPerf
+// (PyTorch/resnet50v1.5/README.md) trains ResNet-50 with pytorch/examples' imagenet
+// main.py (PyTorch 1.6, FP32, batch 128 per GPU) on 8 V100s with --workers 8, which
+// main.py divides among the GPUs: one worker per GPU gives 1070 images/s over 8 GPUs,
+// 134 per worker, where the same GPUs reach 2244 with DALI. The other rows of that
+// table are held out (assets/validation/modern_anchors.csv, loader columns).
+// tensorpack's "Efficient DataFlow" tutorial (40–80 images/s per process with heavier
+// ResNet augmentations) agrees in magnitude. The per-image time is split between a
+// part that grows with the stored image's pixels (JPEG decode: DecodeShare) and a part
+// that grows with the network's input pixels (resampling the crop, the flip,
+// conversion to float and normalisation).
+const (
+	WorkerImagesPerS   = 134.0  // ImageNet JPEG at 400×350 to a 224×224 input, one worker on its own core
+	referenceSource    = 140000 // 400×350 pixels
+	referenceInput     = 224 * 224
+	DecodeShare        = 0.8 // of the per-image CPU time at the reference sizes
+	PerImageOverheadMS = 0.1 // Dataset.__getitem__, collation and queueing per image
+	// HyperThreadYield is what a second hardware thread adds to a busy core: cloud
+	// vCPUs are hyperthreads (two per core), and two busy threads on one core do about
+	// 1.25× the work of one (Intel's figure for Hyper-Threading is "up to 30%").
+	HyperThreadYield = 0.25
+	// DALIHuffmanShare is the part of the JPEG decode a DALI "mixed" decoder leaves on
+	// its CPU threads (Huffman decoding); nvJPEG runs the inverse DCT, colour
+	// conversion and every augmentation on the GPU.
+	DALIHuffmanShare = 0.25
+	// DALIGPUMSPerMPixel is the GPU time DALI spends per million decoded source pixels
+	// on a GPU with 900 GB/s of memory bandwidth (a V100), scaled by bandwidth on others:
+	// decode, crop-resize and normalisation are memory-bound image kernels. DLPerf's
+	// V100 runs (354 images/s with DALI, 1 GPU, FP32 ResNet-50) leave it no more than a
+	// few percent of the step.
+	DALIGPUMSPerMPixel = 0.35
+	referenceBandwidth = 900.0
+)
+
+// cores is the CPU capacity, in cores' worth of one thread's work, that busy threads
+// get on a machine with vcpus hyperthreads (vcpus/2 cores): one core each up to the
+// core count, then HyperThreadYield for each thread that shares a core.
+func cores(busy, vcpus float64) float64 {
+	phys := vcpus / 2
+	if busy <= phys {
+		return busy
+	}
+	return phys + HyperThreadYield*math.Min(busy-phys, phys)
+}
+
+// Settings are the user's choice of loader and workers (0 workers: the default).
+type Settings struct {
+	Loader  Loader
+	Workers int
+}
+
+// Check reports a bad setting.
+func (s Settings) Check() error {
+	if s.Loader != "" {
+		if _, err := ParseLoader(string(s.Loader)); err != nil {
+			return err
+		}
+	}
+	if s.Workers < 0 || s.Workers > MaxWorkers {
+		return fmt.Errorf("workers %d: must be between 1 and %d (0 for the default: the machine's vCPUs per GPU less one)", s.Workers, MaxWorkers)
+	}
+	return nil
+}
+
+// Rate is what a loader delivers to one GPU.
+type Rate struct {
+	Loader  Loader `json:"loader"`
+	Workers int    `json:"workers,omitempty"` // worker processes (pytorch) or threads (dali) per GPU
+	Input   int    `json:"input"`             // the network's input size, pixels
+	// ImagesPerS is the loader's own rate per GPU (CPU-bound part); 0 for synthetic:
+	// unlimited.
+	ImagesPerS float64 `json:"images_per_s,omitempty"`
+	// GPUMSPerImage is the GPU time the loader takes per image (DALI's decode and
+	// augmentations), added to the training step's.
+	GPUMSPerImage float64 `json:"gpu_ms_per_image,omitempty"`
+	// HostToDeviceBytesPerImage is what the training loop copies to the GPU per image
+	// before the forward pass can start: float32 tensors from a PyTorch loader, none
+	// from DALI (it writes on the GPU) or synthetic data.
+	HostToDeviceBytesPerImage float64 `json:"h2d_bytes_per_image,omitempty"`
+}
+
+// Model returns the rate of the loader s picks for dataset d at input size input on
+// one of gpus GPUs of a machine with vcpus vCPUs (0: unknown, a bare GPU). The
+// synthetic loader, and an empty one, costs nothing.
+func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU) (Rate, error) {
+	if err := s.Check(); err != nil {
+		return Rate{}, err
+	}
+	if input <= 0 {
+		return Rate{}, fmt.Errorf("input size %d: must be positive", input)
+	}
+	r := Rate{Loader: s.Loader, Input: input}
+	if s.Loader == "" || s.Loader == Synthetic {
+		r.Loader = Synthetic
+		return r, nil
+	}
+	r.Workers = s.Workers
+	if r.Workers == 0 {
+		r.Workers = DefaultWorkers(vcpus, gpus)
+	}
+	// On a machine whose vCPUs are known, every GPU's workers and its training
+	// process share the vCPUs' cores; a bare GPU's workers each get a core.
+	parallel := float64(r.Workers)
+	if vcpus > 0 {
+		n := float64(max(gpus, 1))
+		busy := n * (parallel + 1)
+		parallel = cores(busy, float64(vcpus)) / n * parallel / (parallel + 1)
+	}
+	inPx := float64(input) * float64(input)
+	outMS := (1 - DecodeShare) / WorkerImagesPerS * 1000 * inPx / referenceInput
+	decodeMS := DecodeShare / WorkerImagesPerS * 1000 * d.SourcePixels() / referenceSource
+	switch s.Loader {
+	case PyTorch:
+		r.ImagesPerS = parallel / (PerImageOverheadMS + decodeMS + outMS) * 1000
+		r.HostToDeviceBytesPerImage = 3 * inPx * 4
+	case DALI:
+		cpuMS := PerImageOverheadMS/4 + DALIHuffmanShare*decodeMS
+		if d.InMemory {
+			cpuMS = PerImageOverheadMS / 4
+		}
+		r.ImagesPerS = parallel / cpuMS * 1000
+		bw := gpu.MemoryBandwidthGBs
+		if !(bw > 0) {
+			bw = referenceBandwidth
+		}
+		px := math.Max(d.SourcePixels(), inPx)
+		r.GPUMSPerImage = DALIGPUMSPerMPixel * px / 1e6 * referenceBandwidth / bw
+	}
+	return r, nil
+}
+
+// StepMS is the time of a training step of b images on one GPU whose own step (the
+// kernels and the host work around them) takes gpuStepMS, fed by r over a host link
+// of linkGBs GB/s, with bound "gpu" or "input". A prefetching loader works while the
+// GPU trains on the previous batch, so the step is the slower of the two; the batch's
+// copy to the GPU and DALI's GPU work add to the GPU's side.
+func (r Rate) StepMS(b int, gpuStepMS, linkGBs float64) (ms float64, bound string) {
+	gpu := gpuStepMS + float64(b)*r.GPUMSPerImage
+	if r.HostToDeviceBytesPerImage > 0 && linkGBs > 0 {
+		gpu += float64(b) * r.HostToDeviceBytesPerImage / (linkGBs * 1e9) * 1000
+	}
+	if r.ImagesPerS > 0 {
+		if loader := float64(b) / r.ImagesPerS * 1000; loader > gpu {
+			return loader, "input"
+		}
+	}
+	return gpu, "gpu"
+}

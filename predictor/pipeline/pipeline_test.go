@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"cnntime/predictor/dataset"
+	"cnntime/predictor/hw"
+)
+
+func TestDefaultWorkers(t *testing.T) {
+	for _, tc := range []struct{ vcpus, gpus, want int }{
+		{4, 1, 3},   // aws/g4dn.xlarge
+		{96, 8, 11}, // aws/p4d.24xlarge
+		{8, 1, 7},   // aws/p3.2xlarge
+		{2, 1, 1},   // never below one
+		{1, 4, 1},   //
+		{0, 1, 8},   // a bare GPU
+	} {
+		if got := DefaultWorkers(tc.vcpus, tc.gpus); got != tc.want {
+			t.Errorf("DefaultWorkers(%d, %d) = %d, want %d", tc.vcpus, tc.gpus, got, tc.want)
+		}
+	}
+}
+
+func TestParseLoaderAndCheck(t *testing.T) {
+	for _, s := range []string{"synthetic", "PyTorch", " dali "} {
+		if _, err := ParseLoader(s); err != nil {
+			t.Errorf("ParseLoader(%q): %v", s, err)
+		}
+	}
+	if _, err := ParseLoader("tfdata"); err == nil || !strings.Contains(err.Error(), "synthetic, pytorch or dali") {
+		t.Errorf("ParseLoader(tfdata) error = %v", err)
+	}
+	if err := (Settings{Loader: PyTorch, Workers: -1}).Check(); err == nil || !strings.Contains(err.Error(), "workers -1") {
+		t.Errorf("Check(workers -1) = %v", err)
+	}
+}
+
+func TestModelRates(t *testing.T) {
+	imagenet, _ := dataset.Preset("imagenet-1k")
+	cifar, _ := dataset.Preset("cifar-10")
+	v100 := hw.GPU{ID: "v100", MemoryBandwidthGBs: 900}
+	perWorker224 := 1000 / (PerImageOverheadMS + 1000/WorkerImagesPerS) // 132.2 images/s
+	for _, tc := range []struct {
+		name        string
+		s           Settings
+		d           dataset.Dataset
+		input       int
+		vcpus, gpus int
+		wantIPS     float64
+		wantWorkers int
+		wantGPUMS   float64
+	}{
+		{"synthetic costs nothing", Settings{Loader: Synthetic}, imagenet, 224, 4, 1, 0, 0, 0},
+		// g4dn.xlarge: 3 workers and the training process on 4 vCPUs (2 cores):
+		// 2 + 0.25×2 = 2.5 cores, 3/4 of them the workers'.
+		{"g4dn.xlarge: 3 workers on 2 cores", Settings{Loader: PyTorch}, imagenet, 224, 4, 1, 2.5 * 3 / 4 * perWorker224, 3, 0},
+		// p4d.24xlarge: 8 × (11 + 1) threads on 48 cores: 60 cores, 7.5 per GPU, 11/12 the workers'.
+		{"p4d.24xlarge: 11 workers per GPU", Settings{Loader: PyTorch}, imagenet, 224, 96, 8, 7.5 * 11 / 12 * perWorker224, 11, 0},
+		// 4 workers on 32 vCPUs: every thread has its own core.
+		{"few workers, many cores", Settings{Loader: PyTorch, Workers: 4}, imagenet, 224, 32, 1, 4 * perWorker224, 4, 0},
+		{"bare GPU: 8 workers", Settings{Loader: PyTorch}, imagenet, 224, 0, 1, 8 * perWorker224, 8, 0},
+		// 380 px: the input-size part grows by (380/224)².
+		{"efficientnet_b4's 380 px", Settings{Loader: PyTorch, Workers: 4}, imagenet, 380, 0, 1,
+			4 * 1000 / (0.1 + 0.8/WorkerImagesPerS*1000 + 0.2/WorkerImagesPerS*1000*380*380/(224*224)), 4, 0},
+		// CIFAR in memory: no decode, a 32×32 input.
+		{"cifar-10 in memory", Settings{Loader: PyTorch, Workers: 2}, cifar, 32, 0, 1, 2 * 1000 / (0.1 + 0.2/WorkerImagesPerS*1000*1024/50176), 2, 0},
+		{"dali on a V100", Settings{Loader: DALI, Workers: 4}, imagenet, 224, 0, 1, 4 * 1000 / (0.025 + 0.25*0.8/WorkerImagesPerS*1000), 4, 0.35 * 0.14},
+	} {
+		r, err := Model(tc.s, tc.d, tc.input, tc.vcpus, tc.gpus, v100)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if math.Abs(r.ImagesPerS-tc.wantIPS) > 1e-6*math.Max(1, tc.wantIPS) || r.Workers != tc.wantWorkers || math.Abs(r.GPUMSPerImage-tc.wantGPUMS) > 1e-9 || r.Input != tc.input {
+			t.Errorf("%s: got %+v, want %.2f images/s, %d workers, %.4f GPU ms per image", tc.name, r, tc.wantIPS, tc.wantWorkers, tc.wantGPUMS)
+		}
+	}
+	if _, err := Model(Settings{Loader: PyTorch}, imagenet, 0, 4, 1, v100); err == nil {
+		t.Error("Model accepted an input size of 0")
+	}
+}
+
+func TestStepMS(t *testing.T) {
+	r := Rate{Loader: PyTorch, ImagesPerS: 200, HostToDeviceBytesPerImage: 3 * 224 * 224 * 4}
+	for _, tc := range []struct {
+		name      string
+		r         Rate
+		b         int
+		gpuMS     float64
+		link      float64
+		wantMS    float64
+		wantBound string
+	}{
+		{"loader-bound", r, 256, 300, 12, 1280, "input"},
+		// 256 × 602112 B / 12 GB/s = 12.85 ms of copy on top of the GPU's 1400 ms.
+		{"gpu-bound with the batch copy", r, 256, 1400, 12, 1400 + 256*602112/12e9*1000, "gpu"},
+		{"synthetic", Rate{Loader: Synthetic}, 256, 300, 12, 300, "gpu"},
+		{"dali adds GPU time", Rate{Loader: DALI, ImagesPerS: 5000, GPUMSPerImage: 0.05}, 100, 50, 12, 55, "gpu"},
+	} {
+		ms, bound := tc.r.StepMS(tc.b, tc.gpuMS, tc.link)
+		if math.Abs(ms-tc.wantMS) > 1e-9 || bound != tc.wantBound {
+			t.Errorf("%s: StepMS = %.4f %s, want %.4f %s", tc.name, ms, bound, tc.wantMS, tc.wantBound)
+		}
+	}
+}
