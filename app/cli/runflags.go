@@ -30,6 +30,7 @@ type runFlags struct {
 	batches                string
 	precision, policy      string
 	epochs, images         int
+	data                   runDataFlags // --dataset, --input, --classes, --loader, --workers, --memory-format
 }
 
 // register adds the shared run flags to fs. Lists have a singular and a plural
@@ -48,12 +49,15 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.StringVar(&rf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
 	fs.StringVar(&rf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
 	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
-	fs.IntVar(&rf.images, "images", predictor.ImageNetImages, "training images per epoch (ImageNet-1k's)")
+	fs.IntVar(&rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
+	rf.data.register(fs)
 }
 
 // runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage.
 const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
-	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]"
+	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
+	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
+	"        [--workers N] [--memory-format nchw|nhwc]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
@@ -93,10 +97,19 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	if rf.epochs <= 0 {
 		return q, Usagef("--epochs %d: must be positive (default %d)", rf.epochs, app.DefaultEpochs)
 	}
-	if rf.images <= 0 {
-		return q, Usagef("--images %d: must be positive (default %d, ImageNet-1k)", rf.images, predictor.ImageNetImages)
+	if set["images"] && rf.images <= 0 {
+		return q, Usagef("--images %d: must be positive (leave it out for the dataset's)", rf.images)
 	}
-	q.Run = predictor.Run{Epochs: rf.epochs, Images: rf.images}
+	data, err := rf.data.runData()
+	if err != nil {
+		return q, err
+	}
+	q.Data = data
+	images := rf.images
+	if !set["images"] {
+		images = data.Images()
+	}
+	q.Run = predictor.Run{Epochs: rf.epochs, Images: images}
 	p, err := predictor.ParseTrainingPrecision(rf.precision)
 	if err != nil {
 		return q, Usagef("--precision: %v", err)
