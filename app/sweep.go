@@ -306,43 +306,6 @@ func runSteps(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	return nil
 }
 
-// PlanSweepIn plans a sweep against the cache file at dbPath without running it: what
-// the Benchmark view shows before the user starts.
-func PlanSweepIn(ctx context.Context, dbPath string, req SweepRequest) (SweepPlan, error) {
-	cache, err := db.Open(dbPath)
-	if err != nil {
-		return SweepPlan{}, err
-	}
-	defer cache.Close()
-	sw, err := OpenSweeper(ctx, req.Device)
-	if err != nil {
-		return SweepPlan{}, err
-	}
-	return PlanSweep(ctx, cache, sw.Device(), req)
-}
-
-// SweepInto is the whole sweep use case on the cache file at dbPath: open the device,
-// plan what the cache lacks, hand the plan to planned (may be nil), run it.
-func SweepInto(ctx context.Context, dbPath string, req SweepRequest, planned func(SweepPlan), progress func(SweepProgress)) (SweepResult, error) {
-	cache, err := db.Open(dbPath)
-	if err != nil {
-		return SweepResult{}, err
-	}
-	defer cache.Close()
-	sw, err := OpenSweeper(ctx, req.Device)
-	if err != nil {
-		return SweepResult{}, err
-	}
-	plan, err := PlanSweep(ctx, cache, sw.Device(), req)
-	if err != nil {
-		return SweepResult{}, err
-	}
-	if planned != nil {
-		planned(plan)
-	}
-	return RunSweep(ctx, cache, sw, plan, progress)
-}
-
 // DeviceHoldings is what the cache holds for one measured device.
 type DeviceHoldings struct {
 	Device      measure.Device `json:"device"`
@@ -352,14 +315,13 @@ type DeviceHoldings struct {
 	LastSweep   string         `json:"last_sweep,omitempty"` // the state of its newest sweep
 }
 
-// CacheHoldings summarises the cache file at dbPath per device.
-func CacheHoldings(ctx context.Context, dbPath string) ([]DeviceHoldings, error) {
-	cache, err := db.Open(dbPath)
+// CacheHoldings summarises the cache per device; the database counts the rows.
+func CacheHoldings(ctx context.Context, cache *db.DB) ([]DeviceHoldings, error) {
+	devs, err := cache.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer cache.Close()
-	devs, err := cache.Devices(ctx)
+	counts, err := cache.CountsByDevice(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -369,22 +331,8 @@ func CacheHoldings(ctx context.Context, dbPath string) ([]DeviceHoldings, error)
 	}
 	out := make([]DeviceHoldings, 0, len(devs))
 	for _, d := range devs {
-		h := DeviceHoldings{Device: d}
-		ms, err := cache.Measurements(ctx, d.Key, nil)
-		if err != nil {
-			return nil, err
-		}
-		h.Kernels = len(ms)
-		for _, m := range ms {
-			if m.Status == measure.OutOfMemory {
-				h.OutOfMemory++
-			}
-		}
-		steps, err := cache.Steps(ctx, db.StepFilter{DeviceKey: d.Key})
-		if err != nil {
-			return nil, err
-		}
-		h.Steps = len(steps)
+		c := counts[d.Key]
+		h := DeviceHoldings{Device: d, Kernels: c.Kernels, OutOfMemory: c.OutOfMemory, Steps: c.Steps}
 		for _, s := range sweeps { // newest first
 			if s.DeviceKey == d.Key {
 				h.LastSweep = s.State

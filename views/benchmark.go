@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -21,10 +20,11 @@ const logLines = 200
 
 // Benchmark is the Benchmark tab: the devices found, a sweep plan with its estimate,
 // start / pause / cancel, a progress bar with ETA, a live log, and what the cache holds
-// per device. It drives app.SweepInto on the cache file DBPath; a paused or cancelled
-// sweep keeps what it measured, and Start resumes from the cache.
+// per device. It displays an app.SweepRunner, which owns the sweep (plan, progress,
+// pause, cancel) on the app's cache handle; a paused or cancelled sweep keeps what it
+// measured, and Start resumes from the cache.
 type Benchmark struct {
-	DBPath string
+	Runner *app.SweepRunner
 
 	Device                          *widget.Select
 	Models, Batches, Repeats, Input *widget.Entry
@@ -42,17 +42,14 @@ type Benchmark struct {
 	// paused, cancelled or failed), after the view shows it.
 	OnFinished func(app.SweepResult, error)
 
-	mu      sync.Mutex
-	stop    context.CancelCauseFunc // the running sweep's; nil when none runs
-	done    chan struct{}           // closed when the running sweep ends
 	lines   []string
 	devices app.DeviceList
 	content fyne.CanvasObject
 }
 
-// NewBenchmark builds the view for the cache at dbPath and lists the devices.
-func NewBenchmark(dbPath string) *Benchmark {
-	b := &Benchmark{DBPath: dbPath}
+// NewBenchmark builds the view of runner's sweeps and lists the devices.
+func NewBenchmark(runner *app.SweepRunner) *Benchmark {
+	b := &Benchmark{Runner: runner}
 	req := app.DefaultSweepRequest()
 	b.Device = widget.NewSelect([]string{"cpu"}, nil)
 	b.Device.SetSelected("cpu")
@@ -78,8 +75,8 @@ func NewBenchmark(dbPath string) *Benchmark {
 	b.Log.Wrapping = fyne.TextWrapWord
 	b.PlanButton = widget.NewButton("Plan", b.showPlan)
 	b.StartButton = widget.NewButton("Start", b.Start)
-	b.PauseButton = widget.NewButton("Pause", func() { b.halt(app.ErrSweepPaused) })
-	b.CancelButton = widget.NewButton("Cancel", func() { b.halt(context.Canceled) })
+	b.PauseButton = widget.NewButton("Pause", runner.Pause)
+	b.CancelButton = widget.NewButton("Cancel", runner.Cancel)
 	b.setRunning(false)
 
 	form := widget.NewForm(
@@ -125,7 +122,7 @@ func (b *Benchmark) RefreshDevices() {
 
 // RefreshHoldings shows what the cache holds per device.
 func (b *Benchmark) RefreshHoldings() {
-	hs, err := app.CacheHoldings(context.Background(), b.DBPath)
+	hs, err := b.Runner.Holdings(context.Background())
 	if err != nil {
 		b.Holdings.SetText("cannot read the cache: " + err.Error())
 		return
@@ -186,7 +183,7 @@ func (b *Benchmark) showPlan() {
 	if !ok {
 		return
 	}
-	p, err := app.PlanSweepIn(context.Background(), b.DBPath, req)
+	p, err := b.Runner.Plan(context.Background(), req)
 	if err != nil {
 		b.PlanLabel.SetText("Cannot plan: " + err.Error())
 		return
@@ -200,49 +197,24 @@ func (b *Benchmark) Start() {
 	if !ok {
 		return
 	}
-	b.mu.Lock()
-	if b.stop != nil {
-		b.mu.Unlock()
+	err := b.Runner.Start(req, app.SweepEvents{
+		Planned:  func(p app.SweepPlan) { fyne.Do(func() { b.PlanLabel.SetText(describePlan(p)) }) },
+		Progress: func(p app.SweepProgress) { fyne.Do(func() { b.show(p) }) },
+		// The runner's Wait returns once the view shows how the sweep ended.
+		Finished: func(res app.SweepResult, err error) { fyne.DoAndWait(func() { b.finish(res, err) }) },
+	})
+	if err != nil {
+		b.PlanLabel.SetText(err.Error())
 		return
 	}
-	ctx, stop := context.WithCancelCause(context.Background())
-	b.stop, b.done = stop, make(chan struct{})
-	done := b.done
-	b.mu.Unlock()
 	b.setRunning(true)
 	b.Progress.SetValue(0)
 	b.logf("sweep of %s on %s started", strings.Join(req.Models, ", "), req.Device)
-	go func() {
-		res, err := app.SweepInto(ctx, b.DBPath, req,
-			func(p app.SweepPlan) { fyne.Do(func() { b.PlanLabel.SetText(describePlan(p)) }) },
-			func(p app.SweepProgress) { fyne.Do(func() { b.show(p) }) })
-		stop(nil)
-		fyne.Do(func() {
-			b.finish(res, err)
-			close(done)
-		})
-	}()
 }
 
-// Wait blocks until the running sweep (if any) has ended and the view shows it.
-func (b *Benchmark) Wait() {
-	b.mu.Lock()
-	done := b.done
-	b.mu.Unlock()
-	if done != nil {
-		<-done
-	}
-}
-
-// halt pauses (cause app.ErrSweepPaused) or cancels the running sweep.
-func (b *Benchmark) halt(cause error) {
-	b.mu.Lock()
-	stop := b.stop
-	b.mu.Unlock()
-	if stop != nil {
-		stop(cause)
-	}
-}
+// Wait blocks until the running sweep (if any) has ended and the view shows it; not on
+// the UI goroutine.
+func (b *Benchmark) Wait() { b.Runner.Wait() }
 
 func (b *Benchmark) show(p app.SweepProgress) {
 	if p.Message != "" {
@@ -272,9 +244,6 @@ func (b *Benchmark) show(p app.SweepProgress) {
 }
 
 func (b *Benchmark) finish(res app.SweepResult, err error) {
-	b.mu.Lock()
-	b.stop = nil
-	b.mu.Unlock()
 	b.setRunning(false)
 	if err != nil {
 		b.logf("sweep failed: %v", err)

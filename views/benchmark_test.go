@@ -9,12 +9,13 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"cnntime/app"
+	"cnntime/db"
 )
 
 func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 	test.NewTempApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
-	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	b := NewBenchmark(testRunner(t))
 	w := test.NewWindow(b.Content())
 	defer w.Close()
 	if got := b.Device.Options; len(got) != 1 || got[0] != "cpu" {
@@ -76,7 +77,7 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 func TestBenchmarkRejectsBadInput(t *testing.T) {
 	test.NewTempApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
-	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	b := NewBenchmark(testRunner(t))
 	cases := []struct {
 		batches, repeats, input, want string
 	}{
@@ -98,7 +99,7 @@ func TestBenchmarkRejectsBadInput(t *testing.T) {
 func TestBenchmarkPausesAndResumes(t *testing.T) {
 	test.NewTempApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
-	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	b := NewBenchmark(testRunner(t))
 	b.Models.SetText("resnet18")
 	b.Input.SetText("32")
 	b.Batches.SetText("1")
@@ -119,4 +120,15 @@ func TestBenchmarkPausesAndResumes(t *testing.T) {
 	if !strings.HasPrefix(b.ETA.Text, "Done:") || !strings.Contains(b.PlanLabel.Text, "(5 already in the cache)") {
 		t.Errorf("after resuming: ETA %q, plan %q", b.ETA.Text, b.PlanLabel.Text)
 	}
+}
+
+// testRunner is a sweep runner on a new cache, closed when the test ends.
+func testRunner(t *testing.T) *app.SweepRunner {
+	t.Helper()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
+	return app.NewSweepRunner(cache)
 }

@@ -162,7 +162,7 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 	if mw.Backend == nil || mw.Backend.DB() == nil {
 		return widget.NewLabel("The measurement cache could not be opened, so sweeps are off: restart cnntime with a writable --db file.")
 	}
-	b := NewBenchmark(mw.Backend.DB().Path())
+	b := NewBenchmark(app.NewSweepRunner(mw.Backend.DB()))
 	b.OnProgress = func(p app.SweepProgress) {
 		eta := ""
 		if p.ETA > 0 {
