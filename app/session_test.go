@@ -300,16 +300,16 @@ func TestSummarizeAndSort(t *testing.T) {
 		t.Fatalf("Summarize = %+v", rows)
 	}
 	tests := []struct {
-		col  int
+		col  SummaryColumn
 		desc bool
 		want string
 	}{
-		{0, false, "alexnet,resnet50,vgg16"},
-		{0, true, "vgg16,resnet50,alexnet"},
-		{5, false, "resnet50,vgg16,alexnet"}, // total time; nothing-fits last
-		{5, true, "vgg16,resnet50,alexnet"},
-		{6, false, "vgg16,resnet50,alexnet"}, // cost
-		{2, true, "vgg16,resnet50,alexnet"},  // best batch
+		{ColumnCNN, false, "alexnet,resnet50,vgg16"},
+		{ColumnCNN, true, "vgg16,resnet50,alexnet"},
+		{ColumnTotal, false, "resnet50,vgg16,alexnet"}, // nothing-fits last
+		{ColumnTotal, true, "vgg16,resnet50,alexnet"},
+		{ColumnCost, false, "vgg16,resnet50,alexnet"},
+		{ColumnBestBatch, true, "vgg16,resnet50,alexnet"},
 	}
 	for _, tt := range tests {
 		r := append([]Summary(nil), rows...)
@@ -322,10 +322,10 @@ func TestSummarizeAndSort(t *testing.T) {
 			t.Errorf("sort by %s desc=%v: %s, want %s", SummaryColumns[tt.col], tt.desc, got, tt.want)
 		}
 	}
-	if got := rows[2].Cell(2); got != "does not fit" {
+	if got := rows[2].Cell(ColumnBestBatch); got != "does not fit" {
 		t.Errorf("best batch cell of a curve where nothing fits = %q", got)
 	}
-	if got := rows[0].Cell(6); got != "$8.00" {
+	if got := rows[0].Cell(ColumnCost); got != "$8.00" {
 		t.Errorf("cost cell = %q", got)
 	}
 }

@@ -14,7 +14,7 @@ type ResultsTable struct {
 	widget.BaseWidget
 	table      *widget.Table
 	rows       []app.Summary
-	sortColumn int // -1: the prediction's order
+	sortColumn app.SummaryColumn // -1: the prediction's order
 	descending bool
 }
 
@@ -28,13 +28,13 @@ func NewResultsTable() *ResultsTable {
 		func() fyne.CanvasObject { return widget.NewLabel("") },
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {
-				o.(*widget.Label).SetText(t.rows[id.Row].Cell(id.Col))
+				o.(*widget.Label).SetText(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)))
 			}
 		})
 	t.table.ShowHeaderRow = true
 	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		col := id.Col
+		col := app.SummaryColumn(id.Col)
 		showSortHeader(o, app.SummaryColumns[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
 	for i, w := range resultWidths {
@@ -54,7 +54,7 @@ func (t *ResultsTable) SetCurves(curves []predictor.Curve) {
 }
 
 // SortBy sorts by a column; sorting by the same column again reverses the order.
-func (t *ResultsTable) SortBy(col int) {
+func (t *ResultsTable) SortBy(col app.SummaryColumn) {
 	if col == t.sortColumn {
 		t.descending = !t.descending
 	} else {

@@ -77,11 +77,10 @@ func runCacheInfo(env *Env, args []string) error {
 	} else if len(pos) > 0 {
 		return Usagef("cache info takes no arguments, got %q", pos[0])
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	info, err := d.Info(env.Ctx)
 	if err != nil {
 		return err
@@ -144,11 +143,10 @@ func runCacheImport(env *Env, args []string) error {
 	if len(pos) != 1 {
 		return Usagef("cache import takes one FILE (a cache file or a step CSV), got %d arguments", len(pos))
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	var rep db.ImportReport
 	if pos[0] == "-" {
 		rep, err = d.ImportStepsCSV(env.Ctx, env.Stdin, "stdin")
@@ -220,11 +218,10 @@ func runCacheExport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	if *device != "" {
 		if err := checkDeviceKnown(env, d, *device); err != nil {
 			return err
@@ -323,11 +320,10 @@ func runCacheCheck(env *Env, args []string) error {
 	} else if len(pos) > 0 {
 		return Usagef("cache check takes no arguments, got %q", pos[0])
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	problems, err := d.Check(env.Ctx)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"cnntime/app"
+	"cnntime/db"
 )
 
 // Env is what a CLI command runs with: where to write, which cache, and the global flags.
@@ -22,7 +23,31 @@ type Env struct {
 	DBPath string // the cache file; see DefaultDBPath
 	JSON   bool   // --json: machine-readable output (each command documents its shape)
 
-	usageShown bool // a FlagSet from Flags printed the usage: the command line was wrong
+	usageShown bool   // a FlagSet from Flags printed the usage: the command line was wrong
+	cache      *db.DB // the one cache handle of this command, opened by Cache; RunCLI closes it
+}
+
+// Cache is the command's measurement cache at DBPath, opened (and created when
+// missing) on first use; every part of the command shares this one handle.
+func (e *Env) Cache() (*db.DB, error) {
+	if e.cache == nil {
+		d, err := db.Open(e.DBPath)
+		if err != nil {
+			return nil, err
+		}
+		e.cache = d
+	}
+	return e.cache, nil
+}
+
+// closeCache closes the handle Cache opened, if any.
+func (e *Env) closeCache() error {
+	if e.cache == nil {
+		return nil
+	}
+	err := e.cache.Close()
+	e.cache = nil
+	return err
 }
 
 // Flags returns a flag set for a command that already knows --json, writes its usage
@@ -177,6 +202,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
+	if cerr := env.closeCache(); cerr != nil && err == nil {
+		err = cerr
+	}
 	var ue *UsageError
 	var ie *app.InputError
 	switch {

@@ -91,11 +91,10 @@ func machinesFromCache(env *Env) ([]hw.Machine, error) {
 	if _, err := os.Stat(env.DBPath); errors.Is(err, os.ErrNotExist) {
 		return app.Machines(env.Ctx, nil)
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
 	return app.Machines(env.Ctx, d)
 }
 
@@ -248,11 +247,10 @@ func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB,
 		want := map[string]string{"set-price": "ID USD", "reset-price": "ID", "remove": "ID", "detect": "no arguments"}[action]
 		return Usagef("machine %s takes %s; got %d argument(s)", action, want, fs.NArg())
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	return fn(d, fs.Args())
 }
 
@@ -288,11 +286,10 @@ func runMachineAdd(env *Env, args []string) error {
 	if err := checkSpec(spec); err != nil {
 		return err
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	m, err := app.AddUserMachine(env.Ctx, d, spec)
 	if err != nil {
 		return err

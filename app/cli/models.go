@@ -106,11 +106,10 @@ func withExistingCache(env *Env, fn func(d *db.DB) error) error {
 	if _, err := os.Stat(env.DBPath); errors.Is(err, os.ErrNotExist) {
 		return fn(nil)
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	return fn(d)
 }
 

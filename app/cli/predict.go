@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"cnntime/app"
-	"cnntime/db"
 	"cnntime/predictor"
 )
 
@@ -48,16 +47,15 @@ func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predic
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return nil, nil, err
 	}
 	eng, err := app.NewEngine(env.Ctx, d)
 	if err != nil {
-		d.Close()
 		return nil, nil, err
 	}
-	return eng, func() { d.Close() }, nil
+	return eng, func() {}, nil
 }
 
 // PredictRow is one line of `cnntime predict --json`: one CNN on one machine at one

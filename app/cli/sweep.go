@@ -94,11 +94,10 @@ func runSweep(env *Env, args []string) error {
 	if req.Policy, err = measure.ParsePolicy(*policy); err != nil {
 		return Usagef("--policy: %v", err)
 	}
-	cache, err := db.Open(env.DBPath)
+	cache, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer cache.Close()
 	sw, err := app.OpenSweeper(env.Ctx, req.Device)
 	if err != nil {
 		return err

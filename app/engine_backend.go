@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"cnntime/db"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+)
+
+// ModelChoice is a CNN the user can pick: a zoo model or one of their own.
+type ModelChoice struct {
+	Name   string
+	Family string // "ResNet", "VGG", ...; "Custom" for the user's own
+	Custom bool
+}
+
+// SessionBackend is where a Session gets its choices and predictions: the app's
+// engine in the GUI, a fake in tests. Its methods may be called from any goroutine.
+type SessionBackend interface {
+	ModelChoices() []ModelChoice
+	MachineChoices(ctx context.Context) ([]hw.Machine, error)
+	// PredictCurves returns one curve per model × machine of the settings.
+	PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error)
+	// AddCustomModel reads a custom model file's contents and returns its name.
+	AddCustomModel(data []byte) (string, error)
+}
+
+// EngineBackend is the SessionBackend of the desktop app: the prediction engine over
+// the measurement cache. The custom models the user adds are registered with the
+// engine, so they are predicted from the cache's measurements like zoo models, and
+// saved in the cache, so they come back at the next start.
+type EngineBackend struct {
+	cache  *db.DB
+	mu     sync.Mutex
+	engine *Engine
+	added  []*cnn.Network // custom models added since start, registered again when the engine is rebuilt
+}
+
+// OpenEngineBackend opens the cache at dbPath (created when missing) and loads the
+// engine. With dbPath "" it works without a cache: the embedded catalog and
+// calibration only, nothing measured, nothing to import into.
+func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, error) {
+	var d *db.DB
+	if dbPath != "" {
+		var err error
+		if d, err = db.Open(dbPath); err != nil {
+			return nil, err
+		}
+	}
+	e, err := NewEngine(ctx, d)
+	if err != nil {
+		if d != nil {
+			d.Close()
+		}
+		return nil, err
+	}
+	return &EngineBackend{cache: d, engine: e}, nil
+}
+
+// DB is the open measurement cache, nil when working without one.
+func (b *EngineBackend) DB() *db.DB { return b.cache }
+
+// Import merges another machine's cache file or a CSV of measured step times into the
+// cache, reloads the engine, and says what it added.
+func (b *EngineBackend) Import(ctx context.Context, path string) (string, error) {
+	if b.cache == nil {
+		return "", errors.New("import: the app runs without a measurement cache (it could not be opened at start); restart it with a writable --db file")
+	}
+	rep, err := b.cache.Import(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	if err := b.Reload(ctx); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s; %d custom models.",
+		rep.File, rep.Kind, rep.Devices, MergedText(rep.Measurements), MergedText(rep.Steps), rep.CustomModels)
+	if len(rep.CustomModelClashes) > 0 {
+		msg += fmt.Sprintf(" Not imported, as yours of the same name differ: %s.", strings.Join(rep.CustomModelClashes, ", "))
+	}
+	return msg, nil
+}
+
+// Reload rebuilds the engine after the cache changed (a sweep or an import).
+func (b *EngineBackend) Reload(ctx context.Context) error {
+	e, err := NewEngine(ctx, b.cache)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, net := range b.added { // the cache has them too, unless there is no cache
+		if err := e.AddNetwork(net); err != nil {
+			return err
+		}
+	}
+	b.engine = e
+	return nil
+}
+
+// Warnings says what the engine left out of the cache at its last load, and why.
+func (b *EngineBackend) Warnings() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.engine.Warnings()
+}
+
+// Close closes the cache.
+func (b *EngineBackend) Close() error {
+	if b.cache == nil {
+		return nil
+	}
+	return b.cache.Close()
+}
+
+// ModelChoices lists the zoo by family, then the custom models in the order added.
+func (b *EngineBackend) ModelChoices() []ModelChoice {
+	var out []ModelChoice
+	for _, n := range cnn.Names() {
+		out = append(out, ModelChoice{Name: n, Family: cnn.Family(n)})
+	}
+	b.mu.Lock()
+	e := b.engine
+	b.mu.Unlock()
+	for _, n := range e.CustomNames() {
+		out = append(out, ModelChoice{Name: n, Family: "Custom", Custom: true})
+	}
+	return out
+}
+
+// MachineChoices lists the catalog's machines and the user's.
+func (b *EngineBackend) MachineChoices(ctx context.Context) ([]hw.Machine, error) {
+	return Machines(ctx, b.cache)
+}
+
+// AddCustomModel reads a custom model (cnn.ParseCustom's JSON format), saves it in the
+// cache and registers it with the engine; a model of the same name is replaced. A
+// model that does not read or cannot be saved changes nothing.
+func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
+	net, err := cnn.ParseCustom(data)
+	if err != nil {
+		return "", fmt.Errorf("read the custom model: %w", err)
+	}
+	if err := CheckCustomNetwork(net); err != nil {
+		return "", err
+	}
+	if b.cache != nil {
+		if err := b.cache.PutCustomModel(context.Background(), net.Name, data); err != nil {
+			return "", err
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.engine.AddNetwork(net); err != nil {
+		return "", err
+	}
+	b.added = slices.DeleteFunc(b.added, func(n *cnn.Network) bool { return n.Name == net.Name })
+	b.added = append(b.added, net)
+	return net.Name, nil
+}
+
+// PredictCurves predicts every model × machine of the settings, models outer.
+func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error) {
+	b.mu.Lock()
+	e := b.engine
+	b.mu.Unlock()
+	targets := make([]Target, 0, len(s.Machines))
+	for _, id := range s.Machines {
+		t, err := e.MachineTarget(id)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	q := Query{Models: s.Models, Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision,
+		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data}
+	return e.Curves(ctx, q)
+}

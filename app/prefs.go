@@ -1,0 +1,123 @@
+package app
+
+import (
+	"strconv"
+	"strings"
+
+	"cnntime/app/charts"
+	"cnntime/predictor"
+	"cnntime/predictor/measure"
+)
+
+// Preferences store a session's choices between launches (Fyne's preferences satisfy it).
+type Preferences interface {
+	String(key string) string
+	SetString(key, value string)
+}
+
+// Preference keys the session reads and writes.
+const (
+	PrefModels     = "session.models"
+	PrefMachines   = "session.machines"
+	PrefEpochs     = "session.epochs"
+	PrefImages     = "session.images"
+	PrefPrecision  = "session.precision"
+	PrefPolicy     = "session.policy"
+	PrefBatchMin   = "session.batch_min"
+	PrefBatchMax   = "session.batch_max"
+	PrefDataset    = "session.dataset"
+	PrefInput      = "session.input"
+	PrefLoader     = "session.loader"
+	PrefWorkers    = "session.workers"
+	PrefFormat     = "session.memory_format"
+	PrefMetric     = "chart.metric"
+	PrefLogX       = "chart.log_x"
+	PrefLogY       = "chart.log_y"
+	PrefScatterLog = "chart.scatter_log"
+)
+
+// loadPrefs reads the remembered choices; anything unreadable falls back to its default.
+func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
+	s := DefaultSessionSettings()
+	v := ChartSettings{Metric: charts.MetricTotal, LogX: true, LogY: true}
+	if p == nil {
+		return s, v
+	}
+	split := func(key string) []string {
+		var out []string
+		for _, part := range strings.Split(p.String(key), ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+		return out
+	}
+	s.Models, s.Machines = split(PrefModels), split(PrefMachines)
+	readInt := func(key string, into *int) {
+		if n, err := strconv.Atoi(p.String(key)); err == nil {
+			*into = n
+		}
+	}
+	readInt(PrefEpochs, &s.Epochs)
+	readInt(PrefImages, &s.Images)
+	readInt(PrefBatchMin, &s.BatchMin)
+	readInt(PrefBatchMax, &s.BatchMax)
+	readInt(PrefInput, &s.Data.Input)
+	readInt(PrefWorkers, &s.Data.Workers)
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
+		if v := strings.TrimSpace(p.String(key)); v != "" {
+			*into = v
+		}
+	}
+	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
+		s.Precision = prec
+	}
+	if pol, err := measure.ParsePolicy(p.String(PrefPolicy)); err == nil {
+		s.Policy = pol
+	}
+	if s.Validate() != nil {
+		models, machines := s.Models, s.Machines
+		s = DefaultSessionSettings()
+		s.Models, s.Machines = unique(models), unique(machines)
+	}
+	if m, err := charts.ParseMetric(p.String(PrefMetric)); err == nil {
+		v.Metric = m
+	}
+	if b, err := strconv.ParseBool(p.String(PrefLogX)); err == nil {
+		v.LogX = b
+	}
+	if b, err := strconv.ParseBool(p.String(PrefLogY)); err == nil {
+		v.LogY = b
+	}
+	if b, err := strconv.ParseBool(p.String(PrefScatterLog)); err == nil {
+		v.ScatterLog = b
+	}
+	return s, v
+}
+
+func (s *Session) savePrefsLocked() {
+	p := s.prefs
+	if p == nil {
+		return
+	}
+	st, v := s.settings, s.view
+	p.SetString(PrefModels, strings.Join(st.Models, ","))
+	p.SetString(PrefMachines, strings.Join(st.Machines, ","))
+	p.SetString(PrefEpochs, strconv.Itoa(st.Epochs))
+	p.SetString(PrefImages, strconv.Itoa(st.Images))
+	p.SetString(PrefPrecision, string(st.Precision))
+	p.SetString(PrefPolicy, string(st.Policy))
+	p.SetString(PrefBatchMin, strconv.Itoa(st.BatchMin))
+	p.SetString(PrefBatchMax, strconv.Itoa(st.BatchMax))
+	p.SetString(PrefDataset, st.Data.Dataset)
+	p.SetString(PrefInput, strconv.Itoa(st.Data.Input))
+	p.SetString(PrefLoader, st.Data.Loader)
+	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
+	p.SetString(PrefFormat, st.Data.MemoryFormat)
+	if v.Metric != "" {
+		p.SetString(PrefMetric, string(v.Metric))
+	}
+	p.SetString(PrefLogX, strconv.FormatBool(v.LogX))
+	p.SetString(PrefLogY, strconv.FormatBool(v.LogY))
+	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
+}

@@ -1,0 +1,157 @@
+package app
+
+import (
+	"sort"
+	"strconv"
+
+	"cnntime/app/charts"
+	"cnntime/predictor"
+)
+
+// Summary is one row of the results table: a CNN×machine at its best batch size.
+type Summary struct {
+	Model     string           `json:"model"`
+	Machine   string           `json:"machine"`
+	GPU       string           `json:"gpu"`
+	GPUCount  int              `json:"gpu_count"`
+	BestBatch int              `json:"best_batch"` // 0 when no batch size fits
+	IterMS    float64          `json:"iter_ms"`
+	EpochS    float64          `json:"epoch_s"`
+	TotalS    float64          `json:"total_s"`
+	CostUSD   float64          `json:"cost_usd"`
+	EnergyKWh float64          `json:"energy_kwh"`
+	MaxBatch  int              `json:"max_batch"` // the largest batch that fits in memory
+	Source    predictor.Source `json:"source"`
+	// Input is the input size; Bound what sets the best batch's pace ("gpu" or
+	// "input"); LoaderImagesPerS the loader's own rate (0 for synthetic data).
+	Input            int     `json:"input"`
+	Bound            string  `json:"bound,omitempty"`
+	LoaderImagesPerS float64 `json:"loader_images_per_s,omitempty"`
+}
+
+// Summarize makes one results row per curve, in the curves' order.
+func Summarize(curves []predictor.Curve) []Summary {
+	out := make([]Summary, len(curves))
+	for i, c := range curves {
+		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS}
+		if c.Best >= 0 && c.Best < len(c.Points) {
+			p := c.Points[c.Best]
+			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
+			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
+		}
+		out[i] = row
+	}
+	return out
+}
+
+// SummaryColumn is a column of the results table, in display order.
+type SummaryColumn int
+
+// The results table's columns.
+const (
+	ColumnCNN SummaryColumn = iota
+	ColumnMachine
+	ColumnBestBatch
+	ColumnIteration
+	ColumnEpoch
+	ColumnTotal
+	ColumnCost
+	ColumnEnergy
+	ColumnMaxBatch
+	ColumnSource
+	ColumnBound
+)
+
+// SummaryColumns are the results table's column titles, indexed by SummaryColumn.
+var SummaryColumns = []string{
+	ColumnCNN: "CNN", ColumnMachine: "Machine", ColumnBestBatch: "Best batch", ColumnIteration: "Iteration",
+	ColumnEpoch: "Epoch", ColumnTotal: "Total time", ColumnCost: "Cost", ColumnEnergy: "Energy",
+	ColumnMaxBatch: "Max batch", ColumnSource: "Source", ColumnBound: "Bound",
+}
+
+// Cell is a results row's text in column col.
+func (r Summary) Cell(col SummaryColumn) string {
+	none := r.BestBatch == 0
+	switch col {
+	case ColumnCNN:
+		return r.Model
+	case ColumnMachine:
+		return r.Machine
+	case ColumnBestBatch:
+		if none {
+			return "does not fit"
+		}
+		return strconv.Itoa(r.BestBatch)
+	case ColumnIteration:
+		return orDash(none, charts.FormatMS(r.IterMS))
+	case ColumnEpoch:
+		return orDash(none, charts.FormatSeconds(r.EpochS))
+	case ColumnTotal:
+		return orDash(none, charts.FormatSeconds(r.TotalS))
+	case ColumnCost:
+		return orDash(none, charts.FormatUSD(r.CostUSD))
+	case ColumnEnergy:
+		return orDash(none, strconv.FormatFloat(r.EnergyKWh, 'f', 1, 64)+" kWh")
+	case ColumnMaxBatch:
+		return strconv.Itoa(r.MaxBatch)
+	case ColumnSource:
+		return string(r.Source)
+	case ColumnBound:
+		return orDash(none, r.Bound)
+	}
+	return ""
+}
+
+func orDash(none bool, s string) string {
+	if none {
+		return "–"
+	}
+	return s
+}
+
+// SortSummaries sorts rows by a column, numbers by value; rows where nothing fits go
+// last either way. The sort is stable.
+func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
+	key := func(r Summary) (float64, string) {
+		switch col {
+		case ColumnCNN:
+			return 0, r.Model + "\x00" + r.Machine
+		case ColumnMachine:
+			return 0, r.Machine + "\x00" + r.Model
+		case ColumnBestBatch:
+			return float64(r.BestBatch), ""
+		case ColumnIteration:
+			return r.IterMS, ""
+		case ColumnEpoch:
+			return r.EpochS, ""
+		case ColumnTotal:
+			return r.TotalS, ""
+		case ColumnCost:
+			return r.CostUSD, ""
+		case ColumnEnergy:
+			return r.EnergyKWh, ""
+		case ColumnMaxBatch:
+			return float64(r.MaxBatch), ""
+		case ColumnBound:
+			return 0, r.Bound
+		default:
+			return 0, string(r.Source)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if (a.BestBatch == 0) != (b.BestBatch == 0) && col != ColumnCNN && col != ColumnMachine {
+			return b.BestBatch == 0
+		}
+		an, as := key(a)
+		bn, bs := key(b)
+		if descending {
+			an, as, bn, bs = bn, bs, an, as
+		}
+		if as != bs {
+			return as < bs
+		}
+		return an < bn
+	})
+}
