@@ -20,7 +20,7 @@ define install_debs
 	fi
 endef
 
-.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker
+.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker test-cluster
 
 build: deps
 	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
@@ -48,6 +48,12 @@ test-go: test-deps
 	$(GO) test -tags ci -count=1 ./...
 
 test: fmt-check vet cgo-free test-go
+
+# Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
+# this machine runs the script `cnntime cluster slurm` writes, then a cancelled and
+# requeued task resumes; slurm-wlm and munge are installed when missing. Needs root.
+test-cluster: deps
+	$(SUDO) env "PATH=$$PATH" bash scripts/test_cluster.sh
 
 # A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon.
 package: deps
