@@ -77,6 +77,11 @@ func (g GPUCheck) Write(w io.Writer) error {
 	} else if err := g.Report.Write(w); err != nil {
 		return err
 	}
+	return g.WriteQuarantined(w)
+}
+
+// WriteQuarantined prints the quarantined items, if any.
+func (g GPUCheck) WriteQuarantined(w io.Writer) error {
 	if len(g.Quarantined) > 0 {
 		fmt.Fprintf(w, "\n%d items quarantined by earlier sweeps (they crashed or hung the worker; delete them from %s to retry):\n", len(g.Quarantined), g.Quarantine)
 		for _, q := range g.Quarantined {
