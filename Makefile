@@ -21,7 +21,7 @@ define install_debs
 	fi
 endef
 
-.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker
+.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker test-cluster
 
 build: deps
 	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
@@ -50,6 +50,12 @@ test-go: test-deps
 
 test: fmt-check vet cgo-free test-go
 
+# Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
+# this machine runs the script `cnntime cluster slurm` writes, then a cancelled and
+# requeued task resumes; slurm-wlm and munge are installed when missing. Needs root.
+test-cluster: deps
+	$(SUDO) env "PATH=$$PATH" bash scripts/test_cluster.sh
+
 # A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon.
 package: deps
 	$(GO) tool fyne package --target linux --release
@@ -59,13 +65,15 @@ clean:
 	rm -f cnntime cnntime-gpu cnntime.tar.xz
 
 # The CUDA sweep worker, a separate binary (gorgonia.org/cu exits the process when no GPU
-# is present, so it is never linked into cnntime). Building needs cuda.h and libcuda:
-# Debian's nvidia-cuda-dev from the non-free component, enabled here when missing.
-# cuDNN and cuBLAS are loaded at run time, so they are not needed to build; recommends
+# is present, so it is never linked into cnntime). Building needs cuda.h and libcuda: from
+# an NVIDIA install under $(CUDA_HOME) (/usr/local/cuda), else Debian's nvidia-cuda-dev
+# from the non-free component, enabled here when missing.
+# cuDNN, cuBLAS and NVRTC are loaded at run time, so they are not needed to build; recommends
 # (the kernel module, built by DKMS) are left out: the machine that runs the worker has its driver.
 DEBIAN_SOURCES := /etc/apt/sources.list.d/debian.sources
+CUDA_HOME ?= /usr/local/cuda
 gpu-worker:
-	@if [ ! -f /usr/include/cuda.h ]; then \
+	@if [ ! -f /usr/include/cuda.h ] && [ ! -f $(CUDA_HOME)/include/cuda.h ]; then \
 		if [ -f $(DEBIAN_SOURCES) ] && ! grep -q '^Components:.*non-free' $(DEBIAN_SOURCES); then \
 			echo "enabling Debian's non-free components for nvidia-cuda-dev"; \
 			$(SUDO) sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $(DEBIAN_SOURCES); \
@@ -73,4 +81,5 @@ gpu-worker:
 		echo "installing Debian package: nvidia-cuda-dev"; \
 		$(SUDO) $(APT_ENV) apt-get update -qq && $(SUDO) $(APT_ENV) apt-get install -y -qq --no-install-recommends nvidia-cuda-dev >/dev/null; \
 	fi
-	CGO_ENABLED=1 $(GO) build -tags cuda -o cnntime-gpu ./gpu/cmd/cnntime-gpu
+	CGO_ENABLED=1 CGO_CFLAGS="$$CGO_CFLAGS -I$(CUDA_HOME)/include" CGO_LDFLAGS="$$CGO_LDFLAGS -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs" \
+		$(GO) build -tags cuda -o cnntime-gpu ./gpu/cmd/cnntime-gpu

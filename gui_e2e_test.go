@@ -42,14 +42,14 @@ const (
 var (
 	cnnSearch      = image.Pt(145, 87) // the "Search CNNs" entry
 	cnnFirstItem   = image.Pt(71, 166) // the checkbox of the first CNN under the first family shown
-	cnnTree        = image.Rect(0, 105, 290, 370)
-	machineSearch  = image.Pt(145, 435) // the "Search machines" entry
-	machineFirst   = image.Pt(71, 553)  // the checkbox of the first machine under the first provider shown
-	machineTree    = image.Rect(0, 495, 290, 690)
+	cnnTree        = image.Rect(0, 105, 290, 312)
+	machineSearch  = image.Pt(145, 377) // the "Search machines" entry
+	machineFirst   = image.Pt(71, 495)  // the checkbox of the first machine under the first provider shown
+	machineTree    = image.Rect(0, 437, 290, 595)
 	scatterArea    = image.Rect(295, 70, 748, 562) // the min-time vs cost chart
 	curvesArea     = image.Rect(755, 70, 1436, 570)
 	resultsArea    = image.Rect(295, 600, 1436, 915)
-	resultsCNNs    = image.Rect(298, 678, 420, 915) // the results table's CNN column, below its header
+	resultsCNNs    = image.Rect(372, 678, 470, 915) // the results table's CNN column, below its header (right of the settings form)
 	statusBar      = image.Rect(0, 925, 900, 955)
 	exportDialog   = image.Rect(412, 330, 1028, 628)
 	exportWhat     = image.Pt(768, 399) // the "Export" select

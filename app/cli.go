@@ -39,6 +39,9 @@ func (e *Env) Flags(cmd Command) *flag.FlagSet {
 	fs.Usage = func() {
 		e.usageShown = true
 		fmt.Fprintf(e.Stderr, "usage: cnntime %s\n\n%s\n", cmd.Usage, cmd.Summary)
+		if cmd.Details != "" {
+			fmt.Fprintf(e.Stderr, "\n%s\n", cmd.Details)
+		}
 		if hasFlags(fs) {
 			fmt.Fprintln(e.Stderr, "\nflags:")
 			fs.PrintDefaults()
@@ -58,6 +61,7 @@ type Command struct {
 	Name    string
 	Summary string // one line
 	Usage   string // the synopsis after "cnntime ", e.g. "models [--json]"
+	Details string // more help, printed by `cnntime help COMMAND` after the summary
 	Run     func(env *Env, args []string) error
 }
 

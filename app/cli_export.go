@@ -47,7 +47,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 }
 
 // SummaryCSVHeader is the header of the results CSV.
-var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source"}
+var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
+	"input", "bound", "loader_images_per_s"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
 // batch size; the time, cost and energy cells are empty where no batch size fits.
@@ -55,7 +56,11 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(SummaryCSVHeader)
 	for _, r := range rows {
-		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), string(r.Source)}
+		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), string(r.Source),
+			strconv.Itoa(r.Input), r.Bound, ""}
+		if r.LoaderImagesPerS > 0 {
+			rec[14] = num(r.LoaderImagesPerS)
+		}
 		if r.BestBatch > 0 {
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
 			rec[8], rec[9] = num(r.CostUSD), num(r.EnergyKWh)
@@ -70,7 +75,8 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 }
 
 // CurvesCSVHeader is the header of the curves CSV.
-var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best"}
+var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
+	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
 // batch does not fit, and best is true on each curve's best batch size.
@@ -80,7 +86,11 @@ func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 	for _, c := range curves {
 		for i, p := range c.Points {
 			rec := []string{c.Model, c.Machine, c.GPU, strconv.Itoa(c.GPUCount), string(c.Precision), strconv.Itoa(p.Batch),
-				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), string(p.Source), "", strconv.FormatBool(i == c.Best)}
+				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), string(p.Source), "", strconv.FormatBool(i == c.Best),
+				strconv.Itoa(c.Input), string(c.Loader), strconv.Itoa(c.Workers), "", p.Bound, string(c.Format)}
+			if c.LoaderImagesPerS > 0 {
+				rec[20] = num(c.LoaderImagesPerS)
+			}
 			if p.Fits {
 				rec[7], rec[8], rec[9], rec[10], rec[11], rec[12] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS), num(p.CostUSD), num(p.EnergyKWh)
 				rec[15] = num(p.ErrorPct)
@@ -110,6 +120,7 @@ func init() {
 		Name:    "export",
 		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
 		Usage:   "export --models M[,M…] --machines ID[,ID…] [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE] [flags]",
+		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
 	Register(cmd)
@@ -129,7 +140,8 @@ func runExport(env *Env, cmd Command, args []string) error {
 	fs.StringVar(&pf.precision, "precision", "fp32", "fp32, fp32-strict or amp")
 	fs.StringVar(&pf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic or fastest")
 	fs.IntVar(&pf.epochs, "epochs", 90, "training epochs")
-	fs.IntVar(&pf.images, "images", predictor.ImageNetImages, "training images per epoch (default: ImageNet-1k)")
+	fs.IntVar(&pf.images, "images", 0, "training images per epoch (default: the dataset's)")
+	pf.data.register(fs)
 	chart := fs.String("chart", "", "curves or scatter (default curves when --out is given)")
 	out := fs.String("out", "", "the chart file; its extension picks the format: .png, .svg or .pdf")
 	csvPath := fs.String("csv", "", "a CSV file to write")

@@ -24,6 +24,7 @@ type predictFlags struct {
 	precision, policy      string
 	epochs, images         int
 	csv                    bool
+	data                   runDataFlags
 }
 
 func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatches string) {
@@ -37,8 +38,9 @@ func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatche
 	fs.StringVar(&pf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
 	fs.StringVar(&pf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
 	fs.IntVar(&pf.epochs, "epochs", 1, "training epochs")
-	fs.IntVar(&pf.images, "images", predictor.ImageNetImages, "training images per epoch (default: ImageNet-1k)")
+	fs.IntVar(&pf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
 	fs.BoolVar(&pf.csv, "csv", false, "print CSV instead of a table")
+	pf.data.register(fs)
 }
 
 // query checks the flags and resolves them against the engine; every mistake is a
@@ -79,10 +81,19 @@ func (pf *predictFlags) query(eng *Engine, fs *flag.FlagSet) (Query, error) {
 	if pf.epochs <= 0 {
 		return q, Usagef("--epochs %d: must be positive", pf.epochs)
 	}
-	if pf.images <= 0 {
+	if set["images"] && pf.images <= 0 {
 		return q, Usagef("--images %d: must be positive", pf.images)
 	}
-	q.Run = predictor.Run{Epochs: pf.epochs, Images: pf.images}
+	data, err := pf.data.runData()
+	if err != nil {
+		return q, err
+	}
+	q.Data = data
+	images := pf.images
+	if !set["images"] {
+		images = data.Images()
+	}
+	q.Run = predictor.Run{Epochs: pf.epochs, Images: images}
 	p, err := predictor.ParseTrainingPrecision(pf.precision)
 	if err != nil {
 		return q, Usagef("--precision: %v", err)
@@ -184,15 +195,29 @@ type PredictRow struct {
 	Fits       bool     `json:"fits"`
 	Source     string   `json:"source"`
 	ErrorPct   *float64 `json:"error_pct"`
+	// Input is the input size (pixels); Loader, Workers (per GPU) and LoaderImagesPerS
+	// (the loader's own rate over all GPUs; null for synthetic data) the input
+	// pipeline; Bound what sets the pace ("gpu" or "input"; "" when the batch does not
+	// fit); MemoryFormat the activations' layout.
+	Input            int      `json:"input"`
+	Loader           string   `json:"loader"`
+	Workers          int      `json:"workers,omitempty"`
+	LoaderImagesPerS *float64 `json:"loader_images_per_s"`
+	Bound            string   `json:"bound,omitempty"`
+	MemoryFormat     string   `json:"memory_format,omitempty"`
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
-		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source)}
+		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
+		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format)}
+	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
+	if c.LoaderImagesPerS > 0 {
+		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
+	}
 	if !p.Fits {
 		return r
 	}
-	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
 	r.IterMS, r.ImagesPerS = ptr(p.IterMS, 3), ptr(p.ImagesPerS, 1)
 	r.EpochS, r.TotalS = ptr(p.EpochS, 1), ptr(p.TotalS, 1)
 	r.ErrorPct = ptr(p.ErrorPct, 1)
@@ -215,7 +240,10 @@ func init() {
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
 		Usage: "predict --model M[,…] (--machine ID[,…] | --gpu ID[,…]) (--batch B | --batches 1-1024)\n" +
-			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]",
+			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]\n" +
+			"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
+			"        [--workers N] [--memory-format nchw|nhwc]",
+		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, q, curves, err := predictCurves(env, cmd, args, true, "")
@@ -231,8 +259,12 @@ func init() {
 		if len(q.Batches) == 1 {
 			for _, r := range rows {
 				if !r.Fits {
-					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU); try a smaller batch, more GPUs or --precision amp",
-						r.Batch, r.Model, r.Machine, r.MemoryGB)
+					loader := ""
+					if r.LoaderImagesPerS != nil {
+						loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
+					}
+					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+						r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
 				}
 			}
 		}
@@ -255,30 +287,40 @@ func fmtOpt(p *float64, format string, unknown string) string {
 }
 
 func writePredictTable(env *Env, rows []PredictRow) error {
-	t := NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BATCH", "ITER MS", "IMAGES/S", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
+	t := NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
 	for _, r := range rows {
 		if !r.Fits {
-			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
+			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+				"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
 			continue
 		}
-		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Batch),
-			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS),
+		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
 			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
 			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
 	}
 	return t.Flush()
 }
 
+// boundText says what sets a row's pace, with the loader's rate when it is the loader.
+func boundText(r PredictRow) string {
+	if r.Bound == "input" && r.LoaderImagesPerS != nil {
+		return fmt.Sprintf("input (%s %.0f/s)", r.Loader, *r.LoaderImagesPerS)
+	}
+	return r.Bound
+}
+
 func writePredictCSV(env *Env, rows []PredictRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
-		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct"})
+		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
+		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"})
 	for _, r := range rows {
 		w.Write([]string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), r.Precision,
 			fmtOpt(r.IterMS, "%g", ""), fmtOpt(r.ImagesPerS, "%g", ""), fmtOpt(r.EpochS, "%g", ""), fmtOpt(r.TotalS, "%g", ""),
 			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
-			strconv.FormatBool(r.Fits), r.Source, fmtOpt(r.ErrorPct, "%g", "")})
+			strconv.FormatBool(r.Fits), r.Source, fmtOpt(r.ErrorPct, "%g", ""),
+			strconv.Itoa(r.Input), r.Loader, strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), r.Bound, r.MemoryFormat})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -331,7 +373,9 @@ func init() {
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
 		Usage: "best --model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
-			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]",
+			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]\n" +
+			"        [--dataset D] [--input N] [--classes K] [--loader L] [--workers N] [--memory-format F]",
+		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, _, curves, err := predictCurves(env, cmd, args, false, "1-1024")

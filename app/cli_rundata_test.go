@@ -3,6 +3,7 @@ package app
 import (
 	"flag"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,42 @@ func TestRunDataFlags(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%v: %+v, %v; want %+v", tc.args, got, err, tc.want)
 		}
+	}
+}
+
+// TestPredictWithRunData runs the commands through the CLI and checks what
+// each row says.
+func TestPredictWithRunData(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "cache.db")
+	rows := predictRows(t, dbPath, "--model", "efficientnet_b4", "--gpu", "a100-sxm4-80gb", "--batch", "64")
+	if len(rows) != 1 || rows[0].Input != 380 || rows[0].Loader != "pytorch" || rows[0].Workers != 8 || rows[0].Bound == "" {
+		t.Errorf("efficientnet_b4 on a bare A100: %+v, want input 380, the pytorch loader with 8 workers and a bound", rows)
+	}
+	rows = predictRows(t, dbPath, "--model", "resnet50", "--machine", "aws/g4dn.xlarge", "--batch", "256", "--precision", "amp")
+	if r := rows[0]; r.Bound != "input" || r.LoaderImagesPerS == nil || r.Workers != 3 || *r.ImagesPerS != *r.LoaderImagesPerS {
+		t.Errorf("resnet50 amp on g4dn.xlarge: %+v, want bound by its 3 workers' loader", r)
+	}
+	cifar := predictRows(t, dbPath, "--dataset", "cifar-10", "--model", "resnet18", "--machine", "aws/g4dn.xlarge", "--batches", "1-1024")
+	imagenet := predictRows(t, dbPath, "--model", "resnet18", "--machine", "aws/g4dn.xlarge", "--batches", "1-1024")
+	if len(cifar) != 1024 || len(imagenet) != 1024 {
+		t.Fatalf("%d and %d rows, want 1024 each", len(cifar), len(imagenet))
+	}
+	for _, b := range []int{64, 256} {
+		c, i := cifar[b-1], imagenet[b-1]
+		if c.Input != 32 || i.Input != 224 || !c.Fits || !i.Fits {
+			t.Fatalf("batch %d: inputs %d and %d, want 32 and 224", b, c.Input, i.Input)
+		}
+		if *c.EpochS > *i.EpochS/50 {
+			t.Errorf("batch %d: a CIFAR-10 epoch takes %.1f s, an ImageNet one %.1f s: want a small fraction", b, *c.EpochS, *i.EpochS)
+		}
+	}
+	syn := predictRows(t, dbPath, "--model", "resnet50", "--gpu", "v100-sxm2-16gb", "--batch", "256", "--precision", "amp", "--loader", "synthetic", "--memory-format", "nhwc")
+	nchw := predictRows(t, dbPath, "--model", "resnet50", "--gpu", "v100-sxm2-16gb", "--batch", "256", "--precision", "amp", "--loader", "synthetic")
+	if syn[0].LoaderImagesPerS != nil || syn[0].Bound != "gpu" || !(*nchw[0].IterMS > *syn[0].IterMS*1.05) {
+		t.Errorf("V100 amp: nhwc %+v vs nchw %+v: want synthetic data, and NCHW's transposes to cost more than 5%%", syn[0], nchw[0])
+	}
+	code, _, errOut := runCLIWithDB(t, dbPath, "predict", "--model", "resnet18", "--gpu", "t4", "--batch", "8", "--dataset", "cifar-10", "--loader", "dali")
+	if code != 2 && code != 1 || !strings.Contains(errOut, "held in memory") {
+		t.Errorf("dali on cifar-10: exit %d, %q; want a refusal naming the reason", code, errOut)
 	}
 }

@@ -117,8 +117,8 @@ func TestRunDataRefusesBadSettings(t *testing.T) {
 func TestSessionRemembersRunData(t *testing.T) {
 	prefs := &mapPrefs{}
 	s := NewSession(&fakeBackend{}, prefs, time.Millisecond)
-	if got := s.Settings().Data; got != (RunData{}) {
-		t.Errorf("a fresh session's run data = %+v, want the CLI's default %+v", got, RunData{})
+	if got := s.Settings().Data; got != DefaultRunData() {
+		t.Errorf("a fresh session's run data = %+v, want the CLI's default %+v", got, DefaultRunData())
 	}
 	want := RunData{Dataset: "cifar-100", Input: 64, Loader: "dali", Workers: 5, MemoryFormat: "nhwc"}
 	if err := s.Update(func(st *SessionSettings) { st.Data = want }); err != nil {

@@ -62,10 +62,7 @@ func DefaultSessionSettings() SessionSettings {
 		Policy:    measure.Heuristic,
 		BatchMin:  1,
 		BatchMax:  1024,
-		// The CLI and the window must predict alike: until the command line takes the
-		// run-data flags, the window's default is the CLI's (synthetic data, each model
-		// at its own input).
-		Data: RunData{},
+		Data:      DefaultRunData(), // the CLI's default too: the two predict alike
 	}
 }
 
@@ -586,17 +583,23 @@ type Summary struct {
 	EnergyKWh float64          `json:"energy_kwh"`
 	MaxBatch  int              `json:"max_batch"` // the largest batch that fits in memory
 	Source    predictor.Source `json:"source"`
+	// Input is the input size; Bound what sets the best batch's pace ("gpu" or
+	// "input"); LoaderImagesPerS the loader's own rate (0 for synthetic data).
+	Input            int     `json:"input"`
+	Bound            string  `json:"bound,omitempty"`
+	LoaderImagesPerS float64 `json:"loader_images_per_s,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
 func Summarize(curves []predictor.Curve) []Summary {
 	out := make([]Summary, len(curves))
 	for i, c := range curves {
-		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch}
+		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
-			row.CostUSD, row.EnergyKWh, row.Source = p.CostUSD, p.EnergyKWh, p.Source
+			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
 		}
 		out[i] = row
 	}
@@ -604,7 +607,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 }
 
 // SummaryColumns are the results table's columns, in order.
-var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source"}
+var SummaryColumns = []string{"CNN", "Machine", "Best batch", "Iteration", "Epoch", "Total time", "Cost", "Energy", "Max batch", "Source", "Bound"}
 
 // Cell is a results row's text in column col (an index into SummaryColumns).
 func (r Summary) Cell(col int) string {
@@ -633,6 +636,8 @@ func (r Summary) Cell(col int) string {
 		return strconv.Itoa(r.MaxBatch)
 	case 9:
 		return string(r.Source)
+	case 10:
+		return orDash(none, r.Bound)
 	}
 	return ""
 }
@@ -667,6 +672,8 @@ func SortSummaries(rows []Summary, col int, descending bool) {
 			return r.EnergyKWh, ""
 		case 8:
 			return float64(r.MaxBatch), ""
+		case 10:
+			return 0, r.Bound
 		default:
 			return 0, string(r.Source)
 		}

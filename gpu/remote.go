@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"cnntime/gpu/protocol"
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
 )
 
@@ -26,6 +27,18 @@ const WorkerEnv = "CNNTIME_GPU_WORKER"
 
 // ErrNoWorker is wrapped by FindWorker's error when the worker is not installed.
 var ErrNoWorker = errors.New("CUDA worker not found")
+
+// ExitNoGPU is the worker's exit status when this machine has no usable GPU.
+const ExitNoGPU = 3
+
+// ErrNoGPU is wrapped by the error of a worker that found no usable GPU; the error's
+// text is the worker's one sentence saying why.
+var ErrNoGPU = errors.New("no usable NVIDIA GPU")
+
+type noGPUError struct{ sentence string }
+
+func (e *noGPUError) Error() string { return e.sentence }
+func (e *noGPUError) Unwrap() error { return ErrNoGPU }
 
 // FindWorker returns the worker's path: $CNNTIME_GPU_WORKER, else cnntime-gpu next to
 // this executable, else cnntime-gpu on PATH.
@@ -52,21 +65,47 @@ func FindWorker() (string, error) {
 // ListDevices asks the worker at path for its CUDA devices.
 func ListDevices(ctx context.Context, path string) ([]measure.Device, error) {
 	var devs []measure.Device
-	err := talk(ctx, path, protocol.Request{Type: protocol.ListDevices}, func(m protocol.Message) error {
+	err := talk(ctx, path, protocol.Request{Type: protocol.ListDevices}, 0, func(m protocol.Message) error {
 		if m.Type == protocol.Device {
 			devs = append(devs, *m.Device)
 		}
 		return nil
-	})
+	}, nil)
 	return devs, err
 }
 
+// SelfTest asks the worker at path to run its self-test on device index.
+func SelfTest(ctx context.Context, path string, index int) (selftest.Report, error) {
+	var rep *selftest.Report
+	err := talk(ctx, path, protocol.Request{Type: protocol.SelfTest, Device: index}, 0, func(m protocol.Message) error {
+		if m.Type == protocol.Report {
+			rep = m.Report
+		}
+		return nil
+	}, nil)
+	if err == nil && rep == nil {
+		err = fmt.Errorf("the CUDA worker %s finished its self-test without a report", path)
+	}
+	if rep == nil {
+		return selftest.Report{}, err
+	}
+	return *rep, err
+}
+
+// DefaultStall is how long the app waits for the worker's next line before it calls
+// the item in flight hung: far longer than any one kernel's search and timing.
+const DefaultStall = 10 * time.Minute
+
 // Remote runs sweeps on one CUDA device through the worker process: a crash of the
-// worker (or of the driver in it) is an error here, never a dead app.
+// worker (or of the driver in it) is an error here, never a dead app. An item that
+// crashes or hangs the worker is quarantined: recorded, skipped by later sweeps, and
+// named in a warning each time it is skipped.
 type Remote struct {
-	Path   string
-	Index  int
-	device measure.Device
+	Path       string
+	Index      int
+	Quarantine *Quarantine   // nil: nothing is quarantined
+	Stall      time.Duration // 0: DefaultStall
+	device     measure.Device
 }
 
 // OpenRemote finds CUDA device index through the worker at path.
@@ -78,7 +117,7 @@ func OpenRemote(ctx context.Context, path string, index int) (*Remote, error) {
 	if index < 0 || index >= len(devs) {
 		return nil, fmt.Errorf("there is no CUDA device %d: the worker found %d (use cnntime devices to list them)", index, len(devs))
 	}
-	return &Remote{Path: path, Index: index, device: devs[index]}, nil
+	return &Remote{Path: path, Index: index, Quarantine: DefaultQuarantine(), device: devs[index]}, nil
 }
 
 // Device describes the CUDA device.
@@ -86,22 +125,31 @@ func (r *Remote) Device() measure.Device { return r.device }
 
 // Sweep sends the job to a new worker process and hands each measurement to the sink
 // as it arrives. Cancelling ctx interrupts the worker, which stops after the kernel in
-// flight.
+// flight. Quarantined items are skipped with a warning; an item in flight when the
+// worker crashes or hangs is quarantined and named in the error.
 func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
+	items, err := r.skipQuarantined(job, sink)
+	if err != nil {
+		return err
+	}
 	req := protocol.Request{
 		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy,
-		Repeats: job.Repeats, Items: make([]protocol.Item, len(job.Items)),
+		Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
 	}
-	for i, it := range job.Items {
+	for i, it := range items {
 		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase}
 	}
-	return talk(ctx, r.Path, req, func(m protocol.Message) error {
+	inFlight := -1
+	err = talk(ctx, r.Path, req, r.Stall, func(m protocol.Message) error {
 		switch m.Type {
+		case protocol.Start:
+			inFlight = m.Done
 		case protocol.Device:
 			if m.Device.Key != r.device.Key {
 				return fmt.Errorf("the worker swept device %s, not %s: did the GPUs change? run cnntime devices", m.Device.Key, r.device.Key)
 			}
 		case protocol.Measurement:
+			inFlight = -1
 			if m.Measurement.DeviceKey != r.device.Key {
 				return fmt.Errorf("the worker measured device %s, not %s", m.Measurement.DeviceKey, r.device.Key)
 			}
@@ -112,12 +160,92 @@ func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
 			}
 		}
 		return nil
-	})
+	}, func() int { return inFlight })
+	var crash *WorkerCrash
+	if errors.As(err, &crash) && crash.Item >= 0 && crash.Item < len(items) {
+		q := quarantineKey(r.device.Key, job, items[crash.Item])
+		q.Reason, q.At = crash.Reason(), time.Now().UTC()
+		crash.Quarantined = &q
+		if r.Quarantine != nil {
+			if qerr := r.Quarantine.Add(q); qerr != nil {
+				return errors.Join(err, qerr)
+			}
+			crash.File = r.Quarantine.Path
+		}
+	}
+	return err
+}
+
+// skipQuarantined returns the job's items minus the quarantined ones, warning for each.
+func (r *Remote) skipQuarantined(job Job, sink Sink) ([]Item, error) {
+	if r.Quarantine == nil {
+		return job.Items, nil
+	}
+	list, err := r.Quarantine.List()
+	if err != nil || len(list) == 0 {
+		return job.Items, err
+	}
+	var keep []Item
+	for _, it := range job.Items {
+		k := quarantineKey(r.device.Key, job, it)
+		skipped := false
+		for _, q := range list {
+			if q.same(k) {
+				skipped = true
+				if sink.Warning != nil {
+					sink.Warning(fmt.Sprintf("skipped %s: it %s on %s and is quarantined (delete it from %s to try again)", q, q.Reason, q.At.Format("2006-01-02 15:04"), r.Quarantine.Path))
+				}
+				break
+			}
+		}
+		if !skipped {
+			keep = append(keep, it)
+		}
+	}
+	return keep, nil
+}
+
+// WorkerCrash is a worker that died or hung before it finished.
+type WorkerCrash struct {
+	Path        string
+	Item        int  // the item in flight, -1 when none was
+	Hung        bool // no line for the stall time: the worker was killed
+	Detail      string
+	Quarantined *Quarantined // the item quarantined for it, if any
+	File        string       // the quarantine file
+}
+
+// Reason is what the item did to the worker.
+func (e *WorkerCrash) Reason() string {
+	if e.Hung {
+		return "hung the worker"
+	}
+	return "crashed the worker"
+}
+
+func (e *WorkerCrash) Error() string {
+	what := "stopped before it finished"
+	if e.Hung {
+		what = "stopped answering and was killed"
+	}
+	s := fmt.Sprintf("the CUDA worker %s %s%s", e.Path, what, e.Detail)
+	if e.Quarantined != nil {
+		s += fmt.Sprintf("; the item in flight, %s, is quarantined: later sweeps skip it", e.Quarantined)
+		if e.File != "" {
+			s += fmt.Sprintf(" (listed in %s)", e.File)
+		}
+	}
+	return s
 }
 
 // talk runs the worker at path, sends it req and hands each message to handle until the
 // worker says done. Whatever goes wrong, the worker is stopped and the error says why.
-func talk(ctx context.Context, path string, req protocol.Request, handle func(protocol.Message) error) error {
+// A worker that dies, or sends no line for stall (0: DefaultStall), is a *WorkerCrash
+// naming the item inFlight reports (nil: none).
+func talk(ctx context.Context, path string, req protocol.Request, stall time.Duration, handle func(protocol.Message) error, inFlight func() int) error {
+	if stall <= 0 {
+		stall = DefaultStall
+	}
 	line, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("encode the worker request: %w", err)
@@ -135,49 +263,98 @@ func talk(ctx context.Context, path string, req protocol.Request, handle func(pr
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the CUDA worker %s: %w", path, err)
 	}
+	type read struct {
+		m   protocol.Message
+		err error
+	}
+	lines := make(chan read)
+	stop := make(chan struct{})
+	go func() {
+		defer close(lines)
+		rd := protocol.NewReader(stdout)
+		for {
+			m, err := rd.ReadMessage()
+			var le *protocol.LineError
+			select {
+			case lines <- read{m, err}:
+			case <-stop:
+				return
+			}
+			if err != nil && !errors.As(err, &le) {
+				return // EOF or a broken stream: nothing more can be read
+			}
+		}
+	}()
 	var (
 		done      bool
+		hung      bool
 		workerErr string
-		stray     []string // lines that are not protocol messages (a library printing)
+		readErr   error
+		stray     []string // lines that are not protocol messages
 		handleErr error
 	)
-	rd := protocol.NewReader(stdout)
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+loop:
 	for {
-		m, err := rd.ReadMessage()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if len(stray) < 5 {
-				stray = append(stray, err.Error())
+		select {
+		case <-timer.C:
+			hung = true
+			_ = cmd.Process.Kill()
+			break loop
+		case r, ok := <-lines:
+			if !ok {
+				break loop
 			}
-			continue
-		}
-		switch m.Type {
-		case protocol.Done:
-			done = true
-		case protocol.Error:
-			workerErr = m.Message
-		default:
-			if handleErr = handle(m); handleErr != nil {
+			timer.Reset(stall)
+			var le *protocol.LineError
+			switch {
+			case errors.Is(r.err, io.EOF):
+				break loop
+			case errors.As(r.err, &le):
+				if len(stray) < 5 {
+					stray = append(stray, r.err.Error())
+				}
+				continue
+			case r.err != nil:
+				readErr = r.err
 				_ = cmd.Process.Kill()
+				break loop
 			}
-		}
-		if handleErr != nil {
-			break
+			switch r.m.Type {
+			case protocol.Done:
+				done = true
+			case protocol.Error:
+				workerErr = r.m.Message
+			default:
+				if handleErr = handle(r.m); handleErr != nil {
+					_ = cmd.Process.Kill()
+					break loop
+				}
+			}
 		}
 	}
-	_, _ = io.Copy(io.Discard, stdout)
+	close(stop)
 	waitErr := cmd.Wait()
+	item := -1
+	if inFlight != nil {
+		item = inFlight()
+	}
 	switch {
 	case handleErr != nil:
 		return handleErr
-	case workerErr != "":
-		return fmt.Errorf("CUDA worker: %s", workerErr)
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case hung:
+		return &WorkerCrash{Path: path, Item: item, Hung: true, Detail: fmt.Sprintf(" (no line for %v)%s", stall, explain(stderr.String(), stray))}
+	case readErr != nil:
+		return fmt.Errorf("read the CUDA worker's output: %w%s", readErr, explain(stderr.String(), stray))
+	case workerErr != "" && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == ExitNoGPU:
+		return &noGPUError{workerErr}
+	case workerErr != "":
+		return fmt.Errorf("CUDA worker: %s", workerErr)
 	case !done || waitErr != nil:
-		return fmt.Errorf("the CUDA worker %s stopped before it finished (%v)%s", path, waitErr, explain(stderr.String(), stray))
+		return &WorkerCrash{Path: path, Item: item, Detail: fmt.Sprintf(" (%v)%s", waitErr, explain(stderr.String(), stray))}
 	}
 	return nil
 }

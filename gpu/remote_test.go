@@ -15,6 +15,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/protocol"
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -44,16 +45,95 @@ func TestMain(m *testing.M) {
 		_ = w.Send(protocol.Message{Type: protocol.Measurement, Measurement: &m})
 		fmt.Fprintln(os.Stderr, "segmentation fault in the driver")
 		os.Exit(3)
+	case "hang": // starts an item and never answers again, ignoring interrupts
+		signal.Ignore(os.Interrupt)
+		if err := gpu.Serve(context.Background(), dyingWorker{hang: true}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "garbage": // a library prints junk on the protocol stream between good lines
+		fmt.Println("cuDNN: something went to stdout")
+		fmt.Println("{\"not\": \"a message\"}")
+		err := gpu.Serve(context.Background(), cpu.Worker{}, os.Stdin, os.Stdout)
+		fmt.Println("more junk after the end")
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "nogpu": // what the precheck does on a machine without a GPU
+		fmt.Println(`{"type":"error","message":"no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE)"}`)
+		fmt.Fprintln(os.Stderr, "cnntime-gpu: no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE).")
+		os.Exit(3)
+	case "selftest": // a worker with a self-test
+		if err := gpu.Serve(context.Background(), selfTestWorker{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "dies-on-batch-2": // the same item kills the worker every time
+		if err := gpu.Serve(context.Background(), dyingWorker{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "chatty": // a library prints to stdout and exits, as gorgonia.org/cu's init does
 		fmt.Println("Error in initialization, please refer to the docs: no CUDA-capable device is detected")
 		os.Exit(1)
 	}
 }
 
-// fakeWorker points the worker lookup at this test binary in a mode.
+// selfTestWorker is the CPU worker with a self-test that compares the CPU reference of
+// a linear layer with itself, as the CUDA worker compares its results with it.
+type selfTestWorker struct{ cpu.Worker }
+
+func (selfTestWorker) SelfTest(ctx context.Context, index int) (selftest.Report, error) {
+	c := cnn.Config{Op: cnn.OpLinear, In: cnn.Shape{C: 4, H: 1, W: 1}, Out: cnn.Shape{C: 3, H: 1, W: 1}, NumInputs: 1, Bias: true}
+	ref, err := cpu.NewReference(c, 2, 1)
+	if err != nil {
+		return selftest.Report{}, err
+	}
+	e, _ := selftest.Compare(ref.Y, ref.Y, measure.FP32)
+	return selftest.Report{
+		Device:   cpu.New().Device(),
+		Versions: selftest.Versions{Driver: "test"},
+		Rows: []selftest.Row{{Layer: c.Key(), Kind: c.Op, Precision: measure.FP32, Phase: measure.Forward, Verdict: selftest.Pass, MaxError: e, Tolerance: selftest.Tolerance(measure.FP32)},
+			{Layer: "gelu", Kind: cnn.OpGELU, Precision: measure.AMP, Phase: measure.Forward, Verdict: selftest.Unsupported, Why: "NVRTC is absent"}},
+		Sweep: selftest.Sweep{Items: 3, Measured: 3, Seconds: 0.5},
+	}, nil
+}
+
+// dyingWorker is the CPU worker whose backend dies, as a driver fault would, whenever
+// it is asked for batch 2.
+type dyingWorker struct {
+	cpu.Worker
+	hang bool // hang instead of dying
+}
+
+func (w dyingWorker) Open(index int) (gpu.Backend, error) {
+	b, err := w.Worker.Open(index)
+	return dyingBackend{b, w.hang}, err
+}
+
+type dyingBackend struct {
+	gpu.Backend
+	hang bool
+}
+
+func (b dyingBackend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
+	if b.hang {
+		time.Sleep(time.Hour)
+	}
+	if batch == 2 {
+		fmt.Fprintln(os.Stderr, "Segmentation fault (core dumped)")
+		os.Exit(139)
+	}
+	return b.Backend.TimeLayer(ctx, cfg, batch, phase, prec, policy, repeats)
+}
+
+// fakeWorker points the worker lookup at this test binary in a mode, with a quarantine
+// file of the test's own.
 func fakeWorker(t *testing.T, mode string) string {
 	t.Helper()
 	t.Setenv(fakeWorkerEnv, mode)
+	t.Setenv(gpu.QuarantineEnv, filepath.Join(t.TempDir(), "quarantine.json"))
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -247,5 +327,131 @@ func TestExecuteInfersOutOfMemoryAboveAFailedBatch(t *testing.T) {
 		if got[i].Status != w.status || got[i].Repeats != w.repeats {
 			t.Errorf("batch %d: status %s repeats %d, want %s %d", got[i].Batch, got[i].Status, got[i].Repeats, w.status, w.repeats)
 		}
+	}
+}
+
+type collected struct {
+	batches  []int
+	warnings []string
+}
+
+func (c *collected) sink() gpu.Sink {
+	return gpu.Sink{
+		Measured: func(m measure.Measurement) error { c.batches = append(c.batches, m.Batch); return nil },
+		Warning:  func(s string) { c.warnings = append(c.warnings, s) },
+	}
+}
+
+func TestRemoteQuarantinesAnItemThatKillsTheWorker(t *testing.T) {
+	ctx := context.Background()
+	r, err := gpu.OpenRemote(ctx, fakeWorker(t, "dies-on-batch-2"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(3)}
+	var first collected
+	err = r.Sweep(ctx, job, first.sink())
+	var crash *gpu.WorkerCrash
+	if !errors.As(err, &crash) || crash.Hung || crash.Quarantined == nil || crash.Quarantined.Batch != 2 {
+		t.Fatalf("first sweep: got %v, want a crash with batch 2 quarantined", err)
+	}
+	for _, want := range []string{"relu:in=8x8x8,out=8x8x8 at batch 2 (fwd, fp32)", "quarantined", "Segmentation fault", "exit status 139"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("crash error %q lacks %q", err, want)
+		}
+	}
+	if fmt.Sprint(first.batches) != "[1]" {
+		t.Errorf("first sweep measured batches %v, want [1] before the crash", first.batches)
+	}
+	list, err := r.Quarantine.List()
+	if err != nil || len(list) != 1 || list[0].Batch != 2 || list[0].Reason != "crashed the worker" || list[0].DeviceKey != r.Device().Key {
+		t.Fatalf("quarantine after the crash: %+v, %v", list, err)
+	}
+	// A resumed sweep (what is left) skips the item, says so, and finishes.
+	var second collected
+	if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(3)[1:]}, second.sink()); err != nil {
+		t.Fatalf("resumed sweep: %v", err)
+	}
+	if fmt.Sprint(second.batches) != "[3]" {
+		t.Errorf("resumed sweep measured %v, want [3]", second.batches)
+	}
+	if len(second.warnings) != 1 || !strings.Contains(second.warnings[0], "skipped relu:in=8x8x8,out=8x8x8 at batch 2") || !strings.Contains(second.warnings[0], r.Quarantine.Path) {
+		t.Errorf("resumed sweep warnings %q: want one naming the skipped item and the file", second.warnings)
+	}
+	// The same item under another precision is not the quarantined one.
+	if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32Strict, Repeats: 1, Items: reluItems(3)[1:2]}, gpu.Sink{Measured: func(measure.Measurement) error { return nil }}); err == nil {
+		t.Error("batch 2 under fp32-strict was skipped: quarantine must match the precision")
+	}
+	if list, _ := r.Quarantine.List(); len(list) != 2 {
+		t.Errorf("quarantine holds %d items, want 2 (fp32 and fp32-strict)", len(list))
+	}
+}
+
+func TestRemoteKillsAndQuarantinesAHungWorker(t *testing.T) {
+	ctx := context.Background()
+	r, err := gpu.OpenRemote(ctx, fakeWorker(t, "hang"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Stall = 300 * time.Millisecond
+	err = r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(1)}, gpu.Sink{Measured: func(measure.Measurement) error { return nil }})
+	var crash *gpu.WorkerCrash
+	if !errors.As(err, &crash) || !crash.Hung || crash.Item != 0 {
+		t.Fatalf("got %v, want a hung worker with item 0 in flight", err)
+	}
+	if !strings.Contains(err.Error(), "stopped answering and was killed") {
+		t.Errorf("hang error %q does not say the worker was killed", err)
+	}
+	list, _ := r.Quarantine.List()
+	if len(list) != 1 || list[0].Reason != "hung the worker" {
+		t.Errorf("quarantine after a hang: %+v", list)
+	}
+}
+
+func TestRemoteReadsPastGarbageOnStdout(t *testing.T) {
+	ctx := context.Background()
+	r, err := gpu.OpenRemote(ctx, fakeWorker(t, "garbage"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got collected
+	if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(2)}, got.sink()); err != nil {
+		t.Fatalf("sweep through a chatty worker: %v", err)
+	}
+	if fmt.Sprint(got.batches) != "[1 2]" {
+		t.Errorf("measured %v, want [1 2]", got.batches)
+	}
+}
+
+func TestSelfTestTravelsOverTheProtocol(t *testing.T) {
+	ctx := context.Background()
+	rep, err := gpu.SelfTest(ctx, fakeWorker(t, "selftest"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0].Verdict != selftest.Pass || rep.Rows[1].Why != "NVRTC is absent" || rep.Sweep.Measured != 3 || rep.Versions.Driver != "test" {
+		t.Errorf("report after the round trip: %+v", rep)
+	}
+	if !rep.Trustworthy() {
+		t.Error("a report with one pass and one unsupported row must be trustworthy")
+	}
+	if _, err := gpu.SelfTest(ctx, fakeWorker(t, "cpu"), 0); err == nil || !strings.Contains(err.Error(), "no self-test") {
+		t.Errorf("a worker without a self-test: got %v", err)
+	}
+	if _, err := gpu.SelfTest(ctx, fakeWorker(t, "chatty"), 0); err == nil {
+		t.Error("a worker that dies at start-up gave no error")
+	}
+}
+
+func TestNoGPUIsOneSentence(t *testing.T) {
+	_, err := gpu.SelfTest(context.Background(), fakeWorker(t, "nogpu"), 0)
+	if !errors.Is(err, gpu.ErrNoGPU) {
+		t.Fatalf("got %v, want ErrNoGPU", err)
+	}
+	if want := "no usable NVIDIA GPU on this machine: the CUDA driver could not start (CUDA_ERROR_NO_DEVICE)"; err.Error() != want {
+		t.Errorf("error = %q, want the worker's sentence %q", err, want)
+	}
+	if _, err := gpu.ListDevices(context.Background(), fakeWorker(t, "nogpu")); !errors.Is(err, gpu.ErrNoGPU) {
+		t.Errorf("device list on a machine without a GPU: %v", err)
 	}
 }

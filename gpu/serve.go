@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"cnntime/gpu/protocol"
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
 )
 
@@ -14,6 +15,11 @@ import (
 type Worker interface {
 	Devices() ([]measure.Device, error)
 	Open(index int) (Backend, error)
+}
+
+// SelfTester is implemented by workers that can run the self-test.
+type SelfTester interface {
+	SelfTest(ctx context.Context, index int) (selftest.Report, error)
 }
 
 // Serve answers one request read from in, writing protocol messages to out: the
@@ -45,6 +51,18 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 				return err
 			}
 		}
+	case protocol.SelfTest:
+		st, ok := w.(SelfTester)
+		if !ok {
+			return fail(fmt.Errorf("this worker has no self-test"))
+		}
+		rep, err := st.SelfTest(ctx, req.Device)
+		if err != nil {
+			return fail(err)
+		}
+		if err := send.Send(protocol.Message{Type: protocol.Report, Report: &rep}); err != nil {
+			return err
+		}
 	case protocol.Sweep:
 		b, err := w.Open(req.Device)
 		if err != nil {
@@ -68,6 +86,9 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 				return send.Send(protocol.Message{Type: protocol.Progress, Done: done, Total: len(job.Items)})
 			},
 			Warning: func(s string) { _ = send.Send(protocol.Message{Type: protocol.Warning, Message: s}) },
+			Starting: func(i int) error {
+				return send.Send(protocol.Message{Type: protocol.Start, Done: i, Total: len(job.Items)})
+			},
 		}
 		if err := Execute(ctx, b, job, sink); err != nil {
 			if ctx.Err() != nil {

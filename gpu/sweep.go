@@ -23,6 +23,9 @@ type Sink struct {
 	Measured func(measure.Measurement) error
 	// Warning is called with problems that do not stop the sweep, e.g. throttling.
 	Warning func(string)
+	// Starting, when set, is called with an item's index before it is measured (the
+	// worker tells the app which item is in flight, should it crash).
+	Starting func(index int) error
 }
 
 // Sweeper runs sweeps on one device: in this process (Local) or in the worker (Remote).
@@ -58,9 +61,14 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 	}
 	oomAt := map[string]int{} // configuration key → smallest batch that did not fit
 	mon, _ := b.(Monitor)
-	for _, it := range job.Items {
+	for i, it := range job.Items {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if sink.Starting != nil {
+			if err := sink.Starting(i); err != nil {
+				return err
+			}
 		}
 		key := it.Config.Key()
 		var m measure.Measurement

@@ -18,7 +18,7 @@ type ResultsTable struct {
 	descending bool
 }
 
-var resultWidths = []float32{130, 190, 80, 95, 85, 90, 85, 85, 80, 100}
+var resultWidths = []float32{110, 180, 80, 85, 85, 85, 80, 75, 80, 80, 60}
 
 // NewResultsTable makes an empty results table.
 func NewResultsTable() *ResultsTable {

@@ -146,6 +146,7 @@ type SelectionPanel struct {
 	Precision *widget.Select
 	BatchMin  *widget.Entry
 	BatchMax  *widget.Entry
+	RunData   RunData // dataset, input size, loader, workers, memory format
 
 	content fyne.CanvasObject
 }
@@ -184,6 +185,9 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, onError func(error
 		widget.NewFormItem("Batch from", p.BatchMin),
 		widget.NewFormItem("Batch to", p.BatchMax),
 	)
+	for _, it := range p.runDataItems() {
+		form.AppendItem(it)
+	}
 	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
 	machineBox := container.NewBorder(container.NewVBox(p.machines.search, p.gpu), nil, nil, nil, p.machines.tree)
 	lists := container.NewVSplit(

@@ -3,7 +3,8 @@
 package cuda
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo CFLAGS: -I/usr/local/cuda/include
+#cgo LDFLAGS: -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcuda
 #include <cuda.h>
 #include "libs.h"
 static int pci_bus_id(char* buf, int n, int dev) { return (int)cuDeviceGetPCIBusId(buf, n, (CUdevice)dev); }
@@ -21,6 +22,8 @@ import (
 	"gorgonia.org/cu"
 
 	"cnntime/gpu"
+	"cnntime/gpu/cudastatus"
+	"cnntime/gpu/timing"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -34,11 +37,15 @@ type Options struct {
 	CuDNN, CuBLAS, NVRTC string
 }
 
-// libs are loaded once per process.
+// libs are loaded once per process. cuDNN and cuBLAS are required; NVRTC is optional:
+// without it the layers that need cnntime's own kernels are unsupported (nvrtcErr says
+// why) and convolutions, batch norm and GEMMs are still measured.
 var (
-	libsOnce sync.Once
-	libsErr  error
-	nvmlOK   bool
+	libsOnce               sync.Once
+	libsErr                error
+	nvrtcErr               error
+	nvrtcMajor, nvrtcMinor int
+	nvmlOK                 bool
 )
 
 func loadLibs(o Options) error {
@@ -46,10 +53,19 @@ func loadLibs(o Options) error {
 		for _, l := range []struct {
 			lib  library
 			path string
-		}{{libCuDNN, o.CuDNN}, {libCuBLAS, o.CuBLAS}, {libNVRTC, o.NVRTC}} {
+		}{{libCuDNN, o.CuDNN}, {libCuBLAS, o.CuBLAS}} {
 			if _, err := l.lib.open(l.path); err != nil {
 				libsErr = err
 				return
+			}
+		}
+		cudnnVersion = int(C.x_cudnnGetVersion())
+		if _, err := libNVRTC.open(o.NVRTC); err != nil {
+			nvrtcErr = err
+		} else {
+			var major, minor C.int
+			if C.x_nvrtcVersion(&major, &minor) == 0 {
+				nvrtcMajor, nvrtcMinor = int(major), int(minor)
 			}
 		}
 		if _, err := libNVML.open(""); err == nil && C.x_nvmlInit_v2() == 0 {
@@ -132,15 +148,17 @@ func describe(index int, withCuDNN bool) (measure.Device, error) {
 // Backend measures one CUDA device. Its methods must be called from one goroutine
 // locked to its OS thread (the worker's main), where its context is current.
 type Backend struct {
-	device   measure.Device
-	ctx      cu.CUContext
-	cudnn    unsafe.Pointer
-	cublas   unsafe.Pointer
-	k32, k16 *kernels
-	nvml     unsafe.Pointer
-	peakMHz  uint
-	warned   bool
-	seed     int64
+	device     measure.Device
+	ctx        cu.CUContext
+	cudnn      unsafe.Pointer
+	cublas     unsafe.Pointer
+	k32, k16   *kernels // nil when kernelsErr says why
+	kernelsErr error
+	cc         [2]int // compute capability
+	nvml       unsafe.Pointer
+	peakMHz    uint
+	warned     bool
+	seed       int64
 }
 
 // Open makes device index's primary context current, creates the library handles and
@@ -168,11 +186,15 @@ func Open(index int, o Options) (*Backend, error) {
 	if err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(&b.cublas)); err != nil {
 		return nil, err
 	}
-	if b.k32, err = compileKernels(false, d.SMs); err != nil {
-		return nil, err
+	fmt.Sscanf(d.ComputeCapability, "%d.%d", &b.cc[0], &b.cc[1])
+	b.kernelsErr = nvrtcErr
+	if b.kernelsErr == nil {
+		if b.k32, b.kernelsErr = compileKernels(false, d.SMs, b.cc); b.kernelsErr == nil {
+			b.k16, b.kernelsErr = compileKernels(true, d.SMs, b.cc)
+		}
 	}
-	if b.k16, err = compileKernels(true, d.SMs); err != nil {
-		return nil, err
+	if b.kernelsErr != nil {
+		b.k32, b.k16 = nil, nil
 	}
 	if nvmlOK {
 		bus := make([]byte, 32)
@@ -269,34 +291,66 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		return m, fmt.Errorf("create a CUDA event: %w", err)
 	}
 	defer cu.DestroyEvent(&end)
-	times := make([]float64, 0, repeats)
-	for i := 0; i < gpu.WarmupRuns+repeats; i++ {
+	// sample times k back-to-back runs between two events: the host's launch overhead
+	// overlaps the GPU's work instead of reading as kernel time.
+	sample := func(k int) (float64, error) {
 		if err := ctx.Err(); err != nil {
-			return m, err
+			return 0, err
 		}
 		if err := start.Record(cu.Stream{}); err != nil {
-			return m, fmt.Errorf("record a CUDA event: %w", err)
+			return 0, fmt.Errorf("record a CUDA event: %w", err)
 		}
-		if err := l.run(phase); err != nil {
-			if status, ok := classify(err); ok {
-				m.Status = status
-				return m, nil
+		for j := 0; j < k; j++ {
+			if err := l.run(phase); err != nil {
+				return 0, err
 			}
-			return m, fmt.Errorf("run %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
 		}
 		if err := end.Record(cu.Stream{}); err != nil {
-			return m, fmt.Errorf("record a CUDA event: %w", err)
+			return 0, fmt.Errorf("record a CUDA event: %w", err)
 		}
 		if err := end.Synchronize(); err != nil {
-			return m, fmt.Errorf("wait for %s on the GPU: %w", cfg.Key(), err)
+			return 0, fmt.Errorf("wait for %s on the GPU: %w", cfg.Key(), err)
 		}
 		ms, err := start.Elapsed(end)
 		if err != nil {
-			return m, fmt.Errorf("read a CUDA event: %w", err)
+			return 0, fmt.Errorf("read a CUDA event: %w", err)
 		}
-		if i >= gpu.WarmupRuns {
-			times = append(times, ms)
+		return float64(ms), nil
+	}
+	runErr := func(err error) (measure.Measurement, error) {
+		if status, ok := classify(err); ok {
+			m.Status = status
+			return m, nil
 		}
+		if ctx.Err() != nil {
+			return m, ctx.Err()
+		}
+		return m, fmt.Errorf("run %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
+	}
+	// Warm up by time, until the clocks have settled, then estimate one run from a few.
+	var warmRuns int
+	var warmMS float64
+	for !timing.Warm(warmRuns, warmMS) {
+		ms, err := sample(1)
+		if err != nil {
+			return runErr(err)
+		}
+		warmRuns++
+		warmMS += ms
+	}
+	const probe = 4
+	probeMS, err := sample(probe)
+	if err != nil {
+		return runErr(err)
+	}
+	k := timing.RunsPerSample(probeMS / probe)
+	times := make([]float64, 0, repeats)
+	for i := 0; i < repeats; i++ {
+		ms, err := sample(k)
+		if err != nil {
+			return runErr(err)
+		}
+		times = append(times, ms/float64(k))
 	}
 	m.MedianMS, m.SpreadMS = gpu.Summarize(times)
 	m.Repeats = repeats
@@ -306,15 +360,17 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 // errUnsupported marks a phase or configuration the CUDA backend has no kernel for.
 var errUnsupported = errors.New("unsupported")
 
-// classify turns out-of-memory and unsupported failures into a measurement status.
+// classify turns out-of-memory and unsupported failures into a measurement status. A
+// bad parameter is not one of them: it is a bug in the worker, and an error naming the
+// layer (recording "unsupported" for it would report a broken sweep as a success).
 func classify(err error) (measure.Status, bool) {
-	var le *libError
+	var le *cudastatus.Error
 	switch {
 	case err == nil:
 		return "", false
-	case errors.Is(err, cu.OutOfMemory), errors.As(err, &le) && le.outOfMemory():
+	case errors.Is(err, cu.OutOfMemory), errors.As(err, &le) && le.Category == cudastatus.OutOfMemory:
 		return measure.OutOfMemory, true
-	case errors.Is(err, errUnsupported), errors.As(err, &le) && le.unsupported():
+	case errors.Is(err, errUnsupported), errors.As(err, &le) && le.Category == cudastatus.Unsupported:
 		return measure.Unsupported, true
 	}
 	return "", false

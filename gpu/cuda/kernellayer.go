@@ -3,6 +3,11 @@
 package cuda
 
 import (
+	"errors"
+	"fmt"
+
+	"cnntime/gpu/cpu"
+
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -12,6 +17,9 @@ import (
 type kernelLayer struct {
 	mem
 	fwd, bwdData, bwdWeights func() error
+	// io, for the kinds the self-test reads back, names the buffers a phase reads from
+	// and writes to, beside the CPU reference's values of them.
+	io func(phase measure.Phase, r *cpu.Reference) (ins, outs []transfer)
 }
 
 func (l *kernelLayer) phase(p measure.Phase) func() error {
@@ -40,12 +48,26 @@ func (l *kernelLayer) prepare(p measure.Phase) (string, int64, error) {
 
 func (l *kernelLayer) run(p measure.Phase) error { return l.phase(p)() }
 
+// errNotReadBack marks a layer kind whose results the self-test does not compare.
+var errNotReadBack = errors.New("not read back")
+
+func (l *kernelLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
+	if l.io == nil {
+		return nil, nil, errNotReadBack
+	}
+	ins, outs := l.io(phase, r)
+	return runChecked(l, phase, ins, outs)
+}
+
 // activation codes of the act_fwd and act_bwd kernels.
 var activationCode = map[cnn.Op]int64{
 	cnn.OpReLU: 0, cnn.OpReLU6: 1, cnn.OpSiLU: 2, cnn.OpHardswish: 3, cnn.OpHardsigmoid: 4, cnn.OpSigmoid: 5, cnn.OpGELU: 6,
 }
 
 func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, error) {
+	if b.kernelsErr != nil {
+		return nil, fmt.Errorf("%w: %s needs cnntime's own kernels, and %v", errUnsupported, c.Op, b.kernelsErr)
+	}
 	l := &kernelLayer{mem: mem{half: half}}
 	k := b.k32
 	if half {
@@ -77,9 +99,21 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 		x, y, dy, dx := t(in), t(out), t(out), t(in)
 		l.fwd = func() error { return k.launch("act_fwd", out, code, x, y, out) }
 		l.bwdData = func() error { return k.launch("act_bwd", out, code, x, dy, dx, out) }
+		l.io = func(p measure.Phase, r *cpu.Reference) ([]transfer, []transfer) {
+			ins := []transfer{{x, r.Inputs[0], half}, {dy, r.DY, half}}
+			if p == measure.Forward {
+				return ins, []transfer{{y, r.Y, half}}
+			}
+			return ins, []transfer{{dx, r.DX[0], half}}
+		}
 	case cnn.OpAdd:
 		a, bb, y := t(in), t(in), t(out)
 		inputs := max(c.NumInputs, 2)
+		if inputs == 2 {
+			l.io = func(p measure.Phase, r *cpu.Reference) ([]transfer, []transfer) {
+				return []transfer{{a, r.Inputs[0], half}, {bb, r.Inputs[1], half}}, []transfer{{y, r.Y, half}}
+			}
+		}
 		l.fwd = func() error {
 			for i := 1; i < inputs; i++ {
 				src := a
@@ -95,6 +129,13 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 	case cnn.OpMul: // x · s, s per (sample, channel) as in squeeze-and-excitation
 		x, s, y, dy, dx := t(in), t(n*int64(c.In.C)), t(out), t(out), t(in)
 		ds := f(n * int64(c.In.C))
+		l.io = func(p measure.Phase, r *cpu.Reference) ([]transfer, []transfer) {
+			ins := []transfer{{x, r.Inputs[0], half}, {s, r.Inputs[1], half}, {dy, r.DY, half}}
+			if p == measure.Forward {
+				return ins, []transfer{{y, r.Y, half}}
+			}
+			return ins, []transfer{{dx, r.DX[0], half}, {ds, r.DX[1], false}}
+		}
 		l.fwd = func() error { return k.launch("binary", out, int64(1), x, s, y, out, plane, int64(1)) }
 		l.bwdData = func() error {
 			if err := k.launch("binary", out, int64(1), dy, s, dx, out, plane, int64(1)); err != nil {
@@ -126,6 +167,13 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 		cpg := int64(c.In.C) / g
 		l.fwd = func() error { return k.launch("transpose", in, x, y, n, g, cpg, plane) }
 		l.bwdData = func() error { return k.launch("transpose", in, dy, dx, n, cpg, g, plane) }
+		l.io = func(p measure.Phase, r *cpu.Reference) ([]transfer, []transfer) {
+			ins := []transfer{{x, r.Inputs[0], half}, {dy, r.DY, half}}
+			if p == measure.Forward {
+				return ins, []transfer{{y, r.Y, half}}
+			}
+			return ins, []transfer{{dx, r.DX[0], half}}
+		}
 	case cnn.OpPermute:
 		x, y, dy, dx := t(in), t(out), t(out), t(in)
 		l.fwd = func() error { return k.launch("transpose", in, x, y, n, int64(c.In.C), plane, int64(1)) }
@@ -158,6 +206,16 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 		l.fwd = func() error { return k.launch("rownorm_fwd", rows, x, g, bias, y, mean, rstd, rows, ch) }
 		l.bwdData = func() error { return k.launch("rownorm_bwd", rows, x, g, dy, mean, rstd, dx, rows, ch) }
 		l.bwdWeights = func() error { return k.launch("rownorm_wgrad", ch, x, dy, mean, rstd, dg, db, rows, ch) }
+		l.io = func(p measure.Phase, r *cpu.Reference) ([]transfer, []transfer) {
+			ins := []transfer{{x, r.Inputs[0], half}, {g, r.Params[0], false}, {bias, r.Params[1], false}, {dy, r.DY, half}}
+			switch p {
+			case measure.Forward:
+				return ins, []transfer{{y, r.Y, half}}
+			case measure.BackwardData:
+				return ins, []transfer{{dx, r.DX[0], half}}
+			}
+			return ins, []transfer{{dg, r.DParams[0], false}, {db, r.DParams[1], false}}
+		}
 	case cnn.OpLoss:
 		classes := c.In.Elems()
 		x, dx := t(in), t(in)

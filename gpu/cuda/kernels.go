@@ -9,9 +9,12 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"cnntime/gpu/libfind"
 )
 
 // kernelSource holds the memory-bound kernels cnntime runs itself. Every parameter is
@@ -212,9 +215,34 @@ type kernels struct {
 	maxGrid int
 }
 
-// compileKernels compiles the source with NVRTC to PTX for compute capability 6.0 (the
-// driver JIT-compiles it for the GPU at hand) and loads it.
-func compileKernels(half bool, sms int) (*kernels, error) {
+// compileKernels compiles the source with NVRTC to a CUBIN for the device's own
+// architecture (no JIT: an NVRTC newer than the driver still works), falling back to PTX
+// at the oldest ISA this NVRTC accepts for a device it does not know, and loads it.
+func compileKernels(half bool, sms int, cc [2]int) (*kernels, error) {
+	targets := libfind.KernelTargets(cc[0], cc[1], nvrtcMajor)
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("NVRTC %d.%d cannot compile for compute capability %d.%d: install the NVRTC of an older CUDA (CNNTIME_NVRTC names it)", nvrtcMajor, nvrtcMinor, cc[0], cc[1])
+	}
+	var errs []string
+	for _, t := range targets {
+		image, err := nvrtcCompile(t, half)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		mod, err := cu.LoadData(string(image))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("load the %s image into the GPU: %v", t.Option, err))
+			continue
+		}
+		return kernelsOf(mod, sms)
+	}
+	return nil, fmt.Errorf("cnntime's kernels could not be built: %s", strings.Join(errs, "; "))
+}
+
+// nvrtcCompile compiles the kernel source for one target and returns its image: a CUBIN,
+// or NUL-terminated PTX.
+func nvrtcCompile(t libfind.Target, half bool) ([]byte, error) {
 	src := C.CString(kernelSource)
 	defer C.free(unsafe.Pointer(src))
 	name := C.CString("cnntime_kernels.cu")
@@ -224,7 +252,7 @@ func compileKernels(half bool, sms int) (*kernels, error) {
 		return nil, fmt.Errorf("NVRTC create program: status %d", r)
 	}
 	defer C.x_nvrtcDestroyProgram(&prog)
-	opts := []string{"--gpu-architecture=compute_60", "--use_fast_math"}
+	opts := []string{t.Option, "--use_fast_math"}
 	if half {
 		opts = append(opts, "-DUSE_HALF")
 	}
@@ -241,16 +269,25 @@ func compileKernels(half bool, sms int) (*kernels, error) {
 		C.x_nvrtcGetProgramLogSize(prog, &n)
 		log := make([]byte, int(n)+1)
 		C.x_nvrtcGetProgramLog(prog, (*C.char)(unsafe.Pointer(&log[0])))
-		return nil, fmt.Errorf("NVRTC could not compile cnntime's kernels (status %d): %s", r, string(log[:n]))
+		return nil, fmt.Errorf("NVRTC could not compile cnntime's kernels with %s (status %d): %s", t.Option, r, strings.TrimRight(string(log[:n]), "\x00\n"))
 	}
 	var n C.size_t
+	if t.CUBIN {
+		if r := C.x_nvrtcGetCUBINSize(prog, &n); r != 0 || n == 0 {
+			return nil, fmt.Errorf("NVRTC gave no CUBIN for %s (status %d)", t.Option, r)
+		}
+		image := make([]byte, int(n))
+		C.x_nvrtcGetCUBIN(prog, (*C.char)(unsafe.Pointer(&image[0])))
+		return image, nil
+	}
 	C.x_nvrtcGetPTXSize(prog, &n)
 	ptx := make([]byte, int(n))
 	C.x_nvrtcGetPTX(prog, (*C.char)(unsafe.Pointer(&ptx[0])))
-	mod, err := cu.LoadData(string(ptx[:len(ptx)-1]))
-	if err != nil {
-		return nil, fmt.Errorf("load cnntime's kernels into the GPU: %w", err)
-	}
+	return ptx[:max(len(ptx)-1, 0)], nil
+}
+
+// kernelsOf finds the kernels in a loaded module.
+func kernelsOf(mod cu.Module, sms int) (*kernels, error) {
 	k := &kernels{fn: map[string]cu.Function{}, maxGrid: max(sms, 1) * 32}
 	for _, name := range kernelNames {
 		f, err := mod.Function(name)

@@ -13,6 +13,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"cnntime/gpu/convalgo"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -96,10 +97,16 @@ func (b *Backend) newLayer(cfg cnn.Config, batch int, prec measure.Precision, po
 	half := prec == measure.AMP
 	switch cfg.Op {
 	case cnn.OpConv2d:
-		return b.newConv(cfg, batch, half, tf32, policy)
+		return b.newConv(cfg, batch, prec, policy)
 	case cnn.OpLinear:
+		if cfg.Bias && b.kernelsErr != nil {
+			return nil, fmt.Errorf("%w: a linear layer's bias needs cnntime's own kernels, and %v", errUnsupported, b.kernelsErr)
+		}
 		return b.newLinear(cfg, batch, half, tf32)
 	case cnn.OpBatchNorm:
+		if !convalgo.FitsLegacyAPI(int64(batch) * cfg.In.Elems()) {
+			return nil, fmt.Errorf("%w: cuDNN's batch norm takes at most 2^31 elements", errUnsupported)
+		}
 		return b.newBatchNorm(cfg, batch, half)
 	}
 	return b.newKernelLayer(cfg, batch, half)
@@ -118,6 +125,7 @@ type convLayer struct {
 	mem
 	b                         *Backend
 	policy                    measure.Policy
+	prec                      measure.Precision
 	xD, yD, biasD, wD, cD     unsafe.Pointer
 	x, y, w, dx, dy, dw, bias uint64
 	dbias                     uint64
@@ -127,15 +135,17 @@ type convLayer struct {
 	wsSize                    map[measure.Phase]C.size_t
 }
 
-func (b *Backend) newConv(c cnn.Config, batch int, half, tf32 bool, policy measure.Policy) (layer, error) {
-	l := &convLayer{mem: mem{half: half}, b: b, policy: policy, hasBias: c.Bias,
+func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, policy measure.Policy) (layer, error) {
+	n := int64(batch)
+	if !convalgo.FitsLegacyAPI(n*c.In.Elems(), n*c.Out.Elems()) {
+		return nil, fmt.Errorf("%w: cuDNN's legacy convolution API takes tensors of at most 2^31 elements", errUnsupported)
+	}
+	math, half := convalgo.Start(prec)
+	l := &convLayer{mem: mem{half: half}, b: b, policy: policy, prec: prec, hasBias: c.Bias,
 		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{}}
-	dtype, math := cudnnFloat, cudnnFMAMath
-	switch {
-	case half:
-		dtype, math = cudnnHalf, cudnnTensorOpMath
-	case tf32:
-		math = cudnnDefaultMath
+	dtype := cudnnFloat
+	if half {
+		dtype = cudnnHalf
 	}
 	g := max(c.Groups, 1)
 	var err error
@@ -168,7 +178,6 @@ func (b *Backend) newConv(c cnn.Config, batch int, half, tf32 bool, policy measu
 	if err := cudnnCheck("cudnnSetConvolutionMathType", C.x_cudnnSetConvolutionMathType(l.cD, C.int(math))); err != nil {
 		return l, err
 	}
-	n := int64(batch)
 	wElems := int64(c.Out.C) * int64(c.In.C/g) * int64(c.Kernel[0]*c.Kernel[1])
 	for _, t := range []struct {
 		p     *uint64
@@ -203,54 +212,111 @@ func algoName(phase measure.Phase, a int) string {
 }
 
 // prepare asks cuDNN for its algorithms (the heuristic's ranking, or every algorithm
-// timed by cudnnFind) and takes the first that succeeds and whose workspace fits, as
-// PyTorch does.
+// timed by cudnnFind*AlgorithmEx on the layer's own buffers), takes the first usable one
+// whose workspace fits, as PyTorch does, and sets the math type it was ranked under on
+// the descriptor.
 func (l *convLayer) prepare(phase measure.Phase) (string, int64, error) {
 	const want = 10
 	perf := make([]C.perf_t, want)
 	var got C.int
 	h := l.b.cudnn
 	var status C.int
-	fastest := l.policy == measure.Fastest
-	switch phase {
-	case measure.Forward:
-		if fastest {
-			status = C.x_cudnnFindConvolutionForwardAlgorithm(h, l.xD, l.wD, l.cD, l.yD, want, &got, &perf[0])
-		} else {
+	var call string
+	if l.policy == measure.Fastest {
+		ws, size, release, err := l.searchWorkspace(phase)
+		if err != nil {
+			return "", 0, err
+		}
+		switch phase {
+		case measure.Forward:
+			call = "cudnnFindConvolutionForwardAlgorithmEx"
+			status = C.x_cudnnFindConvolutionForwardAlgorithmEx(h, l.xD, dev(l.x), l.wD, dev(l.w), l.cD, l.yD, dev(l.y), want, &got, &perf[0], ws, size)
+		case measure.BackwardData:
+			call = "cudnnFindConvolutionBackwardDataAlgorithmEx"
+			status = C.x_cudnnFindConvolutionBackwardDataAlgorithmEx(h, l.wD, dev(l.w), l.yD, dev(l.dy), l.cD, l.xD, dev(l.dx), want, &got, &perf[0], ws, size)
+		case measure.BackwardWeights:
+			call = "cudnnFindConvolutionBackwardFilterAlgorithmEx"
+			status = C.x_cudnnFindConvolutionBackwardFilterAlgorithmEx(h, l.xD, dev(l.x), l.yD, dev(l.dy), l.cD, l.wD, dev(l.dw), want, &got, &perf[0], ws, size)
+		}
+		release()
+	} else {
+		switch phase {
+		case measure.Forward:
+			call = "cudnnGetConvolutionForwardAlgorithm_v7"
 			status = C.x_cudnnGetConvolutionForwardAlgorithm_v7(h, l.xD, l.wD, l.cD, l.yD, want, &got, &perf[0])
-		}
-	case measure.BackwardData:
-		if fastest {
-			status = C.x_cudnnFindConvolutionBackwardDataAlgorithm(h, l.wD, l.yD, l.cD, l.xD, want, &got, &perf[0])
-		} else {
+		case measure.BackwardData:
+			call = "cudnnGetConvolutionBackwardDataAlgorithm_v7"
 			status = C.x_cudnnGetConvolutionBackwardDataAlgorithm_v7(h, l.wD, l.yD, l.cD, l.xD, want, &got, &perf[0])
-		}
-	case measure.BackwardWeights:
-		if fastest {
-			status = C.x_cudnnFindConvolutionBackwardFilterAlgorithm(h, l.xD, l.yD, l.cD, l.wD, want, &got, &perf[0])
-		} else {
+		case measure.BackwardWeights:
+			call = "cudnnGetConvolutionBackwardFilterAlgorithm_v7"
 			status = C.x_cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, l.xD, l.yD, l.cD, l.wD, want, &got, &perf[0])
 		}
-	default:
+	}
+	if call == "" {
 		return "", 0, errUnsupported
 	}
-	if err := cudnnCheck("choose a convolution algorithm", status); err != nil {
+	if err := cudnnCheck(call, status); err != nil {
 		return "", 0, err
 	}
-	var lastErr error = errUnsupported
+	ranked := make([]convalgo.Perf, 0, int(got))
 	for _, p := range perf[:got] {
-		if p.status != 0 {
-			continue
-		}
-		ws, err := l.alloc(int64(p.memory))
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		l.algo[phase], l.ws[phase], l.wsSize[phase] = p.algo, ws, p.memory
-		return algoName(phase, int(p.algo)), int64(p.memory), nil
+		ranked = append(ranked, convalgo.Perf{Algo: int(p.algo), Status: int(p.status), Memory: int64(p.memory), MathType: int(p.mathType)})
 	}
-	return "", 0, lastErr
+	var wsPtr uint64
+	chosen, ok, oom := convalgo.Choose(ranked, l.prec, func(bytes int64) bool {
+		p, err := l.alloc(bytes)
+		wsPtr = p
+		return err == nil
+	})
+	switch {
+	case oom:
+		return "", 0, cu.OutOfMemory
+	case !ok:
+		return "", 0, fmt.Errorf("%w: cuDNN has no usable %s algorithm for this convolution under %s", errUnsupported, phase, l.prec)
+	}
+	if err := cudnnCheck("cudnnSetConvolutionMathType", C.x_cudnnSetConvolutionMathType(l.cD, C.int(chosen.MathType))); err != nil {
+		return "", 0, err
+	}
+	l.algo[phase], l.ws[phase], l.wsSize[phase] = C.int(chosen.Algo), wsPtr, C.size_t(chosen.Memory)
+	return algoName(phase, chosen.Algo), chosen.Memory, nil
+}
+
+// searchWorkspace allocates the workspace cudnnFind*AlgorithmEx searches with: the
+// largest any algorithm of the phase asks for, capped at the free memory (halved until
+// it can be had). release frees it after the search.
+func (l *convLayer) searchWorkspace(phase measure.Phase) (unsafe.Pointer, C.size_t, func(), error) {
+	h := l.b.cudnn
+	count := map[measure.Phase]int{measure.Forward: len(fwdAlgos), measure.BackwardData: len(dataAlgos), measure.BackwardWeights: len(filtAlgos)}[phase]
+	sizes := make([]int64, count)
+	for a := range sizes {
+		var s C.size_t
+		var st C.int
+		switch phase {
+		case measure.Forward:
+			st = C.x_cudnnGetConvolutionForwardWorkspaceSize(h, l.xD, l.wD, l.cD, l.yD, C.int(a), &s)
+		case measure.BackwardData:
+			st = C.x_cudnnGetConvolutionBackwardDataWorkspaceSize(h, l.wD, l.yD, l.cD, l.xD, C.int(a), &s)
+		case measure.BackwardWeights:
+			st = C.x_cudnnGetConvolutionBackwardFilterWorkspaceSize(h, l.xD, l.yD, l.cD, l.wD, C.int(a), &s)
+		}
+		sizes[a] = -1
+		if st == 0 {
+			sizes[a] = int64(s)
+		}
+	}
+	free, _, err := cu.MemInfo()
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("read the free GPU memory: %w", err)
+	}
+	size := convalgo.FindWorkspace(sizes, free-free/16)
+	for size > 0 {
+		p, err := cu.MemAlloc(size)
+		if err == nil {
+			return dev(uint64(p)), C.size_t(size), func() { _ = cu.MemFree(p) }, nil
+		}
+		size /= 2
+	}
+	return nil, 0, func() {}, nil
 }
 
 func (l *convLayer) run(phase measure.Phase) error {

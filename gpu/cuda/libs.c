@@ -29,9 +29,9 @@ DECL(int, cudnnDestroyConvolutionDescriptor, (P d), (d))
 DECL(int, cudnnGetConvolutionForwardAlgorithm_v7, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
 DECL(int, cudnnGetConvolutionBackwardDataAlgorithm_v7, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
 DECL(int, cudnnGetConvolutionBackwardFilterAlgorithm_v7, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
-DECL(int, cudnnFindConvolutionForwardAlgorithm, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
-DECL(int, cudnnFindConvolutionBackwardDataAlgorithm, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
-DECL(int, cudnnFindConvolutionBackwardFilterAlgorithm, (P h, P a, P b, P c, P d, int n, int* got, perf_t* r), (h, a, b, c, d, n, got, r))
+DECL(int, cudnnFindConvolutionForwardAlgorithmEx, (P h, P xd, CP x, P wd, CP w, P cd, P yd, P y, int n, int* got, perf_t* r, P ws, size_t wss), (h, xd, x, wd, w, cd, yd, y, n, got, r, ws, wss))
+DECL(int, cudnnFindConvolutionBackwardDataAlgorithmEx, (P h, P wd, CP w, P dyd, CP dy, P cd, P dxd, P dx, int n, int* got, perf_t* r, P ws, size_t wss), (h, wd, w, dyd, dy, cd, dxd, dx, n, got, r, ws, wss))
+DECL(int, cudnnFindConvolutionBackwardFilterAlgorithmEx, (P h, P xd, CP x, P dyd, CP dy, P cd, P dwd, P dw, int n, int* got, perf_t* r, P ws, size_t wss), (h, xd, x, dyd, dy, cd, dwd, dw, n, got, r, ws, wss))
 DECL(int, cudnnGetConvolutionForwardWorkspaceSize, (P h, P a, P b, P c, P d, int algo, size_t* s), (h, a, b, c, d, algo, s))
 DECL(int, cudnnGetConvolutionBackwardDataWorkspaceSize, (P h, P a, P b, P c, P d, int algo, size_t* s), (h, a, b, c, d, algo, s))
 DECL(int, cudnnGetConvolutionBackwardFilterWorkspaceSize, (P h, P a, P b, P c, P d, int algo, size_t* s), (h, a, b, c, d, algo, s))
@@ -45,6 +45,7 @@ DECL(int, cudnnBatchNormalizationBackward, (P h, int mode, CP ad, CP bd, CP ap, 
 
 DECL(int, cublasCreate_v2, (P* h), (h))
 DECL(int, cublasSetMathMode, (P h, int m), (h, m))
+DECL(int, cublasGetVersion_v2, (P h, int* v), (h, v))
 DECL(int, cublasGemmEx, (P h, int ta, int tb, int m, int n, int k, CP al, CP a, int at, int lda, CP b, int bt, int ldb, CP be, P c, int ct, int ldc, int comp, int algo), (h, ta, tb, m, n, k, al, a, at, lda, b, bt, ldb, be, c, ct, ldc, comp, algo))
 
 DECL(int, nvrtcCreateProgram, (P* p, const char* src, const char* name, int n, const char* const* hs, const char* const* ns), (p, src, name, n, hs, ns))
@@ -53,6 +54,9 @@ DECL(int, nvrtcGetProgramLogSize, (P p, size_t* s), (p, s))
 DECL(int, nvrtcGetProgramLog, (P p, char* log), (p, log))
 DECL(int, nvrtcGetPTXSize, (P p, size_t* s), (p, s))
 DECL(int, nvrtcGetPTX, (P p, char* ptx), (p, ptx))
+DECL(int, nvrtcGetCUBINSize, (P p, size_t* s), (p, s))
+DECL(int, nvrtcGetCUBIN, (P p, char* c), (p, c))
+DECL(int, nvrtcVersion, (int* major, int* minor), (major, minor))
 DECL(int, nvrtcDestroyProgram, (P* p), (p))
 
 DECL(int, nvmlInit_v2, (void), ())
@@ -71,17 +75,18 @@ static sym_t cudnn_syms[] = {
 	SYM(cudnnCreateConvolutionDescriptor), SYM(cudnnSetConvolution2dDescriptor), SYM(cudnnSetConvolutionGroupCount),
 	SYM(cudnnSetConvolutionMathType), SYM(cudnnDestroyConvolutionDescriptor),
 	SYM(cudnnGetConvolutionForwardAlgorithm_v7), SYM(cudnnGetConvolutionBackwardDataAlgorithm_v7),
-	SYM(cudnnGetConvolutionBackwardFilterAlgorithm_v7), SYM(cudnnFindConvolutionForwardAlgorithm),
-	SYM(cudnnFindConvolutionBackwardDataAlgorithm), SYM(cudnnFindConvolutionBackwardFilterAlgorithm),
+	SYM(cudnnGetConvolutionBackwardFilterAlgorithm_v7), SYM(cudnnFindConvolutionForwardAlgorithmEx),
+	SYM(cudnnFindConvolutionBackwardDataAlgorithmEx), SYM(cudnnFindConvolutionBackwardFilterAlgorithmEx),
 	SYM(cudnnGetConvolutionForwardWorkspaceSize), SYM(cudnnGetConvolutionBackwardDataWorkspaceSize),
 	SYM(cudnnGetConvolutionBackwardFilterWorkspaceSize), SYM(cudnnConvolutionForward),
 	SYM(cudnnConvolutionBackwardData), SYM(cudnnConvolutionBackwardFilter), SYM(cudnnConvolutionBackwardBias),
 	SYM(cudnnAddTensor), SYM(cudnnBatchNormalizationForwardTraining), SYM(cudnnBatchNormalizationBackward),
 };
-static sym_t cublas_syms[] = { SYM(cublasCreate_v2), SYM(cublasSetMathMode), SYM(cublasGemmEx) };
+static sym_t cublas_syms[] = { SYM(cublasCreate_v2), SYM(cublasSetMathMode), SYM(cublasGetVersion_v2), SYM(cublasGemmEx) };
 static sym_t nvrtc_syms[] = {
 	SYM(nvrtcCreateProgram), SYM(nvrtcCompileProgram), SYM(nvrtcGetProgramLogSize), SYM(nvrtcGetProgramLog),
-	SYM(nvrtcGetPTXSize), SYM(nvrtcGetPTX), SYM(nvrtcDestroyProgram),
+	SYM(nvrtcGetPTXSize), SYM(nvrtcGetPTX), SYM(nvrtcGetCUBINSize), SYM(nvrtcGetCUBIN), SYM(nvrtcVersion),
+	SYM(nvrtcDestroyProgram),
 };
 static sym_t nvml_syms[] = {
 	SYM(nvmlInit_v2), SYM(nvmlDeviceGetHandleByPciBusId_v2), SYM(nvmlDeviceGetClockInfo),
@@ -103,6 +108,10 @@ const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_sym
 const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m); }
 const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m); }
 const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m); }
+
+// preload opens a library globally so that a later dlopen of its soname finds it (cuDNN
+// opens its sub-libraries by name); it returns NULL or dlerror's text.
+const char* preload(const char* p) { return dlopen(p, RTLD_NOW | RTLD_GLOBAL) ? NULL : dlerror(); }
 
 // dptr turns a CUDA device address into the pointer the libraries take.
 void* dptr(unsigned long long p) { return (void*)p; }

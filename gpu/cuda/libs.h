@@ -26,9 +26,11 @@ int x_cudnnDestroyConvolutionDescriptor(void* d);
 int x_cudnnGetConvolutionForwardAlgorithm_v7(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
 int x_cudnnGetConvolutionBackwardDataAlgorithm_v7(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
 int x_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
-int x_cudnnFindConvolutionForwardAlgorithm(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
-int x_cudnnFindConvolutionBackwardDataAlgorithm(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
-int x_cudnnFindConvolutionBackwardFilterAlgorithm(void* h, void* a, void* b, void* c, void* d, int n, int* got, perf_t* r);
+// The Ex searches time the algorithms on the caller's buffers and workspace (the non-Ex
+// ones allocate their own copies, so they report out of memory at half the real limit).
+int x_cudnnFindConvolutionForwardAlgorithmEx(void* h, void* xd, const void* x, void* wd, const void* w, void* cd, void* yd, void* y, int n, int* got, perf_t* r, void* ws, size_t wss);
+int x_cudnnFindConvolutionBackwardDataAlgorithmEx(void* h, void* wd, const void* w, void* dyd, const void* dy, void* cd, void* dxd, void* dx, int n, int* got, perf_t* r, void* ws, size_t wss);
+int x_cudnnFindConvolutionBackwardFilterAlgorithmEx(void* h, void* xd, const void* x, void* dyd, const void* dy, void* cd, void* dwd, void* dw, int n, int* got, perf_t* r, void* ws, size_t wss);
 int x_cudnnGetConvolutionForwardWorkspaceSize(void* h, void* a, void* b, void* c, void* d, int algo, size_t* s);
 int x_cudnnGetConvolutionBackwardDataWorkspaceSize(void* h, void* a, void* b, void* c, void* d, int algo, size_t* s);
 int x_cudnnGetConvolutionBackwardFilterWorkspaceSize(void* h, void* a, void* b, void* c, void* d, int algo, size_t* s);
@@ -41,6 +43,7 @@ int x_cudnnBatchNormalizationForwardTraining(void* h, int mode, const void* al, 
 int x_cudnnBatchNormalizationBackward(void* h, int mode, const void* ad, const void* bd, const void* ap, const void* bp, void* xd, const void* x, void* dyd, const void* dy, void* dxd, void* dx, void* sd, const void* scale, void* dscale, void* dbias, double eps, const void* sm, const void* sv);
 int x_cublasCreate_v2(void** h);
 int x_cublasSetMathMode(void* h, int m);
+int x_cublasGetVersion_v2(void* h, int* v);
 int x_cublasGemmEx(void* h, int ta, int tb, int m, int n, int k, const void* al, const void* a, int at, int lda, const void* b, int bt, int ldb, const void* be, void* c, int ct, int ldc, int comp, int algo);
 int x_nvrtcCreateProgram(void** p, const char* src, const char* name, int n, const char* const* hs, const char* const* ns);
 int x_nvrtcCompileProgram(void* p, int n, const char* const* opts);
@@ -48,6 +51,9 @@ int x_nvrtcGetProgramLogSize(void* p, size_t* s);
 int x_nvrtcGetProgramLog(void* p, char* log);
 int x_nvrtcGetPTXSize(void* p, size_t* s);
 int x_nvrtcGetPTX(void* p, char* ptx);
+int x_nvrtcGetCUBINSize(void* p, size_t* s);
+int x_nvrtcGetCUBIN(void* p, char* cubin);
+int x_nvrtcVersion(int* major, int* minor);
 int x_nvrtcDestroyProgram(void** p);
 int x_nvmlInit_v2(void);
 int x_nvmlDeviceGetHandleByPciBusId_v2(const char* bus, void** d);
@@ -60,4 +66,5 @@ const char* load_cublas(const char* p, const char** m);
 const char* load_nvrtc(const char* p, const char** m);
 const char* load_nvml(const char* p, const char** m);
 void* dptr(unsigned long long p);
+const char* preload(const char* p);
 #endif

@@ -6,6 +6,7 @@
 // App → worker:
 //
 //	{"type":"devices"}                                  list the devices
+//	{"type":"selftest","device":0}                      run the self-test (cnntime-gpu -selftest)
 //	{"type":"sweep","device":0,"precision":"fp32","policy":"heuristic","repeats":5,
 //	 "items":[{"config":{...},"batch":32,"phase":"fwd"}, ...]}
 //
@@ -13,7 +14,9 @@
 //
 //	{"type":"device","device":{...}}                    a device (one per device for "devices";
 //	                                                    the swept device first for "sweep")
+//	{"type":"start","done":3,"total":120}               before each item: item 3 (0-based) is in flight
 //	{"type":"progress","done":3,"total":120}            after each item
+//	{"type":"report","report":{...}}                    the self-test's report
 //	{"type":"measurement","measurement":{...}}          one result, as soon as it is taken
 //	{"type":"warning","message":"..."}                  e.g. the GPU's clock dropped (throttling)
 //	{"type":"error","message":"..."}                    the worker cannot go on; it exits non-zero
@@ -27,6 +30,7 @@ import (
 	"io"
 	"sync"
 
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -35,11 +39,14 @@ import (
 const (
 	ListDevices = "devices"
 	Sweep       = "sweep"
+	SelfTest    = "selftest"
 )
 
 // Message types.
 const (
 	Device      = "device"
+	Start       = "start"
+	Report      = "report"
 	Progress    = "progress"
 	Measurement = "measurement"
 	Warning     = "warning"
@@ -69,12 +76,15 @@ func (r Request) Validate() error {
 	switch r.Type {
 	case ListDevices:
 		return nil
-	case Sweep:
+	case Sweep, SelfTest:
 	default:
-		return fmt.Errorf("unknown request type %q: want %q or %q", r.Type, ListDevices, Sweep)
+		return fmt.Errorf("unknown request type %q: want %q, %q or %q", r.Type, ListDevices, Sweep, SelfTest)
 	}
 	if r.Device < 0 {
 		return fmt.Errorf("device index %d is negative", r.Device)
+	}
+	if r.Type == SelfTest {
+		return nil
 	}
 	if _, err := measure.ParsePrecision(string(r.Precision)); err != nil {
 		return err
@@ -108,6 +118,7 @@ type Message struct {
 	Done        int                  `json:"done,omitempty"`
 	Total       int                  `json:"total,omitempty"`
 	Message     string               `json:"message,omitempty"`
+	Report      *selftest.Report     `json:"report,omitempty"`
 }
 
 // Validate reports the first thing wrong with a message, or nil.
@@ -122,6 +133,14 @@ func (m Message) Validate() error {
 			return fmt.Errorf("measurement message without a measurement")
 		}
 		return m.Measurement.Validate()
+	case Report:
+		if m.Report == nil {
+			return fmt.Errorf("report message without a report")
+		}
+	case Start:
+		if m.Done < 0 || m.Done >= m.Total {
+			return fmt.Errorf("start of item %d of %d", m.Done, m.Total)
+		}
 	case Progress, Warning, Done:
 	case Error:
 		if m.Message == "" {
@@ -168,6 +187,17 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{sc: sc}
 }
 
+// LineError is a line that is not a valid protocol message (a library that printed on
+// the protocol's descriptor, say): the next line may be fine. Any other error from
+// the reader means the stream is unusable and the caller must stop reading.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return e.Err.Error() }
+func (e *LineError) Unwrap() error { return e.Err }
+
 // ReadRequest reads and validates the next request. io.EOF means no more lines.
 func (r *Reader) ReadRequest() (Request, error) {
 	var req Request
@@ -175,19 +205,20 @@ func (r *Reader) ReadRequest() (Request, error) {
 		return req, err
 	}
 	if err := req.Validate(); err != nil {
-		return req, fmt.Errorf("request on line %d: %w", r.line, err)
+		return req, &LineError{r.line, fmt.Errorf("request on line %d: %w", r.line, err)}
 	}
 	return req, nil
 }
 
-// ReadMessage reads and validates the next message. io.EOF means no more lines.
+// ReadMessage reads and validates the next message. io.EOF means no more lines; a
+// *LineError a bad line (read on); any other error a broken stream (stop).
 func (r *Reader) ReadMessage() (Message, error) {
 	var m Message
 	if err := r.next(&m); err != nil {
 		return m, err
 	}
 	if err := m.Validate(); err != nil {
-		return m, fmt.Errorf("worker message on line %d: %w", r.line, err)
+		return m, &LineError{r.line, fmt.Errorf("worker message on line %d: %w", r.line, err)}
 	}
 	return m, nil
 }
@@ -201,7 +232,7 @@ func (r *Reader) next(v any) error {
 	}
 	r.line++
 	if err := json.Unmarshal(r.sc.Bytes(), v); err != nil {
-		return fmt.Errorf("protocol line %d is not valid JSON: %w", r.line, err)
+		return &LineError{r.line, fmt.Errorf("protocol line %d is not valid JSON: %w", r.line, err)}
 	}
 	return nil
 }

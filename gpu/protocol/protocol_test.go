@@ -105,3 +105,32 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderTellsBadLinesFromBrokenStreams(t *testing.T) {
+	in := "garbage from a library\n{\"type\":\"done\"}\n" + strings.Repeat("x", maxLine+10)
+	r := NewReader(strings.NewReader(in))
+	_, err := r.ReadMessage()
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 1 {
+		t.Fatalf("a non-JSON line: got %v, want a LineError for line 1", err)
+	}
+	if m, err := r.ReadMessage(); err != nil || m.Type != Done {
+		t.Fatalf("the line after garbage: got %+v, %v", m, err)
+	}
+	_, err = r.ReadMessage()
+	if err == nil || errors.As(err, &le) || errors.Is(err, io.EOF) {
+		t.Fatalf("an over-long line must be a stream error (stop reading), got %v", err)
+	}
+}
+
+func TestSelfTestRequestAndReport(t *testing.T) {
+	if err := (Request{Type: SelfTest}).Validate(); err != nil {
+		t.Errorf("self-test request: %v", err)
+	}
+	if err := (Message{Type: Report}).Validate(); err == nil {
+		t.Error("a report message without a report validated")
+	}
+	if err := (Message{Type: Start, Done: 3, Total: 3}).Validate(); err == nil {
+		t.Error("start of item 3 of 3 validated")
+	}
+}

@@ -5,10 +5,15 @@
 // with a bare driver error. Go initialises packages in import-path order among those
 // whose imports are ready; this package needs only what gorgonia.org/cu needs and its
 // path (cnntime/...) sorts first, so its init runs first.
+//
+// Before anything else its init moves the protocol off fd 1 (package gpu/protofd): from
+// then on what any library prints on stdout goes to stderr, and the protocol (and a
+// person's output, such as -list's) goes to protofd.Out().
 package precheck
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo CFLAGS: -I/usr/local/cuda/include
+#cgo LDFLAGS: -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcuda
 #include <cuda.h>
 static int check(int* count, const char** name) {
 	CUresult r = cuInit(0);
@@ -22,12 +27,17 @@ import "C"
 import (
 	"fmt"
 	"os"
+
+	"cnntime/gpu/protofd"
 )
 
 // ExitNoGPU is the worker's exit status when there is no usable GPU.
 const ExitNoGPU = 3
 
 func init() {
+	if _, err := protofd.Claim(); err != nil {
+		fmt.Fprintln(os.Stderr, "cnntime-gpu:", err)
+	}
 	var count C.int
 	var name *C.char
 	if r := C.check(&count, &name); r != 0 {
@@ -40,7 +50,7 @@ func init() {
 
 // fail tells both the app (a protocol error line on stdout) and a person (stderr).
 func fail(sentence string) {
-	fmt.Printf("{\"type\":\"error\",\"message\":%q}\n", sentence)
+	fmt.Fprintf(protofd.Out(), "{\"type\":\"error\",\"message\":%q}\n", sentence)
 	fmt.Fprintln(os.Stderr, "cnntime-gpu:", sentence+".")
 	os.Exit(ExitNoGPU)
 }

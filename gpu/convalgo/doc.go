@@ -1,0 +1,6 @@
+// Package convalgo makes the worker's cuDNN convolution decisions without calling cuDNN:
+// the math type a convolution descriptor starts with for each precision, which of the
+// algorithms cuDNN ranked (cudnnGet*Algorithm_v7 or cudnnFind*AlgorithmEx) to run, with
+// the math type that algorithm was ranked under (set on the descriptor before running, as
+// PyTorch does), and the workspace to give cudnnFind*AlgorithmEx. Tested without a GPU.
+package convalgo

@@ -1,0 +1,268 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include "libs.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"cnntime/gpu"
+	"cnntime/gpu/cpu"
+	"cnntime/gpu/selftest"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// selfTestBatch is the batch size of the self-test's layers.
+const selfTestBatch = 2
+
+// checkable is a layer whose results the self-test compares with the CPU reference:
+// check uploads the reference's inputs and parameters, prepares and runs the phase once,
+// and returns each result it produced beside the reference's value of it.
+type checkable interface {
+	check(phase measure.Phase, r *cpu.Reference) (got, want [][]float32, err error)
+}
+
+// SelfTest runs every layer kind on small shapes in fp32, tf32 and amp on device index,
+// compares outputs and gradients with the CPU reference where the layer can be read
+// back, times one short sweep and reports it all with the versions found.
+func (w Worker) SelfTest(ctx context.Context, index int) (selftest.Report, error) {
+	var rep selftest.Report
+	b, err := Open(index, w.Options)
+	if err != nil {
+		return rep, err
+	}
+	rep.Device = b.Device()
+	rep.Versions = b.versions()
+	for _, cfg := range selftest.Cases() {
+		var ref *cpu.Reference
+		for _, prec := range selftest.Precisions {
+			for _, phase := range measure.Phases {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				row, ok := b.selfTestRow(cfg, prec, phase, &ref)
+				if ok {
+					rep.Rows = append(rep.Rows, row)
+				}
+			}
+		}
+	}
+	var items []gpu.Item
+	for _, cfg := range selftest.Cases() {
+		for _, phase := range measure.Phases {
+			items = append(items, gpu.Item{Config: cfg, Batch: 32, Phase: phase})
+		}
+	}
+	rep.Sweep.Items = len(items)
+	start := time.Now()
+	err = gpu.Execute(ctx, b, gpu.Job{Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 3, Items: items}, gpu.Sink{
+		Measured: func(measure.Measurement) error { rep.Sweep.Measured++; return nil },
+	})
+	rep.Sweep.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		rep.Sweep.Why = err.Error()
+	}
+	return rep, nil
+}
+
+// versions are the driver's and the libraries' versions.
+func (b *Backend) versions() selftest.Versions {
+	v := selftest.Versions{Driver: b.device.Driver, CUDA: b.device.CUDA, CuDNN: b.device.CuDNN}
+	var cublas C.int
+	if C.x_cublasGetVersion_v2(b.cublas, &cublas) == 0 && cublas > 0 {
+		v.CuBLAS = fmt.Sprintf("%d.%d.%d", cublas/10000, cublas%10000/100, cublas%100)
+	}
+	if nvrtcErr == nil {
+		v.NVRTC = fmt.Sprintf("%d.%d", nvrtcMajor, nvrtcMinor)
+	}
+	return v
+}
+
+// selfTestRow checks one layer, precision and phase; ok is false for a phase the layer
+// does not have.
+func (b *Backend) selfTestRow(cfg cnn.Config, prec measure.Precision, phase measure.Phase, ref **cpu.Reference) (selftest.Row, bool) {
+	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase}
+	fail := func(err error) (selftest.Row, bool) {
+		if errors.Is(err, errUnsupported) && err.Error() == errUnsupported.Error() {
+			return row, false // the layer has no such phase
+		}
+		switch status, ok := classify(err); {
+		case ok && status == measure.OutOfMemory:
+			row.Verdict, row.Why = selftest.Unsupported, "out of memory at a tiny shape: "+err.Error()
+		case ok:
+			row.Verdict, row.Why = selftest.Unsupported, err.Error()
+		default:
+			row.Verdict, row.Why = selftest.Failed, err.Error()
+		}
+		return row, true
+	}
+	l, err := b.newLayer(cfg, selfTestBatch, prec, measure.Heuristic)
+	if l != nil {
+		defer l.free()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	c, canCheck := l.(checkable)
+	if canCheck && *ref == nil {
+		if *ref, err = cpu.NewReference(cfg, selfTestBatch, 1); err != nil {
+			row.Verdict, row.Why = selftest.Failed, "the CPU reference: "+err.Error()
+			return row, true
+		}
+	}
+	var got, want [][]float32
+	if canCheck {
+		got, want, err = c.check(phase, *ref)
+	}
+	if !canCheck || errors.Is(err, errNotReadBack) {
+		if _, _, err := l.prepare(phase); err != nil {
+			return fail(err)
+		}
+		if err := l.run(phase); err != nil {
+			return fail(err)
+		}
+		if err := cu.Synchronize(); err != nil {
+			return fail(err)
+		}
+		row.Verdict, row.Why = selftest.Ran, "ran without error; its results are not compared (random, index-dependent or layout-specific)"
+		return row, true
+	}
+	if err != nil {
+		return fail(err)
+	}
+	row.Verdict, row.Tolerance = selftest.Pass, selftest.Tolerance(prec)
+	for i := range got {
+		e, ok := selftest.Compare(got[i], want[i], prec)
+		row.MaxError = max(row.MaxError, e)
+		if !ok {
+			row.Verdict = selftest.Mismatch
+			row.Why = fmt.Sprintf("result %d of %d is off by %.3g of its largest value", i+1, len(got), e)
+		}
+	}
+	return row, true
+}
+
+// upload copies FP32 values to the device as the layer's element type (half: FP16).
+func upload(p uint64, v []float32, half bool) error {
+	if len(v) == 0 {
+		return nil
+	}
+	if half {
+		h := selftest.ToHalf(v)
+		return cu.MemcpyHtoD(cu.DevicePtr(p), unsafe.Pointer(&h[0]), int64(len(h)*2))
+	}
+	return cu.MemcpyHtoD(cu.DevicePtr(p), unsafe.Pointer(&v[0]), int64(len(v)*4))
+}
+
+// download reads n values of the layer's element type back as FP32.
+func download(p uint64, n int, half bool) ([]float32, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if err := cu.Synchronize(); err != nil {
+		return nil, err
+	}
+	if half {
+		h := make([]uint16, n)
+		err := cu.MemcpyDtoH(unsafe.Pointer(&h[0]), cu.DevicePtr(p), int64(n*2))
+		return selftest.FromHalf(h), err
+	}
+	v := make([]float32, n)
+	return v, cu.MemcpyDtoH(unsafe.Pointer(&v[0]), cu.DevicePtr(p), int64(n*4))
+}
+
+// transfer is one buffer to upload (in) or read back (out) with its reference value.
+type transfer struct {
+	ptr  uint64
+	ref  []float32
+	half bool
+}
+
+// runChecked uploads ins, prepares and runs the phase once and reads outs back.
+func runChecked(l layer, phase measure.Phase, ins, outs []transfer) (got, want [][]float32, err error) {
+	for _, t := range ins {
+		if err := upload(t.ptr, t.ref, t.half); err != nil {
+			return nil, nil, fmt.Errorf("upload the reference's inputs: %w", err)
+		}
+	}
+	if _, _, err := l.prepare(phase); err != nil {
+		return nil, nil, err
+	}
+	if err := l.run(phase); err != nil {
+		return nil, nil, err
+	}
+	for _, t := range outs {
+		v, err := download(t.ptr, len(t.ref), t.half)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read back a result: %w", err)
+		}
+		got, want = append(got, v), append(want, t.ref)
+	}
+	return got, want, nil
+}
+
+func (l *convLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
+	h := l.half
+	ins := []transfer{{l.x, r.Inputs[0], h}, {l.w, r.Params[0], h}, {l.dy, r.DY, h}}
+	if l.hasBias {
+		ins = append(ins, transfer{l.bias, r.Params[1], h})
+	}
+	var outs []transfer
+	switch phase {
+	case measure.Forward:
+		outs = []transfer{{l.y, r.Y, h}}
+	case measure.BackwardData:
+		outs = []transfer{{l.dx, r.DX[0], h}}
+	case measure.BackwardWeights:
+		outs = []transfer{{l.dw, r.DParams[0], h}}
+		if l.hasBias {
+			outs = append(outs, transfer{l.dbias, r.DParams[1], h})
+		}
+	}
+	return runChecked(l, phase, ins, outs)
+}
+
+func (l *linearLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
+	h := l.half
+	ins := []transfer{{l.x, r.Inputs[0], h}, {l.w, r.Params[0], h}, {l.dy, r.DY, h}}
+	if l.hasBias {
+		ins = append(ins, transfer{l.bias, r.Params[1], h})
+	}
+	var outs []transfer
+	switch phase {
+	case measure.Forward:
+		outs = []transfer{{l.y, r.Y, h}}
+	case measure.BackwardData:
+		outs = []transfer{{l.dx, r.DX[0], h}}
+	case measure.BackwardWeights:
+		outs = []transfer{{l.dw, r.DParams[0], h}}
+		if l.hasBias {
+			outs = append(outs, transfer{l.dbias32, r.DParams[1], false})
+		}
+	}
+	return runChecked(l, phase, ins, outs)
+}
+
+func (l *bnLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
+	h := l.half
+	ins := []transfer{{l.x, r.Inputs[0], h}, {l.scale, r.Params[0], false}, {l.bias, r.Params[1], false}, {l.dy, r.DY, h}}
+	var outs []transfer
+	switch phase {
+	case measure.Forward:
+		outs = []transfer{{l.y, r.Y, h}}
+	case measure.BackwardData: // cuDNN's one backward call also gives the scale and shift gradients
+		outs = []transfer{{l.dx, r.DX[0], h}, {l.dscale, r.DParams[0], false}, {l.dbias, r.DParams[1], false}}
+	}
+	return runChecked(l, phase, ins, outs)
+}

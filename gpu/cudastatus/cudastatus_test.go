@@ -1,0 +1,61 @@
+package cudastatus
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCuDNN(t *testing.T) {
+	const v8, v9 = 8907, 90600
+	for _, c := range []struct {
+		name          string
+		version, code int
+		want          Category
+	}{
+		{"8 success", v8, 0, OK},
+		{"8 alloc failed", v8, 2, OutOfMemory},
+		{"8 bad param", v8, 3, BadParameter},
+		{"8 invalid value", v8, 5, BadParameter},
+		{"8 arch mismatch", v8, 6, Unsupported},
+		{"8 not supported", v8, 9, Unsupported},
+		{"8 internal error", v8, 4, Failed},
+		{"8 execution failed", v8, 8, Failed},
+		{"9 success", v9, 0, OK},
+		{"9 not initialized", v9, 1001, Failed},
+		{"9 sublibrary loading failed", v9, 1008, Failed},
+		{"9 bad param", v9, 2000, BadParameter},
+		{"9 bad param null pointer", v9, 2002, BadParameter},
+		{"9 bad param descriptor type", v9, 2012, BadParameter},
+		{"9 not supported", v9, 3000, Unsupported},
+		{"9 not supported shape", v9, 3002, Unsupported},
+		{"9 arch mismatch", v9, 3007, Unsupported},
+		{"9 not supported cuda graph", v9, 3013, Unsupported},
+		{"9 internal error", v9, 4000, Failed},
+		{"9 host allocation failed", v9, 4003, OutOfMemory},
+		{"9 device allocation failed", v9, 4004, OutOfMemory},
+		{"9 execution failed", v9, 5000, Failed},
+		// cuDNN 8's codes mean something else under 9, and the reverse.
+		{"9 reads 2 as nothing known", v9, 2, Failed},
+		{"9 reads 9 as nothing known", v9, 9, Failed},
+		{"8 reads 3000 as nothing known", v8, 3000, Failed},
+	} {
+		if got := CuDNN(c.version, c.code); got != c.want {
+			t.Errorf("%s: CuDNN(%d, %d) = %v, want %v", c.name, c.version, c.code, got, c.want)
+		}
+	}
+}
+
+func TestCuBLAS(t *testing.T) {
+	for code, want := range map[int]Category{0: OK, 3: OutOfMemory, 7: BadParameter, 8: Unsupported, 15: Unsupported, 13: Failed, 14: Failed} {
+		if got := CuBLAS(code); got != want {
+			t.Errorf("CuBLAS(%d) = %v, want %v", code, got, want)
+		}
+	}
+}
+
+func TestBadParameterSaysItIsABug(t *testing.T) {
+	e := &Error{Lib: "cuDNN", Call: "cudnnConvolutionForward", Text: "CUDNN_STATUS_BAD_PARAM", Code: 2000, Category: BadParameter}
+	if !strings.Contains(e.Error(), "bug in cnntime-gpu") || !strings.Contains(e.Error(), "(2000)") {
+		t.Errorf("bad parameter error %q does not say it is a bug with its code", e.Error())
+	}
+}

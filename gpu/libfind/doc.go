@@ -1,0 +1,9 @@
+// Package libfind decides where cnntime-gpu looks for the CUDA libraries it loads at run
+// time (cuDNN, cuBLAS, NVRTC, NVML): the path a flag or environment variable names, else
+// the sonames of CUDA 13, 12 and 11 through the loader's path, then the same names under
+// a standard NVIDIA install (/usr/local/cuda). For a cuDNN outside the loader's path it
+// lists the sub-libraries to preload from that directory first: cuDNN opens them by
+// name, so without a preload cuDNN 8 aborts and cuDNN 9 returns 1008
+// (SUBLIBRARY_LOADING_FAILED). It also picks the targets NVRTC compiles the worker's
+// kernels for. It does no loading itself and is tested without a GPU.
+package libfind

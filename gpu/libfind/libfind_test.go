@@ -1,0 +1,87 @@
+package libfind
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestCandidates(t *testing.T) {
+	t.Setenv("CNNTIME_CUBLAS", "")
+	got := CuBLAS.Candidates("", "/usr/local/cuda")
+	for _, want := range []string{"libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.12"} {
+		found := false
+		for _, g := range got {
+			found = found || g == want
+		}
+		if !found {
+			t.Errorf("cuBLAS candidates lack %s: %v", want, got)
+		}
+	}
+	if got[0] != "libcublas.so.13" {
+		t.Errorf("first cuBLAS candidate is %s, want the CUDA 13 soname", got[0])
+	}
+	if got := NVRTC.Candidates("/opt/nvrtc/libnvrtc.so.12", "/usr/local/cuda"); !reflect.DeepEqual(got, []string{"/opt/nvrtc/libnvrtc.so.12"}) {
+		t.Errorf("an explicit path is tried alone, got %v", got)
+	}
+	t.Setenv("CNNTIME_NVRTC", "/env/libnvrtc.so.13")
+	if got := NVRTC.Candidates("", ""); !reflect.DeepEqual(got, []string{"/env/libnvrtc.so.13"}) {
+		t.Errorf("$CNNTIME_NVRTC is tried alone, got %v", got)
+	}
+}
+
+func touch(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCuDNNSubLibraries(t *testing.T) {
+	v9 := t.TempDir()
+	touch(t, v9, "libcudnn.so.9", "libcudnn_ops.so.9", "libcudnn_graph.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9",
+		"libcudnn_engines_precompiled.so.9", "libcudnn_heuristic.so.9")
+	v8 := t.TempDir()
+	touch(t, v8, "libcudnn.so.8", "libcudnn_cnn_train.so.8", "libcudnn_ops_infer.so.8", "libcudnn_ops_train.so.8", "libcudnn_cnn_infer.so.8")
+	for _, c := range []struct {
+		name, path string
+		want       []string
+	}{
+		{"soname through the loader", "libcudnn.so.9", nil},
+		{"cuDNN 9 directory, graph first", filepath.Join(v9, "libcudnn.so.9"), []string{
+			filepath.Join(v9, "libcudnn_graph.so.9"), filepath.Join(v9, "libcudnn_engines_precompiled.so.9"),
+			filepath.Join(v9, "libcudnn_heuristic.so.9"), filepath.Join(v9, "libcudnn_ops.so.9"),
+			filepath.Join(v9, "libcudnn_cnn.so.9"), filepath.Join(v9, "libcudnn_adv.so.9")}},
+		{"cuDNN 8 directory, inference before training", filepath.Join(v8, "libcudnn.so.8"), []string{
+			filepath.Join(v8, "libcudnn_ops_infer.so.8"), filepath.Join(v8, "libcudnn_ops_train.so.8"),
+			filepath.Join(v8, "libcudnn_cnn_infer.so.8"), filepath.Join(v8, "libcudnn_cnn_train.so.8")}},
+		{"cuDNN 8 name in a cuDNN 9 directory", filepath.Join(v9, "libcudnn.so.8"), nil},
+		{"unversioned name finds whichever set is there", filepath.Join(v8, "libcudnn.so"), []string{
+			filepath.Join(v8, "libcudnn_ops_infer.so.8"), filepath.Join(v8, "libcudnn_ops_train.so.8"),
+			filepath.Join(v8, "libcudnn_cnn_infer.so.8"), filepath.Join(v8, "libcudnn_cnn_train.so.8")}},
+	} {
+		if got := CuDNNSubLibraries(c.path); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: CuDNNSubLibraries(%s) = %v, want %v", c.name, c.path, got, c.want)
+		}
+	}
+}
+
+func TestKernelTargets(t *testing.T) {
+	for _, c := range []struct {
+		major, minor, nvrtc int
+		want                []Target
+	}{
+		{9, 0, 12, []Target{{"--gpu-architecture=sm_90", true}, {"--gpu-architecture=compute_50", false}}},
+		{9, 0, 13, []Target{{"--gpu-architecture=sm_90", true}, {"--gpu-architecture=compute_75", false}}},
+		{8, 6, 11, []Target{{"--gpu-architecture=sm_86", true}, {"--gpu-architecture=compute_35", false}}},
+		{6, 0, 13, nil}, // CUDA 13 cannot compile for Pascal
+		{6, 1, 12, []Target{{"--gpu-architecture=sm_61", true}, {"--gpu-architecture=compute_50", false}}},
+	} {
+		if got := KernelTargets(c.major, c.minor, c.nvrtc); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("KernelTargets(%d.%d, NVRTC %d) = %v, want %v", c.major, c.minor, c.nvrtc, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package gpu
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"cnntime/predictor/measure"
+)
+
+// QuarantineEnv names a file that replaces the default quarantine file.
+const QuarantineEnv = "CNNTIME_GPU_QUARANTINE"
+
+// Quarantined is a sweep item that crashed or hung the worker: later sweeps skip it and
+// say so, instead of dying on it again.
+type Quarantined struct {
+	DeviceKey string            `json:"device"`
+	ConfigKey string            `json:"config"`
+	Batch     int               `json:"batch"`
+	Phase     measure.Phase     `json:"phase"`
+	Precision measure.Precision `json:"precision"`
+	Policy    measure.Policy    `json:"policy,omitempty"`
+	Reason    string            `json:"reason"`
+	At        time.Time         `json:"at"`
+}
+
+func (q Quarantined) String() string {
+	return fmt.Sprintf("%s at batch %d (%s, %s)", q.ConfigKey, q.Batch, q.Phase, q.Precision)
+}
+
+func (q Quarantined) same(o Quarantined) bool {
+	return q.DeviceKey == o.DeviceKey && q.ConfigKey == o.ConfigKey && q.Batch == o.Batch && q.Phase == o.Phase &&
+		q.Precision == o.Precision && q.Policy == o.Policy
+}
+
+// Quarantine is the file of quarantined items (JSON). Delete an entry, or the file, to
+// try those items again.
+type Quarantine struct {
+	Path string
+	mu   sync.Mutex
+}
+
+// DefaultQuarantine is $CNNTIME_GPU_QUARANTINE, else gpu-quarantine.json in the user's
+// cache directory under cnntime.
+func DefaultQuarantine() *Quarantine {
+	if p := os.Getenv(QuarantineEnv); p != "" {
+		return &Quarantine{Path: p}
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return &Quarantine{Path: filepath.Join(dir, "cnntime", "gpu-quarantine.json")}
+}
+
+// List returns the quarantined items (none when the file does not exist).
+func (q *Quarantine) List() ([]Quarantined, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.load()
+}
+
+func (q *Quarantine) load() ([]Quarantined, error) {
+	data, err := os.ReadFile(q.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the GPU quarantine: %w", err)
+	}
+	var out []Quarantined
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("the GPU quarantine %s is not valid JSON (%v): fix or delete it", q.Path, err)
+	}
+	return out, nil
+}
+
+// Add records an item (once).
+func (q *Quarantine) Add(item Quarantined) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	list, err := q.load()
+	if err != nil {
+		return err
+	}
+	for _, o := range list {
+		if o.same(item) {
+			return nil
+		}
+	}
+	list = append(list, item)
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(q.Path), 0o755); err != nil {
+		return fmt.Errorf("record a quarantined GPU item: %w", err)
+	}
+	tmp := q.Path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record a quarantined GPU item: %w", err)
+	}
+	return os.Rename(tmp, q.Path)
+}
+
+// key is an item's quarantine identity in a job on a device.
+func quarantineKey(dev string, job Job, it Item) Quarantined {
+	return Quarantined{DeviceKey: dev, ConfigKey: it.Config.Key(), Batch: it.Batch, Phase: it.Phase, Precision: job.Precision, Policy: job.Policy}
+}

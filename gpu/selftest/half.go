@@ -1,0 +1,76 @@
+package selftest
+
+import "math"
+
+// ToHalf converts FP32 values to IEEE FP16 bits (round to nearest even), for uploading a
+// reference's inputs to an amp layer.
+func ToHalf(v []float32) []uint16 {
+	out := make([]uint16, len(v))
+	for i, f := range v {
+		out[i] = halfBits(f)
+	}
+	return out
+}
+
+// FromHalf converts FP16 bits back to FP32.
+func FromHalf(h []uint16) []float32 {
+	out := make([]float32, len(h))
+	for i, b := range h {
+		out[i] = halfValue(b)
+	}
+	return out
+}
+
+func halfBits(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int((b>>23)&0xff) - 127 + 15
+	man := b & 0x7fffff
+	switch {
+	case (b>>23)&0xff == 0xff: // Inf or NaN
+		if man != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	case exp >= 0x1f:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		man |= 0x800000
+		shift := uint32(14 - exp)
+		half := man >> shift
+		rem := man & (1<<shift - 1)
+		mid := uint32(1) << (shift - 1)
+		if rem > mid || (rem == mid && half&1 == 1) {
+			half++
+		}
+		return sign | uint16(half)
+	}
+	half := uint32(exp)<<10 | man>>13
+	rem := man & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && half&1 == 1) {
+		half++
+	}
+	return sign | uint16(half)
+}
+
+func halfValue(h uint16) float32 {
+	sign := float32(1)
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(h>>10) & 0x1f
+	man := float32(h & 0x3ff)
+	switch exp {
+	case 0:
+		return sign * man * float32(math.Pow(2, -24))
+	case 0x1f:
+		if man != 0 {
+			return float32(math.NaN())
+		}
+		return sign * float32(math.Inf(1))
+	}
+	return sign * (1 + man/1024) * float32(math.Pow(2, float64(exp-15)))
+}

@@ -1,0 +1,199 @@
+package selftest
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// Versions are the driver's and libraries' versions the worker found ("" when absent).
+type Versions struct {
+	Driver string `json:"driver"`
+	CUDA   string `json:"cuda"`
+	CuDNN  string `json:"cudnn"`
+	CuBLAS string `json:"cublas"`
+	NVRTC  string `json:"nvrtc"`
+}
+
+// Verdict is one check's outcome.
+type Verdict string
+
+const (
+	Pass        Verdict = "ok"          // ran, and matched the reference within tolerance
+	Ran         Verdict = "ran"         // ran and was timed; this build compares no output for it
+	Mismatch    Verdict = "mismatch"    // ran, but its output or gradient is off: do not trust its timings
+	Unsupported Verdict = "unsupported" // the libraries cannot run it here (Why says why)
+	Failed      Verdict = "error"       // the call failed (Why has the library's message)
+)
+
+// Row is one layer kind, precision and phase.
+type Row struct {
+	Layer     string            `json:"layer"` // the configuration key
+	Kind      cnn.Op            `json:"kind"`
+	Precision measure.Precision `json:"precision"`
+	Phase     measure.Phase     `json:"phase"`
+	Verdict   Verdict           `json:"verdict"`
+	MaxError  float64           `json:"max_error,omitempty"` // largest error relative to the reference's largest magnitude
+	Tolerance float64           `json:"tolerance,omitempty"`
+	MS        float64           `json:"ms,omitempty"`
+	Why       string            `json:"why,omitempty"`
+}
+
+// Sweep is the short timed sweep's outcome.
+type Sweep struct {
+	Items    int     `json:"items"`
+	Measured int     `json:"measured"`
+	Seconds  float64 `json:"seconds"`
+	Why      string  `json:"why,omitempty"` // why it stopped, when it did
+}
+
+// Report is everything -selftest found.
+type Report struct {
+	Device   measure.Device `json:"device"`
+	Versions Versions       `json:"versions"`
+	Rows     []Row          `json:"rows"`
+	Sweep    Sweep          `json:"sweep"`
+}
+
+// Precisions are the ones the self-test checks.
+var Precisions = []measure.Precision{measure.FP32, measure.TF32, measure.AMP}
+
+// Tolerance is the largest error, relative to the reference's largest magnitude, a
+// precision may show: FP32 differs from the CPU only in summation order (and cuDNN's
+// FFT/Winograd algorithms), TF32 keeps 10 mantissa bits, FP16 data under amp 10 bits
+// with FP32 accumulation.
+func Tolerance(p measure.Precision) float64 {
+	switch p {
+	case measure.TF32:
+		return 1e-2
+	case measure.AMP:
+		return 2e-2
+	}
+	return 1e-3
+}
+
+// Compare returns the largest |got-want| relative to the largest |want| and whether it
+// is within precision p's tolerance. A length mismatch, NaN or infinity fails.
+func Compare(got, want []float32, p measure.Precision) (float64, bool) {
+	if len(got) != len(want) {
+		return math.Inf(1), false
+	}
+	var scale, worst float64
+	for i := range want {
+		scale = max(scale, math.Abs(float64(want[i])))
+	}
+	scale = max(scale, 1e-6)
+	for i := range got {
+		g := float64(got[i])
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return math.Inf(1), false
+		}
+		worst = max(worst, math.Abs(g-float64(want[i]))/scale)
+	}
+	return worst, worst <= Tolerance(p)
+}
+
+// Cases are the small configurations the self-test runs: one of every kind the worker
+// measures, at shapes that take microseconds.
+func Cases() []cnn.Config {
+	s := cnn.Shape{C: 8, H: 6, W: 6}
+	one := func(op cnn.Op) cnn.Config { return cnn.Config{Op: op, In: s, Out: s, NumInputs: 1} }
+	conv := cnn.Config{Op: cnn.OpConv2d, In: s, Out: cnn.Shape{C: 16, H: 6, W: 6}, NumInputs: 1,
+		Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{1, 1}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 1, Bias: true}
+	dw := cnn.Config{Op: cnn.OpConv2d, In: s, Out: cnn.Shape{C: 8, H: 3, W: 3}, NumInputs: 1,
+		Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{2, 2}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 8}
+	out := []cnn.Config{conv, dw,
+		{Op: cnn.OpLinear, In: cnn.Shape{C: 32, H: 1, W: 1}, Out: cnn.Shape{C: 10, H: 1, W: 1}, NumInputs: 1, Bias: true},
+		one(cnn.OpBatchNorm), one(cnn.OpLayerNorm)}
+	for _, op := range []cnn.Op{cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
+		cnn.OpScale, cnn.OpChannelShuffle, cnn.OpDropout, cnn.OpStochasticDepth, cnn.OpFlatten, cnn.OpPermute} {
+		c := one(op)
+		if op == cnn.OpChannelShuffle {
+			c.Groups = 2
+		}
+		out = append(out, c)
+	}
+	pool := func(op cnn.Op) cnn.Config {
+		return cnn.Config{Op: op, In: s, Out: cnn.Shape{C: 8, H: 3, W: 3}, NumInputs: 1, Kernel: cnn.Pair{2, 2}, Stride: cnn.Pair{2, 2}}
+	}
+	out = append(out, pool(cnn.OpMaxPool), pool(cnn.OpAvgPool),
+		cnn.Config{Op: cnn.OpAdaptiveAvg, In: s, Out: cnn.Shape{C: 8, H: 1, W: 1}, NumInputs: 1},
+		cnn.Config{Op: cnn.OpAdd, In: s, Out: s, NumInputs: 2},
+		cnn.Config{Op: cnn.OpMul, In: s, Out: s, NumInputs: 2},
+		cnn.Config{Op: cnn.OpConcat, In: cnn.Shape{C: 16, H: 6, W: 6}, Out: cnn.Shape{C: 16, H: 6, W: 6}, NumInputs: 2},
+		cnn.Config{Op: cnn.OpSlice, In: s, Out: cnn.Shape{C: 4, H: 6, W: 6}, NumInputs: 1},
+		cnn.Config{Op: cnn.OpLoss, In: cnn.Shape{C: 10, H: 1, W: 1}, Out: cnn.Shape{C: 1, H: 1, W: 1}, NumInputs: 1})
+	return out
+}
+
+// Trustworthy reports whether no check mismatched or failed: the worker's timings can
+// be trusted for every kind that ran.
+func (r Report) Trustworthy() bool {
+	for _, row := range r.Rows {
+		if row.Verdict == Mismatch || row.Verdict == Failed {
+			return false
+		}
+	}
+	return true
+}
+
+// Count returns how many rows have verdict v.
+func (r Report) Count(v Verdict) int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// Write prints the report as a person reads it: versions, one line per check, the
+// sweep, and a verdict line.
+func (r Report) Write(w io.Writer) error {
+	d := r.Device
+	v := r.Versions
+	var b strings.Builder
+	fmt.Fprintf(&b, "device   %s (%s, compute capability %s, %d SMs)\n", d.Name, d.UUID, d.ComputeCapability, d.SMs)
+	fmt.Fprintf(&b, "versions driver %s, CUDA %s, cuDNN %s, cuBLAS %s, NVRTC %s\n\n", or(v.Driver), or(v.CUDA), or(v.CuDNN), or(v.CuBLAS), or(v.NVRTC))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAYER\tPRECISION\tPHASE\tRESULT\tERROR\tTOLERANCE\tMS\tWHY")
+	for _, row := range r.Rows {
+		errText, tolText, msText := "", "", ""
+		if row.Verdict == Pass || row.Verdict == Mismatch {
+			errText, tolText = fmt.Sprintf("%.2g", row.MaxError), fmt.Sprintf("%.0g", row.Tolerance)
+		}
+		if row.MS > 0 {
+			msText = fmt.Sprintf("%.4f", row.MS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, row.Verdict, errText, tolText, msText, row.Why)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	s := r.Sweep
+	fmt.Fprintf(&b, "\nsweep    %d of %d items measured in %.1f s", s.Measured, s.Items, s.Seconds)
+	if s.Why != "" {
+		fmt.Fprintf(&b, " (%s)", s.Why)
+	}
+	fmt.Fprintf(&b, "\nsummary  %d ok, %d ran, %d unsupported, %d mismatched, %d failed: ", r.Count(Pass), r.Count(Ran), r.Count(Unsupported), r.Count(Mismatch), r.Count(Failed))
+	if r.Trustworthy() {
+		b.WriteString("this GPU's measurements can be trusted for every layer kind that ran.\n")
+	} else {
+		b.WriteString("do not trust this GPU's measurements yet: send this whole report with your bug report.\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func or(s string) string {
+	if s == "" {
+		return "absent"
+	}
+	return s
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# End-to-end test of sweeps on a Slurm cluster (make test-cluster): starts munged,
+# slurmctld and slurmd on this machine as a one-node cluster (configuration and munge
+# key generated in a temporary folder, no network needed), submits the script that
+# `cnntime cluster slurm` writes as a two-task array of CPU sweeps, merges the shards
+# with `cnntime cache import` and checks every planned measurement arrived exactly
+# once; then cancels one task part-way, requeues it and checks it resumes in its shard
+# without measuring again. Every daemon is stopped by its PID at the end, pass or fail.
+#
+# Needs root (the daemons run as root here) and Debian's slurm-wlm and munge, which it
+# installs when missing. CNNTIME names a built cnntime binary; without it one is built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LIMIT=${CLUSTER_TEST_TIMEOUT:-300} # seconds any one wait may take
+
+say() { printf '== %s\n' "$*"; }
+fail() {
+	printf 'test-cluster FAILED: %s\n' "$*" >&2
+	exit 1
+}
+
+if [ "$(id -u)" != 0 ]; then
+	fail "run as root (the one-node cluster's daemons run as root): sudo make test-cluster"
+fi
+missing=""
+for p in slurm-wlm munge; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	say "installing Debian packages:$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+T=$(mktemp -d /tmp/cnntime-cluster.XXXXXX)
+chmod 755 "$T"
+stop_all() {
+	local status=$?
+	for pidfile in "$T/slurmd.pid" "$T/slurmctld.pid" "$T/munge/munged.pid"; do
+		if [ -s "$pidfile" ]; then
+			pid=$(cat "$pidfile")
+			kill "$pid" 2>/dev/null || true
+			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -9 "$pid" 2>/dev/null || true
+		fi
+	done
+	if [ "$status" != 0 ]; then
+		echo "--- logs (status $status) ---" >&2
+		tail -n 20 "$T"/*.log "$T"/munge/*.log "$T"/work/*.out 2>/dev/null >&2 || true
+	fi
+	rm -rf "$T"
+	exit "$status"
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
+# cnntime itself.
+if [ -n "${CNNTIME:-}" ]; then
+	cp "$CNNTIME" "$T/cnntime"
+else
+	say "building cnntime"
+	go build -o "$T/cnntime" .
+fi
+bin=$T/cnntime
+
+# munge, with a key made here and its own socket.
+mkdir -p "$T/munge" && chmod 700 "$T/munge"
+dd if=/dev/urandom of="$T/munge/munge.key" bs=1024 count=1 status=none
+chmod 400 "$T/munge/munge.key"
+socket=$T/munge/munge.socket
+munged --force --key-file="$T/munge/munge.key" --socket="$socket" --pid-file="$T/munge/munged.pid" \
+	--log-file="$T/munge/munged.log" --seed-file="$T/munge/munged.seed"
+
+# A one-node cluster: this host, all its CPUs, one partition; ports away from the defaults.
+host=$(hostname -s)
+cpus=$(nproc)
+mkdir -p "$T/state" "$T/spool" "$T/work"
+cat >"$T/slurm.conf" <<EOF
+ClusterName=cnntimetest
+SlurmctldHost=$host
+SlurmctldPort=${CLUSTER_TEST_PORT:-16817}
+SlurmdPort=$((${CLUSTER_TEST_PORT:-16817} + 1))
+AuthType=auth/munge
+AuthInfo=socket=$socket
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool
+SlurmctldPidFile=$T/slurmctld.pid
+SlurmdPidFile=$T/slurmd.pid
+SlurmctldLogFile=$T/slurmctld.log
+SlurmdLogFile=$T/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+ReturnToService=2
+JobRequeue=1
+MinJobAge=600
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+NodeName=$host CPUs=$cpus State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+export SLURM_CONF=$T/slurm.conf
+slurmctld -i
+slurmd
+
+# wait_for DESCRIPTION COMMAND...: retry COMMAND each half second for LIMIT seconds.
+wait_for() {
+	local what=$1
+	shift
+	local end=$((SECONDS + LIMIT))
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$end" ] || fail "timed out after ${LIMIT}s waiting for $what"
+		sleep 0.5
+	done
+}
+node_idle() { sinfo -h -n "$host" -o '%t' | grep -qx 'idle'; }
+wait_for "the node to come up idle" node_idle
+say "one-node cluster up: $(sinfo -h -o '%P %D %t %C')"
+
+# measurements FILE: the measurement count of a cache file.
+measurements() {
+	"$bin" --db "$1" --json cache info | sed -n 's/^  "measurements": \([0-9]*\),$/\1/p'
+}
+# job_gone JOB: no task of the job is pending or running.
+job_gone() { [ -z "$(squeue -h -j "$1" -o '%i' 2>/dev/null)" ]; }
+
+# ---- 1. A two-task array of CPU sweeps, merged.
+cd "$T/work"
+"$bin" cluster slurm --models squeezenet1_1 --batches 1,2 --device cpu --array 2 \
+	--shards "$T/work/shards" --cnntime "$bin" --out sweep.sbatch
+grep -q '^#SBATCH --array=0-1$' sweep.sbatch || fail "the generated script has no two-task array"
+job=$(sbatch --parsable sweep.sbatch)
+say "submitted array job $job"
+wait_for "array job $job to finish" job_gone "$job"
+for t in 0 1; do
+	state=$(scontrol -o show job "${job}_$t" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+	[ "$state" = COMPLETED ] || fail "task $t ended $state, not COMPLETED: $(cat cnntime-sweep-"${job}_$t".out)"
+done
+shopt -s nullglob
+shards=(shards/shard-"$job"-*.db)
+[ "${#shards[@]}" = 2 ] || fail "want 2 shards of job $job, found ${#shards[@]}: ${shards[*]}"
+sum=0
+for s in "${shards[@]}"; do
+	n=$(measurements "$s")
+	[ "$n" -gt 0 ] || fail "shard $s holds no measurements"
+	say "$s: $n measurements"
+	sum=$((sum + n))
+done
+for s in "${shards[@]}"; do "$bin" --db merged.db cache import "$s" >/dev/null; done
+merged=$(measurements merged.db)
+# The same sweep in one process on this machine is the plan every task shares.
+"$bin" --db reference.db sweep --models squeezenet1_1 --batches 1,2 --device cpu >/dev/null 2>&1
+planned=$(measurements reference.db)
+say "planned $planned, shards $sum, merged $merged"
+[ "$sum" = "$planned" ] || fail "the shards hold $sum measurements, the plan $planned: a task measured something twice or missed some"
+[ "$merged" = "$planned" ] || fail "the merged cache holds $merged measurements, the plan $planned"
+again=$("$bin" --db merged.db sweep --models squeezenet1_1 --batches 1,2 --device cpu 2>/dev/null)
+case "$again" in
+*" 0 of 0 measured"*) ;;
+*) fail "the merged cache lacks planned measurements: a new sweep says: $again" ;;
+esac
+
+# ---- 2. Cancel a task part-way, requeue it: it resumes in its shard.
+"$bin" cluster slurm --models squeezenet1_1 --batches 1-8 --device cpu --array 2 \
+	--shards "$T/work/shards" --cnntime "$bin" --job-name requeue-test --out requeue.sbatch
+job=$(sbatch --parsable requeue.sbatch)
+say "submitted array job $job; cancelling task 0 part-way"
+shard0() { compgen -G "$T/work/shards/shard-$job-0-*.db" | head -n 1; }
+started() {
+	local f
+	f=$(shard0) && [ -n "$f" ] && [ "$(measurements "$f" 2>/dev/null || echo 0)" -ge 20 ]
+}
+wait_for "task 0 to measure something" started
+scancel "${job}_0"
+cancelled() { scontrol -o show job "${job}_0" | grep -q 'JobState=CANCELLED'; }
+wait_for "task 0 to be cancelled" cancelled
+f=$(shard0)
+before=$(measurements "$f")
+say "task 0 cancelled with $before measurements in $f; requeueing it"
+scontrol requeue "${job}_0"
+wait_for "array job $job to finish" job_gone "$job"
+for t in 0 1; do
+	state=$(scontrol -o show job "${job}_$t" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+	[ "$state" = COMPLETED ] || fail "task $t of job $job ended $state"
+done
+out=requeue-test-${job}_0.out
+grep -q "resuming in $f" "$out" || fail "requeued task 0 did not reopen $f: $(cat "$out")"
+[ "$(shard0)" = "$f" ] || fail "task 0 has a second shard"
+after=$(measurements "$f")
+# The requeued run's sweeps report what they found cached; together they must be what
+# the cancelled run left, and what they measured the rest.
+resumed=$(sed -n '/: resuming in /,$p' "$out")
+cached=$(grep -o '[0-9]* were already cached' <<<"$resumed" | awk '{s += $1} END {print s + 0}')
+measured=$(grep -o '[0-9]* of [0-9]* measured' <<<"$resumed" | awk '{s += $1} END {print s + 0}')
+say "task 0: $before before the requeue, $cached found cached after it, $measured measured after it, $after in the end"
+[ "$cached" -ge "$before" ] || fail "the requeued task found $cached cached, fewer than the $before measured before"
+[ $((before + measured)) = "$after" ] || fail "the requeued task measured $measured on top of $before, but the shard holds $after: something was measured twice"
+"$bin" --db "$T/work/ref8.db" sweep --models squeezenet1_1 --batches 1-8 --device cpu >/dev/null 2>&1
+all=$(measurements "$T/work/ref8.db")
+sum=0
+for s in shards/shard-"$job"-*.db; do sum=$((sum + $(measurements "$s"))); done
+[ "$sum" = "$all" ] || fail "job $job's shards hold $sum measurements, the plan $all"
+say "test-cluster passed"

@@ -1,0 +1,62 @@
+package views
+
+import (
+	"strconv"
+
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+	"cnntime/predictor/dataset"
+	"cnntime/predictor/pipeline"
+)
+
+// RunData is the run-data part of the settings form: the dataset, the input size
+// (0: the model's own), the input pipeline, its workers per GPU (0: the machine's
+// vCPUs per GPU less one) and the memory format. Picking a dataset also sets the
+// images per epoch to the dataset's.
+type RunData struct {
+	Dataset *widget.Select
+	Input   *widget.Entry
+	Loader  *widget.Select
+	Workers *widget.Entry
+	Format  *widget.Select
+}
+
+// runDataItems builds the run-data fields of p's form.
+func (p *SelectionPanel) runDataItems() []*widget.FormItem {
+	s := p.session
+	d := s.Settings().Data
+	r := &p.RunData
+	r.Dataset = widget.NewSelect(dataset.Names(), nil)
+	r.Dataset.SetSelected(d.Dataset)
+	r.Dataset.OnChanged = func(name string) {
+		err := s.Update(func(st *app.SessionSettings) {
+			st.Data.Dataset = name
+			if n := st.Data.Images(); n > 0 {
+				st.Images = n
+			}
+		})
+		p.report(err)
+		if err == nil && p.Images != nil {
+			p.Images.SetText(strconv.Itoa(s.Settings().Images))
+		}
+	}
+	r.Input = p.intEntry(strconv.Itoa(d.Input), func(st *app.SessionSettings, n int) { st.Data.Input = n })
+	loaders := make([]string, len(pipeline.Loaders))
+	for i, l := range pipeline.Loaders {
+		loaders[i] = string(l)
+	}
+	r.Loader = widget.NewSelect(loaders, nil)
+	r.Loader.SetSelected(d.Loader)
+	r.Loader.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Loader = v })) }
+	r.Workers = p.intEntry(strconv.Itoa(d.Workers), func(st *app.SessionSettings, n int) { st.Data.Workers = n })
+	r.Format = widget.NewSelect([]string{"nchw", "nhwc"}, nil)
+	r.Format.SetSelected(d.MemoryFormat)
+	r.Format.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.MemoryFormat = v })) }
+	// Compact rows: the data (dataset, input size), how it is fed (loader, workers
+	// per GPU) and the memory format.
+	data := widget.NewFormItem("Data", container.NewGridWithColumns(2, r.Dataset, r.Input))
+	feed := widget.NewFormItem("Loader", container.NewGridWithColumns(2, r.Loader, r.Workers))
+	return []*widget.FormItem{data, feed, widget.NewFormItem("Layout", r.Format)}
+}

@@ -1,0 +1,39 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"cnntime/app"
+)
+
+// TestRunDataFieldsApply picks a dataset, a loader, workers and a memory format in
+// the settings form and checks that each reaches the session (the dataset's images
+// with it), and that a bad number changes nothing.
+func TestRunDataFieldsApply(t *testing.T) {
+	test.NewTempApp(t)
+	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
+	defer s.Close()
+	p := NewSelectionPanel(s, fakeMachines, func(error) {})
+	r := p.RunData
+	if r.Dataset.Selected != "imagenet-1k" || r.Loader.Selected != "pytorch" || r.Format.Selected != "nchw" {
+		t.Fatalf("form starts at %q, %q, %q; want the session's defaults", r.Dataset.Selected, r.Loader.Selected, r.Format.Selected)
+	}
+	r.Dataset.SetSelected("cifar-10")
+	r.Loader.SetSelected("dali")
+	r.Format.SetSelected("nhwc")
+	r.Workers.SetText("6")
+	r.Input.SetText("4")
+	got := s.Settings()
+	want := app.RunData{Dataset: "cifar-10", Input: 4, Loader: "dali", Workers: 6, MemoryFormat: "nhwc"}
+	if got.Data != want || got.Images != 50000 || p.Images.Text != "50000" {
+		t.Errorf("session run data %+v, images %d (field %q); want %+v and 50000", got.Data, got.Images, p.Images.Text, want)
+	}
+	r.Workers.SetText("-3")
+	if s.Settings().Data.Workers != 6 || r.Workers.Validate() == nil || !strings.Contains(r.Workers.Validate().Error(), "workers") {
+		t.Errorf("workers -3: session has %d, validation %v; want 6 kept and an error", s.Settings().Data.Workers, r.Workers.Validate())
+	}
+}
