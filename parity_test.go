@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"cnntime/app"
+	"cnntime/app/cli"
 )
 
 // cliEnv makes the test binary run as the cnntime command line, so scripts the tests
@@ -18,7 +18,7 @@ const cliEnv = "CNNTIME_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
-		os.Exit(app.RunCLI(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(cli.RunCLI(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
