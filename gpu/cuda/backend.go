@@ -155,7 +155,8 @@ type Backend struct {
 	k32, k16      *kernels // nil when kernelsErr says why
 	kernelsErr    error
 	kernelsWarned bool
-	cc            [2]int // compute capability
+	lastBusy      time.Time // when the last timing ended: a busy GPU needs a short warm-up only
+	cc            [2]int    // compute capability
 	nvml          unsafe.Pointer
 	peakMHz       uint
 	warned        bool
@@ -335,7 +336,13 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	// Warm up by time, until the clocks have settled, then estimate one run from a few.
 	var warmRuns int
 	var warmMS float64
-	for !timing.Warm(warmRuns, warmMS) {
+	idle := time.Duration(-1) // never busy: the full warm-up
+	if !b.lastBusy.IsZero() {
+		idle = time.Since(b.lastBusy)
+	}
+	target := timing.WarmupTarget(idle)
+	defer func() { b.lastBusy = time.Now() }()
+	for !timing.Warm(warmRuns, warmMS, target) {
 		ms, err := sample(1)
 		if err != nil {
 			return runErr(err)
