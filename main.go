@@ -10,24 +10,24 @@ import (
 	"os/signal"
 	"syscall"
 
-	"cnntime/app"
+	"cnntime/app/cli"
 )
 
 func main() {
 	args := os.Args[1:]
-	if app.IsCLI(args) {
+	if cli.IsCLI(args) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		// Fyne's desktop driver locks the main goroutine to its OS thread in init, for
 		// the GUI. A command run there pays a thread hand-off at every wait on other
 		// goroutines, which made the CPU backend's parallel kernels 2–3× slower in
 		// sweeps and validate than in tests; commands run on a goroutine of their own.
 		done := make(chan int, 1)
-		go func() { done <- app.RunCLI(ctx, args, os.Stdin, os.Stdout, os.Stderr) }()
+		go func() { done <- cli.RunCLI(ctx, args, os.Stdin, os.Stdout, os.Stderr) }()
 		code := <-done
 		stop()
 		os.Exit(code)
 	}
-	g, err := app.ParseGlobals(args)
+	g, err := cli.ParseGlobals(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cnntime:", err)
 		os.Exit(2)

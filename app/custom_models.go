@@ -20,7 +20,7 @@ func ReadSavedModels(ctx context.Context, d *db.DB) (nets []*cnn.Network, warnin
 		return nil, nil, err
 	}
 	for _, m := range saved {
-		net, err := parseSavedModel(m)
+		net, err := ParseSavedModel(m)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", m.Name, d.Path(), err))
 			continue
@@ -31,7 +31,7 @@ func ReadSavedModels(ctx context.Context, d *db.DB) (nets []*cnn.Network, warnin
 }
 
 // parseSavedModel reads one saved custom model and checks it can join an engine.
-func parseSavedModel(m db.CustomModel) (*cnn.Network, error) {
+func ParseSavedModel(m db.CustomModel) (*cnn.Network, error) {
 	net, err := cnn.ParseCustom(m.JSON)
 	if err != nil {
 		return nil, err

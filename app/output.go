@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,16 +8,6 @@ import (
 
 	"cnntime/predictor/hw"
 )
-
-// WriteJSON writes v as indented JSON followed by a newline: the stable --json form.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write JSON: %w", err)
-	}
-	return nil
-}
 
 // Table writes aligned columns for terminal output.
 type Table struct {

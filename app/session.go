@@ -56,7 +56,7 @@ type SessionSettings struct {
 // batch sizes 1 to 1024, nothing selected.
 func DefaultSessionSettings() SessionSettings {
 	return SessionSettings{
-		Epochs:    90,
+		Epochs:    DefaultEpochs,
 		Images:    predictor.ImageNetImages,
 		Precision: measure.FP32,
 		Policy:    measure.Heuristic,
@@ -757,7 +757,7 @@ func (b *EngineBackend) Import(ctx context.Context, path string) (string, error)
 		return "", err
 	}
 	msg := fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s; %d custom models.",
-		rep.File, rep.Kind, rep.Devices, mergedText(rep.Measurements), mergedText(rep.Steps), rep.CustomModels)
+		rep.File, rep.Kind, rep.Devices, MergedText(rep.Measurements), MergedText(rep.Steps), rep.CustomModels)
 	if len(rep.CustomModelClashes) > 0 {
 		msg += fmt.Sprintf(" Not imported, as yours of the same name differ: %s.", strings.Join(rep.CustomModelClashes, ", "))
 	}

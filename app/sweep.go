@@ -48,7 +48,7 @@ func OpenSweeper(ctx context.Context, device string) (gpu.Sweeper, error) {
 	case strings.HasPrefix(device, "cuda:"):
 		index, err := strconv.Atoi(strings.TrimPrefix(device, "cuda:"))
 		if err != nil || index < 0 {
-			return nil, Usagef("device %q: write cuda:N with N the GPU's index (0 for the first)", device)
+			return nil, Inputf("device %q: write cuda:N with N the GPU's index (0 for the first)", device)
 		}
 		path, err := gpu.FindWorker()
 		if err != nil {
@@ -56,7 +56,7 @@ func OpenSweeper(ctx context.Context, device string) (gpu.Sweeper, error) {
 		}
 		return gpu.OpenRemote(ctx, path, index)
 	}
-	return nil, Usagef("unknown device %q: use cpu or cuda:N (cnntime devices lists them)", device)
+	return nil, Inputf("unknown device %q: use cpu or cuda:N (cnntime devices lists them)", device)
 }
 
 // SweepPlan is a planned sweep: the networks, the kernels still to measure, and the
@@ -82,27 +82,27 @@ func (p SweepPlan) Total() int { return len(p.Kernels.Items) + len(p.Steps) }
 // PlanSweep builds the requested networks and plans what the cache lacks for the device.
 func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepRequest) (SweepPlan, error) {
 	if len(req.Models) == 0 {
-		return SweepPlan{}, Usagef("no models to sweep: name some with --models, e.g. resnet18,mobilenet_v2")
+		return SweepPlan{}, Inputf("no models to sweep: name some, e.g. resnet18,mobilenet_v2")
 	}
 	if req.Repeats < 1 {
-		return SweepPlan{}, Usagef("--repeats %d: measure each kernel at least once", req.Repeats)
+		return SweepPlan{}, Inputf("%d repeats: measure each kernel at least once", req.Repeats)
 	}
 	switch req.Precision {
 	case measure.FP32, measure.TF32, measure.AMP:
 	default:
-		return SweepPlan{}, Usagef("precision %q: a sweep measures fp32, tf32 or amp", req.Precision)
+		return SweepPlan{}, Inputf("precision %q: a sweep measures fp32, tf32 or amp", req.Precision)
 	}
 	p := SweepPlan{Request: req, Device: dev, Policy: req.Policy}
 	if dev.Backend == "cpu" {
 		if req.Precision != measure.FP32 {
-			return SweepPlan{}, Usagef("the CPU measures fp32 only, not %s", req.Precision)
+			return SweepPlan{}, Inputf("the CPU measures fp32 only, not %s", req.Precision)
 		}
 		p.Policy = measure.NoPolicy
 	} else if _, err := measure.ParsePolicy(string(req.Policy)); err != nil {
-		return SweepPlan{}, Usagef("%v", err)
+		return SweepPlan{}, Inputf("%v", err)
 	}
 	for _, name := range req.Models {
-		net, err := loadModel(name, req.Input, 0)
+		net, err := LoadModel(name, req.Input, 0)
 		if err != nil {
 			return SweepPlan{}, err
 		}
@@ -122,7 +122,7 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	}
 	p.Kernels, err = gpu.MakePlan(opts)
 	if err != nil {
-		return SweepPlan{}, Usagef("%v", err)
+		return SweepPlan{}, Inputf("%v", err)
 	}
 	if req.Steps {
 		steps, err := cache.Steps(ctx, db.StepFilter{DeviceKey: dev.Key, Precision: req.Precision, Framework: stepFramework(dev)})

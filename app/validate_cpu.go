@@ -140,20 +140,16 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 		for _, m := range layerRounds {
 			ms = append(ms, m[r])
 		}
-		eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), CPUOverheads, predictor.DefaultMemoryModel)
+		predicted, err := PredictCPUSteps(cal, dev, nets, o.Batches, ms)
+		if err != nil {
+			return nil, err
+		}
 		rounds[r] = map[point]CPUComparison{}
 		for _, net := range nets {
-			c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
-				GPU: hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}, DeviceKey: dev.Key,
-				Precision: measure.FP32, Policy: measure.NoPolicy, Batches: o.Batches,
-				Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range c.Points {
-				got := stepRounds[point{net.Name, p.Batch}][r]
-				rounds[r][point{net.Name, p.Batch}] = CPUComparison{Model: net.Name, Batch: p.Batch, MeasuredMS: got,
-					PredictedMS: p.IterMS, ErrorPct: 100 * (p.IterMS - got) / got}
+			for i, b := range o.Batches {
+				want, got := predicted[net.Name][i], stepRounds[point{net.Name, b}][r]
+				rounds[r][point{net.Name, b}] = CPUComparison{Model: net.Name, Batch: b, MeasuredMS: got,
+					PredictedMS: want, ErrorPct: 100 * (want - got) / got}
 			}
 		}
 	}
@@ -166,6 +162,33 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 	}
 	acc.MAPEPct /= float64(len(acc.Rows))
 	return acc, nil
+}
+
+// PredictCPUSteps is the step time, in ms, the predictor composes for each network (by
+// name) at each of batches (in order) on the CPU device dev from the layer measurements
+// ms alone, with CPUOverheads: the composition CPUValidation compares with real steps.
+func PredictCPUSteps(cal *kernels.Calibration, dev measure.Device, nets []*cnn.Network, batches []int, ms []measure.Measurement) (map[string][]float64, error) {
+	eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), CPUOverheads, predictor.DefaultMemoryModel)
+	out := make(map[string][]float64, len(nets))
+	for _, net := range nets {
+		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
+			GPU: hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}, DeviceKey: dev.Key,
+			Precision: measure.FP32, Policy: measure.NoPolicy, Batches: batches,
+			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
+		if err != nil {
+			return nil, err
+		}
+		if len(c.Points) != len(batches) {
+			return nil, fmt.Errorf("the predictor gave %d points for %s's %d batch sizes", len(c.Points), net.Name, len(batches))
+		}
+		for i, p := range c.Points {
+			if p.Batch != batches[i] {
+				return nil, fmt.Errorf("the predictor's point %d for %s is batch %d, want %d", i, net.Name, p.Batch, batches[i])
+			}
+			out[net.Name] = append(out[net.Name], p.IterMS)
+		}
+	}
+	return out, nil
 }
 
 // medianError is the comparison at key whose signed error is the rounds' median (the
@@ -212,7 +235,7 @@ var CPUOverheads = func() predictor.Overheads {
 }()
 
 // writeCPUTable prints table 1 of `cnntime validate`.
-func writeCPUTable(w io.Writer, a *CPUAccuracy) error {
+func WriteCPUTable(w io.Writer, a *CPUAccuracy) error {
 	fmt.Fprintf(w, "1. Whole training step on the CPU (%s), %d×%d input, predicted from per-layer measurements: MAPE %.1f%%\n",
 		a.Device, a.Input, a.Input, a.MAPEPct)
 	fmt.Fprintf(w, "   %d rounds × %d repeats, medians; load average %.2f before, %.2f after (other processes share the cores)\n\n",

@@ -131,7 +131,7 @@ func groupModern(rows []ModernComparison, key func(ModernComparison) ModernGroup
 }
 
 // writeModernTable prints table 4.
-func writeModernTable(w io.Writer, acc *ModernAccuracy) error {
+func WriteModernTable(w io.Writer, acc *ModernAccuracy) error {
 	if acc == nil {
 		return nil
 	}

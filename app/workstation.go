@@ -220,10 +220,10 @@ func DetectWorkstation(ctx context.Context, d *db.DB) (hw.Machine, Detection, er
 	if err != nil {
 		return hw.Machine{}, det, err
 	}
-	return saveWorkstation(ctx, d, det)
+	return SaveWorkstation(ctx, d, det)
 }
 
-func saveWorkstation(ctx context.Context, d *db.DB, det Detection) (hw.Machine, Detection, error) {
+func SaveWorkstation(ctx context.Context, d *db.DB, det Detection) (hw.Machine, Detection, error) {
 	prev, found, err := userMachine(ctx, d, hw.WorkstationID)
 	if err != nil {
 		return hw.Machine{}, det, err

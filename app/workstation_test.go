@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"cnntime/db"
 	"cnntime/gpu"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
@@ -124,33 +123,5 @@ func TestWorkstationFromDetection(t *testing.T) {
 		if _, err := Workstation(det, nil); err == nil || !strings.Contains(err.Error(), "cnntime machine add") {
 			t.Errorf("detection %+v: error %v, want advice to add by hand", det, err)
 		}
-	}
-}
-
-func TestDetectWorkstationKeepsThePriceAcrossDetections(t *testing.T) {
-	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	det := Detection{Method: DetectedByWorker, GPUs: []LocalGPU{{Name: "Tesla T4", GPUID: "t4"}}}
-	if _, _, err := saveWorkstation(ctx, d, det); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := SetMachinePrice(ctx, d, hw.WorkstationID, 0.08); err != nil {
-		t.Fatal(err)
-	}
-	det.GPUs = append(det.GPUs, LocalGPU{Name: "Tesla T4", GPUID: "t4"})
-	if _, _, err := saveWorkstation(ctx, d, det); err != nil {
-		t.Fatal(err)
-	}
-	all, err := Machines(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, ok := machineByID(all, hw.WorkstationID)
-	if !ok || ws.GPUCount != 2 || ws.PriceUSDPerHour != 0.08 || ws.Instance != "My workstation" || !ws.User {
-		t.Errorf("workstation after re-detection = %+v", ws)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"errors"
@@ -10,12 +10,13 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor/cnn"
 )
 
-func init() {
-	Register(Command{
+func cacheCommands(register func(Command)) {
+	register(Command{
 		Name:    "cache",
 		Summary: "show, check, import into or export the measurement cache",
 		Usage: "cache info [--json]\n" +
@@ -43,10 +44,10 @@ func runCache(env *Env, args []string) error {
 	case "check":
 		return runCacheCheck(env, rest)
 	case "-h", "-help", "--help":
-		fs := env.Flags(commands["cache"])
+		fs := env.Flags(commandIndex()["cache"])
 		return fs.Parse([]string{"-h"})
 	}
-	return Usagef("unknown action %q%s: use %s", action, suggestion(action, cacheActions), strings.Join(cacheActions, ", "))
+	return Usagef("unknown action %q%s: use %s", action, app.Suggest(action, cacheActions), strings.Join(cacheActions, ", "))
 }
 
 // parseCacheFlags parses fs from args where flags and positional arguments may be
@@ -66,7 +67,7 @@ func parseCacheFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func cacheFlags(env *Env, action string) *flag.FlagSet {
-	return env.Flags(Command{Name: "cache " + action, Summary: commands["cache"].Summary, Usage: commands["cache"].Usage})
+	return env.Flags(Command{Name: "cache " + action, Summary: commandIndex()["cache"].Summary, Usage: commandIndex()["cache"].Usage})
 }
 
 func runCacheInfo(env *Env, args []string) error {
@@ -99,7 +100,7 @@ func runCacheInfo(env *Env, args []string) error {
 		info.Measurements, info.Configs, len(info.Devices), info.Steps, info.Sweeps, info.UserMachines, info.PriceOverride, info.CustomModels)
 	if len(info.Devices) > 0 {
 		fmt.Fprintln(env.Stdout)
-		t := NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")
+		t := app.NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")
 		for _, c := range info.Devices {
 			batches := "-"
 			if c.Measurements > 0 {
@@ -113,7 +114,7 @@ func runCacheInfo(env *Env, args []string) error {
 	}
 	if len(info.StepSources) > 0 {
 		fmt.Fprintln(env.Stdout)
-		t := NewTable(env.Stdout, "STEP SOURCE", "STEPS")
+		t := app.NewTable(env.Stdout, "STEP SOURCE", "STEPS")
 		for _, s := range info.StepSources {
 			t.Row(s.Source, strconv.Itoa(s.Steps))
 		}
@@ -167,16 +168,12 @@ func runCacheImport(env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours in the app, File → Remove model…, and import again to take theirs)\n",
 				strings.Join(rep.CustomModelClashes, ", "))
 		}
-		fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", mergedText(rep.Measurements))
+		fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
 	} else {
 		fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
 	}
-	fmt.Fprintf(env.Stdout, "step measurements: %s\n", mergedText(rep.Steps))
+	fmt.Fprintf(env.Stdout, "step measurements: %s\n", app.MergedText(rep.Steps))
 	return nil
-}
-
-func mergedText(m db.Merged) string {
-	return fmt.Sprintf("%d added, %d replaced older ones, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
 }
 
 // ExportFilterFor is the part of the cache that a device key and a model name choose
@@ -190,7 +187,7 @@ func ExportFilterFor(deviceKey, model string) (db.ExportFilter, error) {
 	net, err := cnn.Build(model, cnn.Options{})
 	if err != nil {
 		if errors.Is(err, cnn.ErrUnknownModel) {
-			return f, Usagef("--model: unknown model %q%s: see 'cnntime models'", model, suggestion(model, cnn.Names()))
+			return f, Usagef("--model: unknown model %q%s: see 'cnntime models'", model, app.Suggest(model, cnn.Names()))
 		}
 		return f, err
 	}
@@ -316,7 +313,7 @@ func checkDeviceKnown(env *Env, d *db.DB, key string) error {
 	if len(steps) > 0 {
 		return nil
 	}
-	return Usagef("--device: the cache has nothing of device %q%s: see 'cnntime cache info'", key, suggestion(key, keys))
+	return Usagef("--device: the cache has nothing of device %q%s: see 'cnntime cache info'", key, app.Suggest(key, keys))
 }
 
 func runCacheCheck(env *Env, args []string) error {

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -14,8 +15,8 @@ import (
 	"cnntime/predictor/kernels/fit"
 )
 
-func init() {
-	Register(Command{
+func calibrateCommands(register func(Command)) {
+	register(Command{
 		Name:    "calibrate",
 		Summary: "fit the per-layer model's efficiencies to DeepBench convolution timings",
 		Usage:   "calibrate --deepbench PATH [--anchors PATH] [--out PATH] [--evaluations N] [--json]",
@@ -32,7 +33,7 @@ func init() {
 //	cnntime calibrate --deepbench assets/calibration/deepbench_conv.csv \
 //	    --anchors assets/validation/modern_anchors.csv --out assets/calibration/calibration.json
 func runCalibrate(env *Env, args []string) error {
-	fs := env.Flags(commands["calibrate"])
+	fs := env.Flags(commandIndex()["calibrate"])
 	deepbench := fs.String("deepbench", "", "DeepBench per-layer results CSV (deepbench_conv.csv)")
 	anchorsPath := fs.String("anchors", "", "published whole-network throughputs CSV (modern_anchors.csv) to fit the per-family scales to")
 	out := fs.String("out", "", "write the calibration JSON here (default: stdout)")
@@ -56,7 +57,7 @@ func runCalibrate(env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *deepbench, err)
 	}
-	cat, err := LoadCatalog()
+	cat, err := app.LoadCatalog()
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func runCalibrate(env *Env, args []string) error {
 
 // printLayerAccuracy prints the leave-one-GPU-out table of a calibration.
 func printLayerAccuracy(env *Env, acc []kernels.GPUAccuracy) error {
-	t := NewTable(env.Stdout, "GPU (held out)", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE")
+	t := app.NewTable(env.Stdout, "GPU (held out)", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE")
 	for _, a := range acc {
 		transfer := "-"
 		if a.TransferRows > 0 {

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"errors"
@@ -7,18 +7,19 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor/hw"
 )
 
-func init() {
-	Register(Command{
+func machineCommands(register func(Command)) {
+	register(Command{
 		Name:    "machines",
 		Summary: "list the GPUs and machines (catalog, your own, price overrides)",
 		Usage:   "machines [--json] [--provider NAME] [--gpu ID]",
 		Run:     runMachines,
 	})
-	Register(Command{
+	register(Command{
 		Name:    "machine",
 		Summary: "add, price or remove your own machines; override catalog prices",
 		Usage: "machine add --name NAME --gpu ID [--count N] --price USD [--vcpus N] [--memory GiB]\n" +
@@ -37,7 +38,7 @@ type machinesJSON struct {
 }
 
 func runMachines(env *Env, args []string) error {
-	fs := env.Flags(commands["machines"])
+	fs := env.Flags(commandIndex()["machines"])
 	provider := fs.String("provider", "", "only machines of this provider (aws, gcp, azure, lambda, runpod, user)")
 	gpu := fs.String("gpu", "", "only machines with this GPU id (e.g. v100-sxm2-16gb), and only that GPU")
 	if err := fs.Parse(args); err != nil {
@@ -46,7 +47,7 @@ func runMachines(env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q", fs.Arg(0))
 	}
-	c, err := LoadCatalog()
+	c, err := app.LoadCatalog()
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func runMachines(env *Env, args []string) error {
 		return err
 	}
 	if *provider != "" && !hasProvider(machines, *provider) {
-		return Usagef("--provider: no machines of provider %q%s", *provider, suggestion(*provider, append(c.Providers(), hw.UserProvider)))
+		return Usagef("--provider: no machines of provider %q%s", *provider, app.Suggest(*provider, append(c.Providers(), hw.UserProvider)))
 	}
 	var shown []hw.Machine
 	for _, m := range machines {
@@ -88,14 +89,14 @@ func runMachines(env *Env, args []string) error {
 // a cache that does not exist yet holds none, and is not created just to list.
 func machinesFromCache(env *Env) ([]hw.Machine, error) {
 	if _, err := os.Stat(env.DBPath); errors.Is(err, os.ErrNotExist) {
-		return Machines(env.Ctx, nil)
+		return app.Machines(env.Ctx, nil)
 	}
 	d, err := db.Open(env.DBPath)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return Machines(env.Ctx, d)
+	return app.Machines(env.Ctx, d)
 }
 
 func hasProvider(ms []hw.Machine, provider string) bool {
@@ -108,7 +109,7 @@ func hasProvider(ms []hw.Machine, provider string) bool {
 }
 
 func writeMachineTables(env *Env, gpus []hw.GPU, machines []hw.Machine) error {
-	t := NewTable(env.Stdout, "GPU", "NAME", "ARCH", "SMS", "FP32", "TF32", "FP16", "MEMORY", "BANDWIDTH", "LINK")
+	t := app.NewTable(env.Stdout, "GPU", "NAME", "ARCH", "SMS", "FP32", "TF32", "FP16", "MEMORY", "BANDWIDTH", "LINK")
 	for _, g := range gpus {
 		t.Row(g.ID, g.Name, g.Architecture, count(g.SMs), tflops(g.FP32TFLOPS), tflops(g.TF32TFLOPS), tflops(g.FP16TFLOPS),
 			unit(g.MemoryGB, "GB")+" "+g.MemoryType, unit(g.MemoryBandwidthGBs, "GB/s"), link(g))
@@ -117,7 +118,7 @@ func writeMachineTables(env *Env, gpus []hw.GPU, machines []hw.Machine) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout)
-	t = NewTable(env.Stdout, "MACHINE", "GPU", "COUNT", "VCPUS", "RAM", "PRICE/H", "PRICE DATE", "REGION", "LISTING")
+	t = app.NewTable(env.Stdout, "MACHINE", "GPU", "COUNT", "VCPUS", "RAM", "PRICE/H", "PRICE DATE", "REGION", "LISTING")
 	for _, m := range machines {
 		t.Row(m.ID, m.GPUID, strconv.Itoa(m.GPUCount), count(m.VCPUs), unit(m.MemoryGiB, "GiB"), price(m), dash(m.PriceDate), dash(m.Region), string(m.Listing))
 	}
@@ -178,7 +179,7 @@ func runMachine(env *Env, args []string) error {
 		return Usagef("say what to do: add, set-price, reset-price, remove or detect")
 	}
 	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fs := env.Flags(commands["machine"])
+		fs := env.Flags(commandIndex()["machine"])
 		return fs.Parse([]string{"-h"})
 	}
 	sub, rest := args[0], args[1:]
@@ -191,7 +192,7 @@ func runMachine(env *Env, args []string) error {
 			if err != nil {
 				return Usagef("%v", err)
 			}
-			m, err := SetMachinePrice(env.Ctx, d, a[0], usd)
+			m, err := app.SetMachinePrice(env.Ctx, d, a[0], usd)
 			if err != nil {
 				return err
 			}
@@ -199,7 +200,7 @@ func runMachine(env *Env, args []string) error {
 		})
 	case "reset-price":
 		return withIDArgs(env, sub, rest, 1, func(d *db.DB, a []string) error {
-			m, err := ResetMachinePrice(env.Ctx, d, a[0])
+			m, err := app.ResetMachinePrice(env.Ctx, d, a[0])
 			if err != nil {
 				return err
 			}
@@ -207,7 +208,7 @@ func runMachine(env *Env, args []string) error {
 		})
 	case "remove":
 		return withIDArgs(env, sub, rest, 1, func(d *db.DB, a []string) error {
-			if err := RemoveUserMachine(env.Ctx, d, a[0]); err != nil {
+			if err := app.RemoveUserMachine(env.Ctx, d, a[0]); err != nil {
 				return err
 			}
 			if env.JSON {
@@ -218,7 +219,7 @@ func runMachine(env *Env, args []string) error {
 		})
 	case "detect":
 		return withIDArgs(env, sub, rest, 0, func(d *db.DB, _ []string) error {
-			m, det, err := DetectWorkstation(env.Ctx, d)
+			m, det, err := app.DetectWorkstation(env.Ctx, d)
 			if err != nil {
 				return err
 			}
@@ -233,13 +234,13 @@ func runMachine(env *Env, args []string) error {
 			return nil
 		})
 	}
-	return Usagef("unknown action %q%s: use add, set-price, reset-price, remove or detect", sub, suggestion(sub, []string{"add", "set-price", "reset-price", "remove", "detect"}))
+	return Usagef("unknown action %q%s: use add, set-price, reset-price, remove or detect", sub, app.Suggest(sub, []string{"add", "set-price", "reset-price", "remove", "detect"}))
 }
 
 // withIDArgs parses --json and exactly n positional arguments for a machine action,
 // opens the cache and runs fn.
 func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB, args []string) error) error {
-	fs := env.Flags(commands["machine"])
+	fs := env.Flags(commandIndex()["machine"])
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ func withIDArgs(env *Env, action string, args []string, n int, fn func(d *db.DB,
 }
 
 func runMachineAdd(env *Env, args []string) error {
-	fs := env.Flags(commands["machine"])
+	fs := env.Flags(commandIndex()["machine"])
 	name := fs.String("name", "", "the machine's name; its id becomes user/NAME (required)")
 	gpu := fs.String("gpu", "", "catalog GPU id, e.g. rtx-3090 (required; see cnntime machines)")
 	n := fs.Int("count", 1, "number of GPUs")
@@ -282,7 +283,7 @@ func runMachineAdd(env *Env, args []string) error {
 	if err != nil {
 		return Usagef("--price: %v", err)
 	}
-	spec := MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes}
+	spec := app.MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes}
 	// Validate before opening the cache, so a bad command line leaves no file behind.
 	if err := checkSpec(spec); err != nil {
 		return err
@@ -292,7 +293,7 @@ func runMachineAdd(env *Env, args []string) error {
 		return err
 	}
 	defer d.Close()
-	m, err := AddUserMachine(env.Ctx, d, spec)
+	m, err := app.AddUserMachine(env.Ctx, d, spec)
 	if err != nil {
 		return err
 	}
@@ -300,8 +301,8 @@ func runMachineAdd(env *Env, args []string) error {
 }
 
 // checkSpec validates a spec against the catalog without a cache.
-func checkSpec(spec MachineSpec) error {
-	c, err := LoadCatalog()
+func checkSpec(spec app.MachineSpec) error {
+	c, err := app.LoadCatalog()
 	if err != nil {
 		return err
 	}

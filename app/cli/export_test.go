@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/app"
 )
 
 func runExportCLI(t *testing.T, args ...string) (int, string, string) {
@@ -49,7 +51,7 @@ func TestExportCommandWritesEveryFormat(t *testing.T) {
 		}},
 		{"results csv", []string{"--csv"}, "results.csv", func(t *testing.T, data []byte) {
 			recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-			if err != nil || len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(SummaryCSVHeader, ",") {
+			if err != nil || len(recs) != 5 || strings.Join(recs[0], ",") != strings.Join(app.SummaryCSVHeader, ",") {
 				t.Fatalf("results CSV: %d records, err %v", len(recs), err)
 			}
 			if recs[1][0] != "resnet50" || recs[1][1] != "aws/p3.2xlarge" || recs[1][4] == "" || recs[1][7] == "" {

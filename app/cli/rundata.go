@@ -1,9 +1,10 @@
-package app
+package cli
 
 import (
 	"flag"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/predictor/dataset"
 	"cnntime/predictor/pipeline"
 )
@@ -51,8 +52,8 @@ func (rf *runDataFlags) register(fs *flag.FlagSet) {
 
 // runData checks the flags and returns the run data they describe; a mistake is a
 // usage error that names the flag.
-func (rf *runDataFlags) runData() (RunData, error) {
-	d := RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
+func (rf *runDataFlags) runData() (app.RunData, error) {
+	d := app.RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
 		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat))}
 	switch {
 	case d.Dataset == "":

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor/cnn"
 )
@@ -54,14 +55,14 @@ type ModelDetail struct {
 	Layers     []LayerRow `json:"layers"`
 }
 
-func init() {
-	Register(Command{
+func modelCommands(register func(Command)) {
+	register(Command{
 		Name:    "models",
 		Summary: "list the CNN zoo (every torchvision classification CNN) and the custom models saved in the cache",
 		Usage:   "models [--json]",
 		Run:     runModels,
 	})
-	Register(Command{
+	register(Command{
 		Name:    "model",
 		Summary: "show one CNN's layers: shapes, parameters, MACs and activation memory",
 		Usage:   "model NAME|FILE.json [--input N] [--classes K] [--json]   (NAME: a zoo model or a custom model saved in the cache)",
@@ -114,7 +115,7 @@ func withExistingCache(env *Env, fn func(d *db.DB) error) error {
 }
 
 func runModels(env *Env, args []string) error {
-	fs := env.Flags(commands["models"])
+	fs := env.Flags(commandIndex()["models"])
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func runModels(env *Env, args []string) error {
 		if d == nil {
 			return nil
 		}
-		nets, warnings, err := ReadSavedModels(env.Ctx, d)
+		nets, warnings, err := app.ReadSavedModels(env.Ctx, d)
 		for _, w := range warnings {
 			fmt.Fprintln(env.Stderr, "warning: "+w)
 		}
@@ -144,7 +145,7 @@ func runModels(env *Env, args []string) error {
 	if env.JSON {
 		return WriteJSON(env.Stdout, rows)
 	}
-	t := NewTable(env.Stdout, "NAME", "FAMILY", "PARAMS", "GMACS", "INPUT", "LAYERS")
+	t := app.NewTable(env.Stdout, "NAME", "FAMILY", "PARAMS", "GMACS", "INPUT", "LAYERS")
 	for _, r := range rows {
 		family := r.Family
 		if r.Custom {
@@ -163,7 +164,7 @@ func runModels(env *Env, args []string) error {
 }
 
 func runModel(env *Env, args []string) error {
-	fs := env.Flags(commands["model"])
+	fs := env.Flags(commandIndex()["model"])
 	input := fs.Int("input", 0, "input resolution N (N×N pixels); default the model's own (224, 299 for inception_v3)")
 	classes := fs.Int("classes", 0, "number of output classes; default 1000")
 	// Accept the name before or after the flags.
@@ -197,7 +198,7 @@ func runModel(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s (%s): input %dx%dx%d, %d classes, %s params, %.3f GMACs, %s saved for backward per sample (FP32)\n\n",
 		d.Name, d.Family, d.Input[0], d.Input[1], d.Input[2], d.Classes, groupDigits(d.Params), float64(d.MACs)/1e9, humanBytes(d.SavedBytes))
-	t := NewTable(env.Stdout, "#", "NAME", "OP", "INPUT", "OUTPUT", "PARAMS", "MACS", "ACTIVATION", "SAVED")
+	t := app.NewTable(env.Stdout, "#", "NAME", "OP", "INPUT", "OUTPUT", "PARAMS", "MACS", "ACTIVATION", "SAVED")
 	for _, l := range d.Layers {
 		ins := make([]string, len(l.InShapes))
 		for i, s := range l.InShapes {
@@ -209,26 +210,11 @@ func runModel(env *Env, args []string) error {
 	return t.Flush()
 }
 
-// loadModel builds a zoo model, or reads a custom model file when name ends in .json.
-func loadModel(name string, input, classes int) (*cnn.Network, error) {
-	if IsModelFile(name) {
-		if input != 0 || classes != 0 {
-			return nil, Usagef("--input and --classes apply to zoo models; a custom model file sets its own input and classes")
-		}
-		return ReadCustomModelFile(name)
-	}
-	net, err := cnn.Build(name, cnn.Options{Resolution: input, Classes: classes})
-	if errors.Is(err, cnn.ErrUnknownModel) {
-		return nil, Usagef("unknown model %q%s; 'cnntime models' lists them", name, Suggest(name, cnn.Names()))
-	}
-	return net, err
-}
-
 // loadNamedModel is loadModel that also finds the custom models saved in the cache by
 // name (a zoo model's name is never a saved model's: CheckCustomNetwork refuses it).
 func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, error) {
-	if IsModelFile(name) || cnn.Family(name) != "" {
-		return loadModel(name, input, classes)
+	if app.IsModelFile(name) || cnn.Family(name) != "" {
+		return app.LoadModel(name, input, classes)
 	}
 	var net *cnn.Network
 	err := withExistingCache(env, func(d *db.DB) error {
@@ -249,12 +235,12 @@ func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, er
 				return Usagef("--input and --classes apply to zoo models; the custom model %s sets its own input and classes", name)
 			}
 			var err error
-			if net, err = parseSavedModel(m); err != nil {
+			if net, err = app.ParseSavedModel(m); err != nil {
 				return fmt.Errorf("%w (saved in the cache %s: fix its file and add it again in the app, File → Add model…)", err, env.DBPath)
 			}
 			return nil
 		}
-		return Usagef("unknown model %q%s; 'cnntime models' lists them", name, Suggest(name, append(cnn.Names(), names...)))
+		return Usagef("unknown model %q%s; 'cnntime models' lists them", name, app.Suggest(name, append(cnn.Names(), names...)))
 	})
 	return net, err
 }

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/assets"
 	"cnntime/predictor"
 	"cnntime/predictor/kernels"
@@ -20,11 +21,11 @@ import (
 // ValidateReport is what `cnntime validate --json` prints: the predictor's accuracy
 // three ways.
 type ValidateReport struct {
-	CPU    *CPUAccuracy           `json:"cpu"` // null with --skip-cpu
+	CPU    *app.CPUAccuracy       `json:"cpu"` // null with --skip-cpu
 	Layers []kernels.GPUAccuracy  `json:"layers"`
 	Public []PublicSourceAccuracy `json:"public"`
 	Rows   []PublicComparison     `json:"public_rows"`
-	Modern *ModernAccuracy        `json:"modern"` // table 4: validate_modern.go
+	Modern *app.ModernAccuracy    `json:"modern"` // table 4: validate_modern.go
 }
 
 // PublicComparison is one published whole-network figure and its prediction.
@@ -81,7 +82,7 @@ var publicCaveats = map[string]string{
 // setup the predictor models: a catalog GPU, a zoo CNN at 224×224, forward+backward
 // time per iteration, cuDNN kernels. They are compared with forward+backward steps
 // (no optimizer update); fp16 rows with amp.
-func PublicComparisons(ctx context.Context, eng *Engine) ([]PublicComparison, error) {
+func PublicComparisons(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
 	r := csv.NewReader(bytes.NewReader(assets.PublicMeasurements))
 	recs, err := r.ReadAll()
 	if err != nil {
@@ -183,7 +184,7 @@ func BySource(rows []PublicComparison) []PublicSourceAccuracy {
 	return out
 }
 
-func init() {
+func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
@@ -206,7 +207,7 @@ func init() {
 		if *rounds < 1 {
 			return Usagef("--rounds %d: must be positive", *rounds)
 		}
-		eng, err := NewEngine(env.Ctx, nil) // the embedded calibration alone: reproducible anywhere
+		eng, err := app.NewEngine(env.Ctx, nil) // the embedded calibration alone: reproducible anywhere
 		if err != nil {
 			return err
 		}
@@ -215,7 +216,7 @@ func init() {
 			return err
 		}
 		rep.Public = BySource(rep.Rows)
-		if rep.Modern, err = ModernComparisons(eng); err != nil {
+		if rep.Modern, err = app.ModernComparisons(eng); err != nil {
 			return err
 		}
 		if !*skipCPU {
@@ -223,7 +224,7 @@ func init() {
 			if !env.JSON {
 				progress = env.Stderr
 			}
-			if rep.CPU, err = CPUValidation(env.Ctx, eng.Kernels().Calibration(), DefaultCPUValidation(*rounds, *repeats), progress); err != nil {
+			if rep.CPU, err = app.CPUValidation(env.Ctx, eng.Kernels().Calibration(), app.DefaultCPUValidation(*rounds, *repeats), progress); err != nil {
 				return err
 			}
 		}
@@ -232,12 +233,12 @@ func init() {
 		}
 		return writeValidateTables(env.Stdout, &rep)
 	}
-	Register(cmd)
+	register(cmd)
 }
 
 func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	if rep.CPU != nil {
-		if err := writeCPUTable(w, rep.CPU); err != nil {
+		if err := app.WriteCPUTable(w, rep.CPU); err != nil {
 			return err
 		}
 	} else {
@@ -245,7 +246,7 @@ func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	}
 	fmt.Fprintln(w, "\n2. Per-layer times across GPUs, leave one GPU out (DeepBench convolutions; efficiencies fitted on the other GPUs)")
 	fmt.Fprintln(w)
-	t := NewTable(w, "GPU", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE", "TRANSFER ROWS")
+	t := app.NewTable(w, "GPU", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE", "TRANSFER ROWS")
 	for _, a := range rep.Layers {
 		tr := "-"
 		if a.TransferRows > 0 {
@@ -258,12 +259,12 @@ func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	}
 	fmt.Fprintln(w, "\n3. Whole networks vs published forward+backward times (rows on catalog GPUs and zoo CNNs)")
 	fmt.Fprintln(w)
-	t = NewTable(w, "SOURCE", "SET", "ROWS", "MAPE", "BIAS", "CAVEATS")
+	t = app.NewTable(w, "SOURCE", "SET", "ROWS", "MAPE", "BIAS", "CAVEATS")
 	for _, s := range rep.Public {
 		t.Row(s.Source, s.Set, strconv.Itoa(s.Rows), fmt.Sprintf("%.1f%%", s.MAPEPct), fmt.Sprintf("%+.1f%%", s.BiasPct), s.Caveats)
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	return writeModernTable(w, rep.Modern)
+	return app.WriteModernTable(w, rep.Modern)
 }

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"cnntime/app"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
@@ -145,7 +146,7 @@ func TestParseBatches(t *testing.T) {
 		{"1-2000", nil, "above the largest this tool predicts (1024)"},
 	}
 	for _, tc := range tests {
-		got, err := ParseBatches(tc.in, 1024)
+		got, err := app.ParseBatches(tc.in, 1024)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("ParseBatches(%q) error %v, want one containing %q", tc.in, err, tc.wantErr)
@@ -166,11 +167,11 @@ func TestParseBatches(t *testing.T) {
 }
 
 func TestEngineAnswersForEveryGPUAndModel(t *testing.T) {
-	eng, err := NewEngine(context.Background(), nil)
+	eng, err := app.NewEngine(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var targets []Target
+	var targets []app.Target
 	for _, id := range eng.Catalog().GPUIDs() {
 		tg, err := eng.GPUTarget(id)
 		if err != nil {
@@ -178,7 +179,7 @@ func TestEngineAnswersForEveryGPUAndModel(t *testing.T) {
 		}
 		targets = append(targets, tg)
 	}
-	curves, err := eng.Curves(context.Background(), Query{Models: cnn.Names(), Targets: targets, Batches: []int{1, 32},
+	curves, err := eng.Curves(context.Background(), app.Query{Models: cnn.Names(), Targets: targets, Batches: []int{1, 32},
 		Precision: measure.AMP, Policy: measure.Heuristic, Run: predictor.Run{Epochs: 1, Images: 1000}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"flag"
@@ -6,23 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/app"
 )
 
 func TestRunDataFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
-		want    RunData
+		want    app.RunData
 		wantErr string
 	}{
-		{nil, RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw"}, ""},
-		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc"}, RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc"}, ""},
-		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali"}, RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali", Workers: 6, MemoryFormat: "nchw"}, ""},
-		{[]string{"--dataset", "mnist"}, RunData{}, "--dataset: unknown dataset \"mnist\""},
-		{[]string{"--loader", "tfdata"}, RunData{}, "--loader: unknown loader"},
-		{[]string{"--memory-format", "chwn"}, RunData{}, "--memory-format: unknown memory format"},
-		{[]string{"--input", "-3"}, RunData{}, "--input -3"},
-		{[]string{"--workers", "-1"}, RunData{}, "--workers -1"},
-		{[]string{"--input", "9000"}, RunData{}, "--input: input size 9000"},
+		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw"}, ""},
+		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc"}, ""},
+		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali", Workers: 6, MemoryFormat: "nchw"}, ""},
+		{[]string{"--dataset", "mnist"}, app.RunData{}, "--dataset: unknown dataset \"mnist\""},
+		{[]string{"--loader", "tfdata"}, app.RunData{}, "--loader: unknown loader"},
+		{[]string{"--memory-format", "chwn"}, app.RunData{}, "--memory-format: unknown memory format"},
+		{[]string{"--input", "-3"}, app.RunData{}, "--input -3"},
+		{[]string{"--workers", "-1"}, app.RunData{}, "--workers -1"},
+		{[]string{"--input", "9000"}, app.RunData{}, "--input: input size 9000"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)

@@ -1,7 +1,4 @@
-// Package app is the application layer shared by the GUI and the command line: the
-// state a session works on, the use cases (predict, sweep, import, export) and the CLI
-// commands. It joins predictor, gpu and db; views call it, never the other way round.
-package app
+package cli
 
 import (
 	"context"
@@ -9,14 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-)
+	"sync"
 
-// Version is the application's version; the build may override it with -ldflags.
-var Version = "0.1.0"
+	"cnntime/app"
+)
 
 // Env is what a CLI command runs with: where to write, which cache, and the global flags.
 type Env struct {
@@ -65,45 +60,46 @@ type Command struct {
 	Run     func(env *Env, args []string) error
 }
 
-var commands = map[string]Command{}
-
-// Register adds a command; each command's file registers itself in init.
-func Register(c Command) {
-	if _, dup := commands[c.Name]; dup {
-		panic("app: command registered twice: " + c.Name) // a programming error, found by any test
+// commandSets is every command, by the function in its file that declares them: an
+// explicit list, no registration at init time. A new command's file adds its function here.
+func commandSets() []func(register func(Command)) {
+	return []func(register func(Command)){
+		helpAndVersionCommands,
+		predictCommands, bestCommands, exportCommands,
+		modelCommands, machineCommands,
+		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
 	}
-	commands[c.Name] = c
+}
+
+var (
+	commandsOnce sync.Once
+	commands     map[string]Command
+)
+
+// commandIndex is the commands by name, built from commandSets on first use.
+func commandIndex() map[string]Command {
+	commandsOnce.Do(func() {
+		commands = map[string]Command{}
+		for _, set := range commandSets() {
+			set(func(c Command) {
+				if _, dup := commands[c.Name]; dup {
+					panic("cli: two commands named " + c.Name) // a programming error, found by any test
+				}
+				commands[c.Name] = c
+			})
+		}
+	})
+	return commands
 }
 
 // Commands lists the registered commands by name.
 func Commands() []Command {
-	out := make([]Command, 0, len(commands))
-	for _, c := range commands {
+	out := make([]Command, 0, len(commandIndex()))
+	for _, c := range commandIndex() {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// UsageError is a mistake in the command line; it exits with status 2.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// Usagef returns a UsageError.
-func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
-
-// DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
-// cnntime/cache.db in the user's configuration directory.
-func DefaultDBPath() (string, error) {
-	if p := os.Getenv("CNNTIME_DB"); p != "" {
-		return p, nil
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("find the user's configuration directory for the cache (set --db or CNNTIME_DB): %w", err)
-	}
-	return filepath.Join(dir, "cnntime", "cache.db"), nil
 }
 
 // Globals are the flags that come before a command.
@@ -163,7 +159,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, DBPath: g.DBPath, JSON: g.JSON}
 	if env.DBPath == "" {
-		if env.DBPath, err = DefaultDBPath(); err != nil {
+		if env.DBPath, err = app.DefaultDBPath(); err != nil {
 			fmt.Fprintln(stderr, "cnntime:", err)
 			return 1
 		}
@@ -175,13 +171,14 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case "-version", "--version":
 		name = "version"
 	}
-	cmd, ok := commands[name]
+	cmd, ok := commandIndex()[name]
 	if !ok {
-		fmt.Fprintf(stderr, "cnntime: unknown command %q%s\nRun 'cnntime help' for the list of commands.\n", name, suggestion(name, commandNames()))
+		fmt.Fprintf(stderr, "cnntime: unknown command %q%s\nRun 'cnntime help' for the list of commands.\n", name, app.Suggest(name, commandNames()))
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
 	var ue *UsageError
+	var ie *app.InputError
 	switch {
 	case err == nil:
 		return 0
@@ -190,7 +187,7 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case env.usageShown: // a flag the command does not know; the usage is printed already
 		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
 		return 2
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &ie):
 		fmt.Fprintf(stderr, "cnntime %s: %v\nusage: cnntime %s\n", name, err, cmd.Usage)
 		return 2
 	default:
@@ -199,9 +196,17 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 }
 
+// UsageError is a mistake in the command line; it exits with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
 func commandNames() []string {
 	var names []string
-	for n := range commands {
+	for n := range commandIndex() {
 		names = append(names, n)
 	}
 	return names
@@ -219,7 +224,7 @@ global flags:
   --json      machine-readable JSON output
 
 commands:
-`, Version, defaultDBForHelp())
+`, app.Version, defaultDBForHelp())
 	for _, c := range Commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
 	}
@@ -227,15 +232,15 @@ commands:
 }
 
 func defaultDBForHelp() string {
-	p, err := DefaultDBPath()
+	p, err := app.DefaultDBPath()
 	if err != nil {
 		return "the user's config directory"
 	}
 	return p
 }
 
-func init() {
-	Register(Command{
+func helpAndVersionCommands(register func(Command)) {
+	register(Command{
 		Name:    "help",
 		Summary: "show the commands, or one command's usage",
 		Usage:   "help [COMMAND]",
@@ -244,9 +249,9 @@ func init() {
 				printHelp(env.Stdout)
 				return nil
 			}
-			c, ok := commands[args[0]]
+			c, ok := commandIndex()[args[0]]
 			if !ok {
-				return Usagef("unknown command %q%s", args[0], suggestion(args[0], commandNames()))
+				return Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
 			}
 			// Every command answers -h with its usage and flags; show them on stdout.
 			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stdout, DBPath: env.DBPath}, []string{"-h"})
@@ -256,12 +261,12 @@ func init() {
 			return nil
 		},
 	})
-	Register(Command{
+	register(Command{
 		Name:    "version",
 		Summary: "print the version",
 		Usage:   "version [--json]",
 		Run: func(env *Env, args []string) error {
-			fs := env.Flags(commands["version"])
+			fs := env.Flags(commandIndex()["version"])
 			if err := fs.Parse(args); err != nil {
 				return err
 			}
@@ -269,9 +274,9 @@ func init() {
 				return Usagef("unexpected argument %q", fs.Arg(0))
 			}
 			if env.JSON {
-				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": Version})
+				return WriteJSON(env.Stdout, map[string]string{"name": "cnntime", "version": app.Version})
 			}
-			fmt.Fprintf(env.Stdout, "cnntime %s\n", Version)
+			fmt.Fprintf(env.Stdout, "cnntime %s\n", app.Version)
 			return nil
 		},
 	})

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/app"
 )
 
 // runCLI runs the CLI with a temporary cache and returns its exit status and output.
@@ -29,8 +31,8 @@ func TestCLIExitCodesAndOutput(t *testing.T) {
 		{"help lists commands", []string{"help"}, 0, "version    print the version", ""},
 		{"no command prints help", nil, 0, "usage: cnntime [--db PATH] [--json] COMMAND", ""},
 		{"--help", []string{"--help"}, 0, "commands:", ""},
-		{"version", []string{"version"}, 0, "cnntime " + Version + "\n", ""},
-		{"--version", []string{"--version"}, 0, "cnntime " + Version, ""},
+		{"version", []string{"version"}, 0, "cnntime " + app.Version + "\n", ""},
+		{"--version", []string{"--version"}, 0, "cnntime " + app.Version, ""},
 		{"help for a command", []string{"help", "version"}, 0, "usage: cnntime version [--json]", ""},
 		{"unknown command suggests", []string{"verison"}, 2, "", `unknown command "verison" (did you mean "version"?)`},
 		{"help for unknown command", []string{"help", "nope"}, 2, "", `unknown command "nope"`},
@@ -63,7 +65,7 @@ func TestVersionJSONIsStable(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatalf("%v: output is not JSON: %v\n%s", args, err, stdout)
 		}
-		if got["name"] != "cnntime" || got["version"] != Version || len(got) != 2 {
+		if got["name"] != "cnntime" || got["version"] != app.Version || len(got) != 2 {
 			t.Errorf("%v: got %v, want exactly name and version", args, got)
 		}
 	}
@@ -115,12 +117,12 @@ func TestIsCLI(t *testing.T) {
 
 func TestDefaultDBPathHonoursEnvironment(t *testing.T) {
 	t.Setenv("CNNTIME_DB", "/tmp/elsewhere.db")
-	if p, err := DefaultDBPath(); err != nil || p != "/tmp/elsewhere.db" {
+	if p, err := app.DefaultDBPath(); err != nil || p != "/tmp/elsewhere.db" {
 		t.Errorf("DefaultDBPath() = %q, %v; want CNNTIME_DB's value", p, err)
 	}
 	t.Setenv("CNNTIME_DB", "")
 	t.Setenv("XDG_CONFIG_HOME", "/tmp/cfg")
-	if p, err := DefaultDBPath(); err != nil || p != filepath.Join("/tmp/cfg", "cnntime", "cache.db") {
+	if p, err := app.DefaultDBPath(); err != nil || p != filepath.Join("/tmp/cfg", "cnntime", "cache.db") {
 		t.Errorf("DefaultDBPath() = %q, %v; want it under the config directory", p, err)
 	}
 }
@@ -134,7 +136,7 @@ func TestSuggest(t *testing.T) {
 		{"transformer", ""},
 	}
 	for _, tt := range tests {
-		if got := Suggest(tt.in, names); got != tt.want {
+		if got := app.Suggest(tt.in, names); got != tt.want {
 			t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

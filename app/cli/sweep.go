@@ -1,27 +1,26 @@
-package app
+package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"cnntime/app"
 	"cnntime/db"
 	"cnntime/gpu"
-	"cnntime/gpu/cpu"
 	"cnntime/predictor/measure"
 )
 
-func init() {
-	Register(Command{
+func sweepCommands(register func(Command)) {
+	register(Command{
 		Name:    "devices",
 		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs",
 		Usage:   "devices [--json]",
 		Run:     runDevices,
 	})
-	Register(Command{
+	register(Command{
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
 		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--repeats K] [--input N] [--step] [--json]",
@@ -29,53 +28,19 @@ func init() {
 	})
 }
 
-// DeviceEntry is one device a sweep can run on.
-type DeviceEntry struct {
-	ID     string         `json:"id"` // what --device takes: "cpu" or "cuda:N"
-	Device measure.Device `json:"device"`
-}
-
-// DeviceList is the devices found, and why CUDA devices are missing when they are.
-type DeviceList struct {
-	Devices []DeviceEntry `json:"devices"`
-	CUDA    string        `json:"cuda_note,omitempty"`
-}
-
-// ListSweepDevices finds this machine's CPU and, through the worker, its CUDA GPUs.
-func ListSweepDevices(ctx context.Context) DeviceList {
-	list := DeviceList{Devices: []DeviceEntry{{ID: "cpu", Device: cpu.New().Device()}}}
-	path, err := gpu.FindWorker()
-	if err != nil {
-		list.CUDA = err.Error()
-		return list
-	}
-	devs, err := gpu.ListDevices(ctx, path)
-	if err != nil {
-		list.CUDA = err.Error()
-		return list
-	}
-	for i, d := range devs {
-		list.Devices = append(list.Devices, DeviceEntry{ID: fmt.Sprintf("cuda:%d", i), Device: d})
-	}
-	if len(devs) == 0 {
-		list.CUDA = "the CUDA worker found no GPU"
-	}
-	return list
-}
-
 func runDevices(env *Env, args []string) error {
-	fs := env.Flags(commands["devices"])
+	fs := env.Flags(commandIndex()["devices"])
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("devices takes no arguments, got %q", fs.Args())
 	}
-	list := ListSweepDevices(env.Ctx)
+	list := app.ListSweepDevices(env.Ctx)
 	if env.JSON {
 		return WriteJSON(env.Stdout, list)
 	}
-	t := NewTable(env.Stdout, "ID", "NAME", "CORES/SMS", "MEMORY", "KEY")
+	t := app.NewTable(env.Stdout, "ID", "NAME", "CORES/SMS", "MEMORY", "KEY")
 	for _, d := range list.Devices {
 		t.Row(d.ID, d.Device.Name, fmt.Sprint(d.Device.SMs), fmt.Sprintf("%.1f GiB", float64(d.Device.MemoryBytes)/(1<<30)), d.Device.Key)
 	}
@@ -89,9 +54,10 @@ func runDevices(env *Env, args []string) error {
 }
 
 func runSweep(env *Env, args []string) error {
-	fs := env.Flags(commands["sweep"])
-	req := DefaultSweepRequest()
+	fs := env.Flags(commandIndex()["sweep"])
+	req := app.DefaultSweepRequest()
 	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json)")
+	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
 	precision := fs.String("precision", string(req.Precision), "fp32, tf32 or amp (the CPU measures fp32)")
@@ -103,7 +69,7 @@ func runSweep(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return Usagef("unexpected arguments %q", fs.Args())
+		return Usagef("unexpected arguments %q: every value follows its flag, e.g. --models resnet18,mobilenet_v2 --batches 1-64", fs.Args())
 	}
 	if *models == "" {
 		return Usagef("--models is required, e.g. --models resnet18,mobilenet_v2")
@@ -133,18 +99,18 @@ func runSweep(env *Env, args []string) error {
 		return err
 	}
 	defer cache.Close()
-	sw, err := OpenSweeper(env.Ctx, req.Device)
+	sw, err := app.OpenSweeper(env.Ctx, req.Device)
 	if err != nil {
 		return err
 	}
-	plan, err := PlanSweep(env.Ctx, cache, sw.Device(), req)
+	plan, err := app.PlanSweep(env.Ctx, cache, sw.Device(), req)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache), %d steps; estimate %s\n",
 		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, len(plan.Steps), roundDuration(plan.Kernels.Estimate))
 	bar := &progressBar{w: env.Stderr}
-	res, err := RunSweep(env.Ctx, cache, sw, plan, bar.update)
+	res, err := app.RunSweep(env.Ctx, cache, sw, plan, bar.update)
 	bar.finish()
 	if env.JSON {
 		if jerr := WriteJSON(env.Stdout, res); jerr != nil && err == nil {
@@ -170,7 +136,7 @@ type progressBar struct {
 	drawn bool
 }
 
-func (b *progressBar) update(p SweepProgress) {
+func (b *progressBar) update(p app.SweepProgress) {
 	if p.Message != "" {
 		b.clear()
 		fmt.Fprintf(b.w, "warning: %s\n", p.Message)

@@ -1,173 +1,58 @@
-package app
+package cli
 
 import (
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor"
-	"cnntime/predictor/measure"
 )
 
-// maxPredictBatch bounds the batch sizes the CLI accepts.
-const maxPredictBatch = 1 << 16
-
-// predictFlags are the flags predict and best share.
-type predictFlags struct {
-	models, machines, gpus string
-	batch                  int
-	batches                string
-	precision, policy      string
-	epochs, images         int
-	csv                    bool
-	data                   runDataFlags
+// predictOutput is predict's and best's flags: the shared run flags and --csv.
+type predictOutput struct {
+	runFlags
+	csv bool
 }
 
-func (pf *predictFlags) register(fs *flag.FlagSet, withBatch bool, defaultBatches string) {
-	fs.StringVar(&pf.models, "model", "", "CNNs to predict, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
-	fs.StringVar(&pf.machines, "machine", "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")
-	fs.StringVar(&pf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
-	if withBatch {
-		fs.IntVar(&pf.batch, "batch", 0, "one global batch size")
-	}
-	fs.StringVar(&pf.batches, "batches", defaultBatches, "batch sizes: a range 1-1024, a list 32,64 or both")
-	fs.StringVar(&pf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
-	fs.StringVar(&pf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
-	fs.IntVar(&pf.epochs, "epochs", 1, "training epochs")
-	fs.IntVar(&pf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
-	fs.BoolVar(&pf.csv, "csv", false, "print CSV instead of a table")
-	pf.data.register(fs)
-}
-
-// query checks the flags and resolves them against the engine; every mistake is a
-// usage error that names the bad value.
-func (pf *predictFlags) query(eng *Engine, fs *flag.FlagSet) (Query, error) {
-	var q Query
-	if fs.NArg() > 0 {
-		return q, Usagef("unexpected argument %q: models and machines are given with --model and --machine", fs.Arg(0))
-	}
-	if pf.models == "" {
-		return q, Usagef("--model is required (e.g. --model resnet50)")
-	}
-	if pf.machines == "" && pf.gpus == "" {
-		return q, Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	batchSet := set["batch"]
-	if batchSet && set["batches"] {
-		return q, Usagef("give --batch or --batches, not both")
-	}
-	switch {
-	case batchSet && pf.batch <= 0:
-		return q, Usagef("--batch %d: the batch size must be positive", pf.batch)
-	case batchSet && pf.batch > maxPredictBatch:
-		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", pf.batch, maxPredictBatch)
-	case batchSet:
-		q.Batches = []int{pf.batch}
-	case pf.batches == "":
-		return q, Usagef("give --batch B or --batches 1-1024")
-	default:
-		b, err := ParseBatches(pf.batches, maxPredictBatch)
-		if err != nil {
-			return q, Usagef("--batches: %v", err)
-		}
-		q.Batches = b
-	}
-	if pf.epochs <= 0 {
-		return q, Usagef("--epochs %d: must be positive", pf.epochs)
-	}
-	if set["images"] && pf.images <= 0 {
-		return q, Usagef("--images %d: must be positive", pf.images)
-	}
-	data, err := pf.data.runData()
-	if err != nil {
-		return q, err
-	}
-	q.Data = data
-	images := pf.images
-	if !set["images"] {
-		images = data.Images()
-	}
-	q.Run = predictor.Run{Epochs: pf.epochs, Images: images}
-	p, err := predictor.ParseTrainingPrecision(pf.precision)
-	if err != nil {
-		return q, Usagef("--precision: %v", err)
-	}
-	q.Precision = p
-	if q.Policy, err = measure.ParsePolicy(pf.policy); err != nil {
-		return q, Usagef("--policy: %v", err)
-	}
-	nets, err := ResolveModels(eng, splitList(pf.models))
-	if err != nil {
-		return q, Usagef("--model: %v", err)
-	}
-	for _, n := range nets {
-		q.Models = append(q.Models, n.Name)
-	}
-	for _, id := range splitList(pf.machines) {
-		t, err := eng.MachineTarget(id)
-		if err != nil {
-			return q, Usagef("--machine: %v", err)
-		}
-		q.Targets = append(q.Targets, t)
-	}
-	for _, id := range splitList(pf.gpus) {
-		t, err := eng.GPUTarget(id)
-		if err != nil {
-			return q, Usagef("--gpu: %v", err)
-		}
-		q.Targets = append(q.Targets, t)
-	}
-	return q, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// openEngine builds the engine over the cache at env.DBPath.
 // predictCurves is what predict and best share: it reads the command's flags, opens the
 // engine on the cache and predicts every CNN × machine the flags name.
-func predictCurves(env *Env, cmd Command, args []string, withBatch bool, defaultBatches string) (predictFlags, Query, []predictor.Curve, error) {
+func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, []predictor.Curve, error) {
 	fs := env.Flags(cmd)
-	var pf predictFlags
-	pf.register(fs, withBatch, defaultBatches)
+	var pf predictOutput
+	pf.register(fs, withBatch)
+	fs.BoolVar(&pf.csv, "csv", false, "print CSV instead of a table")
+	if err := checkFlagValues(fs, args); err != nil {
+		return pf, app.Query{}, nil, err
+	}
 	if err := fs.Parse(args); err != nil {
-		return pf, Query{}, nil, err
+		return pf, app.Query{}, nil, err
 	}
 	if pf.csv && env.JSON {
-		return pf, Query{}, nil, Usagef("give --json or --csv, not both")
+		return pf, app.Query{}, nil, Usagef("give --json or --csv, not both")
 	}
 	eng, done, err := openEngine(env)
 	if err != nil {
-		return pf, Query{}, nil, err
+		return pf, app.Query{}, nil, err
 	}
 	defer done()
 	q, err := pf.query(eng, fs)
 	if err != nil {
-		return pf, Query{}, nil, err
+		return pf, app.Query{}, nil, err
 	}
 	curves, err := eng.Curves(env.Ctx, q)
 	return pf, q, curves, err
 }
 
-func openEngine(env *Env) (*Engine, func(), error) {
+func openEngine(env *Env) (*app.Engine, func(), error) {
 	d, err := db.Open(env.DBPath)
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err := NewEngine(env.Ctx, d)
+	eng, err := app.NewEngine(env.Ctx, d)
 	if err != nil {
 		d.Close()
 		return nil, nil, err
@@ -235,18 +120,15 @@ func round(x float64, digits int) float64 {
 	return math.Round(x*s) / s
 }
 
-func init() {
+func predictCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
-		Usage: "predict --model M[,…] (--machine ID[,…] | --gpu ID[,…]) (--batch B | --batches 1-1024)\n" +
-			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]\n" +
-			"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-			"        [--workers N] [--memory-format nchw|nhwc]",
+		Usage:   "predict " + runFlagsUsage + " [--batch B] [--json|--csv]",
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, q, curves, err := predictCurves(env, cmd, args, true, "")
+		pf, q, curves, err := predictCurves(env, cmd, args, true)
 		if err != nil {
 			return err
 		}
@@ -276,7 +158,7 @@ func init() {
 		}
 		return writePredictTable(env, rows)
 	}
-	Register(cmd)
+	register(cmd)
 }
 
 func fmtOpt(p *float64, format string, unknown string) string {
@@ -287,7 +169,7 @@ func fmtOpt(p *float64, format string, unknown string) string {
 }
 
 func writePredictTable(env *Env, rows []PredictRow) error {
-	t := NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
 	for _, r := range rows {
 		if !r.Fits {
 			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
@@ -368,17 +250,15 @@ func bestOf(c *predictor.Curve) BestRow {
 	return r
 }
 
-func init() {
+func bestCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
-		Usage: "best --model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
-			"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs E] [--images N] [--json|--csv]\n" +
-			"        [--dataset D] [--input N] [--classes K] [--loader L] [--workers N] [--memory-format F]",
+		Usage:   "best " + runFlagsUsage + " [--json|--csv]",
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, _, curves, err := predictCurves(env, cmd, args, false, "1-1024")
+		pf, _, curves, err := predictCurves(env, cmd, args, false)
 		if err != nil {
 			return err
 		}
@@ -392,7 +272,7 @@ func init() {
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		}
-		t := NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
@@ -407,7 +287,7 @@ func init() {
 		}
 		return t.Flush()
 	}
-	Register(cmd)
+	register(cmd)
 }
 
 func maxBatchText(b int) string {

@@ -1,0 +1,40 @@
+// Package app is the application layer shared by the GUI (views) and the command line
+// (app/cli): the state a session works on and the use cases (predict, sweep, import,
+// export, validate). It parses no flags: a request it refuses is an InputError that
+// names no flag. It may import predictor, gpu, db and app/charts; views and app/cli call
+// it, never the other way round.
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Version is the application's version; the build may override it with -ldflags.
+var Version = "0.1.0"
+
+// UsageError is a mistake in the command line; it exits with status 2.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Inputf(format string, args ...any) error { return &InputError{Msg: fmt.Sprintf(format, args...)} }
+
+// DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
+// cnntime/cache.db in the user's configuration directory.
+func DefaultDBPath() (string, error) {
+	if p := os.Getenv("CNNTIME_DB"); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user's configuration directory for the cache (set --db or CNNTIME_DB): %w", err)
+	}
+	return filepath.Join(dir, "cnntime", "cache.db"), nil
+}
+
+// DefaultEpochs is the training length every surface assumes when the user names none:
+// the GUI's Epochs setting and the CLI's --epochs (90: the classic ImageNet schedule).
+const DefaultEpochs = 90

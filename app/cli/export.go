@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"cnntime/app"
+	"cnntime/app/charts"
+)
+
+// ExportWritten is one file `cnntime export --json` wrote.
+type ExportWritten struct {
+	Path   string `json:"path"`
+	What   string `json:"what"`   // "curves chart", "scatter chart", "results CSV" or "curves CSV"
+	Format string `json:"format"` // png, svg, pdf or csv
+	Bytes  int64  `json:"bytes"`
+}
+
+func exportCommands(register func(Command)) {
+	cmd := Command{
+		Name:    "export",
+		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
+		Usage:   "export " + runFlagsUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]",
+		Details: RunDataUsage,
+	}
+	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
+	register(cmd)
+}
+
+func runExport(env *Env, cmd Command, args []string) error {
+	fs := env.Flags(cmd)
+	var pf runFlags
+	pf.register(fs, false)
+	chart := fs.String("chart", "", "curves or scatter (default curves when --out is given)")
+	out := fs.String("out", "", "the chart file; its extension picks the format: .png, .svg or .pdf")
+	csvPath := fs.String("csv", "", "a CSV file to write")
+	table := fs.String("table", "results", "what the CSV holds: results (best batch per CNN×machine) or curves (every batch size)")
+	metric := fs.String("metric", "total", "the curves chart's y axis: total, iter, epoch, throughput or cost")
+	logX := fs.Bool("logx", false, "logarithmic x axis")
+	logY := fs.Bool("logy", false, "logarithmic y axis")
+	width := fs.Int("width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
+	height := fs.Int("height", 750, "chart height in pixels")
+	title := fs.String("title", "", "chart title")
+	if err := checkFlagValues(fs, args); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	// Check every flag before predicting or writing anything.
+	if *chart != "" && *out == "" {
+		return Usagef("--chart %s needs --out FILE.png, .svg or .pdf", *chart)
+	}
+	if *out == "" && *csvPath == "" {
+		return Usagef("nothing to write: give --chart and --out FILE, or --csv FILE")
+	}
+	var format charts.Format
+	if *out != "" {
+		if *chart == "" {
+			*chart = "curves"
+		}
+		if *chart != "curves" && *chart != "scatter" {
+			return Usagef("--chart %q: use curves or scatter", *chart)
+		}
+		f, err := charts.FormatOf(*out)
+		if err != nil {
+			return Usagef("--out: %v", err)
+		}
+		format = f
+	}
+	if *table != "results" && *table != "curves" {
+		return Usagef("--table %q: use results or curves", *table)
+	}
+	m, err := charts.ParseMetric(*metric)
+	if err != nil {
+		return Usagef("--metric: %v", err)
+	}
+	if *width < 100 || *height < 100 || *width > charts.MaxPixels || *height > charts.MaxPixels {
+		return Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
+	}
+
+	eng, closeDB, err := openEngine(env)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	q, err := pf.query(eng, fs)
+	if err != nil {
+		return err
+	}
+	curves, err := eng.Curves(env.Ctx, q)
+	if err != nil {
+		return err
+	}
+
+	var written []ExportWritten
+	record := func(path, what, format string) error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", path, err)
+		}
+		written = append(written, ExportWritten{Path: path, What: what, Format: format, Bytes: st.Size()})
+		return nil
+	}
+	if *out != "" {
+		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title}
+		c := charts.Curves(curves, opt)
+		if *chart == "scatter" {
+			c = charts.Scatter(curves, opt)
+		}
+		if err := app.ExportChart(*out, c, *width, *height); err != nil {
+			return err
+		}
+		if err := record(*out, *chart+" chart", string(format)); err != nil {
+			return err
+		}
+	}
+	if *csvPath != "" {
+		write := func(w io.Writer) error { return app.WriteSummariesCSV(w, app.Summarize(curves)) }
+		if *table == "curves" {
+			write = func(w io.Writer) error { return app.WriteCurvesCSV(w, curves) }
+		}
+		if err := app.ExportCSV(*csvPath, write); err != nil {
+			return err
+		}
+		if err := record(*csvPath, *table+" CSV", "csv"); err != nil {
+			return err
+		}
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, map[string]any{"written": written})
+	}
+	for _, w := range written {
+		fmt.Fprintf(env.Stdout, "wrote %s (%s, %d bytes)\n", w.Path, w.What, w.Bytes)
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"flag"
+	"strings"
+
+	"cnntime/app"
+	"cnntime/predictor"
+	"cnntime/predictor/measure"
+)
+
+// maxPredictBatch bounds the batch sizes the CLI accepts.
+const maxPredictBatch = 1 << 16
+
+// defaultBatches is the batch range predict, best and export use when --batch and
+// --batches are both left out: the GUI's default range (app.DefaultSessionSettings).
+const defaultBatches = "1-1024"
+
+// runFlags are THE shared run flags: what to train (--model), where (--machine, --gpu),
+// at which batch sizes (--batch, --batches), how (--precision, --policy) and how long
+// (--epochs, --images). predict, best and export register them here, so each meaning has
+// one spelling, one default (the GUI's: app.DefaultSessionSettings) and one check.
+//
+// To add a shared flag (e.g. --dataset, --nodes): a field below, its fs.*Var in
+// register, its check and its Query field in query; every command that predicts a run
+// then has it, with the same help text.
+type runFlags struct {
+	models, machines, gpus string
+	batch                  int // predict only (withBatch): one batch size
+	batches                string
+	precision, policy      string
+	epochs, images         int
+	data                   runDataFlags // --dataset, --input, --classes, --loader, --workers, --memory-format
+}
+
+// register adds the shared run flags to fs. Lists have a singular and a plural
+// spelling (--model/--models, --machine/--machines, --gpu/--gpus): both work.
+func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
+	fs.StringVar(&rf.models, "model", "", "CNNs, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
+	fs.StringVar(&rf.models, "models", "", "the same as --model")
+	fs.StringVar(&rf.machines, "machine", "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")
+	fs.StringVar(&rf.machines, "machines", "", "the same as --machine")
+	fs.StringVar(&rf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
+	fs.StringVar(&rf.gpus, "gpus", "", "the same as --gpu")
+	if withBatch {
+		fs.IntVar(&rf.batch, "batch", 0, "one global batch size (instead of --batches)")
+	}
+	fs.StringVar(&rf.batches, "batches", defaultBatches, "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both")
+	fs.StringVar(&rf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
+	fs.StringVar(&rf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
+	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
+	fs.IntVar(&rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
+	rf.data.register(fs)
+}
+
+// runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage.
+const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
+	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
+	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
+	"        [--workers N] [--memory-format nchw|nhwc]"
+
+// query checks the flags and resolves them against the engine; every mistake is a
+// usage error that names the bad value and says what to type instead.
+func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
+	var q app.Query
+	if fs.NArg() > 0 {
+		return q, Usagef("unexpected argument %q: every value follows its flag, e.g. --model resnet50,vgg16 --machine aws/p3.2xlarge", fs.Arg(0))
+	}
+	if rf.models == "" {
+		return q, Usagef("--model is required (e.g. --model resnet50)")
+	}
+	if rf.machines == "" && rf.gpus == "" {
+		return q, Usagef("give --machine or --gpu (e.g. --machine aws/p3.2xlarge or --gpu a100-sxm4-40gb)")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	batchSet := set["batch"]
+	if batchSet && set["batches"] {
+		return q, Usagef("give --batch or --batches, not both")
+	}
+	switch {
+	case batchSet && rf.batch <= 0:
+		return q, Usagef("--batch %d: the batch size must be positive", rf.batch)
+	case batchSet && rf.batch > maxPredictBatch:
+		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", rf.batch, maxPredictBatch)
+	case batchSet:
+		q.Batches = []int{rf.batch}
+	case rf.batches == "":
+		return q, Usagef("--batches needs sizes: write --batches %s (a range), --batches 32,64 (a list) or --batch 64", defaultBatches)
+	default:
+		b, err := app.ParseBatches(rf.batches, maxPredictBatch)
+		if err != nil {
+			return q, Usagef("--batches: %v", err)
+		}
+		q.Batches = b
+	}
+	if rf.epochs <= 0 {
+		return q, Usagef("--epochs %d: must be positive (default %d)", rf.epochs, app.DefaultEpochs)
+	}
+	if set["images"] && rf.images <= 0 {
+		return q, Usagef("--images %d: must be positive (leave it out for the dataset's)", rf.images)
+	}
+	data, err := rf.data.runData()
+	if err != nil {
+		return q, err
+	}
+	q.Data = data
+	images := rf.images
+	if !set["images"] {
+		images = data.Images()
+	}
+	q.Run = predictor.Run{Epochs: rf.epochs, Images: images}
+	p, err := predictor.ParseTrainingPrecision(rf.precision)
+	if err != nil {
+		return q, Usagef("--precision: %v", err)
+	}
+	q.Precision = p
+	if q.Policy, err = measure.ParsePolicy(rf.policy); err != nil {
+		return q, Usagef("--policy: %v", err)
+	}
+	nets, err := app.ResolveModels(eng, splitList(rf.models))
+	if err != nil {
+		return q, Usagef("--model: %v", err)
+	}
+	for _, n := range nets {
+		q.Models = append(q.Models, n.Name)
+	}
+	for _, id := range splitList(rf.machines) {
+		t, err := eng.MachineTarget(id)
+		if err != nil {
+			return q, Usagef("--machine: %v", err)
+		}
+		q.Targets = append(q.Targets, t)
+	}
+	for _, id := range splitList(rf.gpus) {
+		t, err := eng.GPUTarget(id)
+		if err != nil {
+			return q, Usagef("--gpu: %v", err)
+		}
+		q.Targets = append(q.Targets, t)
+	}
+	return q, nil
+}
+
+// checkFlagValues finds a flag that takes a value but is followed by another flag
+// (`--csv --out r.csv`): the flag package would take "--out" as the value and report
+// a confusing mistake later. The usage error says what to type.
+func checkFlagValues(fs *flag.FlagSet, args []string) error {
+	for i, a := range args {
+		if a == "--" {
+			return nil
+		}
+		if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") || i+1 >= len(args) {
+			continue
+		}
+		f := fs.Lookup(strings.TrimLeft(a, "-"))
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		next := args[i+1]
+		if strings.HasPrefix(next, "-") && fs.Lookup(strings.TrimLeft(strings.SplitN(next, "=", 2)[0], "-")) != nil {
+			return Usagef("%s needs a value before %s: write %s VALUE (%s)", a, next, a, f.Usage)
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"cnntime/gpu"
+	"cnntime/gpu/cpu"
+	"cnntime/predictor/measure"
+)
+
+// DeviceEntry is one device a sweep can run on.
+type DeviceEntry struct {
+	ID     string         `json:"id"` // what --device takes: "cpu" or "cuda:N"
+	Device measure.Device `json:"device"`
+}
+
+// DeviceList is the devices found, and why CUDA devices are missing when they are.
+type DeviceList struct {
+	Devices []DeviceEntry `json:"devices"`
+	CUDA    string        `json:"cuda_note,omitempty"`
+}
+
+// ListSweepDevices finds this machine's CPU and, through the worker, its CUDA GPUs.
+func ListSweepDevices(ctx context.Context) DeviceList {
+	list := DeviceList{Devices: []DeviceEntry{{ID: "cpu", Device: cpu.New().Device()}}}
+	path, err := gpu.FindWorker()
+	if err != nil {
+		list.CUDA = err.Error()
+		return list
+	}
+	devs, err := gpu.ListDevices(ctx, path)
+	if err != nil {
+		list.CUDA = err.Error()
+		return list
+	}
+	for i, d := range devs {
+		list.Devices = append(list.Devices, DeviceEntry{ID: fmt.Sprintf("cuda:%d", i), Device: d})
+	}
+	if len(devs) == 0 {
+		list.CUDA = "the CUDA worker found no GPU"
+	}
+	return list
+}

@@ -1,0 +1,108 @@
+package app
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"cnntime/app/charts"
+	"cnntime/predictor"
+)
+
+// ExportChart writes a chart to path in the format its extension names (.png, .svg or
+// .pdf) at w×h pixels. The file appears whole or not at all.
+func ExportChart(path string, c *charts.Chart, w, h int) error {
+	format, err := charts.FormatOf(path)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, func(out io.Writer) error { return c.Write(out, format, w, h) })
+}
+
+// ExportCSV writes a CSV file with write; the file appears whole or not at all.
+func ExportCSV(path string, write func(io.Writer) error) error {
+	return writeFileAtomic(path, write)
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("export to %s: %w (is the folder there and writable?)", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("export to %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("export to %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("export to %s: %w", path, err)
+	}
+	return nil
+}
+
+// SummaryCSVHeader is the header of the results CSV.
+var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
+	"input", "bound", "loader_images_per_s"}
+
+// WriteSummariesCSV writes the results table: one row per CNN×machine at its best
+// batch size; the time, cost and energy cells are empty where no batch size fits.
+func WriteSummariesCSV(w io.Writer, rows []Summary) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(SummaryCSVHeader)
+	for _, r := range rows {
+		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), string(r.Source),
+			strconv.Itoa(r.Input), r.Bound, ""}
+		if r.LoaderImagesPerS > 0 {
+			rec[14] = num(r.LoaderImagesPerS)
+		}
+		if r.BestBatch > 0 {
+			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
+			rec[8], rec[9] = num(r.CostUSD), num(r.EnergyKWh)
+		}
+		_ = cw.Write(rec)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write results CSV: %w", err)
+	}
+	return nil
+}
+
+// CurvesCSVHeader is the header of the curves CSV.
+var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
+	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
+
+// WriteCurvesCSV writes every point of every curve; time cells are empty where the
+// batch does not fit, and best is true on each curve's best batch size.
+func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(CurvesCSVHeader)
+	for _, c := range curves {
+		for i, p := range c.Points {
+			rec := []string{c.Model, c.Machine, c.GPU, strconv.Itoa(c.GPUCount), string(c.Precision), strconv.Itoa(p.Batch),
+				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), string(p.Source), "", strconv.FormatBool(i == c.Best),
+				strconv.Itoa(c.Input), string(c.Loader), strconv.Itoa(c.Workers), "", p.Bound, string(c.Format)}
+			if c.LoaderImagesPerS > 0 {
+				rec[20] = num(c.LoaderImagesPerS)
+			}
+			if p.Fits {
+				rec[7], rec[8], rec[9], rec[10], rec[11], rec[12] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS), num(p.CostUSD), num(p.EnergyKWh)
+				rec[15] = num(p.ErrorPct)
+			}
+			_ = cw.Write(rec)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write curves CSV: %w", err)
+	}
+	return nil
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
