@@ -68,6 +68,7 @@ func commandSets() []func(register func(Command)) {
 		predictCommands, bestCommands, exportCommands,
 		modelCommands, machineCommands,
 		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
+		clusterCommands,
 	}
 }
 
