@@ -237,7 +237,6 @@ func TestRemoteCancelStopsTheWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
-	start := time.Now()
 	err = r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(5000)}, gpu.Sink{
 		Measured: func(measure.Measurement) error {
 			n++
@@ -250,11 +249,10 @@ func TestRemoteCancelStopsTheWorker(t *testing.T) {
 	if !errors.Is(err, context.Canceled) && (err == nil || !strings.Contains(err.Error(), "sweep stopped after")) {
 		t.Fatalf("error = %v, want the sweep stopped", err)
 	}
+	// A worker that ignored the interrupt would go on sending all 5000 measurements
+	// (the app reads until the worker's output ends); no clock is asserted.
 	if n >= 5000 {
 		t.Errorf("all %d items ran after cancel", n)
-	}
-	if time.Since(start) > 8*time.Second {
-		t.Errorf("stopping took %v: the worker did not stop on interrupt", time.Since(start))
 	}
 }
 

@@ -19,7 +19,21 @@ Precisions, as cnntime names them: fp32 is PyTorch's default (TF32 convolutions 
 Ampere and later, FP32 matrix multiplies), fp32-strict turns TF32 off everywhere, amp is
 torch.autocast to FP16 with a GradScaler. --benchmark sets torch.backends.cudnn.benchmark
 (cnntime's "fastest" algorithm policy); without it cuDNN's heuristic choice is used.
-Needs PyTorch and torchvision with CUDA.
+
+--device cpu times the same steps (FP32) on this machine's CPU by wall clock: after
+--warmup steps per batch size, the batch sizes take turns for --rounds rounds of --repeats
+steps each, so a burst of other work on a shared machine falls on every size alike; each
+row is the median over all its steps, its source records the input size and the load
+average seen. The gpu column is then the device key
+cpu:<host>:<CPU model>:pytorch-<threads>-threads (PyTorch's thread count, --threads sets
+it), kept apart from cnntime's own Go CPU backend (cpu:<host>:<CPU model>). A batch that
+PyTorch refuses to train (batch norm over one value per channel: batch 1 at 1x1
+positions) is recorded as unsupported.
+
+    /usr/bin/python3 scripts/pytorch_sweep.py --device cpu --models resnet18,mobilenet_v2 \
+        --batches 1,2,4,8 --input 32 --out steps.csv
+
+Needs PyTorch and torchvision (with CUDA for --device cuda).
 """
 
 import argparse
@@ -80,14 +94,7 @@ def time_model(torch, torchvision, name, batches, precision, args, device, emit)
     torch.backends.cuda.matmul.allow_tf32 = False
     amp = precision == "amp"
     resolution = args.resolution or (299 if name == "inception_v3" else 224)
-    builder = getattr(torchvision.models, name, None)
-    if builder is None:
-        raise SystemExit(f"pytorch_sweep.py: torchvision has no model {name!r}")
-    kwargs = {"weights": None, "num_classes": args.classes}
-    if name in ("googlenet", "inception_v3"):
-        kwargs["aux_logits"] = False
-        kwargs["init_weights"] = False
-    net = builder(**kwargs).to(device).train()
+    net = build_model(torchvision, name, args).to(device).train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
@@ -137,6 +144,81 @@ def time_model(torch, torchvision, name, batches, precision, args, device, emit)
     del net, opt
 
 
+def cpu_model():
+    """The processor's model name from /proc/cpuinfo (as cnntime's CPU backend reads it)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k.strip() == "model name":
+                    return " ".join(v.split())
+    except OSError:
+        pass
+    import platform
+    return platform.machine() + " CPU"
+
+
+def build_model(torchvision, name, args):
+    builder = getattr(torchvision.models, name, None)
+    if builder is None:
+        raise SystemExit(f"pytorch_sweep.py: torchvision has no model {name!r}")
+    kwargs = {"weights": None, "num_classes": args.classes}
+    if name in ("googlenet", "inception_v3"):
+        kwargs["aux_logits"] = False
+        kwargs["init_weights"] = False
+    return builder(**kwargs)
+
+
+def time_model_cpu(torch, torchvision, name, batches, args, emit):
+    """Times one model's FP32 training steps on the CPU by wall clock. After warm-up the
+    batch sizes take turns, round after round (--rounds, each --repeats steps per size),
+    so a burst of other work on a shared machine falls on every size alike; the row is
+    the median over all rounds, with the load average seen."""
+    import os
+    import time
+    resolution = args.resolution or (299 if name == "inception_v3" else 224)
+    torch.manual_seed(0)
+    net = build_model(torchvision, name, args).train()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss_fn(logits_of(net(x)), y).backward()
+        opt.step()
+
+    data = {b: (torch.randn(b, 3, resolution, resolution), torch.randint(0, args.classes, (b,))) for b in batches}
+    times = {}
+    for b in batches:
+        try:
+            for _ in range(max(1, args.warmup)):
+                step(*data[b])
+        except ValueError as err:
+            # Batch norm refuses a batch of one sample at 1x1 positions in training
+            # ("Expected more than 1 value per channel"): PyTorch cannot train it.
+            emit({"model": name, "batch_size": b, "precision": "fp32", "status": "unsupported",
+                  "step_ms": "", "spread_ms": ""})
+            print(f"{name} fp32 batch {b}: unsupported ({err})", file=sys.stderr)
+            continue
+        times[b] = []
+    batches = list(times)
+    loads = [os.getloadavg()[0]]
+    for _ in range(args.rounds):
+        for b in batches:
+            for _ in range(args.repeats):
+                t0 = time.perf_counter()
+                step(*data[b])
+                times[b].append((time.perf_counter() - t0) * 1000)
+        loads.append(os.getloadavg()[0])
+    load = f"load average {min(loads):.2f}-{max(loads):.2f}"
+    for b in batches:
+        median, spread = summarize(times[b])
+        emit({"model": name, "batch_size": b, "precision": "fp32", "status": "ok",
+              "step_ms": f"{median:.4f}", "spread_ms": f"{spread:.4f}"}, load)
+        print(f"{name} fp32 batch {b}: {median:.2f} ms ({load})", file=sys.stderr)
+    del net, opt
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", required=True, help="comma-separated torchvision model names, e.g. resnet50,vgg16")
@@ -145,9 +227,11 @@ def main():
     p.add_argument("--benchmark", action="store_true", help="torch.backends.cudnn.benchmark=True (cnntime's fastest policy)")
     p.add_argument("--repeats", type=int, default=20, help="timed steps per batch size (default 20)")
     p.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
-    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    p.add_argument("--device", default="cuda", help="cuda, cuda:N (a CUDA device index) or cpu (default cuda)")
+    p.add_argument("--rounds", type=int, default=5, help="CPU: rounds in which the batch sizes take turns (default 5)")
+    p.add_argument("--threads", type=int, default=0, help="CPU: torch.set_num_threads (default: PyTorch's own choice)")
     p.add_argument("--gpu", default="", help="the catalog GPU id for the gpu column (e.g. a100-sxm4-80gb); default: this GPU's key cuda:GPU-<uuid>")
-    p.add_argument("--resolution", type=int, default=0, help="input size in pixels (default 224; 299 for inception_v3)")
+    p.add_argument("--input", "--resolution", dest="resolution", type=int, default=0, help="input size in pixels (default 224; 299 for inception_v3)")
     p.add_argument("--classes", type=int, default=1000, help="output classes (default 1000)")
     p.add_argument("--out", default="-", help="CSV file to write (default: standard output)")
     args = p.parse_args()
@@ -166,32 +250,60 @@ def main():
         import torch
         import torchvision
     except ImportError as err:
-        sys.exit(f"pytorch_sweep.py needs PyTorch and torchvision with CUDA ({err}); install them with pip")
-    if not torch.cuda.is_available():
-        sys.exit("pytorch_sweep.py: PyTorch sees no CUDA GPU on this machine")
-    device = torch.device("cuda", args.device)
-    props = torch.cuda.get_device_properties(device)
-    gpu = args.gpu
-    if not gpu:
-        uuid = str(getattr(props, "uuid", "") or "")
-        if not uuid:
-            sys.exit("pytorch_sweep.py: this PyTorch does not report the GPU's UUID; name the GPU with --gpu CATALOG_ID")
-        gpu = "cuda:" + (uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
-    framework = f"pytorch {torch.__version__}"
-    source = f"pytorch_sweep.py on {socket.gethostname()} ({props.name}, cudnn.benchmark={args.benchmark})"
+        sys.exit(f"pytorch_sweep.py needs PyTorch and torchvision ({err}); install them (Debian: python3-torch python3-torchvision)")
+    on_cpu = args.device == "cpu"
+    if on_cpu:
+        if precisions != ["fp32"]:
+            p.error("--device cpu times fp32 only (CPU autocast is bfloat16, not the amp cnntime predicts)")
+        if args.rounds < 1:
+            p.error("--rounds must be at least 1")
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        threads = torch.get_num_threads()
+        model = cpu_model()
+        # A key of its own: PyTorch's CPU kernels are not cnntime's Go CPU backend, whose
+        # device key is cpu:<host>:<model>.
+        gpu = args.gpu or f"cpu:{socket.gethostname()}:{model}:pytorch-{threads}-threads"
+        framework = f"pytorch {torch.__version__} cpu {threads} threads"
+        source = f"pytorch_sweep.py on {socket.gethostname()} ({model}, {threads} threads, input {args.resolution or 'default'})"
+    else:
+        if not torch.cuda.is_available():
+            sys.exit("pytorch_sweep.py: PyTorch sees no CUDA GPU on this machine (use --device cpu to time the CPU)")
+        index = 0
+        if args.device.startswith("cuda:"):
+            try:
+                index = int(args.device[5:])
+            except ValueError:
+                p.error(f"--device {args.device!r}: write cuda, cuda:N or cpu")
+        elif args.device != "cuda":
+            p.error(f"--device {args.device!r}: write cuda, cuda:N or cpu")
+        device = torch.device("cuda", index)
+        props = torch.cuda.get_device_properties(device)
+        gpu = args.gpu
+        if not gpu:
+            uuid = str(getattr(props, "uuid", "") or "")
+            if not uuid:
+                sys.exit("pytorch_sweep.py: this PyTorch does not report the GPU's UUID; name the GPU with --gpu CATALOG_ID")
+            gpu = "cuda:" + (uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
+        framework = f"pytorch {torch.__version__}"
+        source = f"pytorch_sweep.py on {socket.gethostname()} ({props.name}, cudnn.benchmark={args.benchmark}, input {args.resolution or 'default'})"
 
     out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
     writer = csv.DictWriter(out, fieldnames=COLUMNS)
     writer.writeheader()
 
-    def emit(row):
+    def emit(row, note=""):
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-        row.update(gpu=gpu, framework=framework, source=source, measured_at=now.isoformat().replace("+00:00", "Z"))
+        src = f"{source[:-1]}, {note})" if note else source
+        row.update(gpu=gpu, framework=framework, source=src, measured_at=now.isoformat().replace("+00:00", "Z"))
         writer.writerow(row)
         out.flush()
 
     try:
         for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+            if on_cpu:
+                time_model_cpu(torch, torchvision, name, batches, args, emit)
+                continue
             for prec in precisions:
                 time_model(torch, torchvision, name, batches, prec, args, device, emit)
     finally:

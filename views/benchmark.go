@@ -10,6 +10,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -34,6 +35,7 @@ type Benchmark struct {
 	Log                             *widget.Label
 	StartButton, PauseButton        *widget.Button
 	CancelButton, PlanButton        *widget.Button
+	CheckButton                     *widget.Button // runs the CUDA worker's self-test
 
 	// OnProgress, when set, is called on the UI goroutine after each progress update is
 	// shown (the window can mirror it in a status bar).
@@ -48,6 +50,9 @@ type Benchmark struct {
 	lines   []string
 	devices app.DeviceList
 	content fyne.CanvasObject
+
+	checked   chan struct{} // closed when the running GPU check has been shown
+	lastCheck app.GPUCheck
 }
 
 // NewBenchmark builds the view for the cache at dbPath and lists the devices.
@@ -80,6 +85,7 @@ func NewBenchmark(dbPath string) *Benchmark {
 	b.StartButton = widget.NewButton("Start", b.Start)
 	b.PauseButton = widget.NewButton("Pause", func() { b.halt(app.ErrSweepPaused) })
 	b.CancelButton = widget.NewButton("Cancel", func() { b.halt(context.Canceled) })
+	b.CheckButton = widget.NewButton("Check GPU", b.CheckGPU)
 	b.setRunning(false)
 
 	form := widget.NewForm(
@@ -91,7 +97,7 @@ func NewBenchmark(dbPath string) *Benchmark {
 		widget.NewFormItem("Repeats", b.Repeats),
 		widget.NewFormItem("Input pixels", b.Input),
 	)
-	buttons := container.NewHBox(b.PlanButton, b.StartButton, b.PauseButton, b.CancelButton)
+	buttons := container.NewHBox(b.PlanButton, b.StartButton, b.PauseButton, b.CancelButton, b.CheckButton)
 	top := container.NewVBox(widget.NewLabelWithStyle("Sweep", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		form, buttons, b.PlanLabel, b.Progress, b.ETA)
 	right := container.NewBorder(widget.NewLabelWithStyle("Cache", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil,
@@ -222,6 +228,66 @@ func (b *Benchmark) Start() {
 			close(done)
 		})
 	}()
+}
+
+// CheckGPU runs the CUDA worker's self-test (cnntime devices --check) on the selected
+// GPU in the background and shows its table, or the one sentence saying why there is
+// none, in a dialog.
+func (b *Benchmark) CheckGPU() {
+	device := 0
+	if id, ok := strings.CutPrefix(b.Device.Selected, "cuda:"); ok {
+		device, _ = strconv.Atoi(id)
+	}
+	b.CheckButton.Disable()
+	b.checked = make(chan struct{})
+	done := b.checked
+	b.logf("GPU check of cuda:%d started (about a minute on a GPU)", device)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		res := app.CheckGPU(ctx, device)
+		var text strings.Builder
+		_ = res.Write(&text)
+		fyne.Do(func() {
+			b.lastCheck = res
+			b.CheckButton.Enable()
+			switch {
+			case res.Report == nil:
+				b.logf("GPU check: %s", res.Reason)
+			case res.Trusted:
+				b.logf("GPU check: this GPU's measurements can be trusted")
+			default:
+				b.logf("GPU check: %s", res.Reason)
+			}
+			b.showCheck(text.String())
+			close(done)
+		})
+	}()
+}
+
+// WaitCheck blocks until the running GPU check (if any) has been shown.
+func (b *Benchmark) WaitCheck() {
+	if b.checked != nil {
+		<-b.checked
+	}
+}
+
+// LastCheck is the last GPU check's outcome.
+func (b *Benchmark) LastCheck() app.GPUCheck { return b.lastCheck }
+
+// showCheck shows the check's text in a dialog over the window holding the view.
+func (b *Benchmark) showCheck(text string) {
+	c := fyne.CurrentApp().Driver().CanvasForObject(b.content)
+	for _, w := range fyne.CurrentApp().Driver().AllWindows() {
+		if c == nil || w.Canvas() != c {
+			continue
+		}
+		body := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+		scroll := container.NewScroll(body)
+		scroll.SetMinSize(fyne.NewSize(720, 360))
+		dialog.ShowCustom("GPU check", "Close", scroll, w)
+		return
+	}
 }
 
 // Wait blocks until the running sweep (if any) has ended and the view shows it.

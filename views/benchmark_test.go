@@ -120,3 +120,27 @@ func TestBenchmarkPausesAndResumes(t *testing.T) {
 		t.Errorf("after resuming: ETA %q, plan %q", b.ETA.Text, b.PlanLabel.Text)
 	}
 }
+
+func TestCheckGPUWithoutAWorkerSaysWhy(t *testing.T) {
+	test.NewTempApp(t)
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	t.Setenv("CNNTIME_GPU_QUARANTINE", filepath.Join(t.TempDir(), "q.json"))
+	b := NewBenchmark(filepath.Join(t.TempDir(), "cache.db"))
+	w := test.NewWindow(b.Content())
+	defer w.Close()
+	test.Tap(b.CheckButton)
+	b.WaitCheck()
+	got := b.LastCheck()
+	if !got.NoGPU || !strings.Contains(got.Reason, "CUDA worker not found") {
+		t.Errorf("check without a worker: %+v", got)
+	}
+	if !strings.Contains(b.LogText(), "GPU check: CUDA worker not found") {
+		t.Errorf("the log does not give the reason: %q", b.LogText())
+	}
+	if b.CheckButton.Disabled() {
+		t.Error("Check GPU stays disabled after the check")
+	}
+	if ov := w.Canvas().Overlays().Top(); ov == nil {
+		t.Error("no dialog shows the check")
+	}
+}

@@ -16,8 +16,8 @@ import (
 func sweepCommands(register func(Command)) {
 	register(Command{
 		Name:    "devices",
-		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs",
-		Usage:   "devices [--json]",
+		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs; --check runs the CUDA worker's self-test",
+		Usage:   "devices [--check [--device N]] [--json]",
 		Run:     runDevices,
 	})
 	register(Command{
@@ -30,11 +30,19 @@ func sweepCommands(register func(Command)) {
 
 func runDevices(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["devices"])
+	check := fs.Bool("check", false, "run the CUDA worker's self-test: every layer kind against the CPU reference, a short timed sweep, the versions found")
+	device := fs.Int("device", 0, "the GPU --check tests (cuda:N's N)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("devices takes no arguments, got %q", fs.Args())
+	}
+	if *device < 0 {
+		return Usagef("--device is %d: give a GPU's index (0 for cuda:0, see cnntime devices)", *device)
+	}
+	if *check {
+		return runDevicesCheck(env, *device)
 	}
 	list := app.ListSweepDevices(env.Ctx)
 	if env.JSON {
@@ -49,6 +57,27 @@ func runDevices(env *Env, args []string) error {
 	}
 	if list.CUDA != "" {
 		fmt.Fprintf(env.Stdout, "\nno CUDA devices: %s\n", list.CUDA)
+	}
+	return nil
+}
+
+// runDevicesCheck runs the self-test; without a GPU (or a worker) it fails with the one
+// sentence saying why, as does a report with mismatches (after printing it).
+func runDevicesCheck(env *Env, device int) error {
+	res := app.CheckGPU(env.Ctx, device)
+	var err error
+	if env.JSON {
+		err = WriteJSON(env.Stdout, res)
+	} else if res.Report != nil {
+		err = res.Write(env.Stdout)
+	} else { // the reason goes to stderr below; what earlier sweeps quarantined is still news
+		err = res.WriteQuarantined(env.Stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Trusted {
+		return errors.New(res.Reason)
 	}
 	return nil
 }

@@ -172,3 +172,32 @@ func TestSweepSurvivesKillAndResumes(t *testing.T) {
 		t.Errorf("a third sweep would measure %d kernels again", len(again.Kernels.Items))
 	}
 }
+
+func TestDevicesCheckWithoutAGPU(t *testing.T) {
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	t.Setenv("CNNTIME_GPU_QUARANTINE", filepath.Join(t.TempDir(), "q.json"))
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"text", []string{"devices", "--check"}, 1},
+		{"json", []string{"--json", "devices", "--check"}, 1},
+		{"bad device", []string{"devices", "--check", "--device", "-1"}, 2},
+	} {
+		var out, errOut bytes.Buffer
+		code := RunCLI(context.Background(), append([]string{"--db", filepath.Join(t.TempDir(), "c.db")}, c.args...), nil, &out, &errOut)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", c.name, code, c.code, errOut.String())
+		}
+		if c.code == 1 && !strings.Contains(errOut.String(), "cnntime devices: CUDA worker not found") {
+			t.Errorf("%s: stderr %q does not give the reason in one line", c.name, errOut.String())
+		}
+		if c.name == "json" {
+			var res app.GPUCheck
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil || !res.NoGPU || res.Trusted || !strings.Contains(res.Reason, "CUDA worker not found") {
+				t.Errorf("json: %+v, %v (%q)", res, err, out.String())
+			}
+		}
+	}
+}

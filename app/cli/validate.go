@@ -13,6 +13,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/assets"
+	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -189,15 +190,23 @@ func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--json]",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
+		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing)")
 		if err := fs.Parse(args); err != nil {
 			return err
+		}
+		switch *table {
+		case "":
+		case "steps":
+			return runValidateSteps(env)
+		default:
+			return Usagef("--table %q: the table is steps", *table)
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q", fs.Arg(0))
@@ -238,6 +247,27 @@ func validateCommands(register func(Command)) {
 		return writeValidateTables(env.Stdout, &rep)
 	}
 	register(cmd)
+}
+
+// runValidateSteps is `cnntime validate --table steps`.
+func runValidateSteps(env *Env) error {
+	eng, err := app.NewEngine(env.Ctx, nil)
+	if err != nil {
+		return err
+	}
+	d, err := db.Open(env.DBPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	v, err := ValidateSteps(env.Ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, v)
+	}
+	return writeStepsTable(env.Stdout, &v)
 }
 
 func writeValidateTables(w io.Writer, rep *ValidateReport) error {

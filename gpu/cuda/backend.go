@@ -148,17 +148,19 @@ func describe(index int, withCuDNN bool) (measure.Device, error) {
 // Backend measures one CUDA device. Its methods must be called from one goroutine
 // locked to its OS thread (the worker's main), where its context is current.
 type Backend struct {
-	device     measure.Device
-	ctx        cu.CUContext
-	cudnn      unsafe.Pointer
-	cublas     unsafe.Pointer
-	k32, k16   *kernels // nil when kernelsErr says why
-	kernelsErr error
-	cc         [2]int // compute capability
-	nvml       unsafe.Pointer
-	peakMHz    uint
-	warned     bool
-	seed       int64
+	device        measure.Device
+	ctx           cu.CUContext
+	cudnn         unsafe.Pointer
+	cublas        unsafe.Pointer
+	k32, k16      *kernels // nil when kernelsErr says why
+	kernelsErr    error
+	kernelsWarned bool
+	lastBusy      time.Time // when the last timing ended: a busy GPU needs a short warm-up only
+	cc            [2]int    // compute capability
+	nvml          unsafe.Pointer
+	peakMHz       uint
+	warned        bool
+	seed          int64
 }
 
 // Open makes device index's primary context current, creates the library handles and
@@ -214,6 +216,10 @@ func (b *Backend) Device() measure.Device { return b.device }
 // Check reports throttling: the SM clock well below the highest seen during the sweep
 // while the driver names a power or thermal reason.
 func (b *Backend) Check() string {
+	if b.kernelsErr != nil && !b.kernelsWarned {
+		b.kernelsWarned = true
+		return fmt.Sprintf("the memory-bound layers (activations, pooling, add, ...) are recorded unsupported: %v", b.kernelsErr)
+	}
 	if b.nvml == nil {
 		return ""
 	}
@@ -330,7 +336,13 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	// Warm up by time, until the clocks have settled, then estimate one run from a few.
 	var warmRuns int
 	var warmMS float64
-	for !timing.Warm(warmRuns, warmMS) {
+	idle := time.Duration(-1) // never busy: the full warm-up
+	if !b.lastBusy.IsZero() {
+		idle = time.Since(b.lastBusy)
+	}
+	target := timing.WarmupTarget(idle)
+	defer func() { b.lastBusy = time.Now() }()
+	for !timing.Warm(warmRuns, warmMS, target) {
 		ms, err := sample(1)
 		if err != nil {
 			return runErr(err)

@@ -29,7 +29,7 @@ func CUDAHome() string {
 }
 
 // Candidates lists what to try to open, in order: explicit (a flag, else $Env) alone
-// when set, else every soname through the loader's path, then under home's library
+// when set (a directory stands for the sonames in it), else every soname through the loader's path, then under home's library
 // directories (lib64, lib and targets/<arch>-linux/lib), where an NVIDIA install that
 // is not in ld.so.conf keeps them.
 func (l Library) Candidates(explicit, home string) []string {
@@ -37,6 +37,13 @@ func (l Library) Candidates(explicit, home string) []string {
 		explicit = os.Getenv(l.Env)
 	}
 	if explicit != "" {
+		if st, err := os.Stat(explicit); err == nil && st.IsDir() { // a directory: its sonames
+			var out []string
+			for _, n := range l.Names {
+				out = append(out, filepath.Join(explicit, n))
+			}
+			return out
+		}
 		return []string{explicit}
 	}
 	out := append([]string(nil), l.Names...)

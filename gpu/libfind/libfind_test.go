@@ -25,6 +25,10 @@ func TestCandidates(t *testing.T) {
 	if got := NVRTC.Candidates("/opt/nvrtc/libnvrtc.so.12", "/usr/local/cuda"); !reflect.DeepEqual(got, []string{"/opt/nvrtc/libnvrtc.so.12"}) {
 		t.Errorf("an explicit path is tried alone, got %v", got)
 	}
+	dir := t.TempDir()
+	if got := CuDNN.Candidates(dir, ""); !reflect.DeepEqual(got, []string{filepath.Join(dir, "libcudnn.so.9"), filepath.Join(dir, "libcudnn.so.8"), filepath.Join(dir, "libcudnn.so")}) {
+		t.Errorf("a directory stands for the sonames in it, got %v", got)
+	}
 	t.Setenv("CNNTIME_NVRTC", "/env/libnvrtc.so.13")
 	if got := NVRTC.Candidates("", ""); !reflect.DeepEqual(got, []string{"/env/libnvrtc.so.13"}) {
 		t.Errorf("$CNNTIME_NVRTC is tried alone, got %v", got)

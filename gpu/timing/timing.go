@@ -1,6 +1,9 @@
 package timing
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Warm-up and batching targets.
 const (
@@ -11,9 +14,23 @@ const (
 	MaxPerTime = 200   // runs between one pair of events at most
 )
 
-// Warm reports whether warm-up is over after runs runs taking elapsedMS in all.
-func Warm(runs int, elapsedMS float64) bool {
-	return runs >= MaxWarmup || (runs >= MinWarmup && elapsedMS >= WarmupMS)
+// BusyWarmupMS is the warm-up when the GPU was busy a moment ago (the previous item of
+// a sweep): its clocks are up already, the kernel only needs its caches and code loaded.
+const BusyWarmupMS = 10.0
+
+// WarmupTarget is how long to warm up given how long the GPU has been idle: the full
+// WarmupMS after a pause (or at the start), which lets the clocks climb back.
+func WarmupTarget(idle time.Duration) float64 {
+	if idle >= 0 && idle < time.Second {
+		return BusyWarmupMS
+	}
+	return WarmupMS
+}
+
+// Warm reports whether warm-up is over after runs runs taking elapsedMS in all, for a
+// target from WarmupTarget.
+func Warm(runs int, elapsedMS, targetMS float64) bool {
+	return runs >= MaxWarmup || (runs >= MinWarmup && elapsedMS >= targetMS)
 }
 
 // RunsPerSample is K: how many runs to put between the events of one sample given one

@@ -1,15 +1,23 @@
 package timing
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestWarm(t *testing.T) {
 	for _, c := range []struct {
-		runs int
-		ms   float64
-		want bool
-	}{{1, 500, false}, {2, 50, false}, {2, 100, true}, {40, 99, false}, {1000, 1, true}} {
-		if got := Warm(c.runs, c.ms); got != c.want {
-			t.Errorf("Warm(%d, %g) = %v, want %v", c.runs, c.ms, got, c.want)
+		runs         int
+		ms, targetMS float64
+		want         bool
+	}{{1, 500, 100, false}, {2, 50, 100, false}, {2, 100, 100, true}, {40, 99, 100, false}, {1000, 1, 100, true}, {2, 10, 10, true}} {
+		if got := Warm(c.runs, c.ms, c.targetMS); got != c.want {
+			t.Errorf("Warm(%d, %g, %g) = %v, want %v", c.runs, c.ms, c.targetMS, got, c.want)
+		}
+	}
+	for idle, want := range map[time.Duration]float64{0: BusyWarmupMS, 300 * time.Millisecond: BusyWarmupMS, 2 * time.Second: WarmupMS, time.Hour: WarmupMS, -1: WarmupMS} {
+		if got := WarmupTarget(idle); got != want {
+			t.Errorf("WarmupTarget(%v) = %g, want %g", idle, got, want)
 		}
 	}
 }

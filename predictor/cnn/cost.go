@@ -271,8 +271,29 @@ func (l *Layer) saves(elemBytes int) saved {
 		return saved{inputs: true}
 	case OpLayerNorm:
 		return saved{inputs: true, extra: 2 * 4 * int64(l.In.H) * int64(l.In.W)} // FP32 mean and rstd per position
-	case OpReLU, OpReLU6, OpSigmoid:
+	case OpReLU, OpSigmoid:
 		return saved{output: true}
+	case OpReLU6:
+		// In place, ReLU6 (hardtanh_) keeps a clone of its input for backward: PyTorch's
+		// derivative of hardtanh reads self, so autograd copies self before overwriting it
+		// (pytorch/pytorch#95432, PyTorch 1.10 on); the result it writes is not saved.
+		if l.InPlace {
+			return saved{extra: l.In.Elems() * int64(elemBytes)}
+		}
+		return saved{inputs: true}
+	case OpStochasticDepth:
+		// torchvision's StochasticDepth multiplies by a per-sample noise tensor and
+		// saves it: one element per sample.
+		return saved{extra: int64(elemBytes)}
+	case OpAvgPool:
+		return saved{inputs: true} // avg_pool2d_backward reads the input
+	case OpAdaptiveAvg:
+		// A 1×1 output is a mean over H×W, whose backward needs only the shape; any other
+		// size runs _adaptive_avg_pool2d, whose backward reads the input.
+		if l.Out.H == 1 && l.Out.W == 1 {
+			return saved{}
+		}
+		return saved{inputs: true}
 	case OpMaxPool:
 		return saved{inputs: true, extra: 8 * l.Out.Elems()}
 	case OpDropout:

@@ -161,7 +161,9 @@ func TestSavedBytes(t *testing.T) {
 //
 // The stem's layer norm saves the stem conv's output; each downsampling layer norm saves
 // the stream and its conv the norm's output; the head's layer norm saves the pooled 768
-// features and the classifier their copy; the loss keeps 1000 log-probabilities.
+// features and the classifier their copy; the loss keeps 1000 log-probabilities. Every
+// block but the first (whose drop probability is 0) has a stochastic depth that saves its
+// per-sample noise, one element in the activations' precision.
 func TestConvNeXtSavedBytesByPrecision(t *testing.T) {
 	net, err := Build("convnext_tiny", Options{})
 	if err != nil {
@@ -191,6 +193,7 @@ func TestConvNeXtSavedBytesByPrecision(t *testing.T) {
 				}
 			}
 			want += tt.head*dims[3] + stats + tt.logits*1000
+			want += (3 + 3 + 9 + 3 - 1) * int64(tt.elemBytes) // stochastic depth noise
 			if got := net.SavedBytes(tt.elemBytes); got != want {
 				t.Errorf("convnext_tiny %s saved bytes per sample = %d, want %d by hand", tt.name, got, want)
 			}
@@ -232,5 +235,36 @@ func TestSavedBytesCastCopies(t *testing.T) {
 	}
 	if got, want := net.Layers[1].SavedBytes(2), int64(32*4+16*8); got != want {
 		t.Errorf("layer norm on its own under amp saves %d bytes, want %d (FP32 input and stats)", got, want)
+	}
+}
+
+// TestSavedBytesOfPoolsAndInPlaceReLU6 checks what autograd keeps for the layers whose
+// rules torchvision_parity.py found: an in-place ReLU6 clones its input (hardtanh_'s
+// derivative reads self), pools keep their input except a global one (a mean over H×W
+// needs only the shape), stochastic depth keeps one noise element per sample.
+func TestSavedBytesOfPoolsAndInPlaceReLU6(t *testing.T) {
+	in := Shape{C: 8, H: 4, W: 4}
+	tests := []struct {
+		name  string
+		layer Layer
+		want4 int64 // FP32
+		want2 int64 // amp
+	}{
+		{"relu6 in place", Layer{Config: Config{Op: OpReLU6, In: in, Out: in}, InShapes: []Shape{in}, InPlace: true}, 128 * 4, 128 * 2},
+		{"relu6", Layer{Config: Config{Op: OpReLU6, In: in, Out: in}, InShapes: []Shape{in}}, 128 * 4, 128 * 2},
+		{"avgpool", Layer{Config: Config{Op: OpAvgPool, In: in, Out: Shape{C: 8, H: 2, W: 2}}, InShapes: []Shape{in}}, 128 * 4, 128 * 2},
+		{"adaptive to 2x2", Layer{Config: Config{Op: OpAdaptiveAvg, In: in, Out: Shape{C: 8, H: 2, W: 2}}, InShapes: []Shape{in}}, 128 * 4, 128 * 2},
+		{"adaptive to 1x1", Layer{Config: Config{Op: OpAdaptiveAvg, In: in, Out: Shape{C: 8, H: 1, W: 1}}, InShapes: []Shape{in}}, 0, 0},
+		{"stochastic depth", Layer{Config: Config{Op: OpStochasticDepth, In: in, Out: in}, InShapes: []Shape{in}}, 4, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.layer.SavedBytes(4); got != tt.want4 {
+				t.Errorf("FP32 saved bytes = %d, want %d", got, tt.want4)
+			}
+			if got := tt.layer.SavedBytes(2); got != tt.want2 {
+				t.Errorf("amp saved bytes = %d, want %d", got, tt.want2)
+			}
+		})
 	}
 }

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cnntime/app"
+	"cnntime/db"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// TestValidateStepsFromLayerMeasurements puts a CPU device's layer measurements of
+// resnet18 at 32×32 (every phase 0.5 ms) and its measured steps into a cache, and a step
+// on a device without layer measurements: the first are predicted at the input the
+// measurements cover, with the error from the prediction; the other is named as skipped.
+func TestValidateStepsFromLayerMeasurements(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dev := measure.Device{Key: "cpu:test:Some CPU", Backend: "cpu", Name: "Some CPU", SMs: 2}
+	if err := d.PutDevice(ctx, dev); err != nil {
+		t.Fatal(err)
+	}
+	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	var ms []measure.Measurement
+	for i := range net.Layers {
+		key := net.Layers[i].Config.Key()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if err := d.PutConfig(ctx, key, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []int{2, 4} {
+			for _, ph := range measure.Phases {
+				ms = append(ms, measure.Measurement{DeviceKey: dev.Key, ConfigKey: key, Batch: b, Precision: measure.FP32,
+					Phase: ph, Policy: measure.NoPolicy, MedianMS: 0.5, Repeats: 3, Status: measure.OK, At: at})
+			}
+		}
+	}
+	if err := d.PutMeasurements(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	steps := []measure.Step{
+		{DeviceKey: dev.Key, Model: "resnet18", Batch: 2, Precision: measure.FP32, Framework: "cnntime-cpu", Source: "test", MedianMS: 40, Status: measure.OK, At: at},
+		{DeviceKey: dev.Key, Model: "resnet18", Batch: 4, Precision: measure.FP32, Framework: "cnntime-cpu", Source: "test", MedianMS: 80, Status: measure.OK, At: at},
+		{DeviceKey: "cpu:other:CPU:pytorch-2-threads", Model: "resnet18", Batch: 2, Precision: measure.FP32, Framework: "pytorch 1.13", Source: "test", MedianMS: 30, Status: measure.OK, At: at},
+	}
+	if err := d.PutSteps(ctx, steps); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ValidateSteps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Rows) != 2 {
+		t.Fatalf("rows = %+v, want resnet18 at batches 2 and 4", v.Rows)
+	}
+	var mape float64
+	for i, want := range []struct {
+		batch    int
+		measured float64
+	}{{2, 40}, {4, 80}} {
+		r := v.Rows[i]
+		if r.Device != dev.Key || r.Model != "resnet18" || r.Batch != want.batch || r.Input != 32 || r.MeasuredMS != want.measured || r.Framework != "cnntime-cpu" {
+			t.Errorf("row %d = %+v, want resnet18 batch %d at 32×32 measured %v ms", i, r, want.batch, want.measured)
+		}
+		// Every layer has its forward and backward phases at 0.5 ms: at least 1 ms a layer configuration.
+		if r.PredictedMS < float64(len(seen)) {
+			t.Errorf("row %d predicted %v ms, want at least %d", i, r.PredictedMS, len(seen))
+		}
+		if e := 100 * (r.PredictedMS - r.MeasuredMS) / r.MeasuredMS; math.Abs(e-r.ErrorPct) > 1e-9 {
+			t.Errorf("row %d error %v%%, want %v%%", i, r.ErrorPct, e)
+		}
+		mape += math.Abs(r.ErrorPct) / 2
+	}
+	if math.Abs(mape-v.MAPEPct) > 1e-9 {
+		t.Errorf("mape_pct = %v, want %v", v.MAPEPct, mape)
+	}
+	if len(v.Skipped) != 1 || !strings.Contains(v.Skipped[0], "cpu:other:CPU:pytorch-2-threads") {
+		t.Errorf("skipped = %q, want the step of the device without layer measurements", v.Skipped)
+	}
+}

@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cnntime/gpu"
+	"cnntime/gpu/selftest"
+	"cnntime/predictor/measure"
+)
+
+func TestCheckGPU(t *testing.T) {
+	q := &gpu.Quarantine{Path: filepath.Join(t.TempDir(), "q.json")}
+	if err := q.Add(gpu.Quarantined{DeviceKey: "cuda:GPU-1", ConfigKey: "conv2d:x", Batch: 512, Phase: measure.Forward, Precision: measure.AMP, Reason: "crashed the worker", At: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	good := selftest.Report{Device: measure.Device{Name: "NVIDIA H100"}, Rows: []selftest.Row{{Layer: "relu", Verdict: selftest.Pass}}}
+	bad := selftest.Report{Rows: []selftest.Row{{Layer: "conv2d", Verdict: selftest.Mismatch}, {Layer: "relu", Verdict: selftest.Pass}}}
+	crashed := errors.New("stand-in")
+	for _, c := range []struct {
+		name           string
+		find           error
+		rep            selftest.Report
+		err            error
+		trusted, nogpu bool
+		reason, text   string
+	}{
+		{"no worker", gpu.ErrNoWorker, selftest.Report{}, nil, false, true, "CUDA worker not found", "GPU check: CUDA worker not found"},
+		{"no GPU", nil, selftest.Report{}, fmtNoGPU(), false, true, "no usable NVIDIA GPU on this machine", "GPU check: no usable NVIDIA GPU on this machine"},
+		{"worker crashed", nil, selftest.Report{}, crashed, false, false, "stand-in", "GPU check: stand-in"},
+		{"trusted", nil, good, nil, true, false, "", "can be trusted"},
+		{"mismatch", nil, bad, nil, false, false, "1 checks mismatched", "do not trust"},
+	} {
+		ch := gpuChecker{
+			findWorker: func() (string, error) {
+				if c.find != nil {
+					return "", c.find
+				}
+				return "/opt/cnntime-gpu", nil
+			},
+			selfTest:   func(context.Context, string, int) (selftest.Report, error) { return c.rep, c.err },
+			quarantine: func() *gpu.Quarantine { return q },
+		}
+		got := ch.check(context.Background(), 0)
+		if got.Trusted != c.trusted || got.NoGPU != c.nogpu || !strings.Contains(got.Reason, c.reason) {
+			t.Errorf("%s: trusted %v, no GPU %v, reason %q", c.name, got.Trusted, got.NoGPU, got.Reason)
+		}
+		var b strings.Builder
+		if err := got.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.text) || !strings.Contains(b.String(), "conv2d:x at batch 512 (fwd, amp) on cuda:GPU-1: crashed the worker") {
+			t.Errorf("%s: text lacks %q or the quarantined item:\n%s", c.name, c.text, b.String())
+		}
+	}
+}
+
+// fmtNoGPU is what gpu.SelfTest returns when the worker found no GPU.
+func fmtNoGPU() error {
+	return &noGPUStandIn{}
+}
+
+type noGPUStandIn struct{}
+
+func (*noGPUStandIn) Error() string {
+	return "no usable NVIDIA GPU on this machine: the CUDA driver found no device"
+}
+func (*noGPUStandIn) Unwrap() error { return gpu.ErrNoGPU }
