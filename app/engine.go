@@ -275,6 +275,10 @@ type Query struct {
 	// Data is the dataset, input pipeline and memory format (RunData); the zero value
 	// predicts synthetic data at each model's default input.
 	Data RunData
+	// Nodes trains on that many instances of each machine (0 or 1: one), joined by
+	// NodeNetwork where given, else by the catalog's network of the machine (NodeNetwork).
+	Nodes       int
+	NodeNetwork *hw.Network
 }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
@@ -296,10 +300,10 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 	for _, n := range nets {
 		for _, t := range q.Targets {
 			batches := q.Batches
-			if k := max(t.Machine.GPUCount, 1); len(batches) > 0 && batches[0] < k {
+			if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); len(batches) > 0 && batches[0] < k {
 				i := sort.SearchInts(batches, k)
 				if i == len(batches) {
-					return nil, fmt.Errorf("batch size %d on %s: data-parallel training over its %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
+					return nil, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
 				}
 				batches = batches[i:]
 			}
@@ -310,6 +314,12 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 				return nil, err
 			}
 			r.Input = in
+			if q.Nodes > 1 {
+				r.Nodes, r.NodeNetwork = q.Nodes, NodeNetwork(t.Machine.ID)
+				if q.NodeNetwork != nil {
+					r.NodeNetwork = *q.NodeNetwork
+				}
+			}
 			if r.DeviceKey == "" {
 				r.DeviceKey = e.measured[t.GPU.ID]
 			}

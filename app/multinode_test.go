@@ -68,3 +68,12 @@ func TestP4dFourNodesScaleResNet50(t *testing.T) {
 		t.Errorf("25 Gbit/s Ethernet %.0f img/s, not slower than EFA %.0f", slow.Points[0].ImagesPerS, four.Points[0].ImagesPerS)
 	}
 }
+
+func TestNodeNetworkFromTheEmbeddedCatalog(t *testing.T) {
+	if n := NodeNetwork("aws/p4d.24xlarge"); n.Fabric != "EFA" || n.Gbps != 400 || n.Assumed {
+		t.Errorf("p4d: %+v", n)
+	}
+	if n := NodeNetwork("user/my-box"); !n.Assumed || n.Gbps != hw.AssumedNetwork.Gbps {
+		t.Errorf("a user machine: %+v; want the assumed network", n)
+	}
+}

@@ -176,8 +176,8 @@ func MultinodeComparisons(eng *Engine) (*ScalingAccuracy, error) {
 	return acc, nil
 }
 
-// writeScalingTable prints table 5.
-func writeScalingTable(w io.Writer, acc *ScalingAccuracy) error {
+// WriteScalingTable prints table 5.
+func WriteScalingTable(w io.Writer, acc *ScalingAccuracy) error {
 	if acc == nil {
 		return nil
 	}

@@ -155,7 +155,7 @@ for s in "${shards[@]}"; do
 	say "$s: $n measurements"
 	sum=$((sum + n))
 done
-for s in "${shards[@]}"; do "$bin" --db merged.db cache import "$s" >/dev/null; done
+"$bin" --db merged.db cache import "${shards[@]}" >/dev/null
 merged=$(measurements merged.db)
 # The same sweep in one process on this machine is the plan every task shares.
 "$bin" --db reference.db sweep --models squeezenet1_1 --batches 1,2 --device cpu >/dev/null 2>&1

@@ -20,7 +20,7 @@ func cacheCommands(register func(Command)) {
 		Name:    "cache",
 		Summary: "show, check, import into or export the measurement cache",
 		Usage: "cache info [--json]\n" +
-			"       cnntime cache import FILE [--json]     (another cache file, or a step CSV; - reads a CSV from stdin)\n" +
+			"       cnntime cache import FILE… [--json]    (other cache files, e.g. shard-*.db, or a step CSV; - reads a CSV from stdin)\n" +
 			"       cnntime cache export FILE [--device KEY] [--model NAME] [--csv [--layers]] [--json]\n" +
 			"       cnntime cache check [--json]",
 		Run: runCache,
@@ -140,37 +140,61 @@ func runCacheImport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return Usagef("cache import takes one FILE (a cache file or a step CSV), got %d arguments", len(pos))
+	if len(pos) == 0 {
+		return Usagef("cache import takes FILE… (cache files, e.g. shards/shard-*.db, or one step CSV; - reads a CSV from stdin)")
+	}
+	if len(pos) > 1 {
+		// Several files: cache shards merged one after the other, each atomically. A
+		// missing one stops the import before anything is merged.
+		for _, f := range pos {
+			if f == "-" {
+				return Usagef("- (a step CSV on stdin) goes alone: cache import - < steps.csv")
+			}
+			if _, err := os.Stat(f); err != nil {
+				return fmt.Errorf("cache import: %w; nothing was imported", err)
+			}
+		}
 	}
 	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	var rep db.ImportReport
-	if pos[0] == "-" {
-		rep, err = d.ImportStepsCSV(env.Ctx, env.Stdin, "stdin")
-	} else {
-		rep, err = d.Import(env.Ctx, pos[0])
-	}
-	if err != nil {
-		return err
+	var reps []db.ImportReport
+	for i, f := range pos {
+		var rep db.ImportReport
+		if f == "-" {
+			rep, err = d.ImportStepsCSV(env.Ctx, env.Stdin, "stdin")
+		} else {
+			rep, err = d.Import(env.Ctx, f)
+		}
+		if err != nil {
+			if i > 0 {
+				return fmt.Errorf("%w (the %d files before it were imported: %s)", err, i, strings.Join(pos[:i], ", "))
+			}
+			return err
+		}
+		reps = append(reps, rep)
 	}
 	if env.JSON {
-		return WriteJSON(env.Stdout, rep)
-	}
-	if rep.Kind == "cache" {
-		fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations, %d user machines and %d custom models added\n",
-			rep.File, rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
-		if len(rep.CustomModelClashes) > 0 {
-			fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours in the app, File → Remove model…, and import again to take theirs)\n",
-				strings.Join(rep.CustomModelClashes, ", "))
+		if len(reps) == 1 {
+			return WriteJSON(env.Stdout, reps[0])
 		}
-		fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
-	} else {
-		fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
+		return WriteJSON(env.Stdout, reps)
 	}
-	fmt.Fprintf(env.Stdout, "step measurements: %s\n", app.MergedText(rep.Steps))
+	for _, rep := range reps {
+		if rep.Kind == "cache" {
+			fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations, %d user machines and %d custom models added\n",
+				rep.File, rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
+			if len(rep.CustomModelClashes) > 0 {
+				fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours in the app, File → Remove model…, and import again to take theirs)\n",
+					strings.Join(rep.CustomModelClashes, ", "))
+			}
+			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
+		} else {
+			fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
+		}
+		fmt.Fprintf(env.Stdout, "step measurements: %s\n", app.MergedText(rep.Steps))
+	}
 	return nil
 }
 

@@ -74,7 +74,7 @@ func TestCacheCommands(t *testing.T) {
 		{"import from stdin", strings.ReplaceAll(stepsCSV, ",lab\n", ",\n"), []string{"cache", "import", "-"}, 0, "3 added", ""},
 		{"import a bad csv", "", []string{"cache", "import", badCSV}, 1, "", `bad.csv line 5: step_ms "slow" is not a number`},
 		{"import a missing file", "", []string{"cache", "import", filepath.Join(dir, "nope.csv")}, 1, "", "no such file"},
-		{"import without a file", "", []string{"cache", "import"}, 2, "", "one FILE"},
+		{"import without a file", "", []string{"cache", "import"}, 2, "", "FILE…"},
 		{"misspelt action", "", []string{"cache", "imprt", csvPath}, 2, "", `(did you mean "import"?)`},
 		{"no action", "", []string{"cache"}, 2, "", "say what to do"},
 		{"info after imports", "", []string{"cache", "info"}, 0, "6 step measurements", ""},

@@ -93,6 +93,7 @@ func commandSets() []func(register func(Command)) {
 		predictCommands, bestCommands, exportCommands,
 		modelCommands, machineCommands,
 		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
+		clusterCommands,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 )
 
 // predictOutput is predict's and best's flags: the shared run flags and --csv.
@@ -22,6 +23,7 @@ type predictOutput struct {
 func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, []predictor.Curve, error) {
 	fs := env.Flags(cmd)
 	var pf predictOutput
+	pf.chooseNodes = cmd.Name == "best"
 	pf.register(fs, withBatch)
 	fs.BoolVar(&pf.csv, "csv", false, "print CSV instead of a table")
 	if err := checkFlagValues(fs, args); err != nil {
@@ -42,7 +44,7 @@ func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predic
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}
-	curves, err := eng.Curves(env.Ctx, q)
+	curves, err := curvesOverNodes(env, eng, q, pf.nodeCounts)
 	return pf, q, curves, err
 }
 
@@ -78,6 +80,11 @@ type PredictRow struct {
 	Fits       bool     `json:"fits"`
 	Source     string   `json:"source"`
 	ErrorPct   *float64 `json:"error_pct"`
+	// Nodes and Network are present for a run over several instances of the machine:
+	// their count and the network assumed between them (its source; assumed: true
+	// when not published). GPUCount is then the total.
+	Nodes   int         `json:"nodes,omitempty"`
+	Network *hw.Network `json:"network,omitempty"`
 	// Input is the input size (pixels); Loader, Workers (per GPU) and LoaderImagesPerS
 	// (the loader's own rate over all GPUs; null for synthetic data) the input
 	// pipeline; Bound what sets the pace ("gpu" or "input"; "" when the batch does not
@@ -94,6 +101,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format)}
+	r.Nodes, r.Network = c.Nodes, c.Network
 	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
 	if c.LoaderImagesPerS > 0 {
 		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
@@ -154,7 +162,15 @@ func predictCommands(register func(Command)) {
 		case pf.csv:
 			return writePredictCSV(env, rows)
 		}
-		return writePredictTable(env, rows)
+		if err := writePredictTable(env, rows); err != nil {
+			return err
+		}
+		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
+		for i, r := range rows {
+			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
+		}
+		writeNodeNotes(env, ms, ns, nets, nil)
+		return nil
 	}
 	register(cmd)
 }
@@ -233,11 +249,18 @@ type BestRow struct {
 	BestPow2        int         `json:"best_pow2"`
 	SavingVsPow2Pct float64     `json:"saving_vs_pow2_pct"`
 	SweetSpots      []int       `json:"sweet_spots"`
+	// Nodes is the node count (chosen by best when --nodes lists several; absent for
+	// one) and Network the network assumed between the nodes; NodesNote says when no
+	// count met --budget or --deadline.
+	Nodes     int         `json:"nodes,omitempty"`
+	Network   *hw.Network `json:"network,omitempty"`
+	NodesNote string      `json:"nodes_note,omitempty"`
 }
 
 func bestOf(c *predictor.Curve) BestRow {
 	r := BestRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Precision: string(c.Precision),
-		MaxBatch: c.MaxBatch, BestPow2: c.BestPow2, SavingVsPow2Pct: round(c.SavingVsPow2Pct, 2), SweetSpots: c.SweetSpots}
+		MaxBatch: c.MaxBatch, BestPow2: c.BestPow2, SavingVsPow2Pct: round(c.SavingVsPow2Pct, 2), SweetSpots: c.SweetSpots,
+		Nodes: c.Nodes, Network: c.Network}
 	if r.SweetSpots == nil {
 		r.SweetSpots = []int{}
 	}
@@ -252,7 +275,7 @@ func bestCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
-		Usage:   "best " + runFlagsUsage + " [--json|--csv]",
+		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage,
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
@@ -260,9 +283,16 @@ func bestCommands(register func(Command)) {
 		if err != nil {
 			return err
 		}
+		var notes []string
+		if len(pf.nodeCounts) > 1 {
+			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
+		}
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
 			rows[i] = bestOf(&curves[i])
+			if notes != nil {
+				rows[i].Nodes, rows[i].NodesNote = max(curves[i].Nodes, 1), notes[i]
+			}
 		}
 		switch {
 		case env.JSON:
@@ -283,7 +313,15 @@ func bestCommands(register func(Command)) {
 				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
 				intsText(r.SweetSpots), b.Source)
 		}
-		return t.Flush()
+		if err := t.Flush(); err != nil {
+			return err
+		}
+		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
+		for i, r := range rows {
+			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
+		}
+		writeNodeNotes(env, ms, ns, nets, notes)
+		return nil
 	}
 	register(cmd)
 }

@@ -31,6 +31,9 @@ type runFlags struct {
 	precision, policy      string
 	epochs, images         int
 	data                   runDataFlags // --dataset, --input, --classes, --loader, --workers, --memory-format
+	nodes                  nodeFlags    // --nodes, --network-gbps (best: --budget, --deadline)
+	chooseNodes            bool         // best: --nodes may list several counts
+	nodeCounts             []int        // the counts --nodes gave, set by query
 }
 
 // register adds the shared run flags to fs. Lists have a singular and a plural
@@ -51,13 +54,14 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
 	fs.IntVar(&rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
 	rf.data.register(fs)
+	rf.nodes.register(fs, rf.chooseNodes)
 }
 
 // runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage.
 const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
 	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc]"
+	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
@@ -105,6 +109,13 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		return q, err
 	}
 	q.Data = data
+	if rf.nodeCounts, err = rf.nodes.counts(rf.chooseNodes); err != nil {
+		return q, err
+	}
+	q.Nodes = rf.nodeCounts[0]
+	if q.NodeNetwork, err = rf.nodes.network(); err != nil {
+		return q, err
+	}
 	images := rf.images
 	if !set["images"] {
 		images = data.Images()

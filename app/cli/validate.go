@@ -22,11 +22,12 @@ import (
 // ValidateReport is what `cnntime validate --json` prints: the predictor's accuracy
 // three ways.
 type ValidateReport struct {
-	CPU    *app.CPUAccuracy       `json:"cpu"` // null with --skip-cpu
-	Layers []kernels.GPUAccuracy  `json:"layers"`
-	Public []PublicSourceAccuracy `json:"public"`
-	Rows   []PublicComparison     `json:"public_rows"`
-	Modern *app.ModernAccuracy    `json:"modern"` // table 4: validate_modern.go
+	CPU       *app.CPUAccuracy       `json:"cpu"` // null with --skip-cpu
+	Layers    []kernels.GPUAccuracy  `json:"layers"`
+	Public    []PublicSourceAccuracy `json:"public"`
+	Rows      []PublicComparison     `json:"public_rows"`
+	Modern    *app.ModernAccuracy    `json:"modern"`    // table 4: validate_modern.go
+	Multinode *app.ScalingAccuracy   `json:"multinode"` // table 5: validate_multinode.go
 }
 
 // PublicComparison is one published whole-network figure and its prediction.
@@ -228,6 +229,9 @@ func validateCommands(register func(Command)) {
 		if rep.Modern, err = app.ModernComparisons(eng); err != nil {
 			return err
 		}
+		if rep.Multinode, err = app.MultinodeComparisons(eng); err != nil {
+			return err
+		}
 		if !*skipCPU {
 			var progress io.Writer
 			if !env.JSON {
@@ -296,5 +300,8 @@ func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	return app.WriteModernTable(w, rep.Modern)
+	if err := app.WriteModernTable(w, rep.Modern); err != nil {
+		return err
+	}
+	return app.WriteScalingTable(w, rep.Multinode)
 }

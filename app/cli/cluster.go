@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cnntime/app"
+	"cnntime/app/cluster"
+)
+
+func clusterCommands(register func(Command)) {
+	register(Command{
+		Name:    "cluster",
+		Summary: "write a batch job that sweeps on many nodes: a Slurm array script or a Kubernetes Indexed Job",
+		Usage: "cluster slurm --models a,b --batches 1-64 --device cpu|cuda:0 [--precision fp32|tf32|amp] [--partition P] [--gres gpu:1]\n" +
+			"        [--time HH:MM:SS] [--array N] [--shards DIR] [--cnntime PATH] [--job-name NAME] --out sweep.sbatch\n" +
+			"  cnntime cluster k8s --models a,b --batches 1-64 --device cpu|cuda:0 --image IMAGE [--array N] [--name NAME]\n" +
+			"        [--namespace NS] [--claim PVC] [--storage 1Gi] [--parallel K] --out sweep.yaml",
+		Run: runCluster,
+	})
+}
+
+func runCluster(env *Env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return Usagef("say which job to write: cluster slurm … or cluster k8s …")
+	}
+	kind, args := args[0], args[1:]
+	if kind != "slurm" && kind != "k8s" {
+		return Usagef("unknown job kind %q: use slurm or k8s", kind)
+	}
+	fs := env.Flags(Command{Name: "cluster " + kind, Summary: commandIndex()["cluster"].Summary, Usage: commandIndex()["cluster"].Usage})
+	var sw cluster.Sweep
+	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json) as the nodes see them")
+	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128")
+	fs.StringVar(&sw.Device, "device", "cpu", "cpu, or cuda:N (N the GPU index on each node; cuda:0 with one GPU per task)")
+	fs.StringVar(&sw.Precision, "precision", "", "fp32, tf32 or amp (default: the sweep's, fp32)")
+	fs.StringVar(&sw.Policy, "policy", "", "cuDNN algorithm choice: heuristic or fastest (default: the sweep's)")
+	fs.IntVar(&sw.Repeats, "repeats", 0, "timed runs per kernel (default: the sweep's)")
+	tasks := fs.Int("array", 0, "tasks (array size or completions); default one per (model, batch) pair, at most 16")
+	out := fs.String("out", "", "the file to write")
+	var sl cluster.Slurm
+	var k8 cluster.K8s
+	if kind == "slurm" {
+		fs.StringVar(&sl.Partition, "partition", "", "Slurm partition (default: the cluster's)")
+		fs.StringVar(&sl.Gres, "gres", "", "generic resources per task, e.g. gpu:1 (default gpu:1 for a cuda sweep)")
+		fs.StringVar(&sl.Time, "time", "", "time limit per task, e.g. 02:00:00")
+		fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per task")
+		fs.StringVar(&sl.JobName, "job-name", "", "job name (default cnntime-sweep)")
+		fs.StringVar(&sl.Shards, "shards", "", "folder for the shards, relative to the submit folder (default shards)")
+		fs.StringVar(&sl.Binary, "cnntime", "", "the cnntime binary as the nodes see it (default cnntime on PATH)")
+	} else {
+		fs.StringVar(&k8.Image, "image", "", "container image with cnntime on its PATH (and cnntime-gpu for cuda)")
+		fs.StringVar(&k8.Name, "name", "", "the Job's name (default cnntime-sweep)")
+		fs.StringVar(&k8.Namespace, "namespace", "", "namespace (default: the current one)")
+		fs.StringVar(&k8.Claim, "claim", "", "PersistentVolumeClaim for the shards (default NAME-shards, written in the file)")
+		fs.StringVar(&k8.Storage, "storage", "", "the claim's size (default 1Gi)")
+		fs.IntVar(&k8.Parallel, "parallel", 0, "pods at once (default all)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected arguments %q", fs.Args())
+	}
+	if *out == "" {
+		return Usagef("--out is required: the file to write the job to")
+	}
+	sw.Models = splitList(*models)
+	if *batches != "" {
+		b, err := app.ParseBatches(*batches, 1<<20)
+		if err != nil {
+			return Usagef("--batches: %v", err)
+		}
+		sw.Batches = b
+	}
+	var text string
+	var err error
+	if kind == "slurm" {
+		sl.Sweep, sl.Tasks = sw, *tasks
+		text, err = sl.Script()
+	} else {
+		k8.Sweep, k8.Tasks = sw, *tasks
+		text, err = k8.YAML()
+	}
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	if err := writeJobFile(*out, text); err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, map[string]any{"file": *out, "kind": kind, "pairs": sw.Pairs()})
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s (%s); merge the shards afterwards with: cnntime cache import shard-*.db\n", *out, kind)
+	return nil
+}
+
+// writeJobFile writes the job next to its final name and renames it into place, so a
+// failed write leaves no half file.
+func writeJobFile(path, text string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cnntime-job-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(text); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	mode := os.FileMode(0o644)
+	if strings.HasSuffix(path, ".sbatch") || strings.HasSuffix(path, ".sh") {
+		mode = 0o755
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"cnntime/app"
+	"cnntime/predictor"
+	"cnntime/predictor/hw"
+)
+
+// nodeFlags are the multi-node run flags: --nodes and --network-gbps (predict, best,
+// export), and best's choice of a node count (--budget, --deadline).
+type nodeFlags struct {
+	nodes       string
+	networkGbps float64
+	budget      float64
+	deadline    time.Duration
+}
+
+// nodesUsage is the synopsis of the node flags.
+const nodesUsage = "[--nodes N] [--network-gbps G]"
+
+// bestNodesUsage is best's synopsis of them.
+const bestNodesUsage = "[--nodes N|N,M,…|auto [--budget USD | --deadline 36h]] [--network-gbps G]"
+
+func (nf *nodeFlags) register(fs *flag.FlagSet, choose bool) {
+	help := "instances of each machine training together, data-parallel (gpu_count is the total; the price is N times)"
+	if choose {
+		help += "; a list 1,2,4 or auto (1 to 64 in powers of two) picks the fastest within --budget, the cheapest within --deadline, else the fastest"
+		fs.Float64Var(&nf.budget, "budget", 0, "with several --nodes: the most the run may cost, USD")
+		fs.DurationVar(&nf.deadline, "deadline", 0, "with several --nodes: the longest the run may take, e.g. 36h")
+	}
+	fs.StringVar(&nf.nodes, "nodes", "1", help)
+	fs.Float64Var(&nf.networkGbps, "network-gbps", 0, "the network between nodes, Gbit/s per node (default: the catalog's for each machine, else 25 Gbit/s Ethernet, marked assumed)")
+}
+
+// counts parses --nodes: one count, or (choose) a list or auto.
+func (nf *nodeFlags) counts(choose bool) ([]int, error) {
+	s := strings.TrimSpace(nf.nodes)
+	var out []int
+	parts := splitList(s)
+	if choose && s == "auto" {
+		parts = []string{"1", "2", "4", "8", "16", "32", "64"}
+	}
+	for _, part := range parts {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 1 || n > predictor.MaxNodes {
+			return nil, Usagef("--nodes %q: give a node count from 1 to %d%s", nf.nodes, predictor.MaxNodes, map[bool]string{true: ", a list 1,2,4 or auto", false: ""}[choose])
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, Usagef("--nodes %q: list the counts ascending, without repeats", nf.nodes)
+		}
+		out = append(out, n)
+	}
+	switch {
+	case len(out) == 0:
+		return nil, Usagef("--nodes needs a count, e.g. --nodes 4")
+	case len(out) > 1 && !choose:
+		return nil, Usagef("--nodes %q: this command takes one node count; best chooses among several", nf.nodes)
+	}
+	if !choose || len(out) == 1 {
+		if nf.budget != 0 || nf.deadline != 0 {
+			return nil, Usagef("--budget and --deadline choose among several --nodes counts, e.g. --nodes auto --budget 500")
+		}
+	}
+	if nf.budget < 0 || nf.deadline < 0 || (nf.budget > 0 && nf.deadline > 0) {
+		return nil, Usagef("give --budget USD or --deadline DURATION (positive), not both")
+	}
+	return out, nil
+}
+
+// network is the --network-gbps override, or nil.
+func (nf *nodeFlags) network() (*hw.Network, error) {
+	if nf.networkGbps == 0 {
+		return nil, nil
+	}
+	n, err := hw.UserNetwork(nf.networkGbps)
+	if err != nil {
+		return nil, Usagef("--network-gbps: %v", err)
+	}
+	return &n, nil
+}
+
+// curvesOverNodes predicts q at every node count (q.Nodes set to each), concatenated
+// count by count.
+func curvesOverNodes(env *Env, eng *app.Engine, q app.Query, counts []int) ([]predictor.Curve, error) {
+	var all []predictor.Curve
+	for _, n := range counts {
+		q.Nodes = n
+		c, err := eng.Curves(env.Ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, c...)
+	}
+	return all, nil
+}
+
+// chooseNodes keeps, for each model × machine, the curve of the node count best
+// chooses: the fastest whose cost is within budget, or the cheapest whose time is
+// within deadline, or the fastest. A pair with no count that meets the limit keeps the
+// one closest to it (the cheapest, or the fastest) and says so in its note.
+func chooseNodes(curves []predictor.Curve, budget float64, deadline time.Duration) ([]predictor.Curve, []string) {
+	type key struct{ model, machine string }
+	order := []key{}
+	group := map[key][]int{}
+	for i, c := range curves {
+		k := key{c.Model, c.Machine}
+		if _, ok := group[k]; !ok {
+			order = append(order, k)
+		}
+		group[k] = append(group[k], i)
+	}
+	total := func(c *predictor.Curve) float64 { return c.Points[c.Best].TotalS }
+	cost := func(c *predictor.Curve) float64 { return c.Points[c.Best].CostUSD }
+	var out []predictor.Curve
+	var notes []string
+	for _, k := range order {
+		pick, note := -1, ""
+		better := func(i int) bool {
+			c, p := &curves[i], &curves[pick]
+			switch {
+			case deadline > 0:
+				return cost(c) < cost(p)
+			default:
+				return total(c) < total(p)
+			}
+		}
+		for _, i := range group[k] {
+			c := &curves[i]
+			if c.Best < 0 {
+				continue
+			}
+			within := (budget == 0 || (c.CostKnown && cost(c) <= budget)) && (deadline == 0 || total(c) <= deadline.Seconds())
+			if within && (pick < 0 || better(i)) {
+				pick = i
+			}
+		}
+		if pick < 0 {
+			// None meets the limit: the nearest to it.
+			for _, i := range group[k] {
+				c := &curves[i]
+				if c.Best < 0 {
+					continue
+				}
+				if pick < 0 || (budget > 0 && cost(c) < cost(&curves[pick])) || (budget == 0 && total(c) < total(&curves[pick])) {
+					pick = i
+				}
+			}
+			if pick >= 0 && (budget > 0 || deadline > 0) {
+				note = "no node count meets the limit; the nearest is shown"
+			}
+		}
+		if pick < 0 {
+			pick = group[k][0]
+		}
+		out = append(out, curves[pick])
+		notes = append(notes, note)
+	}
+	return out, notes
+}
+
+// writeNodeNotes prints, under a table, each multi-node machine's network: what the
+// times assume, with its source (or that it is assumed).
+func writeNodeNotes(env *Env, machines []string, nodes []int, nets []*hw.Network, notes []string) {
+	seen := map[string]bool{}
+	for i, m := range machines {
+		if nets[i] == nil {
+			continue
+		}
+		line := fmt.Sprintf("%d × %s over %s: %s", nodes[i], m, nets[i], nets[i].Source)
+		if notes != nil && notes[i] != "" {
+			line += " (" + notes[i] + ")"
+		}
+		if !seen[line] {
+			seen[line] = true
+			fmt.Fprintln(env.Stdout, line)
+		}
+	}
+}
