@@ -151,9 +151,9 @@ var cpuMemoryModel = func() predictor.MemoryModel {
 }()
 
 // newCPUPredictor is the step model of a CPU that the CPU backend measured: kernel
-// times from timer, run one after another on the calling thread (CPUOverheads).
+// times from timer, run one after another on the calling thread (predictor.CPUOverheads).
 func newCPUPredictor(timer predictor.LayerTimer) *predictor.Engine {
-	return predictor.NewEngine(timer, CPUOverheads, cpuMemoryModel)
+	return predictor.NewEngine(timer, predictor.CPUOverheads, cpuMemoryModel)
 }
 
 // cpuStepRequest turns r into a request for a training step on a CPU: FP32 (the CPU

@@ -67,7 +67,7 @@ func DefaultCPUValidation(rounds, repeats int) CPUValidationOptions {
 
 // CPUValidation measures, on this machine's CPU, every layer phase of each network at
 // each batch size and the whole training step, then predicts the step from the layer
-// measurements alone (CPUOverheads: the kernels one after another, nothing else) and
+// measurements alone (predictor.CPUOverheads: the kernels one after another, nothing else) and
 // compares. progress, when not nil, hears what is being measured.
 func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidationOptions, progress io.Writer) (*CPUAccuracy, error) {
 	if len(o.Models) == 0 || len(o.Batches) == 0 || o.Input < 1 || o.Rounds < 1 || o.Repeats < 1 {
@@ -166,9 +166,9 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 
 // PredictCPUSteps is the step time, in ms, the predictor composes for each network (by
 // name) at each of batches (in order) on the CPU device dev from the layer measurements
-// ms alone, with CPUOverheads: the composition CPUValidation compares with real steps.
+// ms alone, with predictor.CPUOverheads: the composition CPUValidation compares with real steps.
 func PredictCPUSteps(cal *kernels.Calibration, dev measure.Device, nets []*cnn.Network, batches []int, ms []measure.Measurement) (map[string][]float64, error) {
-	eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), CPUOverheads, predictor.DefaultMemoryModel)
+	eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), predictor.CPUOverheads, predictor.DefaultMemoryModel)
 	out := make(map[string][]float64, len(nets))
 	for _, net := range nets {
 		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
@@ -218,21 +218,6 @@ func loadAverage() float64 {
 	}
 	return v
 }
-
-// CPUOverheads is the step model for the CPU backend: its step is its layers' phases
-// run one after another on the calling thread (synchronous, no launch cost), and
-// nothing else, since the backend applies each layer's SGD update inside its timed
-// weight-gradient kernel and clears each output's gradient inside its timed forward
-// pass (see gpu/cpu's layerRun). So no update, per-tensor or per-step cost is added.
-var CPUOverheads = func() predictor.Overheads {
-	o := predictor.DefaultOverheads
-	o.Synchronous = true
-	o.LaunchForwardUS, o.LaunchBackwardUS, o.StepMS, o.UpdateIssueUSPerTensor = 0, 0, 0, 0
-	o.UpdateBytesPerParam, o.AMPBytesPerParam = 0, 0
-	o.MemoryEfficiency = 1
-	o.FallbackBandwidthGBs = 12
-	return o
-}()
 
 // writeCPUTable prints table 1 of `cnntime validate`.
 func WriteCPUTable(w io.Writer, a *CPUAccuracy) error {

@@ -194,7 +194,7 @@ func measuredCPUStepMS(t *testing.T, dbPath, model, deviceKey string, b int) flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	update := float64(net.Params()) * app.CPUOverheads.UpdateBytesPerParam / (target.GPU.MemoryBandwidthGBs * 1e9 * app.CPUOverheads.MemoryEfficiency) * 1000
+	update := float64(net.Params()) * predictor.CPUOverheads.UpdateBytesPerParam / (target.GPU.MemoryBandwidthGBs * 1e9 * predictor.CPUOverheads.MemoryEfficiency) * 1000
 	return sum + update
 }
 
