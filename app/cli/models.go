@@ -39,6 +39,14 @@ type LayerRow struct {
 	ActivationBytes int64 `json:"activation_bytes"`
 	// SavedBytes is what the layer keeps for backward per sample in FP32, counted on its own.
 	SavedBytes int64 `json:"saved_bytes"`
+	// Config is the layer's configuration key (cnn.Config.Key), the key the cache's kernel
+	// measurements of it carry: layers of any CNN with equal keys are timed once.
+	Config string `json:"config"`
+	// Phases are the kernels PyTorch runs for the layer in a training step, in order
+	// (cnn.Layer.Phases): "fwd", "bwd_data", "bwd_weights"; empty for a view.
+	Phases []string `json:"phases"`
+	// InPlace says the op writes into its input's storage (torchvision's ReLU(inplace=True)).
+	InPlace bool `json:"inplace"`
 }
 
 // ModelDetail is `cnntime model NAME --json`.
@@ -251,7 +259,11 @@ func DescribeModel(net *cnn.Network) ModelDetail {
 	for i := range net.Layers {
 		l := &net.Layers[i]
 		row := LayerRow{Index: i, Name: l.Name, Op: string(l.Op), Inputs: l.Inputs, Out: shape3(l.Out),
-			Params: l.Params, MACs: l.MACs, SavedBytes: l.SavedBytes(4), InShapes: make([][3]int, len(l.InShapes))}
+			Params: l.Params, MACs: l.MACs, SavedBytes: l.SavedBytes(4), InShapes: make([][3]int, len(l.InShapes)),
+			Config: l.Config.Key(), Phases: []string{}, InPlace: l.InPlace}
+		for _, p := range l.Phases() {
+			row.Phases = append(row.Phases, string(p))
+		}
 		for j, s := range l.InShapes {
 			row.InShapes[j] = shape3(s)
 		}

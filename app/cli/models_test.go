@@ -126,8 +126,23 @@ func TestModelCommandJSON(t *testing.T) {
 	if first.Name != "conv1" || first.Inputs[0] != -1 || first.Out != [3]int{64, 112, 112} || first.ActivationBytes != 4*64*112*112 {
 		t.Errorf("first layer: %+v", first)
 	}
-	if relu.Op != "relu" || relu.ActivationBytes != 0 || relu.SavedBytes != 4*64*112*112 {
+	if relu.Op != "relu" || relu.ActivationBytes != 0 || relu.SavedBytes != 4*64*112*112 || !relu.InPlace {
 		t.Errorf("in-place relu: %+v, want no new activation and its output saved", relu)
+	}
+	// The configuration keys and phases are what scripts/pytorch_sweep.py --layers times.
+	if want := "conv2d:in=3x224x224,out=64x112x112,k=7x7,s=2x2,p=3x3,d=1x1,g=1,bias=false"; first.Config != want {
+		t.Errorf("conv1's config %q, want %q", first.Config, want)
+	}
+	if !slices.Equal(first.Phases, []string{"fwd", "bwd_weights"}) {
+		t.Errorf("conv1 on the image runs %v, want fwd and bwd_weights", first.Phases)
+	}
+	if bn := d.Layers[1]; !slices.Equal(bn.Phases, []string{"fwd", "bwd_data"}) {
+		t.Errorf("batch norm runs %v, want fwd and one fused backward (bwd_data)", bn.Phases)
+	}
+	for _, l := range d.Layers {
+		if l.Op == "flatten" && len(l.Phases) != 0 {
+			t.Errorf("flatten (a view) runs %v, want nothing", l.Phases)
+		}
 	}
 }
 
