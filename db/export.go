@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -163,16 +164,32 @@ func (d *DB) ExportStepsCSV(ctx context.Context, w io.Writer, f ExportFilter) (i
 }
 
 // MeasurementCSVColumns is the header of the CSV of kernel measurements that
-// ExportMeasurementsCSV writes (one row per device, configuration, batch size,
-// precision, phase and policy; times in milliseconds; measured_at in RFC 3339; source
-// "" for the cache's own sweeps).
+// ExportMeasurementsCSV writes and ImportMeasurementsCSV reads (one row per device,
+// configuration, batch size, precision, phase and policy; times in milliseconds;
+// measured_at in RFC 3339; source "" for the cache's own sweeps; device_info the
+// device's description as JSON). See measurements_csv.go for each column.
 var MeasurementCSVColumns = []string{"device", "config", "batch_size", "precision", "phase", "policy",
-	"algorithm", "median_ms", "spread_ms", "repeats", "workspace_bytes", "status", "sweep_id", "measured_at", "source"}
+	"algorithm", "median_ms", "spread_ms", "repeats", "workspace_bytes", "status", "sweep_id", "measured_at", "source", "device_info"}
 
 // ExportMeasurementsCSV writes the kernel measurements f chooses to w as CSV (see
 // MeasurementCSVColumns). It returns the number of rows.
 func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFilter) (int, error) {
 	where, args := f.measurementWhere()
+	devices, err := d.Devices(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("export measurements from %s: %w", d.path, err)
+	}
+	infos := make(map[string]string, len(devices))
+	for _, dev := range devices {
+		if dev.Name == "" || dev.Name == dev.Key {
+			continue // known by its key alone
+		}
+		b, err := json.Marshal(dev)
+		if err != nil {
+			return 0, fmt.Errorf("export measurements from %s: describe device %s: %w", d.path, dev.Key, err)
+		}
+		infos[dev.Key] = string(b)
+	}
 	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy,
 			m.algorithm, m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
 			coalesce(m.sweep_id, 0), m.at, m.source
@@ -204,7 +221,7 @@ func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFil
 		}
 		cw.Write([]string{device, config, strconv.Itoa(batch), precision, phase, policy, algorithm,
 			formatMS(median), formatMS(spread), strconv.Itoa(repeats), strconv.FormatInt(workspace, 10),
-			status, sweepID, when, source})
+			status, sweepID, when, source, infos[device]})
 		n++
 	}
 	if err := rows.Err(); err != nil {

@@ -37,9 +37,10 @@ type Merged struct {
 	Kept     int `json:"kept"`
 }
 
-// Import merges the file at path into the cache: another cnntime cache file, or a CSV
-// of whole-step measurements (see StepCSVColumns), told apart by their first bytes. It
-// is all or nothing: on any error the cache is unchanged.
+// Import merges the file at path into the cache: another cnntime cache file (told apart
+// by its first bytes), a CSV of kernel measurements (see MeasurementCSVColumns) or a CSV
+// of whole-step measurements (see StepCSVColumns), told apart by their header. It is
+// all or nothing: on any error the cache is unchanged.
 func (d *DB) Import(ctx context.Context, path string) (ImportReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,7 +56,7 @@ func (d *DB) Import(ctx context.Context, path string) (ImportReport, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return ImportReport{}, fmt.Errorf("import %s: %w", path, err)
 	}
-	return d.ImportStepsCSV(ctx, f, filepath.Base(path))
+	return d.ImportCSV(ctx, f, filepath.Base(path))
 }
 
 // ImportStepsCSV merges a CSV of whole-step measurements read from r, named name (a

@@ -20,7 +20,7 @@ func cacheCommands(register func(Command)) {
 		Name:    "cache",
 		Summary: "show, check, import into or export the measurement cache",
 		Usage: "cache info [--json]\n" +
-			"       cnntime cache import FILE… [--json]    (other cache files, e.g. shard-*.db, or a step CSV; - reads a CSV from stdin)\n" +
+			"       cnntime cache import FILE… [--json]    (other cache files, e.g. shard-*.db, or a step or kernel measurement CSV; - reads a CSV from stdin)\n" +
 			"       cnntime cache export FILE [--device KEY] [--model NAME] [--csv [--layers]] [--json]\n" +
 			"       cnntime cache check [--json]",
 		Run: runCache,
@@ -141,14 +141,14 @@ func runCacheImport(env *Env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return Usagef("cache import takes FILE… (cache files, e.g. shards/shard-*.db, or one step CSV; - reads a CSV from stdin)")
+		return Usagef("cache import takes FILE… (cache files, e.g. shards/shard-*.db, or one step or kernel measurement CSV; - reads a CSV from stdin)")
 	}
 	if len(pos) > 1 {
 		// Several files: cache shards merged one after the other, each atomically. A
 		// missing one stops the import before anything is merged.
 		for _, f := range pos {
 			if f == "-" {
-				return Usagef("- (a step CSV on stdin) goes alone: cache import - < steps.csv")
+				return Usagef("- (a CSV on stdin) goes alone: cache import - < steps.csv")
 			}
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("cache import: %w; nothing was imported", err)
@@ -163,7 +163,7 @@ func runCacheImport(env *Env, args []string) error {
 	for i, f := range pos {
 		var rep db.ImportReport
 		if f == "-" {
-			rep, err = d.ImportStepsCSV(env.Ctx, env.Stdin, "stdin")
+			rep, err = d.ImportCSV(env.Ctx, env.Stdin, "stdin")
 		} else {
 			rep, err = d.Import(env.Ctx, f)
 		}
@@ -190,6 +190,10 @@ func runCacheImport(env *Env, args []string) error {
 					strings.Join(rep.CustomModelClashes, ", "))
 			}
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
+		} else if rep.Kind == "layers-csv" {
+			fmt.Fprintf(env.Stdout, "imported kernel measurement CSV %s: %d devices and %d layer configurations added\n", rep.File, rep.Devices, rep.Configs)
+			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
+			continue
 		} else {
 			fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
 		}
