@@ -166,7 +166,9 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 
 // PredictCPUSteps is the step time, in ms, the predictor composes for each network (by
 // name) at each of batches (in order) on the CPU device dev from the layer measurements
-// ms alone, with predictor.CPUOverheads: the composition CPUValidation compares with real steps.
+// ms alone, with predictor.CPUOverheads and the kernels the device's framework runs
+// (predictor.CPUKernels: PyTorch's for a CPU PyTorch measured, the Go backend's for the
+// others): the composition CPUValidation and `validate --table steps` compare with real steps.
 func PredictCPUSteps(cal *kernels.Calibration, dev measure.Device, nets []*cnn.Network, batches []int, ms []measure.Measurement) (map[string][]float64, error) {
 	eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), predictor.CPUOverheads, predictor.DefaultMemoryModel)
 	out := make(map[string][]float64, len(nets))
@@ -174,7 +176,7 @@ func PredictCPUSteps(cal *kernels.Calibration, dev measure.Device, nets []*cnn.N
 		c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "cpu", GPUCount: 1},
 			GPU: hw.GPU{ID: "cpu", Name: dev.Name, Architecture: "CPU"}, DeviceKey: dev.Key,
 			Precision: measure.FP32, Policy: measure.NoPolicy, Batches: batches,
-			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.EveryPhaseKernels})
+			Run: predictor.Run{Epochs: 1, Images: 1}, Kernels: predictor.CPUKernels(dev.Key)})
 		if err != nil {
 			return nil, err
 		}

@@ -9,10 +9,10 @@ import (
 type KernelRule int
 
 const (
-	// FrameworkKernels is PyTorch on cuDNN as cnn.Layer.Phases describes it: batch
-	// norm's backward is one fused kernel, views run nothing, add and concat pass
-	// their gradient on without a kernel, and a layer on the image computes no input
-	// gradient.
+	// FrameworkKernels is PyTorch (on cuDNN, or on the CPU) as cnn.Layer.Phases
+	// describes it: batch norm's backward is one fused kernel, views run nothing, add
+	// and concat pass their gradient on without a kernel, and a layer on the image
+	// computes no input gradient.
 	FrameworkKernels KernelRule = iota
 	// EveryPhaseKernels is the CPU backend: every layer runs its forward pass (views
 	// copy), a data gradient unless all its inputs are the image, and a weight
@@ -33,4 +33,14 @@ func (r KernelRule) Phases(l *cnn.Layer) []measure.Phase {
 		ps = append(ps, measure.BackwardWeights)
 	}
 	return ps
+}
+
+// CPUKernels is the kernel rule of a measured CPU device: PyTorch's (FrameworkKernels)
+// for a CPU that PyTorch measured (scripts/pytorch_sweep.py --layers times exactly the
+// phases PyTorch runs), the Go CPU backend's (EveryPhaseKernels) for the others.
+func CPUKernels(deviceKey string) KernelRule {
+	if measure.CPUFramework(deviceKey) == measure.FrameworkPyTorch {
+		return FrameworkKernels
+	}
+	return EveryPhaseKernels
 }

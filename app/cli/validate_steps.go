@@ -9,6 +9,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/db"
+	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -132,9 +133,14 @@ func coveredNetwork(ctx context.Context, d *db.DB, device, model string, batches
 		if err != nil {
 			continue // too small for this model
 		}
+		// The layers that run a kernel as the device's framework runs them (a view runs
+		// none under PyTorch, and is not measured).
+		rule := predictor.CPUKernels(device)
 		keys := map[string]bool{}
 		for i := range net.Layers {
-			keys[net.Layers[i].Config.Key()] = true
+			if len(rule.Phases(&net.Layers[i])) > 0 {
+				keys[net.Layers[i].Config.Key()] = true
+			}
 		}
 		list := make([]string, 0, len(keys))
 		for k := range keys {

@@ -10,6 +10,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/db"
+	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -97,5 +98,65 @@ func TestValidateStepsFromLayerMeasurements(t *testing.T) {
 	}
 	if len(v.Skipped) != 1 || !strings.Contains(v.Skipped[0], "cpu:other:CPU:pytorch-2-threads") {
 		t.Errorf("skipped = %q, want the step of the device without layer measurements", v.Skipped)
+	}
+}
+
+// TestValidateStepsComposesPyTorchCPUWithItsKernels: a CPU that PyTorch measured
+// (scripts/pytorch_sweep.py --layers) has only the phases PyTorch runs (no view, batch
+// norm's one backward, no gradient for the image or through an add), and its step is
+// composed of exactly those: every phase at 0.5 ms gives 0.5 ms × PyTorch's kernels.
+func TestValidateStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	key := "cpu:test:Some CPU:pytorch-2-threads"
+	net, err := cnn.Build("mobilenet_v2", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	kernels, everyPhase := 0, 0
+	timed := map[string]bool{}
+	var ms []measure.Measurement
+	for i := range net.Layers {
+		l := &net.Layers[i]
+		kernels += len(l.Phases())
+		everyPhase += len(predictor.EveryPhaseKernels.Phases(l))
+		for _, ph := range l.Phases() {
+			k := l.Config.Key() + "/" + string(ph)
+			if timed[k] {
+				continue
+			}
+			timed[k] = true
+			ms = append(ms, measure.Measurement{DeviceKey: key, ConfigKey: l.Config.Key(), Batch: 4, Precision: measure.FP32,
+				Phase: ph, MedianMS: 0.5, Repeats: 3, Status: measure.OK, At: at})
+		}
+	}
+	if err := d.PutMeasurements(ctx, ms); err != nil { // the device is known by its key alone, as a bare CSV import leaves it
+		t.Fatal(err)
+	}
+	if err := d.PutSteps(ctx, []measure.Step{{DeviceKey: key, Model: "mobilenet_v2", Batch: 4, Precision: measure.FP32,
+		Framework: "pytorch 1.13.0 cpu 2 threads", Source: "test", MedianMS: 100, Status: measure.OK, At: at}}); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ValidateSteps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Rows) != 1 || len(v.Skipped) != 0 {
+		t.Fatalf("rows %+v, skipped %q; want mobilenet_v2 at batch 4", v.Rows, v.Skipped)
+	}
+	if want := 0.5 * float64(kernels); math.Abs(v.Rows[0].PredictedMS-want) > 1e-9*want || kernels == everyPhase {
+		t.Errorf("predicted %v ms, want 0.5 ms × %d PyTorch kernels = %v ms (the Go backend's rule runs %d)", v.Rows[0].PredictedMS, kernels, want, everyPhase)
+	}
+	if v.Rows[0].Input != 32 || v.Rows[0].Framework != "pytorch 1.13.0 cpu 2 threads" {
+		t.Errorf("row %+v, want input 32 and the step's framework", v.Rows[0])
 	}
 }

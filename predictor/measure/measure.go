@@ -5,6 +5,7 @@ package measure
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -156,4 +157,31 @@ func (s Step) Validate() error {
 		return fmt.Errorf("step measurement of %s at batch %d has time %v ms: must be positive", s.Model, s.Batch, s.MedianMS)
 	}
 	return nil
+}
+
+// Frameworks that measure CPUs: cnntime's own Go CPU backend, and PyTorch through
+// scripts/pytorch_sweep.py --device cpu.
+const (
+	FrameworkCnntimeCPU = "cnntime-cpu"
+	FrameworkPyTorch    = "pytorch"
+)
+
+// CPUFramework says what measured the CPU device of key: FrameworkPyTorch for a key
+// that scripts/pytorch_sweep.py --device cpu writes, "cpu:<host>:<model>:pytorch-<N>-threads"
+// (N is PyTorch's thread count), else FrameworkCnntimeCPU (the Go backend's keys are
+// "cpu:<host>:<model>").
+func CPUFramework(key string) string {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 || !strings.HasPrefix(key, "cpu:") {
+		return FrameworkCnntimeCPU
+	}
+	n, ok := strings.CutPrefix(key[i+1:], "pytorch-")
+	if !ok {
+		return FrameworkCnntimeCPU
+	}
+	n, ok = strings.CutSuffix(n, "-threads")
+	if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+		return FrameworkCnntimeCPU
+	}
+	return FrameworkPyTorch
 }
