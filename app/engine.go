@@ -297,6 +297,7 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 	}
 	reqs := make([]predictor.Request, 0, len(nets)*len(q.Targets))
 	engines := make([]*predictor.Engine, 0, cap(reqs))
+	backends := make([]string, 0, cap(reqs)) // a measured CPU's framework
 	for _, n := range nets {
 		for _, t := range q.Targets {
 			batches := q.Batches
@@ -323,15 +324,16 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 			if r.DeviceKey == "" {
 				r.DeviceKey = e.measured[t.GPU.ID]
 			}
-			pred := e.pred
+			pred, backend := e.pred, ""
 			if t.cpu != nil {
-				r, pred = cpuStepRequest(r), t.cpu
+				r, pred, backend = cpuStepRequest(r), t.cpu, measure.CPUFramework(t.DeviceKey)
 			}
 			if err := r.Check(); err != nil {
 				return nil, err
 			}
 			reqs = append(reqs, r)
 			engines = append(engines, pred)
+			backends = append(backends, backend)
 		}
 	}
 	out := make([]predictor.Curve, len(reqs))
@@ -344,6 +346,7 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 			defer wg.Done()
 			for i := range next {
 				out[i], errs[i] = engines[i].Curve(reqs[i])
+				out[i].Backend = backends[i]
 			}
 		}()
 	}

@@ -53,6 +53,14 @@ func localMachines(ctx context.Context, d *db.DB, prices map[string]float64) ([]
 		measured[dc.Key] = dc.Measurements > dc.OutOfMemory
 	}
 	here, _ := os.Hostname()
+	// A host whose CPU PyTorch measured: its local/cpu is PyTorch's (what a person trains
+	// with on a CPU), and the Go CPU backend's is local/cpu-cnntime beside it.
+	pytorchHosts := map[string]bool{}
+	for _, dev := range devices {
+		if measured[dev.Key] && dev.Backend == "cpu" && measure.CPUFramework(dev.Key) == measure.FrameworkPyTorch {
+			pytorchHosts[cpuHost(dev)] = true
+		}
+	}
 	var out []localMachine
 	taken := map[string]bool{}
 	for _, dev := range devices { // sorted by key
@@ -63,10 +71,18 @@ func localMachines(ctx context.Context, d *db.DB, prices map[string]float64) ([]
 		var m hw.Machine
 		switch dev.Backend {
 		case "cpu":
-			m = hw.Machine{ID: hw.LocalCPUID, Instance: "This computer's CPU: " + dev.Name, GPUID: hw.CPUGPUID,
+			name := dev.Name
+			id := hw.LocalCPUID
+			if measure.CPUFramework(dev.Key) == measure.FrameworkPyTorch {
+				name += " (PyTorch" + pytorchThreads(dev.Key) + ")"
+			} else if pytorchHosts[cpuHost(dev)] {
+				name += " (cnntime's Go CPU backend)"
+				id += "-cnntime"
+			}
+			m = hw.Machine{ID: id, Instance: "This computer's CPU: " + name, GPUID: hw.CPUGPUID,
 				VCPUs: dev.SMs, MemoryGiB: hostMemoryGiB(dev)}
 			if !ours {
-				m.Instance = "CPU of " + dev.Host + ": " + dev.Name
+				m.Instance = "CPU of " + dev.Host + ": " + name
 			}
 		case "cuda":
 			g, err := c.GPU(dev.GPUID)
@@ -88,6 +104,28 @@ func localMachines(ctx context.Context, d *db.DB, prices map[string]float64) ([]
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].machine.ID < out[j].machine.ID })
 	return out, nil
+}
+
+// cpuHost is the host of a CPU device: as described, else from its key "cpu:<host>:…".
+func cpuHost(dev measure.Device) string {
+	if dev.Host != "" {
+		return dev.Host
+	}
+	parts := strings.SplitN(dev.Key, ":", 3)
+	if len(parts) == 3 {
+		return parts[1]
+	}
+	return ""
+}
+
+// pytorchThreads is ", N threads" for a PyTorch CPU key ending ":pytorch-N-threads".
+func pytorchThreads(key string) string {
+	n := strings.TrimSuffix(key[strings.LastIndexByte(key, ':')+1:], "-threads")
+	n = strings.TrimPrefix(n, "pytorch-")
+	if n == "1" {
+		return ", 1 thread"
+	}
+	return ", " + n + " threads"
 }
 
 // hostMemoryGiB is a CPU device's host memory in GiB to a tenth, as a spec table shows it.
@@ -156,12 +194,13 @@ func newCPUPredictor(timer predictor.LayerTimer) *predictor.Engine {
 	return predictor.NewEngine(timer, predictor.CPUOverheads, cpuMemoryModel)
 }
 
-// cpuStepRequest turns r into a request for a training step on a CPU: FP32 (the CPU
-// backend has no other arithmetic: an amp or fp32-strict request is predicted as the
-// FP32 run it would be), no algorithm policy, and the CPU backend's kernels (every
-// layer's forward pass, its data gradient and its weight gradient each a kernel).
+// cpuStepRequest turns r into a request for a training step on a CPU: FP32 (a CPU is
+// measured in no other arithmetic: an amp or fp32-strict request is predicted as the
+// FP32 run it would be), no algorithm policy, and the kernels its framework runs
+// (predictor.CPUKernels: PyTorch's phases for a CPU PyTorch measured; for the Go CPU
+// backend every layer's forward pass, data gradient and weight gradient each a kernel).
 func cpuStepRequest(r predictor.Request) predictor.Request {
-	r.Precision, r.Policy, r.Kernels = measure.FP32, measure.NoPolicy, predictor.EveryPhaseKernels
+	r.Precision, r.Policy, r.Kernels = measure.FP32, measure.NoPolicy, predictor.CPUKernels(r.DeviceKey)
 	return r
 }
 
@@ -184,9 +223,10 @@ func cpuTarget(lm localMachine, model *kernels.Model, ms []measure.Measurement, 
 		cpu: newCPUPredictor(kernels.CPUTimer{Model: model, Roofline: roof})}, nil
 }
 
-// cacheConfigs reads the layer configurations the cache describes, by key. A
-// description that does not read is left out: its measurements then only count where
-// they are looked up by key.
+// cacheConfigs reads the layer configurations the cache holds, by key: from their
+// description, or, for one known by its key alone (imported from a kernel measurement
+// CSV), from the key itself (cnn.ParseKey). A configuration that reads neither way is
+// left out: its measurements then only count where they are looked up by key.
 func cacheConfigs(ctx context.Context, d *db.DB) (map[string]cnn.Config, error) {
 	list, err := d.Configs(ctx)
 	if err != nil {
@@ -196,7 +236,9 @@ func cacheConfigs(ctx context.Context, d *db.DB) (map[string]cnn.Config, error) 
 	for _, c := range list {
 		var cfg cnn.Config
 		if c.Description == "" || json.Unmarshal([]byte(c.Description), &cfg) != nil || cfg.Key() != c.Key {
-			continue
+			if cfg, err = cnn.ParseKey(c.Key); err != nil {
+				continue
+			}
 		}
 		out[c.Key] = cfg
 	}

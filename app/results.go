@@ -27,6 +27,8 @@ type Summary struct {
 	Input            int     `json:"input"`
 	Bound            string  `json:"bound,omitempty"`
 	LoaderImagesPerS float64 `json:"loader_images_per_s,omitempty"`
+	// Backend is, for a measured CPU, whose measurements answered (Curve.Backend).
+	Backend string `json:"backend,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
@@ -34,7 +36,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 	out := make([]Summary, len(curves))
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
-			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS}
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
@@ -96,6 +98,9 @@ func (r Summary) Cell(col SummaryColumn) string {
 	case ColumnMaxBatch:
 		return strconv.Itoa(r.MaxBatch)
 	case ColumnSource:
+		if r.Backend != "" && r.Source != "" {
+			return string(r.Source) + " (" + r.Backend + ")" // which CPU framework's measurements
+		}
 		return string(r.Source)
 	case ColumnBound:
 		return orDash(none, r.Bound)

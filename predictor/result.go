@@ -71,4 +71,7 @@ type Curve struct {
 	Workers          int             `json:"workers,omitempty"`
 	LoaderImagesPerS float64         `json:"loader_images_per_s,omitempty"`
 	Format           MemoryFormat    `json:"memory_format,omitempty"`
+	// Backend says, for a measured CPU, whose measurements answered: "pytorch"
+	// (scripts/pytorch_sweep.py) or "cnntime-cpu" (cnntime's Go CPU backend); empty for a GPU.
+	Backend string `json:"backend,omitempty"`
 }

@@ -95,12 +95,16 @@ type PredictRow struct {
 	LoaderImagesPerS *float64 `json:"loader_images_per_s"`
 	Bound            string   `json:"bound,omitempty"`
 	MemoryFormat     string   `json:"memory_format,omitempty"`
+	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
+	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
+	Backend string `json:"backend,omitempty"`
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
-		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format)}
+		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
+		Backend: c.Backend}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
 	if c.LoaderImagesPerS > 0 {
