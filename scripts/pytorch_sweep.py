@@ -20,11 +20,13 @@ Ampere and later, FP32 matrix multiplies), fp32-strict turns TF32 off everywhere
 torch.autocast to FP16 with a GradScaler. --benchmark sets torch.backends.cudnn.benchmark
 (cnntime's "fastest" algorithm policy); without it cuDNN's heuristic choice is used.
 
---device cpu times the same steps (FP32) on this machine's CPU by wall clock: after
---warmup steps per batch size, the batch sizes take turns for --rounds rounds of --repeats
-steps each, so a burst of other work on a shared machine falls on every size alike; each
-row is the median over all its steps, its source records the input size and the load
-average seen. The gpu column is then the device key
+--device cpu times the same steps (FP32) on this machine's CPU: after --warmup steps per
+batch size, the batch sizes take turns for --rounds rounds of --repeats steps each, so a
+burst of other work on a shared machine falls on every size alike; each row is the median
+over all its steps, its source records the input size, the clock and the load average
+seen. --clock cpu times by the CPU time of PyTorch's one thread (other processes then take
+no time out of the figures), wall by the wall clock; auto, the default, is cpu when PyTorch
+runs one thread and wall otherwise. The gpu column is then the device key
 cpu:<host>:<CPU model>:pytorch-<threads>-threads (PyTorch's thread count, --threads sets
 it), kept apart from cnntime's own Go CPU backend (cpu:<host>:<CPU model>). A batch that
 PyTorch refuses to train (batch norm over one value per channel: batch 1 at 1x1
@@ -33,17 +35,68 @@ positions) is recorded as unsupported.
     /usr/bin/python3 scripts/pytorch_sweep.py --device cpu --models resnet18,mobilenet_v2 \
         --batches 1,2,4,8 --input 32 --out steps.csv
 
-Needs PyTorch and torchvision (with CUDA for --device cuda).
+--layers times single layers instead of whole steps: every unique layer configuration
+of the chosen models (their layer graphs come from `cnntime model NAME --input N --json`,
+so the configuration keys are the ones cnntime's own sweeps store), each phase alone in
+PyTorch at each batch size: the forward pass (through the torch module torchvision uses,
+autograd recording as in training), the data gradient and the weight gradient (each by
+torch.autograd.grad with respect to the inputs alone, or the parameters alone, on a graph
+built once and kept). Only the phases PyTorch runs in a training step are timed (the
+`phases` cnntime lists per layer: none for a view, no data gradient for a layer on the
+image, batch norm's whole backward, parameters included, as one phase). The output is
+cnntime's kernel measurement CSV (device, config, batch_size, precision, phase, policy,
+..., see `cnntime cache export --csv --layers`) under the same device key as the steps,
+so `cnntime validate --table steps` joins them.
+
+On the CPU, a phase that yields parameter gradients also applies SGD with momentum to
+them (to a copy of the parameters, so the kept graph stays valid), as torch.optim.SGD
+does for that layer: the optimizer update is inside the layer timings, as in cnntime's
+own CPU backend. Each call is timed alone (--clock); after --warmup untimed calls,
+--rounds rounds go over every configuration and batch size in turn (--repeats calls per
+phase each), and a row is the median over all rounds. torch.autograd.grad's own cost of
+starting a backward pass (measured each round on a graph of one view, about 10-20 us),
+which a training step pays once and not per layer, is subtracted from each backward
+phase. On a GPU, phases are timed with CUDA events around back-to-back calls, the update
+is left out (cnntime models it), and kernel precisions are cnntime's: fp32 training runs
+TF32 convolutions on Ampere and later (precision tf32), amp runs FP16 (the loss FP32).
+On the CPU, --steps-out FILE also times the models' whole steps into a step CSV, in the
+same rounds as the layers (each batch size's layers, then its steps), so that layers and
+steps see the same machine.
+
+    /usr/bin/python3 scripts/pytorch_sweep.py --device cpu --layers --models resnet18,mobilenet_v2 \
+        --batches 1,2,4,8 --input 32 --out layers.csv
+    cnntime cache import layers.csv
+
+--layers also takes custom model files (a path ending in .json, as cnntime does).
+
+Needs PyTorch and torchvision (with CUDA for --device cuda); --layers also needs cnntime
+(--cnntime, default: cnntime on PATH, else `go run` in this repository).
 """
 
 import argparse
 import csv
 import datetime
+import json
+import os
+import shlex
+import shutil
 import socket
 import statistics
+import subprocess
 import sys
+import time
 
 COLUMNS = ["gpu", "model", "batch_size", "precision", "framework", "step_ms", "spread_ms", "status", "source", "measured_at"]
+# cnntime's kernel measurement CSV (db.MeasurementCSVColumns), device_info last.
+LAYER_COLUMNS = ["device", "config", "batch_size", "precision", "phase", "policy", "algorithm", "median_ms",
+                 "spread_ms", "repeats", "workspace_bytes", "status", "sweep_id", "measured_at", "source", "device_info"]
+PHASES = ("fwd", "bwd_data", "bwd_weights")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The crop size torchvision 0.14 publishes for each model's weights, as cnntime uses it
+# (`cnntime models`); every other model trains at 224.
+DEFAULT_INPUT = {"inception_v3": 299, "efficientnet_b1": 240, "efficientnet_b2": 288, "efficientnet_b3": 300,
+                 "efficientnet_b4": 380, "efficientnet_b5": 456, "efficientnet_b6": 528, "efficientnet_b7": 600,
+                 "efficientnet_v2_s": 384, "efficientnet_v2_m": 480, "efficientnet_v2_l": 480}
 PRECISIONS = ("fp32", "fp32-strict", "amp")
 DEFAULT_BATCHES = "1-17,24,31-33,40,47-49,56,63-65,72,79-81,88,95-97,104,111-113,120,127-129,136,143-145,152,159-161,168,175-177,184,191-193,200,207-209,216,223-225,232,239-241,248,255-256"
 
@@ -93,7 +146,7 @@ def time_model(torch, torchvision, name, batches, precision, args, device, emit)
     torch.backends.cudnn.allow_tf32 = precision == "fp32"
     torch.backends.cuda.matmul.allow_tf32 = False
     amp = precision == "amp"
-    resolution = args.resolution or (299 if name == "inception_v3" else 224)
+    resolution = args.resolution or DEFAULT_INPUT.get(name, 224)
     net = build_model(torchvision, name, args).to(device).train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -169,72 +222,487 @@ def build_model(torchvision, name, args):
     return builder(**kwargs)
 
 
+class CPUSteps:
+    """One model's FP32 training steps on the CPU at each batch size: warmed up once,
+    then timed round after round (each round --repeats steps per batch size, the sizes
+    taking turns), so a burst of other work on a shared machine falls on every size alike."""
+
+    def __init__(self, torch, torchvision, name, batches, args, emit):
+        self.name, self.args, self.emit = name, args, emit
+        resolution = args.resolution or DEFAULT_INPUT.get(name, 224)
+        torch.manual_seed(0)
+        self.net = build_model(torchvision, name, args).train()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01, momentum=0.9)
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+        self.data = {b: (torch.randn(b, 3, resolution, resolution), torch.randint(0, args.classes, (b,))) for b in batches}
+        self.times = {}
+        for b in batches:
+            try:
+                for _ in range(max(1, args.warmup)):
+                    self.step(*self.data[b])
+            except ValueError as err:
+                # Batch norm refuses a batch of one sample at 1x1 positions in training
+                # ("Expected more than 1 value per channel"): PyTorch cannot train it.
+                emit({"model": name, "batch_size": b, "precision": "fp32", "status": "unsupported",
+                      "step_ms": "", "spread_ms": ""})
+                print(f"{name} fp32 batch {b}: unsupported ({err})", file=sys.stderr)
+                continue
+            self.times[b] = []
+
+    def step(self, x, y):
+        self.opt.zero_grad(set_to_none=True)
+        self.loss_fn(logits_of(self.net(x)), y).backward()
+        self.opt.step()
+
+    def round(self, batch=None):
+        """Times --repeats steps at each batch size (at batch alone, when given)."""
+        for b, times in self.times.items():
+            if batch is not None and b != batch:
+                continue
+            for _ in range(self.args.repeats):
+                t0 = self.args.clock_fn()
+                self.step(*self.data[b])
+                times.append((self.args.clock_fn() - t0) * 1000)
+
+    def finish(self, note):
+        """Emits one row per batch size: the median over every round."""
+        for b, times in self.times.items():
+            median, spread = summarize(times)
+            self.emit({"model": self.name, "batch_size": b, "precision": "fp32", "status": "ok",
+                       "step_ms": f"{median:.4f}", "spread_ms": f"{spread:.4f}"}, note)
+            print(f"{self.name} fp32 batch {b}: {median:.2f} ms ({note})", file=sys.stderr)
+        self.net = self.opt = self.data = None
+
+
 def time_model_cpu(torch, torchvision, name, batches, args, emit):
-    """Times one model's FP32 training steps on the CPU by wall clock. After warm-up the
-    batch sizes take turns, round after round (--rounds, each --repeats steps per size),
-    so a burst of other work on a shared machine falls on every size alike; the row is
-    the median over all rounds, with the load average seen."""
-    import os
-    import time
-    resolution = args.resolution or (299 if name == "inception_v3" else 224)
-    torch.manual_seed(0)
-    net = build_model(torchvision, name, args).train()
-    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    loss_fn = torch.nn.CrossEntropyLoss()
-
-    def step(x, y):
-        opt.zero_grad(set_to_none=True)
-        loss_fn(logits_of(net(x)), y).backward()
-        opt.step()
-
-    data = {b: (torch.randn(b, 3, resolution, resolution), torch.randint(0, args.classes, (b,))) for b in batches}
-    times = {}
-    for b in batches:
-        try:
-            for _ in range(max(1, args.warmup)):
-                step(*data[b])
-        except ValueError as err:
-            # Batch norm refuses a batch of one sample at 1x1 positions in training
-            # ("Expected more than 1 value per channel"): PyTorch cannot train it.
-            emit({"model": name, "batch_size": b, "precision": "fp32", "status": "unsupported",
-                  "step_ms": "", "spread_ms": ""})
-            print(f"{name} fp32 batch {b}: unsupported ({err})", file=sys.stderr)
-            continue
-        times[b] = []
-    batches = list(times)
+    """Times one model's FP32 training steps on the CPU (CPUSteps, --rounds rounds); the
+    rows are the medians over all rounds, with the load average seen."""
+    steps = CPUSteps(torch, torchvision, name, batches, args, emit)
     loads = [os.getloadavg()[0]]
     for _ in range(args.rounds):
-        for b in batches:
-            for _ in range(args.repeats):
-                t0 = time.perf_counter()
-                step(*data[b])
-                times[b].append((time.perf_counter() - t0) * 1000)
+        steps.round()
         loads.append(os.getloadavg()[0])
+    steps.finish(f"load average {min(loads):.2f}-{max(loads):.2f}")
+
+
+# ---- --layers: every unique layer configuration, each phase timed alone ----------------
+
+def cnntime_command(arg):
+    """The command that runs cnntime: --cnntime, else cnntime on PATH, else `go run` here."""
+    if arg:
+        return shlex.split(arg)
+    exe = shutil.which("cnntime")
+    if exe:
+        return [exe]
+    return ["go", "run", REPO]
+
+
+def parse_config_key(key):
+    """Reads a cnntime configuration key (cnn.Config.Key), e.g.
+    conv2d:in=3x32x32,out=64x16x16,k=7x7,s=2x2,p=3x3,d=1x1,g=1,bias=false."""
+    op, _, rest = key.partition(":")
+    spec = {"op": op, "n": 1, "k": (1, 1), "s": (1, 1), "p": (0, 0), "d": (1, 1), "g": 1, "bias": False, "ceil": False}
+    for item in rest.split(","):
+        name, eq, val = item.partition("=")
+        if not eq:
+            if name == "ceil":
+                spec["ceil"] = True
+            continue
+        if name in ("in", "out"):
+            spec[name] = tuple(int(v) for v in val.split("x"))
+        elif name in ("k", "s", "p", "d"):
+            spec[name] = tuple(int(v) for v in val.split("x"))
+        elif name in ("n", "g"):
+            spec[name] = int(val)
+        elif name == "bias":
+            spec["bias"] = val == "true"
+    if "in" not in spec or "out" not in spec:
+        raise ValueError(f"configuration key {key!r} has no in= or out= shape")
+    return spec
+
+
+def layer_configs(cmd, models, resolution, classes):
+    """The unique layer configurations of models, in first-seen order: key -> its spec,
+    the phases PyTorch runs for it (the union over its layers), whether a layer of it
+    runs in place, and its first layer's input shapes (C, H, W each)."""
+    configs = {}
+    for name in models:
+        args = ["model", name, "--json"]
+        if not name.endswith(".json"):  # a custom model file sets its own input and classes
+            if resolution:
+                args += ["--input", str(resolution)]
+            if classes:
+                args += ["--classes", str(classes)]
+        out = subprocess.run(cmd + args, capture_output=True, text=True, cwd=REPO)
+        if out.returncode != 0:
+            raise SystemExit(f"pytorch_sweep.py: {' '.join(cmd + args)} failed: {out.stderr.strip()}")
+        graph = json.loads(out.stdout)
+        for layer in graph["layers"]:
+            if "config" not in layer or "phases" not in layer:
+                raise SystemExit("pytorch_sweep.py --layers: this cnntime's `model --json` gives no configuration keys; use a newer cnntime")
+            if not layer["phases"]:
+                continue  # a view: PyTorch runs no kernel for it
+            c = configs.get(layer["config"])
+            if c is None:
+                c = configs[layer["config"]] = {"key": layer["config"], "spec": parse_config_key(layer["config"]),
+                                                "phases": set(), "inplace": False, "in_shapes": layer["in_shapes"]}
+            c["phases"].update(layer["phases"])
+            c["inplace"] = c["inplace"] or bool(layer.get("inplace"))
+    for c in configs.values():
+        c["phases"] = [p for p in PHASES if p in c["phases"]]
+    return list(configs.values())
+
+
+class Layer:
+    """One layer configuration as PyTorch runs it: the module (or function) torchvision
+    uses, its parameters, and the layout of its inputs."""
+
+    def __init__(self, torch, c, device, cuda):
+        nn, F = torch.nn, torch.nn.functional
+        self.torch, self.c, self.device = torch, c, device
+        s = c["spec"]
+        op, cin, cout = s["op"], s["in"][0], s["out"][0]
+        # On a GPU an in-place op is timed out of place (same kernel traffic); on the CPU
+        # in place, on a fresh copy of its input each call, as in the step.
+        self.inplace = c["inplace"] and not cuda
+        ip = self.inplace
+        module = None
+        if op == "conv2d":
+            module = nn.Conv2d(cin, cout, s["k"], s["s"], s["p"], s["d"], s["g"], bias=s["bias"])
+        elif op == "linear":
+            module = nn.Linear(cin, cout, bias=s["bias"])
+        elif op == "batchnorm2d":
+            module = nn.BatchNorm2d(cin)
+        elif op == "layernorm":
+            module = nn.LayerNorm(cin)
+        elif op == "relu":
+            module = nn.ReLU(inplace=ip)
+        elif op == "relu6":
+            module = nn.ReLU6(inplace=ip)
+        elif op == "silu":
+            module = nn.SiLU(inplace=ip)
+        elif op == "hardswish":
+            module = nn.Hardswish(inplace=ip)
+        elif op == "hardsigmoid":
+            module = nn.Hardsigmoid(inplace=ip)
+        elif op == "sigmoid":
+            module = nn.Sigmoid()
+        elif op == "gelu":
+            module = nn.GELU()
+        elif op == "maxpool2d":
+            module = nn.MaxPool2d(s["k"], s["s"], s["p"], ceil_mode=s["ceil"])
+        elif op == "avgpool2d":
+            module = nn.AvgPool2d(s["k"], s["s"], s["p"], ceil_mode=s["ceil"])
+        elif op == "adaptiveavgpool2d":
+            module = nn.AdaptiveAvgPool2d(s["out"][1:])
+        elif op == "dropout":
+            module = nn.Dropout(0.5)
+        elif op == "stochasticdepth":
+            import torchvision
+            module = torchvision.ops.StochasticDepth(0.1, "row")
+        self.params = []
+        if module is not None:
+            module = module.to(device).train()
+            self.params = list(module.parameters())
+            self.fn = lambda xs: module(xs[0])
+        elif op == "add":
+            self.fn = (lambda xs: xs[0].add_(xs[1])) if ip else (lambda xs: xs[0] + xs[1] if len(xs) == 2 else sum(xs[1:], xs[0]))
+        elif op == "mul":
+            self.fn = lambda xs: xs[0] * xs[1]
+        elif op == "scale":  # ConvNeXt's layer scale: a learned (C, 1, 1) factor
+            gamma = torch.nn.Parameter(torch.ones(cin, 1, 1, device=device))
+            self.params = [gamma]
+            self.fn = lambda xs: gamma * xs[0]
+        elif op == "concat":
+            self.fn = lambda xs: torch.cat(xs, 1)
+        elif op == "channelshuffle":
+            from torchvision.models.shufflenetv2 import channel_shuffle
+            self.fn = lambda xs: channel_shuffle(xs[0], 2)
+        elif op == "permute":  # torchvision's Permute: a view, the copy happens in the next op
+            self.fn = lambda xs: xs[0].permute(0, 2, 3, 1)
+        elif op == "crossentropy":
+            self.fn = None  # needs the targets: see case()
+        else:
+            raise NotImplementedError(f"no PyTorch op for {op!r}")
+        # The momentum buffers and the copy of the parameters the SGD update writes.
+        self.shadow = [p.detach().clone() for p in self.params]
+        self.momentum = [None] * len(self.params)
+
+    def input_shapes(self, batch):
+        """The inputs' tensor shapes at a batch size, in the layout torchvision runs the op in."""
+        s, op = self.c["spec"], self.c["spec"]["op"]
+        shapes = []
+        for (ch, h, w) in self.c["in_shapes"]:
+            if op in ("linear", "crossentropy") and h * w == 1:
+                shapes.append((batch, ch))  # a classifier after flatten
+            elif op in ("linear", "layernorm"):
+                shapes.append((batch, h, w, ch))  # ConvNeXt's channels-last MLP and norms
+            else:
+                shapes.append((batch, ch, h, w))
+        if op in ("add", "concat") and len(shapes) != s["n"]:
+            raise ValueError(f"{self.c['key']}: {len(shapes)} inputs, the key says {s['n']}")
+        return shapes
+
+    def sgd(self, params, grads):
+        """SGD with momentum 0.9 as torch.optim.SGD runs it on the CPU (one tensor at a
+        time), on the copies of params."""
+        torch = self.torch
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                i = next(j for j, q in enumerate(self.params) if q is p)
+                buf = self.momentum[i]
+                if buf is None:
+                    buf = self.momentum[i] = torch.clone(g).detach()
+                else:
+                    buf.mul_(0.9).add_(g, alpha=1)
+                self.shadow[i].add_(buf, alpha=-0.01)
+
+
+def layer_case(torch, layer, batch, device, autocast, update):
+    """The timed calls of one layer at one batch size: {phase: (prepare, run)}; prepare
+    is untimed (a fresh copy of an in-place op's input), run is timed."""
+    c, op = layer.c, layer.c["spec"]["op"]
+    phases = c["phases"]
+    # Inputs require grad unless the layer is on the image (no data gradient), as in a step.
+    grad_in = "bwd_data" in phases or op in ("add", "concat")
+    xs = [torch.randn(shape, device=device, requires_grad=grad_in) for shape in layer.input_shapes(batch)]
+    fn = layer.fn
+    if op == "crossentropy":
+        target = torch.randint(0, xs[0].shape[1], (batch,), device=device)
+        fn = lambda ins: torch.nn.functional.cross_entropy(ins[0], target)
+
+    def inputs():
+        return [x.clone() for x in xs] if layer.inplace else xs
+
+    def forward(ins):
+        with autocast():
+            return fn(ins)
+
+    calls = {}
+    box = {}
+
+    def prep_fwd():
+        box["ins"] = inputs()
+        box.pop("y", None)
+
+    def run_fwd():
+        box["y"] = forward(box["ins"])
+
+    calls["fwd"] = (prep_fwd, run_fwd)
+    backward = [p for p in phases if p != "fwd"]
+    if backward:
+        y = forward(inputs())  # one graph, kept for every backward call
+        g = torch.ones_like(y) if y.dim() == 0 else torch.randn_like(y)
+        leaves = [x for x in xs if x.requires_grad]
+        for phase in backward:
+            if phase == "bwd_data":
+                # Batch norm's one fused backward computes its parameters' gradients too.
+                params = layer.params if "bwd_weights" not in phases else []
+                targets = leaves + params
+            else:
+                params = layer.params
+                targets = list(params)
+            if not targets:
+                continue
+
+            def run_bwd(targets=targets, params=params):
+                grads = torch.autograd.grad(y, targets, g, retain_graph=True)
+                if update and params:
+                    layer.sgd(params, grads[len(targets) - len(params):])
+
+            calls[phase] = (None, run_bwd)
+    return calls
+
+
+def time_layers(torch, configs, batches, args, device, cuda, precision, emit, steps=()):
+    """Times every phase of every configuration at every batch size in interleaved
+    rounds and emits one row per configuration, batch size and phase. steps (CPUSteps)
+    are timed in the same rounds, after the layers, so both see the same machine."""
+    import contextlib
+    if cuda:
+        torch.backends.cudnn.benchmark = args.benchmark
+        torch.backends.cudnn.allow_tf32 = precision == "fp32"
+        torch.backends.cuda.matmul.allow_tf32 = False
+    amp = precision == "amp"
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.float16)) if amp else contextlib.nullcontext
+    policy = ("fastest" if args.benchmark else "heuristic") if cuda else ""
+    tf32 = cuda and precision == "fp32" and torch.cuda.get_device_capability(device)[0] >= 8
+
+    def kernel_precision(op):
+        if amp:
+            return "fp32" if op == "crossentropy" else "amp"
+        return "tf32" if tf32 and op == "conv2d" else "fp32"
+
+    def clock(run):
+        """Times one call (CPU: wall clock) or, on a GPU, back-to-back calls between CUDA events."""
+        if not cuda:
+            t0 = args.clock_fn()
+            run()
+            return (args.clock_fn() - t0) * 1000
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        k = clock.k
+        start.record()
+        for _ in range(k):
+            run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / k
+
+    # What torch.autograd.grad costs by itself: a graph of one view, no kernel.
+    x0 = torch.zeros(1, device=device, requires_grad=True)
+    y0, g0 = x0.view(-1), torch.ones(1, device=device)
+    null_run = lambda: torch.autograd.grad(y0, [x0], g0, retain_graph=True)
+    null = []
+
+    samples, status, layers = {}, {}, {}
+    loads = [os.getloadavg()[0]]
+    for rnd in range(args.rounds):
+        clock.k = 1
+        if cuda:  # on the CPU it is timed among the layers' calls
+            for _ in range(max(1, args.warmup)):
+                null_run()
+            null.extend(clock(null_run) for _ in range(max(20, args.repeats)))
+        # Batch size by batch size, every configuration, then the steps at that size:
+        # what is compared was measured moments apart.
+        for b in batches:
+            cases = {}  # key -> {phase: (prepare, run)}, in configuration order
+            for c in configs:
+                key = c["key"]
+                if key not in layers:
+                    try:
+                        layers[key] = Layer(torch, c, device, cuda)
+                    except NotImplementedError as err:
+                        layers[key] = None
+                        print(f"{key}: unsupported ({err})", file=sys.stderr)
+                layer = layers[key]
+                if layer is None or status.get((key, b)):
+                    status.setdefault((key, b), "unsupported")
+                    continue
+                try:
+                    cases[key] = layer_case(torch, layer, b, device, autocast, update=not cuda)
+                except ValueError as err:
+                    # Batch norm refuses one value per channel in training (batch 1 at 1x1).
+                    status[(key, b)] = "unsupported"
+                    print(f"{key} batch {b}: unsupported ({err})", file=sys.stderr)
+                except RuntimeError as err:
+                    if not is_oom(err):
+                        raise
+                    for bb in batches:
+                        if bb >= b:
+                            status[(key, bb)] = "oom"
+                    if cuda:
+                        torch.cuda.empty_cache()
+            if cuda:
+                # Each phase on its own: back-to-back calls between CUDA events.
+                for key, calls in cases.items():
+                    for phase, (prep, run) in calls.items():
+                        for _ in range(max(1, args.warmup)):
+                            prep and prep()
+                            run()
+                        torch.cuda.synchronize(device)
+                        clock.k = 1
+                        one = clock(run)
+                        clock.k = max(1, min(100, int(2.0 / max(one, 1e-3))))
+                        got = samples.setdefault((key, b, phase), [])
+                        for _ in range(args.repeats):
+                            got.append(clock(run))
+            else:
+                # On the CPU every phase once in a step's order (the forward passes, then
+                # the backward ones in reverse), --repeats times over, each call timed
+                # alone: a call finds the caches as the phases before it in a step leave
+                # them, not as its own previous call did (back to back, a small layer's
+                # Python, dispatcher and data stay in the core's caches and it runs several
+                # times faster than in a step).
+                # The entry cost of a backward call, to subtract, is timed among them too
+                # (every fifth), in the same state of the caches.
+                keys = list(cases)
+                order = [(k, "fwd") for k in keys if "fwd" in cases[k]]
+                backward = [(k, ph) for k in reversed(keys) for ph in ("bwd_data", "bwd_weights") if ph in cases[k]]
+                for i, item in enumerate(backward):
+                    if i % 5 == 0:
+                        order.append((None, "null"))
+                    order.append(item)
+                cases[None] = {"null": (None, null_run)}
+                for _ in range(max(1, args.warmup)):
+                    for k, ph in order:
+                        prep, run = cases[k][ph]
+                        prep and prep()
+                        run()
+                for _ in range(args.repeats):
+                    for k, ph in order:
+                        prep, run = cases[k][ph]
+                        prep and prep()
+                        t = clock(run)
+                        if k is None:
+                            null.append(t)
+                        else:
+                            samples.setdefault((k, b, ph), []).append(t)
+            cases = None
+            for st in steps:
+                st.round(b)
+        loads.append(os.getloadavg()[0])
+        print(f"round {rnd + 1}/{args.rounds}: {len(configs)} configurations x {len(batches)} batch sizes"
+              f"{' and the steps' if steps else ''} timed (load average {loads[-1]:.2f})", file=sys.stderr)
     load = f"load average {min(loads):.2f}-{max(loads):.2f}"
-    for b in batches:
-        median, spread = summarize(times[b])
-        emit({"model": name, "batch_size": b, "precision": "fp32", "status": "ok",
-              "step_ms": f"{median:.4f}", "spread_ms": f"{spread:.4f}"}, load)
-        print(f"{name} fp32 batch {b}: {median:.2f} ms ({load})", file=sys.stderr)
-    del net, opt
+    for st in steps:
+        st.finish(load + ", in the rounds of the layers")
+    null_ms = statistics.median(null) if null else 0.0
+    note = f"{load}, backward phases less autograd's {1000 * null_ms:.1f} us entry"
+    for c in configs:
+        key, op = c["key"], c["spec"]["op"]
+        for b in batches:
+            for phase in c["phases"]:
+                row = {"config": key, "batch_size": b, "precision": kernel_precision(op), "phase": phase,
+                       "policy": policy, "algorithm": "", "median_ms": "", "spread_ms": "", "repeats": 0,
+                       "workspace_bytes": 0, "sweep_id": ""}
+                times = samples.get((key, b, phase))
+                if status.get((key, b)) or not times:
+                    row["status"] = status.get((key, b)) or "unsupported"
+                else:
+                    median, spread = summarize(times)
+                    if phase != "fwd":
+                        # Never below a tenth of what was timed: the entry cost is a median too.
+                        median = max(median - null_ms, median / 10)
+                    row.update(status="ok", median_ms=f"{median:.6f}", spread_ms=f"{spread:.6f}", repeats=len(times))
+                emit(row, note)
+
+
+def mem_total_bytes():
+    """The host's memory from /proc/meminfo (as cnntime's CPU backend reads it), or 0."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", required=True, help="comma-separated torchvision model names, e.g. resnet50,vgg16")
+    p.add_argument("--models", required=True, help="comma-separated torchvision model names, e.g. resnet50,vgg16 (--layers: also custom model files, *.json)")
+    p.add_argument("--layers", action="store_true", help="time every unique layer configuration's phases alone and write cnntime's kernel measurement CSV, instead of whole steps")
+    p.add_argument("--cnntime", default=os.environ.get("CNNTIME", ""), help="--layers: the command that runs cnntime (default: $CNNTIME, else cnntime on PATH, else `go run` in this repository)")
     p.add_argument("--batches", default=DEFAULT_BATCHES, help="batch sizes, e.g. 1-64,96,128 (default: 1-16, then multiples of 8 with the neighbours of multiples of 16 up to 256)")
     p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp32-strict, amp")
     p.add_argument("--benchmark", action="store_true", help="torch.backends.cudnn.benchmark=True (cnntime's fastest policy)")
-    p.add_argument("--repeats", type=int, default=20, help="timed steps per batch size (default 20)")
-    p.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
+    p.add_argument("--repeats", type=int, default=0, help="timed steps per batch size (default 20), or with --layers timed calls per phase each round (default 5)")
+    p.add_argument("--warmup", type=int, default=-1, help="untimed steps first (default 5), or with --layers untimed calls per phase each round (default 2)")
     p.add_argument("--device", default="cuda", help="cuda, cuda:N (a CUDA device index) or cpu (default cuda)")
-    p.add_argument("--rounds", type=int, default=5, help="CPU: rounds in which the batch sizes take turns (default 5)")
+    p.add_argument("--rounds", type=int, default=5, help="CPU steps, and --layers: rounds in which the batch sizes take turns (default 5)")
     p.add_argument("--threads", type=int, default=0, help="CPU: torch.set_num_threads (default: PyTorch's own choice)")
+    p.add_argument("--clock", choices=("auto", "wall", "cpu"), default="auto", help="CPU: time by the CPU time of PyTorch's thread (cpu: it must run one, see --threads; other processes on a shared machine then take no time out of the figures) or by the wall clock (wall); auto (default): cpu when PyTorch runs one thread, else wall")
+    p.add_argument("--steps-out", default="", help="--layers on the CPU: also time the models' whole steps, in the same rounds as the layers (so both see the same machine), into this step CSV")
     p.add_argument("--gpu", default="", help="the catalog GPU id for the gpu column (e.g. a100-sxm4-80gb); default: this GPU's key cuda:GPU-<uuid>")
-    p.add_argument("--input", "--resolution", dest="resolution", type=int, default=0, help="input size in pixels (default 224; 299 for inception_v3)")
+    p.add_argument("--input", "--resolution", dest="resolution", type=int, default=0, help="input size in pixels (default: the model's own as cnntime knows it, 224 for most; 299 for inception_v3)")
     p.add_argument("--classes", type=int, default=1000, help="output classes (default 1000)")
     p.add_argument("--out", default="-", help="CSV file to write (default: standard output)")
     args = p.parse_args()
+    if args.repeats == 0:
+        args.repeats = 5 if args.layers else 20
+    if args.warmup == -1:
+        args.warmup = 2 if args.layers else 5
     try:
         batches = parse_batches(args.batches)
     except ValueError as err:
@@ -245,27 +713,49 @@ def main():
             p.error(f"unknown precision {prec!r}: use {', '.join(PRECISIONS)}")
     if args.repeats < 1 or args.warmup < 0:
         p.error("--repeats must be at least 1 and --warmup not negative")
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if args.steps_out and not (args.layers and args.device == "cpu"):
+        p.error("--steps-out goes with --layers --device cpu (without --layers, --out is the step CSV)")
+    if not args.layers or args.steps_out:
+        for name in models:
+            if name.endswith(".json"):
+                p.error(f"{name}: whole steps need a torchvision model; a custom model file goes with --layers (without --steps-out)")
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
+    configs = []
+    if args.layers:
+        configs = layer_configs(cnntime_command(args.cnntime), models, args.resolution, args.classes)
 
     try:
         import torch
         import torchvision
     except ImportError as err:
         sys.exit(f"pytorch_sweep.py needs PyTorch and torchvision ({err}); install them (Debian: python3-torch python3-torchvision)")
+    host = socket.gethostname()
     on_cpu = args.device == "cpu"
     if on_cpu:
         if precisions != ["fp32"]:
             p.error("--device cpu times fp32 only (CPU autocast is bfloat16, not the amp cnntime predicts)")
-        if args.rounds < 1:
-            p.error("--rounds must be at least 1")
         if args.threads:
             torch.set_num_threads(args.threads)
         threads = torch.get_num_threads()
+        if args.clock == "cpu" and threads != 1:
+            p.error(f"--clock cpu counts one thread's CPU time: PyTorch runs {threads} threads here; add --threads 1")
+        if args.clock == "auto":
+            args.clock = "cpu" if threads == 1 else "wall"
+        # CPU time of this thread: PyTorch's one intra-op thread is the caller's, and the
+        # autograd engine runs a CPU graph's backward on the calling thread too.
+        args.clock_fn = time.thread_time if args.clock == "cpu" else time.perf_counter
         model = cpu_model()
+        device = torch.device("cpu")
         # A key of its own: PyTorch's CPU kernels are not cnntime's Go CPU backend, whose
         # device key is cpu:<host>:<model>.
-        gpu = args.gpu or f"cpu:{socket.gethostname()}:{model}:pytorch-{threads}-threads"
+        gpu = args.gpu or f"cpu:{host}:{model}:pytorch-{threads}-threads"
         framework = f"pytorch {torch.__version__} cpu {threads} threads"
-        source = f"pytorch_sweep.py on {socket.gethostname()} ({model}, {threads} threads, input {args.resolution or 'default'})"
+        clock = "CPU time" if args.clock == "cpu" else "wall clock"
+        source = f"pytorch_sweep.py on {host} ({model}, {framework}, input {args.resolution or 'default'}, {clock})"
+        info = {"backend": "cpu", "name": model, "sm_count": os.cpu_count() or 0, "memory_bytes": mem_total_bytes(),
+                "driver": f"pytorch {torch.__version__}, {threads} threads", "host": host}
     else:
         if not torch.cuda.is_available():
             sys.exit("pytorch_sweep.py: PyTorch sees no CUDA GPU on this machine (use --device cpu to time the CPU)")
@@ -278,37 +768,70 @@ def main():
         elif args.device != "cuda":
             p.error(f"--device {args.device!r}: write cuda, cuda:N or cpu")
         device = torch.device("cuda", index)
+        args.clock_fn = time.perf_counter  # not used: CUDA events time the GPU
         props = torch.cuda.get_device_properties(device)
         gpu = args.gpu
+        uuid = str(getattr(props, "uuid", "") or "")
         if not gpu:
-            uuid = str(getattr(props, "uuid", "") or "")
             if not uuid:
                 sys.exit("pytorch_sweep.py: this PyTorch does not report the GPU's UUID; name the GPU with --gpu CATALOG_ID")
             gpu = "cuda:" + (uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
         framework = f"pytorch {torch.__version__}"
-        source = f"pytorch_sweep.py on {socket.gethostname()} ({props.name}, cudnn.benchmark={args.benchmark}, input {args.resolution or 'default'})"
+        source = f"pytorch_sweep.py on {host} ({props.name}, cudnn.benchmark={args.benchmark}, input {args.resolution or 'default'})"
+        info = {"backend": "cuda", "name": props.name, "uuid": uuid, "gpu_id": args.gpu,
+                "compute_capability": f"{props.major}.{props.minor}", "sm_count": props.multi_processor_count,
+                "memory_bytes": props.total_memory, "cuda": str(torch.version.cuda or ""),
+                "cudnn": str(torch.backends.cudnn.version() or ""), "driver": f"pytorch {torch.__version__}", "host": host}
 
-    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
-    writer = csv.DictWriter(out, fieldnames=COLUMNS)
-    writer.writeheader()
+    device_info = json.dumps(info, separators=(",", ":"))
+    files = []
 
-    def emit(row, note=""):
-        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-        src = f"{source[:-1]}, {note})" if note else source
-        row.update(gpu=gpu, framework=framework, source=src, measured_at=now.isoformat().replace("+00:00", "Z"))
-        writer.writerow(row)
-        out.flush()
+    def writer_for(path, layers):
+        """emit(row, note) for a CSV file (- is standard output): the kernel measurement
+        CSV when layers, else the step CSV."""
+        out = sys.stdout if path == "-" else open(path, "w", newline="")
+        if out is not sys.stdout:
+            files.append(out)
+        writer = csv.DictWriter(out, fieldnames=LAYER_COLUMNS if layers else COLUMNS)
+        writer.writeheader()
 
+        def emit(row, note=""):
+            now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+            base = layer_source if layers else source
+            src = f"{base[:-1]}, {note})" if note else base
+            when = now.isoformat().replace("+00:00", "Z")
+            if layers:
+                row.update(device=gpu, source=src, measured_at=when, device_info=device_info)
+            else:
+                row.update(gpu=gpu, framework=framework, source=src, measured_at=when)
+            writer.writerow(row)
+            out.flush()
+        return emit
+
+    layer_source = source.replace("pytorch_sweep.py on", "pytorch_sweep.py --layers on", 1)
+    emit = writer_for(args.out, args.layers)
     try:
-        for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+        if args.layers:
+            steps = []
+            if args.steps_out:
+                emit_step = writer_for(args.steps_out, False)
+                steps = [CPUSteps(torch, torchvision, name, batches, args, emit_step) for name in models]
+            torch.manual_seed(0)
+            if on_cpu:
+                time_layers(torch, configs, batches, args, device, False, "fp32", emit, steps)
+            else:
+                for prec in precisions:
+                    time_layers(torch, configs, batches, args, device, True, prec, emit)
+            return
+        for name in models:
             if on_cpu:
                 time_model_cpu(torch, torchvision, name, batches, args, emit)
                 continue
             for prec in precisions:
                 time_model(torch, torchvision, name, batches, prec, args, device, emit)
     finally:
-        if out is not sys.stdout:
-            out.close()
+        for f in files:
+            f.close()
 
 
 if __name__ == "__main__":
