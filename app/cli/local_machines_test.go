@@ -265,3 +265,81 @@ func TestLocalMachinesFromCachedDevices(t *testing.T) {
 		t.Errorf("set-price of an unmeasured device: exit %d, %q; want 1, unknown machine", code, errOut)
 	}
 }
+
+// TestLocalCPUPrefersPyTorch: once the cache holds PyTorch's layer timings of this CPU
+// beside the Go backend's, local/cpu is PyTorch's (composed of the kernels PyTorch runs)
+// and says so, the Go backend's is local/cpu-cnntime, and each prediction names whose
+// measurements answered.
+func TestLocalCPUPrefersPyTorch(t *testing.T) {
+	dbPath, model := sweptCPU(t)
+	goDev := cpu.New().Device()
+	ptKey := goDev.Key + ":pytorch-1-threads"
+	cache, err := db.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := cache.Measurements(context.Background(), goDev.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PyTorch's timings: the same kernels as the Go backend's, each doubled, of the
+	// phases PyTorch runs only.
+	net, err := app.ReadCustomModelFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]bool{}
+	for i := range net.Layers {
+		for _, ph := range net.Layers[i].Phases() {
+			runs[net.Layers[i].Config.Key()+"/"+string(ph)] = true
+		}
+	}
+	var pt []measure.Measurement
+	for _, m := range ms {
+		if runs[m.ConfigKey+"/"+string(m.Phase)] {
+			m.DeviceKey, m.MedianMS = ptKey, 2*m.MedianMS
+			pt = append(pt, m)
+		}
+	}
+	ptDev := goDev
+	ptDev.Key = ptKey
+	if err := cache.PutDevice(context.Background(), ptDev); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.PutMeasurements(context.Background(), pt); err != nil {
+		t.Fatal(err)
+	}
+	cache.Close()
+
+	m, ok := listedMachine(t, dbPath, hw.LocalCPUID)
+	if !ok || m.Instance != "This computer's CPU: "+goDev.Name+" (PyTorch, 1 thread)" || m.Notes != "measured device "+ptKey {
+		t.Errorf("local/cpu = %+v; want PyTorch's measured CPU", m)
+	}
+	g, ok := listedMachine(t, dbPath, hw.LocalCPUID+"-cnntime")
+	if !ok || g.Instance != "This computer's CPU: "+goDev.Name+" (cnntime's Go CPU backend)" || g.Notes != "measured device "+goDev.Key {
+		t.Errorf("local/cpu-cnntime = %+v, %v; want the Go backend's measured CPU", g, ok)
+	}
+	rows := predictRows(t, dbPath, "--model", model, "--machine", hw.LocalCPUID+","+hw.LocalCPUID+"-cnntime", "--batch", "2", "--loader", "synthetic")
+	if len(rows) != 2 || rows[0].Backend != "pytorch" || rows[1].Backend != "cnntime-cpu" {
+		t.Fatalf("rows %+v; want local/cpu answered by pytorch, local/cpu-cnntime by cnntime-cpu", rows)
+	}
+	// PyTorch's step is its own kernels (the phases it runs), the Go backend's its own.
+	var want float64
+	for _, m := range pt {
+		if m.Batch == 2 {
+			for i := range net.Layers {
+				for _, ph := range net.Layers[i].Phases() {
+					if net.Layers[i].Config.Key() == m.ConfigKey && ph == m.Phase {
+						want += m.MedianMS
+					}
+				}
+			}
+		}
+	}
+	if got := *rows[0].IterMS; math.Abs(got-want) > 1e-3+1e-6*want {
+		t.Errorf("local/cpu at batch 2: %.4f ms; want the sum of PyTorch's kernels, %.4f ms", got, want)
+	}
+	if got, goWant := *rows[1].IterMS, measuredCPUStepMS(t, dbPath, model, goDev.Key, 2); math.Abs(got-goWant) > 1e-3+1e-6*goWant {
+		t.Errorf("local/cpu-cnntime at batch 2: %.4f ms; want the Go backend's kernels, %.4f ms", got, goWant)
+	}
+}
