@@ -51,12 +51,13 @@ so `cnntime validate --table steps` joins them.
 On the CPU, a phase that yields parameter gradients also applies SGD with momentum to
 them (to a copy of the parameters, so the kept graph stays valid), as torch.optim.SGD
 does for that layer: the optimizer update is inside the layer timings, as in cnntime's
-own CPU backend. Each call is timed alone (--clock); after --warmup untimed calls,
---rounds rounds go over every configuration and batch size in turn (--repeats calls per
-phase each), and a row is the median over all rounds. torch.autograd.grad's own cost of
-starting a backward pass (measured each round on a graph of one view, about 10-20 us),
-which a training step pays once and not per layer, is subtracted from each backward
-phase. On a GPU, phases are timed with CUDA events around back-to-back calls, the update
+own CPU backend. --rounds rounds go over the batch sizes in turn; at each, every phase of
+every configuration runs once in a step's order (the forward passes, then the backward
+ones in reverse), --repeats times over after --warmup untimed passes, each call timed
+alone (--clock), so that a call finds the caches as a step leaves them; a row is the
+median over all rounds. torch.autograd.grad's own cost of starting a backward pass
+(timed among the calls on a graph of one view), which a training step pays once and not
+per layer, is subtracted from each backward phase. On a GPU, phases are timed with CUDA events around back-to-back calls, the update
 is left out (cnntime models it), and kernel precisions are cnntime's: fp32 training runs
 TF32 convolutions on Ampere and later (precision tf32), amp runs FP16 (the loss FP32).
 On the CPU, --steps-out FILE also times the models' whole steps into a step CSV, in the
