@@ -266,9 +266,12 @@ func (e *Engine) GPUTarget(id string) (Target, error) {
 
 // Query asks for every model on every target.
 type Query struct {
-	Models    []string
-	Targets   []Target
-	Batches   []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	Models  []string
+	Targets []Target
+	Batches []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	// Span, when its Min is set, replaces Batches: each curve runs over BatchGrid from
+	// Min up to the largest batch that fits its machine (see BatchSpan).
+	Span      BatchSpan
 	Precision measure.Precision
 	Policy    measure.Policy
 	Run       predictor.Run
@@ -299,7 +302,19 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 	engines := make([]*predictor.Engine, 0, cap(reqs))
 	for _, n := range nets {
 		for _, t := range q.Targets {
+			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
+				Precision: q.Precision, Policy: q.Policy, Run: q.Run, MemoryFormat: q.Data.memoryFormat()}
+			if q.Nodes > 1 {
+				r.Nodes = q.Nodes
+			}
 			batches := q.Batches
+			if q.Span.Min > 0 {
+				pred := e.pred
+				if t.cpu != nil {
+					pred = t.cpu
+				}
+				batches = q.Span.Grid(pred.MaxBatch(r), max(t.Machine.GPUCount, 1)*max(q.Nodes, 1))
+			}
 			if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); len(batches) > 0 && batches[0] < k {
 				i := sort.SearchInts(batches, k)
 				if i == len(batches) {
@@ -307,8 +322,7 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 				}
 				batches = batches[i:]
 			}
-			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
-				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat()}
+			r.Batches = batches
 			in, err := q.Data.inputRate(n, t)
 			if err != nil {
 				return nil, err
