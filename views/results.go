@@ -18,14 +18,18 @@ type ResultsTable struct {
 	descending bool
 }
 
-var resultWidths = []float32{110, 180, 80, 85, 85, 85, 80, 75, 80, 80, 60}
+var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60}
 
 // NewResultsTable makes an empty results table.
 func NewResultsTable() *ResultsTable {
 	t := &ResultsTable{sortColumn: -1}
 	t.table = widget.NewTable(
 		func() (int, int) { return len(t.rows), len(app.SummaryColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("") },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis // a long machine id must not run into the next column
+			return l
+		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {
 				o.(*widget.Label).SetText(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,7 @@ type MainWindow struct {
 	state      app.SessionState
 	started    time.Time
 	warnings   []string // what was left out at start, behind the Warnings button
+	changed    bool     // the user changed the selection since the window opened
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
 	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
@@ -124,7 +126,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		startErr = err
 	}
 
-	mw.Selection = NewSelectionPanel(mw.Session, machines, mw.showError)
+	mw.Selection = NewSelectionPanel(mw.Session, machines, catalogGPUs(), mw.showError, func(msg string) { mw.Status.SetText(msg) })
 	mw.Scatter = NewChartView(false, "Select CNNs and machines on the left:\none point per CNN × machine at its fastest batch size.")
 	mw.Curves = NewChartView(true, "Select CNNs and machines on the left:\none curve per CNN × machine.")
 	mw.Scatter.Tooltip = mw.scatterTooltip
@@ -149,7 +151,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	}
 	mw.Warnings = mw.newWarningsButton()
 
-	w.SetContent(mw.layout())
+	w.SetContent(withTooltips(w.Canvas(), mw.layout()))
 	w.SetMainMenu(mw.mainMenu())
 	mw.addShortcuts()
 
@@ -209,7 +211,7 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	scatterBar := container.NewHBox(widget.NewLabelWithStyle("Min time vs cost", fyne.TextAlignLeading, bold), mw.scatterLog)
 	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY)
 	scatter := container.NewBorder(scatterBar, widget.NewLabel("Hover a point to read it; click it to highlight its curve."), nil, nil, mw.Scatter)
-	curves := container.NewBorder(curvesBar, nil, nil, mw.Legend.Content(), mw.Curves)
+	curves := container.NewBorder(curvesBar, mw.Legend.Content(), nil, nil, mw.Curves)
 	chartsSplit := container.NewHSplit(scatter, curves)
 	chartsSplit.Offset = 0.4
 
@@ -222,7 +224,7 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	right := container.NewVSplit(chartsSplit, tabs)
 	right.Offset = 0.64
 	body := container.NewHSplit(mw.Selection.Content(), right)
-	body.Offset = 0.2
+	body.Offset = 0.22
 	statusBar := container.NewBorder(nil, nil, nil, mw.Warnings, mw.Status)
 	return container.NewBorder(nil, statusBar, nil, nil, body)
 }
@@ -232,6 +234,9 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.uiMu.Lock()
 	defer mw.uiMu.Unlock()
 	prevBusy := mw.state.Busy
+	if mw.state.Settings.Models != nil && !sameSelection(mw.state.Settings, st.Settings) {
+		mw.changed = true // the example's hint goes once the user changes the selection
+	}
 	mw.state = st
 	n := len(st.Settings.Models) * len(st.Settings.Machines)
 	switch {
@@ -239,7 +244,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 		if !prevBusy {
 			mw.started = time.Now()
 		}
-		mw.Status.SetText(fmt.Sprintf("Predicting %d CNN × machine curves…", n))
+		mw.Status.SetText(fmt.Sprintf("Predicting %s…", countNoun(n, "CNN × machine curve")))
 		return
 	case st.Err != nil:
 		mw.Status.SetText("Prediction failed: " + st.Err.Error())
@@ -250,8 +255,13 @@ func (mw *MainWindow) show(st app.SessionState) {
 		if !mw.started.IsZero() {
 			took = fmt.Sprintf(" in %.2f s", time.Since(mw.started).Seconds())
 		}
-		mw.Status.SetText(fmt.Sprintf("Predicted %d curves%s: %d batch sizes each, %s, %d epochs of %s images.",
-			len(st.Curves), took, pointsOf(st), st.Settings.Precision, st.Settings.Epochs, charts.FormatCount(int64(st.Settings.Images))))
+		text := fmt.Sprintf("Predicted %s%s: %s, %s, %s of %s images.",
+			countNoun(len(st.Curves), "curve"), took, batchRange(st), st.Settings.Precision, countNoun(st.Settings.Epochs, "epoch"), charts.FormatCount(int64(st.Settings.Images)))
+		if mw.Session.FirstLaunch() && !mw.changed {
+			text = fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
+				strings.Join(st.Settings.Models, ", "), countNoun(len(st.Settings.Machines), "current machine"))
+		}
+		mw.Status.SetText(text)
 	}
 	style := charts.LightStyle
 	if mw.App.Settings().ThemeVariant() == theme.VariantDark {
@@ -265,11 +275,19 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.Specs.SetSelected(st.Settings.Machines)
 }
 
-func pointsOf(st app.SessionState) int {
-	if len(st.Curves) == 0 {
-		return 0
+// batchRange says which batch sizes the curves cover: each up to what fits its
+// machine, or to the user's cap.
+func batchRange(st app.SessionState) string {
+	hi := 0
+	for _, c := range st.Curves {
+		if n := len(c.Points); n > 0 {
+			hi = max(hi, c.Points[n-1].Batch)
+		}
 	}
-	return len(st.Curves[0].Points)
+	if st.Settings.BatchMax > 0 {
+		return fmt.Sprintf("batch sizes %d to %d", st.Settings.BatchMin, st.Settings.BatchMax)
+	}
+	return fmt.Sprintf("batch sizes from %d up to what fits (%d at most)", st.Settings.BatchMin, hi)
 }
 
 func (mw *MainWindow) curveTooltip(m charts.Mark) string {
@@ -330,8 +348,14 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	return fyne.NewMainMenu(file, help)
 }
 
+// sameSelection reports whether two settings select the same CNNs and machines.
+func sameSelection(a, b app.SessionSettings) bool {
+	return strings.Join(a.Models, ",") == strings.Join(b.Models, ",") && strings.Join(a.Machines, ",") == strings.Join(b.Machines, ",")
+}
+
 func (mw *MainWindow) addShortcuts() {
 	c := mw.Window.Canvas()
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.Selection.FocusModelSearch(c) })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.ShowExportDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.App.Quit() })
 }
