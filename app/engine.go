@@ -266,9 +266,12 @@ func (e *Engine) GPUTarget(id string) (Target, error) {
 
 // Query asks for every model on every target.
 type Query struct {
-	Models    []string
-	Targets   []Target
-	Batches   []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	Models  []string
+	Targets []Target
+	Batches []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	// Span, when its Min is set, replaces Batches: each curve runs over BatchGrid from
+	// Min up to the largest batch that fits its machine (see BatchSpan).
+	Span      BatchSpan
 	Precision measure.Precision
 	Policy    measure.Policy
 	Run       predictor.Run
@@ -300,6 +303,15 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 	for _, n := range nets {
 		for _, t := range q.Targets {
 			batches := q.Batches
+			if q.Span.Min > 0 {
+				// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
+				sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+				pred := e.pred
+				if t.cpu != nil {
+					pred = t.cpu
+				}
+				batches = q.Span.Grid(pred.MaxBatch(sized), max(t.Machine.GPUCount, 1)*max(q.Nodes, 1))
+			}
 			if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); len(batches) > 0 && batches[0] < k {
 				i := sort.SearchInts(batches, k)
 				if i == len(batches) {

@@ -179,7 +179,7 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		}
 		targets = append(targets, t)
 	}
-	q := Query{Models: s.Models, Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision,
+	q := Query{Models: s.Models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
 		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data}
 	return e.Curves(ctx, q)
 }
