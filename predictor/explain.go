@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
 )
@@ -16,11 +17,13 @@ import (
 // kernel timings, launch simulation, overheads, input pipeline and all-reduce), so
 // its phases add up to the curve's IterMS at that batch.
 type Explanation struct {
-	Model       string            `json:"model"`
-	Machine     string            `json:"machine"`
-	GPU         string            `json:"gpu"`
-	GPUCount    int               `json:"gpu_count"`       // over all nodes
-	Nodes       int               `json:"nodes,omitempty"` // instances of the machine, when more than one
+	Model    string `json:"model"`
+	Machine  string `json:"machine"`
+	GPU      string `json:"gpu"`
+	GPUCount int    `json:"gpu_count"`       // over all nodes
+	Nodes    int    `json:"nodes,omitempty"` // instances of the machine, when more than one
+	// Network is the network assumed between the nodes, when more than one.
+	Network     *hw.Network       `json:"network,omitempty"`
 	Precision   measure.Precision `json:"precision"`
 	Batch       int               `json:"batch"`         // global
 	PerGPUBatch int               `json:"per_gpu_batch"` // what each GPU runs: ceil(batch / gpu_count)
@@ -176,7 +179,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	n := c.GPUCount
 	b := perGPUBatch(batch, n)
 	x := Explanation{
-		Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: n, Nodes: c.Nodes, Precision: c.Precision,
+		Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: n, Nodes: c.Nodes, Network: c.Network, Precision: c.Precision,
 		Batch: batch, PerGPUBatch: b,
 		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format,
 		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
