@@ -31,6 +31,9 @@ type Options struct {
 	Legend    bool            // draw a legend at the right (exports); a GUI draws its own
 	Title     string
 	Style     Style // LightStyle when zero
+	// NoErrorBands leaves out the expected error: the shaded band around each curve
+	// and the whiskers on each scatter point. They are drawn by default.
+	NoErrorBands bool
 }
 
 // SeriesKey names one CNN×machine series: "resnet50 on aws/p3.2xlarge".
@@ -42,6 +45,16 @@ func SeriesKey(c predictor.Curve) string { return c.Model + " on " + c.Machine }
 type Mark struct {
 	Curve, Point int
 	X, Y         float64
+	// XLo–XHi and YLo–YHi are the point's expected error as drawn, in data
+	// coordinates: a curve's error band (Y only; see Metric.Range) or a scatter
+	// point's whiskers (time across, cost up). Where nothing is drawn (ErrorPct 0,
+	// NoErrorBands, an out-of-memory cut) they equal X and Y.
+	XLo, XHi, YLo, YHi float64
+}
+
+// markAt is a mark with no error drawn.
+func markAt(curve, point int, x, y float64) Mark {
+	return Mark{Curve: curve, Point: point, X: x, Y: y, XLo: x, XHi: x, YLo: y, YHi: y}
 }
 
 // Chart is a built chart, ready to render at any size. Render it from one goroutine
@@ -110,13 +123,14 @@ func withSize(f font.Font, size vg.Length) font.Font {
 	return f
 }
 
-// setRange sets the axes to the marks' extent plus a margin; a linear axis of
-// non-negative values starts at zero. With no marks it shows 1 to 10.
+// setRange sets the axes to the marks' extent, their error bands included, plus a
+// margin; a linear axis of non-negative values starts at zero. With no marks it shows
+// 1 to 10.
 func (c *Chart) setRange(zeroX, zeroY bool) {
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, m := range c.marks {
-		xmin, xmax = math.Min(xmin, m.X), math.Max(xmax, m.X)
-		ymin, ymax = math.Min(ymin, m.Y), math.Max(ymax, m.Y)
+		xmin, xmax = math.Min(xmin, math.Min(m.X, m.XLo)), math.Max(xmax, math.Max(m.X, m.XHi))
+		ymin, ymax = math.Min(ymin, math.Min(m.Y, m.YLo)), math.Max(ymax, math.Max(m.Y, m.YHi))
 	}
 	if len(c.marks) == 0 {
 		xmin, xmax, ymin, ymax = 1, 10, 1, 10
