@@ -41,14 +41,15 @@ func SeriesKey(c predictor.Curve) string { return c.Model + " on " + c.Machine }
 
 // Mark is one point of a chart that the mouse can find: the curve's index in the
 // curves the chart was built from, the point's index in that curve, and its data
-// coordinates.
+// coordinates. In a breakdown chart Curve is the bar's index in the bars given, X its
+// value and Y its row (see Breakdown).
 type Mark struct {
 	Curve, Point int
 	X, Y         float64
 	// XLo–XHi and YLo–YHi are the point's expected error as drawn, in data
 	// coordinates: a curve's error band (Y only; see Metric.Range) or a scatter
 	// point's whiskers (time across, cost up). Where nothing is drawn (ErrorPct 0,
-	// NoErrorBands, an out-of-memory cut) they equal X and Y.
+	// NoErrorBands, an out-of-memory cut, a bar) they equal X and Y.
 	XLo, XHi, YLo, YHi float64
 }
 
@@ -68,6 +69,9 @@ type Chart struct {
 	logX   bool
 	logY   bool
 	style  Style
+	bars   bool // a breakdown chart: marks are bars, one a row
+	// layout, when set, adjusts the plot to the canvas it is about to be drawn on.
+	layout func(plotArea draw.Canvas)
 }
 
 // Marks are the points the mouse can find, in drawing order.
@@ -171,6 +175,7 @@ type Frame struct {
 	X0, Y0, X1, Y1         float64
 	xmin, xmax, ymin, ymax float64
 	logX, logY             bool
+	bars                   bool
 	pixels                 []pixelMark
 }
 
@@ -214,6 +219,22 @@ func (f *Frame) Nearest(px, py, radius float64) (Mark, bool) {
 	return f.pixels[best].Mark, true
 }
 
+// BarAt finds the bar of a breakdown chart on the pixel's row (the bar, its label or
+// its value), for a hover or a tap anywhere across the data area. Other charts have
+// no bars.
+func (f *Frame) BarAt(px, py float64) (Mark, bool) {
+	if !f.bars || px < 0 || px > float64(f.Width) || py < f.Y0 || py > f.Y1 {
+		return Mark{}, false
+	}
+	_, y := f.ToData(px, py)
+	for _, m := range f.pixels {
+		if math.Abs(m.Y-y) <= 0.5 {
+			return m.Mark, true
+		}
+	}
+	return Mark{}, false
+}
+
 func norm(v, lo, hi float64, logScale bool) float64 {
 	if logScale {
 		return (math.Log(v) - math.Log(lo)) / (math.Log(hi) - math.Log(lo))
@@ -234,6 +255,9 @@ func (c *Chart) draw(cv vg.CanvasSizer) (data vg.Rectangle) {
 	dc := draw.New(cv)
 	// A margin keeps the last tick labels off the edge.
 	plotArea := draw.Crop(dc, 4, -14, 4, -10)
+	if c.layout != nil {
+		c.layout(plotArea)
+	}
 	if c.legend != nil {
 		w := legendWidth(c.legend)
 		plotArea = draw.Crop(plotArea, 0, -w, 0, 0)
@@ -258,7 +282,7 @@ func (c *Chart) frame(data vg.Rectangle, wpt, hpt vg.Length, wpx, hpx int) *Fram
 		X0: float64(data.Min.X) * sx, X1: float64(data.Max.X) * sx,
 		Y0: float64(hpt-data.Max.Y) * sy, Y1: float64(hpt-data.Min.Y) * sy,
 		xmin: c.plot.X.Min, xmax: c.plot.X.Max, ymin: c.plot.Y.Min, ymax: c.plot.Y.Max,
-		logX: c.logX, logY: c.logY,
+		logX: c.logX, logY: c.logY, bars: c.bars,
 	}
 	f.pixels = make([]pixelMark, len(c.marks))
 	for i, m := range c.marks {

@@ -421,3 +421,23 @@ func labelsOf(ticks []plot.Tick) []string {
 	}
 	return out
 }
+
+// sampleBars is a resnet50-like step on one GPU, split by phase and by layer kind.
+func sampleBars() []Bar {
+	return []Bar{
+		{"forward", 31.2, "phase"},
+		{"backward-data", 36.5, "phase"},
+		{"backward-weight", 38.9, "phase"},
+		{"optimizer", 2.4, "phase"},
+		{"loader", 0.3, "phase"},
+		{"host", 1.1, "phase"},
+		{"communication", 0, "phase"},
+		{"conv", 82.0, "layer kind"},
+		{"batch norm", 17.6, "layer kind"},
+		{"relu", 6.1, "layer kind"},
+		{"add", 1.9, "layer kind"},
+		{"max pool", 0.8, "layer kind"},
+		{"linear", 0.25, "layer kind"},
+		{"loss", 0.04, "layer kind"},
+	}
+}

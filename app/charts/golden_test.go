@@ -29,6 +29,8 @@ func TestGolden(t *testing.T) {
 		{name: "curves_bands_throughput", chart: Curves(mixedErrors(), Options{Metric: MetricThroughput, LogX: true, Legend: true})},
 		{name: "scatter", chart: Scatter(curves, Options{Legend: true})},
 		{name: "scatter_dark_highlight", chart: Scatter(curves, Options{Style: DarkStyle, Highlight: "resnet50 on cloud/mc"})},
+		{name: "breakdown", chart: Breakdown(sampleBars(), BreakdownOptions{SortByValue: true}), w: 420, h: 260},
+		{name: "breakdown_dark", chart: Breakdown(sampleBars(), BreakdownOptions{Style: DarkStyle, Title: "resnet50, batch 128"}), w: 420, h: 260},
 	}
 	for _, tt := range tests {
 		if tt.w == 0 {
