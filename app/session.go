@@ -113,6 +113,12 @@ func (s *Session) Explain(ctx context.Context, model, machine string, batch int)
 	return x.Explain(ctx, s.Settings(), model, machine, batch)
 }
 
+// CanExplain reports whether the session's backend explains its predictions.
+func (s *Session) CanExplain() bool {
+	_, ok := s.backend.(Explainer)
+	return ok
+}
+
 // Models lists the CNNs the user can choose.
 func (s *Session) Models() []ModelChoice { return s.backend.ModelChoices() }
 

@@ -22,7 +22,7 @@ type WhyPanel struct {
 
 	Header *widget.Label
 	Chart  *ChartView
-	Show   *widget.Select // which layers the table lists
+	Which  *widget.Select // which layers the table lists
 	Export *widget.Button
 	table  *widget.Table
 
@@ -51,10 +51,13 @@ func NewWhyPanel(export func()) *WhyPanel {
 	p.Header = widget.NewLabel(whyEmpty)
 	p.Header.Wrapping = fyne.TextWrapWord
 	p.Chart = NewChartView(false, "")
-	p.Show = widget.NewSelect([]string{whySlowest, whyEvery, whyPhases, whyKinds}, func(string) { p.refreshRows() })
-	p.Show.SetSelected(whySlowest)
+	p.Chart.Bars = true
+	p.Chart.Tooltip = p.barTooltip
+	p.Which = widget.NewSelect([]string{whySlowest, whyEvery, whyPhases, whyKinds}, nil)
+	p.Which.SetSelected(whySlowest)
 	p.Export = widget.NewButton("Export CSV…", export)
 	p.Export.Disable()
+	defer func() { p.Which.OnChanged = func(string) { p.refreshRows() } }()
 	p.table = widget.NewTable(
 		func() (int, int) { return p.tableSize() },
 		func() fyne.CanvasObject {
@@ -70,10 +73,10 @@ func NewWhyPanel(export func()) *WhyPanel {
 	for i, w := range whyWidths {
 		p.table.SetColumnWidth(i, w)
 	}
-	tools := container.NewBorder(nil, nil, nil, p.Export, p.Show)
+	tools := container.NewBorder(nil, nil, nil, p.Export, p.Which)
 	right := container.NewBorder(tools, nil, nil, nil, p.table)
 	split := container.NewHSplit(p.Chart, right)
-	split.Offset = 0.36
+	split.Offset = 0.4
 	p.content = container.NewBorder(p.Header, nil, nil, nil, split)
 	p.ExtendBaseWidget(p)
 	return p
@@ -90,8 +93,8 @@ func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
 	p.x = &x
 	p.Header.SetText(WhyHeadline(&x))
 	p.Chart.SetChart(charts.Breakdown(breakdownBars(&x), charts.BreakdownOptions{
-		Title: fmt.Sprintf("%s on %s, batch %d: milliseconds per iteration", x.Model, x.Machine, x.Batch),
-		Unit:  "ms", Style: style}))
+		Title: "milliseconds per iteration",
+		Style: style}))
 	p.Export.Enable()
 	p.refreshRows()
 }
@@ -129,6 +132,19 @@ func WhyHeadline(x *predictor.Explanation) string {
 		charts.FormatCount(int64(x.ImagesPerS)), bound, source)
 }
 
+// barTooltip reads out a bar of the chart.
+func (p *WhyPanel) barTooltip(m charts.Mark) string {
+	if p.x == nil {
+		return ""
+	}
+	bars := breakdownBars(p.x)
+	if m.Curve < 0 || m.Curve >= len(bars) {
+		return ""
+	}
+	b := bars[m.Curve]
+	return fmt.Sprintf("%s (%s)\n%s per iteration, %s of the step", b.Label, b.Group, charts.FormatMS(b.Value), share(b.Value, p.x.IterMS))
+}
+
 // breakdownBars are the chart's bars: the phases of the step, then the kinds of layer.
 func breakdownBars(x *predictor.Explanation) []charts.Bar {
 	var bars []charts.Bar
@@ -154,7 +170,7 @@ func phaseTitle(phase string) string {
 func (p *WhyPanel) refreshRows() {
 	p.rows = nil
 	if p.x != nil {
-		switch p.Show.Selected {
+		switch p.Which.Selected {
 		case whyEvery:
 			p.rows = p.x.SlowestLayers(0)
 			sortByIndex(p.rows)
@@ -177,7 +193,7 @@ func (p *WhyPanel) tableSize() (int, int) {
 	if p.x == nil {
 		return 0, len(whyColumns)
 	}
-	switch p.Show.Selected {
+	switch p.Which.Selected {
 	case whyPhases:
 		return len(p.x.Phases.List()), 3
 	case whyKinds:
@@ -187,7 +203,7 @@ func (p *WhyPanel) tableSize() (int, int) {
 }
 
 func (p *WhyPanel) columnTitle(col int) string {
-	switch p.Show.Selected {
+	switch p.Which.Selected {
 	case whyPhases:
 		return []string{"Phase", "Time", "Share of the step"}[col]
 	case whyKinds:
@@ -201,7 +217,7 @@ func (p *WhyPanel) Cell(row, col int) string {
 	if p.x == nil {
 		return ""
 	}
-	switch p.Show.Selected {
+	switch p.Which.Selected {
 	case whyPhases:
 		list := p.x.Phases.List()
 		if row >= len(list) || col > 2 {
