@@ -64,12 +64,16 @@ func (l *tooltipLayer) show(text string, at fyne.Position) {
 		o.Show()
 	}
 	l.bg.FillColor = theme.Color(theme.ColorNameOverlayBackground)
-	l.bg.Refresh()
+	l.root.Refresh() // Show alone does not repaint
 }
 
 func (l *tooltipLayer) hide() {
+	if !l.text.Visible() {
+		return
+	}
 	l.bg.Hide()
 	l.text.Hide()
+	l.root.Refresh()
 }
 
 // shown is the tooltip's text, "" when none is shown.
