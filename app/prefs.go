@@ -39,6 +39,7 @@ const (
 	PrefLogX       = "chart.log_x"
 	PrefLogY       = "chart.log_y"
 	PrefScatterLog = "chart.scatter_log"
+	PrefNoBands    = "chart.no_error_bands"
 )
 
 // firstLaunch reports whether p holds no choices of an earlier session.
@@ -102,6 +103,9 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefScatterLog)); err == nil {
 		v.ScatterLog = b
 	}
+	if b, err := strconv.ParseBool(p.String(PrefNoBands)); err == nil {
+		v.HideErrorBands = b
+	}
 	return s, v
 }
 
@@ -131,4 +135,5 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefLogX, strconv.FormatBool(v.LogX))
 	p.SetString(PrefLogY, strconv.FormatBool(v.LogY))
 	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
+	p.SetString(PrefNoBands, strconv.FormatBool(v.HideErrorBands))
 }

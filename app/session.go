@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +101,22 @@ func (s *Session) FirstLaunch() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.firstLaunch
+}
+
+// Explain says why one point of the current settings' curves is what it is: model on
+// machine at a global batch size. It runs on the caller's goroutine (a few ms).
+func (s *Session) Explain(ctx context.Context, model, machine string, batch int) (predictor.Explanation, error) {
+	x, ok := s.backend.(Explainer)
+	if !ok {
+		return predictor.Explanation{}, errors.New("this window's predictions cannot be explained (no prediction engine)")
+	}
+	return x.Explain(ctx, s.Settings(), model, machine, batch)
+}
+
+// CanExplain reports whether the session's backend explains its predictions.
+func (s *Session) CanExplain() bool {
+	_, ok := s.backend.(Explainer)
+	return ok
 }
 
 // Models lists the CNNs the user can choose.

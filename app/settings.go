@@ -97,11 +97,14 @@ type ChartSettings struct {
 	// ScatterLog draws the scatter with logarithmic axes (for machines of very
 	// different speeds); LogX and LogY are the curves chart's.
 	ScatterLog bool
+	// HideErrorBands leaves out the expected-error bands on the curves and the
+	// whiskers on the scatter.
+	HideErrorBands bool
 }
 
 // Options are the chart options for these settings in a style.
 func (v ChartSettings) Options(style charts.Style) charts.Options {
-	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style}
+	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style, NoErrorBands: v.HideErrorBands}
 }
 
 func (s SessionSettings) clone() SessionSettings {

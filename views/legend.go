@@ -28,7 +28,9 @@ func NewLegend() *Legend {
 }
 
 // Content is the legend's widget.
-func (l *Legend) Content() fyne.CanvasObject { return container.New(&maxHeightLayout{max: 78}, l.scroll) }
+func (l *Legend) Content() fyne.CanvasObject {
+	return container.New(&maxHeightLayout{max: 78}, l.scroll)
+}
 
 // Set shows one entry per curve, checked unless hidden.
 func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool) {

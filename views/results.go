@@ -16,6 +16,8 @@ type ResultsTable struct {
 	rows       []app.Summary
 	sortColumn app.SummaryColumn // -1: the prediction's order
 	descending bool
+	// OnSelected is called with the row the user clicks.
+	OnSelected func(app.Summary)
 }
 
 var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60}
@@ -35,6 +37,12 @@ func NewResultsTable() *ResultsTable {
 				o.(*widget.Label).SetText(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)))
 			}
 		})
+	t.table.OnSelected = func(id widget.TableCellID) {
+		t.table.UnselectAll()
+		if t.OnSelected != nil && id.Row >= 0 && id.Row < len(t.rows) {
+			t.OnSelected(t.rows[id.Row])
+		}
+	}
 	t.table.ShowHeaderRow = true
 	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {

@@ -21,6 +21,7 @@ import (
 	"cnntime/app"
 	"cnntime/app/charts"
 	"cnntime/assets"
+	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
 
@@ -54,14 +55,20 @@ type MainWindow struct {
 	Curves    *ChartView
 	Legend    *Legend
 	Results   *ResultsTable
+	Why       *WhyPanel
+	tabs      *container.AppTabs
 	Specs     *SpecTable
 	Status    *widget.Label
+	// OnExplained is called on the UI goroutine after the Why tab shows an explanation
+	// (tests wait on it).
+	OnExplained func(predictor.Explanation)
 	// Warnings is the status bar's button for what was left out at start (a saved
 	// custom model that no longer reads); hidden when nothing was.
 	Warnings *widget.Button
 
 	metric     *widget.Select
 	logX, logY *widget.Check
+	bands      *widget.Check // error bands on the curves and whiskers on the scatter
 	scatterLog *widget.Check
 	state      app.SessionState
 	started    time.Time
@@ -142,6 +149,13 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		}))
 	}
 	mw.Results = NewResultsTable()
+	mw.Results.OnSelected = func(r app.Summary) {
+		if r.BestBatch > 0 {
+			mw.ExplainPoint(r.Model, r.Machine, r.BestBatch)
+		}
+	}
+	mw.Why = NewWhyPanel(func() { mw.showExportDialogFor(exportWhyCSV) })
+	mw.Curves.OnTapped = mw.curveTapped
 	mw.Specs = NewSpecTable()
 	mw.Specs.SetMachines(machines, catalogGPUs())
 	mw.Specs.SetSelected(mw.Session.Settings().Machines)
@@ -202,6 +216,10 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.LogY = on }))
 	})
 	mw.logY.SetChecked(view.LogY)
+	mw.bands = widget.NewCheck("error bands", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.HideErrorBands = !on }))
+	})
+	mw.bands.SetChecked(!view.HideErrorBands)
 	mw.scatterLog = widget.NewCheck("log axes", func(on bool) {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.ScatterLog = on }))
 	})
@@ -209,7 +227,7 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 
 	bold := fyne.TextStyle{Bold: true}
 	scatterBar := container.NewHBox(widget.NewLabelWithStyle("Min time vs cost", fyne.TextAlignLeading, bold), mw.scatterLog)
-	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY)
+	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY, mw.bands)
 	scatter := container.NewBorder(scatterBar, widget.NewLabel("Hover a point to read it; click it to highlight its curve."), nil, nil, mw.Scatter)
 	curves := container.NewBorder(curvesBar, mw.Legend.Content(), nil, nil, mw.Curves)
 	chartsSplit := container.NewHSplit(scatter, curves)
@@ -218,11 +236,13 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	tabs := container.NewAppTabs(
 		container.NewTabItem("Machines", mw.Specs),
 		container.NewTabItem("Results", mw.Results),
+		container.NewTabItem("Why this number?", mw.Why),
 		container.NewTabItem("Benchmark", benchmarkTab(mw)),
 	)
 	tabs.SelectIndex(1)
+	mw.tabs = tabs
 	right := container.NewVSplit(chartsSplit, tabs)
-	right.Offset = 0.64
+	right.Offset = 0.6
 	body := container.NewHSplit(mw.Selection.Content(), right)
 	body.Offset = 0.22
 	statusBar := container.NewBorder(nil, nil, nil, mw.Warnings, mw.Status)
@@ -303,16 +323,70 @@ func (mw *MainWindow) scatterTooltip(m charts.Mark) string {
 		return ""
 	}
 	c := mw.state.Curves[m.Curve]
-	p := c.Points[m.Point]
-	return fmt.Sprintf("%s on %s\nbest batch size %d\ntotal time %s\ncost %s\nsource: %s",
-		c.Model, c.Machine, p.Batch, charts.FormatSeconds(p.TotalS), charts.FormatUSD(p.CostUSD), p.Source)
+	return charts.ScatterTooltip(c, c.Points[m.Point]) + "\nclick: highlight its curve and see why"
 }
 
-// scatterTapped highlights the tapped point's curve, or clears the highlight.
+// curveTapped explains the tapped point of a curve.
+func (mw *MainWindow) curveTapped(m charts.Mark, ok bool) {
+	if !ok || m.Curve >= len(mw.state.Curves) {
+		return
+	}
+	c := mw.state.Curves[m.Curve]
+	if p := c.Points[m.Point]; p.Fits {
+		mw.ExplainPoint(c.Model, c.Machine, p.Batch)
+	}
+}
+
+// ExplainPoint fills the Why tab for model on machine at a global batch size and
+// shows it; the explanation is computed off the UI goroutine.
+func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
+	if !mw.Session.CanExplain() {
+		return
+	}
+	mw.Status.SetText(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
+	go func() {
+		x, err := mw.Session.Explain(context.Background(), model, machine, batch)
+		fyne.Do(func() {
+			if err != nil {
+				mw.showError(fmt.Errorf("why %s on %s at batch %d: %w", model, machine, batch, err))
+				return
+			}
+			mw.Why.Set(x, mw.chartStyle())
+			if mw.tabs != nil {
+				mw.tabs.Select(mw.tabs.Items[2])
+			}
+			mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, boundWords(x.Bound)))
+			if mw.OnExplained != nil {
+				mw.OnExplained(x)
+			}
+		})
+	}()
+}
+
+func boundWords(bound string) string {
+	if bound == "input" {
+		return "the input pipeline sets the pace"
+	}
+	return "the GPU sets the pace"
+}
+
+func (mw *MainWindow) chartStyle() charts.Style {
+	if mw.App.Settings().ThemeVariant() == theme.VariantDark {
+		return charts.DarkStyle
+	}
+	return charts.LightStyle
+}
+
+// scatterTapped highlights the tapped point's curve, or clears the highlight, and
+// explains the point.
 func (mw *MainWindow) scatterTapped(m charts.Mark, ok bool) {
 	key := ""
 	if ok && m.Curve < len(mw.state.Curves) {
-		key = charts.SeriesKey(mw.state.Curves[m.Curve])
+		c := mw.state.Curves[m.Curve]
+		key = charts.SeriesKey(c)
+		if p := c.Points[m.Point]; p.Fits {
+			mw.ExplainPoint(c.Model, c.Machine, p.Batch)
+		}
 	}
 	mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) {
 		if v.Highlight == key {

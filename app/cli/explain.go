@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
 	"cnntime/app"
-	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
@@ -106,7 +104,7 @@ func explainCommands(register func(Command)) {
 		case env.JSON:
 			return WriteJSON(env.Stdout, x)
 		case ef.csv:
-			return writeExplainCSV(env.Stdout, &x)
+			return app.WriteExplanationCSV(env.Stdout, &x)
 		}
 		if err := writeExplainTable(env.Stdout, &x, ef.layers); err != nil {
 			return err
@@ -205,24 +203,4 @@ func pct(part, whole float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*part/whole)
-}
-
-// ExplainCSVHeader is the header of `cnntime explain --csv`: one row per layer.
-var ExplainCSVHeader = []string{"index", "name", "kind", "shape", "forward_ms", "backward_data_ms", "backward_weight_ms", "total_ms", "source", "error_pct"}
-
-// writeExplainCSV writes one row per layer, in the network's order. Text cells that a
-// spreadsheet would read as a formula are neutralised (csvsafe.Text).
-func writeExplainCSV(out io.Writer, x *predictor.Explanation) error {
-	w := csv.NewWriter(out)
-	w.Write(ExplainCSVHeader)
-	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	for _, l := range x.Layers {
-		w.Write([]string{strconv.Itoa(l.Index), csvsafe.Text(l.Name), csvsafe.Text(l.Kind), csvsafe.Text(l.Shape),
-			num(l.ForwardMS), num(l.BackwardDataMS), num(l.BackwardWeightMS), num(l.MS()), csvsafe.Text(string(l.Source)), num(l.ErrorPct)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("write CSV: %w", err)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"cnntime/app"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 )
@@ -93,7 +94,7 @@ func TestExplainTableAndCSV(t *testing.T) {
 	code, out, _ = runPredictCLI(t, "explain", "--model", "resnet18", "--gpu", "t4", "--batch", "32", "--csv")
 	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	net, _ = cnn.Build("resnet18", cnn.Options{})
-	if code != 0 || err != nil || len(recs) != len(net.Layers)+1 || strings.Join(recs[0], ",") != strings.Join(ExplainCSVHeader, ",") {
+	if code != 0 || err != nil || len(recs) != len(net.Layers)+1 || strings.Join(recs[0], ",") != strings.Join(app.ExplainCSVHeader, ",") {
 		t.Fatalf("--csv (exit %d, %v): %d records, want a header and %d layers", code, err, len(recs), len(net.Layers))
 	}
 	if r := recs[1]; r[1] != "conv1" || r[2] != "conv2d" || r[3] != "3x224x224→64x112x112 k7x7 s2 p3" || r[5] != "0" || r[8] != "estimated" {
