@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"cnntime/app/charts"
+	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 )
 
@@ -51,13 +52,16 @@ var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_ba
 	"input", "bound", "loader_images_per_s"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
-// batch size; the time, cost and energy cells are empty where no batch size fits.
+// batch size; the time, cost and energy cells are empty where no batch size fits. Text
+// cells that a spreadsheet would read as a formula (a custom model named =cmd) are
+// neutralised (csvsafe.Text); numbers are written as numbers.
 func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(SummaryCSVHeader)
 	for _, r := range rows {
-		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), string(r.Source),
-			strconv.Itoa(r.Input), r.Bound, ""}
+		t := csvsafe.Text
+		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), t(string(r.Source)),
+			strconv.Itoa(r.Input), t(r.Bound), ""}
 		if r.LoaderImagesPerS > 0 {
 			rec[14] = num(r.LoaderImagesPerS)
 		}
@@ -79,15 +83,17 @@ var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precisio
 	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
-// batch does not fit, and best is true on each curve's best batch size.
+// batch does not fit, and best is true on each curve's best batch size. Text cells are
+// neutralised as in WriteSummariesCSV.
 func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(CurvesCSVHeader)
 	for _, c := range curves {
 		for i, p := range c.Points {
-			rec := []string{c.Model, c.Machine, c.GPU, strconv.Itoa(c.GPUCount), string(c.Precision), strconv.Itoa(p.Batch),
-				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), string(p.Source), "", strconv.FormatBool(i == c.Best),
-				strconv.Itoa(c.Input), string(c.Loader), strconv.Itoa(c.Workers), "", p.Bound, string(c.Format)}
+			t := csvsafe.Text
+			rec := []string{t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
+				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
+				strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format))}
 			if c.LoaderImagesPerS > 0 {
 				rec[20] = num(c.LoaderImagesPerS)
 			}
