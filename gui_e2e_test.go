@@ -53,6 +53,7 @@ var (
 	resultsArea    = image.Rect(322, 600, 1436, 915)
 	resultsCNNs    = image.Rect(331, 640, 434, 915) // the results table's CNN column, below its header
 	resultsFirst   = image.Pt(700, 659)             // the first results row
+	resultsTab     = image.Pt(442, 582)             // the Results tab
 	statusBar      = image.Rect(0, 925, 1300, 955)
 	exportDialog   = image.Rect(412, 330, 1028, 628)
 	exportWhat     = image.Pt(768, 399) // the "Export" select
@@ -652,6 +653,7 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 	machines := strings.Split(g.pref("session.machines"), ",")
 	models := []string{"vgg16"}
 	phase("heading, tooltip and quick pick")
+	x.click(t, resultsTab) // the Why tab is still shown
 
 	// The prediction shows: a results row per CNN × machine, markers on the scatter.
 	pairs := len(models) * len(machines)

@@ -41,7 +41,7 @@ const (
 )
 
 var whyColumns = []string{"Layer", "Kind", "Shape", "Forward", "Bwd data", "Bwd weight", "Total", "Source"}
-var whyWidths = []float32{170, 120, 250, 75, 75, 85, 75, 95}
+var whyWidths = []float32{170, 130, 250, 85, 85, 95, 85, 95}
 
 const whyEmpty = "Click a row of the Results tab, a point of the scatter or a point of a curve to see why its time is what it is: what bounds the step, where the number comes from and how sure it is, and which layers take the time."
 

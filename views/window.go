@@ -273,7 +273,11 @@ func (mw *MainWindow) show(st app.SessionState) {
 	default:
 		took := ""
 		if !mw.started.IsZero() {
-			took = fmt.Sprintf(" in %.2f s", time.Since(mw.started).Seconds())
+			if d := time.Since(mw.started); d < time.Second {
+				took = fmt.Sprintf(" in %d ms", max(d.Milliseconds(), 1))
+			} else {
+				took = fmt.Sprintf(" in %.1f s", d.Seconds())
+			}
 		}
 		text := fmt.Sprintf("Predicted %s%s: %s, %s, %s of %s images.",
 			countNoun(len(st.Curves), "curve"), took, batchRange(st), st.Settings.Precision, countNoun(st.Settings.Epochs, "epoch"), charts.FormatCount(int64(st.Settings.Images)))
