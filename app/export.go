@@ -52,7 +52,9 @@ var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_ba
 	"input", "bound", "loader_images_per_s"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
-// batch size; the time, cost and energy cells are empty where no batch size fits. Text
+// batch size; the time, cost and energy cells are empty where no batch size fits, and
+// the cost and energy cells where the machine has no price or its GPU no published power
+// (unknown, not 0). Text
 // cells that a spreadsheet would read as a formula (a custom model named =cmd) are
 // neutralised (csvsafe.Text); numbers are written as numbers.
 func WriteSummariesCSV(w io.Writer, rows []Summary) error {
@@ -67,7 +69,12 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		}
 		if r.BestBatch > 0 {
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
-			rec[8], rec[9] = num(r.CostUSD), num(r.EnergyKWh)
+			if r.CostKnown {
+				rec[8] = num(r.CostUSD)
+			}
+			if r.EnergyKnown {
+				rec[9] = num(r.EnergyKWh)
+			}
 		}
 		_ = cw.Write(rec)
 	}
@@ -98,7 +105,13 @@ func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 				rec[20] = num(c.LoaderImagesPerS)
 			}
 			if p.Fits {
-				rec[7], rec[8], rec[9], rec[10], rec[11], rec[12] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS), num(p.CostUSD), num(p.EnergyKWh)
+				rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
+				if c.CostKnown {
+					rec[11] = num(p.CostUSD)
+				}
+				if c.EnergyKnown {
+					rec[12] = num(p.EnergyKWh)
+				}
 				rec[15] = num(p.ErrorPct)
 			}
 			_ = cw.Write(rec)

@@ -33,7 +33,7 @@ func readAllCSV(t *testing.T, b []byte) [][]string {
 func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 	for _, tc := range csvNames {
 		t.Run(tc.name, func(t *testing.T) {
-			row := Summary{Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 2, BestBatch: 64, IterMS: -1.5, EpochS: 12, TotalS: 1080,
+			row := Summary{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 2, BestBatch: 64, IterMS: -1.5, EpochS: 12, TotalS: 1080,
 				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500}
 			var buf bytes.Buffer
 			if err := WriteSummariesCSV(&buf, []Summary{row}); err != nil {
@@ -52,7 +52,7 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 	for _, tc := range csvNames {
 		t.Run(tc.name, func(t *testing.T) {
-			c := predictor.Curve{Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
+			c := predictor.Curve{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
 				Points: []predictor.Point{
 					{Batch: 8, IterMS: 2.5, ImagesPerS: 3200, EpochS: -7, TotalS: 70, CostUSD: 0.1, EnergyKWh: 0.01, MemoryGB: 1.25, Fits: true,
 						Source: predictor.Source(tc.name), ErrorPct: -4, Bound: tc.name},
@@ -73,5 +73,34 @@ func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 				t.Errorf("curves CSV =\n%q\nwant\n%q", recs, want)
 			}
 		})
+	}
+}
+
+// A machine without a price or a GPU without a published power has unknown cost or
+// energy: the CSVs leave those cells empty instead of writing 0.
+func TestCSVLeavesUnknownCostAndEnergyEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	row := Summary{Model: "resnet50", Machine: "gpu/t4", GPUCount: 1, BestBatch: 64, IterMS: 10, EpochS: 12, TotalS: 1080, MaxBatch: 128}
+	if err := WriteSummariesCSV(&buf, []Summary{row}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[1][8] + "|" + recs[1][9] + "|" + recs[1][7]; got != "||1080" {
+		t.Errorf("results CSV cost|energy|total = %q, want empty cost and energy", got)
+	}
+	buf.Reset()
+	c := predictor.Curve{Model: "resnet50", Machine: "gpu/t4", GPUCount: 1, Best: 0,
+		Points: []predictor.Point{{Batch: 64, Fits: true, IterMS: 10, TotalS: 1080, CostUSD: 0, EnergyKWh: 0}}}
+	if err := WriteCurvesCSV(&buf, []predictor.Curve{c}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = csv.NewReader(&buf).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[1][11] + "|" + recs[1][12] + "|" + recs[1][10]; got != "||1080" {
+		t.Errorf("curves CSV cost|energy|total = %q, want empty cost and energy", got)
 	}
 }
