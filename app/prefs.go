@@ -32,6 +32,7 @@ const (
 	PrefLoader   = "session.loader"
 	PrefWorkers  = "session.workers"
 	PrefFormat   = "session.memory_format"
+	PrefNodes    = "session.nodes"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -75,6 +76,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefBatchMax, &s.BatchMax)
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
+	readInt(PrefNodes, &s.Nodes)
 	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
@@ -129,6 +131,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefLoader, st.Data.Loader)
 	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
+	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}

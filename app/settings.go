@@ -25,6 +25,10 @@ type SessionSettings struct {
 	// Data is the dataset (its input size and classes), the input pipeline and the
 	// memory format; Images is kept equal to the dataset's unless the user changes it.
 	Data RunData
+	// Nodes is how many instances of each machine train together, data-parallel over
+	// the catalog's network between them (0 or 1: one); batches are then global over
+	// all their GPUs and the price is the instances' together.
+	Nodes int
 }
 
 // DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,
@@ -73,6 +77,9 @@ func (s SessionSettings) Validate() error {
 		errs = append(errs, fmt.Errorf("the largest batch size (%d) is below the smallest (%d)", s.BatchMax, s.BatchMin))
 	case s.BatchMin > MaxBatchSize || s.BatchMax > MaxBatchSize:
 		errs = append(errs, fmt.Errorf("the largest batch size must be at most %d, not %d", MaxBatchSize, max(s.BatchMin, s.BatchMax)))
+	}
+	if s.Nodes < 0 || s.Nodes > predictor.MaxNodes {
+		errs = append(errs, fmt.Errorf("instances per machine must be from 1 to %d, not %d", predictor.MaxNodes, s.Nodes))
 	}
 	if err := s.Data.Check(); err != nil {
 		errs = append(errs, err)

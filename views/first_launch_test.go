@@ -190,3 +190,35 @@ func TestSelectionPanelFeatures(t *testing.T) {
 		}
 	})
 }
+
+// Instances in the Run tab train together: the 8-GPU machine's curve then counts the
+// GPUs of all of them, and a bad count changes nothing.
+func TestInstancesMultiplyGPUs(t *testing.T) {
+	mw := openRealWindow(t)
+	settle(t, mw)
+	gpus := func() int {
+		for _, c := range mw.state.Curves {
+			if c.Machine == "aws/p4d.24xlarge" {
+				return c.GPUCount
+			}
+		}
+		return 0
+	}
+	if n := gpus(); n != 8 {
+		t.Fatalf("p4d.24xlarge has %d GPUs before", n)
+	}
+	onUI(mw, func() { mw.Selection.Nodes.SetText("4") })
+	settle(t, mw)
+	if n := gpus(); n != 32 {
+		t.Errorf("4 instances of p4d.24xlarge: %d GPUs, want 32", n)
+	}
+	onUI(mw, func() { mw.Selection.Nodes.SetText("-2") })
+	if err := mw.Selection.Nodes.Validate(); err == nil || mw.Session.Settings().Nodes != 4 {
+		t.Errorf("-2 instances: validation %v, nodes now %d", err, mw.Session.Settings().Nodes)
+	}
+	onUI(mw, func() { mw.Selection.Nodes.SetText("") })
+	settle(t, mw)
+	if n := gpus(); n != 8 {
+		t.Errorf("instances cleared: %d GPUs, want 8", n)
+	}
+}

@@ -42,6 +42,7 @@ type SelectionPanel struct {
 	Precision *widget.Select
 	BatchMin  *widget.Entry
 	BatchMax  *widget.Entry // the cap; empty for none
+	Nodes     *widget.Entry // instances of each machine training together; empty for one
 	RunData   RunData       // dataset, input size, loader, workers, memory format
 	Picks     map[app.QuickPick]*widget.Button
 
@@ -89,6 +90,12 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.Images = p.intEntry(strconv.Itoa(st.Images), func(st *app.SessionSettings, n int) { st.Images = n })
 	p.BatchMin = p.intEntry(strconv.Itoa(st.BatchMin), func(st *app.SessionSettings, n int) { st.BatchMin = n })
 	p.BatchMax = p.capEntry(st.BatchMax)
+	p.Nodes = p.intEntry("", func(st *app.SessionSettings, n int) { st.Nodes = n })
+	if st.Nodes > 1 {
+		p.Nodes.SetText(strconv.Itoa(st.Nodes))
+	}
+	p.Nodes.SetPlaceHolder("1 (one machine)")
+	optionalZero(p.Nodes)
 	p.Precision = widget.NewSelect([]string{string(measure.FP32), string(measure.FP32Strict), string(measure.AMP)}, nil)
 	p.Precision.SetSelected(string(st.Precision))
 	p.Precision.OnChanged = func(v string) {
@@ -101,11 +108,12 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 		widget.NewFormItem("Precision", p.Precision),
 		widget.NewFormItem("Batch from", p.BatchMin),
 		widget.NewFormItem("Batch cap", p.BatchMax),
+		widget.NewFormItem("Instances", p.Nodes),
 	)
 	for _, it := range p.runDataItems() {
 		form.AppendItem(it)
 	}
-	hint := widget.NewLabel("Each curve runs up to the largest batch that fits its machine's memory (the global batch on multi-GPU machines); a cap stops it earlier.")
+	hint := widget.NewLabel("Each curve runs up to the largest batch that fits its machine's memory (the global batch on multi-GPU machines and over all instances); a cap stops it earlier. Instances train data-parallel over the catalog's network between them.")
 	hint.Wrapping = fyne.TextWrapWord
 	hint.Importance = widget.LowImportance
 
