@@ -1,8 +1,3 @@
-// Package app is the application layer shared by the GUI (views) and the command line
-// (app/cli): the state a session works on and the use cases (predict, sweep, import,
-// export, validate). It parses no flags: a request it refuses is an InputError that
-// names no flag. It may import predictor, gpu, db and app/charts; views and app/cli call
-// it, never the other way round.
 package app
 
 import (
