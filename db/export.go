@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cnntime/db/csvsafe"
 )
 
 // ExportFilter chooses part of the cache to export; the zero filter is the whole cache.
@@ -165,7 +167,8 @@ func (d *DB) ExportStepsCSV(ctx context.Context, w io.Writer, f ExportFilter) (i
 // MeasurementCSVColumns is the header of the CSV of kernel measurements that
 // ExportMeasurementsCSV writes (one row per device, configuration, batch size,
 // precision, phase and policy; times in milliseconds; measured_at in RFC 3339; source
-// "" for the cache's own sweeps).
+// "" for the cache's own sweeps). Text cells that would start a formula in a
+// spreadsheet are neutralised as in the step CSV (csvsafe.Text); numbers are not.
 var MeasurementCSVColumns = []string{"device", "config", "batch_size", "precision", "phase", "policy",
 	"algorithm", "median_ms", "spread_ms", "repeats", "workspace_bytes", "status", "sweep_id", "measured_at", "source"}
 
@@ -202,9 +205,10 @@ func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFil
 		if sweep != 0 {
 			sweepID = strconv.FormatInt(sweep, 10)
 		}
-		cw.Write([]string{device, config, strconv.Itoa(batch), precision, phase, policy, algorithm,
+		t := csvsafe.Text
+		cw.Write([]string{t(device), t(config), strconv.Itoa(batch), t(precision), t(phase), t(policy), t(algorithm),
 			formatMS(median), formatMS(spread), strconv.Itoa(repeats), strconv.FormatInt(workspace, 10),
-			status, sweepID, when, source})
+			t(status), sweepID, when, t(source)})
 		n++
 	}
 	if err := rows.Err(); err != nil {
