@@ -14,6 +14,6 @@
 // StepCSVColumns) all or nothing; Export writes the whole cache or a part of it to a new
 // cache file or to CSV.
 //
-// Imports: predictor/hw and predictor/measure (the records it stores) and the SQLite
-// driver. Never gpu, app, views, Fyne or CUDA.
+// Imports: predictor/hw and predictor/measure (the records it stores), db/csvsafe and
+// the SQLite driver. Never gpu, app, views, Fyne or CUDA.
 package db
