@@ -131,7 +131,7 @@ func predictCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
-		Usage:   "predict " + runFlagsUsage + " [--batch B] [--json|--csv]",
+		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]",
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {

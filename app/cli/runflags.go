@@ -63,11 +63,12 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	rf.nodes.register(fs, rf.chooseNodes)
 }
 
-// runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage.
+// runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage; the
+// node flags follow it (nodesUsage, or best's bestNodesUsage).
 const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
 	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage
+	"        [--workers N] [--memory-format nchw|nhwc]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.

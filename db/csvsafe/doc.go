@@ -24,4 +24,6 @@
 //
 // The package sits under db, the lowest layer that writes CSV files, so that db, app,
 // app/cli and views all use this one implementation (db must not import app).
+//
+// Imports: nothing of ours.
 package csvsafe
