@@ -1,6 +1,3 @@
-// Package views is cnntime's desktop interface: the main window, its selection panel,
-// charts, tables and dialogs. It holds Fyne widgets and layout only; what they show and
-// do comes from package app.
 package views
 
 import (
