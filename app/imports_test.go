@@ -140,6 +140,8 @@ func TestImportGraph(t *testing.T) {
 				t.Errorf("%s imports %s: db knows only the records it stores (predictor/hw, predictor/measure) and its own sub-packages", p, ip)
 			case under(p, mod+"/gpu") && (under(ip, mod+"/db") || under(ip, mod+"/app") || under(ip, mod+"/views")):
 				t.Errorf("%s imports %s: gpu returns measurements; app writes the cache", p, ip)
+			case under(p, mod+"/views") && (under(ip, mod+"/db") || under(ip, mod+"/gpu") || under(ip, mod+"/app/cli")):
+				t.Errorf("%s imports %s: views shows what app gives it, never the cache, the GPU or the command line", p, ip)
 			case under(ip, mod+"/views") && p != mod:
 				t.Errorf("%s imports %s: only main imports views", p, ip)
 			case under(ip, mod+"/app/cli") && p != mod:
