@@ -40,17 +40,21 @@ const (
 
 // Where things are in the 1440×960 window at scale 1.
 var (
-	cnnSearch      = image.Pt(145, 87) // the "Search CNNs" entry
-	cnnFirstItem   = image.Pt(71, 166) // the checkbox of the first CNN under the first family shown
-	cnnTree        = image.Rect(0, 105, 290, 312)
-	machineSearch  = image.Pt(145, 377) // the "Search machines" entry
-	machineFirst   = image.Pt(71, 495)  // the checkbox of the first machine under the first provider shown
-	machineTree    = image.Rect(0, 437, 290, 595)
-	scatterArea    = image.Rect(295, 70, 748, 562) // the min-time vs cost chart
-	curvesArea     = image.Rect(755, 70, 1436, 570)
-	resultsArea    = image.Rect(295, 600, 1436, 915)
-	resultsCNNs    = image.Rect(372, 678, 470, 915) // the results table's CNN column, below its header (right of the settings form)
-	statusBar      = image.Rect(0, 925, 900, 955)
+	firstChip      = image.Pt(50, 49)   // the first chip above the lists: the first CNN selected
+	cnnTab         = image.Pt(40, 150)  // the CNNs tab of the selection panel
+	machineTab     = image.Pt(135, 150) // the Machines tab
+	cnnTree        = image.Rect(0, 205, 320, 860)
+	fastestPick    = image.Pt(157, 268) // the "Fastest GPU" quick pick
+	awsHeading     = image.Pt(65, 347)  // the AWS heading, first under the quick picks
+	awsFirstRow    = image.Pt(150, 386) // the first AWS machine's row once AWS is open
+	machineTree    = image.Rect(0, 330, 320, 860)
+	scatterArea    = image.Rect(322, 70, 766, 525) // the min-time vs cost chart
+	curvesArea     = image.Rect(772, 70, 1436, 470)
+	resultsArea    = image.Rect(322, 600, 1436, 915)
+	resultsCNNs    = image.Rect(331, 640, 434, 915) // the results table's CNN column, below its header
+	resultsFirst   = image.Pt(700, 659)             // the first results row
+	resultsTab     = image.Pt(442, 582)             // the Results tab
+	statusBar      = image.Rect(0, 925, 1300, 955)
 	exportDialog   = image.Rect(412, 330, 1028, 628)
 	exportWhat     = image.Pt(768, 399) // the "Export" select
 	exportFile     = image.Pt(728, 437)
@@ -69,6 +73,9 @@ const (
 	choiceCurves = iota
 	choiceScatter
 	choiceResultsCSV
+	choiceCurvesCSV
+	choiceWhyChart
+	choiceWhyCSV
 )
 
 // xSession is a virtual X server for end-to-end tests of the real window.
@@ -504,99 +511,29 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 		t.Fatalf("window geometry %q, want %q: the window size seeded in %s was not used, so the test's click points are off", geometry, want, g.prefs)
 	}
 
-	// The window draws: not one flat colour, and the charts show no series yet.
-	empty := x.waitScreen(t, "a drawn window", 20*time.Second, func(img *image.RGBA) bool {
-		return distinctColours(img, 64) >= 16
-	})
-	x.save(t, "empty-window", empty)
-	phase("the window is drawn")
-	if n := colourfulPixels(empty, scatterArea) + colourfulPixels(empty, curvesArea); n != 0 {
-		t.Fatalf("the empty window's charts have %d series-coloured pixels; want none before anything is selected", n)
-	}
-
-	// Select two CNNs and three machines by searching and clicking, as a person would.
-	models := []string{"resnet50", "vgg16"}
-	machines := []struct{ search, id string }{
-		{"p3.2xlarge", "aws/p3.2xlarge"},
-		{"g2-standard-4", "gcp/g2-standard-4"},
-		{"gpu_1x_a100_sxm4", "lambda/gpu_1x_a100_sxm4"},
-	}
-	prev := empty
-	pick := func(search image.Point, tree image.Rectangle, item image.Point, query, key, id string) {
-		t.Helper()
-		x.click(t, search)
-		x.replaceText(t, query)
-		// Three still screenshots, so a half-typed search is not taken for the result.
-		prev = x.waitStill(t, fmt.Sprintf("the list filtered by %q", query), prev, tree, 2)
-		x.save(t, "search-"+strings.ReplaceAll(query, "/", "-"), prev)
-		x.click(t, item)
-		if !waitFor(5*time.Second, func() bool { return g.hasItem(key, id) }) {
-			t.Fatalf("clicked the first item after searching %q, but %s is not selected: %s is %q (screenshot: %s)",
-				query, id, key, g.pref(key), x.keep(t, "not-selected", x.screenshot(t)))
-		}
-	}
-	for _, m := range models {
-		pick(cnnSearch, cnnTree, cnnFirstItem, m, "session.models", m)
-	}
-	for _, m := range machines {
-		pick(machineSearch, machineTree, machineFirst, m.search, "session.machines", m.id)
-	}
-	phase("selected 2 CNNs and 3 machines")
-	if got, want := g.pref("session.models"), "resnet50,vgg16"; got != want {
-		t.Fatalf("selected CNNs %q, want %q", got, want)
-	}
-	if got := strings.Split(g.pref("session.machines"), ","); len(got) != len(machines) {
-		t.Fatalf("selected machines %q, want the %d clicked", got, len(machines))
-	}
-
-	// The prediction shows: a results row per CNN × machine (the prediction for the
-	// last machine comes after a short delay, so fewer rows is not the end), markers
-	// on the scatter, curves, and a new status line.
-	pairs := len(models) * len(machines)
+	// A first launch (fresh home, fresh cache) shows an example with no clicks: a
+	// results row and a scatter marker per machine of resnet50 on five current
+	// machines, their curves, and a hint in the status bar.
+	const exampleRows = 5
 	var points []blob
 	var rowsShown int
 	var last *image.RGBA
-	shown := x.waitScreen(t, fmt.Sprintf("%d results rows, the scatter's markers and the curves", pairs), 30*time.Second, func(img *image.RGBA) bool {
-		settled := last != nil && changedPixels(last, img, scatterArea.Union(curvesArea).Union(resultsArea)) <= blinkPixels
+	settled := func(img *image.RGBA) bool {
+		ok := last != nil && changedPixels(last, img, scatterArea.Union(curvesArea).Union(resultsArea)) <= blinkPixels
 		last = img
+		return ok
+	}
+	first := x.waitScreen(t, "the first launch's example: results rows, scatter markers and curves", 40*time.Second, func(img *image.RGBA) bool {
 		points, rowsShown = markers(img, scatterArea), textLines(img, resultsCNNs)
-		return settled && rowsShown == pairs && len(points) >= 3 && colourfulPixels(img, curvesArea) > 500 &&
-			changedPixels(empty, img, statusBar) > 0
+		return settled(img) && rowsShown == exampleRows && len(points) >= 3 && colourfulPixels(img, curvesArea) > 2000
 	})
-	x.save(t, "predicted", shown)
-	phase("the charts and results show")
-	t.Logf("the scatter shows %d markers", len(points))
-	if len(points) > pairs {
-		t.Errorf("the scatter shows %d markers; want at most one per CNN × machine (%d)", len(points), pairs)
+	x.save(t, "first-launch", first)
+	phase("the first launch shows the example")
+	if got := strings.Split(g.pref("session.models"), ","); len(got) != 1 || got[0] != "resnet50" {
+		t.Errorf("the example's CNNs are %q, want resnet50", got)
 	}
 
-	// Hovering a marker shows its tooltip next to it.
-	target := points[0]
-	centre := image.Pt((scatterArea.Min.X+scatterArea.Max.X)/2, (scatterArea.Min.Y+scatterArea.Max.Y)/2)
-	for _, p := range points {
-		if dist2(p.centre, centre) < dist2(target.centre, centre) {
-			target = p
-		}
-	}
-	x.xdotool(t, "mousemove", strconv.Itoa(target.centre.X), strconv.Itoa(target.centre.Y))
-	hover := x.waitScreen(t, "a tooltip over the hovered marker", 10*time.Second, func(img *image.RGBA) bool {
-		return changedPixels(shown, img, scatterArea) > 2000
-	})
-	x.save(t, "hover-scatter", hover)
-	phase("the tooltip shows")
-	tip := changedBounds(shown, hover, scatterArea)
-	if tip.Dx() < 100 || tip.Dy() < 60 {
-		t.Errorf("hovering the marker at %v changed only %v of the scatter; want a tooltip of several lines", target.centre, tip)
-	}
-	if near := tip.Inset(-30); !target.centre.In(near) {
-		t.Errorf("the tooltip %v is not next to the hovered marker at %v", tip, target.centre)
-	}
-
-	// Export both charts and the results table through File → Export (Ctrl+E).
 	out := t.TempDir()
-	curvesPNG := filepath.Join(out, "curves.png")
-	scatterSVG := filepath.Join(out, "scatter.svg")
-	resultsCSV := filepath.Join(g.home, "results.csv") // saved from the home the save dialog opens in
 	exportOpen := func(choice int) *image.RGBA {
 		t.Helper()
 		before := x.screenshot(t)
@@ -630,6 +567,133 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 		}
 	}
 
+	// The example's 8-GPU machine runs its curve past a batch of 1024: its largest
+	// batch that fits and its best batch, as the results CSV says, are global batches.
+	exampleCSV := filepath.Join(out, "example.csv")
+	exportOpen(choiceResultsCSV)
+	typeInto(exportFile, exampleCSV)
+	var example map[[2]string]map[string]string
+	exportAndWait(exampleCSV, func(data []byte) error {
+		example, err = readCSVRows(data)
+		return err
+	})
+	multi, ok := example[[2]string{"resnet50", "aws/p4d.24xlarge"}]
+	if !ok || len(example) != exampleRows {
+		t.Fatalf("the example's results CSV has %d rows and no aws/p4d.24xlarge: %v", len(example), example)
+	}
+	best, _ := strconv.Atoi(multi["best_batch"])
+	largest, _ := strconv.Atoi(multi["max_batch"])
+	if best <= 1024 || largest <= 1024 || best > largest {
+		t.Errorf("8× A100 (aws/p4d.24xlarge): best batch %d, largest that fits %d; want both past 1024", best, largest)
+	}
+	phase("the 8-GPU curve runs past 1024")
+
+	// Why this number? A click on a results row opens the Why tab for that row; its
+	// layers export as CSV, one row per layer of the CNN.
+	beforeWhy := x.screenshot(t)
+	x.click(t, resultsFirst)
+	why := x.waitStill(t, "the Why tab for the first results row", beforeWhy, resultsArea, 2)
+	x.save(t, "why", why)
+	if changedPixels(beforeWhy, why, resultsArea) < 20000 {
+		t.Errorf("clicking a results row changed only %d pixels of the tab area: no Why tab", changedPixels(beforeWhy, why, resultsArea))
+	}
+	whyCSV := filepath.Join(out, "why.csv")
+	exportOpen(choiceWhyCSV)
+	typeInto(exportFile, whyCSV)
+	exportAndWait(whyCSV, func(data []byte) error {
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil {
+			return err
+		}
+		if want := cliLayers(t, bin, "resnet50") + 1; len(recs) != want || recs[0][1] != "name" {
+			return fmt.Errorf("%d lines, want a header and one row per layer (%d)", len(recs), want-1)
+		}
+		return nil
+	})
+	phase("the Why tab explains a row and exports its layers")
+
+	// Ctrl+F finds a CNN: typing and Enter ticks the first match; Esc clears the search.
+	x.xdotool(t, "key", "ctrl+f")
+	x.xdotool(t, "type", "--delay", "15", "vgg16")
+	typed := x.waitStill(t, "the CNN list filtered by vgg16", first, cnnTree, 2)
+	x.save(t, "search-vgg16", typed)
+	x.xdotool(t, "key", "Return")
+	if !waitFor(5*time.Second, func() bool { return g.hasItem("session.models", "vgg16") }) {
+		t.Fatalf("Enter in the CNN search did not tick vgg16: session.models is %q (screenshot: %s)", g.pref("session.models"), x.keep(t, "enter", x.screenshot(t)))
+	}
+	x.xdotool(t, "key", "Escape")
+	cleared := x.waitChange(t, "the CNN search cleared by Esc", typed, cnnTree)
+	if textLines(cleared, cnnTree) <= textLines(typed, cnnTree) {
+		t.Errorf("after Esc the CNN list shows %d lines, no more than the %d of the search", textLines(cleared, cnnTree), textLines(typed, cnnTree))
+	}
+	// A chip removes what it names: the first chip is resnet50.
+	x.click(t, firstChip)
+	if !waitFor(5*time.Second, func() bool { return g.pref("session.models") == "vgg16" }) {
+		t.Fatalf("clicking resnet50's chip left session.models %q", g.pref("session.models"))
+	}
+	phase("Ctrl+F, Enter, Esc and a chip")
+
+	// The machine list: a tap on a heading opens it, a row's tooltip names the machine
+	// in full, and a quick pick chooses the machines.
+	x.click(t, machineTab)
+	tab := x.waitChange(t, "the Machines tab", cleared, machineTree)
+	x.click(t, awsHeading)
+	opened := x.waitChange(t, "the AWS heading opened by a tap", tab, machineTree)
+	x.xdotool(t, "mousemove", strconv.Itoa(awsFirstRow.X), strconv.Itoa(awsFirstRow.Y))
+	tipped := x.waitScreen(t, "a machine row's tooltip", 10*time.Second, func(img *image.RGBA) bool {
+		return changedPixels(opened, img, machineTree.Union(scatterArea)) > 3000
+	})
+	x.save(t, "machine-tooltip", tipped)
+	x.click(t, fastestPick)
+	if !waitFor(5*time.Second, func() bool {
+		return len(strings.Split(g.pref("session.machines"), ",")) >= 4 && g.hasItem("session.machines", "aws/p5.4xlarge")
+	}) {
+		t.Fatalf("the Fastest GPU quick pick chose %q", g.pref("session.machines"))
+	}
+	machines := strings.Split(g.pref("session.machines"), ",")
+	models := []string{"vgg16"}
+	phase("heading, tooltip and quick pick")
+	x.click(t, resultsTab) // the Why tab is still shown
+
+	// The prediction shows: a results row per CNN × machine, markers on the scatter.
+	pairs := len(models) * len(machines)
+	shown := x.waitScreen(t, fmt.Sprintf("%d results rows, the scatter's markers and the curves", pairs), 30*time.Second, func(img *image.RGBA) bool {
+		points, rowsShown = markers(img, scatterArea), textLines(img, resultsCNNs)
+		return settled(img) && rowsShown == pairs && len(points) >= 3 && colourfulPixels(img, curvesArea) > 500
+	})
+	x.save(t, "predicted", shown)
+	phase("the charts and results show")
+	if len(points) > 2*pairs {
+		t.Errorf("the scatter shows %d markers; want at most one per CNN × machine (%d) and its whiskers", len(points), pairs)
+	}
+
+	// Hovering a marker shows its tooltip next to it.
+	target := points[0]
+	centre := image.Pt((scatterArea.Min.X+scatterArea.Max.X)/2, (scatterArea.Min.Y+scatterArea.Max.Y)/2)
+	for _, p := range points {
+		if dist2(p.centre, centre) < dist2(target.centre, centre) {
+			target = p
+		}
+	}
+	x.xdotool(t, "mousemove", strconv.Itoa(target.centre.X), strconv.Itoa(target.centre.Y))
+	hover := x.waitScreen(t, "a tooltip over the hovered marker", 10*time.Second, func(img *image.RGBA) bool {
+		return changedPixels(shown, img, scatterArea) > 2000
+	})
+	x.save(t, "hover-scatter", hover)
+	phase("the tooltip shows")
+	tip := changedBounds(shown, hover, scatterArea)
+	if tip.Dx() < 100 || tip.Dy() < 60 {
+		t.Errorf("hovering the marker at %v changed only %v of the scatter; want a tooltip of several lines", target.centre, tip)
+	}
+	if near := tip.Inset(-30); !target.centre.In(near) {
+		t.Errorf("the tooltip %v is not next to the hovered marker at %v", tip, target.centre)
+	}
+
+	// Export both charts and the results table through File → Export (Ctrl+E).
+	curvesPNG := filepath.Join(out, "curves.png")
+	scatterSVG := filepath.Join(out, "scatter.svg")
+	resultsCSV := filepath.Join(g.home, "results.csv") // saved from the home the save dialog opens in
+
 	// The curves as a PNG of a chosen size.
 	exportOpen(choiceCurves)
 	typeInto(exportFile, curvesPNG)
@@ -648,14 +712,12 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 		}
 		return nil
 	})
-
 	phase("exported the curves (PNG)")
 
 	// The scatter as an SVG.
 	exportOpen(choiceScatter)
 	typeInto(exportFile, scatterSVG)
 	exportAndWait(scatterSVG, func(data []byte) error { return checkSVG(data, models) })
-
 	phase("exported the scatter (SVG)")
 
 	// The results as CSV, its file named in Fyne's save dialog (Browse…).
@@ -674,18 +736,20 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 	})
 	x.save(t, "exported", x.screenshot(t))
 	phase("exported the results (CSV)")
+	largestOfAll := 0
 	for _, m := range models {
 		for _, mc := range machines {
-			row, ok := rows[[2]string{m, mc.id}]
+			row, ok := rows[[2]string{m, mc}]
 			if !ok {
-				t.Errorf("the results CSV has no row for %s on %s", m, mc.id)
+				t.Errorf("the results CSV has no row for %s on %s", m, mc)
 				continue
 			}
 			best, err1 := strconv.Atoi(row["best_batch"])
 			largest, err2 := strconv.Atoi(row["max_batch"])
 			if err1 != nil || err2 != nil || best < 1 || best > largest {
-				t.Errorf("%s on %s: best batch %q, largest that fits %q; want 1 ≤ best ≤ largest", m, mc.id, row["best_batch"], row["max_batch"])
+				t.Errorf("%s on %s: best batch %q, largest that fits %q; want 1 ≤ best ≤ largest", m, mc, row["best_batch"], row["max_batch"])
 			}
+			largestOfAll = max(largestOfAll, largest)
 		}
 	}
 	if len(rows) != pairs {
@@ -705,9 +769,9 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 
 	// The window's results agree with the CLI's for the same settings: the same largest
 	// batch that fits, and a best total time no better than the CLI's search over every
-	// batch size and within 5% of it (the window predicts a grid of batch sizes).
+	// batch size up to what fits and within 5% of it (the window predicts a grid).
 	phase("quit")
-	cliRows := cliBest(t, bin, g, models, machines[0].id, machines[1].id, machines[2].id)
+	cliRows := cliBest(t, bin, g, models, largestOfAll, machines...)
 	phase("ran cnntime best")
 	for key, row := range rows {
 		cli, ok := cliRows[key]
@@ -724,6 +788,22 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 			t.Errorf("%s on %s: the window's best total time %s s, the CLI's %s s; want the window's within [0, 5%%] above", key[0], key[1], row["total_s"], cli["total_s"])
 		}
 	}
+}
+
+// cliLayers is the number of layers of a CNN, as `cnntime model NAME --json` lists them.
+func cliLayers(t *testing.T, bin, model string) int {
+	t.Helper()
+	out, err := exec.Command(bin, "--db", filepath.Join(t.TempDir(), "cli.db"), "model", model, "--json").Output()
+	if err != nil {
+		t.Fatalf("cnntime model %s --json: %v", model, err)
+	}
+	var m struct {
+		Layers []json.RawMessage `json:"layers"`
+	}
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("cnntime model %s --json: %v", model, err)
+	}
+	return len(m.Layers)
 }
 
 func dist2(a, b image.Point) int {
@@ -791,14 +871,14 @@ func readCSVRows(data []byte) (map[[2]string]map[string]string, error) {
 }
 
 // cliBest runs "cnntime best" with the window's run settings (read from its
-// preferences) and returns its rows.
-func cliBest(t *testing.T, bin string, g *guiApp, models []string, machines ...string) map[[2]string]map[string]string {
+// preferences) over batch sizes up to largest, and returns its rows.
+func cliBest(t *testing.T, bin string, g *guiApp, models []string, largest int, machines ...string) map[[2]string]map[string]string {
 	t.Helper()
 	args := []string{"--db", filepath.Join(t.TempDir(), "cli.db"), "best", "--csv",
 		"--model", strings.Join(models, ","), "--machine", strings.Join(machines, ","),
 		"--epochs", g.pref("session.epochs"), "--images", g.pref("session.images"),
 		"--precision", g.pref("session.precision"), "--policy", g.pref("session.policy"),
-		"--batches", g.pref("session.batch_min") + "-" + g.pref("session.batch_max")}
+		"--batches", g.pref("session.batch_min") + "-" + strconv.Itoa(largest)}
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		t.Fatalf("cnntime %s: %v", strings.Join(args, " "), err)

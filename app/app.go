@@ -1,8 +1,3 @@
-// Package app is the application layer shared by the GUI (views) and the command line
-// (app/cli): the state a session works on and the use cases (predict, sweep, import,
-// export, validate). It parses no flags: a request it refuses is an InputError that
-// names no flag. It may import predictor, gpu, db and app/charts; views and app/cli call
-// it, never the other way round.
 package app
 
 import (
@@ -14,12 +9,14 @@ import (
 // Version is the application's version; the build may override it with -ldflags.
 var Version = "0.1.0"
 
-// UsageError is a mistake in the command line; it exits with status 2.
+// InputError is a request the app refuses because of what was asked (a bad setting, an
+// unknown name), not because something failed. It names no flag: the command line shows
+// it as a usage error (exit status 2), the GUI as a message about the setting.
 type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
 
-// Usagef returns a UsageError.
+// Inputf returns an InputError.
 func Inputf(format string, args ...any) error { return &InputError{Msg: fmt.Sprintf(format, args...)} }
 
 // DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:

@@ -266,9 +266,12 @@ func (e *Engine) GPUTarget(id string) (Target, error) {
 
 // Query asks for every model on every target.
 type Query struct {
-	Models    []string
-	Targets   []Target
-	Batches   []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	Models  []string
+	Targets []Target
+	Batches []int // global batch sizes, ascending; a target with n GPUs gets those ≥ n
+	// Span, when its Min is set, replaces Batches: each curve runs over BatchGrid from
+	// Min up to the largest batch that fits its machine (see BatchSpan).
+	Span      BatchSpan
 	Precision measure.Precision
 	Policy    measure.Policy
 	Run       predictor.Run
@@ -301,6 +304,15 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 	for _, n := range nets {
 		for _, t := range q.Targets {
 			batches := q.Batches
+			if q.Span.Min > 0 {
+				// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
+				sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+				pred := e.pred
+				if t.cpu != nil {
+					pred = t.cpu
+				}
+				batches = q.Span.Grid(pred.MaxBatch(sized), max(t.Machine.GPUCount, 1)*max(q.Nodes, 1))
+			}
 			if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); len(batches) > 0 && batches[0] < k {
 				i := sort.SearchInts(batches, k)
 				if i == len(batches) {
@@ -308,28 +320,13 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 				}
 				batches = batches[i:]
 			}
-			r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
-				Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat()}
-			in, err := q.Data.inputRate(n, t)
+			r, pred, err := e.request(&q, n, t, batches)
 			if err != nil {
 				return nil, err
 			}
-			r.Input = in
-			if q.Nodes > 1 {
-				r.Nodes, r.NodeNetwork = q.Nodes, NodeNetwork(t.Machine.ID)
-				if q.NodeNetwork != nil {
-					r.NodeNetwork = *q.NodeNetwork
-				}
-			}
-			if r.DeviceKey == "" {
-				r.DeviceKey = e.measured[t.GPU.ID]
-			}
-			pred, backend := e.pred, ""
+			backend := ""
 			if t.cpu != nil {
-				r, pred, backend = cpuStepRequest(r), t.cpu, measure.CPUFramework(t.DeviceKey)
-			}
-			if err := r.Check(); err != nil {
-				return nil, err
+				backend = measure.CPUFramework(t.DeviceKey)
 			}
 			reqs = append(reqs, r)
 			engines = append(engines, pred)
@@ -369,6 +366,36 @@ feed:
 		}
 	}
 	return out, nil
+}
+
+// request is the prediction of network n on target t at the batches as q describes
+// the run (precision, policy, run data, nodes), with the engine that predicts it (a
+// measured CPU has its own), checked.
+func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (predictor.Request, *predictor.Engine, error) {
+	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
+		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat()}
+	in, err := q.Data.inputRate(n, t)
+	if err != nil {
+		return r, nil, err
+	}
+	r.Input = in
+	if q.Nodes > 1 {
+		r.Nodes, r.NodeNetwork = q.Nodes, NodeNetwork(t.Machine.ID)
+		if q.NodeNetwork != nil {
+			r.NodeNetwork = *q.NodeNetwork
+		}
+	}
+	if r.DeviceKey == "" {
+		r.DeviceKey = e.measured[t.GPU.ID]
+	}
+	pred := e.pred
+	if t.cpu != nil {
+		r, pred = cpuStepRequest(r), t.cpu
+	}
+	if err := r.Check(); err != nil {
+		return r, nil, err
+	}
+	return r, pred, nil
 }
 
 // MaxSweepBatch is the largest batch size a sweep accepts.

@@ -179,7 +179,28 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		}
 		targets = append(targets, t)
 	}
-	q := Query{Models: s.Models, Targets: targets, Batches: BatchGrid(s.BatchMin, s.BatchMax), Precision: s.Precision,
-		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data}
+	q := Query{Models: s.Models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
+		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data, Nodes: s.Nodes}
 	return e.Curves(ctx, q)
+}
+
+// Explainer is a SessionBackend that can say why a number is what it is; the app's
+// engine is one.
+type Explainer interface {
+	// Explain explains model on machine at a global batch size under the settings'
+	// run (precision, run data, epochs, images), as PredictCurves predicts it.
+	Explain(ctx context.Context, s SessionSettings, model, machine string, batch int) (predictor.Explanation, error)
+}
+
+// Explain explains one point of PredictCurves' curves (see Engine.Explain).
+func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, machine string, batch int) (predictor.Explanation, error) {
+	b.mu.Lock()
+	e := b.engine
+	b.mu.Unlock()
+	t, err := e.MachineTarget(machine)
+	if err != nil {
+		return predictor.Explanation{}, err
+	}
+	q := Query{Precision: s.Precision, Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data, Nodes: s.Nodes}
+	return e.Explain(ctx, q, model, t, batch)
 }

@@ -74,3 +74,42 @@ func BenchmarkZooByCatalogCold(b *testing.B) {
 		}
 	}
 }
+
+// explainResnet50 explains resnet50 on a p3.2xlarge at batch 128 with the default run data.
+func explainResnet50(b *testing.B, eng *Engine) {
+	t, err := eng.MachineTarget("aws/p3.2xlarge")
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := Query{Precision: measure.FP32, Policy: measure.Heuristic, Data: DefaultRunData(),
+		Run: predictor.Run{Epochs: 90, Images: predictor.ImageNetImages}}
+	if _, err := eng.Explain(context.Background(), q, "resnet50", t, 128); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkExplainResnet50Cold: a "Why this number?" on a fresh engine (its step table
+// not yet filled); BenchmarkExplainResnet50Warm after the curve was predicted.
+func BenchmarkExplainResnet50Cold(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		eng, err := NewEngine(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		explainResnet50(b, eng)
+	}
+}
+
+func BenchmarkExplainResnet50Warm(b *testing.B) {
+	eng, err := NewEngine(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	explainResnet50(b, eng)
+	b.ResetTimer()
+	for b.Loop() {
+		explainResnet50(b, eng)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"cnntime/app/charts"
+	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 )
 
@@ -51,19 +52,29 @@ var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_ba
 	"input", "bound", "loader_images_per_s"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
-// batch size; the time, cost and energy cells are empty where no batch size fits.
+// batch size; the time, cost and energy cells are empty where no batch size fits, and
+// the cost and energy cells where the machine has no price or its GPU no published power
+// (unknown, not 0). Text
+// cells that a spreadsheet would read as a formula (a custom model named =cmd) are
+// neutralised (csvsafe.Text); numbers are written as numbers.
 func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(SummaryCSVHeader)
 	for _, r := range rows {
-		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), string(r.Source),
-			strconv.Itoa(r.Input), r.Bound, ""}
+		t := csvsafe.Text
+		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), t(string(r.Source)),
+			strconv.Itoa(r.Input), t(r.Bound), ""}
 		if r.LoaderImagesPerS > 0 {
 			rec[14] = num(r.LoaderImagesPerS)
 		}
 		if r.BestBatch > 0 {
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
-			rec[8], rec[9] = num(r.CostUSD), num(r.EnergyKWh)
+			if r.CostKnown {
+				rec[8] = num(r.CostUSD)
+			}
+			if r.EnergyKnown {
+				rec[9] = num(r.EnergyKWh)
+			}
 		}
 		_ = cw.Write(rec)
 	}
@@ -79,20 +90,28 @@ var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precisio
 	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
-// batch does not fit, and best is true on each curve's best batch size.
+// batch does not fit, and best is true on each curve's best batch size. Text cells are
+// neutralised as in WriteSummariesCSV.
 func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(CurvesCSVHeader)
 	for _, c := range curves {
 		for i, p := range c.Points {
-			rec := []string{c.Model, c.Machine, c.GPU, strconv.Itoa(c.GPUCount), string(c.Precision), strconv.Itoa(p.Batch),
-				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), string(p.Source), "", strconv.FormatBool(i == c.Best),
-				strconv.Itoa(c.Input), string(c.Loader), strconv.Itoa(c.Workers), "", p.Bound, string(c.Format)}
+			t := csvsafe.Text
+			rec := []string{t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
+				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
+				strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format))}
 			if c.LoaderImagesPerS > 0 {
 				rec[20] = num(c.LoaderImagesPerS)
 			}
 			if p.Fits {
-				rec[7], rec[8], rec[9], rec[10], rec[11], rec[12] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS), num(p.CostUSD), num(p.EnergyKWh)
+				rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
+				if c.CostKnown {
+					rec[11] = num(p.CostUSD)
+				}
+				if c.EnergyKnown {
+					rec[12] = num(p.EnergyKWh)
+				}
 				rec[15] = num(p.ErrorPct)
 			}
 			_ = cw.Write(rec)

@@ -17,24 +17,36 @@ type Preferences interface {
 
 // Preference keys the session reads and writes.
 const (
-	PrefModels     = "session.models"
-	PrefMachines   = "session.machines"
-	PrefEpochs     = "session.epochs"
-	PrefImages     = "session.images"
-	PrefPrecision  = "session.precision"
-	PrefPolicy     = "session.policy"
-	PrefBatchMin   = "session.batch_min"
-	PrefBatchMax   = "session.batch_max"
-	PrefDataset    = "session.dataset"
-	PrefInput      = "session.input"
-	PrefLoader     = "session.loader"
-	PrefWorkers    = "session.workers"
-	PrefFormat     = "session.memory_format"
+	PrefModels    = "session.models"
+	PrefMachines  = "session.machines"
+	PrefEpochs    = "session.epochs"
+	PrefImages    = "session.images"
+	PrefPrecision = "session.precision"
+	PrefPolicy    = "session.policy"
+	PrefBatchMin  = "session.batch_min"
+	// PrefBatchMax is the batch size cap ("0": none). Its key is new: the old
+	// "session.batch_max" held a fixed range end (1024 by default), not a cap.
+	PrefBatchMax = "session.batch_cap"
+	PrefDataset  = "session.dataset"
+	PrefInput    = "session.input"
+	PrefLoader   = "session.loader"
+	PrefWorkers  = "session.workers"
+	PrefFormat   = "session.memory_format"
+	PrefNodes    = "session.nodes"
+	// PrefSaved is set once the session has saved its choices: without it (and
+	// without models or machines saved by an older version) a launch is a first one.
+	PrefSaved      = "session.saved"
 	PrefMetric     = "chart.metric"
 	PrefLogX       = "chart.log_x"
 	PrefLogY       = "chart.log_y"
 	PrefScatterLog = "chart.scatter_log"
+	PrefNoBands    = "chart.no_error_bands"
 )
+
+// firstLaunch reports whether p holds no choices of an earlier session.
+func firstLaunch(p Preferences) bool {
+	return p != nil && p.String(PrefSaved) == "" && p.String(PrefModels) == "" && p.String(PrefMachines) == ""
+}
 
 // loadPrefs reads the remembered choices; anything unreadable falls back to its default.
 func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
@@ -64,6 +76,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefBatchMax, &s.BatchMax)
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
+	readInt(PrefNodes, &s.Nodes)
 	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
@@ -92,6 +105,9 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefScatterLog)); err == nil {
 		v.ScatterLog = b
 	}
+	if b, err := strconv.ParseBool(p.String(PrefNoBands)); err == nil {
+		v.HideErrorBands = b
+	}
 	return s, v
 }
 
@@ -101,6 +117,7 @@ func (s *Session) savePrefsLocked() {
 		return
 	}
 	st, v := s.settings, s.view
+	p.SetString(PrefSaved, "1")
 	p.SetString(PrefModels, strings.Join(st.Models, ","))
 	p.SetString(PrefMachines, strings.Join(st.Machines, ","))
 	p.SetString(PrefEpochs, strconv.Itoa(st.Epochs))
@@ -114,10 +131,12 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefLoader, st.Data.Loader)
 	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
+	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}
 	p.SetString(PrefLogX, strconv.FormatBool(v.LogX))
 	p.SetString(PrefLogY, strconv.FormatBool(v.LogY))
 	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
+	p.SetString(PrefNoBands, strconv.FormatBool(v.HideErrorBands))
 }

@@ -29,6 +29,10 @@ type Summary struct {
 	LoaderImagesPerS float64 `json:"loader_images_per_s,omitempty"`
 	// Backend is, for a measured CPU, whose measurements answered (Curve.Backend).
 	Backend string `json:"backend,omitempty"`
+	// CostKnown and EnergyKnown are false when the machine has no price or its GPU
+	// no published power: the cost or energy is then unknown, not 0.
+	CostKnown   bool `json:"cost_known"`
+	EnergyKnown bool `json:"energy_known"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
@@ -36,7 +40,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 	out := make([]Summary, len(curves))
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
-			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend}
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
@@ -92,10 +96,19 @@ func (r Summary) Cell(col SummaryColumn) string {
 	case ColumnTotal:
 		return orDash(none, charts.FormatSeconds(r.TotalS))
 	case ColumnCost:
+		if !none && !r.CostKnown {
+			return "no price"
+		}
 		return orDash(none, charts.FormatUSD(r.CostUSD))
 	case ColumnEnergy:
+		if !none && !r.EnergyKnown {
+			return "unknown"
+		}
 		return orDash(none, strconv.FormatFloat(r.EnergyKWh, 'f', 1, 64)+" kWh")
 	case ColumnMaxBatch:
+		if r.MaxBatch < 0 {
+			return "unknown"
+		}
 		return strconv.Itoa(r.MaxBatch)
 	case ColumnSource:
 		if r.Backend != "" && r.Source != "" {
@@ -115,8 +128,8 @@ func orDash(none bool, s string) string {
 	return s
 }
 
-// SortSummaries sorts rows by a column, numbers by value; rows where nothing fits go
-// last either way. The sort is stable.
+// SortSummaries sorts rows by a column, numbers by value; rows where nothing fits, and
+// rows whose cost or energy is unknown when sorting by it, go last either way. The sort is stable.
 func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 	key := func(r Summary) (float64, string) {
 		switch col {
@@ -146,8 +159,13 @@ func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
-		if (a.BestBatch == 0) != (b.BestBatch == 0) && col != ColumnCNN && col != ColumnMachine {
-			return b.BestBatch == 0
+		// nothing fits, or the figure is unknown (no price, no power): last either way
+		last := func(r Summary) bool {
+			return (r.BestBatch == 0 && col != ColumnCNN && col != ColumnMachine) ||
+				(col == ColumnCost && !r.CostKnown) || (col == ColumnEnergy && !r.EnergyKnown)
+		}
+		if last(a) != last(b) {
+			return last(b)
 		}
 		an, as := key(a)
 		bn, bs := key(b)

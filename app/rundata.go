@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"strings"
 
 	"cnntime/predictor"
@@ -101,7 +100,7 @@ func (d RunData) inputRate(net *cnn.Network, t Target) (pipeline.Rate, error) {
 		loader = pipeline.Synthetic // no files to read, or a CPU target: the data is where the step runs
 	}
 	if ds.InMemory && loader == pipeline.DALI {
-		return pipeline.Rate{}, fmt.Errorf("the dali loader decodes image files; %s is held in memory: use --loader pytorch or synthetic", ds.Name)
+		return pipeline.Rate{}, Inputf("the dali loader decodes image files; %s is held in memory: choose the pytorch or synthetic loader", ds.Name)
 	}
 	return pipeline.Model(pipeline.Settings{Loader: loader, Workers: d.Workers}, ds, net.Input.H, t.Machine.VCPUs, max(t.Machine.GPUCount, 1), t.GPU)
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type Session struct {
 	cancel   context.CancelFunc
 	listener func(SessionState)
 	closed   bool
+	// firstLaunch is set when no choice was remembered and the session started with
+	// the example selection (FirstLaunchModels on FirstLaunchMachines).
+	firstLaunch bool
 
 	queueMu  sync.Mutex
 	queue    []SessionState // notifications not yet delivered, oldest first
@@ -53,6 +57,14 @@ func NewSession(backend SessionBackend, prefs Preferences, delay time.Duration) 
 	s := &Session{backend: backend, prefs: prefs, delay: delay}
 	s.idle = sync.NewCond(&s.mu)
 	s.settings, s.view = loadPrefs(prefs)
+	if firstLaunch(prefs) {
+		// Nothing remembered: start with an example comparison rather than empty charts.
+		s.firstLaunch = true
+		s.settings.Models = append([]string(nil), FirstLaunchModels...)
+		if ms, err := backend.MachineChoices(context.Background()); err == nil {
+			s.settings.Machines = FirstLaunchMachines(ms)
+		}
+	}
 	s.mu.Lock()
 	s.scheduleLocked(0)
 	s.mu.Unlock()
@@ -82,6 +94,30 @@ func (s *Session) stateLocked() SessionState {
 
 // Settings are the current settings.
 func (s *Session) Settings() SessionSettings { return s.State().Settings }
+
+// FirstLaunch reports whether the session started with the example selection because
+// nothing was remembered: a GUI then says what to do next.
+func (s *Session) FirstLaunch() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.firstLaunch
+}
+
+// Explain says why one point of the current settings' curves is what it is: model on
+// machine at a global batch size. It runs on the caller's goroutine (a few ms).
+func (s *Session) Explain(ctx context.Context, model, machine string, batch int) (predictor.Explanation, error) {
+	x, ok := s.backend.(Explainer)
+	if !ok {
+		return predictor.Explanation{}, errors.New("this window's predictions cannot be explained (no prediction engine)")
+	}
+	return x.Explain(ctx, s.Settings(), model, machine, batch)
+}
+
+// CanExplain reports whether the session's backend explains its predictions.
+func (s *Session) CanExplain() bool {
+	_, ok := s.backend.(Explainer)
+	return ok
+}
 
 // Models lists the CNNs the user can choose.
 func (s *Session) Models() []ModelChoice { return s.backend.ModelChoices() }

@@ -99,3 +99,50 @@ func TestEngineBackendPredictsZooAndCustomModels(t *testing.T) {
 		t.Errorf("unknown machine: err %v", st.Err)
 	}
 }
+
+// A first launch predicts the example comparison with no clicks; each machine's curve
+// runs up to the largest batch that fits it, so the 8-GPU machine's runs past 1024;
+// a second launch restores what the first saved, not the example.
+func TestFirstLaunchPredictsTheExampleUpToEachMachinesMemory(t *testing.T) {
+	ctx := context.Background()
+	b, err := OpenEngineBackend(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefs := &mapPrefs{}
+	s := NewSession(b, prefs, time.Millisecond)
+	if !s.FirstLaunch() {
+		t.Fatal("empty preferences: not a first launch")
+	}
+	waitIdle(t, s)
+	st := s.State()
+	if st.Err != nil || len(st.Curves) != len(FirstLaunchModels)*len(firstLaunchMachines) {
+		t.Fatalf("first launch: %d curves, %v", len(st.Curves), st.Err)
+	}
+	for _, c := range st.Curves {
+		last := c.Points[len(c.Points)-1]
+		if c.MaxBatch <= 0 || last.Fits || last.Batch <= c.MaxBatch || c.Points[len(c.Points)-2].Batch > c.MaxBatch {
+			t.Errorf("%s: the curve should end one size past its largest fitting batch %d, ends at %d (fits %v)", c.Machine, c.MaxBatch, last.Batch, last.Fits)
+		}
+		if c.GPUCount == 8 && c.MaxBatch <= 1024 {
+			t.Errorf("%s: 8 GPUs fit only %d", c.Machine, c.MaxBatch)
+		}
+	}
+	if err := s.SetModel("vgg16", true); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	s.Close()
+
+	again := NewSession(b, prefs, time.Millisecond)
+	defer again.Close()
+	if again.FirstLaunch() {
+		t.Error("a second launch was taken for a first")
+	}
+	if got := again.Settings().Models; len(got) != 2 || got[1] != "vgg16" {
+		t.Errorf("second launch models = %v, want resnet50 and vgg16", got)
+	}
+	if again.Settings().BatchMax != 0 {
+		t.Errorf("batch cap = %d, want none", again.Settings().BatchMax)
+	}
+}

@@ -291,9 +291,10 @@ func TestSummarizeAndSort(t *testing.T) {
 		return predictor.Point{Batch: b, Fits: true, TotalS: total, CostUSD: cost, Source: predictor.Measured}
 	}
 	curves := []predictor.Curve{
-		{Model: "vgg16", Machine: "b", Points: []predictor.Point{pt(32, 900, 9), pt(64, 800, 8)}, Best: 1, MaxBatch: 64},
-		{Model: "resnet50", Machine: "a", Points: []predictor.Point{pt(32, 500, 12)}, Best: 0, MaxBatch: 32},
+		{Model: "vgg16", Machine: "b", Points: []predictor.Point{pt(32, 900, 9), pt(64, 800, 8)}, Best: 1, MaxBatch: 64, CostKnown: true},
+		{Model: "resnet50", Machine: "a", Points: []predictor.Point{pt(32, 500, 12)}, Best: 0, MaxBatch: 32, CostKnown: true},
 		{Model: "alexnet", Machine: "c", Points: []predictor.Point{{Batch: 32}}, Best: -1},
+		{Model: "densenet121", Machine: "gpu/t4", Points: []predictor.Point{pt(32, 700, 0)}, Best: 0, MaxBatch: -1},
 	}
 	rows := Summarize(curves)
 	if rows[0].BestBatch != 64 || rows[0].TotalS != 800 || rows[2].BestBatch != 0 || rows[1].Source != predictor.Measured {
@@ -304,12 +305,13 @@ func TestSummarizeAndSort(t *testing.T) {
 		desc bool
 		want string
 	}{
-		{ColumnCNN, false, "alexnet,resnet50,vgg16"},
-		{ColumnCNN, true, "vgg16,resnet50,alexnet"},
-		{ColumnTotal, false, "resnet50,vgg16,alexnet"}, // nothing-fits last
-		{ColumnTotal, true, "vgg16,resnet50,alexnet"},
-		{ColumnCost, false, "vgg16,resnet50,alexnet"},
-		{ColumnBestBatch, true, "vgg16,resnet50,alexnet"},
+		{ColumnCNN, false, "alexnet,densenet121,resnet50,vgg16"},
+		{ColumnCNN, true, "vgg16,resnet50,densenet121,alexnet"},
+		{ColumnTotal, false, "resnet50,densenet121,vgg16,alexnet"}, // nothing-fits last
+		{ColumnTotal, true, "vgg16,densenet121,resnet50,alexnet"},
+		{ColumnCost, false, "vgg16,resnet50,alexnet,densenet121"}, // no price last too
+		{ColumnCost, true, "resnet50,vgg16,alexnet,densenet121"},
+		{ColumnBestBatch, true, "vgg16,resnet50,densenet121,alexnet"},
 	}
 	for _, tt := range tests {
 		r := append([]Summary(nil), rows...)
@@ -325,7 +327,19 @@ func TestSummarizeAndSort(t *testing.T) {
 	if got := rows[2].Cell(ColumnBestBatch); got != "does not fit" {
 		t.Errorf("best batch cell of a curve where nothing fits = %q", got)
 	}
-	if got := rows[0].Cell(ColumnCost); got != "$8.00" {
-		t.Errorf("cost cell = %q", got)
+	for _, c := range []struct {
+		row  int
+		col  SummaryColumn
+		want string
+	}{
+		{0, ColumnCost, "$8.00"},
+		{3, ColumnCost, "no price"},
+		{3, ColumnEnergy, "unknown"},
+		{3, ColumnMaxBatch, "unknown"},
+		{2, ColumnCost, "–"},
+	} {
+		if got := rows[c.row].Cell(c.col); got != c.want {
+			t.Errorf("row %d %s cell = %q, want %q", c.row, SummaryColumns[c.col], got, c.want)
+		}
 	}
 }

@@ -19,14 +19,20 @@ type SessionSettings struct {
 	Precision measure.Precision // fp32, fp32-strict or amp
 	Policy    measure.Policy    // cuDNN algorithm choice: heuristic or fastest
 	BatchMin  int               // the smallest global batch size
-	BatchMax  int               // the largest global batch size
+	// BatchMax caps the global batch size; 0 lets each machine's curve run up to the
+	// largest batch that fits in its memory (the global batch on multi-GPU machines).
+	BatchMax int
 	// Data is the dataset (its input size and classes), the input pipeline and the
 	// memory format; Images is kept equal to the dataset's unless the user changes it.
 	Data RunData
+	// Nodes is how many instances of each machine train together, data-parallel over
+	// the catalog's network between them (0 or 1: one); batches are then global over
+	// all their GPUs and the price is the instances' together.
+	Nodes int
 }
 
 // DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,
-// batch sizes 1 to 1024, nothing selected.
+// batch sizes from 1 up to the largest that fits each machine, nothing selected.
 func DefaultSessionSettings() SessionSettings {
 	return SessionSettings{
 		Epochs:    DefaultEpochs,
@@ -34,7 +40,6 @@ func DefaultSessionSettings() SessionSettings {
 		Precision: measure.FP32,
 		Policy:    measure.Heuristic,
 		BatchMin:  1,
-		BatchMax:  1024,
 		Data:      DefaultRunData(), // the CLI's default too: the two predict alike
 	}
 }
@@ -66,10 +71,15 @@ func (s SessionSettings) Validate() error {
 	switch {
 	case s.BatchMin < 1:
 		errs = append(errs, fmt.Errorf("the smallest batch size must be at least 1, not %d", s.BatchMin))
-	case s.BatchMax < s.BatchMin:
+	case s.BatchMax < 0:
+		errs = append(errs, fmt.Errorf("the batch size cap must be a positive whole number, or empty for none, not %d", s.BatchMax))
+	case s.BatchMax > 0 && s.BatchMax < s.BatchMin:
 		errs = append(errs, fmt.Errorf("the largest batch size (%d) is below the smallest (%d)", s.BatchMax, s.BatchMin))
-	case s.BatchMax > MaxBatchSize:
-		errs = append(errs, fmt.Errorf("the largest batch size must be at most %d, not %d", MaxBatchSize, s.BatchMax))
+	case s.BatchMin > MaxBatchSize || s.BatchMax > MaxBatchSize:
+		errs = append(errs, fmt.Errorf("the largest batch size must be at most %d, not %d", MaxBatchSize, max(s.BatchMin, s.BatchMax)))
+	}
+	if s.Nodes < 0 || s.Nodes > predictor.MaxNodes {
+		errs = append(errs, fmt.Errorf("instances per machine must be from 1 to %d, not %d", predictor.MaxNodes, s.Nodes))
 	}
 	if err := s.Data.Check(); err != nil {
 		errs = append(errs, err)
@@ -94,11 +104,14 @@ type ChartSettings struct {
 	// ScatterLog draws the scatter with logarithmic axes (for machines of very
 	// different speeds); LogX and LogY are the curves chart's.
 	ScatterLog bool
+	// HideErrorBands leaves out the expected-error bands on the curves and the
+	// whiskers on the scatter.
+	HideErrorBands bool
 }
 
 // Options are the chart options for these settings in a style.
 func (v ChartSettings) Options(style charts.Style) charts.Options {
-	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style}
+	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style, NoErrorBands: v.HideErrorBands}
 }
 
 func (s SessionSettings) clone() SessionSettings {
@@ -119,14 +132,54 @@ func (v ChartSettings) clone() ChartSettings {
 }
 
 // BatchGrid is the batch sizes a session predicts between lo and hi: every size up to
-// 64, every multiple of 8 up to 512 and of 32 beyond, plus the powers of two and the
-// ends. Dense enough to show the jumps that tile and wave quantization make.
+// 64, every multiple of 8 up to 512, of 32 up to 4096, of 128 up to 16384 and of 512
+// beyond, plus the powers of two and the ends. Dense enough to show the jumps that tile
+// and wave quantization make, sparse enough that an 8-GPU machine's range stays quick.
 func BatchGrid(lo, hi int) []int {
 	var out []int
 	for b := lo; b <= hi; b++ {
-		if b == lo || b == hi || b <= 64 || (b <= 512 && b%8 == 0) || b%32 == 0 || b&(b-1) == 0 {
+		if b == lo || b == hi || b <= 64 || (b <= 512 && b%8 == 0) || (b <= 4096 && b%32 == 0) ||
+			(b <= 16384 && b%128 == 0) || b%512 == 0 || b&(b-1) == 0 {
 			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// DefaultBatchCap is how far a curve runs when its machine's memory is unknown and the
+// user set no cap: 1024 per GPU.
+const DefaultBatchCap = 1024
+
+// BatchSpan is a curve's batch range that follows its machine: from Min up to the
+// largest global batch that fits in the machine's memory, so an 8-GPU machine's curve
+// runs to 8 times a one-GPU machine's; Cap (0: none) stops it earlier.
+type BatchSpan struct {
+	Min, Cap int
+}
+
+// Grid is the span's batch sizes for a machine of gpus GPUs whose largest fitting
+// global batch is maxFit (-1 when its memory is unknown). Past maxFit it adds one more
+// size, so a chart shows where memory runs out.
+func (s BatchSpan) Grid(maxFit, gpus int) []int {
+	lo := max(s.Min, 1)
+	hi := s.Cap
+	if hi <= 0 {
+		hi = MaxBatchSize
+		if maxFit < 0 {
+			hi = DefaultBatchCap * max(gpus, 1)
+		}
+	}
+	hi = min(hi, MaxBatchSize)
+	if maxFit >= 0 && maxFit < hi {
+		// the first grid size past maxFit: the out-of-memory mark
+		next := maxFit + 1
+		for _, b := range BatchGrid(maxFit+1, min(hi, 2*maxFit+2)) {
+			if b > maxFit && (b <= 64 || b%8 == 0) {
+				next = b
+				break
+			}
+		}
+		hi = max(min(next, hi), lo)
+	}
+	return BatchGrid(lo, hi)
 }

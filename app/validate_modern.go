@@ -10,7 +10,7 @@ import (
 	"cnntime/assets"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/kernels/fit"
+	"cnntime/predictor/fit"
 )
 
 // ModernAccuracy is table 4 of `cnntime validate`: whole-network training throughput

@@ -1,6 +1,3 @@
-// Package assets holds the files embedded in the cnntime binary: the app icon, the
-// hardware and cloud catalog, the fitted calibration of the predictor and bundled
-// measurements. Each kind of file has its own accessor; nothing here parses them.
 package assets
 
 import _ "embed"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"cnntime/db/csvsafe"
 	"cnntime/predictor/measure"
 )
 
@@ -33,6 +34,12 @@ import (
 // The header line is required; columns may come in any order; an unknown or missing
 // column is an error. A row with the same gpu, model, batch_size, precision, framework
 // and source as one already in the cache replaces it.
+//
+// The file is opened in spreadsheets, so WriteStepsCSV neutralises the text cells (gpu,
+// model, precision, framework, status, source) that would start a formula: a model named
+// =cmd is written '=cmd (csvsafe.Text). ParseStepsCSV takes that apostrophe off again
+// (csvsafe.Untext), so an exported CSV imports back with every name unchanged, and a
+// hand-written '=cmd names the model =cmd.
 var StepCSVColumns = []string{"gpu", "model", "batch_size", "precision", "framework", "step_ms", "spread_ms", "status", "source", "measured_at"}
 
 // optionalStepColumns may be left out of a step CSV's header.
@@ -115,14 +122,16 @@ func parseStepRecord(rec []string, col map[string]int, name string) (measure.Ste
 		}
 		return ""
 	}
+	// text is a text cell, without the apostrophe WriteStepsCSV puts before a formula.
+	text := func(c string) string { return csvsafe.Untext(field(c)) }
 	s := measure.Step{
-		Model:     field("model"),
-		Precision: measure.Precision(field("precision")),
-		Framework: field("framework"),
-		Source:    field("source"),
-		Status:    measure.Status(field("status")),
+		Model:     text("model"),
+		Precision: measure.Precision(text("precision")),
+		Framework: text("framework"),
+		Source:    text("source"),
+		Status:    measure.Status(text("status")),
 	}
-	gpu := field("gpu")
+	gpu := text("gpu")
 	switch {
 	case gpu == "":
 		return s, fmt.Errorf("gpu is empty")
@@ -171,7 +180,8 @@ func parseMS(column, v string) (float64, error) {
 	return x, nil
 }
 
-// WriteStepsCSV writes steps as a step CSV (see StepCSVColumns), header first.
+// WriteStepsCSV writes steps as a step CSV (see StepCSVColumns), header first; text
+// cells that would start a formula are neutralised (csvsafe.Text), numbers are not.
 func WriteStepsCSV(w io.Writer, steps []measure.Step) error {
 	cw := csv.NewWriter(w)
 	cw.Write(StepCSVColumns)
@@ -184,9 +194,13 @@ func WriteStepsCSV(w io.Writer, steps []measure.Step) error {
 		if s.Status != measure.OK && s.MedianMS == 0 {
 			stepMS = "" // no time: out of memory or unsupported
 		}
-		cw.Write([]string{strings.TrimPrefix(s.DeviceKey, "gpu:"), s.Model, strconv.Itoa(s.Batch),
-			string(s.Precision), s.Framework, stepMS, formatMS(s.SpreadMS),
-			string(s.Status), s.Source, at})
+		gpu := s.DeviceKey
+		if id, ok := strings.CutPrefix(gpu, "gpu:"); ok && !strings.Contains(id, ":") {
+			gpu = id // a catalog GPU id; one with a ':' keeps its prefix, or it would read back as a device key
+		}
+		cw.Write([]string{csvsafe.Text(gpu), csvsafe.Text(s.Model), strconv.Itoa(s.Batch),
+			csvsafe.Text(string(s.Precision)), csvsafe.Text(s.Framework), stepMS, formatMS(s.SpreadMS),
+			csvsafe.Text(string(s.Status)), csvsafe.Text(s.Source), at})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cnntime/db/csvsafe"
 )
 
 // ExportFilter chooses part of the cache to export; the zero filter is the whole cache.
@@ -167,7 +169,9 @@ func (d *DB) ExportStepsCSV(ctx context.Context, w io.Writer, f ExportFilter) (i
 // ExportMeasurementsCSV writes and ImportMeasurementsCSV reads (one row per device,
 // configuration, batch size, precision, phase and policy; times in milliseconds;
 // measured_at in RFC 3339; source "" for the cache's own sweeps; device_info the
-// device's description as JSON). See measurements_csv.go for each column.
+// device's description as JSON). See measurements_csv.go for each column. Text cells
+// that would start a formula in a spreadsheet are neutralised as in the step CSV
+// (csvsafe.Text), and the reader takes that off again; numbers are not touched.
 var MeasurementCSVColumns = []string{"device", "config", "batch_size", "precision", "phase", "policy",
 	"algorithm", "median_ms", "spread_ms", "repeats", "workspace_bytes", "status", "sweep_id", "measured_at", "source", "device_info"}
 
@@ -219,9 +223,10 @@ func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFil
 		if sweep != 0 {
 			sweepID = strconv.FormatInt(sweep, 10)
 		}
-		cw.Write([]string{device, config, strconv.Itoa(batch), precision, phase, policy, algorithm,
+		t := csvsafe.Text
+		cw.Write([]string{t(device), t(config), strconv.Itoa(batch), t(precision), t(phase), t(policy), t(algorithm),
 			formatMS(median), formatMS(spread), strconv.Itoa(repeats), strconv.FormatInt(workspace, 10),
-			status, sweepID, when, source, infos[device]})
+			t(status), sweepID, when, t(source), t(infos[device])})
 		n++
 	}
 	if err := rows.Err(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"cnntime/db/csvsafe"
 	"cnntime/predictor/measure"
 )
 
@@ -127,9 +128,12 @@ func ParseMeasurementsCSV(r io.Reader, name string) ([]CSVMeasurement, error) {
 }
 
 func parseMeasurementRecord(rec []string, col map[string]int, name string, infos map[string]*measure.Device) (CSVMeasurement, error) {
+	// Text cells come back as they were before ExportMeasurementsCSV (or
+	// pytorch_sweep.py) neutralised them for spreadsheets (csvsafe.Untext); a number
+	// never starts with the apostrophe it takes off.
 	field := func(c string) string {
 		if i, ok := col[c]; ok {
-			return strings.TrimSpace(rec[i])
+			return csvsafe.Untext(strings.TrimSpace(rec[i]))
 		}
 		return ""
 	}

@@ -1,9 +1,3 @@
-// Package gpu measures devices: it plans sweeps (which layer configurations at which
-// batch sizes, minus what the cache already holds), defines the Backend interface that
-// the CPU backend (gpu/cpu) and the CUDA backend (gpu/cuda, in the separate cnntime-gpu
-// worker) implement, and speaks the JSON-lines protocol (gpu/protocol) with the worker.
-//
-// gpu returns measurements; it never writes the cache. The app layer does.
 package gpu
 
 import (

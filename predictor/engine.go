@@ -239,3 +239,17 @@ func (e *Engine) table(req Request, need int) *stepTable {
 	}
 	return t
 }
+
+// MaxBatch is the largest global batch of req's network that fits in its GPUs' memory
+// at req's precision, over all the machine's GPUs and nodes; -1 when the GPU's memory
+// is unknown. Only the network, GPU, precision, machine's GPU count and nodes are read.
+func (e *Engine) MaxBatch(req Request) int {
+	if req.Network == nil {
+		return -1
+	}
+	perGPU := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU))
+	if perGPU < 0 {
+		return -1
+	}
+	return perGPU * req.totalGPUs()
+}

@@ -5,7 +5,6 @@ import (
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
-	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 )
 
@@ -50,5 +49,5 @@ func KernelPrecision(p measure.Precision, op cnn.Op, gpu hw.GPU) measure.Precisi
 
 // hasTF32 reports whether gpu has TF32 tensor cores: compute capability 8.0 or later.
 func hasTF32(gpu hw.GPU) bool {
-	return gpu.TF32TFLOPS > 0 || kernels.ComputeCapability(gpu.ComputeCapability) >= 80
+	return gpu.TF32TFLOPS > 0 || hw.ParseComputeCapability(gpu.ComputeCapability) >= 80
 }

@@ -20,39 +20,45 @@ type stepTable struct {
 	relErr     []float64 // expected relative error of stepMS, a fraction
 }
 
-// kernelSeq is one kernel launch of the step, in issue order: which timed
-// configuration phase it is and how long the host takes to issue it.
+// kernelSeq is one kernel launch of the step, in issue order: which layer and phase
+// it is, which timed configuration phase, and how long the host takes to issue it.
 type kernelSeq struct {
+	layer    int
+	phase    measure.Phase
 	timing   int
 	issueUS  float64
 	backward bool
 }
 
-// fill computes t for per-GPU batches 1..size-1 (the arrays have size entries).
-//
-// The step is simulated as the host issuing kernels into one stream: the host spends
-// LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and
-// LaunchBackwardUS per backward kernel (autograd engine, launch); each kernel starts
-// when both it has been issued and the previous kernel has finished. With small
-// batches the GPU waits on the host (launch-bound); with large ones the host runs
-// ahead and its cost disappears. The SGD update follows, then StepMS of host work per
-// step (optimizer bookkeeping, zeroing gradients, synchronisation).
-func (e *Engine) fill(t *stepTable, req Request, size int) {
-	net := req.Network
-	batches := make([]int, size-1)
-	for i := range batches {
-		batches[i] = i + 1
-	}
-	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
-	timer := e.timerFor(&req)
+// stepPlan is a training step's kernels at some batch sizes: the distinct
+// configuration phases timed at each batch, and the kernel launches that run, in
+// issue order. Both the step table (fill) and Explain compose a step from one.
+type stepPlan struct {
+	batches []int
+	timings [][]kernels.Estimate // per distinct configuration × phase, per batch
+	seq     []kernelSeq          // the launches that run a kernel, in issue order
+	// update and updateIssue are the optimizer step's GPU time and host issue time
+	// (0 with ForwardBackwardOnly).
+	update, updateIssue float64
+}
 
-	// Time each distinct configuration × phase once, over every batch size.
+// plan times req's kernels at the per-GPU batches (each distinct configuration ×
+// phase once, over every batch) and lists the launches in issue order: forward
+// through the layers, backward in reverse. Which phases run a kernel is the request's
+// rule (for PyTorch, cnn.Layer.Phases: no data gradient for a layer on the image,
+// which does not require grad, none for a view); a phase whose time is zero at the
+// first and the last batch runs none (a view, a parameter-free weight gradient).
+func (e *Engine) plan(req *Request, batches []int) stepPlan {
+	net := req.Network
+	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
+	timer := e.timerFor(req)
+	p := stepPlan{batches: batches}
+
 	type timingKey struct {
 		cfg   cnn.Config
 		phase measure.Phase
 	}
 	index := make(map[timingKey]int)
-	var timings [][]kernels.Estimate
 	timing := func(cfg cnn.Config, phase measure.Phase) int {
 		k := timingKey{cfg, phase}
 		if i, ok := index[k]; ok {
@@ -65,31 +71,58 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 			Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
 			Policy:    req.Policy,
 		}, batches, out)
-		index[k] = len(timings)
-		timings = append(timings, out)
-		return len(timings) - 1
+		index[k] = len(p.timings)
+		p.timings = append(p.timings, out)
+		return len(p.timings) - 1
 	}
-
-	// The kernels in issue order: forward through the layers, backward in reverse.
-	var seq []kernelSeq
-	// Which phases run a kernel is the request's rule (for PyTorch, cnn.Layer.Phases:
-	// no data gradient for a layer on the image, which does not require grad, none
-	// for a view).
+	add := func(layer int, phase measure.Phase, issueUS float64) {
+		ti := timing(net.Layers[layer].Config, phase)
+		est := p.timings[ti]
+		if !(est[0].MS > 0 || est[len(est)-1].MS > 0) {
+			return // no kernel runs in this phase
+		}
+		p.seq = append(p.seq, kernelSeq{layer, phase, ti, issueUS, phase != measure.Forward})
+	}
 	for i := range net.Layers {
-		l := &net.Layers[i]
-		if ps := req.Kernels.Phases(l); len(ps) > 0 && ps[0] == measure.Forward {
-			seq = append(seq, kernelSeq{timing(l.Config, measure.Forward), e.over.LaunchForwardUS, false})
+		if ps := req.Kernels.Phases(&net.Layers[i]); len(ps) > 0 && ps[0] == measure.Forward {
+			add(i, measure.Forward, e.over.LaunchForwardUS)
 		}
 	}
 	for i := len(net.Layers) - 1; i >= 0; i-- {
-		l := &net.Layers[i]
-		for _, p := range req.Kernels.Phases(l) {
-			if p != measure.Forward {
-				seq = append(seq, kernelSeq{timing(l.Config, p), e.over.LaunchBackwardUS, true})
+		for _, ph := range req.Kernels.Phases(&net.Layers[i]) {
+			if ph != measure.Forward {
+				add(i, ph, e.over.LaunchBackwardUS)
 			}
 		}
 	}
+	if !req.ForwardBackwardOnly {
+		p.update, p.updateIssue = e.over.updateMS(net, *req), e.over.updateIssueMS(net)
+	}
+	return p
+}
 
+// fill computes t for per-GPU batches 1..size-1 (the arrays have size entries).
+func (e *Engine) fill(t *stepTable, req Request, size int) {
+	batches := make([]int, size-1)
+	for i := range batches {
+		batches[i] = i + 1
+	}
+	p := e.plan(&req, batches)
+	e.compose(t, &p)
+}
+
+// compose fills t from the plan p: entry i+1 of each array is the step at
+// p.batches[i] (entry 0 is unused).
+//
+// The step is simulated as the host issuing kernels into one stream: the host spends
+// LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and
+// LaunchBackwardUS per backward kernel (autograd engine, launch); each kernel starts
+// when both it has been issued and the previous kernel has finished. With small
+// batches the GPU waits on the host (launch-bound); with large ones the host runs
+// ahead and its cost disappears. The SGD update follows, then StepMS of host work per
+// step (optimizer bookkeeping, zeroing gradients, synchronisation).
+func (e *Engine) compose(t *stepTable, p *stepPlan) {
+	size := len(p.batches) + 1
 	t.stepMS = make([]float64, size)
 	t.gpuMS = make([]float64, size)
 	t.backwardMS = make([]float64, size)
@@ -103,13 +136,10 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 	// The issue simulation runs over every launch; the sums run over distinct
 	// configuration phases, weighted by how often each is launched.
 	type uses struct{ total, backward int }
-	used := make([]uses, len(timings))
+	used := make([]uses, len(p.timings))
 	hostMS := 0.0 // when the host has issued the kernels so far
-	for _, k := range seq {
-		est := timings[k.timing]
-		if !(est[0].MS > 0 || est[len(est)-1].MS > 0) {
-			continue // no kernel runs in this phase (a view, a parameter-free weight gradient)
-		}
+	for _, k := range p.seq {
+		est := p.timings[k.timing]
 		hostMS += k.issueUS / 1000
 		used[k.timing].total++
 		if k.backward {
@@ -128,7 +158,7 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 			continue
 		}
 		n, nb := float64(u.total), float64(u.backward)
-		for i, es := range timings[ti] {
+		for i, es := range p.timings[ti] {
 			b := i + 1
 			t.gpuMS[b] += n * es.MS
 			t.backwardMS[b] += nb * es.MS
@@ -139,10 +169,7 @@ func (e *Engine) fill(t *stepTable, req Request, size int) {
 		}
 	}
 
-	update, updateIssue := 0.0, 0.0
-	if !req.ForwardBackwardOnly {
-		update, updateIssue = e.over.updateMS(net, req), e.over.updateIssueMS(net)
-	}
+	update, updateIssue := p.update, p.updateIssue
 	for b := 1; b < size; b++ {
 		layers := t.gpuMS[b]
 		end := math.Max(gpuEnd[b], hostMS+updateIssue) + update

@@ -9,7 +9,9 @@ where the batch range ends, so larger batches of that model are not tried.
 The output is the step CSV that `cnntime cache import FILE.csv` reads (see the README's
 cache section): gpu, model, batch_size, precision, framework, step_ms, spread_ms, status,
 source, measured_at. Rows are written (and flushed) as they are measured, so an
-interrupted run keeps what it measured.
+interrupted run keeps what it measured. Text cells that a spreadsheet would run as a
+formula (a --gpu or host name starting with =, +, - or @) get a leading apostrophe, which
+the import takes off again.
 
     python3 scripts/pytorch_sweep.py --models resnet50,vgg16,mobilenet_v2 \\
         --batches 1-256 --precision fp32,amp --out steps.csv
@@ -98,6 +100,24 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_INPUT = {"inception_v3": 299, "efficientnet_b1": 240, "efficientnet_b2": 288, "efficientnet_b3": 300,
                  "efficientnet_b4": 380, "efficientnet_b5": 456, "efficientnet_b6": 528, "efficientnet_b7": 600,
                  "efficientnet_v2_s": 384, "efficientnet_v2_m": 480, "efficientnet_v2_l": 480}
+
+TEXT_COLUMNS = ("gpu", "model", "precision", "framework", "status", "source",
+                "device", "config", "phase", "policy", "algorithm", "device_info")
+FORMULA_START = "=+-@\t\r"
+
+
+def csv_text(s):
+    """A text cell safe to open in a spreadsheet, as cnntime writes it (db/csvsafe.Text).
+
+    A cell starting with = + - @ TAB or CR would run as a formula: it gets a leading
+    apostrophe, as does one starting with an apostrophe followed by one of those or by
+    another apostrophe; `cnntime cache import` takes that apostrophe off again, so every
+    name (--gpu, the host's name in the source) reads back unchanged.
+    """
+    s = str(s)
+    if s and (s[0] in FORMULA_START or (len(s) >= 2 and s[0] == "'" and (s[1] in FORMULA_START or s[1] == "'"))):
+        return "'" + s
+    return s
 PRECISIONS = ("fp32", "fp32-strict", "amp")
 DEFAULT_BATCHES = "1-17,24,31-33,40,47-49,56,63-65,72,79-81,88,95-97,104,111-113,120,127-129,136,143-145,152,159-161,168,175-177,184,191-193,200,207-209,216,223-225,232,239-241,248,255-256"
 
@@ -805,7 +825,7 @@ def main():
                 row.update(device=gpu, source=src, measured_at=when, device_info=device_info)
             else:
                 row.update(gpu=gpu, framework=framework, source=src, measured_at=when)
-            writer.writerow(row)
+            writer.writerow({k: csv_text(v) if k in TEXT_COLUMNS else v for k, v in row.items()})
             out.flush()
         return emit
 

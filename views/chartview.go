@@ -28,6 +28,9 @@ type ChartView struct {
 	Tooltip func(charts.Mark) string
 	// OnTapped is called with the tapped mark, or ok=false when the tap hit no point.
 	OnTapped func(m charts.Mark, ok bool)
+	// Bars makes the mouse find the bar on its row (a breakdown chart) instead of
+	// the nearest point.
+	Bars bool
 
 	crosshair bool
 	emptyText string
@@ -181,8 +184,7 @@ func (v *ChartView) Hover(pos fyne.Position) (charts.Mark, bool) {
 		v.hideHover()
 		return charts.Mark{}, false
 	}
-	scale := float64(f.Width) / float64(max(v.Size().Width, 1))
-	m, ok := f.Nearest(px, py, hoverRadius*scale)
+	m, ok := v.find(f, px, py)
 	if v.crosshair {
 		x0 := v.fromFrame(f, f.X0, f.Y0)
 		x1 := v.fromFrame(f, f.X1, f.Y1)
@@ -261,9 +263,17 @@ func (v *ChartView) Tapped(ev *fyne.PointEvent) {
 	if v.OnTapped == nil || f == nil {
 		return
 	}
-	scale := float64(f.Width) / float64(max(v.Size().Width, 1))
-	m, ok := f.Nearest(px, py, hoverRadius*scale)
+	m, ok := v.find(f, px, py)
 	v.OnTapped(m, ok)
+}
+
+// find is the mark under the mouse at frame pixel (px, py).
+func (v *ChartView) find(f *charts.Frame, px, py float64) (charts.Mark, bool) {
+	if v.Bars {
+		return f.BarAt(px, py)
+	}
+	scale := float64(f.Width) / float64(max(v.Size().Width, 1))
+	return f.Nearest(px, py, hoverRadius*scale)
 }
 
 // MinSize is small: the chart takes what the layout gives it.

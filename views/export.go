@@ -17,6 +17,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/predictor"
 )
 
 // What the export dialog can write.
@@ -25,7 +26,12 @@ const (
 	exportScatter    = "Scatter chart (PNG, SVG or PDF)"
 	exportResultsCSV = "Results table (CSV)"
 	exportCurvesCSV  = "Curves, every batch size (CSV)"
+	exportWhyChart   = "Why this number?: chart (PNG, SVG or PDF)"
+	exportWhyCSV     = "Why this number?: every layer (CSV)"
 )
+
+// exportKinds are the export dialog's choices, in order.
+var exportKinds = []string{exportCurves, exportScatter, exportResultsCSV, exportCurvesCSV, exportWhyChart, exportWhyCSV}
 
 // ExportRequest is one export: what, where, and a chart's size in pixels.
 type ExportRequest struct {
@@ -38,10 +44,24 @@ type ExportRequest struct {
 // goroutine). Charts are drawn with a legend, in the light style; the extension picks
 // the format.
 func (mw *MainWindow) Export(req ExportRequest) error {
-	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), req)
+	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), req)
 }
 
-func exportState(st app.SessionState, rows []app.Summary, req ExportRequest) error {
+func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, req ExportRequest) error {
+	switch req.What {
+	case exportWhyChart, exportWhyCSV:
+		if why == nil {
+			return fmt.Errorf("nothing explained yet: click a results row, a scatter point or a curve point first")
+		}
+		if strings.TrimSpace(req.Path) == "" {
+			return fmt.Errorf("choose a file to export to")
+		}
+		if req.What == exportWhyCSV {
+			return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteExplanationCSV(w, why) })
+		}
+		return app.ExportChart(req.Path, charts.Breakdown(breakdownBars(why), charts.BreakdownOptions{
+			Title: fmt.Sprintf("%s on %s, batch %d: milliseconds per iteration", why.Model, why.Machine, why.Batch), Style: charts.LightStyle}), req.Width, req.Height)
+	}
 	if len(st.Curves) == 0 {
 		return fmt.Errorf("nothing to export yet: pick at least one CNN and one machine")
 	}
@@ -66,9 +86,12 @@ func exportState(st app.SessionState, rows []app.Summary, req ExportRequest) err
 
 // ShowExportDialog asks what to export, the size and the file, then writes it off
 // the UI goroutine.
-func (mw *MainWindow) ShowExportDialog() {
+func (mw *MainWindow) ShowExportDialog() { mw.showExportDialogFor(exportCurves) }
+
+// showExportDialogFor opens the export dialog with one kind of export chosen.
+func (mw *MainWindow) showExportDialogFor(kind string) {
 	home, _ := os.UserHomeDir()
-	what := widget.NewSelect([]string{exportCurves, exportScatter, exportResultsCSV, exportCurvesCSV}, nil)
+	what := widget.NewSelect(exportKinds, nil)
 	path := widget.NewEntry()
 	width, height := widget.NewEntry(), widget.NewEntry()
 	width.SetText("1200")
@@ -81,20 +104,22 @@ func (mw *MainWindow) ShowExportDialog() {
 		return nil
 	}
 	width.Validator, height.Validator = sizeCheck, sizeCheck
-	defaultName := map[string]string{exportCurves: "cnntime-curves.png", exportScatter: "cnntime-scatter.png", exportResultsCSV: "cnntime-results.csv", exportCurvesCSV: "cnntime-curves.csv"}
+	defaultName := map[string]string{exportCurves: "cnntime-curves.png", exportScatter: "cnntime-scatter.png", exportResultsCSV: "cnntime-results.csv", exportCurvesCSV: "cnntime-curves.csv",
+		exportWhyChart: "cnntime-why.png", exportWhyCSV: "cnntime-why-layers.csv"}
+	chart := func(w string) bool { return w == exportCurves || w == exportScatter || w == exportWhyChart }
 	what.OnChanged = func(w string) {
 		dir := home
 		if path.Text != "" {
 			dir = filepath.Dir(path.Text)
 		}
 		name := defaultName[w]
-		if old := path.Text; old != "" && (w == exportCurves || w == exportScatter) {
+		if old := path.Text; old != "" && chart(w) {
 			if ext := strings.ToLower(filepath.Ext(old)); ext == ".svg" || ext == ".pdf" {
 				name = strings.TrimSuffix(name, ".png") + ext
 			}
 		}
 		path.SetText(filepath.Join(dir, name))
-		if w == exportCurves || w == exportScatter {
+		if chart(w) {
 			width.Enable()
 			height.Enable()
 		} else {
@@ -102,7 +127,7 @@ func (mw *MainWindow) ShowExportDialog() {
 			height.Disable()
 		}
 	}
-	what.SetSelected(exportCurves)
+	what.SetSelected(kind)
 	browse := widget.NewButton("Browse…", func() {
 		save := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
 			if err != nil || wc == nil {
@@ -130,9 +155,9 @@ func (mw *MainWindow) ShowExportDialog() {
 		h, _ := strconv.Atoi(strings.TrimSpace(height.Text))
 		req := ExportRequest{What: what.Selected, Path: strings.TrimSpace(path.Text), Width: w, Height: h}
 		mw.Status.SetText("Exporting " + req.Path + "…")
-		st, rows := mw.state, append([]app.Summary(nil), mw.Results.Rows()...)
+		st, rows, why := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation()
 		go func() {
-			err := exportState(st, rows, req)
+			err := exportState(st, rows, why, req)
 			fyne.Do(func() {
 				if err != nil {
 					mw.showError(err)

@@ -4,6 +4,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app/charts"
@@ -17,16 +19,18 @@ type Legend struct {
 	OnToggle func(key string, shown bool)
 }
 
-// NewLegend makes an empty legend.
+// NewLegend makes an empty legend: entries side by side, wrapping into rows under the
+// chart, scrolled past three rows so the chart keeps its width and height.
 func NewLegend() *Legend {
-	l := &Legend{box: container.NewVBox()}
+	l := &Legend{box: container.New(layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), 0))}
 	l.scroll = container.NewVScroll(l.box)
-	l.scroll.SetMinSize(fyne.NewSize(190, 60))
 	return l
 }
 
 // Content is the legend's widget.
-func (l *Legend) Content() fyne.CanvasObject { return l.scroll }
+func (l *Legend) Content() fyne.CanvasObject {
+	return container.New(&maxHeightLayout{max: 78}, l.scroll)
+}
 
 // Set shows one entry per curve, checked unless hidden.
 func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool) {
@@ -42,7 +46,7 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool) {
 				l.OnToggle(key, on)
 			}
 		}
-		objs = append(objs, container.NewBorder(nil, nil, container.NewCenter(swatch), nil, check))
+		objs = append(objs, container.NewHBox(container.NewCenter(swatch), check))
 	}
 	l.box.Objects = objs
 	l.box.Refresh()

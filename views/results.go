@@ -16,21 +16,33 @@ type ResultsTable struct {
 	rows       []app.Summary
 	sortColumn app.SummaryColumn // -1: the prediction's order
 	descending bool
+	// OnSelected is called with the row the user clicks.
+	OnSelected func(app.Summary)
 }
 
-var resultWidths = []float32{110, 180, 80, 85, 85, 85, 80, 75, 80, 80, 60}
+var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60}
 
 // NewResultsTable makes an empty results table.
 func NewResultsTable() *ResultsTable {
 	t := &ResultsTable{sortColumn: -1}
 	t.table = widget.NewTable(
 		func() (int, int) { return len(t.rows), len(app.SummaryColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("") },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis // a long machine id must not run into the next column
+			return l
+		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {
 				o.(*widget.Label).SetText(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)))
 			}
 		})
+	t.table.OnSelected = func(id widget.TableCellID) {
+		t.table.UnselectAll()
+		if t.OnSelected != nil && id.Row >= 0 && id.Row < len(t.rows) {
+			t.OnSelected(t.rows[id.Row])
+		}
+	}
 	t.table.ShowHeaderRow = true
 	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {

@@ -2,8 +2,8 @@ package views
 
 import (
 	"strconv"
+	"strings"
 
-	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -54,9 +54,39 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 	r.Format = widget.NewSelect([]string{"nchw", "nhwc"}, nil)
 	r.Format.SetSelected(d.MemoryFormat)
 	r.Format.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.MemoryFormat = v })) }
-	// Compact rows: the data (dataset, input size), how it is fed (loader, workers
-	// per GPU) and the memory format.
-	data := widget.NewFormItem("Data", container.NewGridWithColumns(2, r.Dataset, r.Input))
-	feed := widget.NewFormItem("Loader", container.NewGridWithColumns(2, r.Loader, r.Workers))
-	return []*widget.FormItem{data, feed, widget.NewFormItem("Layout", r.Format)}
+	// The Run tab has the height for one setting a row.
+	if d.Input == 0 {
+		r.Input.SetText("")
+	}
+	r.Input.SetPlaceHolder("the model's own")
+	optionalZero(r.Input)
+	if d.Workers == 0 {
+		r.Workers.SetText("")
+	}
+	r.Workers.SetPlaceHolder("vCPUs per GPU − 1")
+	optionalZero(r.Workers)
+	return []*widget.FormItem{
+		widget.NewFormItem("Dataset", r.Dataset),
+		widget.NewFormItem("Input px", r.Input),
+		widget.NewFormItem("Loader", r.Loader),
+		widget.NewFormItem("Workers", r.Workers),
+		widget.NewFormItem("Layout", r.Format),
+	}
+}
+
+// optionalZero lets a number entry be left empty for 0 (the default it names).
+func optionalZero(e *widget.Entry) {
+	numeric, changed := e.Validator, e.OnChanged
+	e.Validator = func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		return numeric(s)
+	}
+	e.OnChanged = func(s string) {
+		if strings.TrimSpace(s) == "" {
+			s = "0"
+		}
+		changed(s)
+	}
 }

@@ -17,7 +17,7 @@ func TestRunDataFieldsApply(t *testing.T) {
 	test.NewTempApp(t)
 	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
 	defer s.Close()
-	p := NewSelectionPanel(s, fakeMachines, func(error) {})
+	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)
 	r := p.RunData
 	if r.Dataset.Selected != "imagenet-1k" || r.Loader.Selected != "pytorch" || r.Format.Selected != "nchw" {
 		t.Fatalf("form starts at %q, %q, %q; want the session's defaults", r.Dataset.Selected, r.Loader.Selected, r.Format.Selected)

@@ -1,48 +1,59 @@
 package views
 
 import (
-	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
-
-	"cnntime/app"
-	"cnntime/predictor/hw"
-	"cnntime/predictor/measure"
 )
 
 // checkTree is a searchable tree of checkable items grouped under headings: the CNNs
-// by family, the machines by provider.
+// by family, the machines by provider. A tap on a heading opens or closes it; in the
+// search field, Enter ticks the first match and Esc clears the search.
 type checkTree struct {
 	tree     *widget.Tree
-	search   *widget.Entry
+	search   *searchEntry
 	groups   []string            // headings in order
+	titles   map[string]string   // heading → text shown; the heading itself when absent
 	items    map[string][]string // heading → item ids
 	labels   map[string]string   // item id → text shown
 	shown    map[string][]string // after the search filter
 	checked  map[string]bool
 	filter   func(id string) bool // an extra filter (the GPU filter); nil for none
 	onToggle func(id string, on bool)
+	// tooltip is what hovering an item shows (its full name and facts); nil: its label.
+	tooltip func(id string) string
 }
 
 const groupPrefix = "\x00group:"
 
 func newCheckTree(placeholder string, onToggle func(id string, on bool)) *checkTree {
 	ct := &checkTree{items: map[string][]string{}, labels: map[string]string{}, shown: map[string][]string{}, checked: map[string]bool{}, onToggle: onToggle}
-	ct.search = widget.NewEntry()
+	ct.search = newSearchEntry()
 	ct.search.SetPlaceHolder(placeholder)
 	ct.search.OnChanged = func(string) { ct.applyFilter() }
+	ct.search.OnSubmitted = func(string) { ct.tickFirstMatch() }
 	ct.tree = widget.NewTree(ct.children, func(id widget.TreeNodeID) bool { return id == "" || strings.HasPrefix(id, groupPrefix) },
 		func(branch bool) fyne.CanvasObject {
 			if branch {
 				return widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 			}
-			return widget.NewCheck("", nil)
+			return newHoverCheck(ct)
 		},
 		ct.update)
+	ct.tree.OnSelected = func(id widget.TreeNodeID) {
+		// A tap on a heading opens or closes it; on an item's row, outside its box, it
+		// ticks or unticks it. Rows are not kept selected.
+		ct.tree.UnselectAll()
+		if strings.HasPrefix(id, groupPrefix) {
+			ct.tree.ToggleBranch(id)
+			return
+		}
+		ct.set(id, !ct.checked[id])
+	}
 	return ct
 }
 
@@ -69,13 +80,17 @@ func (ct *checkTree) update(id widget.TreeNodeID, branch bool, o fyne.CanvasObje
 			}
 		}
 		text := g
+		if t, ok := ct.titles[g]; ok {
+			text = t
+		}
 		if n > 0 {
 			text += " (" + strconv.Itoa(n) + ")"
 		}
 		o.(*widget.Label).SetText(text)
 		return
 	}
-	check := o.(*widget.Check)
+	check := o.(*hoverCheck)
+	check.id = id
 	check.OnChanged = nil
 	// Tree rows are reused for other items: set text and state together and refresh
 	// once, since SetChecked alone repaints only when the state changes.
@@ -93,6 +108,16 @@ func (ct *checkTree) set(id string, on bool) {
 	ct.tree.Refresh()
 	if ct.onToggle != nil {
 		ct.onToggle(id, on)
+	}
+}
+
+// tickFirstMatch ticks the first item the search shows (Enter in the search field).
+func (ct *checkTree) tickFirstMatch() {
+	for _, g := range ct.groups {
+		if ids := ct.shown[g]; len(ids) > 0 {
+			ct.set(ids[0], true)
+			return
+		}
 	}
 }
 
@@ -115,7 +140,11 @@ func (ct *checkTree) applyFilter() {
 	q := strings.ToLower(strings.TrimSpace(ct.search.Text))
 	ct.shown = map[string][]string{}
 	for _, g := range ct.groups {
-		groupHit := q != "" && strings.Contains(strings.ToLower(g), q)
+		title := g
+		if t, ok := ct.titles[g]; ok {
+			title = t
+		}
+		groupHit := q != "" && strings.Contains(strings.ToLower(title), q)
 		for _, id := range ct.items[g] {
 			if ct.filter != nil && !ct.filter(id) {
 				continue
@@ -131,172 +160,89 @@ func (ct *checkTree) applyFilter() {
 	ct.tree.Refresh()
 }
 
-// SelectionPanel is the left panel: CNNs by family, machines by provider with a GPU
-// filter, and the training run's settings. Every change goes to the session at once.
-type SelectionPanel struct {
-	session  *app.Session
-	onError  func(error)
-	models   *checkTree
-	machines *checkTree
-	gpu      *widget.Select
-	gpuOf    map[string]string // machine id → GPU id
-
-	Epochs    *widget.Entry
-	Images    *widget.Entry
-	Precision *widget.Select
-	BatchMin  *widget.Entry
-	BatchMax  *widget.Entry
-	RunData   RunData // dataset, input size, loader, workers, memory format
-
-	content fyne.CanvasObject
+// searchEntry is a search field that Esc clears.
+type searchEntry struct {
+	widget.Entry
 }
 
-const allGPUs = "All GPUs"
-
-// NewSelectionPanel builds the panel for a session; onError shows problems the user
-// must know about (a machine list that cannot be read).
-func NewSelectionPanel(s *app.Session, machines []hw.Machine, onError func(error)) *SelectionPanel {
-	p := &SelectionPanel{session: s, onError: onError, gpuOf: map[string]string{}}
-	p.models = newCheckTree("Search CNNs", func(id string, on bool) { p.report(s.SetModel(id, on)) })
-	p.machines = newCheckTree("Search machines", func(id string, on bool) { p.report(s.SetMachine(id, on)) })
-	p.gpu = widget.NewSelect([]string{allGPUs}, func(string) { p.machines.applyFilter() })
-	p.gpu.SetSelected(allGPUs)
-	p.machines.filter = func(id string) bool {
-		return p.gpu.Selected == "" || p.gpu.Selected == allGPUs || p.gpuOf[id] == p.gpu.Selected
-	}
-	p.RefreshModels()
-	p.SetMachines(machines)
-
-	st := s.Settings()
-	p.Epochs = p.intEntry(strconv.Itoa(st.Epochs), func(st *app.SessionSettings, n int) { st.Epochs = n })
-	p.Images = p.intEntry(strconv.Itoa(st.Images), func(st *app.SessionSettings, n int) { st.Images = n })
-	p.BatchMin = p.intEntry(strconv.Itoa(st.BatchMin), func(st *app.SessionSettings, n int) { st.BatchMin = n })
-	p.BatchMax = p.intEntry(strconv.Itoa(st.BatchMax), func(st *app.SessionSettings, n int) { st.BatchMax = n })
-	p.Precision = widget.NewSelect([]string{string(measure.FP32), string(measure.FP32Strict), string(measure.AMP)}, nil)
-	p.Precision.SetSelected(string(st.Precision))
-	p.Precision.OnChanged = func(v string) {
-		p.report(s.Update(func(st *app.SessionSettings) { st.Precision = measure.Precision(v) }))
-	}
-
-	form := widget.NewForm(
-		widget.NewFormItem("Epochs", p.Epochs),
-		widget.NewFormItem("Images", p.Images),
-		widget.NewFormItem("Precision", p.Precision),
-		widget.NewFormItem("Batch from", p.BatchMin),
-		widget.NewFormItem("Batch to", p.BatchMax),
-	)
-	for _, it := range p.runDataItems() {
-		form.AppendItem(it)
-	}
-	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
-	machineBox := container.NewBorder(container.NewVBox(p.machines.search, p.gpu), nil, nil, nil, p.machines.tree)
-	lists := container.NewVSplit(
-		container.NewBorder(widget.NewLabelWithStyle("CNNs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, modelBox),
-		container.NewBorder(widget.NewLabelWithStyle("Machines", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil, machineBox),
-	)
-	p.content = container.NewBorder(nil, form, nil, nil, lists)
-	return p
-}
-
-// Content is the panel's widget tree.
-func (p *SelectionPanel) Content() fyne.CanvasObject { return p.content }
-
-func (p *SelectionPanel) report(err error) {
-	if err != nil && p.onError != nil {
-		p.onError(err)
-	}
-}
-
-// intEntry is a number field whose valid values apply at once; an invalid one is
-// marked and changes nothing.
-func (p *SelectionPanel) intEntry(text string, set func(*app.SessionSettings, int)) *widget.Entry {
-	e := widget.NewEntry()
-	e.SetText(text)
-	check := func(s string) (app.SessionSettings, error) {
-		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(s), ",", ""))
-		if err != nil {
-			return app.SessionSettings{}, errNotWholeNumber
-		}
-		next := p.session.Settings()
-		set(&next, n)
-		return next, next.Validate()
-	}
-	e.Validator = func(s string) error { _, err := check(s); return err }
-	e.OnChanged = func(s string) {
-		if next, err := check(s); err == nil {
-			_ = p.session.Apply(next)
-		}
-	}
+func newSearchEntry() *searchEntry {
+	e := &searchEntry{}
+	e.ExtendBaseWidget(e)
 	return e
 }
 
-type validationError string
-
-func (e validationError) Error() string { return string(e) }
-
-const errNotWholeNumber = validationError("enter a whole number")
-
-// RefreshModels reloads the CNN list (after a custom model was added).
-func (p *SelectionPanel) RefreshModels() {
-	var groups []string
-	items, labels := map[string][]string{}, map[string]string{}
-	for _, m := range p.session.Models() {
-		fam := m.Family
-		if fam == "" {
-			fam = "Other"
-		}
-		if _, ok := items[fam]; !ok {
-			groups = append(groups, fam)
-		}
-		items[fam] = append(items[fam], m.Name)
-		labels[m.Name] = m.Name
+// TypedKey clears the search on Esc and otherwise types as an entry does.
+func (e *searchEntry) TypedKey(k *fyne.KeyEvent) {
+	if k.Name == fyne.KeyEscape {
+		e.SetText("")
+		return
 	}
-	p.models.setItems(groups, items, labels)
-	p.models.setChecked(p.session.Settings().Models)
+	e.Entry.TypedKey(k)
 }
 
-// SetMachines replaces the machine list.
-func (p *SelectionPanel) SetMachines(machines []hw.Machine) {
-	var groups []string
-	items, labels := map[string][]string{}, map[string]string{}
-	gpus := map[string]bool{}
-	for _, m := range machines {
-		prov := m.Provider
-		if m.User {
-			prov = "My machines"
-		}
-		if _, ok := items[prov]; !ok {
-			groups = append(groups, prov)
-		}
-		items[prov] = append(items[prov], m.ID)
-		label := m.Instance
-		if label == "" {
-			label = m.ID
-		}
-		count := ""
-		if m.GPUCount > 1 {
-			count = strconv.Itoa(m.GPUCount) + "× "
-		}
-		labels[m.ID] = label + " — " + count + m.GPUID
-		p.gpuOf[m.ID] = m.GPUID
-		gpus[m.GPUID] = true
-	}
-	options := []string{allGPUs}
-	var ids []string
-	for g := range gpus {
-		ids = append(ids, g)
-	}
-	sort.Strings(ids)
-	p.gpu.Options = append(options, ids...)
-	p.machines.setItems(groups, items, labels)
-	p.machines.setChecked(p.session.Settings().Machines)
+// tooltipDelay is how long the pointer rests on a row before its tooltip shows.
+const tooltipDelay = 500 * time.Millisecond
+
+// hoverCheck is a tree row's check box that shows the item's full name and facts
+// when the pointer rests on it (row labels are cut to the panel's width).
+type hoverCheck struct {
+	widget.Check
+	tree  *checkTree
+	id    string
+	timer *time.Timer
+	at    fyne.Position // the pointer, absolute
 }
 
-// SetCheckedMachines marks the machines selected elsewhere (the spec table).
-func (p *SelectionPanel) SetCheckedMachines(ids []string) { p.machines.setChecked(ids) }
+func newHoverCheck(ct *checkTree) *hoverCheck {
+	c := &hoverCheck{tree: ct}
+	c.ExtendBaseWidget(c)
+	return c
+}
 
-// ToggleModel checks or unchecks a CNN as a click would.
-func (p *SelectionPanel) ToggleModel(name string, on bool) { p.models.set(name, on) }
+// MouseIn starts the tooltip's delay.
+func (c *hoverCheck) MouseIn(e *desktop.MouseEvent) {
+	c.Check.MouseIn(e)
+	c.at = e.AbsolutePosition
+	c.stopTimer()
+	c.timer = time.AfterFunc(tooltipDelay, func() { fyne.Do(c.showTip) })
+}
 
-// ToggleMachine checks or unchecks a machine as a click would.
-func (p *SelectionPanel) ToggleMachine(id string, on bool) { p.machines.set(id, on) }
+// MouseMoved follows the pointer.
+func (c *hoverCheck) MouseMoved(e *desktop.MouseEvent) {
+	c.Check.MouseMoved(e)
+	c.at = e.AbsolutePosition
+}
+
+// MouseOut hides the tooltip.
+func (c *hoverCheck) MouseOut() {
+	c.Check.MouseOut()
+	c.stopTimer()
+	if l := tooltipLayerFor(c); l != nil {
+		l.hide()
+	}
+}
+
+func (c *hoverCheck) stopTimer() {
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+}
+
+// TooltipText is what the row's tooltip says.
+func (c *hoverCheck) TooltipText() string {
+	if c.tree.tooltip != nil {
+		if s := c.tree.tooltip(c.id); s != "" {
+			return s
+		}
+	}
+	return c.tree.labels[c.id]
+}
+
+func (c *hoverCheck) showTip() {
+	if l := tooltipLayerFor(c); l != nil {
+		if text := c.TooltipText(); text != "" {
+			l.show(text, c.at)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func TestCheckTreeReusedRowShowsItsOwnLabel(t *testing.T) {
 	ct := newCheckTree("search", nil)
 	ct.labels = map[string]string{"aws/p3.16xlarge": "p3.16xlarge — 8× v100", "gcp/g2-standard-4": "g2-standard-4 — 1× l4", "gcp/a2": "a2 — 1× a100"}
 	ct.checked = map[string]bool{"gcp/a2": true}
-	row := widget.NewCheck("", nil)
+	row := newHoverCheck(ct)
 	test.WidgetRenderer(row) // the row has been drawn once, as in a tree
 
 	steps := []struct{ id, want string }{

@@ -1,12 +1,10 @@
-// Package views is cnntime's desktop interface: the main window, its selection panel,
-// charts, tables and dialogs. It holds Fyne widgets and layout only; what they show and
-// do comes from package app.
 package views
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"cnntime/app"
 	"cnntime/app/charts"
 	"cnntime/assets"
+	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
 
@@ -53,18 +52,25 @@ type MainWindow struct {
 	Curves    *ChartView
 	Legend    *Legend
 	Results   *ResultsTable
+	Why       *WhyPanel
+	tabs      *container.AppTabs
 	Specs     *SpecTable
 	Status    *widget.Label
+	// OnExplained is called on the UI goroutine after the Why tab shows an explanation
+	// (tests wait on it).
+	OnExplained func(predictor.Explanation)
 	// Warnings is the status bar's button for what was left out at start (a saved
 	// custom model that no longer reads); hidden when nothing was.
 	Warnings *widget.Button
 
 	metric     *widget.Select
 	logX, logY *widget.Check
+	bands      *widget.Check // error bands on the curves and whiskers on the scatter
 	scatterLog *widget.Check
 	state      app.SessionState
 	started    time.Time
 	warnings   []string // what was left out at start, behind the Warnings button
+	changed    bool     // the user changed the selection since the window opened
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
 	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
@@ -124,7 +130,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		startErr = err
 	}
 
-	mw.Selection = NewSelectionPanel(mw.Session, machines, mw.showError)
+	mw.Selection = NewSelectionPanel(mw.Session, machines, catalogGPUs(), mw.showError, func(msg string) { mw.Status.SetText(msg) })
 	mw.Scatter = NewChartView(false, "Select CNNs and machines on the left:\none point per CNN × machine at its fastest batch size.")
 	mw.Curves = NewChartView(true, "Select CNNs and machines on the left:\none curve per CNN × machine.")
 	mw.Scatter.Tooltip = mw.scatterTooltip
@@ -140,6 +146,13 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		}))
 	}
 	mw.Results = NewResultsTable()
+	mw.Results.OnSelected = func(r app.Summary) {
+		if r.BestBatch > 0 {
+			mw.ExplainPoint(r.Model, r.Machine, r.BestBatch)
+		}
+	}
+	mw.Why = NewWhyPanel(func() { mw.showExportDialogFor(exportWhyCSV) })
+	mw.Curves.OnTapped = mw.curveTapped
 	mw.Specs = NewSpecTable()
 	mw.Specs.SetMachines(machines, catalogGPUs())
 	mw.Specs.SetSelected(mw.Session.Settings().Machines)
@@ -149,7 +162,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	}
 	mw.Warnings = mw.newWarningsButton()
 
-	w.SetContent(mw.layout())
+	w.SetContent(withTooltips(w.Canvas(), mw.layout()))
 	w.SetMainMenu(mw.mainMenu())
 	mw.addShortcuts()
 
@@ -200,6 +213,10 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.LogY = on }))
 	})
 	mw.logY.SetChecked(view.LogY)
+	mw.bands = widget.NewCheck("error bands", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.HideErrorBands = !on }))
+	})
+	mw.bands.SetChecked(!view.HideErrorBands)
 	mw.scatterLog = widget.NewCheck("log axes", func(on bool) {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.ScatterLog = on }))
 	})
@@ -207,22 +224,24 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 
 	bold := fyne.TextStyle{Bold: true}
 	scatterBar := container.NewHBox(widget.NewLabelWithStyle("Min time vs cost", fyne.TextAlignLeading, bold), mw.scatterLog)
-	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY)
+	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY, mw.bands)
 	scatter := container.NewBorder(scatterBar, widget.NewLabel("Hover a point to read it; click it to highlight its curve."), nil, nil, mw.Scatter)
-	curves := container.NewBorder(curvesBar, nil, nil, mw.Legend.Content(), mw.Curves)
+	curves := container.NewBorder(curvesBar, mw.Legend.Content(), nil, nil, mw.Curves)
 	chartsSplit := container.NewHSplit(scatter, curves)
 	chartsSplit.Offset = 0.4
 
 	tabs := container.NewAppTabs(
 		container.NewTabItem("Machines", mw.Specs),
 		container.NewTabItem("Results", mw.Results),
+		container.NewTabItem("Why this number?", mw.Why),
 		container.NewTabItem("Benchmark", benchmarkTab(mw)),
 	)
 	tabs.SelectIndex(1)
+	mw.tabs = tabs
 	right := container.NewVSplit(chartsSplit, tabs)
-	right.Offset = 0.64
+	right.Offset = 0.6
 	body := container.NewHSplit(mw.Selection.Content(), right)
-	body.Offset = 0.2
+	body.Offset = 0.22
 	statusBar := container.NewBorder(nil, nil, nil, mw.Warnings, mw.Status)
 	return container.NewBorder(nil, statusBar, nil, nil, body)
 }
@@ -232,6 +251,9 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.uiMu.Lock()
 	defer mw.uiMu.Unlock()
 	prevBusy := mw.state.Busy
+	if mw.state.Settings.Models != nil && !sameSelection(mw.state.Settings, st.Settings) {
+		mw.changed = true // the example's hint goes once the user changes the selection
+	}
 	mw.state = st
 	n := len(st.Settings.Models) * len(st.Settings.Machines)
 	switch {
@@ -239,7 +261,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 		if !prevBusy {
 			mw.started = time.Now()
 		}
-		mw.Status.SetText(fmt.Sprintf("Predicting %d CNN × machine curves…", n))
+		mw.Status.SetText(fmt.Sprintf("Predicting %s…", countNoun(n, "CNN × machine curve")))
 		return
 	case st.Err != nil:
 		mw.Status.SetText("Prediction failed: " + st.Err.Error())
@@ -248,10 +270,19 @@ func (mw *MainWindow) show(st app.SessionState) {
 	default:
 		took := ""
 		if !mw.started.IsZero() {
-			took = fmt.Sprintf(" in %.2f s", time.Since(mw.started).Seconds())
+			if d := time.Since(mw.started); d < time.Second {
+				took = fmt.Sprintf(" in %d ms", max(d.Milliseconds(), 1))
+			} else {
+				took = fmt.Sprintf(" in %.1f s", d.Seconds())
+			}
 		}
-		mw.Status.SetText(fmt.Sprintf("Predicted %d curves%s: %d batch sizes each, %s, %d epochs of %s images.",
-			len(st.Curves), took, pointsOf(st), st.Settings.Precision, st.Settings.Epochs, charts.FormatCount(int64(st.Settings.Images))))
+		text := fmt.Sprintf("Predicted %s%s: %s, %s, %s of %s images.",
+			countNoun(len(st.Curves), "curve"), took, batchRange(st), st.Settings.Precision, countNoun(st.Settings.Epochs, "epoch"), charts.FormatCount(int64(st.Settings.Images)))
+		if mw.Session.FirstLaunch() && !mw.changed {
+			text = fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
+				strings.Join(st.Settings.Models, ", "), countNoun(len(st.Settings.Machines), "current machine"))
+		}
+		mw.Status.SetText(text)
 	}
 	style := charts.LightStyle
 	if mw.App.Settings().ThemeVariant() == theme.VariantDark {
@@ -265,11 +296,19 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.Specs.SetSelected(st.Settings.Machines)
 }
 
-func pointsOf(st app.SessionState) int {
-	if len(st.Curves) == 0 {
-		return 0
+// batchRange says which batch sizes the curves cover: each up to what fits its
+// machine, or to the user's cap.
+func batchRange(st app.SessionState) string {
+	hi := 0
+	for _, c := range st.Curves {
+		if n := len(c.Points); n > 0 {
+			hi = max(hi, c.Points[n-1].Batch)
+		}
 	}
-	return len(st.Curves[0].Points)
+	if st.Settings.BatchMax > 0 {
+		return fmt.Sprintf("batch sizes %d to %d", st.Settings.BatchMin, st.Settings.BatchMax)
+	}
+	return fmt.Sprintf("batch sizes from %d up to what fits (%d at most)", st.Settings.BatchMin, hi)
 }
 
 func (mw *MainWindow) curveTooltip(m charts.Mark) string {
@@ -285,16 +324,70 @@ func (mw *MainWindow) scatterTooltip(m charts.Mark) string {
 		return ""
 	}
 	c := mw.state.Curves[m.Curve]
-	p := c.Points[m.Point]
-	return fmt.Sprintf("%s on %s\nbest batch size %d\ntotal time %s\ncost %s\nsource: %s",
-		c.Model, c.Machine, p.Batch, charts.FormatSeconds(p.TotalS), charts.FormatUSD(p.CostUSD), p.Source)
+	return charts.ScatterTooltip(c, c.Points[m.Point]) + "\nclick: highlight its curve and see why"
 }
 
-// scatterTapped highlights the tapped point's curve, or clears the highlight.
+// curveTapped explains the tapped point of a curve.
+func (mw *MainWindow) curveTapped(m charts.Mark, ok bool) {
+	if !ok || m.Curve >= len(mw.state.Curves) {
+		return
+	}
+	c := mw.state.Curves[m.Curve]
+	if p := c.Points[m.Point]; p.Fits {
+		mw.ExplainPoint(c.Model, c.Machine, p.Batch)
+	}
+}
+
+// ExplainPoint fills the Why tab for model on machine at a global batch size and
+// shows it; the explanation is computed off the UI goroutine.
+func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
+	if !mw.Session.CanExplain() {
+		return
+	}
+	mw.Status.SetText(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
+	go func() {
+		x, err := mw.Session.Explain(context.Background(), model, machine, batch)
+		fyne.Do(func() {
+			if err != nil {
+				mw.showError(fmt.Errorf("why %s on %s at batch %d: %w", model, machine, batch, err))
+				return
+			}
+			mw.Why.Set(x, mw.chartStyle())
+			if mw.tabs != nil {
+				mw.tabs.Select(mw.tabs.Items[2])
+			}
+			mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, boundWords(x.Bound)))
+			if mw.OnExplained != nil {
+				mw.OnExplained(x)
+			}
+		})
+	}()
+}
+
+func boundWords(bound string) string {
+	if bound == "input" {
+		return "the input pipeline sets the pace"
+	}
+	return "the GPU sets the pace"
+}
+
+func (mw *MainWindow) chartStyle() charts.Style {
+	if mw.App.Settings().ThemeVariant() == theme.VariantDark {
+		return charts.DarkStyle
+	}
+	return charts.LightStyle
+}
+
+// scatterTapped highlights the tapped point's curve, or clears the highlight, and
+// explains the point.
 func (mw *MainWindow) scatterTapped(m charts.Mark, ok bool) {
 	key := ""
 	if ok && m.Curve < len(mw.state.Curves) {
-		key = charts.SeriesKey(mw.state.Curves[m.Curve])
+		c := mw.state.Curves[m.Curve]
+		key = charts.SeriesKey(c)
+		if p := c.Points[m.Point]; p.Fits {
+			mw.ExplainPoint(c.Model, c.Machine, p.Batch)
+		}
 	}
 	mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) {
 		if v.Highlight == key {
@@ -330,8 +423,14 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	return fyne.NewMainMenu(file, help)
 }
 
+// sameSelection reports whether two settings select the same CNNs and machines.
+func sameSelection(a, b app.SessionSettings) bool {
+	return strings.Join(a.Models, ",") == strings.Join(b.Models, ",") && strings.Join(a.Machines, ",") == strings.Join(b.Machines, ",")
+}
+
 func (mw *MainWindow) addShortcuts() {
 	c := mw.Window.Canvas()
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.Selection.FocusModelSearch(c) })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.ShowExportDialog() })
 	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.App.Quit() })
 }

@@ -52,7 +52,7 @@ func (fakeBackend) PredictCurves(_ context.Context, s app.SessionSettings) ([]pr
 			scale := (1 + 0.5*float64(i)) / (1 + 0.7*float64(k))
 			c := predictor.Curve{Model: m, Machine: id, GPUCount: 1, Best: -1, Precision: s.Precision}
 			for _, b := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024} {
-				if b < s.BatchMin || b > s.BatchMax {
+				if b < s.BatchMin || (s.BatchMax > 0 && b > s.BatchMax) {
 					continue
 				}
 				p := predictor.Point{Batch: b, Fits: b <= 512, Source: predictor.Estimated}
@@ -79,6 +79,7 @@ func (fakeBackend) PredictCurves(_ context.Context, s app.SessionSettings) ([]pr
 func newTestWindow(t *testing.T) *MainWindow {
 	t.Helper()
 	a := test.NewTempApp(t)
+	a.Preferences().SetString(app.PrefSaved, "1") // a returning user with nothing selected, not a first launch
 	mw := OpenMainWindowWith(a, fakeBackend{})
 	mw.Window.Resize(fyne.NewSize(1400, 900))
 	mw.Window.Show()

@@ -31,3 +31,27 @@ func BenchmarkRedrawBoth(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRedrawBothNoBands is BenchmarkRedrawBoth with the error bands and
+// whiskers turned off, to see what they cost.
+func BenchmarkRedrawBothNoBands(b *testing.B) {
+	curves := fleet(10, 10)
+	for b.Loop() {
+		if _, _, err := Curves(curves, Options{LogX: true, NoErrorBands: true}).Image(800, 450, 96); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := Scatter(curves, Options{NoErrorBands: true}).Image(600, 450, 96); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBreakdown builds and renders the "why" panel's chart at its size.
+func BenchmarkBreakdown(b *testing.B) {
+	bars := sampleBars()
+	for b.Loop() {
+		if _, _, err := Breakdown(bars, BreakdownOptions{SortByValue: true}).Image(420, 260, 96); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

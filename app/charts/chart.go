@@ -31,6 +31,9 @@ type Options struct {
 	Legend    bool            // draw a legend at the right (exports); a GUI draws its own
 	Title     string
 	Style     Style // LightStyle when zero
+	// NoErrorBands leaves out the expected error: the shaded band around each curve
+	// and the whiskers on each scatter point. They are drawn by default.
+	NoErrorBands bool
 }
 
 // SeriesKey names one CNN×machine series: "resnet50 on aws/p3.2xlarge".
@@ -38,10 +41,21 @@ func SeriesKey(c predictor.Curve) string { return c.Model + " on " + c.Machine }
 
 // Mark is one point of a chart that the mouse can find: the curve's index in the
 // curves the chart was built from, the point's index in that curve, and its data
-// coordinates.
+// coordinates. In a breakdown chart Curve is the bar's index in the bars given, X its
+// value and Y its row (see Breakdown).
 type Mark struct {
 	Curve, Point int
 	X, Y         float64
+	// XLo–XHi and YLo–YHi are the point's expected error as drawn, in data
+	// coordinates: a curve's error band (Y only; see Metric.Range) or a scatter
+	// point's whiskers (time across, cost up). Where nothing is drawn (ErrorPct 0,
+	// NoErrorBands, an out-of-memory cut, a bar) they equal X and Y.
+	XLo, XHi, YLo, YHi float64
+}
+
+// markAt is a mark with no error drawn.
+func markAt(curve, point int, x, y float64) Mark {
+	return Mark{Curve: curve, Point: point, X: x, Y: y, XLo: x, XHi: x, YLo: y, YHi: y}
 }
 
 // Chart is a built chart, ready to render at any size. Render it from one goroutine
@@ -55,6 +69,9 @@ type Chart struct {
 	logX   bool
 	logY   bool
 	style  Style
+	bars   bool // a breakdown chart: marks are bars, one a row
+	// layout, when set, adjusts the plot to the canvas it is about to be drawn on.
+	layout func(plotArea draw.Canvas)
 }
 
 // Marks are the points the mouse can find, in drawing order.
@@ -110,13 +127,14 @@ func withSize(f font.Font, size vg.Length) font.Font {
 	return f
 }
 
-// setRange sets the axes to the marks' extent plus a margin; a linear axis of
-// non-negative values starts at zero. With no marks it shows 1 to 10.
+// setRange sets the axes to the marks' extent, their error bands included, plus a
+// margin; a linear axis of non-negative values starts at zero. With no marks it shows
+// 1 to 10.
 func (c *Chart) setRange(zeroX, zeroY bool) {
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, m := range c.marks {
-		xmin, xmax = math.Min(xmin, m.X), math.Max(xmax, m.X)
-		ymin, ymax = math.Min(ymin, m.Y), math.Max(ymax, m.Y)
+		xmin, xmax = math.Min(xmin, math.Min(m.X, m.XLo)), math.Max(xmax, math.Max(m.X, m.XHi))
+		ymin, ymax = math.Min(ymin, math.Min(m.Y, m.YLo)), math.Max(ymax, math.Max(m.Y, m.YHi))
 	}
 	if len(c.marks) == 0 {
 		xmin, xmax, ymin, ymax = 1, 10, 1, 10
@@ -157,6 +175,7 @@ type Frame struct {
 	X0, Y0, X1, Y1         float64
 	xmin, xmax, ymin, ymax float64
 	logX, logY             bool
+	bars                   bool
 	pixels                 []pixelMark
 }
 
@@ -200,6 +219,22 @@ func (f *Frame) Nearest(px, py, radius float64) (Mark, bool) {
 	return f.pixels[best].Mark, true
 }
 
+// BarAt finds the bar of a breakdown chart on the pixel's row (the bar, its label or
+// its value), for a hover or a tap anywhere across the data area. Other charts have
+// no bars.
+func (f *Frame) BarAt(px, py float64) (Mark, bool) {
+	if !f.bars || px < 0 || px > float64(f.Width) || py < f.Y0 || py > f.Y1 {
+		return Mark{}, false
+	}
+	_, y := f.ToData(px, py)
+	for _, m := range f.pixels {
+		if math.Abs(m.Y-y) <= 0.5 {
+			return m.Mark, true
+		}
+	}
+	return Mark{}, false
+}
+
 func norm(v, lo, hi float64, logScale bool) float64 {
 	if logScale {
 		return (math.Log(v) - math.Log(lo)) / (math.Log(hi) - math.Log(lo))
@@ -220,6 +255,9 @@ func (c *Chart) draw(cv vg.CanvasSizer) (data vg.Rectangle) {
 	dc := draw.New(cv)
 	// A margin keeps the last tick labels off the edge.
 	plotArea := draw.Crop(dc, 4, -14, 4, -10)
+	if c.layout != nil {
+		c.layout(plotArea)
+	}
 	if c.legend != nil {
 		w := legendWidth(c.legend)
 		plotArea = draw.Crop(plotArea, 0, -w, 0, 0)
@@ -244,7 +282,7 @@ func (c *Chart) frame(data vg.Rectangle, wpt, hpt vg.Length, wpx, hpx int) *Fram
 		X0: float64(data.Min.X) * sx, X1: float64(data.Max.X) * sx,
 		Y0: float64(hpt-data.Max.Y) * sy, Y1: float64(hpt-data.Min.Y) * sy,
 		xmin: c.plot.X.Min, xmax: c.plot.X.Max, ymin: c.plot.Y.Min, ymax: c.plot.Y.Max,
-		logX: c.logX, logY: c.logY,
+		logX: c.logX, logY: c.logY, bars: c.bars,
 	}
 	f.pixels = make([]pixelMark, len(c.marks))
 	for i, m := range c.marks {

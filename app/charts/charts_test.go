@@ -7,6 +7,8 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -420,4 +422,103 @@ func labelsOf(ticks []plot.Tick) []string {
 		}
 	}
 	return out
+}
+
+// sampleBars is a resnet50-like step on one GPU, split by phase and by layer kind.
+func sampleBars() []Bar {
+	return []Bar{
+		{"forward", 31.2, "phase"},
+		{"backward-data", 36.5, "phase"},
+		{"backward-weight", 38.9, "phase"},
+		{"optimizer", 2.4, "phase"},
+		{"loader", 0.3, "phase"},
+		{"host", 1.1, "phase"},
+		{"communication", 0, "phase"},
+		{"conv", 82.0, "layer kind"},
+		{"batch norm", 17.6, "layer kind"},
+		{"relu", 6.1, "layer kind"},
+		{"add", 1.9, "layer kind"},
+		{"max pool", 0.8, "layer kind"},
+		{"linear", 0.25, "layer kind"},
+		{"loss", 0.04, "layer kind"},
+	}
+}
+
+func TestCount(t *testing.T) {
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{0, "0 curves"},
+		{1, "1 curve"},
+		{2, "2 curves"},
+		{-1, "-1 curve"},
+		{1281167, "1,281,167 curves"},
+	}
+	for _, tt := range tests {
+		if got := Count(tt.n, "curve", "curves"); got != tt.want {
+			t.Errorf("Count(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+	if got := Count(1, "batch size", "batch sizes"); got != "1 batch size" {
+		t.Errorf("Count(1, batch size) = %q", got)
+	}
+}
+
+func TestScatterTooltip(t *testing.T) {
+	c := synthCurve("resnet50", "aws/p3.2xlarge", 1, 256, 3.06)
+	got := ScatterTooltip(c, c.Points[c.Best])
+	// best batch 128: 19.658 h (17.299 to 22.017 h), $60.15 ($52.94 to $67.37), ±12%
+	want := "resnet50 on aws/p3.2xlarge\nbest batch size 128\ntotal time 19.7 h (17.3 h to 22.0 h)\ncost $60.15 ($52.94 to $67.37)\nsource: estimated (±12%)"
+	if got != want {
+		t.Errorf("ScatterTooltip =\n%s\nwant\n%s", got, want)
+	}
+	exact := c.Points[c.Best]
+	exact.ErrorPct, exact.Source = 0, predictor.Measured
+	got = ScatterTooltip(c, exact)
+	want = "resnet50 on aws/p3.2xlarge\nbest batch size 128\ntotal time 19.7 h\ncost $60.15\nsource: measured"
+	if got != want {
+		t.Errorf("ScatterTooltip with no error =\n%s\nwant\n%s", got, want)
+	}
+	if got := ScatterTooltip(c, c.Points[len(c.Points)-1]); got != "resnet50 on aws/p3.2xlarge\nbest batch size 1024: out of memory" {
+		t.Errorf("out-of-memory scatter tooltip = %q", got)
+	}
+}
+
+// TestChartTextsPlurals renders every chart with one of each thing and looks for a
+// number followed by a plural where one is meant ("1 curves").
+func TestChartTextsPlurals(t *testing.T) {
+	one := fleet(1, 1)
+	var many []predictor.Curve // 41: one more than the legend lists
+	for i := range 41 {
+		c := synthCurve("resnet50", "cloud/m"+strconv.Itoa(i), 1, 256, 1)
+		many = append(many, c)
+	}
+	charts := map[string]*Chart{
+		"curves":          Curves(one, Options{Legend: true}),
+		"scatter":         Scatter(one, Options{Legend: true}),
+		"curves, 41":      Curves(many, Options{Legend: true}),
+		"scatter, 41":     Scatter(many, Options{Legend: true}),
+		"breakdown, 1":    Breakdown([]Bar{{Label: "forward", Value: 1, Group: "phase"}}, BreakdownOptions{}),
+		"breakdown, many": Breakdown(sampleBars(), BreakdownOptions{}),
+	}
+	plural := regexp.MustCompile(`(^|[^0-9.,])1 ([a-z]+s)\b`)
+	if !plural.MatchString("Predicted 1 curves") || plural.MatchString("Predicted 11 curves") || plural.MatchString("1 curve") {
+		t.Fatal("the plural check is broken")
+	}
+	for name, ch := range charts {
+		paints, _ := record(t, ch, 900, 700)
+		for _, p := range paints {
+			if p.op == "text" && plural.MatchString(p.text) {
+				t.Errorf("%s: %q", name, p.text)
+			}
+		}
+	}
+	for _, text := range []string{Tooltip(one[0], one[0].Points[0]), ScatterTooltip(one[0], one[0].Points[one[0].Best])} {
+		for _, line := range strings.Split(text, "\n") {
+			if plural.MatchString(line) {
+				t.Errorf("tooltip line %q", line)
+			}
+		}
+	}
 }

@@ -20,14 +20,25 @@ type curveSeries struct {
 	color    color.RGBA
 	width    vg.Length
 	segments [][]plotter.XY
+	bands    [][]bandPoint // runs of neighbouring points with an expected error
 	best     *plotter.XY
 	cutFrom  *plotter.XY // the last batch size that fits ...
 	cutAt    *plotter.XY // ... and the first that does not, drawn at the same height
 }
 
+// bandPoint is one batch size of an error band: the range the value may lie in.
+type bandPoint struct{ x, lo, hi float64 }
+
+// bandAlpha is the opacity of an error band, of 255: light enough that the bands of
+// several curves overlap without hiding the lines, which are drawn over them.
+const bandAlpha = 56
+
 // Curves builds the chart of a metric against batch size, one line per CNN×machine
 // (in the curves' order; colours by index). The best batch is a filled dot; where the
 // batch no longer fits in memory the line stops and a dotted tail ends in a cross.
+// Unless opt.NoErrorBands, each point's expected error (Metric.Range) is a shaded
+// band in the line's colour beneath all the lines; points with no error (ErrorPct 0)
+// get none.
 func Curves(curves []predictor.Curve, opt Options) *Chart {
 	metric := opt.Metric
 	if metric == "" {
@@ -40,6 +51,7 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	c.plot.Add(gridOf(c.style))
 
 	var drawn, highlighted []curveSeries
+	banded := false // some series has an error band
 	for i, cv := range curves {
 		key := SeriesKey(cv)
 		if opt.Hidden[key] {
@@ -53,6 +65,13 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 			s.color = faded(s.color, c.style.Background)
 		}
 		var seg []plotter.XY
+		var band []bandPoint
+		endBand := func() {
+			if len(band) > 0 {
+				s.bands = append(s.bands, band)
+				band = nil
+			}
+		}
 		var last *plotter.XY // the last point drawn
 		lastIdx := -1
 		for j, p := range cv.Points {
@@ -61,13 +80,21 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 				if !p.Fits && len(seg) > 0 {
 					s.segments = append(s.segments, seg)
 					seg = nil
+					endBand()
 				}
 				continue
 			}
 			pt := plotter.XY{X: float64(p.Batch), Y: v}
 			seg = append(seg, pt)
 			last, lastIdx = &pt, j
-			c.marks = append(c.marks, Mark{Curve: i, Point: j, X: pt.X, Y: pt.Y})
+			m := markAt(i, j, pt.X, pt.Y)
+			if lo, hi, _ := metric.Range(p); !opt.NoErrorBands && hi > lo && (!opt.LogY || lo > 0) {
+				m.YLo, m.YHi = lo, hi
+				band = append(band, bandPoint{x: pt.X, lo: lo, hi: hi})
+			} else {
+				endBand()
+			}
+			c.marks = append(c.marks, m)
 			if j == cv.Best {
 				s.best = &pt
 			}
@@ -75,11 +102,15 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 		if len(seg) > 0 {
 			s.segments = append(s.segments, seg)
 		}
+		endBand()
+		if len(s.bands) > 0 {
+			banded = true
+		}
 		if last != nil {
 			for j := lastIdx + 1; j < len(cv.Points); j++ {
 				if p := cv.Points[j]; !p.Fits && float64(p.Batch) > last.X {
 					s.cutFrom, s.cutAt = last, &plotter.XY{X: float64(p.Batch), Y: last.Y}
-					c.marks = append(c.marks, Mark{Curve: i, Point: j, X: s.cutAt.X, Y: s.cutAt.Y})
+					c.marks = append(c.marks, markAt(i, j, s.cutAt.X, s.cutAt.Y))
 					break
 				}
 			}
@@ -99,6 +130,9 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	if c.legend != nil && n(drawn, highlighted) > 0 {
 		c.legend.Add("best batch size", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 3.5, Shape: draw.CircleGlyph{}}})
 		c.legend.Add("out of memory", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 3.5, Shape: draw.CrossGlyph{}}})
+		if banded {
+			c.legend.Add("expected error", bandThumb{color: bandColor(c.style.Foreground)})
+		}
 	}
 	c.plot.Add(&curvesPlotter{series: append(drawn, highlighted...), ring: c.style.Foreground})
 	c.setRange(false, !opt.LogY)
@@ -117,6 +151,26 @@ type curvesPlotter struct {
 
 func (cp *curvesPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	tx, ty := p.Transforms(&c)
+	// Every band first, so that no band covers another series' line.
+	for _, s := range cp.series {
+		fill := bandColor(s.color)
+		for _, band := range s.bands {
+			if len(band) == 1 { // a lone point: a short bar across its range
+				b := band[0]
+				bar := []vg.Point{{X: tx(b.x), Y: ty(b.lo)}, {X: tx(b.x), Y: ty(b.hi)}}
+				c.StrokeLines(draw.LineStyle{Color: fill, Width: loneBandWidth}, c.ClipLinesXY(bar)...)
+				continue
+			}
+			poly := make([]vg.Point, 0, 2*len(band))
+			for _, b := range band {
+				poly = append(poly, vg.Point{X: tx(b.x), Y: ty(b.hi)})
+			}
+			for k := len(band) - 1; k >= 0; k-- {
+				poly = append(poly, vg.Point{X: tx(band[k].x), Y: ty(band[k].lo)})
+			}
+			c.FillPolygon(fill, c.ClipPolygonXY(poly))
+		}
+	}
 	for _, s := range cp.series {
 		line := draw.LineStyle{Color: s.color, Width: s.width}
 		for _, seg := range s.segments {
@@ -160,3 +214,21 @@ func (t lineThumb) Thumbnail(c *draw.Canvas) {
 type glyphThumb struct{ style draw.GlyphStyle }
 
 func (t glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyphNoClip(t.style, c.Center()) }
+
+// loneBandWidth is the width of the band of a point with no banded neighbour.
+const loneBandWidth = vg.Length(4)
+
+// bandColor is a series colour made translucent for its error band.
+func bandColor(c color.Color) color.NRGBA {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: bandAlpha}
+}
+
+// bandThumb is a legend entry's shaded band.
+type bandThumb struct{ color color.Color }
+
+func (t bandThumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	h := (c.Max.Y - c.Min.Y) / 3
+	c.FillPolygon(t.color, []vg.Point{{X: c.Min.X, Y: y - h}, {X: c.Max.X, Y: y - h}, {X: c.Max.X, Y: y + h}, {X: c.Min.X, Y: y + h}})
+}

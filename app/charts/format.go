@@ -68,13 +68,50 @@ func Tooltip(c predictor.Curve, p predictor.Point) string {
 		b.WriteString(": out of memory")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s",
+	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s%s",
 		FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS),
-		significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source)
-	if p.ErrorPct > 0 {
-		fmt.Fprintf(&b, " (±%.0f%%)", p.ErrorPct)
-	}
+		significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source, errorNote(p))
 	return b.String()
+}
+
+// ScatterTooltip is the text a hover shows for a point of the scatter (a curve's best
+// batch): CNN, machine, batch, total time and cost with the range of their expected
+// error, and where the prediction comes from.
+func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s\nbest batch size %d", c.Model, c.Machine, p.Batch)
+	if !p.Fits {
+		b.WriteString(": out of memory")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\ntotal time %s", FormatSeconds(p.TotalS))
+	lo, hi, _ := MetricTotal.Range(p)
+	if hi > lo {
+		fmt.Fprintf(&b, " (%s to %s)", FormatSeconds(lo*3600), FormatSeconds(hi*3600))
+	}
+	fmt.Fprintf(&b, "\ncost %s", FormatUSD(p.CostUSD))
+	if hi > lo && p.CostUSD > 0 && p.TotalS > 0 {
+		k := p.CostUSD / (p.TotalS / 3600)
+		fmt.Fprintf(&b, " (%s to %s)", FormatUSD(lo*k), FormatUSD(hi*k))
+	}
+	fmt.Fprintf(&b, "\nsource: %s%s", p.Source, errorNote(p))
+	return b.String()
+}
+
+func errorNote(p predictor.Point) string {
+	if p.ErrorPct > 0 && !isBad(p.ErrorPct) {
+		return fmt.Sprintf(" (±%.0f%%)", p.ErrorPct)
+	}
+	return ""
+}
+
+// Count writes a number of things with the noun that agrees with it: "1 curve",
+// "6 curves", "0 curves", "1,281,167 images".
+func Count(n int, singular, pluralForm string) string {
+	if n == 1 || n == -1 {
+		return FormatCount(int64(n)) + " " + singular
+	}
+	return FormatCount(int64(n)) + " " + pluralForm
 }
 
 func significant(v float64, digits int) string {

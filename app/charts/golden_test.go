@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"cnntime/predictor"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden chart images in testdata/")
@@ -20,15 +22,22 @@ func TestGolden(t *testing.T) {
 	tests := []struct {
 		name  string
 		chart *Chart
+		w, h  int // 640×400 when zero
 	}{
-		{"curves_total", Curves(curves, Options{Legend: true, Title: "Total training time, 90 epochs"})},
-		{"curves_iter_log", Curves(curves, Options{Metric: MetricIter, LogX: true, LogY: true, Highlight: "vgg16 on cloud/mb"})},
-		{"scatter", Scatter(curves, Options{Legend: true})},
-		{"scatter_dark_highlight", Scatter(curves, Options{Style: DarkStyle, Highlight: "resnet50 on cloud/mc"})},
+		{name: "curves_total", chart: Curves(curves, Options{Legend: true, Title: "Total training time, 90 epochs"})},
+		{name: "curves_iter_log", chart: Curves(curves, Options{Metric: MetricIter, LogX: true, LogY: true, Highlight: "vgg16 on cloud/mb"})},
+		{name: "curves_bands_throughput", chart: Curves(mixedErrors(), Options{Metric: MetricThroughput, LogX: true, Legend: true})},
+		{name: "scatter", chart: Scatter(curves, Options{Legend: true})},
+		{name: "scatter_dark_highlight", chart: Scatter(curves, Options{Style: DarkStyle, Highlight: "resnet50 on cloud/mc"})},
+		{name: "breakdown", chart: Breakdown(sampleBars(), BreakdownOptions{SortByValue: true}), w: 420, h: 260},
+		{name: "breakdown_dark", chart: Breakdown(sampleBars(), BreakdownOptions{Style: DarkStyle, Title: "resnet50, batch 128"}), w: 420, h: 260},
 	}
 	for _, tt := range tests {
+		if tt.w == 0 {
+			tt.w, tt.h = 640, 400
+		}
 		var buf bytes.Buffer
-		if err := tt.chart.Write(&buf, PNG, 640, 400); err != nil {
+		if err := tt.chart.Write(&buf, PNG, tt.w, tt.h); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", tt.name+".png")
@@ -52,10 +61,26 @@ func TestGolden(t *testing.T) {
 		if frac, err := differingFraction(got, want, 48); err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 		} else if frac > 0.005 {
-			t.Errorf("%s: %.2f%% of pixels differ from %s; look at it and run with -update if the change is meant", tt.name, 100*frac, path)
-			_ = os.WriteFile(filepath.Join(t.TempDir(), tt.name+".png"), buf.Bytes(), 0o644)
+			got := filepath.Join(os.TempDir(), "cnntime-golden-"+tt.name+".png")
+			_ = os.WriteFile(got, buf.Bytes(), 0o644)
+			t.Errorf("%s: %.2f%% of pixels differ from %s (this run's image: %s); look at it and run with -update if the change is meant", tt.name, 100*frac, path, got)
 		}
 	}
+}
+
+// mixedErrors are two curves whose points have different expected errors: measured
+// ones (0%, no band), runs of estimated ones, a lone one, and a large error.
+func mixedErrors() []predictor.Curve {
+	a := synthCurve("resnet50", "cloud/ma", 1, 512, 1)
+	b := synthCurve("vgg16", "cloud/mb", 1.8, 192, 2)
+	// batches 1 2 4 8 16 32 48 64 96 128 160 192 256 384 512
+	for i, e := range []float64{0, 0, 0, 0, 6, 8, 0, 0, 0, 15, 20, 25, 30, 40, 60} {
+		a.Points[i].ErrorPct = e
+	}
+	for i, e := range []float64{10, 10, 10, 0, 0, 12, 0, 0, 0, 0, 0, 0} {
+		b.Points[i].ErrorPct = e
+	}
+	return []predictor.Curve{a, b}
 }
 
 func readPNG(path string) (image.Image, error) {

@@ -1,12 +1,8 @@
-// Package charts draws the app's two charts with gonum/plot, without any GUI toolkit:
-// training time (or cost, or throughput) against batch size, one curve per CNN×machine,
-// and the min-time vs cost scatter with its Pareto front. It renders them as PNG, SVG or
-// PDF at a chosen size, and maps pixels to data and back so a GUI can draw a hover
-// crosshair and find the point under the mouse.
 package charts
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"cnntime/predictor"
@@ -95,4 +91,30 @@ func (m Metric) Value(p predictor.Point) (float64, bool) {
 		v = p.TotalS / 3600
 	}
 	return v, v > 0 && !isBad(v)
+}
+
+// maxLowError caps the relative error on the side where it would reach zero time (or
+// infinite throughput): an error of 90% or more is drawn as 90% on that side, which
+// keeps the band drawable on a logarithmic axis. The other side is not capped.
+const maxLowError = 0.9
+
+// Range is where the point's value of the metric may lie given its expected error
+// (ErrorPct, ± percent of the iteration time), in the unit of Label. Times and cost
+// scale with the iteration time, v·(1−e) to v·(1+e); images per second scale with
+// its inverse, v/(1+e) to v/(1−e). Where ErrorPct is 0 (or not a number) lo and hi
+// equal the value; ok is false where the value itself is not known.
+func (m Metric) Range(p predictor.Point) (lo, hi float64, ok bool) {
+	v, ok := m.Value(p)
+	if !ok {
+		return 0, 0, false
+	}
+	e := p.ErrorPct / 100
+	if !(e > 0) || isBad(e) {
+		return v, v, true
+	}
+	low := math.Min(e, maxLowError)
+	if m == MetricThroughput {
+		return v / (1 + e), v / (1 - low), true
+	}
+	return v * (1 - low), v * (1 + e), true
 }

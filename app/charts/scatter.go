@@ -21,7 +21,9 @@ const (
 // batch size (total time in hours across, cost in dollars up), colour by series as in
 // the curves chart and shape by CNN. The Pareto front (no other point is both faster
 // and cheaper) is joined by a dashed line and its points ringed; the highlighted
-// series gets a bold ring.
+// series gets a bold ring. Unless opt.NoErrorBands, whiskers across and up show each
+// point's expected error: time and cost both scale with the iteration time, so both
+// span ±ErrorPct (the lower side capped as in Metric.Range).
 func Scatter(curves []predictor.Curve, opt Options) *Chart {
 	c := newChart(opt, ScatterXLabel, ScatterYLabel)
 	grid := gridOf(c.style)
@@ -53,7 +55,14 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 		}
 		glyph := draw.GlyphStyle{Color: clr, Radius: 4, Shape: shapeOf[cv.Model]}
 		sp.glyphs = append(sp.glyphs, glyph)
-		c.marks = append(c.marks, Mark{Curve: i, Point: cv.Best, X: x, Y: y})
+		m := markAt(i, cv.Best, x, y)
+		if lo, hi, _ := MetricTotal.Range(p); !opt.NoErrorBands && hi > lo {
+			// Cost is the total time times the price: the same relative range.
+			m.XLo, m.XHi = lo, hi
+			m.YLo, m.YHi = y*lo/x, y*hi/x
+			sp.whiskers = true
+		}
+		c.marks = append(c.marks, m)
 		if c.legend != nil && len(sp.glyphs) <= maxLegendEntries {
 			c.legend.Add(key, glyphThumb{glyph})
 		}
@@ -65,6 +74,9 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 	sp.frontIdx = ParetoFront(c.marks)
 	if c.legend != nil && len(sp.frontIdx) > 0 {
 		c.legend.Add("Pareto front", lineThumb{color: c.style.Front, width: 1})
+	}
+	if c.legend != nil && sp.whiskers {
+		c.legend.Add("expected error", whiskerThumb{color: c.style.Foreground})
 	}
 	c.front = sp.frontIdx
 	c.plot.Add(sp)
@@ -110,7 +122,8 @@ type scatterPlotter struct {
 	marks     []Mark
 	glyphs    []draw.GlyphStyle
 	frontIdx  []int
-	highlight int // index in marks, -1 for none
+	highlight int  // index in marks, -1 for none
+	whiskers  bool // some mark has an error range
 	ring      color.Color
 	front     color.Color
 }
@@ -124,6 +137,16 @@ func (sp *scatterPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			line[k] = at(sp.marks[i])
 		}
 		c.StrokeLines(draw.LineStyle{Color: sp.front, Width: 1, Dashes: []vg.Length{4, 3}}, c.ClipLinesXY(line)...)
+	}
+	// The whiskers beneath everything else, so that no whisker hides a point.
+	for i, m := range sp.marks {
+		style := draw.LineStyle{Color: whiskerColor(sp.glyphs[i].Color), Width: whiskerWidth}
+		if m.XLo < m.XHi {
+			drawWhisker(&c, style, vg.Point{X: tx(m.XLo), Y: ty(m.Y)}, vg.Point{X: tx(m.XHi), Y: ty(m.Y)})
+		}
+		if m.YLo < m.YHi {
+			drawWhisker(&c, style, vg.Point{X: tx(m.X), Y: ty(m.YLo)}, vg.Point{X: tx(m.X), Y: ty(m.YHi)})
+		}
 	}
 	for _, i := range sp.frontIdx {
 		c.DrawGlyph(draw.GlyphStyle{Color: sp.front, Radius: 6.5, Shape: draw.RingGlyph{}}, at(sp.marks[i]))
@@ -152,4 +175,40 @@ func (thickRing) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	path.Arc(pt, sty.Radius, 0, 2*3.141592653589793)
 	path.Close()
 	c.Stroke(path)
+}
+
+const (
+	whiskerWidth = vg.Length(1)
+	whiskerCap   = vg.Length(2.5) // half the length of a whisker's end bar
+	whiskerAlpha = 150            // of 255: lighter than the points they belong to
+)
+
+// whiskerColor is a point's colour, partly transparent for its whiskers.
+func whiskerColor(c color.Color) color.NRGBA {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: whiskerAlpha}
+}
+
+// drawWhisker draws an error bar from a to b (horizontal or vertical) with a short
+// bar across each end.
+func drawWhisker(c *draw.Canvas, style draw.LineStyle, a, b vg.Point) {
+	c.StrokeLines(style, c.ClipLinesXY([]vg.Point{a, b})...)
+	dx, dy := vg.Length(0), whiskerCap // a horizontal whisker has vertical end bars
+	if a.X == b.X {
+		dx, dy = whiskerCap, 0
+	}
+	for _, end := range []vg.Point{a, b} {
+		if c.Contains(end) {
+			c.StrokeLine2(style, end.X-dx, end.Y-dy, end.X+dx, end.Y+dy)
+		}
+	}
+}
+
+// whiskerThumb is a legend entry's error bar.
+type whiskerThumb struct{ color color.Color }
+
+func (t whiskerThumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	style := draw.LineStyle{Color: whiskerColor(t.color), Width: whiskerWidth}
+	drawWhisker(c, style, vg.Point{X: c.Min.X + 2, Y: y}, vg.Point{X: c.Max.X - 2, Y: y})
 }

@@ -10,9 +10,9 @@ import (
 	"cnntime/app"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/fit"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
-	"cnntime/predictor/kernels/fit"
 )
 
 func calibrateCommands(register func(Command)) {

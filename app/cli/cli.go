@@ -90,7 +90,7 @@ type Command struct {
 func commandSets() []func(register func(Command)) {
 	return []func(register func(Command)){
 		helpAndVersionCommands,
-		predictCommands, bestCommands, exportCommands,
+		predictCommands, bestCommands, explainCommands, exportCommands,
 		modelCommands, machineCommands,
 		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
 		clusterCommands,

@@ -3,6 +3,6 @@
 // and prints tables, CSV and JSON. The shared run flags of predict, best and export live
 // in runflags.go; the commands are listed explicitly in cli.go (commandSets).
 //
-// It may import app and the packages app exposes types from (predictor, predictor/...,
-// db, gpu); nothing imports cli but main.
+// Imports: app and the packages app exposes types from (predictor and its sub-packages,
+// db, gpu), app/charts and app/cluster. Nothing imports cli but main.
 package cli

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cnntime/app"
+	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
@@ -134,7 +135,7 @@ func predictCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
-		Usage:   "predict " + runFlagsUsage + " [--batch B] [--json|--csv]",
+		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]",
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
@@ -210,17 +211,21 @@ func boundText(r PredictRow) string {
 	return r.Bound
 }
 
+// writePredictCSV writes predict's rows as CSV; text cells that a spreadsheet would read
+// as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers are
+// written as numbers.
 func writePredictCSV(env *Env, rows []PredictRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
 		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
 		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"})
 	for _, r := range rows {
-		w.Write([]string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), r.Precision,
+		t := csvsafe.Text
+		w.Write([]string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), t(r.Precision),
 			fmtOpt(r.IterMS, "%g", ""), fmtOpt(r.ImagesPerS, "%g", ""), fmtOpt(r.EpochS, "%g", ""), fmtOpt(r.TotalS, "%g", ""),
 			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
-			strconv.FormatBool(r.Fits), r.Source, fmtOpt(r.ErrorPct, "%g", ""),
-			strconv.Itoa(r.Input), r.Loader, strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), r.Bound, r.MemoryFormat})
+			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
+			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -348,17 +353,19 @@ func intsText(xs []int) string {
 	return strings.Join(parts, " ")
 }
 
+// writeBestCSV writes best's rows as CSV, text cells neutralised as in writePredictCSV.
 func writeBestCSV(env *Env, rows []BestRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
 		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source"})
 	for _, r := range rows {
-		rec := []string{r.Model, r.Machine, r.GPU, strconv.Itoa(r.GPUCount), r.Precision, "", "", "", "", "", "",
+		t := csvsafe.Text
+		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
 			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), ""}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
-			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), b.Source
+			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
 		}
 		w.Write(rec)
 	}

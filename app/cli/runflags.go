@@ -33,6 +33,7 @@ type runFlags struct {
 	data                   runDataFlags // --dataset, --input, --classes, --loader, --workers, --memory-format
 	nodes                  nodeFlags    // --nodes, --network-gbps (best: --budget, --deadline)
 	chooseNodes            bool         // best: --nodes may list several counts
+	oneBatch               bool         // explain: --batch is required and --batches is not registered
 	nodeCounts             []int        // the counts --nodes gave, set by query
 }
 
@@ -45,10 +46,15 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.StringVar(&rf.machines, "machines", "", "the same as --machine")
 	fs.StringVar(&rf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
 	fs.StringVar(&rf.gpus, "gpus", "", "the same as --gpu")
-	if withBatch {
+	switch {
+	case rf.oneBatch:
+		fs.IntVar(&rf.batch, "batch", 0, "the global batch size (required)")
+	case withBatch:
 		fs.IntVar(&rf.batch, "batch", 0, "one global batch size (instead of --batches)")
 	}
-	fs.StringVar(&rf.batches, "batches", defaultBatches, "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both")
+	if !rf.oneBatch {
+		fs.StringVar(&rf.batches, "batches", defaultBatches, "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both")
+	}
 	fs.StringVar(&rf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
 	fs.StringVar(&rf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
 	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
@@ -57,11 +63,12 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	rf.nodes.register(fs, rf.chooseNodes)
 }
 
-// runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage.
+// runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage; the
+// node flags follow it (nodesUsage, or best's bestNodesUsage).
 const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
 	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage
+	"        [--workers N] [--memory-format nchw|nhwc]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
@@ -89,6 +96,8 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", rf.batch, maxPredictBatch)
 	case batchSet:
 		q.Batches = []int{rf.batch}
+	case rf.oneBatch:
+		return q, Usagef("--batch is required: the global batch size to explain, e.g. --batch 128")
 	case rf.batches == "":
 		return q, Usagef("--batches needs sizes: write --batches %s (a range), --batches 32,64 (a list) or --batch 64", defaultBatches)
 	default:

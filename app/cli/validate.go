@@ -13,7 +13,6 @@ import (
 
 	"cnntime/app"
 	"cnntime/assets"
-	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -255,11 +254,10 @@ func runValidateSteps(env *Env) error {
 	if err != nil {
 		return err
 	}
-	d, err := db.Open(env.DBPath)
+	d, err := env.Cache()
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	v, err := ValidateSteps(env.Ctx, d, eng.Kernels().Calibration())
 	if err != nil {
 		return err

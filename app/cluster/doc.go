@@ -8,4 +8,6 @@
 // Every name the user gives (models, paths, partitions, images) is checked or
 // quoted: shell-quoted in scripts, JSON-quoted (valid YAML) in job files, and refused
 // where neither can make it safe (a Slurm directive, a Kubernetes object name).
+//
+// Imports: predictor/measure only; it writes text and runs nothing.
 package cluster

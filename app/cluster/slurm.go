@@ -74,7 +74,7 @@ func (j Slurm) Script() (string, error) {
 	fmt.Fprintf(&b, "# Written by `cnntime cluster slurm`: %d array tasks sweep %d models at %d batch sizes on %s.\n", n, len(j.Models), len(j.Batches), j.Device)
 	b.WriteString("# Submit with `sbatch FILE`; each task sweeps into its own cache shard, and a requeued task\n")
 	b.WriteString("# resumes in its shard without measuring again. Merge the shards when all are done:\n")
-	fmt.Fprintf(&b, "#   cnntime cache import %s/shard-*.db\n", or(j.Shards, "shards"))
+	fmt.Fprintf(&b, "#   cnntime cache import %s/shard-*.db\n", shellWord(or(j.Shards, "shards"))) // people paste it
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", name)
 	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", n-1)
 	b.WriteString("#SBATCH --requeue\n")

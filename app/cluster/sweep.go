@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -136,6 +137,18 @@ func (s Sweep) args(r Run) string {
 // quote inside written as '\” (close, escaped quote, reopen).
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// plainWord is a word a shell reads as it is: no quoting, expansion or globbing.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9._/:@%+=,-]+$`)
+
+// shellWord is s as one shell word, quoted only where it needs to be: for the commands
+// a generated file suggests in its comments, which people read and paste.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return ShellQuote(s)
 }
 
 // taskScript is the POSIX shell body every task runs: find or name its shard, then

@@ -3,4 +3,6 @@
 // algorithms cuDNN ranked (cudnnGet*Algorithm_v7 or cudnnFind*AlgorithmEx) to run, with
 // the math type that algorithm was ranked under (set on the descriptor before running, as
 // PyTorch does), and the workspace to give cudnnFind*AlgorithmEx. Tested without a GPU.
+//
+// Imports: predictor/measure only; no CUDA.
 package convalgo

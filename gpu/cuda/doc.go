@@ -8,4 +8,8 @@
 //
 // gorgonia.org/cu ends the process when no CUDA driver or device is present, so this
 // package is linked only into the cnntime-gpu worker, never into cnntime.
+//
+// Imports: gpu and its CUDA-free seams (convalgo, cudastatus, libfind, selftest,
+// timing), gpu/cpu (the self-test's reference), predictor/cnn, predictor/measure and
+// gorgonia.org/cu. Only gpu/cmd/cnntime-gpu imports it.
 package cuda

@@ -6,4 +6,6 @@
 // allocation failures 4003/4004, execution failed 5000–5004), so the version that
 // cudnnGetVersion() reports picks the table. It does not import the CUDA libraries and
 // is tested without a GPU.
+//
+// Imports: nothing of ours; no CUDA.
 package cudastatus

@@ -6,4 +6,6 @@
 // name, so without a preload cuDNN 8 aborts and cuDNN 9 returns 1008
 // (SUBLIBRARY_LOADING_FAILED). It also picks the targets NVRTC compiles the worker's
 // kernels for. It does no loading itself and is tested without a GPU.
+//
+// Imports: nothing of ours; no CUDA.
 package libfind

@@ -3,4 +3,6 @@
 // at stderr, so a C library (CUDA, cuDNN, gorgonia.org/cu's init) that prints on stdout
 // lands in the worker's stderr instead of corrupting a JSON line. The worker's precheck
 // claims it in its init, before any library can print. Tested without a GPU.
+//
+// Imports: nothing of ours; no CUDA.
 package protofd

@@ -5,4 +5,6 @@
 // (what works, what is unsupported and why, with the driver and library versions). The
 // report travels over the worker protocol so the app can ask for it. It does not import
 // the CUDA libraries and is tested without a GPU.
+//
+// Imports: predictor/cnn and predictor/measure; no CUDA.
 package selftest

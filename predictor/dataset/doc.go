@@ -3,4 +3,6 @@
 // trained at, the number of classes, and what a data loader must do to produce each
 // image (decode a JPEG of a given mean size, or take a tensor held in memory). Any
 // figure can be overridden.
+//
+// Imports: nothing of ours.
 package dataset

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"cnntime/predictor/hw"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -68,7 +69,7 @@ type Calibration struct {
 	// specifications, per arithmetic: leave-one-GPU-out MAPE where fitted.
 	EstimateRelErr map[string]float64 `json:"estimate_rel_err"`
 	// FamilyScale multiplies the compute efficiency of every kernel in one arithmetic
-	// on one GPU family, keyed "family/arithmetic" (e.g. "hopper/fp16", see Family):
+	// on one GPU family, keyed "family/arithmetic" (e.g. "hopper/fp16", see hw.Family):
 	// how much of its peak current cuDNN reaches there, relative to the old GPUs and
 	// libraries the per-layer efficiencies were fitted on. Fitted to published
 	// whole-network throughputs; 1 where absent.
@@ -101,9 +102,9 @@ type Calibration struct {
 
 	eff     [numClasses][numArith][3]float64
 	estErr  [numArith]float64
-	family  [numFamilies][numArith]float64
-	memFam  [numFamilies]float64
-	netErr  [numFamilies][numArith]float64 // 0: not given
+	family  [hw.NumFamilies][numArith]float64
+	memFam  [hw.NumFamilies]float64
+	netErr  [hw.NumFamilies][numArith]float64 // 0: not given
 	checked bool
 }
 
@@ -200,7 +201,7 @@ func (c *Calibration) Validate() error {
 		}
 		c.estErr[a] = v
 	}
-	for f := Family(0); f < numFamilies; f++ {
+	for f := hw.Family(0); f < hw.NumFamilies; f++ {
 		for a := Arithmetic(0); a < numArith; a++ {
 			c.family[f][a] = 1
 		}
@@ -208,33 +209,33 @@ func (c *Calibration) Validate() error {
 	for key, v := range c.FamilyScale {
 		f, a, ok := parseFamilyKey(key)
 		if !ok {
-			return fmt.Errorf("calibration: family scale %q: the key must be family/arithmetic with a family of %v and an arithmetic of %v", key, familyNames[1:], arithNames)
+			return fmt.Errorf("calibration: family scale %q: the key must be family/arithmetic with a family of %v and an arithmetic of %v", key, hw.FamilyNames(), arithNames)
 		}
 		if !positiveFinite(v) || v > 4 {
 			return fmt.Errorf("calibration: family scale %s = %v: must be in (0, 4]", key, v)
 		}
 		c.family[f][a] = v
 	}
-	for f := Family(0); f < numFamilies; f++ {
+	for f := hw.Family(0); f < hw.NumFamilies; f++ {
 		c.memFam[f] = 1
 	}
 	for key, v := range c.FamilyMemoryScale {
-		f := Family(1)
-		for ; f < numFamilies && f.String() != key; f++ {
+		f := hw.Family(1)
+		for ; f < hw.NumFamilies && f.String() != key; f++ {
 		}
-		if f >= numFamilies {
-			return fmt.Errorf("calibration: family memory scale %q: the key must be a family of %v", key, familyNames[1:])
+		if f >= hw.NumFamilies {
+			return fmt.Errorf("calibration: family memory scale %q: the key must be a family of %v", key, hw.FamilyNames())
 		}
 		if !positiveFinite(v) || v > 2 {
 			return fmt.Errorf("calibration: family memory scale %s = %v: must be in (0, 2]", key, v)
 		}
 		c.memFam[f] = v
 	}
-	c.netErr = [numFamilies][numArith]float64{}
+	c.netErr = [hw.NumFamilies][numArith]float64{}
 	for key, v := range c.NetworkRelErr {
 		f, a, ok := parseFamilyKey(key)
 		if !ok {
-			return fmt.Errorf("calibration: network error band %q: the key must be family/arithmetic with a family of %v and an arithmetic of %v", key, familyNames[1:], arithNames)
+			return fmt.Errorf("calibration: network error band %q: the key must be family/arithmetic with a family of %v and an arithmetic of %v", key, hw.FamilyNames(), arithNames)
 		}
 		if !positiveFinite(v) || v > 5 {
 			return fmt.Errorf("calibration: network error band %s = %v: must be in (0, 5]", key, v)
@@ -252,22 +253,22 @@ func (c *Calibration) Validate() error {
 // family f in arithmetic a: the whole-network band of that family and arithmetic;
 // where no published row covers them, the wider of the band for such families and
 // the per-layer band (pre-Volta GPUs, FP32 without TF32 on Ampere and later).
-func (c *Calibration) EstimateRelErrOf(f Family, a Arithmetic) float64 {
+func (c *Calibration) EstimateRelErrOf(f hw.Family, a Arithmetic) float64 {
 	if a < 0 || a >= numArith {
 		return 1
 	}
-	if f > 0 && f < numFamilies && c.netErr[f][a] > 0 {
+	if f > 0 && f < hw.NumFamilies && c.netErr[f][a] > 0 {
 		return c.netErr[f][a]
 	}
 	return math.Max(c.NetworkRelErrOther, c.estErr[a])
 }
 
 // FamilyKey names one family scale: "family/arithmetic".
-func FamilyKey(f Family, a Arithmetic) string { return f.String() + "/" + a.String() }
+func FamilyKey(f hw.Family, a Arithmetic) string { return f.String() + "/" + a.String() }
 
-func parseFamilyKey(key string) (Family, Arithmetic, bool) {
+func parseFamilyKey(key string) (hw.Family, Arithmetic, bool) {
 	fam, ar, _ := strings.Cut(key, "/")
-	for f := Family(1); f < numFamilies; f++ {
+	for f := hw.Family(1); f < hw.NumFamilies; f++ {
 		if f.String() != fam {
 			continue
 		}
@@ -282,8 +283,8 @@ func parseFamilyKey(key string) (Family, Arithmetic, bool) {
 
 // MemoryEfficiencyOf is the share of the specified bandwidth memory-bound kernels
 // reach on family f: MemoryEfficiency × the family's memory scale.
-func (c *Calibration) MemoryEfficiencyOf(f Family) float64 {
-	if f <= 0 || f >= numFamilies || !c.checked {
+func (c *Calibration) MemoryEfficiencyOf(f hw.Family) float64 {
+	if f <= 0 || f >= hw.NumFamilies || !c.checked {
 		return c.MemoryEfficiency
 	}
 	return c.MemoryEfficiency * c.memFam[f]
@@ -291,8 +292,8 @@ func (c *Calibration) MemoryEfficiencyOf(f Family) float64 {
 
 // FamilyScaleOf returns the scale of family f for arithmetic a: 1 for an unknown
 // family and where none was fitted.
-func (c *Calibration) FamilyScaleOf(f Family, a Arithmetic) float64 {
-	if f <= 0 || f >= numFamilies || a < 0 || a >= numArith || !c.checked {
+func (c *Calibration) FamilyScaleOf(f hw.Family, a Arithmetic) float64 {
+	if f <= 0 || f >= hw.NumFamilies || a < 0 || a >= numArith || !c.checked {
 		return 1
 	}
 	return c.family[f][a]

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	"cnntime/predictor/hw"
@@ -30,7 +29,7 @@ type deviceRates struct {
 	alignNeed    int     // channel alignment the tensor cores want: 8, 4, or 0 for none
 	extraRelErr  float64 // widening of the error band for fallbacks
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
-	family       Family
+	family       hw.Family
 	clockFactor  float64 // sustained ÷ boost clock (SustainedClockFactor), in peakFLOPS
 	// simtFLOPS is the FP32 CUDA-core rate (sustained clock, Kepler's issue factor
 	// included): what kernels without a tensor-core path (depthwise convolutions) run at
@@ -38,25 +37,11 @@ type deviceRates struct {
 	simtFLOPS float64
 }
 
-// ComputeCapability parses "8.6" into 86; 0 when unknown or malformed.
-func ComputeCapability(cc string) int {
-	major, minor, _ := strings.Cut(strings.TrimSpace(cc), ".")
-	ma, err := strconv.Atoi(major)
-	if err != nil || ma < 0 {
-		return 0
-	}
-	mi, err := strconv.Atoi(minor)
-	if err != nil || mi < 0 || mi > 9 {
-		mi = 0
-	}
-	return ma*10 + mi
-}
-
 // ArithmeticFor returns the arithmetic a kernel precision runs in on a GPU: TF32 only
 // on compute capability ≥ 8.0, FP16 tensor cores only on ≥ 7.0; otherwise FP32 math
 // (with FP16 storage for AMP).
 func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
-	cc := ComputeCapability(g.ComputeCapability)
+	cc := hw.ParseComputeCapability(g.ComputeCapability)
 	switch p {
 	case measure.TF32:
 		if cc >= 80 {
@@ -74,7 +59,7 @@ func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 // ratesFor returns g's throughputs for precision p.
 func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	r := deviceRates{arith: ArithmeticFor(g, p), elemBytes: 4}
-	typical, haveTypical := familyTypical[FamilyOf(g)]
+	typical, haveTypical := familyTypical[hw.FamilyOf(g)]
 	fp32 := g.FP32TFLOPS
 	if !(fp32 > 0) {
 		r.extraRelErr += unknownSpecRelErr
@@ -87,7 +72,7 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 		}
 	}
 	peak := fp32
-	cc := ComputeCapability(g.ComputeCapability)
+	cc := hw.ParseComputeCapability(g.ComputeCapability)
 	switch r.arith {
 	case ArithTF32:
 		// Dense TF32 is half the dense FP16 rate on every Ampere, Ada and Hopper GPU in
@@ -130,7 +115,7 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	r.clockFactor = SustainedClockFactor(g)
 	r.peakFLOPS = peak * 1e12 * r.clockFactor
 	r.simtFLOPS = fp32 * 1e12 * r.clockFactor
-	if FamilyOf(g) == FamilyKepler {
+	if hw.FamilyOf(g) == hw.FamilyKepler {
 		r.peakFLOPS *= KeplerIssueFactor
 		r.simtFLOPS *= KeplerIssueFactor
 	}
@@ -139,7 +124,7 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	if !known {
 		r.extraRelErr += unknownSpecRelErr
 	}
-	r.family = FamilyOf(g)
+	r.family = hw.FamilyOf(g)
 	r.sms, r.quantize = float64(g.SMs), g.SMs > 0
 	if !r.quantize {
 		r.sms = fallbackSMs
@@ -151,24 +136,6 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	return r
 }
 
-// Family is a GPU generation whose tensor cores and libraries behave alike, told by
-// its compute capability: its tensor-core efficiency is fitted as one.
-type Family int
-
-const (
-	FamilyUnknown Family = iota
-	FamilyVolta          // 7.0, 7.2: V100, Titan V
-	FamilyTuring         // 7.5: T4, RTX 20
-	FamilyGA100          // 8.0: A100, A30
-	FamilyGA10x          // 8.6, 8.7: A10, A40, RTX 30, RTX A6000
-	FamilyAda            // 8.9: L4, L40S, RTX 40
-	FamilyHopper         // 9.0: H100, H200
-	FamilyKepler         // 3.x: K80, K40, GTX 700
-	numFamilies
-)
-
-var familyNames = [numFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper", "kepler"}
-
 // KeplerIssueFactor is the share of a Kepler SMX's 192 FP32 lanes that its warp
 // schedulers keep busy, relative to the Maxwell-and-later SMs the per-layer
 // efficiencies were fitted on: NVIDIA's GM107 (Maxwell) whitepaper gives its 128-lane
@@ -176,34 +143,6 @@ var familyNames = [numFamilies]string{"unknown", "volta", "turing", "ga100", "ga
 // feeding Kepler's extra lanes takes dual issue of independent instructions that
 // convolution kernels seldom have. Kepler's FP32 peak is scaled by 1/1.35.
 const KeplerIssueFactor = 1 / 1.35
-
-func (f Family) String() string {
-	if f < 0 || f >= numFamilies {
-		return "unknown"
-	}
-	return familyNames[f]
-}
-
-// FamilyOf returns g's family from its compute capability.
-func FamilyOf(g hw.GPU) Family {
-	switch cc := ComputeCapability(g.ComputeCapability); {
-	case cc == 70 || cc == 72:
-		return FamilyVolta
-	case cc == 75:
-		return FamilyTuring
-	case cc == 80:
-		return FamilyGA100
-	case cc == 86 || cc == 87:
-		return FamilyGA10x
-	case cc == 89:
-		return FamilyAda
-	case cc >= 90 && cc < 100:
-		return FamilyHopper
-	case cc >= 30 && cc < 40:
-		return FamilyKepler
-	}
-	return FamilyUnknown
-}
 
 // typicalBandwidthGBs is the memory bandwidth of a GPU whose bandwidth is unknown but
 // whose memory type is known: the catalog's GPUs with that memory (HBM2e: A100 SXM4
@@ -225,7 +164,7 @@ func BandwidthGBs(g hw.GPU) (gbs float64, known bool) {
 	if v, ok := typicalBandwidthGBs[strings.ToLower(strings.TrimSpace(g.MemoryType))]; ok {
 		return v, false
 	}
-	if t, ok := familyTypical[FamilyOf(g)]; ok {
+	if t, ok := familyTypical[hw.FamilyOf(g)]; ok {
 		return t.bandwidthGBs, false
 	}
 	return fallbackBandwidthGBs, false
@@ -235,15 +174,15 @@ func BandwidthGBs(g hw.GPU) (gbs float64, known bool) {
 // is known (H100 NVL, GH200 in the catalog): its catalog GPUs' lower datacenter figures
 // (Volta: V100 SXM2; Turing: T4; GA100: A100 40GB; GA10x: A10; Ada: L40S; Hopper: H100
 // PCIe), so an unknown part is not predicted faster than the slowest of its kind.
-var familyTypical = map[Family]struct {
+var familyTypical = map[hw.Family]struct {
 	fp32TFLOPS, fp16TFLOPS, bandwidthGBs, sms float64
 }{
-	FamilyVolta:  {15.7, 125, 900, 80},
-	FamilyTuring: {8.1, 65, 320, 40},
-	FamilyGA100:  {19.5, 312, 1555, 108},
-	FamilyGA10x:  {31.2, 125, 600, 72},
-	FamilyAda:    {91.6, 362, 864, 142},
-	FamilyHopper: {51.2, 756, 2000, 114},
+	hw.FamilyVolta:  {15.7, 125, 900, 80},
+	hw.FamilyTuring: {8.1, 65, 320, 40},
+	hw.FamilyGA100:  {19.5, 312, 1555, 108},
+	hw.FamilyGA10x:  {31.2, 125, 600, 72},
+	hw.FamilyAda:    {91.6, 362, 864, 142},
+	hw.FamilyHopper: {51.2, 756, 2000, 114},
 }
 
 // familyPowerReference is, per family, the catalog part with the most board power per
@@ -252,13 +191,13 @@ var familyTypical = map[Family]struct {
 // 2520; H100 SXM 700 / 132 / 1980): taken to hold its boost clock under a training
 // load, which fixes the family's power per SM per clock³ (same die design, process
 // and voltage–frequency curve).
-var familyPowerReference = map[Family]struct{ tdpW, sms, boostMHz float64 }{
-	FamilyVolta:  {300, 80, 1530},
-	FamilyTuring: {250, 68, 1545},
-	FamilyGA100:  {400, 108, 1410},
-	FamilyGA10x:  {350, 82, 1695},
-	FamilyAda:    {450, 128, 2520},
-	FamilyHopper: {700, 132, 1980},
+var familyPowerReference = map[hw.Family]struct{ tdpW, sms, boostMHz float64 }{
+	hw.FamilyVolta:  {300, 80, 1530},
+	hw.FamilyTuring: {250, 68, 1545},
+	hw.FamilyGA100:  {400, 108, 1410},
+	hw.FamilyGA10x:  {350, 82, 1695},
+	hw.FamilyAda:    {450, 128, 2520},
+	hw.FamilyHopper: {700, 132, 1980},
 }
 
 // SustainedClockFactor is the share of its boost clock a GPU holds under a sustained
@@ -272,7 +211,7 @@ var familyPowerReference = map[Family]struct{ tdpW, sms, boostMHz float64 }{
 // SMs or clock is unknown. Memory bandwidth is not scaled (memory clocks do not
 // drop under a power cap).
 func SustainedClockFactor(g hw.GPU) float64 {
-	ref, ok := familyPowerReference[FamilyOf(g)]
+	ref, ok := familyPowerReference[hw.FamilyOf(g)]
 	if !ok || !(g.TDPW > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) {
 		return 1
 	}

@@ -10,21 +10,6 @@ import (
 	"cnntime/predictor/measure"
 )
 
-func TestFamilyOf(t *testing.T) {
-	tests := []struct {
-		cc   string
-		want Family
-	}{
-		{"7.0", FamilyVolta}, {"7.5", FamilyTuring}, {"8.0", FamilyGA100}, {"8.6", FamilyGA10x},
-		{"8.9", FamilyAda}, {"9.0", FamilyHopper}, {"6.1", FamilyUnknown}, {"", FamilyUnknown},
-	}
-	for _, tc := range tests {
-		if got := FamilyOf(hw.GPU{ComputeCapability: tc.cc}); got != tc.want {
-			t.Errorf("FamilyOf(cc %q) = %v, want %v", tc.cc, got, tc.want)
-		}
-	}
-}
-
 func TestBandwidthGBs(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -71,7 +56,7 @@ func TestFamilyScale(t *testing.T) {
 	if !(after > 1.5*before) {
 		t.Errorf("halving hopper/fp16 efficiency: %.3f ms → %.3f ms, want a compute-bound layer ~2× slower", before, after)
 	}
-	if got := cal.FamilyScaleOf(FamilyHopper, ArithTF32); got != 1 {
+	if got := cal.FamilyScaleOf(hw.FamilyHopper, ArithTF32); got != 1 {
 		t.Errorf("unfitted hopper/tf32 scale %v, want 1", got)
 	}
 	for _, tc := range []struct {

@@ -14,23 +14,23 @@ import (
 func TestKeplerRunsAtItsIssueRate(t *testing.T) {
 	for _, tc := range []struct {
 		gpu        hw.GPU
-		family     Family
+		family     hw.Family
 		wantTFLOPS float64
 	}{
-		{hw.GPU{ID: "k80", ComputeCapability: "3.7", FP32TFLOPS: 4.37, SMs: 13, MemoryBandwidthGBs: 240}, FamilyKepler, 4.37 / 1.35},
-		{hw.GPU{ID: "k40", ComputeCapability: "3.5", FP32TFLOPS: 4.29, SMs: 15, MemoryBandwidthGBs: 288}, FamilyKepler, 4.29 / 1.35},
-		{hw.GPU{ID: "p100", ComputeCapability: "6.0", FP32TFLOPS: 9.3, SMs: 56, MemoryBandwidthGBs: 732}, FamilyUnknown, 9.3},
+		{hw.GPU{ID: "k80", ComputeCapability: "3.7", FP32TFLOPS: 4.37, SMs: 13, MemoryBandwidthGBs: 240}, hw.FamilyKepler, 4.37 / 1.35},
+		{hw.GPU{ID: "k40", ComputeCapability: "3.5", FP32TFLOPS: 4.29, SMs: 15, MemoryBandwidthGBs: 288}, hw.FamilyKepler, 4.29 / 1.35},
+		{hw.GPU{ID: "p100", ComputeCapability: "6.0", FP32TFLOPS: 9.3, SMs: 56, MemoryBandwidthGBs: 732}, hw.FamilyUnknown, 9.3},
 	} {
-		if f := FamilyOf(tc.gpu); f != tc.family {
-			t.Errorf("FamilyOf(%s) = %v, want %v", tc.gpu.ID, f, tc.family)
+		if f := hw.FamilyOf(tc.gpu); f != tc.family {
+			t.Errorf("hw.FamilyOf(%s) = %v, want %v", tc.gpu.ID, f, tc.family)
 		}
 		r := ratesFor(tc.gpu, measure.FP32)
 		if got := r.peakFLOPS / 1e12; math.Abs(got-tc.wantTFLOPS) > 1e-9 {
 			t.Errorf("%s: FP32 peak %.4f TFLOPS, want %.4f", tc.gpu.ID, got, tc.wantTFLOPS)
 		}
 	}
-	if FamilyKepler.String() != "kepler" {
-		t.Errorf("FamilyKepler.String() = %q", FamilyKepler.String())
+	if hw.FamilyKepler.String() != "kepler" {
+		t.Errorf("hw.FamilyKepler.String() = %q", hw.FamilyKepler.String())
 	}
 }
 
@@ -43,9 +43,9 @@ func TestFamilyMemoryScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		f    Family
+		f    hw.Family
 		want float64
-	}{{FamilyGA100, 0.78 * 0.8}, {FamilyVolta, 0.78}, {FamilyUnknown, 0.78}} {
+	}{{hw.FamilyGA100, 0.78 * 0.8}, {hw.FamilyVolta, 0.78}, {hw.FamilyUnknown, 0.78}} {
 		if got := cal.MemoryEfficiencyOf(tc.f); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("MemoryEfficiencyOf(%v) = %v, want %v", tc.f, got, tc.want)
 		}

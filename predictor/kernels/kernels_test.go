@@ -360,18 +360,6 @@ func TestParseCalibrationRejects(t *testing.T) {
 	}
 }
 
-func TestComputeCapability(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int
-	}{{"8.6", 86}, {"7.0", 70}, {" 9.0 ", 90}, {"3.7", 37}, {"", 0}, {"x.y", 0}, {"8", 80}}
-	for _, tc := range tests {
-		if got := ComputeCapability(tc.in); got != tc.want {
-			t.Errorf("ComputeCapability(%q) = %d, want %d", tc.in, got, tc.want)
-		}
-	}
-}
-
 func allBatches() []int {
 	b := make([]int, 1024)
 	for i := range b {

@@ -227,7 +227,7 @@ func (m *Model) bestSource(g hw.GPU, list []*series) *series {
 	var best *series
 	bestScore := -1
 	arch := archFamily(g.Architecture)
-	major := ComputeCapability(g.ComputeCapability) / 10
+	major := hw.ParseComputeCapability(g.ComputeCapability) / 10
 	for _, s := range list {
 		sg, ok := m.gpus[s.device]
 		if !ok {
@@ -237,7 +237,7 @@ func (m *Model) bestSource(g hw.GPU, list []*series) *series {
 		if arch != "" && archFamily(sg.Architecture) == arch {
 			score += 2
 		}
-		if major > 0 && ComputeCapability(sg.ComputeCapability)/10 == major {
+		if major > 0 && hw.ParseComputeCapability(sg.ComputeCapability)/10 == major {
 			score++
 		}
 		score = score*1_000_000 + len(s.batches)

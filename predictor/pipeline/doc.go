@@ -5,4 +5,6 @@
 // applying torchvision's training transforms on the CPU) and dali (NVIDIA DALI:
 // Huffman decoding on CPU threads, the rest of the decode and the augmentations on
 // the GPU). The rates come from cited public figures; see the constants.
+//
+// Imports: predictor/dataset and predictor/hw.
 package pipeline

@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/kernels"
+	"cnntime/predictor/hw"
 )
 
 // NetworkKind sorts a network by the kernels that set its pace off the dense-GEMM
@@ -39,7 +39,7 @@ func NetworkKind(net *cnn.Network) string {
 // Residual is the accuracy over one group of published rows.
 type Residual struct {
 	Set     string  `json:"set"`
-	Family  string  `json:"gpu_family"`   // kernels.Family name; "unknown" for pre-Volta GPUs other than Kepler
+	Family  string  `json:"gpu_family"`   // hw.Family name; "unknown" for pre-Volta GPUs other than Kepler
 	Kind    string  `json:"network_kind"` // NetworkKind
 	Data    string  `json:"data"`         // "synthetic" or the loader of a real-data run
 	Rows    int     `json:"rows"`
@@ -57,7 +57,7 @@ func Residuals(cases []Case, preds []Prediction) []Residual {
 		if c.RealData() {
 			data = string(c.Loader)
 		}
-		k := Residual{Set: c.Set(), Family: kernels.FamilyOf(c.Dev).String(), Kind: NetworkKind(c.Net), Data: data}
+		k := Residual{Set: c.Set(), Family: hw.FamilyOf(c.Dev).String(), Kind: NetworkKind(c.Net), Data: data}
 		j, ok := idx[k]
 		if !ok {
 			j = len(out)

@@ -150,17 +150,17 @@ func TestFitNetworkBands(t *testing.T) {
 	if err := b.Apply(cal); err != nil {
 		t.Fatal(err)
 	}
-	if got := cal.EstimateRelErrOf(kernels.FamilyVolta, kernels.ArithFP16); math.Abs(got-wantKey) > 1e-9 {
+	if got := cal.EstimateRelErrOf(hw.FamilyVolta, kernels.ArithFP16); math.Abs(got-wantKey) > 1e-9 {
 		t.Errorf("volta/fp16 estimate band %v, want %v", got, wantKey)
 	}
-	if got := cal.EstimateRelErrOf(kernels.FamilyTuring, kernels.ArithFP16); math.Abs(got-BandOtherFactor*wantHeld) > 1e-9 {
+	if got := cal.EstimateRelErrOf(hw.FamilyTuring, kernels.ArithFP16); math.Abs(got-BandOtherFactor*wantHeld) > 1e-9 {
 		t.Errorf("turing/fp16 (no rows) band %v, want %v", got, BandOtherFactor*wantHeld)
 	}
 	cal.EstimateRelErr["fp32"] = 0.9 // a per-layer band wider than the one for families without rows
 	if err := cal.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got := cal.EstimateRelErrOf(kernels.FamilyUnknown, kernels.ArithFP32); got != 0.9 {
+	if got := cal.EstimateRelErrOf(hw.FamilyUnknown, kernels.ArithFP32); got != 0.9 {
 		t.Errorf("pre-Volta fp32 band %v, want the wider per-layer 0.9", got)
 	}
 	if _, err := FitNetworkBands(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, nil); err == nil {

@@ -1,7 +1,3 @@
-// Package fit fits the per-layer model's efficiencies (kernels.Calibration) to
-// measured layer timings, and reports how well the fit predicts a GPU it has not seen
-// (leave one GPU out). It reads the public DeepBench convolution results from bytes
-// its caller supplies; it does no I/O.
 package fit
 
 import (

@@ -10,6 +10,7 @@ import (
 
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 )
 
@@ -55,7 +56,7 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			continue // real-data rows judge the loader model, not the GPU's efficiencies
 		}
 		tuning = append(tuning, c)
-		if f := kernels.FamilyOf(c.Dev); f != kernels.FamilyUnknown {
+		if f := hw.FamilyOf(c.Dev); f != hw.FamilyUnknown {
 			keys[kernels.FamilyKey(f, kernelArith(c))] = true
 			memKeys[f.String()] = true
 		}
@@ -245,7 +246,7 @@ func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem pre
 			heldSum += e
 			held++
 		}
-		if f := kernels.FamilyOf(c.Dev); f != kernels.FamilyUnknown {
+		if f := hw.FamilyOf(c.Dev); f != hw.FamilyUnknown {
 			k := kernels.FamilyKey(f, kernelArith(c))
 			sum[k] += e
 			rows[k]++

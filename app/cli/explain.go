@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"cnntime/app"
+	"cnntime/predictor"
+	"cnntime/predictor/hw"
+)
+
+// explainUsage is explain's synopsis.
+const explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--precision fp32|fp32-strict|amp]\n" +
+	"        [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
+	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
+	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage + " [--layers N] [--json|--csv]"
+
+// explainDetails is explain's help after the summary.
+const explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
+global batch size. The table shows:
+  the header    the run, the iteration time ± its expected error, images/s, what bounds the
+                step (the GPU or the input pipeline), the least trusted source of its kernels
+                (measured < interpolated < transferred < estimated), memory per GPU
+  phases        the iteration split into forward, backward-data and backward-weight kernels,
+                the optimizer update, host (the GPU waiting for the host to issue kernels,
+                plus its per-step work), input (the batch's host-to-device copy or DALI's
+                decoding on the GPU), loader (waiting for a loader slower than the GPU; 0 when
+                the GPU bounds the step) and communication (the gradient all-reduce the
+                backward pass does not hide; 0 on one GPU); they add up to the iteration
+  kinds         the layers' kernel time by kind of layer (conv2d, conv2d-depthwise,
+                conv2d-grouped, batchnorm2d, relu, linear, ...) and its share
+  layers        the slowest layers by forward + backward time, on one GPU at its share of the
+                batch: shape (input→output per sample; k kernel, s stride, p padding,
+                g groups), each phase's ms, source and expected error
+--layers N lists the N slowest layers (default 10); --layers 0 lists every layer in the
+network's order. --json prints the whole explanation (every layer in order, "slowest": the ten
+slowest); --csv prints one row per layer.
+
+` + RunDataUsage
+
+// explainFlags are explain's own flags beside the shared run flags.
+type explainFlags struct {
+	runFlags
+	csv    bool
+	layers int
+}
+
+func explainCommands(register func(Command)) {
+	cmd := Command{
+		Name:    "explain",
+		Summary: "why this number? one CNN's iteration time on a machine at one batch, by layer and phase",
+		Usage:   explainUsage,
+		Details: explainDetails,
+	}
+	cmd.Run = func(env *Env, args []string) error {
+		fs := env.Flags(cmd)
+		var ef explainFlags
+		ef.oneBatch = true
+		ef.register(fs, true)
+		fs.BoolVar(&ef.csv, "csv", false, "print one CSV row per layer instead of a table")
+		fs.IntVar(&ef.layers, "layers", 10, "how many of the slowest layers the table lists; 0 lists every layer in order")
+		if err := checkFlagValues(fs, args); err != nil {
+			return err
+		}
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		switch {
+		case ef.csv && env.JSON:
+			return Usagef("give --json or --csv, not both")
+		case ef.layers < 0:
+			return Usagef("--layers %d: give how many layers to list (0: all)", ef.layers)
+		case len(splitList(ef.models)) > 1:
+			return Usagef("--model %s: explain takes one model, e.g. --model %s", ef.models, splitList(ef.models)[0])
+		case ef.machines != "" && ef.gpus != "":
+			return Usagef("give --machine or --gpu, not both: explain takes one machine (e.g. --machine aws/p3.2xlarge or --gpu v100-sxm2-16gb)")
+		case len(splitList(ef.machines)) > 1 || len(splitList(ef.gpus)) > 1:
+			return Usagef("explain takes one machine: give one --machine ID or one --gpu ID")
+		}
+		eng, done, err := openEngine(env)
+		if err != nil {
+			return err
+		}
+		defer done()
+		q, err := ef.query(eng, fs)
+		if err != nil {
+			return err
+		}
+		x, err := eng.Explain(env.Ctx, q, q.Models[0], q.Targets[0], q.Batches[0])
+		var fe *predictor.FitError
+		if errors.As(err, &fe) {
+			hint := "try --precision amp or a GPU with more memory"
+			if fe.MaxBatch > 0 {
+				hint = fmt.Sprintf("try --batch %d or less, or --precision amp", fe.MaxBatch)
+			}
+			return fmt.Errorf("%w; %s", err, hint)
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case env.JSON:
+			return WriteJSON(env.Stdout, x)
+		case ef.csv:
+			return app.WriteExplanationCSV(env.Stdout, &x)
+		}
+		if err := writeExplainTable(env.Stdout, &x, ef.layers); err != nil {
+			return err
+		}
+		if x.Network != nil {
+			fmt.Fprintln(env.Stdout)
+			writeNodeNotes(env, []string{x.Machine}, []int{x.Nodes}, []*hw.Network{x.Network}, nil)
+		}
+		return nil
+	}
+	register(cmd)
+}
+
+// writeExplainTable writes the header block, the phases, the kinds and the slowest
+// layers (all of them, in order, when layers is 0).
+func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error {
+	per := ""
+	if x.GPUCount > 1 {
+		per = fmt.Sprintf(" (%d per GPU)", x.PerGPUBatch)
+	}
+	format := ""
+	if x.Format != "" {
+		format = ", " + string(x.Format)
+	}
+	h := app.NewTable(w, "model", fmt.Sprintf("%s, input %d, %s%s", x.Model, x.Input, x.Precision, format))
+	h.Row("machine", fmt.Sprintf("%s (%d×%s)", x.Machine, x.GPUCount, x.GPU))
+	h.Row("batch", fmt.Sprintf("%d%s", x.Batch, per))
+	h.Row("iteration", fmt.Sprintf("%.2f ms ±%.0f%%, %.0f images/s", x.IterMS, x.ErrorPct, x.ImagesPerS))
+	bound := x.Bound
+	switch {
+	case x.LoaderImagesPerS > 0 && x.Bound == "input":
+		bound = fmt.Sprintf("input: the %s loader (%d workers per GPU) delivers %.0f images/s", x.Loader, x.Workers, x.LoaderImagesPerS)
+	case x.LoaderImagesPerS > 0:
+		bound = fmt.Sprintf("gpu (the %s loader, %d workers per GPU, could deliver %.0f images/s)", x.Loader, x.Workers, x.LoaderImagesPerS)
+	default:
+		bound += fmt.Sprintf(" (%s data)", x.Loader)
+	}
+	h.Row("bound", bound)
+	h.Row("source", fmt.Sprintf("%s (the least trusted of the step's kernels)", x.Source))
+	largest := "unknown"
+	if x.MaxBatch >= 0 {
+		largest = strconv.Itoa(x.MaxBatch)
+	}
+	h.Row("memory", fmt.Sprintf("%.1f GB per GPU; the largest batch that fits: %s", x.MemoryGB, largest))
+	cost := ""
+	if x.CostKnown {
+		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
+	}
+	h.Row("run", fmt.Sprintf("epoch %s, all epochs %s%s", duration(x.EpochS), duration(x.TotalS), cost))
+	if err := h.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	t := app.NewTable(w, "PHASE", "MS", "SHARE")
+	for _, p := range x.Phases.List() {
+		t.Row(p.Phase, fmt.Sprintf("%.2f", p.MS), pct(p.MS, x.IterMS))
+	}
+	t.Row("iteration", fmt.Sprintf("%.2f", x.IterMS), pct(x.IterMS, x.IterMS))
+	if err := t.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	t = app.NewTable(w, "KIND", "LAYERS", "MS", "SHARE OF LAYER KERNELS")
+	for _, k := range x.Kinds {
+		t.Row(k.Kind, strconv.Itoa(k.Layers), fmt.Sprintf("%.2f", k.MS), fmt.Sprintf("%.1f%%", k.SharePct))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	rows := x.Layers
+	if layers > 0 {
+		rows = x.SlowestLayers(layers)
+		fmt.Fprintf(w, "the %d slowest of %d layers (--layers 0 lists them all):\n", len(rows), len(x.Layers))
+	} else {
+		fmt.Fprintf(w, "all %d layers, in order:\n", len(x.Layers))
+	}
+	t = app.NewTable(w, "#", "LAYER", "KIND", "SHAPE", "FWD MS", "BWD-DATA MS", "BWD-WEIGHT MS", "TOTAL MS", "SOURCE")
+	for _, l := range rows {
+		src := "-"
+		if l.Source != "" {
+			src = fmt.Sprintf("%s ±%.0f%%", l.Source, l.ErrorPct)
+		}
+		t.Row(strconv.Itoa(l.Index), l.Name, l.Kind, l.Shape, fmt.Sprintf("%.3f", l.ForwardMS), fmt.Sprintf("%.3f", l.BackwardDataMS),
+			fmt.Sprintf("%.3f", l.BackwardWeightMS), fmt.Sprintf("%.3f", l.MS()), src)
+	}
+	return t.Flush()
+}
+
+// pct is part as a percentage of whole.
+func pct(part, whole float64) string {
+	if !(whole > 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*part/whole)
+}

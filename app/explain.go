@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"cnntime/predictor"
+)
+
+// Explain says why model's iteration time on target t at the global batch size batch
+// is what Curves predicts for the same run: every layer's kernel times, the step split
+// by phase and by kind of layer, the slowest layers (predictor.Explanation). q
+// describes the run as it does for Curves (precision, policy, run data, nodes and
+// their network, epochs and images); its Models, Targets and Batches are not used. A
+// zero q.Run is one epoch of the dataset's images (or of one batch without a dataset).
+//
+// The model and target are resolved as Curves resolves them (a custom model added
+// with AddNetwork, a zoo model built at the run data's input size and classes; the
+// target's own measured device or the first measured device of its GPU; a measured
+// CPU's own step model), so the explanation's phases add up to the curve's IterMS at
+// that batch. A batch that does not fit in memory is a *predictor.FitError naming the
+// largest that does.
+func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, batch int) (predictor.Explanation, error) {
+	if err := ctx.Err(); err != nil {
+		return predictor.Explanation{}, fmt.Errorf("explanation cancelled: %w", err)
+	}
+	if err := q.Data.Check(); err != nil {
+		return predictor.Explanation{}, err
+	}
+	if batch <= 0 {
+		return predictor.Explanation{}, fmt.Errorf("batch size %d: must be positive", batch)
+	}
+	n, err := e.networkFor(model, q.Data)
+	if err != nil {
+		return predictor.Explanation{}, err
+	}
+	if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); batch < k {
+		return predictor.Explanation{}, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batch, t.Machine.ID, k, k)
+	}
+	if q.Run == (predictor.Run{}) {
+		q.Run = predictor.Run{Epochs: 1, Images: max(q.Data.Images(), batch)}
+	}
+	r, pred, err := e.request(&q, n, t, []int{batch})
+	if err != nil {
+		return predictor.Explanation{}, err
+	}
+	return pred.Explain(r, batch)
+}

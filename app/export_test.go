@@ -1,0 +1,106 @@
+package app
+
+import (
+	"bytes"
+	"encoding/csv"
+	"reflect"
+	"testing"
+
+	"cnntime/predictor"
+)
+
+// csvNames are names a custom model, machine or GPU may carry, with the cell a
+// spreadsheet-safe CSV holds for each.
+var csvNames = []struct{ name, cell string }{
+	{"=1+2", "'=1+2"},
+	{"+x", "'+x"},
+	{"-y", "'-y"},
+	{"@z", "'@z"},
+	{"normal", "normal"},
+}
+
+func readAllCSV(t *testing.T, b []byte) [][]string {
+	t.Helper()
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	return recs
+}
+
+// The results CSV neutralises every text cell that would start a formula and keeps
+// numbers (negative ones included) as numbers.
+func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
+	for _, tc := range csvNames {
+		t.Run(tc.name, func(t *testing.T) {
+			row := Summary{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 2, BestBatch: 64, IterMS: -1.5, EpochS: 12, TotalS: 1080,
+				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500}
+			var buf bytes.Buffer
+			if err := WriteSummariesCSV(&buf, []Summary{row}); err != nil {
+				t.Fatal(err)
+			}
+			recs := readAllCSV(t, buf.Bytes())
+			want := [][]string{SummaryCSVHeader,
+				{tc.cell, tc.cell, tc.cell, "2", "64", "-1.5", "12", "1080", "-0.25", "0.5", "256", tc.cell, "224", tc.cell, "1500"}}
+			if !reflect.DeepEqual(recs, want) {
+				t.Errorf("results CSV =\n%q\nwant\n%q", recs, want)
+			}
+		})
+	}
+}
+
+func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
+	for _, tc := range csvNames {
+		t.Run(tc.name, func(t *testing.T) {
+			c := predictor.Curve{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
+				Points: []predictor.Point{
+					{Batch: 8, IterMS: 2.5, ImagesPerS: 3200, EpochS: -7, TotalS: 70, CostUSD: 0.1, EnergyKWh: 0.01, MemoryGB: 1.25, Fits: true,
+						Source: predictor.Source(tc.name), ErrorPct: -4, Bound: tc.name},
+					{Batch: 9000, MemoryGB: 99, Source: "estimated"},
+				}}
+			var buf bytes.Buffer
+			if err := WriteCurvesCSV(&buf, []predictor.Curve{c}); err != nil {
+				t.Fatal(err)
+			}
+			recs := readAllCSV(t, buf.Bytes())
+			want := [][]string{CurvesCSVHeader,
+				{tc.cell, tc.cell, tc.cell, "1", "fp32", "8", "true", "2.5", "3200", "-7", "70", "0.1", "0.01", "1.25", tc.cell, "-4", "true",
+					"32", "", "4", "", tc.cell, ""},
+				{tc.cell, tc.cell, tc.cell, "1", "fp32", "9000", "false", "", "", "", "", "", "", "99", "estimated", "", "false",
+					"32", "", "4", "", "", ""},
+			}
+			if !reflect.DeepEqual(recs, want) {
+				t.Errorf("curves CSV =\n%q\nwant\n%q", recs, want)
+			}
+		})
+	}
+}
+
+// A machine without a price or a GPU without a published power has unknown cost or
+// energy: the CSVs leave those cells empty instead of writing 0.
+func TestCSVLeavesUnknownCostAndEnergyEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	row := Summary{Model: "resnet50", Machine: "gpu/t4", GPUCount: 1, BestBatch: 64, IterMS: 10, EpochS: 12, TotalS: 1080, MaxBatch: 128}
+	if err := WriteSummariesCSV(&buf, []Summary{row}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[1][8] + "|" + recs[1][9] + "|" + recs[1][7]; got != "||1080" {
+		t.Errorf("results CSV cost|energy|total = %q, want empty cost and energy", got)
+	}
+	buf.Reset()
+	c := predictor.Curve{Model: "resnet50", Machine: "gpu/t4", GPUCount: 1, Best: 0,
+		Points: []predictor.Point{{Batch: 64, Fits: true, IterMS: 10, TotalS: 1080, CostUSD: 0, EnergyKWh: 0}}}
+	if err := WriteCurvesCSV(&buf, []predictor.Curve{c}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = csv.NewReader(&buf).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[1][11] + "|" + recs[1][12] + "|" + recs[1][10]; got != "||1080" {
+		t.Errorf("curves CSV cost|energy|total = %q, want empty cost and energy", got)
+	}
+}

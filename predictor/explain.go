@@ -1,0 +1,348 @@
+package predictor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
+)
+
+// Explanation says why a curve's iteration time at one batch size is what it is: the
+// time of every layer's kernels, the step split by phase and by kind of layer, and
+// the slowest layers. Its numbers come from the same composition as Curve's (the same
+// kernel timings, launch simulation, overheads, input pipeline and all-reduce), so
+// its phases add up to the curve's IterMS at that batch.
+type Explanation struct {
+	Model    string `json:"model"`
+	Machine  string `json:"machine"`
+	GPU      string `json:"gpu"`
+	GPUCount int    `json:"gpu_count"`       // over all nodes
+	Nodes    int    `json:"nodes,omitempty"` // instances of the machine, when more than one
+	// Network is the network assumed between the nodes, when more than one.
+	Network     *hw.Network       `json:"network,omitempty"`
+	Precision   measure.Precision `json:"precision"`
+	Batch       int               `json:"batch"`         // global
+	PerGPUBatch int               `json:"per_gpu_batch"` // what each GPU runs: ceil(batch / gpu_count)
+
+	// The input: its size (pixels), the loader, its workers per GPU, its own rate
+	// over all GPUs (0 for synthetic data), and the activations' layout.
+	Input            int             `json:"input"`
+	Loader           pipeline.Loader `json:"loader"`
+	Workers          int             `json:"workers,omitempty"`
+	LoaderImagesPerS float64         `json:"loader_images_per_s,omitempty"`
+	Format           MemoryFormat    `json:"memory_format,omitempty"`
+
+	// The curve's point at Batch: IterMS ± ErrorPct percent from Source (the least
+	// trusted source among the step's kernels), bounded by Bound ("gpu" or "input").
+	IterMS     float64 `json:"iter_ms"`
+	ImagesPerS float64 `json:"images_per_s"`
+	ErrorPct   float64 `json:"error_pct"`
+	Source     Source  `json:"source"`
+	Bound      string  `json:"bound"`
+	// The run: one epoch, all epochs, and their cost (when CostKnown).
+	EpochS    float64 `json:"epoch_s"`
+	TotalS    float64 `json:"total_s"`
+	CostUSD   float64 `json:"cost_usd"`
+	CostKnown bool    `json:"cost_known"`
+	// Memory per GPU at PerGPUBatch, and the largest global batch that fits (-1:
+	// the GPU's memory is unknown). Fits is always true: a batch that does not fit
+	// is a *FitError.
+	MemoryGB float64 `json:"memory_gb"`
+	MaxBatch int     `json:"max_batch"`
+	Fits     bool    `json:"fits"`
+
+	// Phases splits IterMS; they add up to it.
+	Phases Phases `json:"phases"`
+	// Kinds is the layers' kernel time by kind of layer, slowest kind first.
+	Kinds []KindTime `json:"kinds"`
+	// Slowest is the ten layers with the most kernel time (forward + backward),
+	// slowest first; Layers is every layer of the network, in order.
+	Slowest []LayerTime `json:"slowest"`
+	Layers  []LayerTime `json:"layers"`
+}
+
+// LayerTime is one layer's kernels on one GPU at the per-GPU batch, milliseconds. A
+// phase the layer runs no kernel in is 0 (a view; no data gradient for a layer on
+// the image; batch norm's weight gradient is fused into its data gradient).
+type LayerTime struct {
+	Index            int     `json:"index"` // in the network's layers
+	Name             string  `json:"name"`
+	Kind             string  `json:"kind"`  // LayerKind
+	Shape            string  `json:"shape"` // LayerShape
+	ForwardMS        float64 `json:"forward_ms"`
+	BackwardDataMS   float64 `json:"backward_data_ms"`
+	BackwardWeightMS float64 `json:"backward_weight_ms"`
+	// Source is the least trusted source among the layer's kernels ("" when it runs
+	// none), ErrorPct their expected error, ± percent, weighted by time.
+	Source   Source  `json:"source"`
+	ErrorPct float64 `json:"error_pct"`
+}
+
+// MS is the layer's kernel time: forward and backward.
+func (l LayerTime) MS() float64 { return l.ForwardMS + l.BackwardDataMS + l.BackwardWeightMS }
+
+// Phases splits an iteration's time, milliseconds. The first four are the GPU's busy
+// time (the layers' kernels by phase and the optimizer update); Host is the rest of
+// the training step (the GPU waiting for the host to issue kernels, and the host's
+// per-step work: StepMS); Input is the input's work on the GPU side of the step (the
+// host-to-device copy of the batch, DALI's decoding); Loader is the wait for a loader
+// slower than all that (0 when the GPU bounds the step); Communication is the part of
+// the gradient all-reduce the backward pass does not hide (0 on one GPU).
+type Phases struct {
+	ForwardMS        float64 `json:"forward_ms"`
+	BackwardDataMS   float64 `json:"backward_data_ms"`
+	BackwardWeightMS float64 `json:"backward_weight_ms"`
+	OptimizerMS      float64 `json:"optimizer_ms"`
+	HostMS           float64 `json:"host_ms"`
+	InputMS          float64 `json:"input_ms"`
+	LoaderMS         float64 `json:"loader_ms"`
+	CommunicationMS  float64 `json:"communication_ms"`
+}
+
+// PhaseTime is one phase of Phases.List: its name and time.
+type PhaseTime struct {
+	Phase string  `json:"phase"`
+	MS    float64 `json:"ms"`
+}
+
+// List is the phases in order, named forward, backward-data, backward-weight,
+// optimizer, host, input, loader and communication.
+func (p Phases) List() []PhaseTime {
+	return []PhaseTime{
+		{"forward", p.ForwardMS}, {"backward-data", p.BackwardDataMS}, {"backward-weight", p.BackwardWeightMS},
+		{"optimizer", p.OptimizerMS}, {"host", p.HostMS}, {"input", p.InputMS}, {"loader", p.LoaderMS},
+		{"communication", p.CommunicationMS},
+	}
+}
+
+// Total is the sum of the phases: the iteration time.
+func (p Phases) Total() float64 {
+	s := 0.0
+	for _, x := range p.List() {
+		s += x.MS
+	}
+	return s
+}
+
+// KindTime is the kernel time of the layers of one kind: how many layers, their
+// forward and backward milliseconds, and their share of all the layers' kernel time.
+type KindTime struct {
+	Kind     string  `json:"kind"`
+	Layers   int     `json:"layers"`
+	MS       float64 `json:"ms"`
+	SharePct float64 `json:"share_pct"`
+}
+
+// FitError is a batch that does not fit in the GPU's memory.
+type FitError struct {
+	Model, Machine string
+	Batch          int     // global
+	MemoryGB       float64 // needed per GPU
+	CapacityGB     float64 // usable per GPU
+	MaxBatch       int     // the largest global batch that fits; 0 when none does
+}
+
+func (e *FitError) Error() string {
+	s := fmt.Sprintf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU, %.1f GB usable)",
+		e.Batch, e.Model, e.Machine, e.MemoryGB, e.CapacityGB)
+	if e.MaxBatch <= 0 {
+		return s + ": not even one image per GPU fits"
+	}
+	return fmt.Sprintf("%s: the largest batch that fits is %d", s, e.MaxBatch)
+}
+
+// slowestLayers is how many layers Explanation.Slowest lists.
+const slowestLayers = 10
+
+// Explain explains req's iteration time at the global batch size batch (req.Batches
+// is not used; a zero req.Run is one epoch of one batch). The request is checked as
+// Curve checks it; a batch that does not fit in memory is a *FitError that says the
+// largest that does.
+func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
+	req.Batches = []int{batch}
+	if req.Run == (Run{}) {
+		req.Run = Run{Epochs: 1, Images: batch}
+	}
+	c, err := e.Curve(req)
+	if err != nil {
+		return Explanation{}, err
+	}
+	pt := c.Points[0]
+	if !pt.Fits {
+		return Explanation{}, &FitError{Model: c.Model, Machine: c.Machine, Batch: batch, MemoryGB: pt.MemoryGB,
+			CapacityGB: e.mem.Capacity(req.GPU) / 1e9, MaxBatch: max(c.MaxBatch, 0)}
+	}
+	n := c.GPUCount
+	b := perGPUBatch(batch, n)
+	x := Explanation{
+		Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: n, Nodes: c.Nodes, Network: c.Network, Precision: c.Precision,
+		Batch: batch, PerGPUBatch: b,
+		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format,
+		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
+		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
+		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
+	}
+
+	// The step as the curve composed it: the table's entry at b.
+	tab := e.table(req, b)
+	tab.mu.Lock()
+	stepMS, backwardMS, last := tab.stepMS[b], tab.backwardMS[b], len(tab.stepMS)-1
+	tab.mu.Unlock()
+
+	// Its kernels, planned as the table's fill plans them: at batch 1 and at the
+	// table's last batch too, where fill decides which phases run a kernel.
+	p := e.plan(&req, []int{1, b, last})
+	const at = 1 // b's place in p.batches
+	x.Layers = make([]LayerTime, len(req.Network.Layers))
+	errMS := make([]float64, len(x.Layers)) // Σ kernel time × its relative error
+	for i := range req.Network.Layers {
+		l := &req.Network.Layers[i]
+		x.Layers[i] = LayerTime{Index: i, Name: l.Name, Kind: LayerKind(l), Shape: LayerShape(l)}
+	}
+	for _, k := range p.seq {
+		est := p.timings[k.timing][at]
+		lt := &x.Layers[k.layer]
+		switch k.phase {
+		case measure.Forward:
+			lt.ForwardMS += est.MS
+			x.Phases.ForwardMS += est.MS
+		case measure.BackwardData:
+			lt.BackwardDataMS += est.MS
+			x.Phases.BackwardDataMS += est.MS
+		default:
+			lt.BackwardWeightMS += est.MS
+			x.Phases.BackwardWeightMS += est.MS
+		}
+		errMS[k.layer] += est.MS * est.RelErr
+		if lt.Source == "" || sourceRank(est.Source) > sourceRank(lt.Source) {
+			lt.Source = est.Source
+		}
+	}
+	for i := range x.Layers {
+		if ms := x.Layers[i].MS(); ms > 0 {
+			x.Layers[i].ErrorPct = 100 * errMS[i] / ms
+		}
+	}
+
+	ph := &x.Phases
+	ph.OptimizerMS = p.update
+	ph.HostMS = stepMS - (ph.ForwardMS + ph.BackwardDataMS + ph.BackwardWeightMS + ph.OptimizerMS)
+	noLoader := req
+	noLoader.Input.ImagesPerS = 0
+	gpuSide, _ := noLoader.inputStepMS(b, stepMS)
+	inputStep, _ := req.inputStepMS(b, stepMS)
+	ph.InputMS = gpuSide - stepMS
+	ph.LoaderMS = inputStep - gpuSide
+	ph.CommunicationMS = e.over.exposedSyncMS(4*float64(req.Network.Params()), &req, backwardMS)
+
+	x.Kinds = kindTimes(x.Layers)
+	x.Slowest = x.SlowestLayers(slowestLayers)
+	return x, nil
+}
+
+// SlowestLayers is the n layers with the most kernel time, slowest first (all the
+// layers that run a kernel when n ≤ 0).
+func (x *Explanation) SlowestLayers(n int) []LayerTime {
+	var out []LayerTime
+	for _, l := range x.Layers {
+		if l.MS() > 0 {
+			out = append(out, l)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].MS() > out[j].MS() })
+	if n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// kindTimes sums the layers' kernel time by kind, slowest kind first.
+func kindTimes(layers []LayerTime) []KindTime {
+	var out []KindTime
+	index := map[string]int{}
+	total := 0.0
+	for _, l := range layers {
+		i, ok := index[l.Kind]
+		if !ok {
+			i = len(out)
+			index[l.Kind] = i
+			out = append(out, KindTime{Kind: l.Kind})
+		}
+		out[i].Layers++
+		out[i].MS += l.MS()
+		total += l.MS()
+	}
+	for i := range out {
+		if total > 0 {
+			out[i].SharePct = 100 * out[i].MS / total
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].MS > out[j].MS })
+	return out
+}
+
+// LayerKind is the kind of layer l: its op (conv2d, batchnorm2d, relu, linear, ...),
+// with a convolution over channel groups told apart as conv2d-depthwise (one group
+// per input channel) or conv2d-grouped.
+func LayerKind(l *cnn.Layer) string {
+	if l.Op == cnn.OpConv2d && l.Groups > 1 {
+		if l.Groups == l.In.C {
+			return "conv2d-depthwise"
+		}
+		return "conv2d-grouped"
+	}
+	return string(l.Op)
+}
+
+// LayerShape describes l's shapes briefly: input → output per sample (C×H×W, or
+// features for a vector), the input alone when the op keeps it, the inputs joined
+// by + for add, mul and concat; and for a convolution or pooling its kernel (k),
+// stride (s), padding (p), and for a convolution its groups (g) and dilation (d)
+// where not 1. E.g. "64x56x56→256x56x56 k1x1 s1 p0", "2048→1000".
+func LayerShape(l *cnn.Layer) string {
+	shape := func(s cnn.Shape) string {
+		if s.H == 1 && s.W == 1 {
+			return fmt.Sprint(s.C)
+		}
+		return s.String()
+	}
+	in := shape(l.In)
+	if len(l.InShapes) > 1 {
+		parts := make([]string, len(l.InShapes))
+		for i, s := range l.InShapes {
+			parts[i] = shape(s)
+		}
+		in = strings.Join(parts, "+")
+	}
+	var b strings.Builder
+	b.WriteString(in)
+	if out := shape(l.Out); out != in {
+		b.WriteString("→" + out)
+	}
+	switch l.Op {
+	case cnn.OpConv2d, cnn.OpMaxPool, cnn.OpAvgPool:
+		fmt.Fprintf(&b, " k%s s%s p%s", l.Kernel, pairText(l.Stride), pairText(l.Padding))
+		if l.Op != cnn.OpConv2d {
+			break
+		}
+		if l.Groups > 1 {
+			fmt.Fprintf(&b, " g%d", l.Groups)
+		}
+		if l.Dilation[0] > 1 || l.Dilation[1] > 1 {
+			fmt.Fprintf(&b, " d%s", pairText(l.Dilation))
+		}
+	}
+	return b.String()
+}
+
+// pairText writes a pair as one number when both are equal (stride 2), else as HxW.
+func pairText(p cnn.Pair) string {
+	if p[0] == p[1] {
+		return fmt.Sprint(p[0])
+	}
+	return p.String()
+}

@@ -1,0 +1,41 @@
+package hw
+
+import "testing"
+
+func TestParseComputeCapability(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{{"8.6", 86}, {"7.0", 70}, {" 9.0 ", 90}, {"3.7", 37}, {"", 0}, {"x.y", 0}, {"8", 80}}
+	for _, tc := range tests {
+		if got := ParseComputeCapability(tc.in); got != tc.want {
+			t.Errorf("ParseComputeCapability(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFamilyOf(t *testing.T) {
+	tests := []struct {
+		cc   string
+		want Family
+	}{
+		{"7.0", FamilyVolta}, {"7.5", FamilyTuring}, {"8.0", FamilyGA100}, {"8.6", FamilyGA10x},
+		{"8.9", FamilyAda}, {"9.0", FamilyHopper}, {"6.1", FamilyUnknown}, {"", FamilyUnknown},
+	}
+	for _, tc := range tests {
+		if got := FamilyOf(GPU{ComputeCapability: tc.cc}); got != tc.want {
+			t.Errorf("FamilyOf(cc %q) = %v, want %v", tc.cc, got, tc.want)
+		}
+	}
+}
+
+func TestFamilyNames(t *testing.T) {
+	names := FamilyNames()
+	if len(names) != int(NumFamilies)-1 || names[0] != "volta" || names[len(names)-1] != "kepler" {
+		t.Errorf("FamilyNames() = %v", names)
+	}
+	names[0] = "changed"
+	if FamilyVolta.String() != "volta" {
+		t.Error("FamilyNames returned the package's own array")
+	}
+}

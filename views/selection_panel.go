@@ -1,0 +1,439 @@
+package views
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+	"cnntime/app/charts"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+// SelectionPanel is the left panel: the selected CNNs and machines as removable
+// chips, then tabs with the CNNs by family, the machines by provider (a GPU filter,
+// older listings hidden unless asked for, quick picks) and the training run's
+// settings. Every change goes to the session at once.
+type SelectionPanel struct {
+	session  *app.Session
+	onError  func(error)
+	onInfo   func(string)
+	models   *checkTree
+	machines *checkTree
+	gpu      *widget.Select
+	older    *widget.Check // shows previous-generation GPUs and historical prices
+	gpuOf    map[string]string
+	gpus     map[string]hw.GPU
+	list     []hw.Machine // the machines, in list order
+	byID     map[string]hw.Machine
+
+	Tabs      *container.AppTabs
+	chips     *fyne.Container
+	Epochs    *widget.Entry
+	Images    *widget.Entry
+	Precision *widget.Select
+	BatchMin  *widget.Entry
+	BatchMax  *widget.Entry // the cap; empty for none
+	Nodes     *widget.Entry // instances of each machine training together; empty for one
+	RunData   RunData       // dataset, input size, loader, workers, memory format
+	Picks     map[app.QuickPick]*widget.Button
+
+	content fyne.CanvasObject
+}
+
+const allGPUs = "All GPUs"
+
+// providerTitles are the providers' names as people write them.
+var providerTitles = map[string]string{"aws": "AWS", "gcp": "GCP", "azure": "Azure", "lambda": "Lambda", "runpod": "RunPod"}
+
+// NewSelectionPanel builds the panel for a session; onError shows problems the user
+// must know about (a machine list that cannot be read), onInfo a line for the status bar.
+func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onError func(error), onInfo func(string)) *SelectionPanel {
+	p := &SelectionPanel{session: s, onError: onError, onInfo: onInfo, gpuOf: map[string]string{}, gpus: map[string]hw.GPU{}, byID: map[string]hw.Machine{}}
+	for _, g := range gpus {
+		p.gpus[g.ID] = g
+	}
+	p.models = newCheckTree("Search CNNs (Ctrl+F)", func(id string, on bool) { p.report(s.SetModel(id, on)); p.refreshChips() })
+	p.machines = newCheckTree("Search machines or GPUs", func(id string, on bool) { p.report(s.SetMachine(id, on)); p.refreshChips() })
+	p.machines.tooltip = p.machineTooltip
+	p.gpu = widget.NewSelect([]string{allGPUs}, func(string) { p.machines.applyFilter() })
+	p.gpu.SetSelected(allGPUs)
+	p.older = widget.NewCheck("Older GPUs", func(bool) { p.machines.applyFilter() })
+	p.machines.filter = func(id string) bool {
+		if p.gpu.Selected != "" && p.gpu.Selected != allGPUs && p.gpuOf[id] != p.gpu.Selected {
+			return false
+		}
+		// a selected machine stays listed, so it can be unticked
+		return p.older.Checked || p.machines.checked[id] || !app.PreviousGeneration(p.byID[id], p.gpus)
+	}
+	p.Picks = map[app.QuickPick]*widget.Button{}
+	var picks []fyne.CanvasObject
+	for _, q := range app.QuickPicks() {
+		q := q
+		b := widget.NewButton(q.Title(), func() { p.QuickPick(q) })
+		p.Picks[q] = b
+		picks = append(picks, b)
+	}
+	p.RefreshModels()
+	p.SetMachines(machines)
+
+	st := s.Settings()
+	p.Epochs = p.intEntry(strconv.Itoa(st.Epochs), func(st *app.SessionSettings, n int) { st.Epochs = n })
+	p.Images = p.intEntry(strconv.Itoa(st.Images), func(st *app.SessionSettings, n int) { st.Images = n })
+	p.BatchMin = p.intEntry(strconv.Itoa(st.BatchMin), func(st *app.SessionSettings, n int) { st.BatchMin = n })
+	p.BatchMax = p.capEntry(st.BatchMax)
+	p.Nodes = p.intEntry("", func(st *app.SessionSettings, n int) { st.Nodes = n })
+	if st.Nodes > 1 {
+		p.Nodes.SetText(strconv.Itoa(st.Nodes))
+	}
+	p.Nodes.SetPlaceHolder("1 (one machine)")
+	optionalZero(p.Nodes)
+	p.Precision = widget.NewSelect([]string{string(measure.FP32), string(measure.FP32Strict), string(measure.AMP)}, nil)
+	p.Precision.SetSelected(string(st.Precision))
+	p.Precision.OnChanged = func(v string) {
+		p.report(s.Update(func(st *app.SessionSettings) { st.Precision = measure.Precision(v) }))
+	}
+
+	form := widget.NewForm(
+		widget.NewFormItem("Epochs", p.Epochs),
+		widget.NewFormItem("Images", p.Images),
+		widget.NewFormItem("Precision", p.Precision),
+		widget.NewFormItem("Batch from", p.BatchMin),
+		widget.NewFormItem("Batch cap", p.BatchMax),
+		widget.NewFormItem("Instances", p.Nodes),
+	)
+	for _, it := range p.runDataItems() {
+		form.AppendItem(it)
+	}
+	hint := widget.NewLabel("Each curve runs up to the largest batch that fits its machine's memory (the global batch on multi-GPU machines and over all instances); a cap stops it earlier. Instances train data-parallel over the catalog's network between them.")
+	hint.Wrapping = fyne.TextWrapWord
+	hint.Importance = widget.LowImportance
+
+	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
+	wrap := layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding())
+	filters := container.New(wrap, p.gpu, p.older)
+	pickRow := container.New(layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding()), picks...)
+	machineBox := container.NewBorder(container.NewVBox(p.machines.search, filters, pickRow), nil, nil, nil, p.machines.tree)
+	p.Tabs = container.NewAppTabs(
+		container.NewTabItem("CNNs", modelBox),
+		container.NewTabItem("Machines", machineBox),
+		container.NewTabItem("Run", container.NewVScroll(container.NewVBox(form, hint))),
+	)
+	p.chips = container.New(layout.NewRowWrapLayoutWithCustomPadding(theme.Padding()/2, theme.Padding()/2))
+	p.refreshChips()
+	chipArea := container.New(&maxHeightLayout{max: 96}, container.NewVScroll(p.chips))
+	p.content = container.NewBorder(chipArea, nil, nil, nil, p.Tabs)
+	return p
+}
+
+// Content is the panel's widget tree.
+func (p *SelectionPanel) Content() fyne.CanvasObject { return p.content }
+
+func (p *SelectionPanel) report(err error) {
+	if err != nil && p.onError != nil {
+		p.onError(err)
+	}
+}
+
+func (p *SelectionPanel) info(msg string) {
+	if p.onInfo != nil {
+		p.onInfo(msg)
+	}
+}
+
+// intEntry is a number field whose valid values apply at once; an invalid one is
+// marked and changes nothing.
+func (p *SelectionPanel) intEntry(text string, set func(*app.SessionSettings, int)) *widget.Entry {
+	e := widget.NewEntry()
+	e.SetText(text)
+	check := func(s string) (app.SessionSettings, error) {
+		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(s), ",", ""))
+		if err != nil {
+			return app.SessionSettings{}, errNotWholeNumber
+		}
+		next := p.session.Settings()
+		set(&next, n)
+		return next, next.Validate()
+	}
+	e.Validator = func(s string) error { _, err := check(s); return err }
+	e.OnChanged = func(s string) {
+		if next, err := check(s); err == nil {
+			_ = p.session.Apply(next)
+		}
+	}
+	return e
+}
+
+// capEntry is the batch size cap: empty for none, else a whole number.
+func (p *SelectionPanel) capEntry(cap int) *widget.Entry {
+	e := p.intEntry("", func(st *app.SessionSettings, n int) { st.BatchMax = n })
+	e.SetPlaceHolder("none: up to what fits")
+	if cap > 0 {
+		e.SetText(strconv.Itoa(cap))
+	}
+	numeric := e.Validator
+	e.Validator = func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		return numeric(s)
+	}
+	numericChanged := e.OnChanged
+	e.OnChanged = func(s string) {
+		if strings.TrimSpace(s) == "" {
+			p.report(p.session.Update(func(st *app.SessionSettings) { st.BatchMax = 0 }))
+			return
+		}
+		numericChanged(s)
+	}
+	return e
+}
+
+type validationError string
+
+func (e validationError) Error() string { return string(e) }
+
+const errNotWholeNumber = validationError("enter a whole number")
+
+// RefreshModels reloads the CNN list (after a custom model was added).
+func (p *SelectionPanel) RefreshModels() {
+	var groups []string
+	items, labels := map[string][]string{}, map[string]string{}
+	for _, m := range p.session.Models() {
+		fam := m.Family
+		if fam == "" {
+			fam = "Other"
+		}
+		if _, ok := items[fam]; !ok {
+			groups = append(groups, fam)
+		}
+		items[fam] = append(items[fam], m.Name)
+		labels[m.Name] = m.Name
+	}
+	p.models.setItems(groups, items, labels)
+	p.models.setChecked(p.session.Settings().Models)
+	p.refreshChips()
+}
+
+// SetMachines replaces the machine list: the user's own first, then by provider,
+// newest GPU first (app.SortMachines).
+func (p *SelectionPanel) SetMachines(machines []hw.Machine) {
+	p.list = append([]hw.Machine(nil), machines...)
+	app.SortMachines(p.list, p.gpus)
+	var groups []string
+	items, labels := map[string][]string{}, map[string]string{}
+	titles := map[string]string{}
+	gpus := map[string]bool{}
+	p.byID = map[string]hw.Machine{}
+	for _, m := range p.list {
+		p.byID[m.ID] = m
+		prov := m.Provider
+		if m.User || m.Listing == hw.ListingLocal {
+			prov = "My machines"
+		}
+		if _, ok := items[prov]; !ok {
+			groups = append(groups, prov)
+			titles[prov] = providerTitle(prov)
+		}
+		items[prov] = append(items[prov], m.ID)
+		labels[m.ID] = machineLabel(m)
+		p.gpuOf[m.ID] = m.GPUID
+		gpus[m.GPUID] = true
+	}
+	options := []string{allGPUs}
+	var ids []string
+	for g := range gpus {
+		ids = append(ids, g)
+	}
+	sort.Strings(ids)
+	p.gpu.Options = append(options, ids...)
+	p.machines.titles = titles
+	p.machines.setItems(groups, items, labels)
+	p.machines.setChecked(p.session.Settings().Machines)
+	p.refreshChips()
+}
+
+func providerTitle(p string) string {
+	if t, ok := providerTitles[strings.ToLower(p)]; ok {
+		return t
+	}
+	return p
+}
+
+// machineLabel is a machine's row: its instance and its GPUs.
+func machineLabel(m hw.Machine) string {
+	label := m.Instance
+	if label == "" {
+		label = m.ID
+	}
+	count := ""
+	if m.GPUCount > 1 {
+		count = strconv.Itoa(m.GPUCount) + "× "
+	}
+	return label + " — " + count + m.GPUID
+}
+
+// machineTooltip is what hovering a machine row shows: the full name and the facts
+// that tell machines apart.
+func (p *SelectionPanel) machineTooltip(id string) string {
+	m, ok := p.byID[id]
+	if !ok {
+		return ""
+	}
+	g := p.gpus[m.GPUID]
+	name := g.Name
+	if name == "" {
+		name = m.GPUID
+	}
+	lines := []string{m.ID, fmt.Sprintf("%d× %s", max(m.GPUCount, 1), name)}
+	var facts []string
+	if m.VCPUs > 0 {
+		facts = append(facts, fmt.Sprintf("%d vCPUs", m.VCPUs))
+	}
+	if m.MemoryGiB > 0 {
+		facts = append(facts, fmt.Sprintf("%.0f GiB RAM", m.MemoryGiB))
+	}
+	if g.MemoryGB > 0 {
+		facts = append(facts, fmt.Sprintf("%.0f GB per GPU", g.MemoryGB))
+	}
+	if len(facts) > 0 {
+		lines = append(lines, strings.Join(facts, ", "))
+	}
+	switch {
+	case m.PriceUSDPerHour > 0:
+		price := charts.FormatUSD(m.PriceUSDPerHour) + " per hour"
+		if m.PriceDate != "" {
+			price += " (" + m.PriceDate + ")"
+		}
+		lines = append(lines, price)
+	default:
+		lines = append(lines, "price unknown")
+	}
+	if app.PreviousGeneration(m, p.gpus) {
+		lines = append(lines, "previous generation or an old price")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// SetCheckedMachines marks the machines selected elsewhere (the spec table).
+func (p *SelectionPanel) SetCheckedMachines(ids []string) {
+	p.machines.setChecked(ids)
+	p.refreshChips()
+}
+
+// ToggleModel checks or unchecks a CNN as a click would.
+func (p *SelectionPanel) ToggleModel(name string, on bool) { p.models.set(name, on) }
+
+// ToggleMachine checks or unchecks a machine as a click would.
+func (p *SelectionPanel) ToggleMachine(id string, on bool) { p.machines.set(id, on) }
+
+// QuickPick replaces the machine selection with a quick pick's machines among those
+// listed; when the pick finds none, it says so and changes nothing.
+func (p *SelectionPanel) QuickPick(q app.QuickPick) {
+	ids := app.Pick(q, p.list, p.gpus)
+	if len(ids) == 0 {
+		msg := "No machine to pick."
+		if q == app.PickWorkstation {
+			msg = "No workstation yet: run a sweep in the Benchmark tab, or add your machine with `cnntime machine add`."
+		}
+		p.info(msg)
+		return
+	}
+	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = ids }))
+	p.machines.setChecked(ids)
+	p.refreshChips()
+	p.info(fmt.Sprintf("%s: %s.", q.Title(), countNoun(len(ids), "machine")))
+}
+
+// FocusModelSearch shows the CNN list and puts the cursor in its search field.
+func (p *SelectionPanel) FocusModelSearch(c fyne.Canvas) {
+	p.Tabs.SelectIndex(0)
+	c.Focus(p.models.search)
+}
+
+// refreshChips shows the selected CNNs and machines as buttons that remove them.
+func (p *SelectionPanel) refreshChips() {
+	if p.chips == nil {
+		return
+	}
+	st := p.session.Settings()
+	var objs []fyne.CanvasObject
+	chip := func(text string, remove func()) {
+		if r := []rune(text); len(r) > maxChipRunes {
+			text = string(r[:maxChipRunes-1]) + "…"
+		}
+		b := widget.NewButtonWithIcon(text, theme.CancelIcon(), remove)
+		b.IconPlacement = widget.ButtonIconTrailingText
+		b.Importance = widget.LowImportance
+		objs = append(objs, b)
+	}
+	for _, name := range st.Models {
+		chip(name, func() { p.models.set(name, false) })
+	}
+	for _, id := range st.Machines {
+		text := id
+		if m, ok := p.byID[id]; ok && m.Instance != "" {
+			text = providerTitle(m.Provider) + " " + m.Instance
+		}
+		chip(text, func() { p.machines.set(id, false) })
+	}
+	if len(objs) == 0 {
+		objs = append(objs, widget.NewLabel("Nothing selected: tick CNNs and machines below."))
+	}
+	p.chips.Objects = objs
+	p.chips.Refresh()
+	if p.Tabs != nil {
+		p.Tabs.Items[0].Text = tabTitle("CNNs", len(st.Models))
+		p.Tabs.Items[1].Text = tabTitle("Machines", len(st.Machines))
+		p.Tabs.Refresh()
+	}
+}
+
+// maxChipRunes is the longest chip text; longer names are cut with an ellipsis.
+const maxChipRunes = 24
+
+func tabTitle(name string, n int) string {
+	if n == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s (%d)", name, n)
+}
+
+// countNoun writes a count with its noun in the right number: "1 curve", "2 curves".
+func countNoun(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// maxHeightLayout gives its one child its minimum height up to max, and the rest
+// to scrolling inside it.
+type maxHeightLayout struct{ max float32 }
+
+func (l *maxHeightLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		m := o.MinSize()
+		if c, ok := o.(*container.Scroll); ok {
+			m = c.Content.MinSize()
+		}
+		s = s.Max(fyne.NewSize(m.Width, fyne.Min(m.Height, l.max)))
+	}
+	return s
+}
+
+func (l *maxHeightLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	for _, o := range objs {
+		o.Resize(size)
+		o.Move(fyne.NewPos(0, 0))
+	}
+}

@@ -1,0 +1,271 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app/charts"
+	"cnntime/predictor"
+)
+
+// WhyPanel answers "why this number?" for one CNN on one machine at one batch size:
+// what bounds the step, where the number comes from and how sure it is, the step split
+// by phase and by kind of layer as a chart, and the layers (the ten slowest or every
+// one) as a table. A results row, a scatter point or a curve point fills it.
+type WhyPanel struct {
+	widget.BaseWidget
+
+	Header *widget.Label
+	Chart  *ChartView
+	Which  *widget.Select // which layers the table lists
+	Export *widget.Button
+	table  *widget.Table
+
+	x    *predictor.Explanation
+	rows []predictor.LayerTime
+
+	content fyne.CanvasObject
+}
+
+// Which layers the table shows.
+const (
+	whySlowest = "Ten slowest layers"
+	whyEvery   = "Every layer, in order"
+	whyPhases  = "The step by phase"
+	whyKinds   = "The step by kind of layer"
+)
+
+var whyColumns = []string{"Layer", "Kind", "Shape", "Forward", "Bwd data", "Bwd weight", "Total", "Source"}
+var whyWidths = []float32{170, 130, 250, 85, 85, 95, 85, 95}
+
+const whyEmpty = "Click a row of the Results tab, a point of the scatter or a point of a curve to see why its time is what it is: what bounds the step, where the number comes from and how sure it is, and which layers take the time."
+
+// NewWhyPanel makes an empty panel; export is called by its Export button.
+func NewWhyPanel(export func()) *WhyPanel {
+	p := &WhyPanel{}
+	p.Header = widget.NewLabel(whyEmpty)
+	p.Header.Wrapping = fyne.TextWrapWord
+	p.Chart = NewChartView(false, "")
+	p.Chart.Bars = true
+	p.Chart.Tooltip = p.barTooltip
+	p.Which = widget.NewSelect([]string{whySlowest, whyEvery, whyPhases, whyKinds}, nil)
+	p.Which.SetSelected(whySlowest)
+	p.Export = widget.NewButton("Export CSV…", export)
+	p.Export.Disable()
+	defer func() { p.Which.OnChanged = func(string) { p.refreshRows() } }()
+	p.table = widget.NewTable(
+		func() (int, int) { return p.tableSize() },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(p.Cell(id.Row, id.Col)) })
+	p.table.ShowHeaderRow = true
+	p.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		o.(*widget.Label).SetText(p.columnTitle(id.Col))
+	}
+	for i, w := range whyWidths {
+		p.table.SetColumnWidth(i, w)
+	}
+	tools := container.NewBorder(nil, nil, nil, p.Export, p.Which)
+	right := container.NewBorder(tools, nil, nil, nil, p.table)
+	split := container.NewHSplit(p.Chart, right)
+	split.Offset = 0.4
+	p.content = container.NewBorder(p.Header, nil, nil, nil, split)
+	p.ExtendBaseWidget(p)
+	return p
+}
+
+// CreateRenderer is part of fyne.Widget.
+func (p *WhyPanel) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(p.content) }
+
+// Explanation is the explanation shown; nil when none.
+func (p *WhyPanel) Explanation() *predictor.Explanation { return p.x }
+
+// Set shows an explanation in a chart style.
+func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
+	p.x = &x
+	p.Header.SetText(WhyHeadline(&x))
+	p.Chart.SetChart(charts.Breakdown(breakdownBars(&x), charts.BreakdownOptions{
+		Title: "milliseconds per iteration",
+		Style: style}))
+	p.Export.Enable()
+	p.refreshRows()
+}
+
+// Clear empties the panel (the explained curve is no longer shown).
+func (p *WhyPanel) Clear() {
+	p.x, p.rows = nil, nil
+	p.Header.SetText(whyEmpty)
+	p.Chart.SetChart(nil)
+	p.Export.Disable()
+	p.table.Refresh()
+}
+
+// WhyHeadline says in a few sentences what the numbers are and what bounds them.
+func WhyHeadline(x *predictor.Explanation) string {
+	gpus := ""
+	if x.GPUCount > 1 {
+		gpus = fmt.Sprintf(" (%d GPUs, %d images each)", x.GPUCount, x.PerGPUBatch)
+	}
+	bound := "the GPU bounds the step: its kernels, the optimizer and the host's launches"
+	if x.Bound == "input" {
+		bound = fmt.Sprintf("the input pipeline bounds the step: the %s loader delivers %s images/s", x.Loader, charts.FormatCount(int64(x.LoaderImagesPerS)))
+	}
+	source := map[predictor.Source]string{
+		predictor.Measured:     "every kernel measured on this GPU",
+		predictor.Interpolated: "some kernels interpolated between batch sizes measured on this GPU",
+		predictor.Transferred:  "some kernels transferred from another GPU's measurements",
+		predictor.Estimated:    "some kernels estimated from the GPU's specifications (roofline with tile and wave quantization)",
+	}[x.Source]
+	if source == "" {
+		source = string(x.Source)
+	}
+	return fmt.Sprintf("%s on %s at batch %d%s, %s, %d px: %s per iteration ±%.0f%%, %s images/s. Why: %s. Where from: %s.",
+		x.Model, x.Machine, x.Batch, gpus, x.Precision, x.Input, charts.FormatMS(x.IterMS), x.ErrorPct,
+		charts.FormatCount(int64(x.ImagesPerS)), bound, source)
+}
+
+// barTooltip reads out a bar of the chart.
+func (p *WhyPanel) barTooltip(m charts.Mark) string {
+	if p.x == nil {
+		return ""
+	}
+	bars := breakdownBars(p.x)
+	if m.Curve < 0 || m.Curve >= len(bars) {
+		return ""
+	}
+	b := bars[m.Curve]
+	return fmt.Sprintf("%s (%s)\n%s per iteration, %s of the step", b.Label, b.Group, charts.FormatMS(b.Value), share(b.Value, p.x.IterMS))
+}
+
+// breakdownBars are the chart's bars: the phases of the step, then the kinds of layer.
+func breakdownBars(x *predictor.Explanation) []charts.Bar {
+	var bars []charts.Bar
+	for _, ph := range x.Phases.List() {
+		if ph.MS > 0 {
+			bars = append(bars, charts.Bar{Label: phaseTitle(string(ph.Phase)), Value: ph.MS, Group: "phase"})
+		}
+	}
+	for i, k := range x.Kinds {
+		if i == 6 { // the rest is small: the table lists every kind
+			break
+		}
+		bars = append(bars, charts.Bar{Label: k.Kind, Value: k.MS, Group: "kind of layer"})
+	}
+	return bars
+}
+
+// phaseTitle is a phase's name in words.
+func phaseTitle(phase string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(phase, "_", " "), "-", " ")
+}
+
+func (p *WhyPanel) refreshRows() {
+	p.rows = nil
+	if p.x != nil {
+		switch p.Which.Selected {
+		case whyEvery:
+			p.rows = p.x.SlowestLayers(0)
+			sortByIndex(p.rows)
+		case whySlowest:
+			p.rows = p.x.Slowest
+		}
+	}
+	p.table.Refresh()
+}
+
+func sortByIndex(rows []predictor.LayerTime) {
+	for i := 1; i < len(rows); i++ {
+		for j := i; j > 0 && rows[j].Index < rows[j-1].Index; j-- {
+			rows[j], rows[j-1] = rows[j-1], rows[j]
+		}
+	}
+}
+
+func (p *WhyPanel) tableSize() (int, int) {
+	if p.x == nil {
+		return 0, len(whyColumns)
+	}
+	switch p.Which.Selected {
+	case whyPhases:
+		return len(p.x.Phases.List()), 3
+	case whyKinds:
+		return len(p.x.Kinds), 4
+	}
+	return len(p.rows), len(whyColumns)
+}
+
+func (p *WhyPanel) columnTitle(col int) string {
+	switch p.Which.Selected {
+	case whyPhases:
+		return []string{"Phase", "Time", "Share of the step"}[col]
+	case whyKinds:
+		return []string{"Kind of layer", "Layers", "Time", "Share of kernel time"}[col]
+	}
+	return whyColumns[col]
+}
+
+// Cell is the table's text at a row and column, as shown.
+func (p *WhyPanel) Cell(row, col int) string {
+	if p.x == nil {
+		return ""
+	}
+	switch p.Which.Selected {
+	case whyPhases:
+		list := p.x.Phases.List()
+		if row >= len(list) || col > 2 {
+			return ""
+		}
+		ph := list[row]
+		return []string{phaseTitle(string(ph.Phase)), charts.FormatMS(ph.MS), share(ph.MS, p.x.Phases.Total())}[col]
+	case whyKinds:
+		if row >= len(p.x.Kinds) || col > 3 {
+			return ""
+		}
+		k := p.x.Kinds[row]
+		return []string{k.Kind, strconv.Itoa(k.Layers), charts.FormatMS(k.MS), fmt.Sprintf("%.1f%%", k.SharePct)}[col]
+	}
+	if row >= len(p.rows) {
+		return ""
+	}
+	l := p.rows[row]
+	ms := func(v float64) string {
+		if v == 0 {
+			return "–"
+		}
+		return charts.FormatMS(v)
+	}
+	switch col {
+	case 0:
+		return l.Name
+	case 1:
+		return l.Kind
+	case 2:
+		return l.Shape
+	case 3:
+		return ms(l.ForwardMS)
+	case 4:
+		return ms(l.BackwardDataMS)
+	case 5:
+		return ms(l.BackwardWeightMS)
+	case 6:
+		return ms(l.MS())
+	case 7:
+		return string(l.Source)
+	}
+	return ""
+}
+
+func share(part, whole float64) string {
+	if !(whole > 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*part/whole)
+}
