@@ -113,3 +113,40 @@ func BenchmarkExplainResnet50Warm(b *testing.B) {
 		explainResnet50(b, eng)
 	}
 }
+
+// BenchmarkCurves10x10ToFitCold: the window's range, each curve from 1 up to the largest
+// batch that fits its machine (BatchSpan), from a fresh engine: what a first prediction
+// of ten CNNs on ten machines costs.
+func BenchmarkCurves10x10ToFitCold(b *testing.B) {
+	for b.Loop() {
+		eng, err := NewEngine(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := tenByTen(b, eng)
+		q.Batches, q.Span = nil, BatchSpan{Min: 1}
+		if _, err := eng.Curves(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCurves10x10ToFitWarm: the same once the step-time arrays are cached (a
+// settings change other than the selection); goal ≤ 100 ms per op.
+func BenchmarkCurves10x10ToFitWarm(b *testing.B) {
+	eng, err := NewEngine(context.Background(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := tenByTen(b, eng)
+	q.Batches, q.Span = nil, BatchSpan{Min: 1}
+	if _, err := eng.Curves(context.Background(), q); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := eng.Curves(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
