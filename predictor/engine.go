@@ -193,7 +193,11 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	}
 	price := req.Machine.PriceUSDPerHour * float64(req.nodes())
 	if req.Nodes > 1 {
-		c.Nodes, c.Network = req.Nodes, &req.NodeNetwork
+		net := req.NodeNetwork
+		if !(net.LatencyUS > 0) { // say what the all-reduce assumed, not "0"
+			net.LatencyUS, net.LatencyAssumed = DefaultNetworkModel.LatencyUS, true
+		}
+		c.Nodes, c.Network = req.Nodes, &net
 	}
 	c.PriceUSDPerHour = price
 	c.CostKnown = price > 0

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
 )
 
 func TestHierarchicalAllReduceByHand(t *testing.T) {
@@ -76,6 +77,32 @@ func TestRequestNodesChecked(t *testing.T) {
 		err := r.Check()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A network without a published latency is predicted with the model's own and the
+// curve says so, rather than showing a latency of 0.
+func TestCurveNamesAnAssumedLatency(t *testing.T) {
+	tests := []struct {
+		name        string
+		latency     float64
+		wantLatency float64
+		wantAssumed bool
+	}{
+		{"published", 15, 15, false},
+		{"unknown", 0, DefaultNetworkModel.LatencyUS, true},
+	}
+	for _, tt := range tests {
+		e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+		c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: testGPU,
+			Precision: measure.FP32, Batches: []int{16}, Run: Run{Epochs: 1, Images: 64}, Nodes: 2,
+			NodeNetwork: hw.Network{Fabric: "EFA", Gbps: 400, LatencyUS: tt.latency, Source: "test"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Network == nil || c.Network.LatencyUS != tt.wantLatency || c.Network.LatencyAssumed != tt.wantAssumed {
+			t.Errorf("%s: network %+v; want latency %g, assumed %v", tt.name, c.Network, tt.wantLatency, tt.wantAssumed)
 		}
 	}
 }

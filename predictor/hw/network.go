@@ -17,7 +17,10 @@ type Network struct {
 	Fabric    string  `json:"fabric"`
 	Gbps      float64 `json:"gbps"`       // per node and direction, Gbit/s; 0: unknown
 	LatencyUS float64 `json:"latency_us"` // one message, microseconds; 0: unknown
-	Source    string  `json:"source"`
+	// LatencyAssumed is set on a prediction's network when the catalog gave no latency
+	// and the model's own per-step latency stands in LatencyUS.
+	LatencyAssumed bool   `json:"latency_assumed,omitempty"`
+	Source         string `json:"source"`
 	// Assumed is true when the catalog has no figure for the machine (or the user gave
 	// one): the network is then an assumption, named as such wherever it is shown.
 	Assumed bool `json:"assumed"`
@@ -115,6 +118,9 @@ func (n Network) String() string {
 	s := fmt.Sprintf("%s %g Gbit/s", n.Fabric, n.Gbps)
 	if n.Assumed {
 		s += " (assumed)"
+	}
+	if n.LatencyAssumed {
+		s += fmt.Sprintf(", %g µs per step (assumed)", n.LatencyUS)
 	}
 	return s
 }
