@@ -115,7 +115,7 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	}
 	hint := widget.NewLabel("Each curve runs up to the largest batch that fits its machine's memory (the global batch on multi-GPU machines and over all instances); a cap stops it earlier. Instances train data-parallel over the catalog's network between them.")
 	hint.Wrapping = fyne.TextWrapWord
-	hint.Importance = widget.LowImportance
+	hint.TextStyle = fyne.TextStyle{Italic: true}
 
 	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
 	wrap := layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding())
@@ -175,7 +175,7 @@ func (p *SelectionPanel) intEntry(text string, set func(*app.SessionSettings, in
 // capEntry is the batch size cap: empty for none, else a whole number.
 func (p *SelectionPanel) capEntry(cap int) *widget.Entry {
 	e := p.intEntry("", func(st *app.SessionSettings, n int) { st.BatchMax = n })
-	e.SetPlaceHolder("none: up to what fits")
+	e.SetPlaceHolder("none (what fits)")
 	if cap > 0 {
 		e.SetText(strconv.Itoa(cap))
 	}
