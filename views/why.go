@@ -1,7 +1,9 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,21 +174,13 @@ func (p *WhyPanel) refreshRows() {
 	if p.x != nil {
 		switch p.Which.Selected {
 		case whyEvery:
-			p.rows = p.x.SlowestLayers(0)
-			sortByIndex(p.rows)
+			p.rows = p.x.SlowestLayers(0) // every layer that runs a kernel, in the network's order
+			slices.SortFunc(p.rows, func(a, b predictor.LayerTime) int { return cmp.Compare(a.Index, b.Index) })
 		case whySlowest:
 			p.rows = p.x.Slowest
 		}
 	}
 	p.table.Refresh()
-}
-
-func sortByIndex(rows []predictor.LayerTime) {
-	for i := 1; i < len(rows); i++ {
-		for j := i; j > 0 && rows[j].Index < rows[j-1].Index; j-- {
-			rows[j], rows[j-1] = rows[j-1], rows[j]
-		}
-	}
 }
 
 func (p *WhyPanel) tableSize() (int, int) {
