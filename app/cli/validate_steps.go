@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 
 	"cnntime/app"
@@ -35,6 +36,10 @@ type StepsValidationRow struct {
 	PredictedMS float64 `json:"predicted_ms"`
 	MeasuredMS  float64 `json:"measured_ms"`
 	ErrorPct    float64 `json:"error_pct"` // signed: (predicted − measured) / measured
+	// LoadAverage is the machine's load average while the step was measured, as its
+	// measurement's source records it ("1.34-1.92": lowest and highest of the rounds);
+	// "" when the source does not say. Timings on a loaded CPU are less comparable.
+	LoadAverage string `json:"load_average,omitempty"`
 }
 
 // stepInputs are the input sizes tried, after the model's own, to find the one a
@@ -108,7 +113,8 @@ func ValidateSteps(ctx context.Context, d *db.DB, cal *kernels.Calibration) (Ste
 		for i, b := range batches {
 			m := latest[b].MedianMS
 			out.Rows = append(out.Rows, StepsValidationRow{Device: dev.Key, Framework: g.framework, Model: g.model, Batch: b,
-				Input: net.Input.H, PredictedMS: pred[net.Name][i], MeasuredMS: m, ErrorPct: 100 * (pred[net.Name][i] - m) / m})
+				Input: net.Input.H, PredictedMS: pred[net.Name][i], MeasuredMS: m, ErrorPct: 100 * (pred[net.Name][i] - m) / m,
+				LoadAverage: loadAverageOf(latest[b].Source)})
 		}
 	}
 	for _, r := range out.Rows {
@@ -118,6 +124,18 @@ func ValidateSteps(ctx context.Context, d *db.DB, cal *kernels.Calibration) (Ste
 		out.MAPEPct /= float64(len(out.Rows))
 	}
 	return out, nil
+}
+
+// loadAverageRE finds the load average that scripts/pytorch_sweep.py and cnntime's
+// own step sweeps write into a step's source: "load average 1.34-1.92" or "load 1.3".
+var loadAverageRE = regexp.MustCompile(`\bload(?: average)? ([0-9]+(?:\.[0-9]+)?(?:-[0-9]+(?:\.[0-9]+)?)?)`)
+
+// loadAverageOf is the load average a step's source records, "" when none.
+func loadAverageOf(source string) string {
+	if m := loadAverageRE.FindStringSubmatch(source); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // coveredNetwork builds model at the first input size whose layers the device's
@@ -177,10 +195,14 @@ func coveredNetwork(ctx context.Context, d *db.DB, device, model string, batches
 // writeStepsTable prints the steps table of `cnntime validate --table steps`.
 func writeStepsTable(w io.Writer, v *StepsValidation) error {
 	fmt.Fprintf(w, "Whole training steps in the cache, predicted from the same device's layer measurements: MAPE %.1f%% over %d steps\n\n", v.MAPEPct, len(v.Rows))
-	t := app.NewTable(w, "DEVICE", "FRAMEWORK", "MODEL", "BATCH", "INPUT", "PREDICTED MS", "MEASURED MS", "ERROR")
+	t := app.NewTable(w, "DEVICE", "FRAMEWORK", "MODEL", "BATCH", "INPUT", "PREDICTED MS", "MEASURED MS", "ERROR", "LOAD")
 	for _, r := range v.Rows {
+		load := r.LoadAverage
+		if load == "" {
+			load = "-"
+		}
 		t.Row(r.Device, r.Framework, r.Model, fmt.Sprint(r.Batch), fmt.Sprint(r.Input), fmt.Sprintf("%.2f", r.PredictedMS),
-			fmt.Sprintf("%.2f", r.MeasuredMS), fmt.Sprintf("%+.1f%%", r.ErrorPct))
+			fmt.Sprintf("%.2f", r.MeasuredMS), fmt.Sprintf("%+.1f%%", r.ErrorPct), load)
 	}
 	if err := t.Flush(); err != nil {
 		return err

@@ -160,3 +160,18 @@ func TestValidateStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
 		t.Errorf("row %+v, want input 32 and the step's framework", v.Rows[0])
 	}
 }
+
+func TestLoadAverageOfAStepsSource(t *testing.T) {
+	tests := []struct{ source, want string }{
+		{"pytorch_sweep.py on vm (AMD EPYC, pytorch 1.13.0a0 cpu 1 threads, input 32, CPU time, load average 1.34-1.92)", "1.34-1.92"},
+		{"pytorch_sweep.py on vm (input 32, load average 7)", "7"},
+		{"cnntime sweep, load 2.5", "2.5"},
+		{"pytorch_sweep.py on vm (AMD EPYC, input 32, CPU time)", ""},
+		{"downloaded from a workload 3 server", ""},
+	}
+	for _, tt := range tests {
+		if got := loadAverageOf(tt.source); got != tt.want {
+			t.Errorf("loadAverageOf(%q) = %q, want %q", tt.source, got, tt.want)
+		}
+	}
+}
