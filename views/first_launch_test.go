@@ -114,6 +114,24 @@ func TestWhyThisNumber(t *testing.T) {
 			t.Errorf("first phase %q", got)
 		}
 	})
+	// A change of the run explains the same point again, for the new run, in place.
+	onUI(mw, func() {
+		mw.tabs.SelectIndex(1)
+		mw.Selection.Precision.SetSelected("amp")
+	})
+	select {
+	case again := <-done:
+		if again.Precision != "amp" || again.Model != x.Model || again.Machine != x.Machine || again.Batch != x.Batch {
+			t.Errorf("after switching to amp the Why tab explains %s on %s at %d in %s", again.Model, again.Machine, again.Batch, again.Precision)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Why tab was not explained again after the precision changed")
+	}
+	onUI(mw, func() {
+		if mw.tabs.SelectedIndex() != 1 {
+			t.Errorf("a settings change switched the tab to %q", mw.tabs.Selected().Text)
+		}
+	})
 	dir := t.TempDir()
 	for _, what := range []string{exportWhyCSV, exportWhyChart} {
 		path := filepath.Join(dir, map[string]string{exportWhyCSV: "why.csv", exportWhyChart: "why.svg"}[what])
@@ -123,6 +141,14 @@ func TestWhyThisNumber(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
+	// Its curve deselected, the Why tab empties rather than showing a stale number.
+	onUI(mw, func() { mw.Selection.ToggleMachine(x.Machine, false) })
+	settle(t, mw)
+	onUI(mw, func() {
+		if mw.Why.Explanation() != nil {
+			t.Error("the Why tab still explains a machine no longer selected")
+		}
+	})
 }
 
 // The selection panel at work: a tap on a heading opens it, Enter ticks the first

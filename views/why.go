@@ -196,14 +196,20 @@ func (p *WhyPanel) tableSize() (int, int) {
 	return len(p.rows), len(whyColumns)
 }
 
+// columnTitle is a column's header for what the table shows; "" for a column the
+// table is about to drop (it asks for the old columns while it changes).
 func (p *WhyPanel) columnTitle(col int) string {
+	titles := whyColumns
 	switch p.Which.Selected {
 	case whyPhases:
-		return []string{"Phase", "Time", "Share of the step"}[col]
+		titles = []string{"Phase", "Time", "Share of the step"}
 	case whyKinds:
-		return []string{"Kind of layer", "Layers", "Time", "Share of kernel time"}[col]
+		titles = []string{"Kind of layer", "Layers", "Time", "Share of kernel time"}
 	}
-	return whyColumns[col]
+	if col < 0 || col >= len(titles) {
+		return ""
+	}
+	return titles[col]
 }
 
 // Cell is the table's text at a row and column, as shown.

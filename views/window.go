@@ -71,6 +71,8 @@ type MainWindow struct {
 	started    time.Time
 	warnings   []string // what was left out at start, behind the Warnings button
 	changed    bool     // the user changed the selection since the window opened
+	// explainedRun is the run's settings (runOf) the Why tab's explanation was made for.
+	explainedRun app.SessionSettings
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
 	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
@@ -293,6 +295,9 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.Curves.SetChart(curves)
 	mw.Legend.Set(st.Curves, st.View.Hidden)
 	mw.Results.SetCurves(st.Curves)
+	if st.Err == nil {
+		mw.refreshWhy(st)
+	}
 	mw.Specs.SetSelected(st.Settings.Machines)
 }
 
@@ -341,10 +346,17 @@ func (mw *MainWindow) curveTapped(m charts.Mark, ok bool) {
 // ExplainPoint fills the Why tab for model on machine at a global batch size and
 // shows it; the explanation is computed off the UI goroutine.
 func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
+	mw.explain(model, machine, batch, true)
+}
+
+// explain fills the Why tab, showing it when show is set (a click) and not when the
+// explanation follows a change of the run's settings.
+func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 	if !mw.Session.CanExplain() {
 		return
 	}
 	mw.Status.SetText(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
+	settings := mw.Session.Settings()
 	go func() {
 		x, err := mw.Session.Explain(context.Background(), model, machine, batch)
 		fyne.Do(func() {
@@ -353,7 +365,8 @@ func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
 				return
 			}
 			mw.Why.Set(x, mw.chartStyle())
-			if mw.tabs != nil {
+			mw.explainedRun = runOf(settings)
+			if show && mw.tabs != nil {
 				mw.tabs.Select(mw.tabs.Items[2])
 			}
 			mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, boundWords(x.Bound)))
@@ -362,6 +375,40 @@ func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
 			}
 		})
 	}()
+}
+
+// runOf is what an explanation depends on besides its CNN, machine and batch: the
+// run's settings, not the selection or the batch range shown.
+func runOf(s app.SessionSettings) app.SessionSettings {
+	s.Models, s.Machines, s.BatchMin, s.BatchMax = nil, nil, 0, 0
+	return s
+}
+
+// sameRun reports whether two runs' settings are the same (runOf).
+func sameRun(a, b app.SessionSettings) bool {
+	a, b = runOf(a), runOf(b)
+	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
+		a.Data == b.Data && a.Nodes == b.Nodes
+}
+
+// refreshWhy keeps the Why tab true to the shown prediction: after the run's settings
+// changed it explains the same CNN, machine and batch again, or empties the tab when
+// that curve is gone or the batch no longer fits.
+func (mw *MainWindow) refreshWhy(st app.SessionState) {
+	x := mw.Why.Explanation()
+	if x == nil {
+		return
+	}
+	for _, c := range st.Curves {
+		if c.Model == x.Model && c.Machine == x.Machine && (c.MaxBatch < 0 || x.Batch <= c.MaxBatch) && x.Batch >= c.GPUCount {
+			if !sameRun(mw.explainedRun, st.Settings) {
+				mw.explainedRun = runOf(st.Settings) // one refresh per change
+				mw.explain(x.Model, x.Machine, x.Batch, false)
+			}
+			return
+		}
+	}
+	mw.Why.Clear()
 }
 
 func boundWords(bound string) string {
