@@ -39,6 +39,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 	metric := fs.String("metric", "total", "the curves chart's y axis: total, iter, epoch, throughput or cost")
 	logX := fs.Bool("logx", false, "logarithmic x axis")
 	logY := fs.Bool("logy", false, "logarithmic y axis")
+	noBands := fs.Bool("no-error-bands", false, "leave out the expected-error bands (curves) and whiskers (scatter)")
 	width := fs.Int("width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
 	height := fs.Int("height", 750, "chart height in pixels")
 	title := fs.String("title", "", "chart title")
@@ -105,7 +106,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 		return nil
 	}
 	if *out != "" {
-		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title}
+		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title, NoErrorBands: *noBands}
 		c := charts.Curves(curves, opt)
 		if *chart == "scatter" {
 			c = charts.Scatter(curves, opt)

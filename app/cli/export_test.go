@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -132,5 +133,42 @@ func TestExportCommandMistakes(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("failed exports left files behind: %v", entries)
+	}
+}
+
+// --no-error-bands leaves the shaded bands out: the PNG of the same curves then has
+// fewer pixels tinted by a series colour than with them.
+func TestExportWithoutErrorBands(t *testing.T) {
+	dir := t.TempDir()
+	tinted := func(args ...string) int {
+		path := filepath.Join(dir, fmt.Sprintf("c%d.png", len(args)))
+		base := []string{"export", "--models", "resnet50", "--machines", "aws/p3.2xlarge", "--batches", "16,32,64,128",
+			"--width", "640", "--height", "400", "--chart", "curves", "--out", path}
+		if code, _, stderr := runExportCLI(t, append(base, args...)...); code != 0 {
+			t.Fatalf("export %v: exit %d: %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				if max(r, g, bl)-min(r, g, bl) > 0x1000 { // not grey: a series colour, solid or tinted
+					n++
+				}
+			}
+		}
+		return n
+	}
+	with, without := tinted(), tinted("--no-error-bands")
+	if without == 0 || without >= with {
+		t.Errorf("coloured pixels: %d with bands, %d without; want fewer without", with, without)
 	}
 }
