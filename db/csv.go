@@ -131,19 +131,13 @@ func parseStepRecord(rec []string, col map[string]int, name string) (measure.Ste
 		Source:    text("source"),
 		Status:    measure.Status(text("status")),
 	}
-	gpu := text("gpu")
-	switch {
-	case gpu == "":
-		return s, fmt.Errorf("gpu is empty")
-	case strings.Contains(gpu, ":"):
-		s.DeviceKey = gpu
-	default:
-		s.DeviceKey = "gpu:" + gpu
+	var err error
+	if s.DeviceKey, err = csvDeviceKey("gpu", text("gpu")); err != nil {
+		return s, err
 	}
 	if s.Source == "" {
 		s.Source = "csv:" + name
 	}
-	var err error
 	if s.Batch, err = strconv.Atoi(field("batch_size")); err != nil {
 		return s, fmt.Errorf("batch_size %q is not a whole number", field("batch_size"))
 	}
@@ -153,16 +147,37 @@ func parseStepRecord(rec []string, col map[string]int, name string) (measure.Ste
 	if s.SpreadMS, err = parseMS("spread_ms", field("spread_ms")); err != nil {
 		return s, err
 	}
-	if at := field("measured_at"); at != "" {
-		if s.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
-			return s, fmt.Errorf("measured_at %q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", at)
-		}
-		s.At = s.At.UTC()
+	if s.At, err = parseMeasuredAt(field("measured_at")); err != nil {
+		return s, err
 	}
 	if err := validateStep(s); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// csvDeviceKey reads a CSV's device cell: a cache device key ("cuda:GPU-…",
+// "cpu:host:…") as it is, a bare catalog GPU id ("t4") as "gpu:t4".
+func csvDeviceKey(column, v string) (string, error) {
+	switch {
+	case v == "":
+		return "", fmt.Errorf("%s is empty", column)
+	case strings.Contains(v, ":"):
+		return v, nil
+	}
+	return "gpu:" + v, nil
+}
+
+// parseMeasuredAt reads a measured_at cell (RFC 3339, in UTC); empty is the zero time.
+func parseMeasuredAt(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("measured_at %q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", v)
+	}
+	return at.UTC(), nil
 }
 
 // parseMS reads a non-negative time in milliseconds; empty is 0.

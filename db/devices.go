@@ -12,22 +12,31 @@ import (
 const deviceColumns = `key, backend, name, uuid, gpu_id, compute_capability, sm_count, memory_bytes,
 	clock_mhz, memory_clock_mhz, driver, cuda, cudnn, host`
 
+// upsertDevice saves a device's description, replacing the one stored under its key;
+// with where (an SQL condition on the stored row, e.g. "devices.name = ”") only a
+// stored row that satisfies it is replaced.
+const upsertDevice = `INSERT INTO devices (` + deviceColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (key) DO UPDATE SET backend = excluded.backend, name = excluded.name,
+		uuid = excluded.uuid, gpu_id = excluded.gpu_id,
+		compute_capability = excluded.compute_capability, sm_count = excluded.sm_count,
+		memory_bytes = excluded.memory_bytes, clock_mhz = excluded.clock_mhz,
+		memory_clock_mhz = excluded.memory_clock_mhz, driver = excluded.driver,
+		cuda = excluded.cuda, cudnn = excluded.cudnn, host = excluded.host`
+
+// deviceValues are a device's values in deviceColumns' order.
+func deviceValues(dev measure.Device) []any {
+	return []any{dev.Key, dev.Backend, dev.Name, dev.UUID, dev.GPUID, dev.ComputeCapability, dev.SMs,
+		dev.MemoryBytes, dev.ClockMHz, dev.MemoryClockMHz, dev.Driver, dev.CUDA, dev.CuDNN, dev.Host}
+}
+
 // PutDevice adds a measured device or updates what is known of it (a new driver, say).
 func (d *DB) PutDevice(ctx context.Context, dev measure.Device) error {
 	if dev.Key == "" {
 		return fmt.Errorf("save device %q: it has no key", dev.Name)
 	}
 	return d.write(ctx, "save device "+dev.Key, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO devices (`+deviceColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (key) DO UPDATE SET backend = excluded.backend, name = excluded.name,
-				uuid = excluded.uuid, gpu_id = excluded.gpu_id,
-				compute_capability = excluded.compute_capability, sm_count = excluded.sm_count,
-				memory_bytes = excluded.memory_bytes, clock_mhz = excluded.clock_mhz,
-				memory_clock_mhz = excluded.memory_clock_mhz, driver = excluded.driver,
-				cuda = excluded.cuda, cudnn = excluded.cudnn, host = excluded.host`,
-			dev.Key, dev.Backend, dev.Name, dev.UUID, dev.GPUID, dev.ComputeCapability, dev.SMs,
-			dev.MemoryBytes, dev.ClockMHz, dev.MemoryClockMHz, dev.Driver, dev.CUDA, dev.CuDNN, dev.Host)
+		_, err := tx.ExecContext(ctx, upsertDevice, deviceValues(dev)...)
 		return err
 	})
 }

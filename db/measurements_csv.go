@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"cnntime/db/csvsafe"
 	"cnntime/predictor/measure"
@@ -144,18 +143,13 @@ func parseMeasurementRecord(rec []string, col map[string]int, name string, infos
 	m.Policy = measure.Policy(field("policy"))
 	m.Algorithm = field("algorithm")
 	m.Status = measure.Status(field("status"))
-	switch dev := field("device"); {
-	case dev == "":
-		return m, fmt.Errorf("device is empty")
-	case strings.Contains(dev, ":"):
-		m.DeviceKey = dev
-	default:
-		m.DeviceKey = "gpu:" + dev
+	var err error
+	if m.DeviceKey, err = csvDeviceKey("device", field("device")); err != nil {
+		return m, err
 	}
 	if m.Source == "" {
 		m.Source = "csv:" + name
 	}
-	var err error
 	if m.Batch, err = strconv.Atoi(field("batch_size")); err != nil {
 		return m, fmt.Errorf("batch_size %q is not a whole number", field("batch_size"))
 	}
@@ -175,11 +169,8 @@ func parseMeasurementRecord(rec []string, col map[string]int, name string, infos
 			return m, fmt.Errorf("workspace_bytes %q is not a whole number ≥ 0", v)
 		}
 	}
-	if at := field("measured_at"); at != "" {
-		if m.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
-			return m, fmt.Errorf("measured_at %q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", at)
-		}
-		m.At = m.At.UTC()
+	if m.At, err = parseMeasuredAt(field("measured_at")); err != nil {
+		return m, err
 	}
 	if err := validateMeasurement(m.Measurement); err != nil {
 		return m, err
@@ -250,17 +241,9 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 			}
 			described[m.DeviceKey] = true
 			dev := *m.Device
-			if _, err := tx.ExecContext(ctx, `INSERT INTO devices (`+deviceColumns+`)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-				ON CONFLICT (key) DO UPDATE SET backend = excluded.backend, name = excluded.name,
-					uuid = excluded.uuid, gpu_id = excluded.gpu_id,
-					compute_capability = excluded.compute_capability, sm_count = excluded.sm_count,
-					memory_bytes = excluded.memory_bytes, clock_mhz = excluded.clock_mhz,
-					memory_clock_mhz = excluded.memory_clock_mhz, driver = excluded.driver,
-					cuda = excluded.cuda, cudnn = excluded.cudnn, host = excluded.host
-				WHERE devices.name IN ('', devices.key)`,
-				dev.Key, dev.Backend, dev.Name, dev.UUID, dev.GPUID, dev.ComputeCapability, dev.SMs,
-				dev.MemoryBytes, dev.ClockMHz, dev.MemoryClockMHz, dev.Driver, dev.CUDA, dev.CuDNN, dev.Host); err != nil {
+			// Only a device the cache knows by its key alone takes the row's description.
+			if _, err := tx.ExecContext(ctx, upsertDevice+`
+				WHERE devices.name IN ('', devices.key)`, deviceValues(dev)...); err != nil {
 				return fmt.Errorf("save device %s: %w", dev.Key, err)
 			}
 		}
