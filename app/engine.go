@@ -304,16 +304,13 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 	for _, n := range nets {
 		for _, t := range q.Targets {
 			batches := q.Batches
+			k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
 			if q.Span.Min > 0 {
 				// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
 				sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
-				pred := e.pred
-				if t.cpu != nil {
-					pred = t.cpu
-				}
-				batches = q.Span.Grid(pred.MaxBatch(sized), max(t.Machine.GPUCount, 1)*max(q.Nodes, 1))
+				batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
 			}
-			if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); len(batches) > 0 && batches[0] < k {
+			if len(batches) > 0 && batches[0] < k {
 				i := sort.SearchInts(batches, k)
 				if i == len(batches) {
 					return nil, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
@@ -388,14 +385,22 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	if r.DeviceKey == "" {
 		r.DeviceKey = e.measured[t.GPU.ID]
 	}
-	pred := e.pred
 	if t.cpu != nil {
-		r, pred = cpuStepRequest(r), t.cpu
+		r = cpuStepRequest(r)
 	}
 	if err := r.Check(); err != nil {
 		return r, nil, err
 	}
-	return r, pred, nil
+	return r, e.predictorFor(t), nil
+}
+
+// predictorFor is the engine that predicts on t: a measured CPU's own step model, else
+// the GPU model.
+func (e *Engine) predictorFor(t Target) *predictor.Engine {
+	if t.cpu != nil {
+		return t.cpu
+	}
+	return e.pred
 }
 
 // MaxSweepBatch is the largest batch size a sweep accepts.
