@@ -54,6 +54,7 @@ type MainWindow struct {
 	Results   *ResultsTable
 	Why       *WhyPanel
 	tabs      *container.AppTabs
+	whyTab    *container.TabItem
 	Specs     *SpecTable
 	Status    *widget.Label
 	// OnExplained is called on the UI goroutine after the Why tab shows an explanation
@@ -71,7 +72,8 @@ type MainWindow struct {
 	started    time.Time
 	warnings   []string // what was left out at start, behind the Warnings button
 	changed    bool     // the user changed the selection since the window opened
-	// explainedRun is the run's settings (runOf) the Why tab's explanation was made for.
+	// explainedRun is the settings the Why tab's explanation was made for (of them,
+	// sameRun compares the run's).
 	explainedRun app.SessionSettings
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
@@ -232,10 +234,11 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	chartsSplit := container.NewHSplit(scatter, curves)
 	chartsSplit.Offset = 0.4
 
+	mw.whyTab = container.NewTabItem("Why this number?", mw.Why)
 	tabs := container.NewAppTabs(
 		container.NewTabItem("Machines", mw.Specs),
 		container.NewTabItem("Results", mw.Results),
-		container.NewTabItem("Why this number?", mw.Why),
+		mw.whyTab,
 		container.NewTabItem("Benchmark", benchmarkTab(mw)),
 	)
 	tabs.SelectIndex(1)
@@ -286,11 +289,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 		}
 		mw.Status.SetText(text)
 	}
-	style := charts.LightStyle
-	if mw.App.Settings().ThemeVariant() == theme.VariantDark {
-		style = charts.DarkStyle
-	}
-	scatter, curves := st.Charts(style)
+	scatter, curves := st.Charts(mw.chartStyle())
 	mw.Scatter.SetChart(scatter)
 	mw.Curves.SetChart(curves)
 	mw.Legend.Set(st.Curves, st.View.Hidden)
@@ -365,9 +364,9 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 				return
 			}
 			mw.Why.Set(x, mw.chartStyle())
-			mw.explainedRun = runOf(settings)
+			mw.explainedRun = settings
 			if show && mw.tabs != nil {
-				mw.tabs.Select(mw.tabs.Items[2])
+				mw.tabs.Select(mw.whyTab)
 			}
 			mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, boundWords(x.Bound)))
 			if mw.OnExplained != nil {
@@ -377,16 +376,9 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 	}()
 }
 
-// runOf is what an explanation depends on besides its CNN, machine and batch: the
-// run's settings, not the selection or the batch range shown.
-func runOf(s app.SessionSettings) app.SessionSettings {
-	s.Models, s.Machines, s.BatchMin, s.BatchMax = nil, nil, 0, 0
-	return s
-}
-
-// sameRun reports whether two runs' settings are the same (runOf).
+// sameRun reports whether two settings describe the same run: what an explanation
+// depends on besides its CNN, machine and batch (not the selection or the batch range).
 func sameRun(a, b app.SessionSettings) bool {
-	a, b = runOf(a), runOf(b)
 	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
 		a.Data == b.Data && a.Nodes == b.Nodes
 }
@@ -402,7 +394,7 @@ func (mw *MainWindow) refreshWhy(st app.SessionState) {
 	for _, c := range st.Curves {
 		if c.Model == x.Model && c.Machine == x.Machine && (c.MaxBatch < 0 || x.Batch <= c.MaxBatch) && x.Batch >= c.GPUCount {
 			if !sameRun(mw.explainedRun, st.Settings) {
-				mw.explainedRun = runOf(st.Settings) // one refresh per change
+				mw.explainedRun = st.Settings // one refresh per change
 				mw.explain(x.Model, x.Machine, x.Batch, false)
 			}
 			return
