@@ -2,7 +2,6 @@ package views
 
 import (
 	"strconv"
-	"strings"
 
 	"fyne.io/fyne/v2/widget"
 
@@ -42,7 +41,8 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 			p.Images.SetText(strconv.Itoa(s.Settings().Images))
 		}
 	}
-	r.Input = p.intEntry(strconv.Itoa(d.Input), func(st *app.SessionSettings, n int) { st.Data.Input = n })
+	// The Run tab has the height for one setting a row.
+	r.Input = p.optionalIntEntry(d.Input, "the model's own", func(st *app.SessionSettings, n int) { st.Data.Input = n })
 	loaders := make([]string, len(pipeline.Loaders))
 	for i, l := range pipeline.Loaders {
 		loaders[i] = string(l)
@@ -50,43 +50,15 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 	r.Loader = widget.NewSelect(loaders, nil)
 	r.Loader.SetSelected(d.Loader)
 	r.Loader.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Loader = v })) }
-	r.Workers = p.intEntry(strconv.Itoa(d.Workers), func(st *app.SessionSettings, n int) { st.Data.Workers = n })
+	r.Workers = p.optionalIntEntry(d.Workers, "vCPUs per GPU − 1", func(st *app.SessionSettings, n int) { st.Data.Workers = n })
 	r.Format = widget.NewSelect([]string{"nchw", "nhwc"}, nil)
 	r.Format.SetSelected(d.MemoryFormat)
 	r.Format.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.MemoryFormat = v })) }
-	// The Run tab has the height for one setting a row.
-	if d.Input == 0 {
-		r.Input.SetText("")
-	}
-	r.Input.SetPlaceHolder("the model's own")
-	optionalZero(r.Input)
-	if d.Workers == 0 {
-		r.Workers.SetText("")
-	}
-	r.Workers.SetPlaceHolder("vCPUs per GPU − 1")
-	optionalZero(r.Workers)
 	return []*widget.FormItem{
 		widget.NewFormItem("Dataset", r.Dataset),
 		widget.NewFormItem("Input px", r.Input),
 		widget.NewFormItem("Loader", r.Loader),
 		widget.NewFormItem("Workers", r.Workers),
 		widget.NewFormItem("Layout", r.Format),
-	}
-}
-
-// optionalZero lets a number entry be left empty for 0 (the default it names).
-func optionalZero(e *widget.Entry) {
-	numeric, changed := e.Validator, e.OnChanged
-	e.Validator = func(s string) error {
-		if strings.TrimSpace(s) == "" {
-			return nil
-		}
-		return numeric(s)
-	}
-	e.OnChanged = func(s string) {
-		if strings.TrimSpace(s) == "" {
-			s = "0"
-		}
-		changed(s)
 	}
 }

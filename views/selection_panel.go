@@ -89,13 +89,8 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.Epochs = p.intEntry(strconv.Itoa(st.Epochs), func(st *app.SessionSettings, n int) { st.Epochs = n })
 	p.Images = p.intEntry(strconv.Itoa(st.Images), func(st *app.SessionSettings, n int) { st.Images = n })
 	p.BatchMin = p.intEntry(strconv.Itoa(st.BatchMin), func(st *app.SessionSettings, n int) { st.BatchMin = n })
-	p.BatchMax = p.capEntry(st.BatchMax)
-	p.Nodes = p.intEntry("", func(st *app.SessionSettings, n int) { st.Nodes = n })
-	if st.Nodes > 1 {
-		p.Nodes.SetText(strconv.Itoa(st.Nodes))
-	}
-	p.Nodes.SetPlaceHolder("1 (one machine)")
-	optionalZero(p.Nodes)
+	p.BatchMax = p.optionalIntEntry(st.BatchMax, "none (what fits)", func(st *app.SessionSettings, n int) { st.BatchMax = n })
+	p.Nodes = p.optionalIntEntry(st.Nodes, "1 (one machine)", func(st *app.SessionSettings, n int) { st.Nodes = n })
 	p.Precision = widget.NewSelect([]string{string(measure.FP32), string(measure.FP32Strict), string(measure.AMP)}, nil)
 	p.Precision.SetSelected(string(st.Precision))
 	p.Precision.OnChanged = func(v string) {
@@ -172,27 +167,27 @@ func (p *SelectionPanel) intEntry(text string, set func(*app.SessionSettings, in
 	return e
 }
 
-// capEntry is the batch size cap: empty for none, else a whole number.
-func (p *SelectionPanel) capEntry(cap int) *widget.Entry {
-	e := p.intEntry("", func(st *app.SessionSettings, n int) { st.BatchMax = n })
-	e.SetPlaceHolder("none (what fits)")
-	if cap > 0 {
-		e.SetText(strconv.Itoa(cap))
+// optionalIntEntry is a number field that may be left empty for 0, the default its
+// placeholder names (no batch cap, one instance, the model's input size, …); it shows
+// value when that is set.
+func (p *SelectionPanel) optionalIntEntry(value int, placeholder string, set func(*app.SessionSettings, int)) *widget.Entry {
+	e := p.intEntry("", set)
+	if value > 0 {
+		e.SetText(strconv.Itoa(value))
 	}
-	numeric := e.Validator
+	e.SetPlaceHolder(placeholder)
+	numeric, changed := e.Validator, e.OnChanged
 	e.Validator = func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return nil
 		}
 		return numeric(s)
 	}
-	numericChanged := e.OnChanged
 	e.OnChanged = func(s string) {
 		if strings.TrimSpace(s) == "" {
-			p.report(p.session.Update(func(st *app.SessionSettings) { st.BatchMax = 0 }))
-			return
+			s = "0"
 		}
-		numericChanged(s)
+		changed(s)
 	}
 	return e
 }
