@@ -29,6 +29,7 @@ type WhyPanel struct {
 	table  *widget.Table
 
 	x    *predictor.Explanation
+	bars []charts.Bar // the chart's, of x
 	rows []predictor.LayerTime
 
 	content fyne.CanvasObject
@@ -92,18 +93,16 @@ func (p *WhyPanel) Explanation() *predictor.Explanation { return p.x }
 
 // Set shows an explanation in a chart style.
 func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
-	p.x = &x
+	p.x, p.bars = &x, breakdownBars(&x)
 	p.Header.SetText(WhyHeadline(&x))
-	p.Chart.SetChart(charts.Breakdown(breakdownBars(&x), charts.BreakdownOptions{
-		Title: "milliseconds per iteration",
-		Style: style}))
+	p.Chart.SetChart(charts.Breakdown(p.bars, charts.BreakdownOptions{Title: "milliseconds per iteration", Style: style}))
 	p.Export.Enable()
 	p.refreshRows()
 }
 
 // Clear empties the panel (the explained curve is no longer shown).
 func (p *WhyPanel) Clear() {
-	p.x, p.rows = nil, nil
+	p.x, p.bars, p.rows = nil, nil, nil
 	p.Header.SetText(whyEmpty)
 	p.Chart.SetChart(nil)
 	p.Export.Disable()
@@ -136,14 +135,10 @@ func WhyHeadline(x *predictor.Explanation) string {
 
 // barTooltip reads out a bar of the chart.
 func (p *WhyPanel) barTooltip(m charts.Mark) string {
-	if p.x == nil {
+	if p.x == nil || m.Curve < 0 || m.Curve >= len(p.bars) {
 		return ""
 	}
-	bars := breakdownBars(p.x)
-	if m.Curve < 0 || m.Curve >= len(bars) {
-		return ""
-	}
-	b := bars[m.Curve]
+	b := p.bars[m.Curve]
 	return fmt.Sprintf("%s (%s)\n%s per iteration, %s of the step", b.Label, b.Group, charts.FormatMS(b.Value), share(b.Value, p.x.IterMS))
 }
 
