@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 	"cnntime/predictor"
 )
 
@@ -64,7 +65,7 @@ func TestFirstLaunchShowsAnExample(t *testing.T) {
 	// Changing the selection replaces the hint with the prediction's summary.
 	onUI(mw, func() { mw.Selection.ToggleModel("vgg16", true) })
 	settle(t, mw)
-	if got := mw.Status.Text; strings.Contains(got, "An example") || !strings.Contains(got, countNoun(2*want/len(app.FirstLaunchModels), "curve")) {
+	if got := mw.Status.Text; strings.Contains(got, "An example") || !strings.Contains(got, charts.Count(2*want/len(app.FirstLaunchModels), "curve", "curves")) {
 		t.Errorf("status after a change: %q", got)
 	}
 }

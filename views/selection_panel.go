@@ -345,7 +345,7 @@ func (p *SelectionPanel) QuickPick(q app.QuickPick) {
 	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = ids }))
 	p.machines.setChecked(ids)
 	p.refreshChips()
-	p.info(fmt.Sprintf("%s: %s.", q.Title(), countNoun(len(ids), "machine")))
+	p.info(fmt.Sprintf("%s: %s.", q.Title(), charts.Count(len(ids), "machine", "machines")))
 }
 
 // FocusModelSearch shows the CNN list and puts the cursor in its search field.
@@ -400,14 +400,6 @@ func tabTitle(name string, n int) string {
 		return name
 	}
 	return fmt.Sprintf("%s (%d)", name, n)
-}
-
-// countNoun writes a count with its noun in the right number: "1 curve", "2 curves".
-func countNoun(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // maxHeightLayout gives its one child its minimum height up to max, and the rest

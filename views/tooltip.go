@@ -75,11 +75,3 @@ func (l *tooltipLayer) hide() {
 	l.text.Hide()
 	l.root.Refresh()
 }
-
-// shown is the tooltip's text, "" when none is shown.
-func (l *tooltipLayer) shown() string {
-	if !l.text.Visible() {
-		return ""
-	}
-	return l.text.Text
-}

@@ -266,7 +266,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 		if !prevBusy {
 			mw.started = time.Now()
 		}
-		mw.Status.SetText(fmt.Sprintf("Predicting %s…", countNoun(n, "CNN × machine curve")))
+		mw.Status.SetText(fmt.Sprintf("Predicting %s…", charts.Count(n, "CNN × machine curve", "CNN × machine curves")))
 		return
 	case st.Err != nil:
 		mw.Status.SetText("Prediction failed: " + st.Err.Error())
@@ -282,10 +282,10 @@ func (mw *MainWindow) show(st app.SessionState) {
 			}
 		}
 		text := fmt.Sprintf("Predicted %s%s: %s, %s, %s of %s images.",
-			countNoun(len(st.Curves), "curve"), took, batchRange(st), st.Settings.Precision, countNoun(st.Settings.Epochs, "epoch"), charts.FormatCount(int64(st.Settings.Images)))
+			charts.Count(len(st.Curves), "curve", "curves"), took, batchRange(st), st.Settings.Precision, charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
 		if mw.Session.FirstLaunch() && !mw.changed {
 			text = fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
-				strings.Join(st.Settings.Models, ", "), countNoun(len(st.Settings.Machines), "current machine"))
+				strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
 		}
 		mw.Status.SetText(text)
 	}
