@@ -21,12 +21,13 @@ import (
 // ValidateReport is what `cnntime validate --json` prints: the predictor's accuracy
 // three ways.
 type ValidateReport struct {
-	CPU       *app.CPUAccuracy       `json:"cpu"` // null with --skip-cpu
-	Layers    []kernels.GPUAccuracy  `json:"layers"`
-	Public    []PublicSourceAccuracy `json:"public"`
-	Rows      []PublicComparison     `json:"public_rows"`
-	Modern    *app.ModernAccuracy    `json:"modern"`    // table 4: validate_modern.go
-	Multinode *app.ScalingAccuracy   `json:"multinode"` // table 5: validate_multinode.go
+	CPU         *app.CPUAccuracy         `json:"cpu"` // null with --skip-cpu
+	Layers      []kernels.GPUAccuracy    `json:"layers"`
+	Public      []PublicSourceAccuracy   `json:"public"`
+	Rows        []PublicComparison       `json:"public_rows"`
+	Modern      *app.ModernAccuracy      `json:"modern"`      // table 4: validate_modern.go
+	Multinode   *app.ScalingAccuracy     `json:"multinode"`   // table 5: validate_multinode.go
+	Convergence *app.ConvergenceAccuracy `json:"convergence"` // table 6: epochs to target vs batch, validate_convergence.go
 }
 
 // PublicComparison is one published whole-network figure and its prediction.
@@ -189,14 +190,14 @@ func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps] [--json]",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps|convergence] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
-		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing)")
+		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing); convergence: only the epochs-to-target model against the published figures")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -204,8 +205,10 @@ func validateCommands(register func(Command)) {
 		case "":
 		case "steps":
 			return runValidateSteps(env)
+		case "convergence":
+			return runValidateConvergence(env)
 		default:
-			return Usagef("--table %q: the table is steps", *table)
+			return Usagef("--table %q: the tables are steps and convergence", *table)
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q", fs.Arg(0))
@@ -229,6 +232,9 @@ func validateCommands(register func(Command)) {
 			return err
 		}
 		if rep.Multinode, err = app.MultinodeComparisons(eng); err != nil {
+			return err
+		}
+		if rep.Convergence, err = app.ConvergenceComparisons(); err != nil {
 			return err
 		}
 		if !*skipCPU {
@@ -301,5 +307,21 @@ func writeValidateTables(w io.Writer, rep *ValidateReport) error {
 	if err := app.WriteModernTable(w, rep.Modern); err != nil {
 		return err
 	}
-	return app.WriteScalingTable(w, rep.Multinode)
+	if err := app.WriteScalingTable(w, rep.Multinode); err != nil {
+		return err
+	}
+	return app.WriteConvergenceTable(w, rep.Convergence, 6)
+}
+
+// runValidateConvergence is `cnntime validate --table convergence`: the epochs-to-target
+// model against the published figures, tuning and held out.
+func runValidateConvergence(env *Env) error {
+	acc, err := app.ConvergenceComparisons()
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, acc)
+	}
+	return app.WriteConvergenceTable(env.Stdout, acc, 6)
 }
