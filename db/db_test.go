@@ -369,7 +369,7 @@ func TestSteps(t *testing.T) {
 	stale := r32
 	stale.MedianMS, stale.At = 250, t0.Add(-time.Hour) // same key, measured earlier: kept out
 	same := r32
-	same.MedianMS = 300 // same key, measured at the same time: kept out
+	same.MedianMS = 300                          // same key, measured at the same time: kept out
 	r32.MedianMS, r32.At = 98, t0.Add(time.Hour) // same key, measured later: replaced
 	if err := d.PutSteps(ctx, []measure.Step{stale, r32, same}); err != nil {
 		t.Fatal(err)
