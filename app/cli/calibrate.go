@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/validate"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/convergence"
@@ -122,9 +123,9 @@ func runCalibrateConvergence(env *Env, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	var fits []app.ConvergenceFit
+	var fits []validate.ConvergenceFit
 	for _, name := range convergence.PresetNames() {
-		f, err := app.FitConvergence(figs, name)
+		f, err := validate.FitConvergence(figs, name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

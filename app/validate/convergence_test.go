@@ -1,4 +1,4 @@
-package app
+package validate
 
 import (
 	"math"
@@ -54,7 +54,7 @@ func TestConvergenceHoldOut(t *testing.T) {
 // TestConvergenceTable runs the validate table on the embedded figures: every preset
 // has tuning and held-out sets, and the rows print.
 func TestConvergenceTable(t *testing.T) {
-	acc, err := ConvergenceComparisons()
+	acc, err := Convergence()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package validate
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"cnntime/app"
 	"cnntime/assets"
 	"cnntime/predictor/convergence"
 )
@@ -44,9 +45,9 @@ type ConvergenceAccuracy struct {
 	Rows []convergence.Checked `json:"rows"`
 }
 
-// ConvergenceComparisons refits every preset on the tuning figures of
+// Convergence refits every preset on the tuning figures of
 // assets/validation/convergence.csv and predicts every figure with the shipped preset.
-func ConvergenceComparisons() (*ConvergenceAccuracy, error) {
+func Convergence() (*ConvergenceAccuracy, error) {
 	figs, err := convergence.ParseFigures(assets.Convergence)
 	if err != nil {
 		return nil, fmt.Errorf("the embedded epochs-to-target figures are broken (a build mistake; report it): %w", err)
@@ -127,7 +128,7 @@ func WriteConvergenceTable(w io.Writer, acc *ConvergenceAccuracy, number int) er
 		fmt.Fprintf(w, "%s %s: %d figures, MAPE %.1f%% (anchored at each source's smallest batch: %s)\n", s.Dataset, s.Set, s.Rows, s.MAPEPct, anchored)
 	}
 	fmt.Fprintln(w)
-	t := NewTable(w, "SET", "SOURCE", "DATASET", "BATCH", "PUBLISHED", "PREDICTED", "ERROR", "ANCHORED", "ERROR")
+	t := app.NewTable(w, "SET", "SOURCE", "DATASET", "BATCH", "PUBLISHED", "PREDICTED", "ERROR", "ANCHORED", "ERROR")
 	for _, r := range acc.Rows {
 		anchored, aerr := "anchor", "-"
 		if !r.Anchor {
