@@ -8,7 +8,6 @@ import (
 
 	"cnntime/app"
 	"cnntime/predictor"
-	"cnntime/predictor/hw"
 )
 
 // explainUsage is explain's synopsis.
@@ -111,7 +110,9 @@ func explainCommands(register func(Command)) {
 		}
 		if x.Network != nil {
 			fmt.Fprintln(env.Stdout)
-			writeNodeNotes(env, []string{x.Machine}, []int{x.Nodes}, []*hw.Network{x.Network}, nil)
+			var notes nodeNotes
+			notes.add(x.Machine, x.Nodes, x.Network, "")
+			notes.write(env)
 		}
 		return nil
 	}

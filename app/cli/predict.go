@@ -19,9 +19,9 @@ type predictOutput struct {
 	csv bool
 }
 
-// predictCurves is what predict and best share: it reads the command's flags, opens the
-// engine on the cache and predicts every CNN × machine the flags name.
-func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, []predictor.Curve, error) {
+// predictSetup is what predict and best share: it reads the command's flags, opens the
+// engine on the cache and checks the query against it.
+func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, *app.Engine, error) {
 	fs := env.Flags(cmd)
 	var pf predictOutput
 	pf.chooseNodes = cmd.Name == "best"
@@ -45,8 +45,7 @@ func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predic
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}
-	curves, err := curvesOverNodes(env, eng, q, pf.nodeCounts)
-	return pf, q, curves, err
+	return pf, q, eng, nil
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
@@ -102,28 +101,55 @@ type PredictRow struct {
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
+	v := valuesOf(c, &p)
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
-		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
+		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend}
 	r.Nodes, r.Network = c.Nodes, c.Network
-	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
-	if c.LoaderImagesPerS > 0 {
-		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
+	if v.hasLoader {
+		r.LoaderImagesPerS = &v.loaderImagesPerS
 	}
 	if !p.Fits {
 		return r
 	}
-	r.IterMS, r.ImagesPerS = ptr(p.IterMS, 3), ptr(p.ImagesPerS, 1)
-	r.EpochS, r.TotalS = ptr(p.EpochS, 1), ptr(p.TotalS, 1)
-	r.ErrorPct = ptr(p.ErrorPct, 1)
-	if c.CostKnown {
-		r.CostUSD = ptr(p.CostUSD, 4)
+	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
+	if v.hasCost {
+		r.CostUSD = &v.costUSD
 	}
-	if c.EnergyKnown {
-		r.EnergyKWh = ptr(p.EnergyKWh, 4)
+	if v.hasEnergy {
+		r.EnergyKWh = &v.energyKWh
 	}
 	return r
+}
+
+// pointValues are a point's figures rounded as predict prints them; the has* fields
+// say which are known (the times are known when the point fits).
+type pointValues struct {
+	iterMS, imagesPerS, epochS, totalS, errorPct float64
+	costUSD, energyKWh, memoryGB                 float64
+	loaderImagesPerS                             float64
+	hasCost, hasEnergy, hasLoader                bool
+}
+
+func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
+	v := pointValues{memoryGB: round(p.MemoryGB, 3)}
+	if c.LoaderImagesPerS > 0 {
+		v.loaderImagesPerS, v.hasLoader = round(c.LoaderImagesPerS, 1), true
+	}
+	if !p.Fits {
+		return v
+	}
+	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
+	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
+	v.errorPct = round(p.ErrorPct, 1)
+	if c.CostKnown {
+		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
+	}
+	if c.EnergyKnown {
+		v.energyKWh, v.hasEnergy = round(p.EnergyKWh, 4), true
+	}
+	return v
 }
 
 func round(x float64, digits int) float64 {
@@ -139,45 +165,69 @@ func predictCommands(register func(Command)) {
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, q, curves, err := predictCurves(env, cmd, args, true)
+		pf, q, eng, err := predictSetup(env, cmd, args, true)
 		if err != nil {
 			return err
 		}
-		var rows []PredictRow
-		for i := range curves {
-			for _, p := range curves[i].Points {
-				rows = append(rows, rowOf(&curves[i], p))
-			}
-		}
 		if len(q.Batches) == 1 {
-			for _, r := range rows {
-				if !r.Fits {
-					loader := ""
-					if r.LoaderImagesPerS != nil {
-						loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
-					}
-					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
-						r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
-				}
-			}
+			return predictOneBatch(env, pf, q, eng)
 		}
 		switch {
 		case env.JSON:
-			return WriteJSON(env.Stdout, rows)
+			return streamPredict(env, eng, q, jsonRows{rows: predictJSON})
 		case pf.csv:
-			return writePredictCSV(env, rows)
+			return streamPredict(env, eng, q, predictCSV{})
 		}
-		if err := writePredictTable(env, rows); err != nil {
-			return err
-		}
-		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
-		for i, r := range rows {
-			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
-		}
-		writeNodeNotes(env, ms, ns, nets, nil)
-		return nil
+		return streamPredictTable(env, eng, q)
 	}
 	register(cmd)
+}
+
+// predictOneBatch predicts q at its one batch size: every row is checked to fit before
+// anything is written (a batch that does not fit is an error that says what to try).
+func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) error {
+	var curves []predictor.Curve // one point each
+	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
+		func(c predictor.Curve) error { curves = append(curves, c); return nil })
+	if err != nil {
+		return err
+	}
+	rows := make([]PredictRow, len(curves))
+	for i := range curves {
+		r := rowOf(&curves[i], curves[i].Points[0])
+		if !r.Fits {
+			loader := ""
+			if r.LoaderImagesPerS != nil {
+				loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
+			}
+			return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+				r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
+		}
+		rows[i] = r
+	}
+	switch {
+	case env.JSON:
+		return WriteJSON(env.Stdout, rows)
+	case pf.csv:
+		out := predictCSV{}
+		text := out.header()
+		for i := range curves {
+			text = out.curve(text, &curves[i])
+		}
+		_, err := env.Stdout.Write(text)
+		return writeErr("CSV", err)
+	}
+	t := app.NewTable(env.Stdout, predictTableHeader...)
+	var notes nodeNotes
+	for _, r := range rows {
+		predictTableRow(t, r)
+		notes.add(r.Machine, r.Nodes, r.Network, "")
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	notes.write(env)
+	return nil
 }
 
 func fmtOpt(p *float64, format string, unknown string) string {
@@ -187,20 +237,18 @@ func fmtOpt(p *float64, format string, unknown string) string {
 	return fmt.Sprintf(format, *p)
 }
 
-func writePredictTable(env *Env, rows []PredictRow) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
-	for _, r := range rows {
-		if !r.Fits {
-			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
-			continue
-		}
+var predictTableHeader = []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE"}
+
+func predictTableRow(t *app.Table, r PredictRow) {
+	if !r.Fits {
 		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
-			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
+			"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
+		return
 	}
-	return t.Flush()
+	t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+		fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
+		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
+		fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader.
@@ -209,29 +257,6 @@ func boundText(r PredictRow) string {
 		return fmt.Sprintf("input (%s %.0f/s)", r.Loader, *r.LoaderImagesPerS)
 	}
 	return r.Bound
-}
-
-// writePredictCSV writes predict's rows as CSV; text cells that a spreadsheet would read
-// as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers are
-// written as numbers.
-func writePredictCSV(env *Env, rows []PredictRow) error {
-	w := csv.NewWriter(env.Stdout)
-	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
-		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
-		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"})
-	for _, r := range rows {
-		t := csvsafe.Text
-		w.Write([]string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), t(r.Precision),
-			fmtOpt(r.IterMS, "%g", ""), fmtOpt(r.ImagesPerS, "%g", ""), fmtOpt(r.EpochS, "%g", ""), fmtOpt(r.TotalS, "%g", ""),
-			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
-			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
-			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("write CSV: %w", err)
-	}
-	return nil
 }
 
 // duration writes seconds as "42.0s", "12m05s" or "3h12m".
@@ -288,7 +313,11 @@ func bestCommands(register func(Command)) {
 		Details: RunDataUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, _, curves, err := predictCurves(env, cmd, args, false)
+		pf, q, eng, err := predictSetup(env, cmd, args, false)
+		if err != nil {
+			return err
+		}
+		curves, err := bestCurves(env, eng, q, pf.nodeCounts)
 		if err != nil {
 			return err
 		}
@@ -325,11 +354,15 @@ func bestCommands(register func(Command)) {
 		if err := t.Flush(); err != nil {
 			return err
 		}
-		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
+		var nn nodeNotes
 		for i, r := range rows {
-			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
+			note := ""
+			if notes != nil {
+				note = notes[i]
+			}
+			nn.add(r.Machine, r.Nodes, r.Network, note)
 		}
-		writeNodeNotes(env, ms, ns, nets, notes)
+		nn.write(env)
 		return nil
 	}
 	register(cmd)
