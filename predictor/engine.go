@@ -156,6 +156,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Loader:    req.Input.Loader,
 		Workers:   req.Input.Workers,
 		Format:    req.MemoryFormat,
+		Price:     req.Machine.Basis(),
+		GPUSource: req.GPU.Source,
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic
