@@ -14,7 +14,7 @@ type PriceKind string
 // The kinds of price.
 const (
 	OnDemand  PriceKind = "on-demand"
-	Spot      PriceKind = "spot"      // preemptible: cheaper, and the cloud may take the machine back
+	Spot      PriceKind = "spot"       // preemptible: cheaper, and the cloud may take the machine back
 	UserPrice PriceKind = "your-price" // the user's own machine, or a price the user set
 )
 
