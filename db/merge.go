@@ -61,7 +61,9 @@ func (d *DB) Import(ctx context.Context, path string) (ImportReport, error) {
 
 // ImportStepsCSV merges a CSV of whole-step measurements read from r, named name (a
 // file name: it names the rows' default source). It reads all of r before it writes,
-// and writes all rows or none.
+// and writes all rows or none. A row replaces the cache's step of the same key only
+// when it was measured later; one measured at the same time (re-importing a file) or
+// earlier, or with no measured_at, leaves the cache's step and is counted as kept.
 func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
 	rep := ImportReport{File: name, Kind: "csv", Source: "csv:" + name}
 	steps, err := ParseStepsCSV(r, name)
@@ -73,15 +75,15 @@ func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (Impo
 		if err != nil {
 			return err
 		}
-		if err := putSteps(ctx, tx, steps); err != nil {
+		changed, err := putSteps(ctx, tx, steps)
+		if err != nil {
 			return err
 		}
 		after, err := countRows(ctx, tx, "steps")
 		if err != nil {
 			return err
 		}
-		rep.Steps.Added = after - before
-		rep.Steps.Replaced = len(steps) - rep.Steps.Added
+		rep.Steps = merged(len(steps), changed, after-before)
 		return nil
 	})
 	return rep, err
