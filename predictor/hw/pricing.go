@@ -18,6 +18,10 @@ const (
 	UserPrice PriceKind = "your-price" // the user's own machine, or a price the user set
 )
 
+// BareGPUProvider is the provider of a bare GPU asked for by its id (gpu/<id>): a
+// one-GPU machine with no price.
+const BareGPUProvider = "gpu"
+
 // StalePriceDays is the age beyond which a price is flagged as old.
 const StalePriceDays = 90
 
@@ -92,9 +96,13 @@ func (m Machine) HasSpot() bool {
 // machine with one on-demand price, that price when it fits the choice. When none fits,
 // the machine comes back unpriced (its cost unknown, never 0) with PriceNote saying why.
 func (m Machine) Priced(c PriceChoice) Machine {
-	if m.User || m.Listing == ListingUser || m.Listing == ListingLocal || m.PriceOverridden {
+	switch {
+	case m.User || m.Listing == ListingUser || m.Listing == ListingLocal || m.PriceOverridden ||
+		m.Provider == UserProvider || m.Provider == LocalProvider:
 		m.PriceKind = UserPrice
 		return m
+	case m.Provider == BareGPUProvider:
+		return m // a bare GPU has no price of any kind
 	}
 	m.PriceKind, m.PriceNote = c.Kind(), ""
 	if len(m.Regions) == 0 {

@@ -57,7 +57,7 @@ type SkyPilotCatalog struct {
 }
 
 // reservedProviders may not be a cloud's name: they are cnntime's own machines.
-var reservedProviders = map[string]bool{UserProvider: true, LocalProvider: true, "gpu": true}
+var reservedProviders = map[string]bool{UserProvider: true, LocalProvider: true, BareGPUProvider: true}
 
 // CheckCloudName accepts a cloud name as the catalog's directories spell it (aws, gcp,
 // lambda): lower-case letters, digits and '-', none of cnntime's own providers.
