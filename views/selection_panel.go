@@ -41,9 +41,9 @@ type SelectionPanel struct {
 	Images    *widget.Entry
 	Precision *widget.Select
 	BatchMin  *widget.Entry
-	BatchMax  *widget.Entry // the cap; empty for none
-	Nodes     *widget.Entry // instances of each machine training together; empty for one
-	RunData   RunData       // dataset, input size, loader, workers, memory format
+	BatchMax  *widget.Entry  // the cap; empty for none
+	Nodes     *widget.Entry  // instances of each machine training together; empty for one
+	RunData   RunData        // dataset, input size, loader, workers, memory format
 	Prices    PriceControls  // on-demand or spot, the region
 	Filters   MachineFilters // the machine list's provider, spot and price filters
 	Picks     map[app.QuickPick]*widget.Button
