@@ -53,6 +53,9 @@ func validateCommands(register func(Command)) {
 		if rep.Multinode, err = validate.Multinode(eng); err != nil {
 			return err
 		}
+		if rep.Loader, err = validate.Loader(eng); err != nil {
+			return err
+		}
 		if !*skipCPU {
 			var progress io.Writer
 			if !env.JSON {

@@ -18,6 +18,7 @@ type Report struct {
 	Rows      []PublicComparison     `json:"public_rows"`
 	Modern    *ModernAccuracy        `json:"modern"`    // table 4: modern.go
 	Multinode *ScalingAccuracy       `json:"multinode"` // table 5: multinode.go
+	Loader    *LoaderAccuracy        `json:"loader"`    // table 6: loader.go
 }
 
 // WriteReport prints the report's tables as text.
@@ -54,5 +55,8 @@ func WriteReport(w io.Writer, rep *Report) error {
 	if err := WriteModernTable(w, rep.Modern); err != nil {
 		return err
 	}
-	return WriteScalingTable(w, rep.Multinode)
+	if err := WriteScalingTable(w, rep.Multinode); err != nil {
+		return err
+	}
+	return WriteLoaderTable(w, rep.Loader)
 }
