@@ -43,3 +43,11 @@ var MLPerfCeiling []byte
 //
 //go:embed validation/loader_runs.csv
 var LoaderRuns []byte
+
+// Convergence is the published epochs-to-target figures at several global batch sizes
+// (validation/convergence.csv): MLPerf's ResNet-50 reference convergence points on
+// ImageNet, DAWNBench and Pollux runs on CIFAR-10, one row per source × batch, with
+// where each is published and whether it tunes the epochs model or is held out.
+//
+//go:embed validation/convergence.csv
+var Convergence []byte

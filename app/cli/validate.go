@@ -11,14 +11,14 @@ func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps] [--json]",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps|convergence] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
-		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing)")
+		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing); convergence: only the epochs-to-target model against the published figures")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -26,8 +26,10 @@ func validateCommands(register func(Command)) {
 		case "":
 		case "steps":
 			return runValidateSteps(env)
+		case "convergence":
+			return runValidateConvergence(env)
 		default:
-			return Usagef("--table %q: the table is steps", *table)
+			return Usagef("--table %q: the tables are steps and convergence", *table)
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q", fs.Arg(0))
@@ -51,6 +53,9 @@ func validateCommands(register func(Command)) {
 			return err
 		}
 		if rep.Multinode, err = validate.Multinode(eng); err != nil {
+			return err
+		}
+		if rep.Convergence, err = validate.Convergence(); err != nil {
 			return err
 		}
 		if rep.Loader, err = validate.Loader(eng); err != nil {
@@ -91,4 +96,17 @@ func runValidateSteps(env *Env) error {
 		return WriteJSON(env.Stdout, v)
 	}
 	return validate.WriteStepsTable(env.Stdout, &v)
+}
+
+// runValidateConvergence is `cnntime validate --table convergence`: the epochs-to-target
+// model against the published figures, tuning and held out.
+func runValidateConvergence(env *Env) error {
+	acc, err := validate.Convergence()
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, acc)
+	}
+	return validate.WriteConvergenceTable(env.Stdout, acc, 6)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"cnntime/app/validate"
@@ -44,5 +45,39 @@ func TestValidateComparesPublishedRows(t *testing.T) {
 		if n := len(perSource[s.Source]); n != s.Rows || math.Abs(sum/float64(n)-s.MAPEPct) > 1e-9 {
 			t.Errorf("%s: %d rows MAPE %.3f%%, but its rows give %d and %.3f%%", s.Source, s.Rows, s.MAPEPct, n, sum/float64(n))
 		}
+	}
+}
+
+// TestValidateConvergenceTable checks `validate --table convergence`: tuning and
+// held-out rows for every preset with their MAPE, and the JSON report carries them.
+func TestValidateConvergenceTable(t *testing.T) {
+	code, out, errOut := runPredictCLI(t, "validate", "--table", "convergence")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Epochs to a target accuracy", "imagenet-1k tuning", "imagenet-1k held out", "cifar-10 held out", "MAPE", "mlperf-rcp-google"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runPredictCLI(t, "validate", "--table", "convergence", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var acc validate.ConvergenceAccuracy
+	if err := json.Unmarshal([]byte(out), &acc); err != nil {
+		t.Fatalf("not the JSON table: %v", err)
+	}
+	held := 0
+	for _, r := range acc.Rows {
+		if r.Set == "held out" {
+			held++
+		}
+		if want := 100 * (r.Predicted - r.Epochs) / r.Epochs; math.Abs(r.ErrorPct-want) > 1e-9 {
+			t.Errorf("%s at %d: error %v%%, want %v%%", r.Source, r.Batch, r.ErrorPct, want)
+		}
+	}
+	if held == 0 || held == len(acc.Rows) {
+		t.Errorf("%d of %d rows held out", held, len(acc.Rows))
 	}
 }

@@ -228,7 +228,7 @@ func WriteLoaderTable(w io.Writer, acc *LoaderAccuracy) error {
 	if acc == nil {
 		return nil
 	}
-	fmt.Fprintln(w, "\n6. Runs through real input pipelines on named CPUs (loader_runs.csv; DataLoader, DALI CPU/GPU, FFCV, tf.data)")
+	fmt.Fprintln(w, "\n7. Runs through real input pipelines on named CPUs (loader_runs.csv; DataLoader, DALI CPU/GPU, FFCV, tf.data)")
 	fmt.Fprintln(w)
 	for _, s := range acc.Sets {
 		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct)

@@ -18,7 +18,10 @@ type Report struct {
 	Rows      []PublicComparison     `json:"public_rows"`
 	Modern    *ModernAccuracy        `json:"modern"`    // table 4: modern.go
 	Multinode *ScalingAccuracy       `json:"multinode"` // table 5: multinode.go
-	Loader    *LoaderAccuracy        `json:"loader"`    // table 6: loader.go
+	// Convergence is table 6: the epochs-to-target model against published figures
+	// (convergence.go).
+	Convergence *ConvergenceAccuracy `json:"convergence"`
+	Loader      *LoaderAccuracy      `json:"loader"` // table 7: loader.go
 }
 
 // WriteReport prints the report's tables as text.
@@ -56,6 +59,9 @@ func WriteReport(w io.Writer, rep *Report) error {
 		return err
 	}
 	if err := WriteScalingTable(w, rep.Multinode); err != nil {
+		return err
+	}
+	if err := WriteConvergenceTable(w, rep.Convergence, 6); err != nil {
 		return err
 	}
 	return WriteLoaderTable(w, rep.Loader)
