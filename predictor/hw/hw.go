@@ -45,6 +45,9 @@ type Machine struct {
 	CatalogPrice    float64 `json:"catalog_price_usd_per_hour,omitempty"` // the catalog's price, where overridden
 	User            bool    `json:"user"`                                 // defined by the user, not from the catalog
 	Notes           string  `json:"notes"`
+	// CPU is the machine's host processor (catalog/cpus.csv); nil where the catalog
+	// does not name it.
+	CPU *CPU `json:"cpu,omitempty"`
 
 	// PriceKind says which price PriceUSDPerHour is (on-demand, spot or the user's
 	// own); SpotPriceUSDPerHour is the spot price in Region (0: none there).
