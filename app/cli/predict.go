@@ -95,9 +95,28 @@ type PredictRow struct {
 	LoaderImagesPerS *float64 `json:"loader_images_per_s"`
 	Bound            string   `json:"bound,omitempty"`
 	MemoryFormat     string   `json:"memory_format,omitempty"`
+	// Script is the training script around the step and ScriptMS its cost in iter_ms
+	// (null where the batch does not fit).
+	Script   string   `json:"script,omitempty"`
+	ScriptMS *float64 `json:"script_ms"`
+	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the
+	// reference CPU stood in for an unknown one, as for a bare --gpu).
+	CPU *hw.CPU `json:"cpu,omitempty"`
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
+	// The price the cost uses: per hour (null when unknown: PriceNote says why), its
+	// kind (on-demand, spot or your-price), region and date, its age in days (null when
+	// undated) and whether that is older than 90 days.
+	PriceUSDPerHour *float64 `json:"price_usd_per_hour"`
+	PriceKind       string   `json:"price_kind,omitempty"`
+	PriceRegion     string   `json:"price_region,omitempty"`
+	PriceDate       string   `json:"price_date,omitempty"`
+	PriceAgeDays    *int     `json:"price_age_days"`
+	PriceStale      bool     `json:"price_stale,omitempty"`
+	PriceNote       string   `json:"price_note,omitempty"`
+	// GPUSource is where the GPU's specifications come from.
+	GPUSource string `json:"gpu_source,omitempty"`
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
@@ -105,8 +124,13 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend}
+		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
+	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
+	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
+	if c.CostKnown {
+		r.PriceUSDPerHour = &v.priceUSDPerHour
+	}
 	if v.hasLoader {
 		r.LoaderImagesPerS = &v.loaderImagesPerS
 	}
@@ -114,6 +138,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 		return r
 	}
 	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
+	r.ScriptMS = &v.scriptMS
 	if v.hasCost {
 		r.CostUSD = &v.costUSD
 	}
@@ -123,13 +148,13 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	return r
 }
 
-// pointValues are a point's figures rounded as predict prints them; the has* fields
-// say which are known (the times are known when the point fits).
+// pointValues are a point's figures rounded as predict prints them (rowOf, the CSV);
+// the has* fields say which are known (the times are known when the point fits).
 type pointValues struct {
-	iterMS, imagesPerS, epochS, totalS, errorPct float64
-	costUSD, energyKWh, memoryGB                 float64
-	loaderImagesPerS                             float64
-	hasCost, hasEnergy, hasLoader                bool
+	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
+	costUSD, energyKWh, memoryGB                           float64
+	loaderImagesPerS, priceUSDPerHour                      float64
+	hasCost, hasEnergy, hasLoader                          bool
 }
 
 func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
@@ -137,12 +162,15 @@ func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
 	if c.LoaderImagesPerS > 0 {
 		v.loaderImagesPerS, v.hasLoader = round(c.LoaderImagesPerS, 1), true
 	}
+	if c.CostKnown {
+		v.priceUSDPerHour = round(c.PriceUSDPerHour, 4)
+	}
 	if !p.Fits {
 		return v
 	}
 	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
 	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
-	v.errorPct = round(p.ErrorPct, 1)
+	v.errorPct, v.scriptMS = round(p.ErrorPct, 1), round(p.ScriptMS, 3)
 	if c.CostKnown {
 		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
 	}
@@ -226,6 +254,7 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	writePriceNotes(env, rows)
 	notes.write(env)
 	return nil
 }
@@ -237,18 +266,67 @@ func fmtOpt(p *float64, format string, unknown string) string {
 	return fmt.Sprintf(format, *p)
 }
 
-var predictTableHeader = []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE"}
+var predictTableHeader = []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
 
 func predictTableRow(t *app.Table, r PredictRow) {
 	if !r.Fits {
 		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-			"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
+			"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
 		return
 	}
 	t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
 		fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
+		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
 		fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
+}
+
+// priceText is a row's price in the table: "$0.918/h spot us-east-1", "OLD" after a
+// price older than 90 days, "none" when there is no price for the asked kind or region.
+func priceText(r PredictRow) string {
+	if r.PriceUSDPerHour == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("$%.4g/h %s", *r.PriceUSDPerHour, r.PriceKind)
+	if r.PriceRegion != "" {
+		s += " " + r.PriceRegion
+	}
+	if r.PriceStale {
+		s += " OLD"
+	}
+	return s
+}
+
+// writePriceNotes says under a table which price each machine's cost uses (its date
+// and age, OLD when older than 90 days, or why it has none) and where each GPU's
+// specifications come from.
+func writePriceNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen["m:"+r.Machine] {
+			continue
+		}
+		seen["m:"+r.Machine] = true
+		switch {
+		case r.PriceNote != "":
+			fmt.Fprintf(env.Stdout, "%s: cost unknown: %s\n", r.Machine, r.PriceNote)
+		case r.PriceUSDPerHour == nil:
+		case r.PriceAgeDays == nil:
+			fmt.Fprintf(env.Stdout, "%s: %s price, undated\n", r.Machine, r.PriceKind)
+		default:
+			old := ""
+			if r.PriceStale {
+				old = fmt.Sprintf(": OLD, older than %d days; refresh with 'cnntime prices update'", hw.StalePriceDays)
+			}
+			fmt.Fprintf(env.Stdout, "%s: %s price of %s (%d days old%s)\n", r.Machine, r.PriceKind, r.PriceDate, *r.PriceAgeDays, old)
+		}
+	}
+	for _, r := range rows {
+		if r.GPUSource == "" || seen["g:"+r.GPU] {
+			continue
+		}
+		seen["g:"+r.GPU] = true
+		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader.
@@ -257,6 +335,14 @@ func boundText(r PredictRow) string {
 		return fmt.Sprintf("input (%s %.0f/s)", r.Loader, *r.LoaderImagesPerS)
 	}
 	return r.Bound
+}
+
+// ageText is a price's age in days, "" when undated.
+func ageText(days *int) string {
+	if days == nil {
+		return ""
+	}
+	return strconv.Itoa(*days)
 }
 
 // duration writes seconds as "42.0s", "12m05s" or "3h12m".
@@ -338,22 +424,25 @@ func bestCommands(register func(Command)) {
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		}
-		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
+			priced = append(priced, *b)
 			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"),
+				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
 				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
 				intsText(r.SweetSpots), b.Source)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		writePriceNotes(env, priced)
 		var nn nodeNotes
 		for i, r := range rows {
 			note := ""
@@ -390,15 +479,17 @@ func intsText(xs []int) string {
 func writeBestCSV(env *Env, rows []BestRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
-		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source"})
+		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
-			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), ""}
+			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", ""}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
+			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
 		}
 		w.Write(rec)
 	}

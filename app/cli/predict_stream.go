@@ -69,23 +69,66 @@ func writeErr(what string, err error) error {
 	return nil
 }
 
-// predictCSVColumns is the header of predict --csv.
-var predictCSVColumns = []string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
-	"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
-	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
+// predictCSVColumns are the columns of predict --csv: each appends its cell of a row,
+// rounded as rowOf rounds it (the JSON's values). Text cells that a spreadsheet would
+// read as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers
+// are written as numbers, unknown ones as empty cells. A new column is one entry here.
+var predictCSVColumns = []struct {
+	name string
+	cell func(b []byte, r *csvRow) []byte
+}{
+	{"model", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Model)) }},
+	{"machine", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Machine)) }},
+	{"gpu", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.GPU)) }},
+	{"gpu_count", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
+	{"batch", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
+	{"precision", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Precision))) }},
+	{"iter_ms", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.iterMS, r.p.Fits) }},
+	{"images_per_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.imagesPerS, r.p.Fits) }},
+	{"epoch_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochS, r.p.Fits) }},
+	{"total_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.totalS, r.p.Fits) }},
+	{"cost_usd", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.costUSD, r.v.hasCost) }},
+	{"energy_kwh", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.energyKWh, r.v.hasEnergy) }},
+	{"memory_gb", func(b []byte, r *csvRow) []byte { return appendNum(b, r.v.memoryGB) }},
+	{"fits", func(b []byte, r *csvRow) []byte { return strconv.AppendBool(b, r.p.Fits) }},
+	{"source", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.p.Source))) }},
+	{"error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.errorPct, r.p.Fits) }},
+	{"input", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
+	{"loader", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Loader))) }},
+	{"workers", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
+	{"loader_images_per_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.loaderImagesPerS, r.v.hasLoader) }},
+	{"bound", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.p.Bound)) }},
+	{"memory_format", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Format))) }},
+	{"price_usd_per_hour", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.priceUSDPerHour, r.c.CostKnown) }},
+	{"price_kind", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Price.Kind))) }},
+	{"price_region", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Region)) }},
+	{"price_date", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Date)) }},
+	{"price_age_days", func(b []byte, r *csvRow) []byte {
+		if r.c.Price.AgeDays == nil {
+			return b
+		}
+		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
+	}},
+}
 
-// predictCSV writes predict's rows as CSV: text cells that a spreadsheet would read as
-// a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers are
-// written as numbers, unknown ones as empty cells.
+// csvRow is what a predict --csv row is made of: its curve, its point, and the point's
+// values as rowOf rounds them.
+type csvRow struct {
+	c *predictor.Curve
+	p *predictor.Point
+	v pointValues
+}
+
+// predictCSV writes predict's rows as CSV (predictCSVColumns).
 type predictCSV struct{}
 
 func (predictCSV) header() []byte {
 	var b []byte
-	for i, c := range predictCSVColumns {
+	for i, col := range predictCSVColumns {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendCSVText(b, c)
+		b = appendCSVText(b, col.name)
 	}
 	return append(b, '\n')
 }
@@ -95,71 +138,27 @@ func (predictCSV) footer(bool) []byte { return nil }
 func (predictCSV) first(text []byte) []byte { return text }
 
 func (predictCSV) curve(b []byte, c *predictor.Curve) []byte {
-	// The cells that are the same on every row of the curve, written once.
-	var head, mid, tail []byte
-	for _, s := range []string{c.Model, c.Machine, c.GPU} {
-		head = appendCSVText(head, csvsafe.Text(s))
-		head = append(head, ',')
-	}
-	head = strconv.AppendInt(head, int64(c.GPUCount), 10)
-	head = append(head, ',')
-	mid = append(mid, ',')
-	mid = appendCSVText(mid, csvsafe.Text(string(c.Precision)))
-	tail = append(tail, ',')
-	tail = strconv.AppendInt(tail, int64(c.Input), 10)
-	tail = append(tail, ',')
-	tail = appendCSVText(tail, csvsafe.Text(string(c.Loader)))
-	tail = append(tail, ',')
-	tail = strconv.AppendInt(tail, int64(c.Workers), 10)
-	tail = append(tail, ',')
-	if c.LoaderImagesPerS > 0 {
-		tail = appendNum(tail, round(c.LoaderImagesPerS, 1))
-	}
-	tail = append(tail, ',')
-	format := appendCSVText(nil, csvsafe.Text(string(c.Format)))
+	r := csvRow{c: c}
 	for i := range c.Points {
-		p := &c.Points[i]
-		v := valuesOf(c, p)
-		b = append(b, head...)
-		b = strconv.AppendInt(b, int64(p.Batch), 10)
-		b = append(b, mid...)
-		b = append(b, ',')
-		if p.Fits {
-			b = appendNum(b, v.iterMS)
-			b = append(b, ',')
-			b = appendNum(b, v.imagesPerS)
-			b = append(b, ',')
-			b = appendNum(b, v.epochS)
-			b = append(b, ',')
-			b = appendNum(b, v.totalS)
-			b = append(b, ',')
-			if v.hasCost {
-				b = appendNum(b, v.costUSD)
+		r.p = &c.Points[i]
+		r.v = valuesOf(c, r.p)
+		for j, col := range predictCSVColumns {
+			if j > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, ',')
-			if v.hasEnergy {
-				b = appendNum(b, v.energyKWh)
-			}
-		} else {
-			b = append(b, ",,,,,"...)
+			b = col.cell(b, &r)
 		}
-		b = append(b, ',')
-		b = appendNum(b, v.memoryGB)
-		b = append(b, ',')
-		b = strconv.AppendBool(b, p.Fits)
-		b = append(b, ',')
-		b = appendCSVText(b, csvsafe.Text(string(p.Source)))
-		b = append(b, ',')
-		if p.Fits {
-			b = appendNum(b, v.errorPct)
-		}
-		b = append(b, tail...)
-		b = appendCSVText(b, csvsafe.Text(p.Bound))
-		b = append(b, ',')
-		b = append(b, format...)
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// appendNumIf appends x (appendNum) where known, nothing where not.
+func appendNumIf(b []byte, x float64, known bool) []byte {
+	if !known {
+		return b
+	}
+	return appendNum(b, x)
 }
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).
@@ -215,6 +214,7 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	const block = 4096 // rows aligned together
 	t := app.NewTable(env.Stdout, predictTableHeader...)
 	var notes nodeNotes
+	var priced []PredictRow // one row per curve, for writePriceNotes
 	pending := 0
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) ([]PredictRow, error) {
 		rows := make([]PredictRow, len(c.Points))
@@ -226,8 +226,9 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		for _, r := range rows {
 			predictTableRow(t, r)
 		}
-		if len(rows) > 0 {
+		if len(rows) > 0 { // the notes are per curve: its first row says them
 			notes.add(rows[0].Machine, rows[0].Nodes, rows[0].Network, "")
+			priced = append(priced, rows[0])
 		}
 		if pending += len(rows); pending >= block {
 			pending = 0
@@ -241,6 +242,7 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	writePriceNotes(env, priced)
 	notes.write(env)
 	return nil
 }
