@@ -107,6 +107,18 @@ type PredictRow struct {
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
+	// The price the cost uses: per hour (null when unknown: PriceNote says why), its
+	// kind (on-demand, spot or your-price), region and date, its age in days (null when
+	// undated) and whether that is older than 90 days.
+	PriceUSDPerHour *float64 `json:"price_usd_per_hour"`
+	PriceKind       string   `json:"price_kind,omitempty"`
+	PriceRegion     string   `json:"price_region,omitempty"`
+	PriceDate       string   `json:"price_date,omitempty"`
+	PriceAgeDays    *int     `json:"price_age_days"`
+	PriceStale      bool     `json:"price_stale,omitempty"`
+	PriceNote       string   `json:"price_note,omitempty"`
+	// GPUSource is where the GPU's specifications come from.
+	GPUSource string `json:"gpu_source,omitempty"`
 	// Epochs is how many epochs total_s counts (null when the batch does not fit) and
 	// EpochsSource where they come from: "fixed" (--epochs), a preset's dataset
 	// ("imagenet-1k") or "custom" (--train to-target). To a target, EpochsErrorPct is
@@ -128,7 +140,12 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
+	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
+	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
 	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
+	if c.CostKnown {
+		r.PriceUSDPerHour = ptr(c.PriceUSDPerHour, 4)
+	}
 	if c.LoaderImagesPerS > 0 {
 		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
 	}
@@ -224,33 +241,86 @@ func fmtOpt(p *float64, format string, unknown string) string {
 // is the time to the target, with its band, and the rows say their epochs and, above
 // the known range, the optimizer regime they assume.
 func writePredictTable(env *Env, rows []PredictRow, toTarget bool) error {
-	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE"}
+	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
 	if toTarget {
-		head = append(head[:9:9], "EPOCHS", "TO TARGET", "COST $", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
+		head = append(head[:9:9], "EPOCHS", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
 	}
 	t := app.NewTable(env.Stdout, head...)
 	for _, r := range rows {
 		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 		if !r.Fits {
 			cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
+				"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
 			if toTarget {
-				cells = append(cells[:9:9], "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
+				cells = append(cells[:9:9], "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
 			}
 			t.Row(cells...)
 			continue
 		}
 		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
 			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
+			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
 			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
 		if toTarget {
 			cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
-				fmtOpt(r.CostUSD, "%.2f", "unknown"), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
+				fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
 		}
 		t.Row(cells...)
 	}
-	return t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	writePriceNotes(env, rows)
+	return nil
+}
+
+// priceText is a row's price in the table: "$0.918/h spot us-east-1", "OLD" after a
+// price older than 90 days, "none" when there is no price for the asked kind or region.
+func priceText(r PredictRow) string {
+	if r.PriceUSDPerHour == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("$%.4g/h %s", *r.PriceUSDPerHour, r.PriceKind)
+	if r.PriceRegion != "" {
+		s += " " + r.PriceRegion
+	}
+	if r.PriceStale {
+		s += " OLD"
+	}
+	return s
+}
+
+// writePriceNotes says under a table which price each machine's cost uses (its date
+// and age, OLD when older than 90 days, or why it has none) and where each GPU's
+// specifications come from.
+func writePriceNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen["m:"+r.Machine] {
+			continue
+		}
+		seen["m:"+r.Machine] = true
+		switch {
+		case r.PriceNote != "":
+			fmt.Fprintf(env.Stdout, "%s: cost unknown: %s\n", r.Machine, r.PriceNote)
+		case r.PriceUSDPerHour == nil:
+		case r.PriceAgeDays == nil:
+			fmt.Fprintf(env.Stdout, "%s: %s price, undated\n", r.Machine, r.PriceKind)
+		default:
+			old := ""
+			if r.PriceStale {
+				old = fmt.Sprintf(": OLD, older than %d days; refresh with 'cnntime prices update'", hw.StalePriceDays)
+			}
+			fmt.Fprintf(env.Stdout, "%s: %s price of %s (%d days old%s)\n", r.Machine, r.PriceKind, r.PriceDate, *r.PriceAgeDays, old)
+		}
+	}
+	for _, r := range rows {
+		if r.GPUSource == "" || seen["g:"+r.GPU] {
+			continue
+		}
+		seen["g:"+r.GPU] = true
+		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader.
@@ -269,6 +339,7 @@ func writePredictCSV(env *Env, rows []PredictRow) error {
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
 		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
 		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
 		"epochs", "epochs_source", "epochs_error_pct", "run_error_pct", "regime"})
 	for _, r := range rows {
 		t := csvsafe.Text
@@ -277,6 +348,7 @@ func writePredictCSV(env *Env, rows []PredictRow) error {
 			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
 			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
 			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat),
+			fmtOpt(r.PriceUSDPerHour, "%g", ""), t(r.PriceKind), t(r.PriceRegion), t(r.PriceDate), ageText(r.PriceAgeDays),
 			fmtOpt(r.Epochs, "%g", ""), t(r.EpochsSource), fmtOpt(r.EpochsErrorPct, "%g", ""), fmtOpt(r.RunErrorPct, "%g", ""), t(r.Regime)})
 	}
 	w.Flush()
@@ -284,6 +356,14 @@ func writePredictCSV(env *Env, rows []PredictRow) error {
 		return fmt.Errorf("write CSV: %w", err)
 	}
 	return nil
+}
+
+// ageText is a price's age in days, "" when undated.
+func ageText(days *int) string {
+	if days == nil {
+		return ""
+	}
+	return strconv.Itoa(*days)
 }
 
 // duration writes seconds as "42.0s", "12m05s" or "3h12m".
@@ -429,22 +509,25 @@ func bestCommands(register func(Command)) {
 		case toTarget:
 			return writeBestToTarget(env, rows, notes, q.Run.ToTarget)
 		}
-		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
+			priced = append(priced, *b)
 			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"),
+				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
 				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
 				intsText(r.SweetSpots), b.Source)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		writePriceNotes(env, priced)
 		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
 		for i, r := range rows {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
@@ -538,16 +621,18 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
 		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
 		"epochs", "epochs_source", "run_error_pct", "regime", "objective"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
-			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", t(r.Objective)}
+			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective)}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
-			rec[16], rec[17], rec[18], rec[19] = fmtOpt(b.Epochs, "%g", ""), t(b.EpochsSource), fmtOpt(b.RunErrorPct, "%g", ""), t(b.Regime)
+			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
+			rec[21], rec[22], rec[23], rec[24] = fmtOpt(b.Epochs, "%g", ""), t(b.EpochsSource), fmtOpt(b.RunErrorPct, "%g", ""), t(b.Regime)
 		}
 		w.Write(rec)
 	}
