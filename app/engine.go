@@ -479,6 +479,10 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
 		batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
 	}
+	batches, err := capToImages(batches, q.Run.Images, q.Span.Min > 0)
+	if err != nil {
+		return predictor.Request{}, nil, err
+	}
 	if len(batches) > 0 && batches[0] < k {
 		j := sort.SearchInts(batches, k)
 		if j == len(batches) {
@@ -500,6 +504,24 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 		c.Backend = measure.CPUFramework(t.DeviceKey)
 	}
 	return c, err
+}
+
+// capToImages keeps the batch sizes that are at most an epoch's images: a larger batch
+// would make an epoch less than one step. A grid that runs past them (span) ends at
+// exactly the images; when every size given is larger, that is an error.
+func capToImages(batches []int, images int, span bool) ([]int, error) {
+	if images <= 0 || len(batches) == 0 || batches[len(batches)-1] <= images {
+		return batches, nil
+	}
+	i := sort.SearchInts(batches, images+1)
+	if i == 0 {
+		return nil, fmt.Errorf("batch size %d is above the %d training images of an epoch (an epoch would be less than one step): give batch sizes up to %d", batches[0], images, images)
+	}
+	out := batches[:i:i]
+	if span && out[len(out)-1] < images {
+		out = append(out, images)
+	}
+	return out, nil
 }
 
 // request is the prediction of network n on target t at the batches as q describes

@@ -174,3 +174,18 @@ func chooseNodes(curves []predictor.Curve, budget float64, deadline time.Duratio
 	}
 	return out, notes
 }
+
+// writeNodeNotes prints, under a table, each multi-node machine's network: what the
+// times assume, with its source (or that it is assumed); notes, where not nil, adds a
+// note to each line.
+func writeNodeNotes(env *Env, machines []string, nodes []int, nets []*hw.Network, notes []string) {
+	var nn nodeNotes
+	for i, m := range machines {
+		note := ""
+		if notes != nil {
+			note = notes[i]
+		}
+		nn.add(m, nodes[i], nets[i], note)
+	}
+	nn.write(env)
+}

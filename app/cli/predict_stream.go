@@ -109,6 +109,11 @@ var predictCSVColumns = []struct {
 		}
 		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
 	}},
+	{"epochs", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochs, r.p.Fits) }},
+	{"epochs_source", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.EpochsSource)) }},
+	{"epochs_error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochsErrorPct, r.v.toTarget) }},
+	{"run_error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.runErrorPct, r.v.toTarget) }},
+	{"regime", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.v.regime)) }},
 }
 
 // csvRow is what a predict --csv row is made of: its curve, its point, and the point's
@@ -212,7 +217,8 @@ func predictJSON(c *predictor.Curve) []any {
 // columns aligned), then the networks the multi-node rows assume.
 func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	const block = 4096 // rows aligned together
-	t := app.NewTable(env.Stdout, predictTableHeader...)
+	toTarget := q.Run.ToTarget != nil
+	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
 	var notes nodeNotes
 	var priced []PredictRow // one row per curve, for writePriceNotes
 	pending := 0
@@ -224,7 +230,7 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		return rows, nil
 	}, func(rows []PredictRow) error {
 		for _, r := range rows {
-			predictTableRow(t, r)
+			predictTableRow(t, r, toTarget)
 		}
 		if len(rows) > 0 { // the notes are per curve: its first row says them
 			notes.add(rows[0].Machine, rows[0].Nodes, rows[0].Network, "")
@@ -244,6 +250,9 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	}
 	writePriceNotes(env, priced)
 	notes.write(env)
+	if note := epochsNote(q.Run.ToTarget); note != "" {
+		fmt.Fprintln(env.Stdout, note)
+	}
 	return nil
 }
 
