@@ -31,7 +31,7 @@ type Env struct {
 // missing) on first use; every part of the command shares this one handle.
 func (e *Env) Cache() (*db.DB, error) {
 	if e.cache == nil {
-		d, err := db.Open(e.DBPath)
+		d, err := app.OpenCache(e.DBPath)
 		if err != nil {
 			return nil, err
 		}
