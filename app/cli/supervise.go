@@ -39,7 +39,7 @@ func Supervise(args []string) (code int, ran bool) {
 	if os.Getenv(supervisedEnv) == "1" {
 		if f := os.NewFile(crashFD, "crash-report"); f != nil {
 			_ = debug.SetCrashOutput(f, debug.CrashOptions{}) // a stale descriptor: crash reports go to stderr only
-			f.Close()                                       // SetCrashOutput keeps its own copy
+			f.Close()                                         // SetCrashOutput keeps its own copy
 		}
 		return 0, false
 	}
