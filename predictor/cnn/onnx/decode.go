@@ -74,6 +74,9 @@ type decoder struct {
 // few kilobytes (see SkippedBytes). It reads r to its end or to the first error.
 func Decode(r io.Reader) (*onnxpb.ModelProto, error) {
 	d := &decoder{r: bufio.NewReaderSize(r, 1<<16)}
+	if b, err := d.r.Peek(1); err == nil && b[0] == '{' {
+		return nil, &FormatError{0, "it starts with '{', like a JSON file: a custom model file must end in .json"}
+	}
 	kept, err := d.message(modelDescriptor, -1, 0)
 	if err != nil {
 		return nil, err

@@ -198,6 +198,11 @@ func broadcastAt(v value, out []int64, idx int64) float64 {
 
 // elementwise applies f across broadcast constant inputs.
 func elementwise(ins []value, isInt bool, f func([]float64) float64) (value, error) {
+	for _, v := range ins {
+		if v.kind != kConst {
+			return value{}, fmt.Errorf("an input is %s, not a constant", v.kind)
+		}
+	}
 	dims := ins[0].dims
 	for _, v := range ins[1:] {
 		var err error
@@ -246,6 +251,14 @@ func fold(op string, a attrs, ins []value) ([]value, error) {
 			return ins[i]
 		}
 		return value{kind: kUnused}
+	}
+	if op != "Constant" && len(ins) == 0 {
+		return nil, errors.New("it has no inputs")
+	}
+	if op == "Shape" || op == "Size" {
+		if in(0).kind == kUnused {
+			return nil, errors.New("its input is missing")
+		}
 	}
 	isInt := len(ins) > 0 && ins[0].isInt
 	binary := func(f func(x, y float64) float64) ([]value, error) {
@@ -461,6 +474,9 @@ func fold(op string, a attrs, ins []value) ([]value, error) {
 		return sliceConst(a, ins)
 	case "ReduceProd", "ReduceSum":
 		v := in(0)
+		if v.kind != kConst {
+			return nil, fmt.Errorf("its input is %s, not a constant", v.kind)
+		}
 		axes, ok, err := axesOf(a, ins, 1)
 		if err != nil {
 			return nil, err
@@ -496,7 +512,7 @@ func at0IsInt(a attrs) bool {
 }
 
 func gather(a attrs, data, idx value) ([]value, error) {
-	if idx.kind != kConst {
+	if idx.kind != kConst || data.kind != kConst {
 		return nil, errors.New("its indices are not constants")
 	}
 	rank := len(data.dims)
@@ -612,6 +628,9 @@ func concatConst(axis int64, ins []value) ([]value, error) {
 	outDims := slices.Clone(ins[0].dims)
 	outDims[ax] = 0
 	for _, v := range ins {
+		if v.kind != kConst {
+			return nil, fmt.Errorf("an input is %s, not a constant", v.kind)
+		}
 		if len(v.dims) != rank {
 			return nil, errors.New("its inputs differ in rank")
 		}
@@ -767,6 +786,9 @@ func resolveSlice(dims []int64, starts, ends, axes, steps []int64) (sliceSpec, e
 
 func sliceConst(a attrs, ins []value) ([]value, error) {
 	v := ins[0]
+	if v.kind != kConst {
+		return nil, fmt.Errorf("its data is %s, not a constant", v.kind)
+	}
 	starts, ends, axes, steps, err := sliceArgs(a, ins)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ type fusion struct {
 	op    cnn.Op
 	input string // the tensor the fused layer reads
 	namer int    // the node whose name names the layer
-	inner int // channel shuffle: the first Reshape
+	inner int    // channel shuffle: the first Reshape
 	// layer norm: its nodes, and whether it normalizes an NCHW tensor's channels
 	// between two permutes (ConvNeXt's LayerNorm2d)
 	ln            *lnMatch
@@ -252,7 +252,8 @@ func (c *converter) matchLayerNorm(k int) (lnMatch, bool) {
 			div = u.node
 		}
 	}
-	if len(c.uses[centred]) != 2 || pow < 0 || div < 0 || !c.constNear(c.nodes[pow].GetInput()[1], 2) {
+	if len(c.uses[centred]) != 2 || pow < 0 || div < 0 || len(c.nodes[pow].GetInput()) != 2 || len(c.nodes[div].GetInput()) != 2 ||
+		!c.constNear(c.nodes[pow].GetInput()[1], 2) {
 		return lnMatch{}, false
 	}
 	r2, ok := c.sole(c.nodes[pow].GetOutput()[0])
@@ -336,6 +337,9 @@ func (c *converter) fuseLayerNorm(k int) {
 	lastNode := m.nodes[len(m.nodes)-1]
 	f := fusion{op: cnn.OpLayerNorm, input: m.input, namer: k, ln: &m}
 	t1, op := c.producer(m.input)
+	if op == "Transpose" && len(c.nodes[t1].GetInput()) != 1 {
+		op = ""
+	}
 	inside := true
 	for _, u := range c.uses[m.input] {
 		inside = inside && slices.Contains(m.nodes, u.node)
@@ -370,11 +374,11 @@ func (c *converter) fuseShuffle(t int) {
 		return
 	}
 	r1, op := c.producer(tn.GetInput()[0])
-	if op != "Reshape" || len(c.uses[tn.GetInput()[0]]) != 1 {
+	if op != "Reshape" || len(c.uses[tn.GetInput()[0]]) != 1 || len(c.nodes[r1].GetInput()) != 2 {
 		return
 	}
 	r2, ok := c.sole(tn.GetOutput()[0])
-	if !ok || c.nodes[r2].GetOpType() != "Reshape" || c.nodes[r2].GetInput()[0] != tn.GetOutput()[0] {
+	if !ok || c.nodes[r2].GetOpType() != "Reshape" || len(c.nodes[r2].GetInput()) != 2 || c.nodes[r2].GetInput()[0] != tn.GetOutput()[0] {
 		return
 	}
 	c.skip[r1], c.skip[t] = true, true

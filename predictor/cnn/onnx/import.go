@@ -75,10 +75,18 @@ func Convert(m *onnxpb.ModelProto, opt Options) (*Model, error) {
 	case m.GetGraph() == nil:
 		return nil, errors.New("import ONNX: the file has no graph: is it an ONNX model (ModelProto)? Export it with torch.onnx.export")
 	}
+	opset := int64(0)
 	for _, o := range m.GetOpsetImport() {
-		if (o.GetDomain() == "" || o.GetDomain() == "ai.onnx") && o.GetVersion() > 0 && o.GetVersion() < 7 {
-			return nil, fmt.Errorf("import ONNX: the file uses opset %d; cnntime reads opset 7 and later: export it again with a newer opset (torch.onnx.export(..., opset_version=17))", o.GetVersion())
+		if o.GetDomain() == "" || o.GetDomain() == "ai.onnx" {
+			opset = o.GetVersion()
 		}
+	}
+	switch {
+	case opset == 0:
+		// Every ONNX model names its opset, after the graph: a file without one is cut short.
+		return nil, errors.New("import ONNX: the file names no ONNX opset (opset_import), which every model does after its graph: the file is truncated or not an ONNX model; export or copy it again")
+	case opset < 7:
+		return nil, fmt.Errorf("import ONNX: the file uses opset %d; cnntime reads opset 7 and later: export it again with a newer opset (torch.onnx.export(..., opset_version=17))", opset)
 	}
 	c := &converter{g: m.GetGraph(), opt: opt, name: name, vals: map[string]value{}, names: map[string]bool{"input": true, "loss": true},
 		layerAt: map[string]int{}, wrote: map[string]string{}}
@@ -145,7 +153,7 @@ type converter struct {
 	fused map[int]fusion
 
 	layers  []jsonLayer
-	shapes  []cnn.Shape    // each layer's output, as the graph says
+	shapes  []cnn.Shape       // each layer's output, as the graph says
 	layerAt map[string]int    // layer name → index
 	wrote   map[string]string // layer name → the tensor its node wrote
 	names   map[string]bool
@@ -154,7 +162,8 @@ type converter struct {
 	b0      int64 // the batch size the file's shapes use
 	json    []byte
 
-	at    int                // the node being converted
+	err   error             // a mistake found while emitting a layer
+	at    int               // the node being converted
 	namer *onnxpb.NodeProto // names the layers of a fused pattern
 }
 
@@ -198,6 +207,9 @@ func (c *converter) run() error {
 		}
 		if err := c.convert(); err != nil {
 			return err
+		}
+		if c.err != nil {
+			return c.err
 		}
 	}
 	c.noteInference()
@@ -254,21 +266,25 @@ func (c *converter) initializers() error {
 	return nil
 }
 
-// dimsOf reads a graph input's dims: -1 where a dim is symbolic or missing.
-func dimsOf(vi *onnxpb.ValueInfoProto) ([]int64, bool) {
+// dimsOf reads a graph input's dims: -1 where a dim is symbolic or missing. A negative
+// dim is an error.
+func dimsOf(vi *onnxpb.ValueInfoProto) ([]int64, bool, error) {
 	tt := vi.GetType().GetTensorType()
 	if tt == nil || tt.GetShape() == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	var dims []int64
 	for _, d := range tt.GetShape().GetDim() {
 		if v, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); ok {
+			if v.DimValue < 0 {
+				return nil, true, fmt.Errorf("import ONNX: input %q has a negative dimension %d: the file is corrupt; export it again", vi.GetName(), v.DimValue)
+			}
 			dims = append(dims, v.DimValue)
 		} else {
 			dims = append(dims, -1)
 		}
 	}
-	return dims, true
+	return dims, true, nil
 }
 
 // graphInputs finds the image among the graph's inputs (the first one that is not an
@@ -282,26 +298,31 @@ func (c *converter) graphInputs() ([3]int, error) {
 		if _, isInit := c.vals[name]; isInit {
 			continue
 		}
-		dims, ok := dimsOf(vi)
+		dims, ok, err := dimsOf(vi)
+		if err != nil {
+			return in, err
+		}
 		if image == "" {
 			image = name
 			if !ok || len(dims) != 4 {
 				return in, fmt.Errorf("import ONNX: the model's input %q has shape %s: cnntime imports CNNs that take one batch of images [N, C, H, W]", name, dimText(dims, ok))
 			}
+			if slices.Contains(dims, 0) {
+				return in, fmt.Errorf("import ONNX: the model's input %q has shape %s, with a dimension of size 0: the file is corrupt; export it again", name, dimText(dims, ok))
+			}
+			c.b0 = 1
 			if dims[0] > 0 {
 				c.b0 = dims[0]
-			} else {
-				c.b0 = 1
 			}
-			if dims[1] <= 0 {
+			if dims[1] < 0 {
 				return in, fmt.Errorf("import ONNX: the model's input %q has no fixed channel count (shape %s): export it with a fixed one", name, dimText(dims, ok))
 			}
 			res := int64(c.opt.Resolution)
 			for _, i := range []int{2, 3} {
 				switch {
-				case dims[i] <= 0 && res > 0:
+				case dims[i] < 0 && res > 0:
 					dims[i] = res
-				case dims[i] <= 0:
+				case dims[i] < 0:
 					return in, fmt.Errorf("import ONNX: the model's input %q has a dynamic height or width (shape %s): give the input size (--input N, or Input size in the app) or export with a fixed size (no dynamic_axes for them)", name, dimText(dims, ok))
 				case res > 0 && dims[i] != res:
 					return in, fmt.Errorf("import ONNX: the file fixes the input %q at %dx%d, not %dx%d: leave the input size out, or export the model again at %d", name, dims[2], dims[3], res, res, res)
@@ -322,7 +343,7 @@ func (c *converter) graphInputs() ([3]int, error) {
 			return in, fmt.Errorf("import ONNX: the model takes a second input %q of shape %s: cnntime imports CNNs that take one batch of images; if it is a weight, export with export_params=True or give it a fixed shape", name, dimText(dims, ok))
 		}
 		if _, err := numElems(dims); err != nil {
-			return in, fmt.Errorf("import ONNX: input %q: %w", name, err)
+			return in, fmt.Errorf("import ONNX: input %q: %w: the file is corrupt; export it again", name, err)
 		}
 		c.vals[name] = value{kind: kWeight, dims: dims}
 	}
@@ -353,6 +374,9 @@ func (c *converter) sort() error {
 	nodes := c.g.GetNode()
 	writer := make(map[string]int, len(nodes))
 	for i, n := range nodes {
+		if len(n.GetOutput()) == 0 || n.GetOutput()[0] == "" {
+			return &NodeError{Node: nodeLabel(n), Op: n.GetOpType(), Msg: "it writes no tensor: the graph is corrupt; export it again"}
+		}
 		for _, o := range n.GetOutput() {
 			if o == "" {
 				continue
@@ -465,7 +489,7 @@ func (c *converter) setRest(from int) {
 }
 
 // layerName makes a unique, readable layer name from a node's name: torch.onnx names
-// nodes after their module path ("/layer1/layer1.0/conv1/Conv" → "layer1.0.conv1").
+// nodes after their module's scopes ("/layer1/layer1.0/conv1/Conv" → "layer1.0.conv1").
 func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 	full := n.GetName()
 	base := full
@@ -473,10 +497,7 @@ func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 	if strings.HasPrefix(full, "/") {
 		parts := strings.Split(strings.Trim(full, "/"), "/")
 		last = strings.ToLower(parts[len(parts)-1])
-		base = ""
-		if len(parts) >= 2 {
-			base = parts[len(parts)-2]
-		}
+		base = modulePath(parts[:len(parts)-1])
 	}
 	if base == "" {
 		base = last
@@ -496,6 +517,27 @@ func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 			return s
 		}
 	}
+}
+
+// modulePath joins torch.onnx's scope names into a module path: each scope is named
+// relative to its parent's attribute ("features", "features.1", "features.1.0", "block",
+// "block.0" is features.1.0.block.0).
+func modulePath(scopes []string) string {
+	path, prev := "", ""
+	for _, s := range scopes {
+		switch {
+		case s == "":
+			continue
+		case prev != "" && strings.HasPrefix(s, prev+"."):
+			path += s[len(prev):]
+		case path == "":
+			path = s
+		default:
+			path += "." + s
+		}
+		prev = s
+	}
+	return path
 }
 
 // shapeOf maps an activation's dims onto cnntime's C×H×W.
@@ -523,6 +565,11 @@ func (c *converter) emit(l jsonLayer, suffix string, out value, from ...value) v
 		l.Inputs = append(l.Inputs, v.layer)
 	}
 	out.kind, out.layer = kAct, l.Name
+	for _, d := range out.dims {
+		if d <= 0 || d > maxActDim {
+			c.err = c.fail("its output %v has a dimension outside 1..%d: not a CNN cnntime can import", out.dims, int64(maxActDim))
+		}
+	}
 	c.layerAt[l.Name] = len(c.layers)
 	if outs := c.node().GetOutput(); len(outs) > 0 {
 		c.wrote[l.Name] = outs[0]
@@ -531,6 +578,9 @@ func (c *converter) emit(l jsonLayer, suffix string, out value, from ...value) v
 	c.shapes = append(c.shapes, shapeOf(out))
 	return out
 }
+
+// maxActDim bounds an activation's dimension (a flattened one included).
+const maxActDim = 1 << 30
 
 // like is an activation with x's dims and layout.
 func like(x value) value { return value{kind: kAct, dims: slices.Clone(x.dims), layout: x.layout} }
@@ -1221,10 +1271,15 @@ func (c *converter) pad(a attrs, ins []value) error {
 	}
 	pads, ok := a.ints("pads")
 	if !ok {
-		if ins[1].kind != kConst {
+		if c.in(1).kind != kConst {
 			return c.fail("its pads are not a constant")
 		}
-		pads = ins[1].ints()
+		pads = c.in(1).ints()
+	}
+	for _, p := range pads {
+		if p < 0 || p > 1<<16 {
+			return c.fail("its pads %v must be from 0 to %d", pads, 1<<16)
+		}
 	}
 	if len(ins) > 2 && ins[2].kind != kUnused {
 		if f, ok := ins[2].scalar(); !ok || f != 0 {
@@ -1516,10 +1571,10 @@ func (c *converter) reshape(a attrs, ins []value) error {
 	if err != nil {
 		return err
 	}
-	if ins[1].kind != kConst {
+	if c.in(1).kind != kConst {
 		return c.fail("its target shape is computed from something other than shapes and constants: export with a fixed input size")
 	}
-	dims, err := reshapeDims(x.dims, ins[1].ints(), a.int("allowzero", 0) != 0)
+	dims, err := reshapeDims(x.dims, c.in(1).ints(), a.int("allowzero", 0) != 0)
 	if err != nil {
 		return c.fail("%v", err)
 	}
