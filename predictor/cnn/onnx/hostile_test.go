@@ -8,11 +8,9 @@ import (
 	"testing"
 
 	"cnntime/predictor/cnn/onnx"
-	"cnntime/predictor/cnn/onnx/onnxpb"
 	ot "cnntime/predictor/cnn/onnx/onnxtest"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
 // Hostile and broken files: each is refused with a message, without a panic, and
@@ -61,22 +59,16 @@ func allocated(f func()) uint64 {
 
 // A million nodes: refused once the graph passes MaxNodes, without reading the rest.
 func TestHostileMillionNodes(t *testing.T) {
-	node, err := proto.Marshal(&onnxpb.NodeProto{OpType: proto.String("Relu"), Input: []string{"image"}, Output: []string{"x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeField := append(field(1, int64(len(node))), node...) // GraphProto.node
 	const n = 1_000_000
-	graphLen := int64(n * len(nodeField))
-	head := append(protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 8), field(7, graphLen)...) // ir_version, graph
-	nodes := &repeatReader{b: nodeField, n: n}
-	var err2 error
-	bytesAlloc := allocated(func() { _, err2 = onnx.Import(io.MultiReader(bytes.NewReader(head), nodes), onnx.Options{Name: "x"}) })
-	if err2 == nil || !strings.Contains(err2.Error(), "more than 100000 nodes") {
-		t.Fatalf("err %v, want a refusal of more than 100000 nodes", err2)
+	head, node := ot.ManyNodes(n)
+	nodes := &repeatReader{b: node, n: n}
+	var err error
+	bytesAlloc := allocated(func() { _, err = onnx.Import(io.MultiReader(bytes.NewReader(head), nodes), onnx.Options{Name: "x"}) })
+	if err == nil || !strings.Contains(err.Error(), "more than 100000 nodes") {
+		t.Fatalf("err %v, want a refusal of more than 100000 nodes", err)
 	}
-	if nodes.read > graphLen/5 {
-		t.Errorf("read %d of the %d bytes of nodes: the decoder should stop at the limit", nodes.read, graphLen)
+	if total := int64(n * len(node)); nodes.read > total/5 {
+		t.Errorf("read %d of the %d bytes of nodes: the decoder should stop at the limit", nodes.read, total)
 	}
 	if bytesAlloc > 256<<20 {
 		t.Errorf("allocated %d MB refusing it", bytesAlloc>>20)
@@ -86,38 +78,15 @@ func TestHostileMillionNodes(t *testing.T) {
 // A gigabyte of initializer data that the graph's dims do not account for (a conv
 // weight of 8×3×3×3 floats with 1 GB of raw data) streams past unread and is refused.
 func TestHostileGigabyteOfInitializers(t *testing.T) {
-	g := ot.TinyCNN(16, 4)
-	// Take the first conv's weight out of the graph; it comes back below with 1 GB of data.
-	w := g.Model.Graph.Initializer[0]
-	g.Model.Graph.Initializer = g.Model.Graph.Initializer[1:]
-	graph, err := proto.Marshal(g.Model.Graph)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := proto.Marshal(&onnxpb.TensorProto{Name: w.Name, Dims: w.Dims, DataType: w.DataType})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const gb = 1 << 30
-	rawHead := field(9, gb) // TensorProto.raw_data
-	tensorLen := int64(len(meta) + len(rawHead) + gb)
-	initHead := append(field(5, tensorLen), meta...) // GraphProto.initializer
-	initHead = append(initHead, rawHead...)
-	graphLen := int64(len(graph)+len(initHead)) + gb
-	head := append(protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 8), field(7, graphLen)...)
-	head = append(head, graph...)
-	head = append(head, initHead...)
+	head, tail := ot.HugeInitializer(gb)
 	zeros := &repeatReader{b: make([]byte, 1<<16), n: gb >> 16}
-	tail, err := proto.Marshal(&onnxpb.ModelProto{OpsetImport: g.Model.OpsetImport}) // after the graph, as exporters write it
-	if err != nil {
-		t.Fatal(err)
-	}
-	var err2 error
+	var err error
 	bytesAlloc := allocated(func() {
-		_, err2 = onnx.Import(io.MultiReader(bytes.NewReader(head), zeros, bytes.NewReader(tail)), onnx.Options{Name: "x"})
+		_, err = onnx.Import(io.MultiReader(bytes.NewReader(head), zeros, bytes.NewReader(tail)), onnx.Options{Name: "x"})
 	})
-	if err2 == nil || !strings.Contains(err2.Error(), "it holds 1.1 GB of data, but its dims [8 3 3 3] of FLOAT need 864 bytes") {
-		t.Fatalf("err %v, want a refusal of 1.1 GB of data for 864 bytes of dims", err2)
+	if err == nil || !strings.Contains(err.Error(), "it holds 1.1 GB of data, but its dims [8 3 3 3] of FLOAT need 864 bytes") {
+		t.Fatalf("err %v, want a refusal of 1.1 GB of data for 864 bytes of dims", err)
 	}
 	if zeros.read != gb {
 		t.Errorf("read %d of the %d bytes of data", zeros.read, int64(gb))

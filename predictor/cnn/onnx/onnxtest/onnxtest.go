@@ -5,6 +5,7 @@ import (
 
 	"cnntime/predictor/cnn/onnx/onnxpb"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -170,4 +171,50 @@ func TinyCNNParams(classes int64) int64 {
 	return 3*8*9 + 2*8 + // conv1, bn1
 		8*8*9 + 8 + 2*8 + // conv2 with bias, bn2
 		8*classes + classes // fc
+}
+
+// field is a length-delimited protobuf field's tag and length; its bytes follow.
+func field(num protowire.Number, length int64) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.BytesType), uint64(length))
+}
+
+// ManyNodes is a model of n Relu nodes (all writing the same tensor), in parts so that a
+// test need not hold it: the file is head followed by n copies of node.
+func ManyNodes(n int64) (head, node []byte) {
+	b, err := proto.Marshal(&onnxpb.NodeProto{OpType: proto.String("Relu"), Input: []string{"image"}, Output: []string{"x"}})
+	if err != nil {
+		panic(err)
+	}
+	node = append(field(1, int64(len(b))), b...)                                        // GraphProto.node
+	head = protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 8) // ir_version
+	head = append(head, field(7, n*int64(len(node)))...)                                // ModelProto.graph
+	return head, node
+}
+
+// HugeInitializer is TinyCNN(16, 4) whose first conv weight (8×3×3×3 floats, 864 bytes)
+// carries size bytes of raw data instead, in parts: the file is head, size zero bytes,
+// then tail.
+func HugeInitializer(size int64) (head, tail []byte) {
+	g := TinyCNN(16, 4)
+	w := g.Model.Graph.Initializer[0]
+	g.Model.Graph.Initializer = g.Model.Graph.Initializer[1:]
+	graph, err := proto.Marshal(g.Model.Graph)
+	if err != nil {
+		panic(err)
+	}
+	meta, err := proto.Marshal(&onnxpb.TensorProto{Name: w.Name, Dims: w.Dims, DataType: w.DataType})
+	if err != nil {
+		panic(err)
+	}
+	raw := field(9, size) // TensorProto.raw_data
+	tensorLen := int64(len(meta)+len(raw)) + size
+	init := append(append(field(5, tensorLen), meta...), raw...) // GraphProto.initializer
+	head = protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 8)
+	head = append(head, field(7, int64(len(graph)+len(init))+size)...)
+	head = append(append(head, graph...), init...)
+	tail, err = proto.Marshal(&onnxpb.ModelProto{OpsetImport: g.Model.OpsetImport}) // after the graph, as exporters write it
+	if err != nil {
+		panic(err)
+	}
+	return head, tail
 }
