@@ -32,7 +32,10 @@ const (
 	PrefLoader   = "session.loader"
 	PrefWorkers  = "session.workers"
 	PrefFormat   = "session.memory_format"
+	PrefScript   = "session.script"
 	PrefNodes    = "session.nodes"
+	PrefRegion   = "session.price_region" // "" each machine's cheapest region
+	PrefSpot     = "session.spot_prices"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -77,10 +80,14 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
 	readInt(PrefNodes, &s.Nodes)
-	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
 		}
+	}
+	s.Price.Region = strings.TrimSpace(p.String(PrefRegion))
+	if b, err := strconv.ParseBool(p.String(PrefSpot)); err == nil {
+		s.Price.Spot = b
 	}
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
@@ -131,7 +138,10 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefLoader, st.Data.Loader)
 	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
+	p.SetString(PrefScript, st.Data.Script)
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
+	p.SetString(PrefRegion, st.Price.Region)
+	p.SetString(PrefSpot, strconv.FormatBool(st.Price.Spot))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -45,6 +46,8 @@ type Request struct {
 	Input pipeline.Rate
 	// MemoryFormat is the activations' layout; "" adds no layout transposes.
 	MemoryFormat MemoryFormat
+	// Script is the training script around the step; "" is a tight loop (Lean).
+	Script Script
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -96,7 +99,7 @@ func (req *Request) Check() error {
 	switch {
 	case req.Network == nil || len(req.Network.Layers) == 0:
 		return fmt.Errorf("no network to predict")
-	case req.Run.Epochs <= 0:
+	case req.Run.ToTarget == nil && req.Run.Epochs <= 0:
 		return fmt.Errorf("epochs must be positive, not %d", req.Run.Epochs)
 	case req.Run.Images <= 0:
 		return fmt.Errorf("images per epoch must be positive, not %d", req.Run.Images)
@@ -106,11 +109,21 @@ func (req *Request) Check() error {
 	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
 		return err
 	}
+	if m := req.Run.ToTarget; m != nil {
+		if err := m.Check(); err != nil {
+			return err
+		}
+	}
 	if err := req.checkNodes(); err != nil {
 		return err
 	}
 	if err := req.checkInput(); err != nil {
 		return err
+	}
+	if req.Script != "" {
+		if _, err := ParseScript(string(req.Script)); err != nil {
+			return err
+		}
 	}
 	n := req.totalGPUs()
 	prev := 0
@@ -156,6 +169,10 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Loader:    req.Input.Loader,
 		Workers:   req.Input.Workers,
 		Format:    req.MemoryFormat,
+		Script:    req.Script,
+		CPU:       req.Machine.CPU,
+		Price:     req.Machine.Basis(),
+		GPUSource: req.GPU.Source,
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic
@@ -167,9 +184,10 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		c.MaxBatch = -1
 	}
 	gradBytes := 4 * float64(req.Network.Params())
+	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
 	step := func(B int) float64 {
 		b := perGPUBatch(B, n)
-		ms, _ := req.inputStepMS(b, tab.stepMS[b])
+		ms, _ := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
 		return ms + e.over.exposedSyncMS(gradBytes, &req, tab.backwardMS[b])
 	}
 	for i, B := range req.Batches {
@@ -182,7 +200,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 			continue
 		}
 		p.IterMS = step(B)
-		_, p.Bound = req.inputStepMS(b, tab.stepMS[b])
+		p.ScriptMS = scriptMS
+		_, p.Bound = req.inputStepMS(b, tab.stepMS[b]+scriptMS)
 		p.Source = tab.source[b]
 		p.ErrorPct = 100 * tab.relErr[b]
 	}
@@ -202,6 +221,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	c.PriceUSDPerHour = price
 	c.CostKnown = price > 0
 	c.EnergyKnown = req.GPU.TDPW > 0
+	c.EpochsSource = req.Run.EpochsSource()
+	if m := req.Run.ToTarget; m != nil {
+		mc := *m
+		mc.Regimes = append([]convergence.Regime(nil), m.Regimes...)
+		c.Convergence = &mc
+	}
 	fillSchedule(&c, req.Run, price, step, watts)
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil

@@ -41,9 +41,11 @@ type SelectionPanel struct {
 	Images    *widget.Entry
 	Precision *widget.Select
 	BatchMin  *widget.Entry
-	BatchMax  *widget.Entry // the cap; empty for none
-	Nodes     *widget.Entry // instances of each machine training together; empty for one
-	RunData   RunData       // dataset, input size, loader, workers, memory format
+	BatchMax  *widget.Entry  // the cap; empty for none
+	Nodes     *widget.Entry  // instances of each machine training together; empty for one
+	RunData   RunData        // dataset, input size, loader, workers, memory format
+	Prices    PriceControls  // on-demand or spot, the region
+	Filters   MachineFilters // the machine list's provider, spot and price filters
 	Picks     map[app.QuickPick]*widget.Button
 
 	content fyne.CanvasObject
@@ -67,8 +69,12 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.gpu = widget.NewSelect([]string{allGPUs}, func(string) { p.machines.applyFilter() })
 	p.gpu.SetSelected(allGPUs)
 	p.older = widget.NewCheck("Older GPUs", func(bool) { p.machines.applyFilter() })
+	p.newMachineFilters()
 	p.machines.filter = func(id string) bool {
 		if p.gpu.Selected != "" && p.gpu.Selected != allGPUs && p.gpuOf[id] != p.gpu.Selected {
+			return false
+		}
+		if !p.machines.checked[id] && !p.passesFilters(p.byID[id]) {
 			return false
 		}
 		// a selected machine stays listed, so it can be unticked
@@ -108,13 +114,16 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	for _, it := range p.runDataItems() {
 		form.AppendItem(it)
 	}
+	for _, it := range p.priceItems() {
+		form.AppendItem(it)
+	}
 	hint := widget.NewLabel("Each curve runs up to the largest batch that fits its machine's memory (the global batch on multi-GPU machines and over all instances); a cap stops it earlier. Instances train data-parallel over the catalog's network between them.")
 	hint.Wrapping = fyne.TextWrapWord
 	hint.TextStyle = fyne.TextStyle{Italic: true}
 
 	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
 	wrap := layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding())
-	filters := container.New(wrap, p.gpu, p.older)
+	filters := container.New(wrap, p.Filters.Provider, p.gpu, p.Filters.MaxPrice, p.Filters.SpotOnly, p.older)
 	pickRow := container.New(layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding()), picks...)
 	machineBox := container.NewBorder(container.NewVBox(p.machines.search, filters, pickRow), nil, nil, nil, p.machines.tree)
 	p.Tabs = container.NewAppTabs(
@@ -253,6 +262,8 @@ func (p *SelectionPanel) SetMachines(machines []hw.Machine) {
 	p.machines.titles = titles
 	p.machines.setItems(groups, items, labels)
 	p.machines.setChecked(p.session.Settings().Machines)
+	p.setProviders()
+	p.setRegions()
 	p.refreshChips()
 }
 
@@ -302,16 +313,7 @@ func (p *SelectionPanel) machineTooltip(id string) string {
 	if len(facts) > 0 {
 		lines = append(lines, strings.Join(facts, ", "))
 	}
-	switch {
-	case m.PriceUSDPerHour > 0:
-		price := charts.FormatUSD(m.PriceUSDPerHour) + " per hour"
-		if m.PriceDate != "" {
-			price += " (" + m.PriceDate + ")"
-		}
-		lines = append(lines, price)
-	default:
-		lines = append(lines, "price unknown")
-	}
+	lines = append(lines, priceLines(m, p.session.Settings().Price)...)
 	if app.PreviousGeneration(m, p.gpus) {
 		lines = append(lines, "previous generation or an old price")
 	}

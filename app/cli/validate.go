@@ -58,6 +58,9 @@ func validateCommands(register func(Command)) {
 		if rep.Convergence, err = validate.Convergence(); err != nil {
 			return err
 		}
+		if rep.Loader, err = validate.Loader(eng); err != nil {
+			return err
+		}
 		if !*skipCPU {
 			var progress io.Writer
 			if !env.JSON {

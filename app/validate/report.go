@@ -21,6 +21,7 @@ type Report struct {
 	// Convergence is table 6: the epochs-to-target model against published figures
 	// (convergence.go).
 	Convergence *ConvergenceAccuracy `json:"convergence"`
+	Loader      *LoaderAccuracy      `json:"loader"` // table 7: loader.go
 }
 
 // WriteReport prints the report's tables as text.
@@ -60,5 +61,8 @@ func WriteReport(w io.Writer, rep *Report) error {
 	if err := WriteScalingTable(w, rep.Multinode); err != nil {
 		return err
 	}
-	return WriteConvergenceTable(w, rep.Convergence, 6)
+	if err := WriteConvergenceTable(w, rep.Convergence, 6); err != nil {
+		return err
+	}
+	return WriteLoaderTable(w, rep.Loader)
 }
