@@ -27,6 +27,9 @@ func ListSweepDevices(ctx context.Context) DeviceList {
 	path, err := gpu.FindWorker()
 	if err != nil {
 		list.CUDA = err.Error()
+		if present, known := NVIDIAPresence(); known && !present {
+			list.CUDA = noNVIDIAReason
+		}
 		return list
 	}
 	devs, err := gpu.ListDevices(ctx, path)

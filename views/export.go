@@ -188,28 +188,33 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 		return widget.NewLabel("The measurement cache could not be opened, so sweeps are off: restart cnntime with a writable --db file.")
 	}
 	b := NewBenchmark(app.NewSweepRunner(mw.Backend.DB()))
-	b.OnProgress = func(p app.SweepProgress) {
-		eta := ""
-		if p.ETA > 0 {
-			eta = ", " + p.ETA.Round(time.Second).String() + " left"
-		}
-		mw.Status.SetText(fmt.Sprintf("Sweeping: %d of %d measured%s.", p.Done, p.Total, eta))
+	mw.Benchmark = b
+	b.OnProgress = func(st app.SweepStatus) {
+		mw.Status.SetText("Sweep: " + describeRun(st))
 	}
 	b.OnFinished = func(res app.SweepResult, err error) {
 		if err != nil {
 			mw.Status.SetText("Sweep failed: " + err.Error())
 			return
 		}
-		if rerr := mw.Backend.Reload(context.Background()); rerr != nil {
-			mw.showError(fmt.Errorf("the sweep finished but its measurements could not be loaded: %w", rerr))
-			return
-		}
-		if ms, err := mw.Session.Machines(context.Background()); err == nil { // a measured device is a machine (local/cpu)
-			mw.Selection.SetMachines(ms)
-			mw.Specs.SetMachines(ms, catalogGPUs())
-		}
-		mw.Session.Refresh()
-		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
+		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; loading them into the predictions…", res.State, res.Done, res.Elapsed.Round(time.Second)))
+		// Reading the cache again takes a while on a big one: never on the UI goroutine.
+		go func() {
+			rerr := mw.Backend.Reload(context.Background())
+			ms, merr := mw.Session.Machines(context.Background()) // a measured device is a machine (local/cpu)
+			fyne.Do(func() {
+				if rerr != nil {
+					mw.showError(fmt.Errorf("the sweep finished but its measurements could not be loaded: %w", rerr))
+					return
+				}
+				if merr == nil {
+					mw.Selection.SetMachines(ms)
+					mw.Specs.SetMachines(ms, catalogGPUs())
+				}
+				mw.Session.Refresh()
+				mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
+			})
+		}()
 	}
 	// The sweep form is tall; scroll it rather than let it set the window's least height.
 	return container.NewVScroll(b.Content())

@@ -75,11 +75,8 @@ func TestSpecTableHeaderClickSorts(t *testing.T) {
 	// The middle of the Price/h header: the table's position plus the widths and
 	// dividers of the columns before it.
 	tablePos := fyne.CurrentApp().Driver().AbsolutePositionForObject(st.table)
-	x := tablePos.X
-	for i := 0; i < SpecColumnPrice; i++ {
-		x += specColumns[i].width + 4
-	}
-	at := fyne.NewPos(x+specColumns[SpecColumnPrice].width/2, tablePos.Y+10)
+	x := tablePos.X + st.columns.columnLeft(SpecColumnPrice)
+	at := fyne.NewPos(x+st.columns.widths[SpecColumnPrice]/2, tablePos.Y+10)
 
 	test.TapCanvas(w.Canvas(), at)
 	if got := st.Rows()[0]; got != "aws/g4dn.xlarge" {
