@@ -44,8 +44,8 @@ type Session struct {
 	took     time.Duration
 	styles   *charts.Styles // the series' looks, kept across predictions
 	pending  bool           // a prediction is scheduled or running
-	running  bool   // a prediction is running
-	gen      uint64 // counts changes; a prediction for an older one is dropped
+	running  bool           // a prediction is running
+	gen      uint64         // counts changes; a prediction for an older one is dropped
 	timer    *time.Timer
 	cancel   context.CancelFunc
 	listener func(SessionState)

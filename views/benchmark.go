@@ -66,9 +66,9 @@ type Benchmark struct {
 	// already; its test driver runs fyne.Do on the caller's goroutine.
 	refreshMu sync.Mutex
 	pending   atomic.Bool // a refresh is queued on the UI goroutine
-	ticking  atomic.Bool // the clock runs
-	lastEnd  *app.SweepResult
-	shownErr error
+	ticking   atomic.Bool // the clock runs
+	lastEnd   *app.SweepResult
+	shownErr  error
 
 	checked   chan struct{} // closed when the running GPU check has been shown
 	lastCheck app.GPUCheck

@@ -151,7 +151,7 @@ func panelHeightFor(panel fyne.CanvasObject, width float32) float32 {
 // cells instead of cut ones beside empty space; a narrow one keeps the widths and
 // scrolls.
 type stretchColumns struct {
-	table *widget.Table
+	table  *widget.Table
 	base   []float32 // the columns' least widths
 	widths []float32 // the widths set at the last layout
 	width  float32   // the width last laid out

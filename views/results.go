@@ -80,4 +80,6 @@ func (t *ResultsTable) SortBy(col app.SummaryColumn) {
 func (t *ResultsTable) Rows() []app.Summary { return t.rows }
 
 // CreateRenderer is part of fyne.Widget.
-func (t *ResultsTable) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.content) }
+func (t *ResultsTable) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(t.content)
+}

@@ -86,7 +86,7 @@ func TestColoursStayWhenASeriesGoes(t *testing.T) {
 // Curves drawn on top of each other are found, hidden ones left out.
 func TestOverlaps(t *testing.T) {
 	a := synthCurve("resnet50", "aws/g4dn.xlarge", 1, 256, 0.5)
-	b := synthCurve("resnet50", "gcp/n1-t4", 1, 256, 0.4)    // the same times, another price
+	b := synthCurve("resnet50", "gcp/n1-t4", 1, 256, 0.4)      // the same times, another price
 	c := synthCurve("resnet50", "azure/nc4as-t4", 1, 256, 0.5) // the same times
 	d := synthCurve("resnet50", "aws/p3.2xlarge", 0.5, 256, 3)
 	curves := []predictor.Curve{a, d, b, c}
