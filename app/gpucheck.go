@@ -52,7 +52,7 @@ func (c gpuChecker) check(ctx context.Context, device int) GPUCheck {
 		// No NVIDIA GPU at all is the reason that matters: a worker would not help.
 		if c.nvidia != nil {
 			if present, known := c.nvidia(); known && !present {
-				res.Reason = noNVIDIAReason + " (the CUDA worker is not installed either)"
+				res.Reason = noNVIDIAReason + ". Besides, " + err.Error()
 			}
 		}
 		return res

@@ -101,6 +101,7 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 	b.ETA = widget.NewLabel("No sweep yet.")
 	b.ETA.Truncation = fyne.TextTruncateEllipsis
 	b.Holdings = widget.NewLabel("")
+	b.Holdings.Wrapping = fyne.TextWrapWord
 	b.Progress = widget.NewProgressBar()
 	b.log = widget.NewList(func() int { return len(b.logLines) },
 		func() fyne.CanvasObject {
@@ -166,7 +167,11 @@ func (b *Benchmark) RefreshDevices() {
 	}
 	if b.devices.CUDA != "" {
 		b.Runner.Log("no CUDA devices: " + b.devices.CUDA)
-		b.DeviceNote.SetText("Only the CPU: " + b.devices.CUDA)
+		note := b.devices.CUDA
+		if b.devices.NoNVIDIA {
+			note = "this computer has no NVIDIA GPU (its PCI bus lists none); sweeps run on the CPU."
+		}
+		b.DeviceNote.SetText("Only the CPU: " + note)
 		b.DeviceNote.Show()
 	} else {
 		b.DeviceNote.Hide()

@@ -39,6 +39,9 @@ type ChartView struct {
 	// Bars makes the mouse find the bar on its row (a breakdown chart) instead of
 	// the nearest point; a bar chart does not zoom.
 	Bars bool
+	// MinHeight, when set, is the least height that keeps the chart's rows apart
+	// (a breakdown chart in a scroll); 0 for the usual minimum.
+	MinHeight float32
 
 	crosshair bool
 	emptyText string
@@ -478,7 +481,9 @@ func (v *ChartView) find(f *charts.Frame, px, py float64) (charts.Mark, bool) {
 var chartMinSize = fyne.NewSize(220, 170)
 
 // MinSize is what a chart needs to stay readable; it takes what the layout gives beyond.
-func (v *ChartView) MinSize() fyne.Size { return chartMinSize }
+func (v *ChartView) MinSize() fyne.Size {
+	return fyne.NewSize(chartMinSize.Width, fyne.Max(chartMinSize.Height, v.MinHeight))
+}
 
 // CreateRenderer is part of fyne.Widget.
 func (v *ChartView) CreateRenderer() fyne.WidgetRenderer {

@@ -44,6 +44,10 @@ const (
 	whyKinds   = "The step by kind of layer"
 )
 
+// whyRowHeight is the height a bar of the Why chart needs for its label to stay clear
+// of the next (9-point text).
+const whyRowHeight = 17
+
 var whyColumns = []string{"Layer", "Kind", "Shape", "Forward", "Bwd data", "Bwd weight", "Total", "Source"}
 var whyWidths = []float32{170, 130, 250, 85, 85, 95, 85, 95}
 
@@ -79,7 +83,9 @@ func NewWhyPanel(export func()) *WhyPanel {
 	}
 	tools := container.NewBorder(nil, nil, nil, p.Export, p.Which)
 	right := container.NewBorder(tools, nil, nil, nil, p.table)
-	split := container.NewHSplit(p.Chart, right)
+	// The chart keeps a row's height per bar and scrolls, rather than squeeze its
+	// labels on top of each other in a short window.
+	split := container.NewHSplit(container.NewVScroll(p.Chart), right)
 	split.Offset = 0.4
 	p.content = container.NewBorder(p.Header, nil, nil, nil, split)
 	p.ExtendBaseWidget(p)
@@ -95,6 +101,12 @@ func (p *WhyPanel) Explanation() *predictor.Explanation { return p.x }
 // Set shows an explanation in a chart style.
 func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
 	p.x, p.bars = &x, breakdownBars(&x)
+	groups := map[string]bool{}
+	for _, b := range p.bars {
+		groups[b.Group] = true
+	}
+	p.Chart.MinHeight = float32(len(p.bars)+len(groups))*whyRowHeight + 48 // the rows, their headings and the title
+	p.Chart.Refresh()
 	p.Header.SetText(WhyHeadline(&x))
 	p.Chart.SetChart(charts.Breakdown(p.bars, charts.BreakdownOptions{Title: "milliseconds per iteration", Style: style}))
 	p.Export.Enable()
