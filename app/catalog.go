@@ -25,6 +25,9 @@ var (
 func LoadCatalog() (*hw.Catalog, error) {
 	catalogOnce.Do(func() {
 		catalogLoaded, catalogErr = hw.ParseCatalog(assets.CatalogGPUs, assets.CatalogMachines)
+		if catalogErr == nil {
+			catalogErr = hw.ParseCPUs(assets.CatalogCPUs, catalogLoaded)
+		}
 		if catalogErr != nil {
 			catalogErr = fmt.Errorf("the embedded hardware catalog is broken (a build mistake; report it): %w", catalogErr)
 		}

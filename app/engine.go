@@ -370,7 +370,12 @@ feed:
 // measured CPU has its own), checked.
 func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (predictor.Request, *predictor.Engine, error) {
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
-		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat()}
+		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
+		Script: q.Data.script()}
+	if t.cpu == nil && r.Machine.CPU == nil {
+		assumed := hw.ReferenceCPU // a bare GPU, or a machine whose CPU is not published: say what was assumed
+		r.Machine.CPU = &assumed
+	}
 	in, err := q.Data.inputRate(n, t)
 	if err != nil {
 		return r, nil, err

@@ -115,7 +115,7 @@ func TestExplainRefusesWhatCurvesRefuse(t *testing.T) {
 		{"fewer images than GPUs", "resnet50", p316, q, ctx, 4, "needs a batch of at least 8"},
 		{"zero batch", "resnet50", t4, q, ctx, 0, "must be positive"},
 		{"does not fit", "vgg16", t4, q, ctx, 4096, "the largest batch that fits is"},
-		{"bad loader", "resnet50", t4, Query{Precision: measure.FP32, Data: RunData{Loader: "ffcv"}}, ctx, 8, "ffcv"},
+		{"bad loader", "resnet50", t4, Query{Precision: measure.FP32, Data: RunData{Loader: "webdataset"}}, ctx, 8, "webdataset"},
 		{"cancelled", "resnet50", t4, q, cancelled, 8, "cancelled"},
 	} {
 		_, err := eng.Explain(tc.ctx, tc.q, tc.model, tc.tg, tc.batch)

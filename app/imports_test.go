@@ -91,7 +91,8 @@ func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, d
 // easy to change"): data flows views → app → {predictor, gpu, db}; predictor imports
 // nothing of ours outside predictor/; db knows nothing of Fyne, CUDA, gpu or app; only
 // views and main import Fyne; only the worker links gorgonia.org/cu; app has no flag
-// parsing (app/cli does); and no package climbs back up: a sub-package never imports a
+// parsing (app/cli does); the accuracy tables (app/validate) serve only the
+// command line; and no package climbs back up: a sub-package never imports a
 // package that depends on its own parent (predictor/kernels/fit importing predictor,
 // which imports predictor/kernels, did). Every package but main and the worker says in a
 // doc.go what it does and what it may import.
@@ -146,6 +147,10 @@ func TestImportGraph(t *testing.T) {
 				t.Errorf("%s imports %s: only main imports views", p, ip)
 			case under(ip, mod+"/app/cli") && p != mod:
 				t.Errorf("%s imports %s: only main imports the command line", p, ip)
+			case under(ip, mod+"/app/validate") && !under(p, mod+"/app/validate") && !under(p, mod+"/app/cli"):
+				t.Errorf("%s imports %s: the accuracy tables are the command line's (cnntime validate), not a use case", p, ip)
+			case under(p, mod+"/app/validate") && (under(ip, mod+"/app/cli") || under(ip, mod+"/views")):
+				t.Errorf("%s imports %s: the accuracy tables sit below the command line and the GUI", p, ip)
 			case ip == "flag" && under(p, mod+"/app") && !under(p, mod+"/app/cli"):
 				t.Errorf("%s imports flag: app has no flag parsing (app/cli does)", p)
 			}

@@ -201,6 +201,7 @@ func newCPUPredictor(timer predictor.LayerTimer) *predictor.Engine {
 // backend every layer's forward pass, data gradient and weight gradient each a kernel).
 func cpuStepRequest(r predictor.Request) predictor.Request {
 	r.Precision, r.Policy, r.Kernels = measure.FP32, measure.NoPolicy, predictor.CPUKernels(r.DeviceKey)
+	r.Script = "" // the CPU backend's step is its kernels alone: no script around it
 	return r
 }
 

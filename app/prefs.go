@@ -32,6 +32,7 @@ const (
 	PrefLoader   = "session.loader"
 	PrefWorkers  = "session.workers"
 	PrefFormat   = "session.memory_format"
+	PrefScript   = "session.script"
 	PrefNodes    = "session.nodes"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
@@ -77,7 +78,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
 	readInt(PrefNodes, &s.Nodes)
-	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat} {
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
 		}
@@ -131,6 +132,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefLoader, st.Data.Loader)
 	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
+	p.SetString(PrefScript, st.Data.Script)
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))

@@ -21,12 +21,17 @@ type RunData struct {
 	Workers int    // loader workers per GPU; 0: the machine's vCPUs per GPU less one (8 on a bare GPU)
 	// MemoryFormat is nchw or nhwc; "" adds no layout transposes.
 	MemoryFormat string
+	// Script is the training script around the step: lean, reference or lightning
+	// (predictor.Scripts); "" is a tight loop, as benchmarks run.
+	Script string
 }
 
 // DefaultRunData is what a user's run reads unless told otherwise: ImageNet-1k's
-// JPEGs through a PyTorch DataLoader, NCHW tensors (PyTorch's default).
+// JPEGs through a PyTorch DataLoader, NCHW tensors (PyTorch's default), in a
+// reference-style training script (predictor.DefaultScript).
 func DefaultRunData() RunData {
-	return RunData{Dataset: dataset.Default, Loader: string(pipeline.PyTorch), MemoryFormat: string(predictor.NCHW)}
+	return RunData{Dataset: dataset.Default, Loader: string(pipeline.PyTorch), MemoryFormat: string(predictor.NCHW),
+		Script: string(predictor.DefaultScript)}
 }
 
 // Check reports the first bad setting, naming it.
@@ -51,6 +56,9 @@ func (d RunData) Check() error {
 		if _, err := predictor.ParseMemoryFormat(strings.ToLower(d.MemoryFormat)); err != nil {
 			return err
 		}
+	}
+	if _, err := predictor.ParseScript(d.Script); err != nil {
+		return err
 	}
 	return nil
 }
@@ -99,10 +107,23 @@ func (d RunData) inputRate(net *cnn.Network, t Target) (pipeline.Rate, error) {
 	if !named || t.cpu != nil || loader == "" {
 		loader = pipeline.Synthetic // no files to read, or a CPU target: the data is where the step runs
 	}
-	if ds.InMemory && loader == pipeline.DALI {
-		return pipeline.Rate{}, Inputf("the dali loader decodes image files; %s is held in memory: choose the pytorch or synthetic loader", ds.Name)
+	if ds.InMemory && (loader == pipeline.DALI || loader == pipeline.FFCV) {
+		return pipeline.Rate{}, Inputf("the %s loader decodes image files; %s is held in memory: choose the pytorch or synthetic loader", loader, ds.Name)
 	}
-	return pipeline.Model(pipeline.Settings{Loader: loader, Workers: d.Workers}, ds, net.Input.H, t.Machine.VCPUs, max(t.Machine.GPUCount, 1), t.GPU)
+	scale := 1.0
+	if t.Machine.CPU != nil {
+		scale = t.Machine.CPU.Speed()
+	}
+	return pipeline.Model(pipeline.Settings{Loader: loader, Workers: d.Workers, CPUScale: scale}, ds, net.Input.H, t.Machine.VCPUs, max(t.Machine.GPUCount, 1), t.GPU)
+}
+
+// script is the run's training script for the predictor ("" when none is named).
+func (d RunData) script() predictor.Script {
+	s, err := predictor.ParseScript(d.Script)
+	if err != nil || d.Script == "" {
+		return ""
+	}
+	return s
 }
 
 // memoryFormat is the run's layout for the predictor.

@@ -50,10 +50,10 @@ func TestRunDataShapesThePrediction(t *testing.T) {
 	}{
 		{"efficientnet_b4 at its 380 px", "efficientnet_b4", "a100-sxm4-80gb", DefaultRunData(), measure.FP32, 64, 380, pipeline.PyTorch, 8,
 			8 * 1000 / (0.1 + 0.8/pipeline.WorkerImagesPerS*1000 + 0.2/pipeline.WorkerImagesPerS*1000*380*380/(224*224)), "gpu", 1281167, predictor.NCHW},
-		{"resnet50 on 4 vCPUs", "resnet50", "aws/g4dn.xlarge", DefaultRunData(), measure.AMP, 256, 224, pipeline.PyTorch, 3, 2.5 * 3 / 4 * perWorker, "input", 1281167, predictor.NCHW},
-		{"resnet50 on p4d: 11 workers per GPU", "resnet50", "aws/p4d.24xlarge", DefaultRunData(), measure.AMP, 2048, 224, pipeline.PyTorch, 11, 8 * 7.5 * 11 / 12 * perWorker, "input", 1281167, predictor.NCHW},
+		{"resnet50 on 4 vCPUs", "resnet50", "aws/g4dn.xlarge", DefaultRunData(), measure.AMP, 256, 224, pipeline.PyTorch, 3, 3.5 / 3.2 * 2.5 * 3 / 4 * perWorker, "input", 1281167, predictor.NCHW},
+		{"resnet50 on p4d: 11 workers per GPU", "resnet50", "aws/p4d.24xlarge", DefaultRunData(), measure.AMP, 2048, 224, pipeline.PyTorch, 11, 3.6 / 3.2 * 8 * 7.5 * 11 / 12 * perWorker, "input", 1281167, predictor.NCHW},
 		{"cifar-10 at 32 px", "resnet18", "aws/g4dn.xlarge", RunData{Dataset: "cifar-10", Loader: "pytorch", MemoryFormat: "nchw"}, measure.FP32, 128, 32, pipeline.PyTorch, 3,
-			2.5 * 3 / 4 * 1000 / (0.1 + 0.2/pipeline.WorkerImagesPerS*1000*1024/50176), "gpu", 50000, predictor.NCHW},
+			3.5 / 3.2 * 2.5 * 3 / 4 * 1000 / (0.1 + 0.2/pipeline.WorkerImagesPerS*1000*1024/50176), "gpu", 50000, predictor.NCHW},
 		{"synthetic benchmark", "resnet50", "a100-sxm4-80gb", RunData{}, measure.AMP, 256, 224, pipeline.Synthetic, 0, 0, "gpu", 0, ""},
 		{"an input override", "resnet50", "a100-sxm4-80gb", RunData{Dataset: "imagenet-1k", Input: 160, Loader: "synthetic", MemoryFormat: "nhwc"}, measure.AMP, 256, 160, pipeline.Synthetic, 0, 0, "gpu", 1281167, predictor.NHWC},
 	} {
@@ -92,7 +92,7 @@ func TestRunDataRefusesBadSettings(t *testing.T) {
 		{RunData{Dataset: "mnist"}, "unknown dataset"},
 		{RunData{Input: -4}, "input size -4"},
 		{RunData{Classes: -1}, "classes -1"},
-		{RunData{Loader: "tfdata"}, "unknown loader"},
+		{RunData{Loader: "webdataset"}, "unknown loader"}, {RunData{Script: "keras"}, "unknown script"},
 		{RunData{Workers: -2}, "workers -2"},
 		{RunData{MemoryFormat: "chwn"}, "unknown memory format"},
 	} {
@@ -120,12 +120,12 @@ func TestSessionRemembersRunData(t *testing.T) {
 	if got := s.Settings().Data; got != DefaultRunData() {
 		t.Errorf("a fresh session's run data = %+v, want the CLI's default %+v", got, DefaultRunData())
 	}
-	want := RunData{Dataset: "cifar-100", Input: 64, Loader: "dali", Workers: 5, MemoryFormat: "nhwc"}
+	want := RunData{Dataset: "cifar-100", Input: 64, Loader: "dali", Workers: 5, MemoryFormat: "nhwc", Script: "lean"}
 	if err := s.Update(func(st *SessionSettings) { st.Data = want }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(func(st *SessionSettings) { st.Data.Loader = "tfdata" }); err == nil {
-		t.Error("the session accepted the loader tfdata")
+	if err := s.Update(func(st *SessionSettings) { st.Data.Loader = "webdataset" }); err == nil {
+		t.Error("the session accepted the loader webdataset")
 	}
 	s.Close()
 	again := NewSession(&fakeBackend{}, prefs, time.Millisecond)

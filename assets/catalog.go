@@ -20,3 +20,9 @@ var CatalogMachines []byte
 //
 //go:embed catalog/networks.csv
 var CatalogNetworks []byte
+
+// CatalogCPUs is each instance's host CPU (catalog/cpus.csv): model, base and turbo
+// clock with their sources. The loader's per-worker rate scales with it.
+//
+//go:embed catalog/cpus.csv
+var CatalogCPUs []byte

@@ -35,3 +35,19 @@ var MultinodeScaling []byte
 //
 //go:embed validation/mlperf_ceiling.csv
 var MLPerfCeiling []byte
+
+// LoaderRuns is published training runs and loader benchmarks that read real images
+// through an input pipeline (a PyTorch DataLoader, DALI on the CPU or the GPU, FFCV,
+// tf.data), each with its CPU, vCPUs and workers (validation/loader_runs.csv): the
+// DataLoader table of `cnntime validate`.
+//
+//go:embed validation/loader_runs.csv
+var LoaderRuns []byte
+
+// Convergence is the published epochs-to-target figures at several global batch sizes
+// (validation/convergence.csv): MLPerf's ResNet-50 reference convergence points on
+// ImageNet, DAWNBench and Pollux runs on CIFAR-10, one row per source × batch, with
+// where each is published and whether it tunes the epochs model or is held out.
+//
+//go:embed validation/convergence.csv
+var Convergence []byte

@@ -33,7 +33,7 @@ import (
 //
 // The header line is required; columns may come in any order; an unknown or missing
 // column is an error. A row with the same gpu, model, batch_size, precision, framework
-// and source as one already in the cache replaces it.
+// and source as one already in the cache replaces it only when its measured_at is later.
 //
 // The file is opened in spreadsheets, so WriteStepsCSV neutralises the text cells (gpu,
 // model, precision, framework, status, source) that would start a formula: a model named

@@ -366,8 +366,12 @@ func TestSteps(t *testing.T) {
 	if err := d.PutSteps(ctx, []measure.Step{r32, r64, r64pub, v16}); err != nil {
 		t.Fatal(err)
 	}
-	r32.MedianMS = 98 // same key: replaced
-	if err := d.PutSteps(ctx, []measure.Step{r32}); err != nil {
+	stale := r32
+	stale.MedianMS, stale.At = 250, t0.Add(-time.Hour) // same key, measured earlier: kept out
+	same := r32
+	same.MedianMS = 300                          // same key, measured at the same time: kept out
+	r32.MedianMS, r32.At = 98, t0.Add(time.Hour) // same key, measured later: replaced
+	if err := d.PutSteps(ctx, []measure.Step{stale, r32, same}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -102,6 +102,12 @@ func hasPendingWrites(path string) (bool, error) {
 	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
 		return true, nil
 	}
+	return hasHotJournal(path)
+}
+
+// hasHotJournal reports whether the database at path has a rollback journal that may
+// hold a write to undo.
+func hasHotJournal(path string) (bool, error) {
 	j, err := os.Open(path + "-journal")
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

@@ -61,7 +61,9 @@ func (d *DB) Import(ctx context.Context, path string) (ImportReport, error) {
 
 // ImportStepsCSV merges a CSV of whole-step measurements read from r, named name (a
 // file name: it names the rows' default source). It reads all of r before it writes,
-// and writes all rows or none.
+// and writes all rows or none. A row replaces the cache's step of the same key only
+// when it was measured later; one measured at the same time (re-importing a file) or
+// earlier, or with no measured_at, leaves the cache's step and is counted as kept.
 func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
 	rep := ImportReport{File: name, Kind: "csv", Source: "csv:" + name}
 	steps, err := ParseStepsCSV(r, name)
@@ -73,15 +75,15 @@ func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (Impo
 		if err != nil {
 			return err
 		}
-		if err := putSteps(ctx, tx, steps); err != nil {
+		changed, err := putSteps(ctx, tx, steps)
+		if err != nil {
 			return err
 		}
 		after, err := countRows(ctx, tx, "steps")
 		if err != nil {
 			return err
 		}
-		rep.Steps.Added = after - before
-		rep.Steps.Replaced = len(steps) - rep.Steps.Added
+		rep.Steps = merged(len(steps), changed, after-before)
 		return nil
 	})
 	return rep, err
@@ -124,8 +126,14 @@ func (d *DB) ImportCache(ctx context.Context, path string) (ImportReport, error)
 
 // snapshotCache checks that the file at path is an intact cnntime cache this cnntime
 // can read, and writes a consistent copy of it, migrated to the current schema, to dst.
-// It opens path read-only; where a writer's commits are still in the file's log, it
-// judges the file by what SQLite reads through the log, not by its stale header.
+//
+// It never writes next to path: the file may be another user's, whom a log or log index
+// owned by the importer would lock out of their own cache, or lie in a directory this
+// user may not write. Where a program may have the cache open (its log and log index are
+// there), it reads it read-only through them, as SQLite's own readers do; otherwise it
+// copies the file and its log privately and lets SQLite recover the copy (see
+// privateCopy). Where a writer's commits are still in the file's log, it judges the file
+// by what SQLite reads through the log, not by its stale header.
 func snapshotCache(ctx context.Context, path, dst string) error {
 	h, size, err := readHeader(path)
 	if err != nil {
@@ -149,34 +157,55 @@ func snapshotCache(ctx context.Context, path, dst string) error {
 			return fmt.Errorf("it is an SQLite database but not a cnntime cache")
 		}
 	}
+	if hot, err := hasHotJournal(path); err != nil {
+		return err
+	} else if hot {
+		return fmt.Errorf("the program writing it was stopped half-way and left a write to undo: open it once with 'cnntime --db %s cache check' to recover it, then import it again", path)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
+	if hasLogIndex(abs) {
+		err := copyReadOnly(ctx, abs, dst)
+		if err == nil || !needsRecovery(err) {
+			return err
+		}
+		// The log index is a stale one this user may not rebuild: copy the files instead.
+		os.Remove(dst)
+	}
+	if err := privateCopy(abs, dst); err != nil {
+		return err
+	}
+	src, err := sql.Open("sqlite", dsnPlain(dst))
+	if err != nil {
+		return err
+	}
+	err = checkSource(ctx, src)
+	if cerr := src.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	copied, err := Open(dst) // migrates an older cache's copy
+	if err != nil {
+		return err
+	}
+	return copied.Close()
+}
+
+// copyReadOnly reads the cache at abs on a read-only connection, which uses the log and
+// log index beside it and creates nothing, checks it and writes a consistent, migrated
+// copy of it to dst.
+func copyReadOnly(ctx context.Context, abs, dst string) error {
 	src, err := sql.Open("sqlite", dsn(abs, true))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	version, appID, err := readSchemaMarks(ctx, src)
-	if needsRecovery(err) {
-		return fmt.Errorf("the program writing it was stopped half-way and left a write to undo (%v): open it once with 'cnntime --db %s cache check' to recover it, then import it again", err, path)
-	}
-	if err != nil {
+	if err := checkSource(ctx, src); err != nil {
 		return err
-	}
-	if appID != applicationID {
-		return fmt.Errorf("it is not a cnntime cache")
-	}
-	if version > latestVersion {
-		return newerSchemaError(path, version)
-	}
-	var verdict string
-	if err := src.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&verdict); err != nil {
-		return fmt.Errorf("it is damaged (%v): restore it from a copy", err)
-	}
-	if verdict != "ok" {
-		return fmt.Errorf("it is damaged (%s): restore it from a copy", verdict)
 	}
 	if _, err := src.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
 		return fmt.Errorf("copy it: %w", err)
@@ -186,6 +215,88 @@ func snapshotCache(ctx context.Context, path, dst string) error {
 		return err
 	}
 	return copied.Close()
+}
+
+// checkSource refuses a database to import that is not a cnntime cache, is newer than
+// this cnntime, or is damaged. The error of a read-only connection that may not recover
+// the file is returned as it is (see needsRecovery).
+func checkSource(ctx context.Context, src *sql.DB) error {
+	version, appID, err := readSchemaMarks(ctx, src)
+	if err != nil {
+		return err
+	}
+	if appID != applicationID {
+		return fmt.Errorf("it is not a cnntime cache")
+	}
+	if version > latestVersion {
+		return fmt.Errorf("it was written by a newer cnntime (schema version %d; this cnntime knows up to %d): update cnntime", version, latestVersion)
+	}
+	var verdict string
+	if err := src.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&verdict); err != nil {
+		return fmt.Errorf("it is damaged (%v): restore it from a copy", err)
+	}
+	if verdict != "ok" {
+		return fmt.Errorf("it is damaged (%s): restore it from a copy", verdict)
+	}
+	return nil
+}
+
+// hasLogIndex reports whether the database at abs has both a write-ahead log and its
+// index (the -shm file) beside it: a program may have it open, and a reader must share
+// that index with it rather than read a copy.
+func hasLogIndex(abs string) bool {
+	_, werr := os.Stat(abs + "-wal")
+	_, serr := os.Stat(abs + "-shm")
+	return werr == nil && serr == nil
+}
+
+// privateCopy copies the database at abs and its write-ahead log, where it has one, to
+// dst and dst-wal. No program has the database open (it has no log index), but one may
+// open it while it is copied: a copy during which the file or its log changed is made
+// again, up to three times.
+func privateCopy(abs, dst string) error {
+	for range 3 {
+		before, err := fileStates(abs)
+		if err != nil {
+			return err
+		}
+		for _, suffix := range []string{"", "-wal"} {
+			os.Remove(dst + suffix)
+			if err := copyFile(abs+suffix, dst+suffix); err != nil && !(suffix != "" && errors.Is(err, os.ErrNotExist)) {
+				return fmt.Errorf("copy it: %w", err)
+			}
+		}
+		after, err := fileStates(abs)
+		if err != nil {
+			return err
+		}
+		if after == before {
+			return nil
+		}
+	}
+	return fmt.Errorf("it kept changing while it was copied (a program is writing it): import it again when that program is done")
+}
+
+// fileState is what tells that a file changed: its size and modification time.
+type fileState struct {
+	size    int64
+	modTime int64
+}
+
+// fileStates are the states of the database at abs and of its log (zero where missing).
+func fileStates(abs string) ([2]fileState, error) {
+	var out [2]fileState
+	for i, suffix := range []string{"", "-wal"} {
+		info, err := os.Stat(abs + suffix)
+		if errors.Is(err, os.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", abs+suffix, err)
+		}
+		out[i] = fileState{info.Size(), info.ModTime().UnixNano()}
+	}
+	return out, nil
 }
 
 // attached runs fn in one write transaction on a connection that has the cache file

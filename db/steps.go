@@ -52,7 +52,8 @@ func validateStep(s measure.Step) error {
 
 // PutSteps saves whole-step measurements in one transaction, all or none. A step
 // replaces the cache's one of the same device, model, batch, precision, framework and
-// source; steps from different sources are kept side by side.
+// source only when it was measured later; one measured at the same time or earlier
+// leaves the cache's as it is. Steps from different sources are kept side by side.
 func (d *DB) PutSteps(ctx context.Context, steps []measure.Step) error {
 	for i, s := range steps {
 		if err := validateStep(s); err != nil {
@@ -63,29 +64,40 @@ func (d *DB) PutSteps(ctx context.Context, steps []measure.Step) error {
 		return nil
 	}
 	return d.write(ctx, fmt.Sprintf("save %d step measurements", len(steps)), func(tx *sql.Tx) error {
-		return putSteps(ctx, tx, steps)
+		_, err := putSteps(ctx, tx, steps)
+		return err
 	})
 }
 
-func putSteps(ctx context.Context, tx *sql.Tx, steps []measure.Step) error {
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO steps (device_key, model, batch, precision,
-			framework, source, median_ms, spread_ms, status, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (device_key, model, batch, precision, framework, source) DO UPDATE SET
-			median_ms = excluded.median_ms, spread_ms = excluded.spread_ms,
-			status = excluded.status, at = excluded.at`)
+// putSteps saves steps in tx, each replacing the row of its key only when measured
+// later, and returns how many rows it added or replaced.
+func putSteps(ctx context.Context, tx *sql.Tx, steps []measure.Step) (changed int, err error) {
+	insert, err := tx.PrepareContext(ctx, upsertStep)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer insert.Close()
 	for _, s := range steps {
-		if _, err := insert.ExecContext(ctx, s.DeviceKey, s.Model, s.Batch, string(s.Precision),
-			s.Framework, s.Source, s.MedianMS, s.SpreadMS, string(s.Status), unixNanos(s.At)); err != nil {
-			return fmt.Errorf("save step of %s at batch %d: %w", s.Model, s.Batch, err)
+		res, err := insert.ExecContext(ctx, s.DeviceKey, s.Model, s.Batch, string(s.Precision),
+			s.Framework, s.Source, s.MedianMS, s.SpreadMS, string(s.Status), unixNanos(s.At))
+		if err != nil {
+			return changed, fmt.Errorf("save step of %s at batch %d: %w", s.Model, s.Batch, err)
 		}
+		n, _ := res.RowsAffected() // 0 when the cache's row is as new: the update's WHERE held it back
+		changed += int(n)
 	}
-	return nil
+	return changed, nil
 }
+
+// upsertStep adds a step, or replaces the row of its key when the step was measured
+// later than it (the rule a cache import and a kernel CSV import follow too).
+const upsertStep = `INSERT INTO steps (device_key, model, batch, precision,
+		framework, source, median_ms, spread_ms, status, at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (device_key, model, batch, precision, framework, source) DO UPDATE SET
+		median_ms = excluded.median_ms, spread_ms = excluded.spread_ms,
+		status = excluded.status, at = excluded.at
+	WHERE excluded.at > steps.at`
 
 // Steps returns the whole-step measurements f chooses, ordered by device, model,
 // precision, framework, source and batch.

@@ -181,7 +181,7 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func TestImportStepsCSVReplacesSameKeys(t *testing.T) {
+func TestImportStepsCSVReimportKeepsEveryRow(t *testing.T) {
 	ctx := context.Background()
 	d := openTemp(t)
 	path := filepath.Join(t.TempDir(), "lab.csv")
@@ -197,12 +197,66 @@ func TestImportStepsCSVReplacesSameKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Steps != (Merged{Replaced: 3}) {
-		t.Errorf("second import report = %+v, want 3 steps replaced", rep.Steps)
+	if rep.Steps != (Merged{Kept: 3}) {
+		t.Errorf("second import report = %+v, want 3 steps kept (measured at the same time)", rep.Steps)
 	}
 	steps, _ := d.Steps(ctx, StepFilter{})
 	if len(steps) != 3 {
 		t.Errorf("%d steps after importing the same file twice, want 3", len(steps))
+	}
+}
+
+// TestImportStepsCSVReplacesOnlyWithLater imports, over a cache holding a step measured
+// at noon, a CSV of the same key measured earlier, at the same time, later or at an
+// unknown time: only the later one replaces it, and the report says which happened.
+func TestImportStepsCSVReplacesOnlyWithLater(t *testing.T) {
+	const header = "gpu,model,batch_size,precision,framework,step_ms,spread_ms,status,source,measured_at\n"
+	const cached = "t4,resnet50,32,amp,pytorch 2.5.1,100,1,ok,lab,2026-03-01T12:00:00Z\n"
+	for _, tc := range []struct {
+		name, row  string
+		want       Merged
+		wantMS     float64
+		wantAtHour int
+	}{
+		{"older", "t4,resnet50,32,amp,pytorch 2.5.1,250,1,ok,lab,2026-02-01T12:00:00Z\n", Merged{Kept: 1}, 100, 12},
+		{"same time", "t4,resnet50,32,amp,pytorch 2.5.1,250,1,ok,lab,2026-03-01T12:00:00Z\n", Merged{Kept: 1}, 100, 12},
+		{"unknown time", "t4,resnet50,32,amp,pytorch 2.5.1,250,1,ok,lab,\n", Merged{Kept: 1}, 100, 12},
+		{"later", "t4,resnet50,32,amp,pytorch 2.5.1,90,1,ok,lab,2026-03-01T13:00:00Z\n", Merged{Replaced: 1}, 90, 13},
+		{"later then older in one file",
+			"t4,resnet50,32,amp,pytorch 2.5.1,90,1,ok,lab,2026-03-01T13:00:00Z\n" +
+				"t4,resnet50,32,amp,pytorch 2.5.1,250,1,ok,lab,2026-02-01T12:00:00Z\n", Merged{Replaced: 1, Kept: 1}, 90, 13},
+		{"other source", "t4,resnet50,32,amp,pytorch 2.5.1,250,1,ok,paper,2026-02-01T12:00:00Z\n", Merged{Added: 1}, 100, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			d, err := Open(filepath.Join(dir, "cache.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			seed := filepath.Join(dir, "seed.csv")
+			writeFile(t, seed, header+cached)
+			if _, err := d.Import(ctx, seed); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "incoming.csv")
+			writeFile(t, path, header+tc.row)
+			rep, err := d.Import(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Steps != tc.want {
+				t.Errorf("import report = %+v, want %+v", rep.Steps, tc.want)
+			}
+			steps, err := d.Steps(ctx, StepFilter{Source: "lab"})
+			if err != nil || len(steps) != 1 {
+				t.Fatalf("Steps(lab) = %+v, %v; want the one step", steps, err)
+			}
+			if steps[0].MedianMS != tc.wantMS || steps[0].At.Hour() != tc.wantAtHour {
+				t.Errorf("cached step = %v ms at %v, want %v ms at %d:00", steps[0].MedianMS, steps[0].At, tc.wantMS, tc.wantAtHour)
+			}
+		})
 	}
 }
 

@@ -45,6 +45,8 @@ type Request struct {
 	Input pipeline.Rate
 	// MemoryFormat is the activations' layout; "" adds no layout transposes.
 	MemoryFormat MemoryFormat
+	// Script is the training script around the step; "" is a tight loop (Lean).
+	Script Script
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -112,6 +114,11 @@ func (req *Request) Check() error {
 	if err := req.checkInput(); err != nil {
 		return err
 	}
+	if req.Script != "" {
+		if _, err := ParseScript(string(req.Script)); err != nil {
+			return err
+		}
+	}
 	n := req.totalGPUs()
 	prev := 0
 	for _, b := range req.Batches {
@@ -156,6 +163,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Loader:    req.Input.Loader,
 		Workers:   req.Input.Workers,
 		Format:    req.MemoryFormat,
+		Script:    req.Script,
+		CPU:       req.Machine.CPU,
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic
@@ -167,9 +176,10 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		c.MaxBatch = -1
 	}
 	gradBytes := 4 * float64(req.Network.Params())
+	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
 	step := func(B int) float64 {
 		b := perGPUBatch(B, n)
-		ms, _ := req.inputStepMS(b, tab.stepMS[b])
+		ms, _ := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
 		return ms + e.over.exposedSyncMS(gradBytes, &req, tab.backwardMS[b])
 	}
 	for i, B := range req.Batches {
@@ -182,7 +192,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 			continue
 		}
 		p.IterMS = step(B)
-		_, p.Bound = req.inputStepMS(b, tab.stepMS[b])
+		p.ScriptMS = scriptMS
+		_, p.Bound = req.inputStepMS(b, tab.stepMS[b]+scriptMS)
 		p.Source = tab.source[b]
 		p.ErrorPct = 100 * tab.relErr[b]
 	}

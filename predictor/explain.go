@@ -35,6 +35,8 @@ type Explanation struct {
 	Workers          int             `json:"workers,omitempty"`
 	LoaderImagesPerS float64         `json:"loader_images_per_s,omitempty"`
 	Format           MemoryFormat    `json:"memory_format,omitempty"`
+	// Script is the training script around the step; its cost is Phases.ScriptMS.
+	Script Script `json:"script,omitempty"`
 
 	// The curve's point at Batch: IterMS ± ErrorPct percent from Source (the least
 	// trusted source among the step's kernels), bounded by Bound ("gpu" or "input").
@@ -88,7 +90,8 @@ func (l LayerTime) MS() float64 { return l.ForwardMS + l.BackwardDataMS + l.Back
 // Phases splits an iteration's time, milliseconds. The first four are the GPU's busy
 // time (the layers' kernels by phase and the optimizer update); Host is the rest of
 // the training step (the GPU waiting for the host to issue kernels, and the host's
-// per-step work: StepMS); Input is the input's work on the GPU side of the step (the
+// per-step work: StepMS); Script is the training script's own per-step work (metrics,
+// logging, .item() reads; 0 for a tight loop); Input is the input's work on the GPU side of the step (the
 // host-to-device copy of the batch, DALI's decoding); Loader is the wait for a loader
 // slower than all that (0 when the GPU bounds the step); Communication is the part of
 // the gradient all-reduce the backward pass does not hide (0 on one GPU).
@@ -98,6 +101,7 @@ type Phases struct {
 	BackwardWeightMS float64 `json:"backward_weight_ms"`
 	OptimizerMS      float64 `json:"optimizer_ms"`
 	HostMS           float64 `json:"host_ms"`
+	ScriptMS         float64 `json:"script_ms"`
 	InputMS          float64 `json:"input_ms"`
 	LoaderMS         float64 `json:"loader_ms"`
 	CommunicationMS  float64 `json:"communication_ms"`
@@ -110,11 +114,11 @@ type PhaseTime struct {
 }
 
 // List is the phases in order, named forward, backward-data, backward-weight,
-// optimizer, host, input, loader and communication.
+// optimizer, host, script, input, loader and communication.
 func (p Phases) List() []PhaseTime {
 	return []PhaseTime{
 		{"forward", p.ForwardMS}, {"backward-data", p.BackwardDataMS}, {"backward-weight", p.BackwardWeightMS},
-		{"optimizer", p.OptimizerMS}, {"host", p.HostMS}, {"input", p.InputMS}, {"loader", p.LoaderMS},
+		{"optimizer", p.OptimizerMS}, {"host", p.HostMS}, {"script", p.ScriptMS}, {"input", p.InputMS}, {"loader", p.LoaderMS},
 		{"communication", p.CommunicationMS},
 	}
 }
@@ -181,7 +185,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	x := Explanation{
 		Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: n, Nodes: c.Nodes, Network: c.Network, Precision: c.Precision,
 		Batch: batch, PerGPUBatch: b,
-		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format,
+		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format, Script: c.Script,
 		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
 		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
@@ -231,11 +235,12 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	ph := &x.Phases
 	ph.OptimizerMS = p.update
 	ph.HostMS = stepMS - (ph.ForwardMS + ph.BackwardDataMS + ph.BackwardWeightMS + ph.OptimizerMS)
+	ph.ScriptMS = pt.ScriptMS
 	noLoader := req
 	noLoader.Input.ImagesPerS = 0
-	gpuSide, _ := noLoader.inputStepMS(b, stepMS)
-	inputStep, _ := req.inputStepMS(b, stepMS)
-	ph.InputMS = gpuSide - stepMS
+	gpuSide, _ := noLoader.inputStepMS(b, stepMS+ph.ScriptMS)
+	inputStep, _ := req.inputStepMS(b, stepMS+ph.ScriptMS)
+	ph.InputMS = gpuSide - stepMS - ph.ScriptMS
 	ph.LoaderMS = inputStep - gpuSide
 	ph.CommunicationMS = e.over.exposedSyncMS(4*float64(req.Network.Params()), &req, backwardMS)
 

@@ -34,6 +34,9 @@ type Point struct {
 	// Bound is what sets the step's pace: "gpu" (the GPU and the host work of the
 	// training loop) or "input" (the data loader); "" where the batch does not fit.
 	Bound string `json:"bound,omitempty"`
+	// ScriptMS is the training script's own cost in IterMS (metrics, logging, .item()
+	// reads; Curve.Script says which script): 0 for a tight loop.
+	ScriptMS float64 `json:"script_ms"`
 }
 
 // Curve is one CNN×machine over a range of batch sizes.
@@ -71,6 +74,11 @@ type Curve struct {
 	Workers          int             `json:"workers,omitempty"`
 	LoaderImagesPerS float64         `json:"loader_images_per_s,omitempty"`
 	Format           MemoryFormat    `json:"memory_format,omitempty"`
+	// Script is the training script around the step ("" or lean: a tight loop).
+	Script Script `json:"script,omitempty"`
+	// CPU is the machine's host CPU that the loader's rate is scaled by (nil: none
+	// given; Assumed: the reference CPU stands in for an unknown one).
+	CPU *hw.CPU `json:"cpu,omitempty"`
 	// Backend says, for a measured CPU, whose measurements answered: "pytorch"
 	// (scripts/pytorch_sweep.py) or "cnntime-cpu" (cnntime's Go CPU backend); empty for a GPU.
 	Backend string `json:"backend,omitempty"`

@@ -6,13 +6,14 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
+	"cnntime/predictor"
 	"cnntime/predictor/dataset"
 	"cnntime/predictor/pipeline"
 )
 
 // RunData is the run-data part of the settings form: the dataset, the input size
 // (0: the model's own), the input pipeline, its workers per GPU (0: the machine's
-// vCPUs per GPU less one) and the memory format. Picking a dataset also sets the
+// vCPUs per GPU less one), the memory format and the training script. Picking a dataset also sets the
 // images per epoch to the dataset's.
 type RunData struct {
 	Dataset *widget.Select
@@ -20,6 +21,7 @@ type RunData struct {
 	Loader  *widget.Select
 	Workers *widget.Entry
 	Format  *widget.Select
+	Script  *widget.Select
 }
 
 // runDataItems builds the run-data fields of p's form.
@@ -54,11 +56,19 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 	r.Format = widget.NewSelect([]string{"nchw", "nhwc"}, nil)
 	r.Format.SetSelected(d.MemoryFormat)
 	r.Format.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.MemoryFormat = v })) }
+	scripts := make([]string, len(predictor.Scripts))
+	for i, sc := range predictor.Scripts {
+		scripts[i] = string(sc)
+	}
+	r.Script = widget.NewSelect(scripts, nil)
+	r.Script.SetSelected(d.Script)
+	r.Script.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Script = v })) }
 	return []*widget.FormItem{
 		widget.NewFormItem("Dataset", r.Dataset),
 		widget.NewFormItem("Input px", r.Input),
 		widget.NewFormItem("Loader", r.Loader),
 		widget.NewFormItem("Workers", r.Workers),
 		widget.NewFormItem("Layout", r.Format),
+		widget.NewFormItem("Script", r.Script),
 	}
 }

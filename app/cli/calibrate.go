@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/validate"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/fit"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
@@ -18,8 +20,8 @@ import (
 func calibrateCommands(register func(Command)) {
 	register(Command{
 		Name:    "calibrate",
-		Summary: "fit the per-layer model's efficiencies to DeepBench convolution timings",
-		Usage:   "calibrate --deepbench PATH [--anchors PATH] [--out PATH] [--evaluations N] [--json]",
+		Summary: "fit the per-layer model's efficiencies to DeepBench convolution timings, or the epochs-to-target presets to published figures",
+		Usage:   "calibrate --deepbench PATH [--anchors PATH] [--out PATH] [--evaluations N] [--json]\n        calibrate --convergence PATH [--json]",
 		Run:     runCalibrate,
 	})
 }
@@ -38,12 +40,17 @@ func runCalibrate(env *Env, args []string) error {
 	anchorsPath := fs.String("anchors", "", "published whole-network throughputs CSV (modern_anchors.csv) to fit the per-family scales to")
 	out := fs.String("out", "", "write the calibration JSON here (default: stdout)")
 	evals := fs.Int("evaluations", 20000, "objective evaluations per fit (fewer: faster, rougher)")
+	convergencePath := fs.String("convergence", "", "published epochs-to-target figures CSV (assets/validation/convergence.csv): fit and print the epochs presets")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch {
 	case fs.NArg() > 0:
 		return Usagef("unexpected argument %q", fs.Arg(0))
+	case *convergencePath != "" && (*deepbench != "" || *anchorsPath != "" || *out != ""):
+		return Usagef("--convergence fits the epochs presets alone: leave out --deepbench, --anchors and --out")
+	case *convergencePath != "":
+		return runCalibrateConvergence(env, *convergencePath)
 	case *deepbench == "":
 		return Usagef("--deepbench PATH is required (the file is ../shared/data/deepbench_conv.csv or assets/calibration/deepbench_conv.csv)")
 	case *evals < 100:
@@ -100,6 +107,42 @@ func runCalibrate(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s (%s)\n\n", *out, cal.FittedOn)
 	return printLayerAccuracy(env, cal.Accuracy)
+}
+
+// runCalibrateConvergence fits every epochs-to-target preset to the tuning figures of
+// the CSV at path and prints the parameters to write into
+// predictor/convergence/presets.go, with the error they are shipped with:
+//
+//	cnntime calibrate --convergence assets/validation/convergence.csv
+func runCalibrateConvergence(env *Env, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read the epochs-to-target figures: %w", err)
+	}
+	figs, err := convergence.ParseFigures(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var fits []validate.ConvergenceFit
+	for _, name := range convergence.PresetNames() {
+		f, err := validate.FitConvergence(figs, name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		p, _ := convergence.Preset(name)
+		f.EpochsMin, f.NoiseBatch, f.ErrorPct = p.EpochsMin, p.NoiseBatch, p.ErrorPct
+		fits = append(fits, f)
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, fits)
+	}
+	t := app.NewTable(env.Stdout, "PRESET", "TUNING", "HELD OUT", "E_MIN", "B_NOISE", "ERROR", "SHIPPED E_MIN", "SHIPPED B_NOISE", "SHIPPED ERROR")
+	for _, f := range fits {
+		t.Row(f.Dataset, fmt.Sprint(f.TuningFigures), fmt.Sprint(f.HeldOutFigures), fmt.Sprintf("%.2f", f.FitEpochsMin),
+			fmt.Sprintf("%.0f", f.FitNoiseBatch), fmt.Sprintf("%.1f%%", f.FitErrorPct),
+			fmt.Sprintf("%.2f", f.EpochsMin), fmt.Sprintf("%.0f", f.NoiseBatch), fmt.Sprintf("%.1f%%", f.ErrorPct))
+	}
+	return t.Flush()
 }
 
 // printLayerAccuracy prints the leave-one-GPU-out table of a calibration.

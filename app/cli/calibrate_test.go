@@ -34,6 +34,10 @@ func TestCalibrateCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "calibration.json")
+	conv := filepath.Join(dir, "convergence.csv")
+	if err := os.WriteFile(conv, assets.Convergence, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db := filepath.Join(dir, "cache.db")
 	tests := []struct {
 		name       string
@@ -49,6 +53,9 @@ func TestCalibrateCommand(t *testing.T) {
 		{"not DeepBench", []string{"calibrate", "--deepbench", broken}, 1, "", "lacks column"},
 		{"unwritable output", []string{"calibrate", "--deepbench", good, "--evaluations", "200", "--out", filepath.Join(dir, "no", "such", "dir.json")}, 1, "", "write calibration"},
 		{"fit and write", []string{"calibrate", "--deepbench", good, "--evaluations", "300", "--out", out}, 0, "NVIDIA T4", ""},
+		{"convergence presets", []string{"calibrate", "--convergence", conv}, 0, "imagenet-1k", ""},
+		{"convergence with deepbench", []string{"calibrate", "--convergence", conv, "--deepbench", good}, 2, "", "fits the epochs presets alone"},
+		{"convergence not the figures", []string{"calibrate", "--convergence", broken}, 1, "", "lacks column"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer

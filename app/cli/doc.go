@@ -4,5 +4,6 @@
 // in runflags.go; the commands are listed explicitly in cli.go (commandSets).
 //
 // Imports: app and the packages app exposes types from (predictor and its sub-packages,
-// db, gpu), app/charts and app/cluster. Nothing imports cli but main.
+// db, gpu), app/charts, app/cluster and
+// app/validate (the accuracy tables of `cnntime validate`). Nothing imports cli but main.
 package cli

@@ -147,7 +147,7 @@ func TestExplainRefusesBadInput(t *testing.T) {
 		{"no machine", []string{"--model", "resnet50", "--batch", "8"}, 2, "give --machine or --gpu"},
 		{"json and csv", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--json", "--csv"}, 2, "not both"},
 		{"negative layers", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--layers", "-1"}, 2, "--layers -1"},
-		{"bad loader", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--loader", "ffcv"}, 2, "--loader"},
+		{"bad loader", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--loader", "webdataset"}, 2, "--loader"},
 		{"two node counts", []string{"--model", "resnet50", "--machine", "aws/p3.16xlarge", "--batch", "64", "--nodes", "1,2"}, 2, "takes one node count"},
 		{"does not fit", []string{"--model", "vgg16", "--gpu", "t4", "--batch", "4096"}, 1, "the largest batch that fits is"},
 		{"fewer images than GPUs", []string{"--model", "resnet50", "--machine", "aws/p3.16xlarge", "--batch", "4"}, 1, "at least 8"},

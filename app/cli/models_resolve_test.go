@@ -57,7 +57,7 @@ func predictRows(t *testing.T, dbPath string, args ...string) []PredictRow {
 
 func TestPredictCustomModelFromFile(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "cache.db")
-	rows := predictRows(t, dbPath, "--model", customModelFile+",resnet18", "--gpu", "t4", "--batches", "32,64", "--loader", "synthetic")
+	rows := predictRows(t, dbPath, "--model", customModelFile+",resnet18", "--gpu", "t4", "--batches", "32,64", "--loader", "synthetic", "--script", "lean")
 	if len(rows) != 4 {
 		t.Fatalf("got %d rows, want 4 (2 models × 2 batches)", len(rows))
 	}

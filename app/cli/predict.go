@@ -96,6 +96,13 @@ type PredictRow struct {
 	LoaderImagesPerS *float64 `json:"loader_images_per_s"`
 	Bound            string   `json:"bound,omitempty"`
 	MemoryFormat     string   `json:"memory_format,omitempty"`
+	// Script is the training script around the step and ScriptMS its cost in iter_ms
+	// (null where the batch does not fit).
+	Script   string   `json:"script,omitempty"`
+	ScriptMS *float64 `json:"script_ms"`
+	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the
+	// reference CPU stood in for an unknown one, as for a bare --gpu).
+	CPU *hw.CPU `json:"cpu,omitempty"`
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
@@ -105,7 +112,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend}
+		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
 	if c.LoaderImagesPerS > 0 {
@@ -117,6 +124,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r.IterMS, r.ImagesPerS = ptr(p.IterMS, 3), ptr(p.ImagesPerS, 1)
 	r.EpochS, r.TotalS = ptr(p.EpochS, 1), ptr(p.TotalS, 1)
 	r.ErrorPct = ptr(p.ErrorPct, 1)
+	r.ScriptMS = ptr(p.ScriptMS, 3)
 	if c.CostKnown {
 		r.CostUSD = ptr(p.CostUSD, 4)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"cnntime/app"
+	"cnntime/predictor"
 	"cnntime/predictor/dataset"
 	"cnntime/predictor/pipeline"
 )
@@ -18,6 +19,7 @@ type runDataFlags struct {
 	loader       string
 	workers      int
 	memoryFormat string
+	script       string
 }
 
 // RunDataUsage explains each run-data flag, for `cnntime help predict` and the README.
@@ -38,6 +40,11 @@ const RunDataUsage = `run data (how the run gets its images):
   --memory-format nchw|nhwc
                        nchw (PyTorch's default) pays layout transposes around tensor-core
                        convolutions under amp; nhwc is channels_last
+  --script lean|reference|lightning
+                       the training script around the step, a per-step cost of its own
+                       ("script_ms"): reference (default; torchvision's reference script:
+                       accuracy, .item() reads and meters every step), lean (a tight loop,
+                       as benchmarks run) or lightning (a Lightning Trainer)
 A step takes the longer of the GPU's step and the loader's time for the batch: each row
 says which ("bound": "gpu" or "input") and gives the loader's own rate.`
 
@@ -48,13 +55,15 @@ func (rf *runDataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&rf.loader, "loader", string(pipeline.PyTorch), "input pipeline: synthetic (data on the GPU), pytorch (DataLoader workers decoding JPEGs) or dali (decoding on the GPU)")
 	fs.IntVar(&rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
 	fs.StringVar(&rf.memoryFormat, "memory-format", "nchw", "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
+	fs.StringVar(&rf.script, "script", string(predictor.DefaultScript), "training script around the step: reference (per-step metrics and .item() reads), lean (a tight loop) or lightning")
 }
 
 // runData checks the flags and returns the run data they describe; a mistake is a
 // usage error that names the flag.
 func (rf *runDataFlags) runData() (app.RunData, error) {
 	d := app.RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
-		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat))}
+		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat)),
+		Script: strings.ToLower(strings.TrimSpace(rf.script))}
 	switch {
 	case d.Dataset == "":
 		return d, Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
@@ -70,6 +79,8 @@ func (rf *runDataFlags) runData() (app.RunData, error) {
 		switch msg := err.Error(); {
 		case strings.Contains(msg, "loader"):
 			flag = "--loader"
+		case strings.Contains(msg, "script"):
+			flag = "--script"
 		case strings.Contains(msg, "memory format"):
 			flag = "--memory-format"
 		case strings.Contains(msg, "input size"):

@@ -16,11 +16,12 @@ func TestRunDataFlags(t *testing.T) {
 		want    app.RunData
 		wantErr string
 	}{
-		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw"}, ""},
-		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc"}, ""},
-		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali", Workers: 6, MemoryFormat: "nchw"}, ""},
+		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference"}, ""},
+		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc", "--script", "Lean"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc", Script: "lean"}, ""},
+		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali-cpu"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali-cpu", Workers: 6, MemoryFormat: "nchw", Script: "reference"}, ""},
 		{[]string{"--dataset", "mnist"}, app.RunData{}, "--dataset: unknown dataset \"mnist\""},
-		{[]string{"--loader", "tfdata"}, app.RunData{}, "--loader: unknown loader"},
+		{[]string{"--loader", "webdataset"}, app.RunData{}, "--loader: unknown loader"},
+		{[]string{"--script", "keras"}, app.RunData{}, "--script: unknown script"},
 		{[]string{"--memory-format", "chwn"}, app.RunData{}, "--memory-format: unknown memory format"},
 		{[]string{"--input", "-3"}, app.RunData{}, "--input -3"},
 		{[]string{"--workers", "-1"}, app.RunData{}, "--workers -1"},

@@ -1,202 +1,24 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"encoding/csv"
-	"fmt"
 	"io"
-	"math"
-	"sort"
-	"strconv"
-	"strings"
 
 	"cnntime/app"
-	"cnntime/assets"
-	"cnntime/predictor"
-	"cnntime/predictor/kernels"
-	"cnntime/predictor/measure"
+	"cnntime/app/validate"
 )
-
-// ValidateReport is what `cnntime validate --json` prints: the predictor's accuracy
-// three ways.
-type ValidateReport struct {
-	CPU       *app.CPUAccuracy       `json:"cpu"` // null with --skip-cpu
-	Layers    []kernels.GPUAccuracy  `json:"layers"`
-	Public    []PublicSourceAccuracy `json:"public"`
-	Rows      []PublicComparison     `json:"public_rows"`
-	Modern    *app.ModernAccuracy    `json:"modern"`    // table 4: validate_modern.go
-	Multinode *app.ScalingAccuracy   `json:"multinode"` // table 5: validate_multinode.go
-}
-
-// PublicComparison is one published whole-network figure and its prediction.
-type PublicComparison struct {
-	Source      string  `json:"source"`
-	GPU         string  `json:"gpu"`   // the catalog id
-	Model       string  `json:"model"` // the zoo name
-	Framework   string  `json:"framework"`
-	Precision   string  `json:"precision"` // as published
-	Batch       int     `json:"batch"`
-	MeasuredMS  float64 `json:"measured_ms"`
-	PredictedMS float64 `json:"predicted_ms"`
-	ErrorPct    float64 `json:"error_pct"` // signed: (predicted − measured) / measured
-}
-
-// PublicSourceAccuracy is the accuracy on one source's rows.
-type PublicSourceAccuracy struct {
-	Source  string  `json:"source"`
-	Rows    int     `json:"rows"`
-	MAPEPct float64 `json:"mape_pct"`
-	BiasPct float64 `json:"bias_pct"` // mean signed error
-	// Set is "tuning" for the rows the launch costs were tuned on, "held out" otherwise.
-	Set     string `json:"set"`
-	Caveats string `json:"caveats"`
-}
-
-// publicGPUs maps the GPU names used in the public file to catalog ids; rows on
-// GPUs the catalog lacks (Maxwell Titan X, GTX 1080, Pascal Titan X, Quadros, M40,
-// M60, K520) are not compared.
-var publicGPUs = []struct{ prefix, id string }{
-	{"1080 Ti", "gtx-1080-ti"}, {"GTX 1080 Ti", "gtx-1080-ti"}, {"2080 Ti", "rtx-2080-ti"},
-	{"Tesla K80", "k80"}, {"Tesla T4", "t4"}, {"Tesla V100", "v100-sxm2-16gb"}, {"V100", "v100-sxm2-16gb"},
-	{"Titan V", "titan-v"},
-}
-
-// publicModels maps the public file's model names to zoo names; the others (NIN,
-// OverFeat, ResNet-200, ...) are not in the zoo.
-var publicModels = map[string]string{
-	"AlexNet": "alexnet", "AlexNet (OWT)": "alexnet", "Inception-V1": "googlenet", "GoogLeNet v1": "googlenet",
-	"Inception (GoogLeNet v1)": "googlenet", "Inception-v3": "inception_v3", "VGG-16": "vgg16", "VGG16": "vgg16",
-	"VGG-19": "vgg19", "VGG19": "vgg19", "VGG-A": "vgg11", "ResNet-18": "resnet18", "ResNet-34": "resnet34",
-	"ResNet-50": "resnet50", "ResNet-101": "resnet101", "ResNet-152": "resnet152", "DenseNet-161": "densenet161",
-	"ResNeXt-50": "resnext50_32x4d", "ResNeXt-101-64x4d": "resnext101_64x4d",
-}
-
-// publicCaveats says, per source, how its setup differs from what is predicted.
-var publicCaveats = map[string]string{
-	"jcjohnson/cnn-benchmarks":       "Torch7 + cuDNN 4–5 (2016–17 kernels); backward includes the first layer's input gradient; Inception-V1 has no batch norm (zoo googlenet has)",
-	"dmikushin/cnn-benchmarks":       "as jcjohnson; V100 on cuDNN 7.0, K80 on cuDNN 5.1; small-batch rows are launch-bound in Lua",
-	"u39kun/deep-learning-benchmark": "PyTorch 0.3/1.0, TensorFlow 1.x, Caffe2 0.8 on CUDA 9–10; fp16 is model.half() or TF fp16, compared with amp",
-}
-
-// PublicComparisons predicts every row of the embedded public measurements whose
-// setup the predictor models: a catalog GPU, a zoo CNN at 224×224, forward+backward
-// time per iteration, cuDNN kernels. They are compared with forward+backward steps
-// (no optimizer update); fp16 rows with amp.
-func PublicComparisons(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
-	r := csv.NewReader(bytes.NewReader(assets.PublicMeasurements))
-	recs, err := r.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("read the embedded public measurements: %w", err)
-	}
-	if len(recs) < 2 {
-		return nil, fmt.Errorf("the embedded public measurements are empty")
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	for _, h := range []string{"source", "gpu", "model", "framework", "precision", "batch_size", "metric", "value", "unit"} {
-		if _, ok := col[h]; !ok {
-			return nil, fmt.Errorf("the embedded public measurements lack the column %q", h)
-		}
-	}
-	var out []PublicComparison
-	for _, rec := range recs[1:] {
-		get := func(h string) string { return rec[col[h]] }
-		gpuID := publicGPU(get("gpu"))
-		model, known := publicModels[get("model")]
-		fw := get("framework")
-		if gpuID == "" || !known || get("metric") != "ms_per_iter_fwd_bwd" || get("unit") != "ms" ||
-			strings.Contains(fw, "no cuDNN") {
-			continue
-		}
-		batch, err1 := strconv.Atoi(get("batch_size"))
-		ms, err2 := strconv.ParseFloat(get("value"), 64)
-		if err1 != nil || err2 != nil || batch <= 0 || !(ms > 0) {
-			return nil, fmt.Errorf("public measurement of %s on %s: bad batch %q or value %q", get("model"), get("gpu"), get("batch_size"), get("value"))
-		}
-		prec := measure.FP32
-		if strings.HasPrefix(get("precision"), "fp16") {
-			prec = measure.AMP
-		}
-		net, err := eng.Network(model)
-		if err != nil {
-			return nil, err
-		}
-		t, err := eng.GPUTarget(gpuID)
-		if err != nil {
-			return nil, err
-		}
-		c, err := eng.Predictor().Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
-			Precision: prec, Policy: measure.Heuristic, Batches: []int{batch}, Run: predictor.Run{Epochs: 1, Images: batch},
-			ForwardBackwardOnly: true})
-		if err != nil {
-			return nil, err
-		}
-		p := c.Points[0]
-		if !p.Fits {
-			continue // the source ran it, so our memory model is too tight here; counted in the README
-		}
-		out = append(out, PublicComparison{Source: get("source"), GPU: gpuID, Model: model, Framework: fw,
-			Precision: get("precision"), Batch: batch, MeasuredMS: ms, PredictedMS: p.IterMS,
-			ErrorPct: 100 * (p.IterMS - ms) / ms})
-	}
-	return out, nil
-}
-
-func publicGPU(name string) string {
-	for _, g := range publicGPUs {
-		if strings.HasPrefix(name, g.prefix) {
-			return g.id
-		}
-	}
-	return ""
-}
-
-// tuningSource is the source whose launch-bound rows tuned predictor.DefaultOverheads'
-// launch costs; the other sources are held out.
-const tuningSource = "dmikushin/cnn-benchmarks"
-
-// BySource summarises comparisons per source, in source order.
-func BySource(rows []PublicComparison) []PublicSourceAccuracy {
-	idx := map[string]int{}
-	var out []PublicSourceAccuracy
-	for _, r := range rows {
-		i, ok := idx[r.Source]
-		if !ok {
-			i = len(out)
-			idx[r.Source] = i
-			set := "held out"
-			if r.Source == tuningSource {
-				set = "tuning"
-			}
-			out = append(out, PublicSourceAccuracy{Source: r.Source, Set: set, Caveats: publicCaveats[r.Source]})
-		}
-		out[i].Rows++
-		out[i].MAPEPct += math.Abs(r.ErrorPct)
-		out[i].BiasPct += r.ErrorPct
-	}
-	for i := range out {
-		out[i].MAPEPct /= float64(out[i].Rows)
-		out[i].BiasPct /= float64(out[i].Rows)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
-	return out
-}
 
 func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps] [--json]",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps|convergence] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
-		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing)")
+		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing); convergence: only the epochs-to-target model against the published figures")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -204,8 +26,10 @@ func validateCommands(register func(Command)) {
 		case "":
 		case "steps":
 			return runValidateSteps(env)
+		case "convergence":
+			return runValidateConvergence(env)
 		default:
-			return Usagef("--table %q: the table is steps", *table)
+			return Usagef("--table %q: the tables are steps and convergence", *table)
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q", fs.Arg(0))
@@ -220,15 +44,21 @@ func validateCommands(register func(Command)) {
 		if err != nil {
 			return err
 		}
-		rep := ValidateReport{Layers: eng.Kernels().Calibration().Accuracy}
-		if rep.Rows, err = PublicComparisons(env.Ctx, eng); err != nil {
+		rep := validate.Report{Layers: eng.Kernels().Calibration().Accuracy}
+		if rep.Rows, err = validate.Public(env.Ctx, eng); err != nil {
 			return err
 		}
-		rep.Public = BySource(rep.Rows)
-		if rep.Modern, err = app.ModernComparisons(eng); err != nil {
+		rep.Public = validate.BySource(rep.Rows)
+		if rep.Modern, err = validate.Modern(eng); err != nil {
 			return err
 		}
-		if rep.Multinode, err = app.MultinodeComparisons(eng); err != nil {
+		if rep.Multinode, err = validate.Multinode(eng); err != nil {
+			return err
+		}
+		if rep.Convergence, err = validate.Convergence(); err != nil {
+			return err
+		}
+		if rep.Loader, err = validate.Loader(eng); err != nil {
 			return err
 		}
 		if !*skipCPU {
@@ -236,14 +66,14 @@ func validateCommands(register func(Command)) {
 			if !env.JSON {
 				progress = env.Stderr
 			}
-			if rep.CPU, err = app.CPUValidation(env.Ctx, eng.Kernels().Calibration(), app.DefaultCPUValidation(*rounds, *repeats), progress); err != nil {
+			if rep.CPU, err = validate.MeasureCPU(env.Ctx, eng.Kernels().Calibration(), validate.DefaultCPUOptions(*rounds, *repeats), progress); err != nil {
 				return err
 			}
 		}
 		if env.JSON {
 			return WriteJSON(env.Stdout, rep)
 		}
-		return writeValidateTables(env.Stdout, &rep)
+		return validate.WriteReport(env.Stdout, &rep)
 	}
 	register(cmd)
 }
@@ -258,48 +88,25 @@ func runValidateSteps(env *Env) error {
 	if err != nil {
 		return err
 	}
-	v, err := ValidateSteps(env.Ctx, d, eng.Kernels().Calibration())
+	v, err := validate.Steps(env.Ctx, d, eng.Kernels().Calibration())
 	if err != nil {
 		return err
 	}
 	if env.JSON {
 		return WriteJSON(env.Stdout, v)
 	}
-	return writeStepsTable(env.Stdout, &v)
+	return validate.WriteStepsTable(env.Stdout, &v)
 }
 
-func writeValidateTables(w io.Writer, rep *ValidateReport) error {
-	if rep.CPU != nil {
-		if err := app.WriteCPUTable(w, rep.CPU); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(w, "1. Whole training step on the CPU: skipped (--skip-cpu)")
-	}
-	fmt.Fprintln(w, "\n2. Per-layer times across GPUs, leave one GPU out (DeepBench convolutions; efficiencies fitted on the other GPUs)")
-	fmt.Fprintln(w)
-	t := app.NewTable(w, "GPU", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE", "TRANSFER ROWS")
-	for _, a := range rep.Layers {
-		tr := "-"
-		if a.TransferRows > 0 {
-			tr = fmt.Sprintf("%.1f%%", a.TransferMAPE)
-		}
-		t.Row(a.GPU, a.Sheet, strconv.Itoa(a.Rows), fmt.Sprintf("%.1f%%", a.EstimateMAPE), tr, strconv.Itoa(a.TransferRows))
-	}
-	if err := t.Flush(); err != nil {
+// runValidateConvergence is `cnntime validate --table convergence`: the epochs-to-target
+// model against the published figures, tuning and held out.
+func runValidateConvergence(env *Env) error {
+	acc, err := validate.Convergence()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\n3. Whole networks vs published forward+backward times (rows on catalog GPUs and zoo CNNs)")
-	fmt.Fprintln(w)
-	t = app.NewTable(w, "SOURCE", "SET", "ROWS", "MAPE", "BIAS", "CAVEATS")
-	for _, s := range rep.Public {
-		t.Row(s.Source, s.Set, strconv.Itoa(s.Rows), fmt.Sprintf("%.1f%%", s.MAPEPct), fmt.Sprintf("%+.1f%%", s.BiasPct), s.Caveats)
+	if env.JSON {
+		return WriteJSON(env.Stdout, acc)
 	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	if err := app.WriteModernTable(w, rep.Modern); err != nil {
-		return err
-	}
-	return app.WriteScalingTable(w, rep.Multinode)
+	return validate.WriteConvergenceTable(env.Stdout, acc, 6)
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"cnntime/app/validate"
 )
 
 func TestValidateReportsModernAnchors(t *testing.T) {
@@ -12,7 +14,7 @@ func TestValidateReportsModernAnchors(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep ValidateReport
+	var rep validate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("output is not the JSON report: %v", err)
 	}

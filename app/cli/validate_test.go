@@ -3,53 +3,18 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
+
+	"cnntime/app/validate"
 )
-
-func TestPublicGPUNames(t *testing.T) {
-	tests := []struct{ name, want string }{
-		{"1080 Ti", "gtx-1080-ti"},
-		{"GTX 1080 Ti", "gtx-1080-ti"},
-		{"2080 Ti (CUDA 10.0.130, CuDNN 7.4.2.24)", "rtx-2080-ti"},
-		{"V100 (Amazon p3, CUDA 9.0.176, CuDNN 7.0.0.3)", "v100-sxm2-16gb"},
-		{"Tesla K80", "k80"},
-		{"GTX 1080", ""}, // not in the catalog
-		{"Maxwell Titan X", ""},
-	}
-	for _, tc := range tests {
-		if got := publicGPU(tc.name); got != tc.want {
-			t.Errorf("publicGPU(%q) = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestBySource(t *testing.T) {
-	rows := []PublicComparison{
-		{Source: "b", ErrorPct: 10}, {Source: "a", ErrorPct: -20}, {Source: "b", ErrorPct: -30},
-		{Source: tuningSource, ErrorPct: 5},
-	}
-	got := BySource(rows)
-	want := []PublicSourceAccuracy{
-		{Source: "a", Rows: 1, MAPEPct: 20, BiasPct: -20, Set: "held out"},
-		{Source: "b", Rows: 2, MAPEPct: 20, BiasPct: -10, Set: "held out"},
-		{Source: tuningSource, Rows: 1, MAPEPct: 5, BiasPct: 5, Set: "tuning", Caveats: publicCaveats[tuningSource]},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("BySource gave %d sources, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("source %d: %+v, want %+v", i, got[i], want[i])
-		}
-	}
-}
 
 func TestValidateComparesPublishedRows(t *testing.T) {
 	code, out, errOut := runPredictCLI(t, "validate", "--skip-cpu", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var rep ValidateReport
+	var rep validate.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("output is not the JSON report: %v", err)
 	}
@@ -80,5 +45,39 @@ func TestValidateComparesPublishedRows(t *testing.T) {
 		if n := len(perSource[s.Source]); n != s.Rows || math.Abs(sum/float64(n)-s.MAPEPct) > 1e-9 {
 			t.Errorf("%s: %d rows MAPE %.3f%%, but its rows give %d and %.3f%%", s.Source, s.Rows, s.MAPEPct, n, sum/float64(n))
 		}
+	}
+}
+
+// TestValidateConvergenceTable checks `validate --table convergence`: tuning and
+// held-out rows for every preset with their MAPE, and the JSON report carries them.
+func TestValidateConvergenceTable(t *testing.T) {
+	code, out, errOut := runPredictCLI(t, "validate", "--table", "convergence")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Epochs to a target accuracy", "imagenet-1k tuning", "imagenet-1k held out", "cifar-10 held out", "MAPE", "mlperf-rcp-google"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runPredictCLI(t, "validate", "--table", "convergence", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var acc validate.ConvergenceAccuracy
+	if err := json.Unmarshal([]byte(out), &acc); err != nil {
+		t.Fatalf("not the JSON table: %v", err)
+	}
+	held := 0
+	for _, r := range acc.Rows {
+		if r.Set == "held out" {
+			held++
+		}
+		if want := 100 * (r.Predicted - r.Epochs) / r.Epochs; math.Abs(r.ErrorPct-want) > 1e-9 {
+			t.Errorf("%s at %d: error %v%%, want %v%%", r.Source, r.Batch, r.ErrorPct, want)
+		}
+	}
+	if held == 0 || held == len(acc.Rows) {
+		t.Errorf("%d of %d rows held out", held, len(acc.Rows))
 	}
 }

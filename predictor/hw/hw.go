@@ -45,6 +45,9 @@ type Machine struct {
 	CatalogPrice    float64 `json:"catalog_price_usd_per_hour,omitempty"` // the catalog's price, where overridden
 	User            bool    `json:"user"`                                 // defined by the user, not from the catalog
 	Notes           string  `json:"notes"`
+	// CPU is the machine's host processor (catalog/cpus.csv); nil where the catalog
+	// does not name it.
+	CPU *CPU `json:"cpu,omitempty"`
 }
 
 // Listing says how far a catalog machine's row can be trusted for comparison.

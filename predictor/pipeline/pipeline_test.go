@@ -25,13 +25,13 @@ func TestDefaultWorkers(t *testing.T) {
 }
 
 func TestParseLoaderAndCheck(t *testing.T) {
-	for _, s := range []string{"synthetic", "PyTorch", " dali "} {
+	for _, s := range []string{"synthetic", "PyTorch", " dali ", "dali-cpu", "FFCV", "tfdata"} {
 		if _, err := ParseLoader(s); err != nil {
 			t.Errorf("ParseLoader(%q): %v", s, err)
 		}
 	}
-	if _, err := ParseLoader("tfdata"); err == nil || !strings.Contains(err.Error(), "synthetic, pytorch or dali") {
-		t.Errorf("ParseLoader(tfdata) error = %v", err)
+	if _, err := ParseLoader("webdataset"); err == nil || !strings.Contains(err.Error(), "dali-cpu, ffcv or tfdata") {
+		t.Errorf("ParseLoader(webdataset) error = %v", err)
 	}
 	if err := (Settings{Loader: PyTorch, Workers: -1}).Check(); err == nil || !strings.Contains(err.Error(), "workers -1") {
 		t.Errorf("Check(workers -1) = %v", err)
@@ -103,5 +103,36 @@ func TestStepMS(t *testing.T) {
 		if math.Abs(ms-tc.wantMS) > 1e-9 || bound != tc.wantBound {
 			t.Errorf("%s: StepMS = %.4f %s, want %.4f %s", tc.name, ms, bound, tc.wantMS, tc.wantBound)
 		}
+	}
+}
+
+// The CPU loaders take CPUSpeedup fewer core-seconds than the DataLoader for the same
+// images, and a core CPUScale times as fast delivers CPUScale times the images: a
+// bare GPU's 8 threads, each on its own core.
+func TestCPULoadersAndCPUScale(t *testing.T) {
+	imagenet, _ := dataset.Preset("imagenet-1k")
+	v100 := hw.GPU{ID: "v100", MemoryBandwidthGBs: 900}
+	perImageMS := 1000 / WorkerImagesPerS // decode and output at the reference sizes
+	for _, tc := range []struct {
+		loader   Loader
+		scale    float64
+		want     float64
+		h2dBytes float64
+	}{
+		{DALICPU, 0, 8 * 2.1 / perImageMS * 1000, 3 * 224 * 224},
+		{FFCV, 1, 8 * 4.1 / perImageMS * 1000, 3 * 224 * 224},
+		{TFData, 1.25, 1.25 * 8 * 1.5 / perImageMS * 1000, 3 * 224 * 224 * 4},
+		{PyTorch, 2, 2 * 8 / (PerImageOverheadMS + perImageMS) * 1000, 3 * 224 * 224 * 4},
+	} {
+		r, err := Model(Settings{Loader: tc.loader, CPUScale: tc.scale}, imagenet, 224, 0, 1, v100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.ImagesPerS-tc.want) > 1e-6*tc.want || r.HostToDeviceBytesPerImage != tc.h2dBytes {
+			t.Errorf("%s at %gx: %.2f images/s, %v bytes to the GPU; want %.2f and %v", tc.loader, tc.scale, r.ImagesPerS, r.HostToDeviceBytesPerImage, tc.want, tc.h2dBytes)
+		}
+	}
+	if _, err := Model(Settings{Loader: PyTorch, CPUScale: -1}, imagenet, 224, 0, 1, v100); err == nil {
+		t.Error("a negative CPU speed was accepted")
 	}
 }

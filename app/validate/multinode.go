@@ -1,7 +1,8 @@
-package app
+package validate
 
 import (
 	"bytes"
+	"cnntime/app"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -107,7 +108,7 @@ func ParseScalingRows(data []byte) ([]ScalingRow, error) {
 // one GPU's step and backward pass at the row's per-GPU batch from the calibrated
 // per-layer model, then the hierarchical all-reduce over the baseline and over the
 // row's nodes; the efficiency is the baseline's step time over the N-node one.
-func PredictScaling(eng *Engine, rows []ScalingRow, nm predictor.NetworkModel) error {
+func PredictScaling(eng *app.Engine, rows []ScalingRow, nm predictor.NetworkModel) error {
 	pred := eng.Predictor()
 	over := pred.Overheads()
 	for i := range rows {
@@ -147,9 +148,9 @@ func PredictScaling(eng *Engine, rows []ScalingRow, nm predictor.NetworkModel) e
 	return nil
 }
 
-// MultinodeComparisons predicts every embedded multi-node scaling figure with the
+// Multinode predicts every embedded multi-node scaling figure with the
 // default network model and summarises the errors per set.
-func MultinodeComparisons(eng *Engine) (*ScalingAccuracy, error) {
+func Multinode(eng *app.Engine) (*ScalingAccuracy, error) {
 	rows, err := ParseScalingRows(assets.MultinodeScaling)
 	if err != nil {
 		return nil, fmt.Errorf("the embedded multi-node figures are broken (a build mistake; report it): %w", err)
@@ -187,7 +188,7 @@ func WriteScalingTable(w io.Writer, acc *ScalingAccuracy) error {
 		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct)
 	}
 	fmt.Fprintln(w)
-	t := NewTable(w, "SET", "SOURCE", "MODEL", "PRECISION", "GPUS", "NETWORK", "BATCH", "MEASURED", "PREDICTED", "ERROR")
+	t := app.NewTable(w, "SET", "SOURCE", "MODEL", "PRECISION", "GPUS", "NETWORK", "BATCH", "MEASURED", "PREDICTED", "ERROR")
 	for _, r := range acc.Rows {
 		t.Row(r.Set, r.Source, r.Model, r.Precision, fmt.Sprintf("%d→%d×%d", r.BaseGPUs, r.Nodes, r.GPUsPerNode),
 			fmt.Sprintf("%s %g Gbit/s", r.Network, r.NetworkGbps), strconv.Itoa(r.Batch),

@@ -1,4 +1,4 @@
-package cli
+package validate
 
 import (
 	"context"
@@ -16,18 +16,18 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// StepsValidation is `cnntime validate --table steps`: every measured whole step in the
+// StepsAccuracy is `cnntime validate --table steps`: every measured whole step in the
 // cache against the step composed from the same device's layer measurements alone.
-type StepsValidation struct {
-	Rows    []StepsValidationRow `json:"rows"`
-	MAPEPct float64              `json:"mape_pct"`
+type StepsAccuracy struct {
+	Rows    []StepsRow `json:"rows"`
+	MAPEPct float64    `json:"mape_pct"`
 	// Skipped names the measured steps that could not be predicted, and why (no layer
 	// measurements of that device, or not of every layer).
 	Skipped []string `json:"skipped"`
 }
 
-// StepsValidationRow is one measured step and its prediction.
-type StepsValidationRow struct {
+// StepsRow is one measured step and its prediction.
+type StepsRow struct {
 	Device      string  `json:"device"`
 	Framework   string  `json:"framework"` // what ran the measured step: "cnntime-cpu", "pytorch 1.13.0 cpu 2 threads", ...
 	Model       string  `json:"model"`
@@ -46,12 +46,12 @@ type StepsValidationRow struct {
 // device's layer measurements cover (a step row does not record its input).
 var stepInputs = []int{32, 64, 96, 128, 160, 192, 224, 256, 299}
 
-// ValidateSteps predicts every FP32 step measurement in the cache from its device's
+// Steps predicts every FP32 step measurement in the cache from its device's
 // layer measurements (nothing fitted to the steps) and compares. A step's input size is
 // the first of the model's own and stepInputs whose every layer configuration the
 // device has a forward measurement of at that batch size.
-func ValidateSteps(ctx context.Context, d *db.DB, cal *kernels.Calibration) (StepsValidation, error) {
-	out := StepsValidation{Rows: []StepsValidationRow{}, Skipped: []string{}}
+func Steps(ctx context.Context, d *db.DB, cal *kernels.Calibration) (StepsAccuracy, error) {
+	out := StepsAccuracy{Rows: []StepsRow{}, Skipped: []string{}}
 	steps, err := d.Steps(ctx, db.StepFilter{Precision: measure.FP32})
 	if err != nil {
 		return out, err
@@ -105,14 +105,14 @@ func ValidateSteps(ctx context.Context, d *db.DB, cal *kernels.Calibration) (Ste
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s on %s: its layer measurements do not cover every layer at batches %v for any input size", g.model, g.device, batches))
 			continue
 		}
-		pred, err := app.PredictCPUSteps(cal, dev, []*cnn.Network{net}, batches, ms)
+		pred, err := PredictCPUSteps(cal, dev, []*cnn.Network{net}, batches, ms)
 		if err != nil {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("%s on %s: %v", g.model, g.device, err))
 			continue
 		}
 		for i, b := range batches {
 			m := latest[b].MedianMS
-			out.Rows = append(out.Rows, StepsValidationRow{Device: dev.Key, Framework: g.framework, Model: g.model, Batch: b,
+			out.Rows = append(out.Rows, StepsRow{Device: dev.Key, Framework: g.framework, Model: g.model, Batch: b,
 				Input: net.Input.H, PredictedMS: pred[net.Name][i], MeasuredMS: m, ErrorPct: 100 * (pred[net.Name][i] - m) / m,
 				LoadAverage: loadAverageOf(latest[b].Source)})
 		}
@@ -192,8 +192,8 @@ func coveredNetwork(ctx context.Context, d *db.DB, device, model string, batches
 	return nil, nil, nil
 }
 
-// writeStepsTable prints the steps table of `cnntime validate --table steps`.
-func writeStepsTable(w io.Writer, v *StepsValidation) error {
+// WriteStepsTable prints the steps table of `cnntime validate --table steps`.
+func WriteStepsTable(w io.Writer, v *StepsAccuracy) error {
 	fmt.Fprintf(w, "Whole training steps in the cache, predicted from the same device's layer measurements: MAPE %.1f%% over %d steps\n\n", v.MAPEPct, len(v.Rows))
 	t := app.NewTable(w, "DEVICE", "FRAMEWORK", "MODEL", "BATCH", "INPUT", "PREDICTED MS", "MEASURED MS", "ERROR", "LOAD")
 	for _, r := range v.Rows {

@@ -1,6 +1,7 @@
-package app
+package validate
 
 import (
+	"cnntime/app"
 	"fmt"
 	"io"
 	"math"
@@ -57,9 +58,9 @@ type ModernGroup struct {
 	BandPct   float64 `json:"band_pct"` // mean of the predictions' own error bands
 }
 
-// ModernComparisons predicts every embedded modern anchor with eng's calibration and
+// Modern predicts every embedded modern anchor with eng's calibration and
 // the default step and memory models, and summarises the errors.
-func ModernComparisons(eng *Engine) (*ModernAccuracy, error) {
+func Modern(eng *app.Engine) (*ModernAccuracy, error) {
 	anchors, err := fit.ParseAnchors(assets.ModernAnchors)
 	if err != nil {
 		return nil, fmt.Errorf("the embedded modern anchors are broken (a build mistake; report it): %w", err)
@@ -130,7 +131,7 @@ func groupModern(rows []ModernComparison, key func(ModernComparison) ModernGroup
 	return out
 }
 
-// writeModernTable prints table 4.
+// WriteModernTable prints table 4.
 func WriteModernTable(w io.Writer, acc *ModernAccuracy) error {
 	if acc == nil {
 		return nil
@@ -141,7 +142,7 @@ func WriteModernTable(w io.Writer, acc *ModernAccuracy) error {
 		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%, predicted band ±%.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct, s.BandPct)
 	}
 	fmt.Fprintf(w, "published batch over the memory model's limit: %d of %d rows\n\n", acc.MemoryMisses, len(acc.Rows))
-	t := NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS", "BAND")
+	t := app.NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS", "BAND")
 	for _, g := range acc.Groups {
 		t.Row(g.Set, g.Source, g.GPU, g.Precision, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct), fmt.Sprintf("±%.1f%%", g.BandPct))
 	}
@@ -150,7 +151,7 @@ func WriteModernTable(w io.Writer, acc *ModernAccuracy) error {
 	}
 	fmt.Fprintln(w, "\nResidual per GPU family and network kind (bias > 0: predicted too fast; data: synthetic, or the real-data loader)")
 	fmt.Fprintln(w)
-	t = NewTable(w, "SET", "DATA", "GPU FAMILY", "NETWORK KIND", "ROWS", "MAPE", "BIAS")
+	t = app.NewTable(w, "SET", "DATA", "GPU FAMILY", "NETWORK KIND", "ROWS", "MAPE", "BIAS")
 	for _, g := range acc.Families {
 		t.Row(g.Set, g.Data, g.Family, g.Kind, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
 	}

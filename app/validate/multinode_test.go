@@ -1,10 +1,11 @@
-package app
+package validate
 
 import (
 	"context"
 	"math"
 	"testing"
 
+	"cnntime/app"
 	"cnntime/assets"
 	"cnntime/predictor"
 )
@@ -25,7 +26,7 @@ func scalingMAPE(rows []ScalingRow, set string) (float64, int) {
 // The default network efficiency is the tuning rows' best in steps of 0.05, and the
 // held-out rows are reported beside them.
 func TestNetworkEfficiencyIsTheTuningRowsBest(t *testing.T) {
-	eng, err := NewEngine(context.Background(), nil)
+	eng, err := app.NewEngine(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestNetworkEfficiencyIsTheTuningRowsBest(t *testing.T) {
 	if got := predictor.DefaultNetworkModel.Efficiency; math.Abs(got-best) > 1e-9 {
 		t.Errorf("DefaultNetworkModel.Efficiency = %v; the tuning rows' best is %v (MAPE %.1f%%)", got, best, bestMAPE)
 	}
-	acc, err := MultinodeComparisons(eng)
+	acc, err := Multinode(eng)
 	if err != nil {
 		t.Fatal(err)
 	}

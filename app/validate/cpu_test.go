@@ -1,4 +1,4 @@
-package app
+package validate
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // The CPU step the predictor composes is exactly the sum of its layers' phases, each
 // measured alone (CPUOverheads adds nothing): fixed layer timings, two CNNs × two batch
 // sizes. The real-timing comparison is `cnntime validate` (table 1) and
-// BenchmarkCPUValidation; a test on a shared machine cannot assert a timing.
+// BenchmarkMeasureCPU; a test on a shared machine cannot assert a timing.
 func TestCPUStepIsTheSumOfItsLayers(t *testing.T) {
 	dev := cpu.New().Device()
 	batches := []int{1, 4}
@@ -67,34 +67,34 @@ func TestCPUStepIsTheSumOfItsLayers(t *testing.T) {
 	}
 }
 
-func TestCPUValidationRejectsEmptyOptions(t *testing.T) {
-	good := CPUValidationOptions{Models: []string{"squeezenet1_1"}, Batches: []int{1}, Input: 32, Rounds: 1, Repeats: 1}
+func TestMeasureCPURejectsEmptyOptions(t *testing.T) {
+	good := CPUOptions{Models: []string{"squeezenet1_1"}, Batches: []int{1}, Input: 32, Rounds: 1, Repeats: 1}
 	tests := []struct {
 		name   string
-		change func(*CPUValidationOptions)
+		change func(*CPUOptions)
 	}{
-		{"no models", func(o *CPUValidationOptions) { o.Models = nil }},
-		{"no batches", func(o *CPUValidationOptions) { o.Batches = nil }},
-		{"no rounds", func(o *CPUValidationOptions) { o.Rounds = 0 }},
-		{"no repeats", func(o *CPUValidationOptions) { o.Repeats = 0 }},
-		{"no input", func(o *CPUValidationOptions) { o.Input = 0 }},
-		{"unknown model", func(o *CPUValidationOptions) { o.Models = []string{"resnet9000"} }},
+		{"no models", func(o *CPUOptions) { o.Models = nil }},
+		{"no batches", func(o *CPUOptions) { o.Batches = nil }},
+		{"no rounds", func(o *CPUOptions) { o.Rounds = 0 }},
+		{"no repeats", func(o *CPUOptions) { o.Repeats = 0 }},
+		{"no input", func(o *CPUOptions) { o.Input = 0 }},
+		{"unknown model", func(o *CPUOptions) { o.Models = []string{"resnet9000"} }},
 	}
 	for _, tc := range tests {
 		o := good
 		tc.change(&o)
-		if acc, err := CPUValidation(context.Background(), nil, o, nil); err == nil {
+		if acc, err := MeasureCPU(context.Background(), nil, o, nil); err == nil {
 			t.Errorf("%s: no error, got %+v", tc.name, acc)
 		}
 	}
 }
 
-// BenchmarkCPUValidation measures a reduced table 1 of `cnntime validate` on this
+// BenchmarkMeasureCPU measures a reduced table 1 of `cnntime validate` on this
 // machine's CPU and reports its MAPE: the real-timing check the tests cannot make.
-func BenchmarkCPUValidation(b *testing.B) {
-	opts := CPUValidationOptions{Models: []string{"squeezenet1_1", "mobilenet_v2"}, Batches: []int{1, 4}, Input: 32, Rounds: 3, Repeats: 2}
+func BenchmarkMeasureCPU(b *testing.B) {
+	opts := CPUOptions{Models: []string{"squeezenet1_1", "mobilenet_v2"}, Batches: []int{1, 4}, Input: 32, Rounds: 3, Repeats: 2}
 	for b.Loop() {
-		acc, err := CPUValidation(context.Background(), nil, opts, nil)
+		acc, err := MeasureCPU(context.Background(), nil, opts, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

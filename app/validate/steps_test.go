@@ -1,4 +1,4 @@
-package cli
+package validate
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// TestValidateStepsFromLayerMeasurements puts a CPU device's layer measurements of
+// TestStepsFromLayerMeasurements puts a CPU device's layer measurements of
 // resnet18 at 32×32 (every phase 0.5 ms) and its measured steps into a cache, and a step
 // on a device without layer measurements: the first are predicted at the input the
 // measurements cover, with the error from the prediction; the other is named as skipped.
-func TestValidateStepsFromLayerMeasurements(t *testing.T) {
+func TestStepsFromLayerMeasurements(t *testing.T) {
 	ctx := context.Background()
 	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
@@ -68,7 +68,7 @@ func TestValidateStepsFromLayerMeasurements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ValidateSteps(ctx, d, eng.Kernels().Calibration())
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +101,11 @@ func TestValidateStepsFromLayerMeasurements(t *testing.T) {
 	}
 }
 
-// TestValidateStepsComposesPyTorchCPUWithItsKernels: a CPU that PyTorch measured
+// TestStepsComposesPyTorchCPUWithItsKernels: a CPU that PyTorch measured
 // (scripts/pytorch_sweep.py --layers) has only the phases PyTorch runs (no view, batch
 // norm's one backward, no gradient for the image or through an add), and its step is
 // composed of exactly those: every phase at 0.5 ms gives 0.5 ms × PyTorch's kernels.
-func TestValidateStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
+func TestStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
 	ctx := context.Background()
 	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
@@ -146,7 +146,7 @@ func TestValidateStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ValidateSteps(ctx, d, eng.Kernels().Calibration())
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package app
+package validate
 
 import (
+	"cnntime/app"
 	"context"
 	"fmt"
 	"io"
@@ -43,8 +44,8 @@ type CPUComparison struct {
 	ErrorPct    float64 `json:"error_pct"`
 }
 
-// CPUValidationOptions says what the CPU validation measures.
-type CPUValidationOptions struct {
+// CPUOptions says what the CPU validation measures.
+type CPUOptions struct {
 	Models  []string // zoo names
 	Batches []int
 	Input   int // input resolution, pixels
@@ -56,20 +57,20 @@ type CPUValidationOptions struct {
 	Rounds, Repeats int
 }
 
-// DefaultCPUValidation is `cnntime validate`'s table 1: five CNNs at 32×32 × four
+// DefaultCPUOptions is `cnntime validate`'s table 1: five CNNs at 32×32 × four
 // batch sizes, about a minute per round on two cores with 3 repeats (VGG's 130 M parameters most of it).
-func DefaultCPUValidation(rounds, repeats int) CPUValidationOptions {
-	return CPUValidationOptions{
+func DefaultCPUOptions(rounds, repeats int) CPUOptions {
+	return CPUOptions{
 		Models:  []string{"resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "vgg11"},
 		Batches: []int{1, 2, 4, 8}, Input: 32, Rounds: rounds, Repeats: repeats,
 	}
 }
 
-// CPUValidation measures, on this machine's CPU, every layer phase of each network at
+// MeasureCPU measures, on this machine's CPU, every layer phase of each network at
 // each batch size and the whole training step, then predicts the step from the layer
 // measurements alone (predictor.CPUOverheads: the kernels one after another, nothing else) and
 // compares. progress, when not nil, hears what is being measured.
-func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidationOptions, progress io.Writer) (*CPUAccuracy, error) {
+func MeasureCPU(ctx context.Context, cal *kernels.Calibration, o CPUOptions, progress io.Writer) (*CPUAccuracy, error) {
 	if len(o.Models) == 0 || len(o.Batches) == 0 || o.Input < 1 || o.Rounds < 1 || o.Repeats < 1 {
 		return nil, fmt.Errorf("CPU validation of %d models × %d batch sizes at %d px, %d rounds of %d repeats: all must be positive",
 			len(o.Models), len(o.Batches), o.Input, o.Rounds, o.Repeats)
@@ -168,7 +169,7 @@ func CPUValidation(ctx context.Context, cal *kernels.Calibration, o CPUValidatio
 // name) at each of batches (in order) on the CPU device dev from the layer measurements
 // ms alone, with predictor.CPUOverheads and the kernels the device's framework runs
 // (predictor.CPUKernels: PyTorch's for a CPU PyTorch measured, the Go backend's for the
-// others): the composition CPUValidation and `validate --table steps` compare with real steps.
+// others): the composition MeasureCPU and `validate --table steps` compare with real steps.
 func PredictCPUSteps(cal *kernels.Calibration, dev measure.Device, nets []*cnn.Network, batches []int, ms []measure.Measurement) (map[string][]float64, error) {
 	eng := predictor.NewEngine(kernels.NewModel(cal, nil, []measure.Device{dev}, ms), predictor.CPUOverheads, predictor.DefaultMemoryModel)
 	out := make(map[string][]float64, len(nets))
@@ -221,13 +222,13 @@ func loadAverage() float64 {
 	return v
 }
 
-// writeCPUTable prints table 1 of `cnntime validate`.
+// WriteCPUTable prints table 1 of `cnntime validate`.
 func WriteCPUTable(w io.Writer, a *CPUAccuracy) error {
 	fmt.Fprintf(w, "1. Whole training step on the CPU (%s), %d×%d input, predicted from per-layer measurements: MAPE %.1f%%\n",
 		a.Device, a.Input, a.Input, a.MAPEPct)
 	fmt.Fprintf(w, "   %d rounds × %d repeats, medians; load average %.2f before, %.2f after (other processes share the cores)\n\n",
 		a.Rounds, a.Repeats, a.LoadBefore, a.LoadAfter)
-	t := NewTable(w, "MODEL", "BATCH", "MEASURED MS", "PREDICTED MS", "ERROR")
+	t := app.NewTable(w, "MODEL", "BATCH", "MEASURED MS", "PREDICTED MS", "ERROR")
 	for _, r := range a.Rows {
 		t.Row(r.Model, strconv.Itoa(r.Batch), fmt.Sprintf("%.2f", r.MeasuredMS), fmt.Sprintf("%.2f", r.PredictedMS), fmt.Sprintf("%+.1f%%", r.ErrorPct))
 	}

@@ -1,0 +1,68 @@
+package validate
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"cnntime/app"
+	"cnntime/predictor/kernels"
+)
+
+// Report is what `cnntime validate --json` prints: the predictor's accuracy, one
+// table after another.
+type Report struct {
+	CPU       *CPUAccuracy           `json:"cpu"`    // table 1; null with --skip-cpu
+	Layers    []kernels.GPUAccuracy  `json:"layers"` // table 2
+	Public    []PublicSourceAccuracy `json:"public"` // table 3, per source
+	Rows      []PublicComparison     `json:"public_rows"`
+	Modern    *ModernAccuracy        `json:"modern"`    // table 4: modern.go
+	Multinode *ScalingAccuracy       `json:"multinode"` // table 5: multinode.go
+	// Convergence is table 6: the epochs-to-target model against published figures
+	// (convergence.go).
+	Convergence *ConvergenceAccuracy `json:"convergence"`
+	Loader      *LoaderAccuracy      `json:"loader"` // table 7: loader.go
+}
+
+// WriteReport prints the report's tables as text.
+func WriteReport(w io.Writer, rep *Report) error {
+	if rep.CPU != nil {
+		if err := WriteCPUTable(w, rep.CPU); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, "1. Whole training step on the CPU: skipped (--skip-cpu)")
+	}
+	fmt.Fprintln(w, "\n2. Per-layer times across GPUs, leave one GPU out (DeepBench convolutions; efficiencies fitted on the other GPUs)")
+	fmt.Fprintln(w)
+	t := app.NewTable(w, "GPU", "ARITHMETIC", "ROWS", "ESTIMATE MAPE", "TRANSFER MAPE", "TRANSFER ROWS")
+	for _, a := range rep.Layers {
+		tr := "-"
+		if a.TransferRows > 0 {
+			tr = fmt.Sprintf("%.1f%%", a.TransferMAPE)
+		}
+		t.Row(a.GPU, a.Sheet, strconv.Itoa(a.Rows), fmt.Sprintf("%.1f%%", a.EstimateMAPE), tr, strconv.Itoa(a.TransferRows))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n3. Whole networks vs published forward+backward times (rows on catalog GPUs and zoo CNNs)")
+	fmt.Fprintln(w)
+	t = app.NewTable(w, "SOURCE", "SET", "ROWS", "MAPE", "BIAS", "CAVEATS")
+	for _, s := range rep.Public {
+		t.Row(s.Source, s.Set, strconv.Itoa(s.Rows), fmt.Sprintf("%.1f%%", s.MAPEPct), fmt.Sprintf("%+.1f%%", s.BiasPct), s.Caveats)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	if err := WriteModernTable(w, rep.Modern); err != nil {
+		return err
+	}
+	if err := WriteScalingTable(w, rep.Multinode); err != nil {
+		return err
+	}
+	if err := WriteConvergenceTable(w, rep.Convergence, 6); err != nil {
+		return err
+	}
+	return WriteLoaderTable(w, rep.Loader)
+}
