@@ -9,7 +9,7 @@ import (
 
 // PhaseGroup is a part of a training step as "Why this number?" charts and names it:
 // the GPU's kernels (forward, backward and the optimizer), the host (launching
-// kernels, the training loop's own work), the input pipeline (the batch's copy and
+// kernels, the training script's own work per step), the input pipeline (the batch's copy and
 // decoding on the GPU side, and waiting for the loader) or communication (the
 // all-reduce the backward pass does not hide).
 type PhaseGroup struct {
@@ -31,12 +31,16 @@ const (
 func PhaseGroups(x *predictor.Explanation) []PhaseGroup {
 	of := map[string]string{
 		"forward": GroupGPU, "backward-data": GroupGPU, "backward-weight": GroupGPU, "optimizer": GroupGPU,
-		"host": GroupHost, "input": GroupInput, "loader": GroupInput, "communication": GroupCommunication,
+		"host": GroupHost, "script": GroupHost, "input": GroupInput, "loader": GroupInput, "communication": GroupCommunication,
 	}
 	groups := []PhaseGroup{{Name: GroupGPU}, {Name: GroupHost}, {Name: GroupInput}, {Name: GroupCommunication}}
 	for _, ph := range x.Phases.List() {
+		name, ok := of[ph.Phase]
+		if !ok { // a phase the predictor gained since: the host's, until it gets a group
+			name = GroupHost
+		}
 		for i := range groups {
-			if groups[i].Name == of[ph.Phase] {
+			if groups[i].Name == name {
 				groups[i].Phases = append(groups[i].Phases, ph)
 				groups[i].MS += ph.MS
 			}
@@ -82,7 +86,7 @@ func BoundSentence(x *predictor.Explanation) string {
 	case GroupCommunication:
 		return fmt.Sprintf("communication bounds the step (%s of it: the gradients' all-reduce between %s that the backward pass does not hide)", share, gpusWord(x))
 	case GroupHost:
-		return fmt.Sprintf("the host bounds the step (%s of it: launching kernels and the training loop's own work)", share)
+		return fmt.Sprintf("the host bounds the step (%s of it: launching kernels and the training script's own work)", share)
 	}
 	return fmt.Sprintf("the GPU kernels bound the step (%s of it: forward, backward and the optimizer)", share)
 }

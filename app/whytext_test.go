@@ -83,6 +83,13 @@ func TestWhyHeadlineBoundIsTheLargestChartedGroup(t *testing.T) {
 				largest = name
 			}
 		}
+		total := 0.0
+		for _, g := range PhaseGroups(&x) {
+			total += g.MS
+		}
+		if d := total - x.Phases.Total(); d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s on %s at batch %d: the groups add to %v ms, the phases to %v", x.Model, x.Machine, x.Batch, total, x.Phases.Total())
+		}
 		head := WhyHeadline(&x)
 		phrase := map[string]string{GroupGPU: "the GPU kernels bound the step", GroupHost: "the host bounds the step",
 			GroupInput: "the input pipeline bounds the step", GroupCommunication: "communication bounds the step"}[largest]
