@@ -116,8 +116,10 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 		})
 	b.PlanButton = widget.NewButton("Plan", b.showPlan)
 	b.StartButton = widget.NewButton("Start", b.Start)
-	b.PauseButton = widget.NewButton("Pause", runner.Pause)
-	b.CancelButton = widget.NewButton("Cancel", runner.Cancel)
+	// The buttons show the new phase before the next click is read: Start, pressed
+	// right after Pause, finds itself enabled (as Resume) and is not lost.
+	b.PauseButton = widget.NewButton("Pause", func() { runner.Pause(); b.refresh() })
+	b.CancelButton = widget.NewButton("Cancel", func() { runner.Cancel(); b.refresh() })
 	b.CheckButton = widget.NewButton("Check GPU", b.CheckGPU)
 
 	deviceItem := widget.NewFormItem("Device", container.NewVBox(b.Device, b.DeviceNote))

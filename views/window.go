@@ -579,7 +579,9 @@ func (mw *MainWindow) report(err error) {
 
 func (mw *MainWindow) showError(err error) {
 	mw.Status.SetText("Error: " + err.Error())
-	dialog.ShowError(err, mw.Window)
+	d := dialog.NewError(err, mw.Window)
+	closeOnEscape(d, mw.Window)
+	d.Show()
 }
 
 // shortcut is one keyboard shortcut of the window: its keys, what it does, and the
