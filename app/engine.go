@@ -254,6 +254,58 @@ func (e *Engine) MachineTarget(id string) (Target, error) {
 	return Target{Machine: m, GPU: g}, nil
 }
 
+// Regions lists every region a machine has a price in (imported regional prices and
+// the shipped catalog's regions), sorted.
+func (e *Engine) Regions() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(r string) {
+		if r != "" && !seen[strings.ToLower(r)] {
+			seen[strings.ToLower(r)] = true
+			out = append(out, r)
+		}
+	}
+	for _, id := range e.machineIDs {
+		m := e.machines[strings.ToLower(id)]
+		add(m.Region)
+		for _, r := range m.Regions {
+			add(r.Region)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CheckPriceChoice refuses a region no machine is priced in, suggesting the closest.
+func (e *Engine) CheckPriceChoice(c hw.PriceChoice) error {
+	if c.Region == "" {
+		return nil
+	}
+	regions := e.Regions()
+	for _, r := range regions {
+		if strings.EqualFold(r, c.Region) {
+			return nil
+		}
+	}
+	return Inputf("no machine has a price in region %q%s (%d regions known; 'cnntime prices' says where prices come from)",
+		c.Region, SuggestRegion(c.Region, regions), len(regions))
+}
+
+// SuggestRegion suggests the region spelt most like r, " (did you mean ...?)", or "":
+// by edit distance alone, since region names share prefixes ("us-east-1", "US").
+func SuggestRegion(r string, regions []string) string {
+	best, bestD := "", max(2, len(r)/3)+1
+	for _, x := range regions {
+		if d := hw.EditDistance(strings.ToLower(r), strings.ToLower(x)); d < bestD {
+			best, bestD = x, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
 // GPUTarget is a one-GPU machine with the catalog GPU id and no price: its costs are
 // unknown. Its machine id is "gpu/<id>".
 func (e *Engine) GPUTarget(id string) (Target, error) {
@@ -261,7 +313,7 @@ func (e *Engine) GPUTarget(id string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	return Target{Machine: hw.Machine{ID: "gpu/" + g.ID, Provider: "gpu", Instance: g.ID, GPUID: g.ID, GPUCount: 1}, GPU: g}, nil
+	return Target{Machine: hw.Machine{ID: hw.BareGPUProvider + "/" + g.ID, Provider: hw.BareGPUProvider, Instance: g.ID, GPUID: g.ID, GPUCount: 1}, GPU: g}, nil
 }
 
 // Query asks for every model on every target.
@@ -282,6 +334,10 @@ type Query struct {
 	// NodeNetwork where given, else by the catalog's network of the machine (NodeNetwork).
 	Nodes       int
 	NodeNetwork *hw.Network
+	// Price says which price the costs use: a region ("" each machine's cheapest) and
+	// on-demand or spot. A machine without such a price is predicted with its cost
+	// unknown, and its curve's Price.Note says why.
+	Price hw.PriceChoice
 }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
@@ -366,9 +422,10 @@ feed:
 }
 
 // request is the prediction of network n on target t at the batches as q describes
-// the run (precision, policy, run data, nodes), with the engine that predicts it (a
+// the run (precision, policy, run data, nodes) and its price (q.Price), with the engine that predicts it (a
 // measured CPU has its own), checked.
 func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (predictor.Request, *predictor.Engine, error) {
+	t.Machine = t.Machine.Priced(q.Price).Aged(today())
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
 		Script: q.Data.script()}

@@ -13,6 +13,7 @@ import (
 	"cnntime/app/charts"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 )
 
 // ExportChart writes a chart to path in the format its extension names (.png, .svg or
@@ -51,7 +52,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 // SummaryCSVHeader is the header of the results CSV.
 var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
-	"input", "bound", "loader_images_per_s"}
+	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
 // batch size; the time, cost and energy cells are empty where no batch size fits, and
@@ -66,6 +67,7 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), t(string(r.Source)),
 			strconv.Itoa(r.Input), t(r.Bound), ""}
+		rec = append(rec, priceCells(r.CostKnown, r.PriceUSDPerHour, r.Price)...)
 		if r.LoaderImagesPerS > 0 {
 			rec[14] = num(r.LoaderImagesPerS)
 		}
@@ -89,7 +91,8 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 
 // CurvesCSVHeader is the header of the curves CSV.
 var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
-	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
+	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
+	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
 // batch does not fit, and best is true on each curve's best batch size. Text cells are
@@ -103,6 +106,7 @@ func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 			rec := []string{t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
 				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
 				strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format))}
+			rec = append(rec, priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price)...)
 			if c.LoaderImagesPerS > 0 {
 				rec[20] = num(c.LoaderImagesPerS)
 			}
@@ -163,4 +167,18 @@ func ChartTitle(what string, s SessionSettings, priceDates []string) string {
 		parts = append(parts, "prices of "+dates[0]+" to "+dates[len(dates)-1])
 	}
 	return what + " — " + strings.Join(parts, " · ")
+}
+
+// priceCells are the price columns of a CSV row: the price per hour (empty when
+// unknown), its kind, region, date and age in days (empty when undated).
+func priceCells(known bool, usd float64, p hw.PriceBasis) []string {
+	price, age := "", ""
+	if known {
+		price = num(usd)
+	}
+	if p.AgeDays != nil {
+		age = strconv.Itoa(*p.AgeDays)
+	}
+	t := csvsafe.Text
+	return []string{price, t(string(p.Kind)), t(p.Region), t(p.Date), age}
 }

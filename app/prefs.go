@@ -34,6 +34,8 @@ const (
 	PrefFormat   = "session.memory_format"
 	PrefScript   = "session.script"
 	PrefNodes    = "session.nodes"
+	PrefRegion   = "session.price_region" // "" each machine's cheapest region
+	PrefSpot     = "session.spot_prices"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -82,6 +84,10 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
 		}
+	}
+	s.Price.Region = strings.TrimSpace(p.String(PrefRegion))
+	if b, err := strconv.ParseBool(p.String(PrefSpot)); err == nil {
+		s.Price.Spot = b
 	}
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
@@ -134,6 +140,8 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
 	p.SetString(PrefScript, st.Data.Script)
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
+	p.SetString(PrefRegion, st.Price.Region)
+	p.SetString(PrefSpot, strconv.FormatBool(st.Price.Spot))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}

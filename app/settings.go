@@ -7,6 +7,7 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -29,6 +30,9 @@ type SessionSettings struct {
 	// the catalog's network between them (0 or 1: one); batches are then global over
 	// all their GPUs and the price is the instances' together.
 	Nodes int
+	// Price says which prices the costs use: a region ("" each machine's cheapest) and
+	// on-demand or spot.
+	Price hw.PriceChoice
 }
 
 // DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,

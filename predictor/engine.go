@@ -165,6 +165,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Format:    req.MemoryFormat,
 		Script:    req.Script,
 		CPU:       req.Machine.CPU,
+		Price:     req.Machine.Basis(),
+		GPUSource: req.GPU.Source,
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic

@@ -59,6 +59,11 @@ type Curve struct {
 	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
 	CostKnown       bool    `json:"cost_known"`
+	// Price says which price the costs use: on-demand or spot, the region, its date and
+	// age (flagged when older than hw.StalePriceDays), or why there is none.
+	Price hw.PriceBasis `json:"price"`
+	// GPUSource is where the GPU's specifications come from (the catalog's citation).
+	GPUSource string `json:"gpu_source,omitempty"`
 	// EnergyKnown is false when the GPU's power (TDP) is unknown: energy is then not given.
 	EnergyKnown bool `json:"energy_known"`
 	// Nodes is how many instances of the machine train together when more than one

@@ -41,9 +41,11 @@ type SelectionPanel struct {
 	Images    *widget.Entry
 	Precision *widget.Select
 	BatchMin  *widget.Entry
-	BatchMax  *widget.Entry // the cap; empty for none
-	Nodes     *widget.Entry // instances of each machine training together; empty for one
-	RunData   RunData       // dataset, input size, loader, workers, memory format
+	BatchMax  *widget.Entry  // the cap; empty for none
+	Nodes     *widget.Entry  // instances of each machine training together; empty for one
+	RunData   RunData        // dataset, input size, loader, workers, memory format
+	Prices    PriceControls  // on-demand or spot, the region
+	Filters   MachineFilters // the machine list's provider, spot and price filters
 	Picks     map[app.QuickPick]*widget.Button
 	// WorkersNote warns when the loader workers asked for are more than a selected
 	// machine's vCPUs per GPU.
@@ -70,8 +72,12 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.gpu = widget.NewSelect([]string{allGPUs}, func(string) { p.machines.applyFilter() })
 	p.gpu.SetSelected(allGPUs)
 	p.older = widget.NewCheck("Older GPUs", func(bool) { p.machines.applyFilter() })
+	p.newMachineFilters()
 	p.machines.filter = func(id string) bool {
 		if p.gpu.Selected != "" && p.gpu.Selected != allGPUs && p.gpuOf[id] != p.gpu.Selected {
+			return false
+		}
+		if !p.machines.checked[id] && !p.passesFilters(p.byID[id]) {
 			return false
 		}
 		// a selected machine stays listed, so it can be unticked
@@ -111,6 +117,9 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	for _, it := range p.runDataItems() {
 		form.AppendItem(it)
 	}
+	for _, it := range p.priceItems() {
+		form.AppendItem(it)
+	}
 	p.WorkersNote = widget.NewLabel("")
 	p.WorkersNote.Wrapping = fyne.TextWrapWord
 	p.WorkersNote.Importance = widget.WarningImportance
@@ -125,7 +134,8 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	hint.TextStyle = fyne.TextStyle{Italic: true}
 
 	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
-	filters := container.New(newFlowLayout(theme.Padding(), theme.Padding()), p.gpu, p.older)
+	// Flowing rows whose least width is their widest control's: the panel can be narrow.
+	filters := container.New(newFlowLayout(theme.Padding(), theme.Padding()), p.Filters.Provider, p.gpu, p.Filters.MaxPrice, p.Filters.SpotOnly, p.older)
 	pickRow := container.New(newFlowLayout(theme.Padding(), theme.Padding()), picks...)
 	machineBox := container.NewBorder(container.NewVBox(p.machines.search, filters, pickRow), nil, nil, nil, p.machines.tree)
 	p.Tabs = container.NewAppTabs(
@@ -265,6 +275,8 @@ func (p *SelectionPanel) SetMachines(machines []hw.Machine) {
 	p.machines.titles = titles
 	p.machines.setItems(groups, items, labels)
 	p.machines.setChecked(p.session.Settings().Machines)
+	p.setProviders()
+	p.setRegions()
 	p.refreshChips()
 }
 
@@ -314,16 +326,7 @@ func (p *SelectionPanel) machineTooltip(id string) string {
 	if len(facts) > 0 {
 		lines = append(lines, strings.Join(facts, ", "))
 	}
-	switch {
-	case m.PriceUSDPerHour > 0:
-		price := charts.FormatUSD(m.PriceUSDPerHour) + " per hour"
-		if m.PriceDate != "" {
-			price += " (" + m.PriceDate + ")"
-		}
-		lines = append(lines, price)
-	default:
-		lines = append(lines, "price unknown")
-	}
+	lines = append(lines, priceLines(m, p.session.Settings().Price)...)
 	if app.PreviousGeneration(m, p.gpus) {
 		lines = append(lines, "previous generation or an old price")
 	}

@@ -48,7 +48,8 @@ var specColumns = []specColumn{
 	{title: "Price/h", width: 150, text: specPriceText, value: func(r specRow) float64 { return r.m.PriceUSDPerHour }},
 	{title: "Provider", width: 80, text: func(r specRow) string { return r.m.Provider }},
 	{title: "Region", width: 110, text: func(r specRow) string { return specDash(r.m.Region) }},
-	{title: "Price date", width: 100, text: func(r specRow) string { return specDash(r.m.PriceDate) }},
+	{title: "Price date", width: 150, text: specPriceDate},
+	{title: "Spot/h", width: 90, text: specSpot, value: func(r specRow) float64 { return r.m.SpotPriceUSDPerHour }},
 	{title: "Price source", width: 260, text: func(r specRow) string { return specDash(r.m.PriceSource) }},
 }
 
@@ -69,8 +70,33 @@ const (
 	SpecColumnProvider
 	SpecColumnRegion
 	SpecColumnPriceDate
+	SpecColumnSpot
 	SpecColumnPriceSource
 )
+
+// specPriceDate is the price's date and age, flagged OLD beyond hw.StalePriceDays.
+func specPriceDate(r specRow) string {
+	m := r.m
+	if m.PriceDate == "" {
+		return "—"
+	}
+	if m.PriceAgeDays == nil {
+		return m.PriceDate
+	}
+	s := m.PriceDate + " (" + strconv.Itoa(*m.PriceAgeDays) + "d)"
+	if m.PriceStale {
+		s += " OLD"
+	}
+	return s
+}
+
+// specSpot is the spot price in the machine's region, "—" when it has none.
+func specSpot(r specRow) string {
+	if r.m.SpotPriceUSDPerHour <= 0 {
+		return "—"
+	}
+	return "$" + dollars(r.m.SpotPriceUSDPerHour)
+}
 
 func specFigure(x float64) string {
 	if x == 0 {

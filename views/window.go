@@ -522,7 +522,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 // depends on besides its CNN, machine and batch (not the selection or the batch range).
 func sameRun(a, b app.SessionSettings) bool {
 	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
-		a.Data == b.Data && a.Nodes == b.Nodes
+		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price
 }
 
 // refreshWhy keeps the Why tab true to the shown prediction: after the run's settings

@@ -106,6 +106,18 @@ type PredictRow struct {
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
+	// The price the cost uses: per hour (null when unknown: PriceNote says why), its
+	// kind (on-demand, spot or your-price), region and date, its age in days (null when
+	// undated) and whether that is older than 90 days.
+	PriceUSDPerHour *float64 `json:"price_usd_per_hour"`
+	PriceKind       string   `json:"price_kind,omitempty"`
+	PriceRegion     string   `json:"price_region,omitempty"`
+	PriceDate       string   `json:"price_date,omitempty"`
+	PriceAgeDays    *int     `json:"price_age_days"`
+	PriceStale      bool     `json:"price_stale,omitempty"`
+	PriceNote       string   `json:"price_note,omitempty"`
+	// GPUSource is where the GPU's specifications come from.
+	GPUSource string `json:"gpu_source,omitempty"`
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
@@ -114,7 +126,12 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
+	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
+	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
 	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
+	if c.CostKnown {
+		r.PriceUSDPerHour = ptr(c.PriceUSDPerHour, 4)
+	}
 	if c.LoaderImagesPerS > 0 {
 		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
 	}
@@ -196,19 +213,72 @@ func fmtOpt(p *float64, format string, unknown string) string {
 }
 
 func writePredictTable(env *Env, rows []PredictRow) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE")
 	for _, r := range rows {
 		if !r.Fits {
 			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
+				"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
 			continue
 		}
 		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
 			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
+			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
 			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
 	}
-	return t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	writePriceNotes(env, rows)
+	return nil
+}
+
+// priceText is a row's price in the table: "$0.918/h spot us-east-1", "OLD" after a
+// price older than 90 days, "none" when there is no price for the asked kind or region.
+func priceText(r PredictRow) string {
+	if r.PriceUSDPerHour == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("$%.4g/h %s", *r.PriceUSDPerHour, r.PriceKind)
+	if r.PriceRegion != "" {
+		s += " " + r.PriceRegion
+	}
+	if r.PriceStale {
+		s += " OLD"
+	}
+	return s
+}
+
+// writePriceNotes says under a table which price each machine's cost uses (its date
+// and age, OLD when older than 90 days, or why it has none) and where each GPU's
+// specifications come from.
+func writePriceNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen["m:"+r.Machine] {
+			continue
+		}
+		seen["m:"+r.Machine] = true
+		switch {
+		case r.PriceNote != "":
+			fmt.Fprintf(env.Stdout, "%s: cost unknown: %s\n", r.Machine, r.PriceNote)
+		case r.PriceUSDPerHour == nil:
+		case r.PriceAgeDays == nil:
+			fmt.Fprintf(env.Stdout, "%s: %s price, undated\n", r.Machine, r.PriceKind)
+		default:
+			old := ""
+			if r.PriceStale {
+				old = fmt.Sprintf(": OLD, older than %d days; refresh with 'cnntime prices update'", hw.StalePriceDays)
+			}
+			fmt.Fprintf(env.Stdout, "%s: %s price of %s (%d days old%s)\n", r.Machine, r.PriceKind, r.PriceDate, *r.PriceAgeDays, old)
+		}
+	}
+	for _, r := range rows {
+		if r.GPUSource == "" || seen["g:"+r.GPU] {
+			continue
+		}
+		seen["g:"+r.GPU] = true
+		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader.
@@ -226,20 +296,30 @@ func writePredictCSV(env *Env, rows []PredictRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
 		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
-		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"})
+		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		w.Write([]string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), t(r.Precision),
 			fmtOpt(r.IterMS, "%g", ""), fmtOpt(r.ImagesPerS, "%g", ""), fmtOpt(r.EpochS, "%g", ""), fmtOpt(r.TotalS, "%g", ""),
 			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
 			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
-			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat)})
+			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat),
+			fmtOpt(r.PriceUSDPerHour, "%g", ""), t(r.PriceKind), t(r.PriceRegion), t(r.PriceDate), ageText(r.PriceAgeDays)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		return fmt.Errorf("write CSV: %w", err)
 	}
 	return nil
+}
+
+// ageText is a price's age in days, "" when undated.
+func ageText(days *int) string {
+	if days == nil {
+		return ""
+	}
+	return strconv.Itoa(*days)
 }
 
 // duration writes seconds as "42.0s", "12m05s" or "3h12m".
@@ -317,22 +397,25 @@ func bestCommands(register func(Command)) {
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		}
-		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
+			priced = append(priced, *b)
 			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"),
+				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
 				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
 				intsText(r.SweetSpots), b.Source)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		writePriceNotes(env, priced)
 		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
 		for i, r := range rows {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
@@ -365,15 +448,17 @@ func intsText(xs []int) string {
 func writeBestCSV(env *Env, rows []BestRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
-		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source"})
+		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
-			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), ""}
+			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", ""}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
+			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
 		}
 		w.Write(rec)
 	}
