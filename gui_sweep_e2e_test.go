@@ -187,4 +187,3 @@ func startAppSized(t *testing.T, x *xSession, bin string, w, h int) *guiApp {
 	g := startAppPrefs(t, x, bin, fmt.Sprintf(`{"window.width":%d,"window.height":%d}`, w, h))
 	return g
 }
-
