@@ -354,6 +354,7 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 		}
 		nets[i] = n
 	}
+	var err error
 	reqs := make([]predictor.Request, 0, len(nets)*len(q.Targets))
 	engines := make([]*predictor.Engine, 0, cap(reqs))
 	backends := make([]string, 0, cap(reqs)) // a measured CPU's framework
@@ -365,6 +366,9 @@ func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error)
 				// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
 				sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
 				batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
+			}
+			if batches, err = capToImages(batches, q.Run.Images, q.Span.Min > 0); err != nil {
+				return nil, err
 			}
 			if len(batches) > 0 && batches[0] < k {
 				i := sort.SearchInts(batches, k)
@@ -417,6 +421,24 @@ feed:
 		if err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// capToImages keeps the batch sizes that are at most an epoch's images: a larger batch
+// would make an epoch less than one step. A grid that runs past them (span) ends at
+// exactly the images; when every size given is larger, that is an error.
+func capToImages(batches []int, images int, span bool) ([]int, error) {
+	if images <= 0 || len(batches) == 0 || batches[len(batches)-1] <= images {
+		return batches, nil
+	}
+	i := sort.SearchInts(batches, images+1)
+	if i == 0 {
+		return nil, fmt.Errorf("batch size %d is above the %d training images of an epoch (an epoch would be less than one step): give batch sizes up to %d", batches[0], images, images)
+	}
+	out := batches[:i:i]
+	if span && out[len(out)-1] < images {
+		out = append(out, images)
 	}
 	return out, nil
 }

@@ -46,6 +46,9 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	if q.Run == (predictor.Run{}) {
 		q.Run = predictor.Run{Epochs: 1, Images: max(q.Data.Images(), batch)}
 	}
+	if _, err := capToImages([]int{batch}, q.Run.Images, false); err != nil {
+		return predictor.Explanation{}, err
+	}
 	r, pred, err := e.request(&q, n, t, []int{batch})
 	if err != nil {
 		return predictor.Explanation{}, err

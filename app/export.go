@@ -52,7 +52,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 // SummaryCSVHeader is the header of the results CSV.
 var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
-	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"}
+	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+	"epochs", "epochs_source"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
 // batch size; the time, cost and energy cells are empty where no batch size fits, and
@@ -68,8 +69,12 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), t(string(r.Source)),
 			strconv.Itoa(r.Input), t(r.Bound), ""}
 		rec = append(rec, priceCells(r.CostKnown, r.PriceUSDPerHour, r.Price)...)
+		rec = append(rec, "", t(r.EpochsSource))
 		if r.LoaderImagesPerS > 0 {
 			rec[14] = num(r.LoaderImagesPerS)
+		}
+		if r.BestBatch > 0 {
+			rec[len(rec)-2] = num(r.Epochs) // the epochs column, before epochs_source
 		}
 		if r.BestBatch > 0 {
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
@@ -92,7 +97,8 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 // CurvesCSVHeader is the header of the curves CSV.
 var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
 	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
-	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"}
+	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+	"epochs", "epochs_source", "run_error_pct", "regime"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
 // batch does not fit, and best is true on each curve's best batch size. Text cells are
@@ -107,6 +113,7 @@ func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
 				strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format))}
 			rec = append(rec, priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price)...)
+			rec = append(rec, "", t(c.EpochsSource), "", t(p.Regime))
 			if c.LoaderImagesPerS > 0 {
 				rec[20] = num(c.LoaderImagesPerS)
 			}
@@ -119,6 +126,7 @@ func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
 					rec[12] = num(p.EnergyKWh)
 				}
 				rec[15] = num(p.ErrorPct)
+				rec[len(rec)-4], rec[len(rec)-2] = num(p.Epochs), num(p.RunErrorPct()) // epochs and run_error_pct, the last columns but one
 			}
 			_ = cw.Write(rec)
 		}

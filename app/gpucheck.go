@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"cnntime/gpu"
 	"cnntime/gpu/selftest"
@@ -70,7 +71,7 @@ func (c gpuChecker) check(ctx context.Context, device int) GPUCheck {
 	res.Report = &rep
 	res.Trusted = rep.Trustworthy()
 	if !res.Trusted {
-		res.Reason = fmt.Sprintf("%d checks mismatched the CPU reference and %d failed: do not trust this GPU's measurements yet", rep.Count(selftest.Mismatch), rep.Count(selftest.Failed))
+		res.Reason = "do not trust this GPU's measurements yet: " + strings.Join(rep.Problems(), "; ")
 	}
 	return res
 }

@@ -11,6 +11,7 @@ import (
 
 	"cnntime/gpu"
 	"cnntime/gpu/selftest"
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
@@ -51,7 +52,14 @@ func TestCheckGPU(t *testing.T) {
 	if err := q.Add(gpu.Quarantined{DeviceKey: "cuda:GPU-1", ConfigKey: "conv2d:x", Batch: 512, Phase: measure.Forward, Precision: measure.AMP, Reason: "crashed the worker", At: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
-	good := selftest.Report{Device: measure.Device{Name: "NVIDIA H100"}, Rows: []selftest.Row{{Layer: "relu", Verdict: selftest.Pass}}}
+	var core []selftest.Row
+	for _, kind := range []cnn.Op{cnn.OpConv2d, cnn.OpLinear, cnn.OpBatchNorm} {
+		core = append(core, selftest.Row{Layer: string(kind), Kind: kind, Precision: measure.FP32, Phase: measure.Forward, Verdict: selftest.Pass})
+	}
+	good := selftest.Report{Device: measure.Device{Name: "NVIDIA H100"}, Rows: append(core, selftest.Row{Layer: "relu", Verdict: selftest.Pass}),
+		Sweep: selftest.Sweep{Items: 3, Measured: 3}}
+	stopped := good
+	stopped.Sweep = selftest.Sweep{Items: 3, Measured: 1, Why: "CUDA_ERROR_ILLEGAL_ADDRESS"}
 	bad := selftest.Report{Rows: []selftest.Row{{Layer: "conv2d", Verdict: selftest.Mismatch}, {Layer: "relu", Verdict: selftest.Pass}}}
 	crashed := errors.New("stand-in")
 	for _, c := range []struct {
@@ -68,6 +76,7 @@ func TestCheckGPU(t *testing.T) {
 		{"worker crashed", nil, selftest.Report{}, crashed, false, false, "stand-in", "GPU check: stand-in"},
 		{"trusted", nil, good, nil, true, false, "", "can be trusted"},
 		{"mismatch", nil, bad, nil, false, false, "1 checks mismatched", "do not trust"},
+		{"sweep stopped", nil, stopped, nil, false, false, "the timed sweep stopped: CUDA_ERROR_ILLEGAL_ADDRESS", "do not trust"},
 	} {
 		ch := gpuChecker{
 			nvidia: func() (bool, bool) { return c.name != "no worker and no NVIDIA GPU", true },

@@ -38,6 +38,10 @@ type Summary struct {
 	// Price.Stale when older than hw.StalePriceDays, Price.Note when there is none).
 	PriceUSDPerHour float64       `json:"price_usd_per_hour"`
 	Price           hw.PriceBasis `json:"price"`
+	// Epochs is how many epochs the best batch's total counts and EpochsSource where
+	// they come from: "fixed", a preset's dataset or "custom" (training to a target).
+	Epochs       float64 `json:"epochs,omitempty"`
+	EpochsSource string  `json:"epochs_source,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
@@ -51,7 +55,9 @@ func Summarize(curves []predictor.Curve) []Summary {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
 			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
+			row.Epochs = p.Epochs
 		}
+		row.EpochsSource = c.EpochsSource
 		out[i] = row
 	}
 	return out

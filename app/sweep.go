@@ -229,7 +229,7 @@ type SweepResult struct {
 	OOM      int           `json:"out_of_memory"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Device   string        `json:"device"`
-	Failures []string      `json:"failures,omitempty"`
+	Failures []string      `json:"failures,omitempty"` // items that failed (the sweep went on), and why a failed sweep stopped
 }
 
 // RunSweep runs a plan on a sweeper and writes each result to the cache the moment it
@@ -305,6 +305,13 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 			if progress != nil {
 				progress(SweepProgress{Done: res.Done, Total: res.Total, Cached: res.Cached, Elapsed: time.Since(start), Message: w})
 			}
+		},
+		// An item that failed is recorded (and, on a GPU, quarantined) and the sweep goes on.
+		Failed: func(f gpu.Failure) error {
+			res.Failures = append(res.Failures, f.String())
+			estDone += estimate[f.Item.Key()]
+			report(SweepProgress{Message: f.String()})
+			return nil
 		},
 	}
 	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items}

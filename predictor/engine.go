@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -98,7 +99,7 @@ func (req *Request) Check() error {
 	switch {
 	case req.Network == nil || len(req.Network.Layers) == 0:
 		return fmt.Errorf("no network to predict")
-	case req.Run.Epochs <= 0:
+	case req.Run.ToTarget == nil && req.Run.Epochs <= 0:
 		return fmt.Errorf("epochs must be positive, not %d", req.Run.Epochs)
 	case req.Run.Images <= 0:
 		return fmt.Errorf("images per epoch must be positive, not %d", req.Run.Images)
@@ -107,6 +108,11 @@ func (req *Request) Check() error {
 	}
 	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
 		return err
+	}
+	if m := req.Run.ToTarget; m != nil {
+		if err := m.Check(); err != nil {
+			return err
+		}
 	}
 	if err := req.checkNodes(); err != nil {
 		return err
@@ -215,6 +221,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	c.PriceUSDPerHour = price
 	c.CostKnown = price > 0
 	c.EnergyKnown = req.GPU.TDPW > 0
+	c.EpochsSource = req.Run.EpochsSource()
+	if m := req.Run.ToTarget; m != nil {
+		mc := *m
+		mc.Regimes = append([]convergence.Regime(nil), m.Regimes...)
+		c.Convergence = &mc
+	}
 	fillSchedule(&c, req.Run, price, step, watts)
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil

@@ -48,11 +48,19 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	if metric == "" {
 		metric = MetricTotal
 	}
-	c := newChart(opt, "batch size", metric.Label())
+	label := metric.Label()
+	toTarget := ToTarget(curves)
+	if toTarget {
+		label = metric.TargetLabel()
+	}
+	c := newChart(opt, "batch size", label)
 	if opt.LogX {
 		c.plot.X.Tick.Marker = pow2Ticks{}
 	}
 	c.plot.Add(gridOf(c.style))
+	if tm := newTargetMarks(curves, opt.Hidden, c.style, c.plot); toTarget && tm != nil {
+		c.plot.Add(tm)
+	}
 	styles := stylesOf(opt, curves)
 	// Series drawn on top of each other share the line: each draws every n-th dash,
 	// so all their colours show along it.
@@ -149,6 +157,9 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 		c.legend.Add("out of memory", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 3.5, Shape: draw.CrossGlyph{}}})
 		if banded {
 			c.legend.Add("expected error", bandThumb{color: bandColor(c.style.Foreground)})
+		}
+		if toTarget {
+			c.legend.Add("to target: time includes the epochs each batch needs")
 		}
 	}
 	c.plot.Add(&curvesPlotter{series: append(drawn, highlighted...), ring: c.style.Foreground})

@@ -25,7 +25,11 @@ const (
 // point's expected error: time and cost both scale with the iteration time, so both
 // span ±ErrorPct (the lower side capped as in Metric.Range).
 func Scatter(curves []predictor.Curve, opt Options) *Chart {
-	c := newChart(opt, ScatterXLabel, ScatterYLabel)
+	xl, yl := ScatterXLabel, ScatterYLabel
+	if ToTarget(curves) {
+		xl, yl = "min time to target accuracy (h)", "cost to target accuracy (USD)"
+	}
+	c := newChart(opt, xl, yl)
 	grid := gridOf(c.style)
 	c.plot.Add(grid)
 

@@ -21,8 +21,8 @@ func exportCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "export",
 		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
-		Usage:   "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]",
-		Details: RunDataUsage,
+		Usage:   "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]" + trainFlagsUsage,
+		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
 	register(cmd)

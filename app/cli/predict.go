@@ -10,6 +10,7 @@ import (
 	"cnntime/app"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 )
 
@@ -118,6 +119,18 @@ type PredictRow struct {
 	PriceNote       string   `json:"price_note,omitempty"`
 	// GPUSource is where the GPU's specifications come from.
 	GPUSource string `json:"gpu_source,omitempty"`
+	// Epochs is how many epochs total_s counts (null when the batch does not fit) and
+	// EpochsSource where they come from: "fixed" (--epochs), a preset's dataset
+	// ("imagenet-1k") or "custom" (--train to-target). To a target, EpochsErrorPct is
+	// the epochs' expected error and RunErrorPct that of total_s and cost_usd, both
+	// errors combined; above the batch where the usual optimizer is known to hold,
+	// Regime names the one the epochs assume and RegimeNote says what it means.
+	Epochs         *float64 `json:"epochs"`
+	EpochsSource   string   `json:"epochs_source"`
+	EpochsErrorPct *float64 `json:"epochs_error_pct,omitempty"`
+	RunErrorPct    *float64 `json:"run_error_pct,omitempty"`
+	Regime         string   `json:"regime,omitempty"`
+	RegimeNote     string   `json:"regime_note,omitempty"`
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
@@ -126,6 +139,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
+	r.EpochsSource = c.EpochsSource
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
 	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
 	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
@@ -148,6 +162,14 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	if c.EnergyKnown {
 		r.EnergyKWh = ptr(p.EnergyKWh, 4)
 	}
+	r.Epochs = ptr(p.Epochs, 2)
+	if m := c.Convergence; m != nil {
+		r.EpochsErrorPct, r.RunErrorPct = ptr(p.EpochsErrorPct, 1), ptr(p.RunErrorPct(), 1)
+		if known := m.KnownUpTo(); known > 0 && p.Batch > known {
+			reg := m.RegimeAt(p.Batch)
+			r.Regime, r.RegimeNote = reg.Name, reg.Label
+		}
+	}
 	return r
 }
 
@@ -160,8 +182,8 @@ func predictCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
-		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]",
-		Details: RunDataUsage,
+		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]" + trainFlagsUsage,
+		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, q, curves, err := predictCurves(env, cmd, args, true)
@@ -192,7 +214,7 @@ func predictCommands(register func(Command)) {
 		case pf.csv:
 			return writePredictCSV(env, rows)
 		}
-		if err := writePredictTable(env, rows); err != nil {
+		if err := writePredictTable(env, rows, q.Run.ToTarget != nil); err != nil {
 			return err
 		}
 		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
@@ -200,6 +222,9 @@ func predictCommands(register func(Command)) {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
 		}
 		writeNodeNotes(env, ms, ns, nets, nil)
+		if note := epochsNote(q.Run.ToTarget); note != "" {
+			fmt.Fprintln(env.Stdout, note)
+		}
 		return nil
 	}
 	register(cmd)
@@ -212,18 +237,35 @@ func fmtOpt(p *float64, format string, unknown string) string {
 	return fmt.Sprintf(format, *p)
 }
 
-func writePredictTable(env *Env, rows []PredictRow) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE")
+// writePredictTable prints predict's rows; training to a target (toTarget) the total
+// is the time to the target, with its band, and the rows say their epochs and, above
+// the known range, the optimizer regime they assume.
+func writePredictTable(env *Env, rows []PredictRow, toTarget bool) error {
+	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
+	if toTarget {
+		head = append(head[:9:9], "EPOCHS", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
+	}
+	t := app.NewTable(env.Stdout, head...)
 	for _, r := range rows {
+		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 		if !r.Fits {
-			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
+			cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+				"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
+			if toTarget {
+				cells = append(cells[:9:9], "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
+			}
+			t.Row(cells...)
 			continue
 		}
-		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
 			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
 			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
-			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
+			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
+		if toTarget {
+			cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
+				fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
+		}
+		t.Row(cells...)
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -297,7 +339,8 @@ func writePredictCSV(env *Env, rows []PredictRow) error {
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
 		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
 		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
-		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"})
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+		"epochs", "epochs_source", "epochs_error_pct", "run_error_pct", "regime"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		w.Write([]string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), t(r.Precision),
@@ -305,7 +348,8 @@ func writePredictCSV(env *Env, rows []PredictRow) error {
 			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
 			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
 			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat),
-			fmtOpt(r.PriceUSDPerHour, "%g", ""), t(r.PriceKind), t(r.PriceRegion), t(r.PriceDate), ageText(r.PriceAgeDays)})
+			fmtOpt(r.PriceUSDPerHour, "%g", ""), t(r.PriceKind), t(r.PriceRegion), t(r.PriceDate), ageText(r.PriceAgeDays),
+			fmtOpt(r.Epochs, "%g", ""), t(r.EpochsSource), fmtOpt(r.EpochsErrorPct, "%g", ""), fmtOpt(r.RunErrorPct, "%g", ""), t(r.Regime)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -352,6 +396,64 @@ type BestRow struct {
 	Nodes     int         `json:"nodes,omitempty"`
 	Network   *hw.Network `json:"network,omitempty"`
 	NodesNote string      `json:"nodes_note,omitempty"`
+	// Objective says what best minimised: the total time of the fixed epochs, or the
+	// time to the target accuracy (--train to-target; on one machine the cost is
+	// hours × price, so the fastest batch is also the cheapest). NodeCounts, when
+	// --nodes gave several, is each count's best batch with its epochs, time and cost.
+	Objective  string       `json:"objective"`
+	NodeCounts []NodeChoice `json:"node_counts,omitempty"`
+}
+
+// NodeChoice is one node count best considered: its best batch, the epochs that batch
+// trains for, the time and cost, and how much faster it is than the first count.
+type NodeChoice struct {
+	Nodes        int      `json:"nodes"`
+	Batch        int      `json:"batch"` // 0: no batch fits
+	Epochs       float64  `json:"epochs"`
+	EpochsSource string   `json:"epochs_source"`
+	Regime       string   `json:"regime,omitempty"`
+	TotalS       float64  `json:"total_s"`
+	CostUSD      *float64 `json:"cost_usd"`
+	Speedup      float64  `json:"speedup_vs_first"` // the first count's time over this one's
+}
+
+// The objectives best minimises.
+const (
+	objectiveFixed    = "least total time at the fixed epochs"
+	objectiveToTarget = "least time and cost to the target accuracy"
+)
+
+// nodeChoices summarises, for each model × machine, every node count's best batch, in
+// the order of the curves (count by count, as curvesOverNodes makes them).
+func nodeChoices(curves []predictor.Curve) map[[2]string][]NodeChoice {
+	out := map[[2]string][]NodeChoice{}
+	for _, c := range curves {
+		k := [2]string{c.Model, c.Machine}
+		ch := NodeChoice{Nodes: max(c.Nodes, 1), EpochsSource: c.EpochsSource}
+		if c.Best >= 0 {
+			p := c.Points[c.Best]
+			ch.Batch, ch.Epochs, ch.TotalS = p.Batch, round(p.Epochs, 2), round(p.TotalS, 1)
+			if c.Convergence != nil && p.Batch > c.Convergence.KnownUpTo() && c.Convergence.KnownUpTo() > 0 {
+				ch.Regime = p.Regime
+			}
+			if c.CostKnown {
+				v := round(p.CostUSD, 4)
+				ch.CostUSD = &v
+			}
+		}
+		out[k] = append(out[k], ch)
+	}
+	for k, list := range out {
+		if first := list[0].TotalS; first > 0 {
+			for i := range list {
+				if list[i].TotalS > 0 {
+					list[i].Speedup = round(first/list[i].TotalS, 2)
+				}
+			}
+		}
+		out[k] = list
+	}
+	return out
 }
 
 func bestOf(c *predictor.Curve) BestRow {
@@ -372,23 +474,31 @@ func bestCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
-		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage,
-		Details: RunDataUsage,
+		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage + trainFlagsUsage,
+		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, _, curves, err := predictCurves(env, cmd, args, false)
+		pf, q, curves, err := predictCurves(env, cmd, args, false)
 		if err != nil {
 			return err
 		}
 		var notes []string
+		var choices map[[2]string][]NodeChoice
 		if len(pf.nodeCounts) > 1 {
+			choices = nodeChoices(curves)
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
+		toTarget := q.Run.ToTarget != nil
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
 			rows[i] = bestOf(&curves[i])
+			rows[i].Objective = objectiveFixed
+			if toTarget {
+				rows[i].Objective = objectiveToTarget
+			}
 			if notes != nil {
 				rows[i].Nodes, rows[i].NodesNote = max(curves[i].Nodes, 1), notes[i]
+				rows[i].NodeCounts = choices[[2]string{curves[i].Model, curves[i].Machine}]
 			}
 		}
 		switch {
@@ -396,6 +506,8 @@ func bestCommands(register func(Command)) {
 			return WriteJSON(env.Stdout, rows)
 		case pf.csv:
 			return writeBestCSV(env, rows)
+		case toTarget:
+			return writeBestToTarget(env, rows, notes, q.Run.ToTarget)
 		}
 		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		var priced []PredictRow
@@ -426,6 +538,66 @@ func bestCommands(register func(Command)) {
 	register(cmd)
 }
 
+// writeBestToTarget prints best's rows of a run to a target: the batch with the least
+// time (and cost) to the target, its epochs and, above the known range, the optimizer
+// regime; each node count considered with its epochs and speed-up; and where the
+// epochs come from.
+func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.Model) error {
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "EPOCHS", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
+	for _, r := range rows {
+		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+		if r.Best == nil {
+			t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
+			continue
+		}
+		b := r.Best
+		t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
+			fmt.Sprintf("%.0f", *b.ImagesPerS), fmt.Sprintf("%.1f", *b.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct),
+			fmtOpt(b.CostUSD, "%.2f", "unknown"), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if len(r.NodeCounts) < 2 {
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "%s on %s, by node count:\n", r.Model, r.Machine)
+		for _, c := range r.NodeCounts {
+			if c.Batch == 0 {
+				fmt.Fprintf(env.Stdout, "  %d × %s: no batch fits\n", c.Nodes, r.Machine)
+				continue
+			}
+			regime := ""
+			if c.Regime != "" {
+				regime = ", " + c.Regime
+			}
+			fmt.Fprintf(env.Stdout, "  %d × %s: batch %d, %.1f epochs%s, %s to target, $%s, %.2f× the speed of %d\n",
+				c.Nodes, r.Machine, c.Batch, c.Epochs, regime, duration(c.TotalS), fmtOpt(c.CostUSD, "%.2f", "unknown"), c.Speedup, r.NodeCounts[0].Nodes)
+		}
+	}
+	ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
+	for i, r := range rows {
+		ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
+	}
+	writeNodeNotes(env, ms, ns, nets, notes)
+	for _, r := range rows {
+		if r.Best != nil && r.Best.RegimeNote != "" {
+			fmt.Fprintf(env.Stdout, "%s at batch %d: %s\n", r.Model, r.Best.Batch, r.Best.RegimeNote)
+		}
+	}
+	fmt.Fprintln(env.Stdout, epochsNote(m))
+	fmt.Fprintln(env.Stdout, "best picks the batch (and, with several --nodes, the count) with the least time to the target; on one machine the cost is hours × price, so it is the cheapest batch too.")
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 func maxBatchText(b int) string {
 	if b < 0 {
 		return "unknown"
@@ -449,16 +621,18 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
 		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
-		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days"})
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+		"epochs", "epochs_source", "run_error_pct", "regime", "objective"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
-			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", ""}
+			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective)}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
 			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
+			rec[21], rec[22], rec[23], rec[24] = fmtOpt(b.Epochs, "%g", ""), t(b.EpochsSource), fmtOpt(b.RunErrorPct, "%g", ""), t(b.Regime)
 		}
 		w.Write(rec)
 	}

@@ -38,6 +38,7 @@ type runFlags struct {
 	nodeCounts             []int        // the counts --nodes gave, set by query
 	region                 string       // --region: price every machine there ("" each one's cheapest)
 	spot                   bool         // --spot: spot prices instead of on-demand
+	train                  trainFlags   // --train, --ref-epochs, --ref-batch, --critical-batch, --like
 }
 
 // register adds the shared run flags to fs. Lists have a singular and a plural
@@ -66,6 +67,7 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.BoolVar(&rf.spot, "spot", false, "cost with spot (preemptible) prices instead of on-demand ones")
 	rf.data.register(fs)
 	rf.nodes.register(fs, rf.chooseNodes)
+	rf.train.register(fs)
 }
 
 // runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage; the
@@ -75,6 +77,10 @@ const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--
 	"        [--region R] [--spot]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
 	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]"
+
+// trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
+// with it.
+const trainFlagsUsage = "\n        [--train epochs|to-target [--ref-epochs E --ref-batch B (--critical-batch N | --like imagenet-1k|cifar-10)]]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
@@ -136,6 +142,21 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		images = data.Images()
 	}
 	q.Run = predictor.Run{Epochs: rf.epochs, Images: images}
+	training, err := rf.train.training(set)
+	if err != nil {
+		return q, err
+	}
+	if q.Run.ToTarget, err = training.EpochsModel(data); err != nil {
+		return q, Usagef("--train %s: %v", training.Mode, err)
+	}
+	if q.Run.ToTarget != nil && set["epochs"] {
+		return q, Usagef("--epochs %d counts a fixed run; --train to-target gives each batch the epochs it needs (leave --epochs out, or use --train epochs)", rf.epochs)
+	}
+	if q.Run.ToTarget != nil && !batchSet && !set["batches"] && !rf.oneBatch {
+		// To a target the best batch is often past 1024: the window's grid, from 1 up
+		// to the largest batch that fits (and at most the epoch's images).
+		q.Batches, q.Span = nil, app.BatchSpan{Min: 1}
+	}
 	p, err := predictor.ParseTrainingPrecision(rf.precision)
 	if err != nil {
 		return q, Usagef("--precision: %v", err)
