@@ -283,6 +283,11 @@ func (mw *MainWindow) show(st app.SessionState) {
 		}
 		text := fmt.Sprintf("Predicted %s%s: %s, %s, %s of %s images.",
 			charts.Count(len(st.Curves), "curve", "curves"), took, batchRange(st), st.Settings.Precision, charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
+		if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
+			target, _, _ := strings.Cut(m.Target, " (")
+			text = fmt.Sprintf("Predicted %s%s: %s, %s, to %s on %s images.",
+				charts.Count(len(st.Curves), "curve", "curves"), took, batchRange(st), st.Settings.Precision, target, charts.FormatCount(int64(st.Settings.Images)))
+		}
 		if mw.Session.FirstLaunch() && !mw.changed {
 			text = fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
 				strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
@@ -380,7 +385,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 // depends on besides its CNN, machine and batch (not the selection or the batch range).
 func sameRun(a, b app.SessionSettings) bool {
 	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
-		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price
+		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price && a.Train == b.Train
 }
 
 // refreshWhy keeps the Why tab true to the shown prediction: after the run's settings
