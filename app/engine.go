@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -341,88 +342,168 @@ type Query struct {
 }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
-// is predicted when any part of q is wrong.
+// is predicted when any part of q is wrong. It holds every curve at once: for many
+// models × machines × batch sizes, StreamCurves hands them over one by one instead.
 func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error) {
+	var out []predictor.Curve
+	err := StreamCurves(ctx, e, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
+		func(c predictor.Curve) error { out = append(out, c); return nil })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// StreamCurves predicts every model × target of q in Curves' order and hands each
+// curve first to work, on one of several goroutines as soon as it is predicted, and
+// then work's result to use, on the calling goroutine and in order. Only the few curves
+// being predicted or waiting for their turn are held at a time, so memory does not grow
+// with the number of models × machines (work may turn a curve into its output rows, its
+// summary, or a copy that use keeps). Nothing is predicted when any part of q is
+// wrong; an error from work or use stops the prediction and is returned.
+func StreamCurves[T any](ctx context.Context, e *Engine, q Query, work func(*predictor.Curve) (T, error), use func(T) error) error {
+	pairs, err := e.plan(q)
+	if err != nil {
+		return err
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	type job struct {
+		i   int
+		out chan result
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), pairs.count()))
+	jobs := make(chan job)
+	ordered := make(chan chan result, 2*workers) // the curves predicted ahead of use: a window
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				var r result
+				c, err := pairs.curve(j.i)
+				if err != nil {
+					r.err = err
+				} else {
+					r.v, r.err = work(&c)
+				}
+				j.out <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(ordered)
+		defer close(jobs)
+		for i := range pairs.count() {
+			out := make(chan result, 1)
+			select {
+			case ordered <- out: // waits while the window is full
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{i, out}:
+			case <-ctx.Done():
+				out <- result{err: ctx.Err()}
+				return
+			}
+		}
+	}()
+	var first error
+	for out := range ordered {
+		r := <-out
+		if first != nil {
+			continue // drain: the producer has stopped
+		}
+		if r.err == nil {
+			r.err = use(r.v)
+		}
+		if r.err != nil {
+			first = r.err
+			cancel()
+		}
+	}
+	wg.Wait()
+	if err := parent.Err(); err != nil && (first == nil || errors.Is(first, err)) {
+		return fmt.Errorf("prediction cancelled: %w", err)
+	}
+	return first
+}
+
+// queryPlan is a checked query: its networks and a way to make the request of each
+// model × target (i = model × len(targets) + target) when it is predicted.
+type queryPlan struct {
+	e    *Engine
+	q    *Query
+	nets []*cnn.Network
+}
+
+func (p *queryPlan) count() int { return len(p.nets) * len(p.q.Targets) }
+
+// plan checks every part of q and every model × target's request, so that a wrong one
+// is found before anything is predicted.
+func (e *Engine) plan(q Query) (*queryPlan, error) {
 	if err := q.Data.Check(); err != nil {
 		return nil, err
 	}
-	nets := make([]*cnn.Network, len(q.Models))
+	p := &queryPlan{e: e, q: &q, nets: make([]*cnn.Network, len(q.Models))}
 	for i, name := range q.Models {
 		n, err := e.networkFor(name, q.Data)
 		if err != nil {
 			return nil, err
 		}
-		nets[i] = n
+		p.nets[i] = n
 	}
-	var err error
-	reqs := make([]predictor.Request, 0, len(nets)*len(q.Targets))
-	engines := make([]*predictor.Engine, 0, cap(reqs))
-	backends := make([]string, 0, cap(reqs)) // a measured CPU's framework
-	for _, n := range nets {
-		for _, t := range q.Targets {
-			batches := q.Batches
-			k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
-			if q.Span.Min > 0 {
-				// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
-				sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
-				batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
-			}
-			if batches, err = capToImages(batches, q.Run.Images, q.Span.Min > 0); err != nil {
-				return nil, err
-			}
-			if len(batches) > 0 && batches[0] < k {
-				i := sort.SearchInts(batches, k)
-				if i == len(batches) {
-					return nil, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
-				}
-				batches = batches[i:]
-			}
-			r, pred, err := e.request(&q, n, t, batches)
-			if err != nil {
-				return nil, err
-			}
-			backend := ""
-			if t.cpu != nil {
-				backend = measure.CPUFramework(t.DeviceKey)
-			}
-			reqs = append(reqs, r)
-			engines = append(engines, pred)
-			backends = append(backends, backend)
-		}
-	}
-	out := make([]predictor.Curve, len(reqs))
-	errs := make([]error, len(reqs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(reqs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = engines[i].Curve(reqs[i])
-				out[i].Backend = backends[i]
-			}
-		}()
-	}
-feed:
-	for i := range reqs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("prediction cancelled: %w", err)
-	}
-	for _, err := range errs {
-		if err != nil {
+	for i := range p.count() {
+		if _, _, err := p.request(i); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return p, nil
+}
+
+// request is model × target i's request and the engine that predicts it.
+func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error) {
+	e, q := p.e, p.q
+	n, t := p.nets[i/len(q.Targets)], q.Targets[i%len(q.Targets)]
+	batches := q.Batches
+	k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
+	if q.Span.Min > 0 {
+		// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
+		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+		batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
+	}
+	batches, err := capToImages(batches, q.Run.Images, q.Span.Min > 0)
+	if err != nil {
+		return predictor.Request{}, nil, err
+	}
+	if len(batches) > 0 && batches[0] < k {
+		j := sort.SearchInts(batches, k)
+		if j == len(batches) {
+			return predictor.Request{}, nil, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
+		}
+		batches = batches[j:]
+	}
+	return e.request(q, n, t, batches)
+}
+
+// curve predicts model × target i.
+func (p *queryPlan) curve(i int) (predictor.Curve, error) {
+	r, pred, err := p.request(i)
+	if err != nil {
+		return predictor.Curve{}, err
+	}
+	c, err := pred.Curve(r)
+	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
+		c.Backend = measure.CPUFramework(t.DeviceKey)
+	}
+	return c, err
 }
 
 // capToImages keeps the batch sizes that are at most an epoch's images: a larger batch

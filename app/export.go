@@ -1,12 +1,15 @@
 package app
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"cnntime/app/charts"
 	"cnntime/db/csvsafe"
@@ -102,38 +105,120 @@ var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precisio
 // batch does not fit, and best is true on each curve's best batch size. Text cells are
 // neutralised as in WriteSummariesCSV.
 func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write(CurvesCSVHeader)
-	for _, c := range curves {
-		for i, p := range c.Points {
-			t := csvsafe.Text
-			rec := []string{t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
-				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
-				strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format))}
-			rec = append(rec, priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price)...)
-			rec = append(rec, "", t(c.EpochsSource), "", t(p.Regime))
-			if c.LoaderImagesPerS > 0 {
-				rec[20] = num(c.LoaderImagesPerS)
-			}
-			if p.Fits {
-				rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
-				if c.CostKnown {
-					rec[11] = num(p.CostUSD)
-				}
-				if c.EnergyKnown {
-					rec[12] = num(p.EnergyKWh)
-				}
-				rec[15] = num(p.ErrorPct)
-				rec[len(rec)-4], rec[len(rec)-2] = num(p.Epochs), num(p.RunErrorPct()) // epochs and run_error_pct, the last columns but one
-			}
-			_ = cw.Write(rec)
-		}
+	b := appendCSVRecord(nil, CurvesCSVHeader)
+	for i := range curves {
+		b = appendCurveCSV(b, &curves[i])
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if _, err := w.Write(b); err != nil {
 		return fmt.Errorf("write curves CSV: %w", err)
 	}
 	return nil
+}
+
+// StreamCurvesCSV writes the curves CSV of q as WriteCurvesCSV does, predicting it a
+// curve at a time (StreamCurves), so memory does not grow with its size.
+func StreamCurvesCSV(ctx context.Context, w io.Writer, e *Engine, q Query) error {
+	if _, err := w.Write(appendCSVRecord(nil, CurvesCSVHeader)); err != nil {
+		return fmt.Errorf("write curves CSV: %w", err)
+	}
+	return StreamCurves(ctx, e, q, func(c *predictor.Curve) ([]byte, error) {
+		return appendCurveCSV(nil, c), nil
+	}, func(b []byte) error {
+		if _, err := w.Write(b); err != nil {
+			return fmt.Errorf("write curves CSV: %w", err)
+		}
+		return nil
+	})
+}
+
+// StreamSummariesCSV writes the results CSV of q as WriteSummariesCSV does, predicting
+// it a curve at a time and keeping only each curve's summary.
+func StreamSummariesCSV(ctx context.Context, w io.Writer, e *Engine, q Query) error {
+	var rows []Summary
+	err := StreamCurves(ctx, e, q, func(c *predictor.Curve) (Summary, error) {
+		return Summarize([]predictor.Curve{*c})[0], nil
+	}, func(s Summary) error { rows = append(rows, s); return nil })
+	if err != nil {
+		return err
+	}
+	return WriteSummariesCSV(w, rows)
+}
+
+// appendCurveCSV appends the curves CSV rows of c to b.
+func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
+	t := csvsafe.Text
+	rec := make([]string, len(CurvesCSVHeader))
+	prices := priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price)
+	for i, p := range c.Points {
+		rec = append(rec[:0], t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
+			strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
+			strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format)))
+		rec = append(rec, prices...)
+		rec = append(rec, "", t(c.EpochsSource), "", t(p.Regime))
+		if c.LoaderImagesPerS > 0 {
+			rec[20] = num(c.LoaderImagesPerS)
+		}
+		if p.Fits {
+			rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
+			if c.CostKnown {
+				rec[11] = num(p.CostUSD)
+			}
+			if c.EnergyKnown {
+				rec[12] = num(p.EnergyKWh)
+			}
+			rec[15] = num(p.ErrorPct)
+			rec[len(rec)-4], rec[len(rec)-2] = num(p.Epochs), num(p.RunErrorPct()) // epochs and run_error_pct, the last columns but one
+		}
+		b = appendCSVRecord(b, rec)
+	}
+	return b
+}
+
+// appendCSVRecord appends one CSV line of fields to b, each quoted where encoding/csv
+// quotes it: when it holds a comma, a quote or a line break, starts with a space, or
+// is `\.`.
+func appendCSVRecord(b []byte, fields []string) []byte {
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendCSVField(b, f)
+	}
+	return append(b, '\n')
+}
+
+// AppendCSVField appends s to b as one field of a comma-separated line, quoted as
+// encoding/csv's Writer quotes it.
+func AppendCSVField(b []byte, s string) []byte {
+	if !csvNeedsQuotes(s) {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// csvNeedsQuotes is encoding/csv's rule for a comma-separated field.
+func csvNeedsQuotes(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s == `\.` {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n', '\r', '"', ',':
+			return true
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }

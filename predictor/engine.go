@@ -51,17 +51,28 @@ type Request struct {
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
-// keeps every network × device × precision × policy step-time array it computes, so
-// machines that share a GPU and later requests reuse them. It is safe for concurrent use.
+// keeps the network × device × precision × policy step-time arrays it computes, so
+// machines that share a GPU and later requests reuse them, up to maxTableBytes: past
+// that the least recently used are dropped (and computed again if asked for). It is
+// safe for concurrent use.
 type Engine struct {
 	timer LayerTimer
 	over  Overheads
 	mem   MemoryModel
 
-	mu     sync.Mutex
-	tables map[tableKey]*stepTable
-	mems   map[memKey]Memory
+	mu         sync.Mutex
+	tables     map[tableKey]*stepTable
+	tableBytes int    // the kept tables' size
+	tableLimit int    // the most tableBytes may be: maxTableBytes
+	clock      uint64 // counts table uses, to find the least recently used
+	mems       map[memKey]Memory
 }
+
+// maxTableBytes bounds the step tables an engine keeps. A table of a per-GPU batch
+// range 1..1024 takes about 50 kB, so the zoo's tables on a few GPUs stay; a
+// prediction over every zoo CNN × every catalog GPU at 1–65,536 goes through them
+// without holding them all.
+const maxTableBytes = 64 << 20
 
 type tableKey struct {
 	net       *cnn.Network
@@ -82,11 +93,12 @@ type memKey struct {
 // NewEngine returns an engine over the per-layer model timer.
 func NewEngine(timer LayerTimer, over Overheads, mem MemoryModel) *Engine {
 	return &Engine{
-		timer:  timer,
-		over:   over,
-		mem:    mem,
-		tables: make(map[tableKey]*stepTable),
-		mems:   make(map[memKey]Memory),
+		timer:      timer,
+		over:       over,
+		mem:        mem,
+		tables:     make(map[tableKey]*stepTable),
+		tableLimit: maxTableBytes,
+		mems:       make(map[memKey]Memory),
 	}
 }
 
@@ -247,7 +259,7 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 
 // table returns the step-time arrays of req's network on its device, covering per-GPU
 // batches 1..need at least.
-func (e *Engine) table(req Request, need int) *stepTable {
+func (e *Engine) table(req Request, need int) *stepArrays {
 	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat}
 	e.mu.Lock()
 	t, ok := e.tables[k]
@@ -255,18 +267,47 @@ func (e *Engine) table(req Request, need int) *stepTable {
 		t = &stepTable{}
 		e.tables[k] = t
 	}
+	e.clock++
+	t.used = e.clock
 	e.mu.Unlock()
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.stepMS) <= need {
+	if t.arrays == nil || len(t.arrays.stepMS) <= need {
 		size := 64 // a power of two: a table grows a few times at most
 		for size < need {
 			size *= 2
 		}
-		e.fill(t, req, size+1)
+		before := t.arrays.bytes()
+		t.arrays = e.fill(req, size+1)
+		e.kept(k, t, t.arrays.bytes()-before)
 	}
-	return t
+	return t.arrays
+}
+
+// kept accounts for table t of key k having grown by grown bytes, and drops the least
+// recently used other tables while the kept ones take more than e.tableLimit. A
+// dropped table's arrays still serve whoever holds them.
+func (e *Engine) kept(k tableKey, t *stepTable, grown int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tables[k] != t { // dropped while it was filled: not counted
+		return
+	}
+	e.tableBytes += grown
+	for e.tableBytes > e.tableLimit && len(e.tables) > 1 {
+		var oldest tableKey
+		var oldestT *stepTable
+		for key, other := range e.tables {
+			if other != t && (oldestT == nil || other.used < oldestT.used) {
+				oldest, oldestT = key, other
+			}
+		}
+		delete(e.tables, oldest)
+		e.tableBytes -= oldestT.size
+		oldestT.size = 0
+	}
+	t.size = t.arrays.bytes()
 }
 
 // MaxBatch is the largest global batch of req's network that fits in its GPUs' memory

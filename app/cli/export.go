@@ -7,6 +7,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/predictor"
 )
 
 // ExportWritten is one file `cnntime export --json` wrote.
@@ -91,9 +92,11 @@ func runExport(env *Env, cmd Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	curves, err := eng.Curves(env.Ctx, q)
-	if err != nil {
-		return err
+	var curves []predictor.Curve
+	if *out != "" { // a chart draws every curve at once
+		if curves, err = eng.Curves(env.Ctx, q); err != nil {
+			return err
+		}
 	}
 
 	var written []ExportWritten
@@ -122,6 +125,12 @@ func runExport(env *Env, cmd Command, args []string) error {
 		write := func(w io.Writer) error { return app.WriteSummariesCSV(w, app.Summarize(curves)) }
 		if *table == "curves" {
 			write = func(w io.Writer) error { return app.WriteCurvesCSV(w, curves) }
+		}
+		if curves == nil { // no chart: predict while writing, a curve at a time
+			write = func(w io.Writer) error { return app.StreamSummariesCSV(env.Ctx, w, eng, q) }
+			if *table == "curves" {
+				write = func(w io.Writer) error { return app.StreamCurvesCSV(env.Ctx, w, eng, q) }
+			}
 		}
 		if err := app.ExportCSV(*csvPath, write); err != nil {
 			return err

@@ -20,9 +20,9 @@ type predictOutput struct {
 	csv bool
 }
 
-// predictCurves is what predict and best share: it reads the command's flags, opens the
-// engine on the cache and predicts every CNN × machine the flags name.
-func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, []predictor.Curve, error) {
+// predictSetup is what predict and best share: it reads the command's flags, opens the
+// engine on the cache and checks the query against it.
+func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, *app.Engine, error) {
 	fs := env.Flags(cmd)
 	var pf predictOutput
 	pf.chooseNodes = cmd.Name == "best"
@@ -46,8 +46,7 @@ func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predic
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}
-	curves, err := curvesOverNodes(env, eng, q, pf.nodeCounts)
-	return pf, q, curves, err
+	return pf, q, eng, nil
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
@@ -134,43 +133,83 @@ type PredictRow struct {
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
+	v := valuesOf(c, &p)
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
-		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
+		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
 	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
-	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
 	if c.CostKnown {
-		r.PriceUSDPerHour = ptr(c.PriceUSDPerHour, 4)
+		r.PriceUSDPerHour = &v.priceUSDPerHour
 	}
-	if c.LoaderImagesPerS > 0 {
-		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
+	if v.hasLoader {
+		r.LoaderImagesPerS = &v.loaderImagesPerS
 	}
 	if !p.Fits {
 		return r
 	}
-	r.IterMS, r.ImagesPerS = ptr(p.IterMS, 3), ptr(p.ImagesPerS, 1)
-	r.EpochS, r.TotalS = ptr(p.EpochS, 1), ptr(p.TotalS, 1)
-	r.ErrorPct = ptr(p.ErrorPct, 1)
-	r.ScriptMS = ptr(p.ScriptMS, 3)
-	if c.CostKnown {
-		r.CostUSD = ptr(p.CostUSD, 4)
+	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
+	r.ScriptMS = &v.scriptMS
+	if v.hasCost {
+		r.CostUSD = &v.costUSD
 	}
-	if c.EnergyKnown {
-		r.EnergyKWh = ptr(p.EnergyKWh, 4)
+	if v.hasEnergy {
+		r.EnergyKWh = &v.energyKWh
 	}
-	r.Epochs = ptr(p.Epochs, 2)
-	if m := c.Convergence; m != nil {
-		r.EpochsErrorPct, r.RunErrorPct = ptr(p.EpochsErrorPct, 1), ptr(p.RunErrorPct(), 1)
-		if known := m.KnownUpTo(); known > 0 && p.Batch > known {
-			reg := m.RegimeAt(p.Batch)
-			r.Regime, r.RegimeNote = reg.Name, reg.Label
-		}
+	r.Epochs = &v.epochs
+	if v.toTarget {
+		r.EpochsErrorPct, r.RunErrorPct = &v.epochsErrorPct, &v.runErrorPct
+		r.Regime, r.RegimeNote = v.regime, v.regimeNote
 	}
 	return r
+}
+
+// pointValues are a point's figures rounded as predict prints them (rowOf, the CSV);
+// the has* fields say which are known (the times are known when the point fits), and
+// toTarget that the run trains to a target accuracy (the epochs then have an error and,
+// above the known range, an optimizer regime).
+type pointValues struct {
+	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
+	costUSD, energyKWh, memoryGB                           float64
+	loaderImagesPerS, priceUSDPerHour                      float64
+	epochs, epochsErrorPct, runErrorPct                    float64
+	regime, regimeNote                                     string
+	hasCost, hasEnergy, hasLoader, toTarget                bool
+}
+
+func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
+	v := pointValues{memoryGB: round(p.MemoryGB, 3)}
+	if c.LoaderImagesPerS > 0 {
+		v.loaderImagesPerS, v.hasLoader = round(c.LoaderImagesPerS, 1), true
+	}
+	if c.CostKnown {
+		v.priceUSDPerHour = round(c.PriceUSDPerHour, 4)
+	}
+	if !p.Fits {
+		return v
+	}
+	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
+	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
+	v.errorPct, v.scriptMS = round(p.ErrorPct, 1), round(p.ScriptMS, 3)
+	if c.CostKnown {
+		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
+	}
+	if c.EnergyKnown {
+		v.energyKWh, v.hasEnergy = round(p.EnergyKWh, 4), true
+	}
+	v.epochs = round(p.Epochs, 2)
+	if m := c.Convergence; m != nil {
+		v.toTarget = true
+		v.epochsErrorPct, v.runErrorPct = round(p.EpochsErrorPct, 1), round(p.RunErrorPct(), 1)
+		if known := m.KnownUpTo(); known > 0 && p.Batch > known {
+			reg := m.RegimeAt(p.Batch)
+			v.regime, v.regimeNote = reg.Name, reg.Label
+		}
+	}
+	return v
 }
 
 func round(x float64, digits int) float64 {
@@ -186,48 +225,74 @@ func predictCommands(register func(Command)) {
 		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, q, curves, err := predictCurves(env, cmd, args, true)
+		pf, q, eng, err := predictSetup(env, cmd, args, true)
 		if err != nil {
 			return err
 		}
-		var rows []PredictRow
-		for i := range curves {
-			for _, p := range curves[i].Points {
-				rows = append(rows, rowOf(&curves[i], p))
-			}
-		}
 		if len(q.Batches) == 1 {
-			for _, r := range rows {
-				if !r.Fits {
-					loader := ""
-					if r.LoaderImagesPerS != nil {
-						loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
-					}
-					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
-						r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
-				}
-			}
+			return predictOneBatch(env, pf, q, eng)
 		}
 		switch {
 		case env.JSON:
-			return WriteJSON(env.Stdout, rows)
+			return streamPredict(env, eng, q, jsonRows{rows: predictJSON})
 		case pf.csv:
-			return writePredictCSV(env, rows)
+			return streamPredict(env, eng, q, predictCSV{})
 		}
-		if err := writePredictTable(env, rows, q.Run.ToTarget != nil); err != nil {
-			return err
-		}
-		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
-		for i, r := range rows {
-			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
-		}
-		writeNodeNotes(env, ms, ns, nets, nil)
-		if note := epochsNote(q.Run.ToTarget); note != "" {
-			fmt.Fprintln(env.Stdout, note)
-		}
-		return nil
+		return streamPredictTable(env, eng, q)
 	}
 	register(cmd)
+}
+
+// predictOneBatch predicts q at its one batch size: every row is checked to fit before
+// anything is written (a batch that does not fit is an error that says what to try).
+func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) error {
+	var curves []predictor.Curve // one point each
+	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
+		func(c predictor.Curve) error { curves = append(curves, c); return nil })
+	if err != nil {
+		return err
+	}
+	rows := make([]PredictRow, len(curves))
+	for i := range curves {
+		r := rowOf(&curves[i], curves[i].Points[0])
+		if !r.Fits {
+			loader := ""
+			if r.LoaderImagesPerS != nil {
+				loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
+			}
+			return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+				r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
+		}
+		rows[i] = r
+	}
+	switch {
+	case env.JSON:
+		return WriteJSON(env.Stdout, rows)
+	case pf.csv:
+		out := predictCSV{}
+		text := out.header()
+		for i := range curves {
+			text = out.curve(text, &curves[i])
+		}
+		_, err := env.Stdout.Write(text)
+		return writeErr("CSV", err)
+	}
+	toTarget := q.Run.ToTarget != nil
+	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
+	var notes nodeNotes
+	for _, r := range rows {
+		predictTableRow(t, r, toTarget)
+		notes.add(r.Machine, r.Nodes, r.Network, "")
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	writePriceNotes(env, rows)
+	notes.write(env)
+	if note := epochsNote(q.Run.ToTarget); note != "" {
+		fmt.Fprintln(env.Stdout, note)
+	}
+	return nil
 }
 
 func fmtOpt(p *float64, format string, unknown string) string {
@@ -237,41 +302,38 @@ func fmtOpt(p *float64, format string, unknown string) string {
 	return fmt.Sprintf(format, *p)
 }
 
-// writePredictTable prints predict's rows; training to a target (toTarget) the total
-// is the time to the target, with its band, and the rows say their epochs and, above
-// the known range, the optimizer regime they assume.
-func writePredictTable(env *Env, rows []PredictRow, toTarget bool) error {
+// predictTableHeader is predict's table header; training to a target (toTarget) the
+// total is the time to the target, with its band, and the rows say their epochs and,
+// above the known range, the optimizer regime they assume.
+func predictTableHeader(toTarget bool) []string {
 	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
 	if toTarget {
 		head = append(head[:9:9], "EPOCHS", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
 	}
-	t := app.NewTable(env.Stdout, head...)
-	for _, r := range rows {
-		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
-		if !r.Fits {
-			cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
-			if toTarget {
-				cells = append(cells[:9:9], "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
-			}
-			t.Row(cells...)
-			continue
-		}
+	return head
+}
+
+// predictTableRow adds r to predict's table (see predictTableHeader).
+func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
+	gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+	if !r.Fits {
 		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
-			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
+			"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
 		if toTarget {
-			cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
-				fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
+			cells = append(cells[:9:9], "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
 		}
 		t.Row(cells...)
+		return
 	}
-	if err := t.Flush(); err != nil {
-		return err
+	cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+		fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
+		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
+		fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
+	if toTarget {
+		cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
+			fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
 	}
-	writePriceNotes(env, rows)
-	return nil
+	t.Row(cells...)
 }
 
 // priceText is a row's price in the table: "$0.918/h spot us-east-1", "OLD" after a
@@ -329,33 +391,6 @@ func boundText(r PredictRow) string {
 		return fmt.Sprintf("input (%s %.0f/s)", r.Loader, *r.LoaderImagesPerS)
 	}
 	return r.Bound
-}
-
-// writePredictCSV writes predict's rows as CSV; text cells that a spreadsheet would read
-// as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers are
-// written as numbers.
-func writePredictCSV(env *Env, rows []PredictRow) error {
-	w := csv.NewWriter(env.Stdout)
-	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
-		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
-		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
-		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-		"epochs", "epochs_source", "epochs_error_pct", "run_error_pct", "regime"})
-	for _, r := range rows {
-		t := csvsafe.Text
-		w.Write([]string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), t(r.Precision),
-			fmtOpt(r.IterMS, "%g", ""), fmtOpt(r.ImagesPerS, "%g", ""), fmtOpt(r.EpochS, "%g", ""), fmtOpt(r.TotalS, "%g", ""),
-			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
-			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
-			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat),
-			fmtOpt(r.PriceUSDPerHour, "%g", ""), t(r.PriceKind), t(r.PriceRegion), t(r.PriceDate), ageText(r.PriceAgeDays),
-			fmtOpt(r.Epochs, "%g", ""), t(r.EpochsSource), fmtOpt(r.EpochsErrorPct, "%g", ""), fmtOpt(r.RunErrorPct, "%g", ""), t(r.Regime)})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("write CSV: %w", err)
-	}
-	return nil
 }
 
 // ageText is a price's age in days, "" when undated.
@@ -424,7 +459,7 @@ const (
 )
 
 // nodeChoices summarises, for each model × machine, every node count's best batch, in
-// the order of the curves (count by count, as curvesOverNodes makes them).
+// the order of the curves (count by count, as bestCurves makes them).
 func nodeChoices(curves []predictor.Curve) map[[2]string][]NodeChoice {
 	out := map[[2]string][]NodeChoice{}
 	for _, c := range curves {
@@ -478,7 +513,11 @@ func bestCommands(register func(Command)) {
 		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, q, curves, err := predictCurves(env, cmd, args, false)
+		pf, q, eng, err := predictSetup(env, cmd, args, false)
+		if err != nil {
+			return err
+		}
+		curves, err := bestCurves(env, eng, q, pf.nodeCounts)
 		if err != nil {
 			return err
 		}
