@@ -180,7 +180,30 @@ type BatchSpan struct {
 // Grid is the span's batch sizes for a machine of gpus GPUs whose largest fitting
 // global batch is maxFit (-1 when its memory is unknown). Past maxFit it adds one more
 // size, so a chart shows where memory runs out.
+//
+// On gpus > 1 data-parallel GPUs every size is a multiple of gpus: each GPU runs the
+// same batch, so the global batch is the per-GPU batch times the GPUs (the per-GPU
+// grid is the one-GPU grid, from Min to Cap and past maxFit as above, divided out).
 func (s BatchSpan) Grid(maxFit, gpus int) []int {
+	if k := gpus; k > 1 {
+		hi := s.Cap
+		if hi <= 0 {
+			hi = MaxBatchSize
+			if maxFit < 0 {
+				hi = DefaultBatchCap * k
+			}
+		}
+		per := BatchSpan{Min: (max(s.Min, 1) + k - 1) / k, Cap: max(min(hi, MaxBatchSize)/k, 1)}
+		perFit := -1
+		if maxFit >= 0 {
+			perFit = maxFit / k
+		}
+		grid := per.Grid(perFit, 1)
+		for i := range grid {
+			grid[i] *= k
+		}
+		return grid
+	}
 	lo := max(s.Min, 1)
 	hi := s.Cap
 	if hi <= 0 {
