@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -148,21 +147,9 @@ func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the custom model: %w", err)
 	}
-	if err := CheckCustomNetwork(net); err != nil {
+	if err := b.addNetwork(net, data); err != nil {
 		return "", err
 	}
-	if b.cache != nil {
-		if err := b.cache.PutCustomModel(context.Background(), net.Name, data); err != nil {
-			return "", err
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.engine.AddNetwork(net); err != nil {
-		return "", err
-	}
-	b.added = slices.DeleteFunc(b.added, func(n *cnn.Network) bool { return n.Name == net.Name })
-	b.added = append(b.added, net)
 	return net.Name, nil
 }
 

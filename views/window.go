@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -766,13 +767,24 @@ func (mw *MainWindow) addShortcuts() {
 	escapeStackOf(c) // Esc closes the dialogs opened with closeOnEscape
 }
 
+// addModelDialog is File → Add model…: a custom model file (.json) is added at once; an
+// ONNX file (.onnx) asks its name and input size first (importONNXDialog).
 func (mw *MainWindow) addModelDialog() {
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
 		}
 		if r == nil {
+			return
+		}
+		if app.IsONNXFile(r.URI().Name()) {
+			if !mw.Session.CanImportONNX() {
+				r.Close()
+				mw.showError(fmt.Errorf("%s: this window cannot import ONNX models", r.URI().Name()))
+				return
+			}
+			mw.importONNXDialog(r.URI().Name(), r)
 			return
 		}
 		defer r.Close()
@@ -789,6 +801,8 @@ func (mw *MainWindow) addModelDialog() {
 		mw.Selection.RefreshModels()
 		mw.Status.SetText("Added custom model " + name + ".")
 	}, mw.Window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".onnx"}))
+	d.Show()
 }
 
 func (mw *MainWindow) importDialog() {
