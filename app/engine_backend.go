@@ -166,8 +166,12 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		}
 		targets = append(targets, t)
 	}
+	run, err := s.Run()
+	if err != nil {
+		return nil, err
+	}
 	q := Query{Models: s.Models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
-		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Curves(ctx, q)
 }
 
@@ -188,6 +192,10 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	q := Query{Precision: s.Precision, Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	run, err := s.Run()
+	if err != nil {
+		return predictor.Explanation{}, err
+	}
+	q := Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Explain(ctx, q, model, t, batch)
 }

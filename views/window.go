@@ -409,6 +409,12 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 		return fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
 			strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
 	}
+	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
+		target, _, _ := strings.Cut(m.Target, " (")
+		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.",
+			charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
+			target, charts.FormatCount(int64(st.Settings.Images)))
+	}
 	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.",
 		charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
 		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
@@ -523,7 +529,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 // depends on besides its CNN, machine and batch (not the selection or the batch range).
 func sameRun(a, b app.SessionSettings) bool {
 	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
-		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price
+		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price && a.Train == b.Train
 }
 
 // refreshWhy keeps the Why tab true to the shown prediction: after the run's settings
