@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -222,6 +224,43 @@ func csvNeedsQuotes(s string) bool {
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// ChartTitle is an exported chart's title: what it shows, the CNNs, the dataset and
+// its images, the precision, the epochs and the date of the prices the costs use
+// (one date, or the range when the machines' prices were read on different dates).
+// A chart leaves the window without the window around it, so its title carries
+// what the window's settings said.
+func ChartTitle(what string, s SessionSettings, priceDates []string) string {
+	var parts []string
+	if len(s.Models) > 0 {
+		models := strings.Join(s.Models, ", ")
+		if len(s.Models) > 4 {
+			models = strings.Join(s.Models[:4], ", ") + fmt.Sprintf(" and %d more", len(s.Models)-4)
+		}
+		parts = append(parts, models)
+	}
+	data := charts.FormatCount(int64(s.Images)) + " images"
+	if s.Data.Dataset != "" {
+		data = s.Data.Dataset + " (" + data + ")"
+	}
+	parts = append(parts, data, string(s.Precision), charts.Count(s.Epochs, "epoch", "epochs"))
+	var dates []string
+	for _, d := range priceDates {
+		if d != "" && !slices.Contains(dates, d) {
+			dates = append(dates, d)
+		}
+	}
+	slices.Sort(dates)
+	switch len(dates) {
+	case 0:
+		parts = append(parts, "prices undated")
+	case 1:
+		parts = append(parts, "prices of "+dates[0])
+	default:
+		parts = append(parts, "prices of "+dates[0]+" to "+dates[len(dates)-1])
+	}
+	return what + " — " + strings.Join(parts, " · ")
+}
 
 // priceCells are the price columns of a CSV row: the price per hour (empty when
 // unknown), its kind, region, date and age in days (empty when undated).

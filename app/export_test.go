@@ -112,3 +112,31 @@ func TestCSVLeavesUnknownCostAndEnergyEmpty(t *testing.T) {
 		t.Errorf("curves CSV cost|energy|total = %q, want empty cost and energy", got)
 	}
 }
+
+// An exported chart's title names the run it shows: the CNNs, the dataset and its
+// images, the precision, the epochs and the prices' date (or their range).
+func TestChartTitle(t *testing.T) {
+	s := DefaultSessionSettings()
+	s.Models = []string{"resnet50", "vgg16"}
+	for _, c := range []struct {
+		name   string
+		change func(*SessionSettings)
+		dates  []string
+		want   string
+	}{
+		{"one price date", nil, []string{"2026-01-21", "2026-01-21"},
+			"Total time vs batch size — resnet50, vgg16 · imagenet-1k (1,281,167 images) · fp32 · 90 epochs · prices of 2026-01-21"},
+		{"dates differ", func(s *SessionSettings) { s.Precision, s.Epochs = "amp", 1 }, []string{"2026-01-21", "", "2025-06"},
+			"Total time vs batch size — resnet50, vgg16 · imagenet-1k (1,281,167 images) · amp · 1 epoch · prices of 2025-06 to 2026-01-21"},
+		{"no dates, six CNNs", func(s *SessionSettings) { s.Models = []string{"a", "b", "c", "d", "e", "f"} }, nil,
+			"Total time vs batch size — a, b, c, d and 2 more · imagenet-1k (1,281,167 images) · fp32 · 90 epochs · prices undated"},
+	} {
+		st := s.clone()
+		if c.change != nil {
+			c.change(&st)
+		}
+		if got := ChartTitle("Total time vs batch size", st, c.dates); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}

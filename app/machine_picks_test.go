@@ -122,10 +122,11 @@ func TestBatchSpanGrid(t *testing.T) {
 		wantFirst, wLast int
 	}{
 		{"one GPU, runs one grid size past the fit", BatchSpan{Min: 1}, 300, 1, 1, 304},
-		{"eight GPUs run past 1024", BatchSpan{Min: 1}, 8 * 600, 8, 1, 4864},
-		{"the cap stops it", BatchSpan{Min: 1, Cap: 256}, 4800, 8, 1, 256},
+		{"eight GPUs run past 1024, in multiples of 8", BatchSpan{Min: 1}, 8 * 600, 8, 8, 4864},
+		{"the cap stops it", BatchSpan{Min: 1, Cap: 256}, 4800, 8, 8, 256},
 		{"a cap above the fit still ends past the fit", BatchSpan{Min: 1, Cap: 2048}, 1000, 1, 1, 1024},
-		{"unknown memory: 1024 per GPU", BatchSpan{Min: 1}, -1, 2, 1, 2048},
+		{"unknown memory: 1024 per GPU", BatchSpan{Min: 1}, -1, 2, 2, 2048},
+		{"four instances: multiples of 4 only", BatchSpan{Min: 3, Cap: 90}, 400, 4, 4, 88},
 		{"nothing fits", BatchSpan{Min: 1}, 0, 1, 1, 1},
 		{"min above the fit", BatchSpan{Min: 512}, 100, 1, 512, 512},
 		{"small fit", BatchSpan{Min: 1}, 37, 1, 1, 38},
@@ -134,6 +135,12 @@ func TestBatchSpanGrid(t *testing.T) {
 		got := tt.span.Grid(tt.maxFit, tt.gpus)
 		if got[0] != tt.wantFirst || got[len(got)-1] != tt.wLast {
 			t.Errorf("%s: grid from %d to %d, want %d to %d", tt.name, got[0], got[len(got)-1], tt.wantFirst, tt.wLast)
+		}
+		for _, b := range got {
+			if b%tt.gpus != 0 {
+				t.Errorf("%s: batch %d does not split evenly over %d GPUs", tt.name, b, tt.gpus)
+				break
+			}
 		}
 	}
 }
