@@ -60,12 +60,16 @@ func newConv(c cnn.Config, batch int) (*conv, error) {
 		l.bias = newParam(l.cout, 0)
 	}
 	if !l.depthwise() {
-		l.chunk = max(1, min(batch, colBudget/max(l.k*l.p, 1)))
+		l.chunk = convChunk(l.k, l.p, batch)
 		l.col = make([]float32, l.k*l.chunk*l.p)
 		l.buf = make([]float32, l.coutG*l.chunk*l.p)
 	}
 	return l, nil
 }
+
+// convChunk is how many samples an im2col chunk holds: as many as colBudget allows, at
+// least one (a large image's one sample may exceed the budget: scratchBytes counts it).
+func convChunk(k, p, batch int) int { return max(1, min(batch, colBudget/max(k*p, 1))) }
 
 func (l *conv) depthwise() bool { return l.cinG == 1 && l.coutG == 1 }
 

@@ -19,8 +19,10 @@ import (
 // Backend runs kernels on this machine's CPU cores.
 type Backend struct {
 	device measure.Device
-	// MemoryLimit is the most bytes a measurement may allocate; above it the result is
-	// out of memory, as on a GPU. New sets it to half the machine's memory.
+	// MemoryLimit is the most bytes a measurement may allocate, its tensors and their
+	// working memory (im2col buffers) together; above it the result is out of memory,
+	// as on a GPU. New sets it to half the tightest of the machine's memory, the memory
+	// cgroup's limit and the address-space and data limits (readMemoryLimits).
 	MemoryLimit int64
 }
 
@@ -32,10 +34,7 @@ func New() *Backend {
 	}
 	model := cpuModel()
 	mem := memTotal()
-	limit := mem / 2
-	if limit <= 0 {
-		limit = 4 << 30
-	}
+	limit := readMemoryLimits("/", processRlimit).budget()
 	return &Backend{
 		device: measure.Device{
 			Key:         "cpu:" + host + ":" + model,
@@ -110,7 +109,7 @@ func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		bytes += 2 * s.Elems() // input and its gradient
 	}
 	bytes = 4 * int64(batch) * (bytes + 2*cfg.Out.Elems())
-	if bytes > b.MemoryLimit {
+	if bytes+scratchBytes(cfg, batch) > b.MemoryLimit {
 		m.Status = measure.OutOfMemory
 		return m, nil
 	}

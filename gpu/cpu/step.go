@@ -22,13 +22,16 @@ type graph struct {
 }
 
 // stepBytes is the memory a training step at a batch size needs: activations and their
-// gradients, and weights with gradients and momentum.
+// gradients, weights with gradients and momentum, and every layer's working memory
+// (scratchBytes: a large image's im2col buffers alone can be gigabytes).
 func stepBytes(net *cnn.Network, batch int) int64 {
 	var elems int64
+	var scratch int64
 	for i := range net.Layers {
 		elems += 2*int64(batch)*net.Layers[i].Out.Elems() + 3*net.Layers[i].Params
+		scratch += scratchBytes(net.Layers[i].Config, batch)
 	}
-	return 4 * (elems + int64(batch)*net.Input.Elems())
+	return 4*(elems+int64(batch)*net.Input.Elems()) + scratch
 }
 
 // newGraph allocates every tensor of the step once; a step then allocates nothing.
