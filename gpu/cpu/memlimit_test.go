@@ -33,8 +33,8 @@ func fakeSystem(t *testing.T, files map[string]string) string {
 // data limits leave.
 func TestMemoryBudgetRespectsEveryLimit(t *testing.T) {
 	const gib = 1 << 30
-	meminfo := "MemTotal:       25165824 kB\nMemFree:         1000 kB\n" // 24 GiB
-	status := "VmPeak:  3000000 kB\nVmSize:  1048576 kB\nVmData:   524288 kB\n"    // 1 GiB mapped, 512 MiB data
+	meminfo := "MemTotal:       25165824 kB\nMemFree:         1000 kB\n"        // 24 GiB
+	status := "VmPeak:  3000000 kB\nVmSize:  1048576 kB\nVmData:   524288 kB\n" // 1 GiB mapped, 512 MiB data
 	none := func(int) (uint64, bool) { return 0, false }
 	tests := []struct {
 		name   string
