@@ -26,6 +26,11 @@ under 1.x the pool runs through a mean that saves nothing (_GlobalMean).
 size checked: CPU autocast in PyTorch 1.13 uses CPU's own op lists, not the CUDA FP16
 lists cnntime's amp memory follows, so those counts are reported, not compared.
 
+Every model is checked in a fresh Python process of its own, one after another: a
+model's graph, its saved tensors and what PyTorch's allocator keeps of them go with the
+process, so the whole zoo (ViT-H/14 and RegNetY-128GF take gigabytes each) runs in the
+memory of its largest model, not of all of them together.
+
 Each model is checked at its default input size and at 32x32 where the model accepts it
 (--small-only: 32x32 only, the default where 32x32 is refused). `--json` prints a list
 with one object per model and size: {"model", "input", "match", "differences": [...],
@@ -39,7 +44,9 @@ in the repository). Needs PyTorch and torchvision (CPU is enough).
 """
 
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import shlex
 import shutil
@@ -316,6 +323,21 @@ def compare(name, input_size, cmd, amp_too):
             "aux_outputs": aux}
 
 
+def compare_sizes(name, sizes, cmd, amp):
+    """compare() at each size, in the child process of one model; a model that fails to
+    build or run (or whose process dies) is a difference too."""
+    import torch
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    _GlobalMean.install()
+    out = []
+    for size in sizes:
+        try:
+            out.append(compare(name, size, cmd, amp_too=amp and size == sizes[-1]))
+        except Exception as e:
+            out.append({"model": name, "input": size, "match": False, "differences": [f"error: {e}"]})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print JSON: one object per model and input size")
@@ -330,8 +352,6 @@ def main():
         import torchvision
     except ImportError as e:
         sys.exit(f"torchvision_parity: needs PyTorch and torchvision ({e}); run it with /usr/bin/python3")
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
-    _GlobalMean.install()
     cmd = cnntime_command(args.cnntime)
     zoo = [m["name"] for m in cnntime_json(cmd, ["models", "--json"])]
     have = set(n for n in dir(torchvision.models) if not n.startswith("_"))
@@ -342,6 +362,7 @@ def main():
             sys.exit(f"torchvision_parity: {', '.join(unknown)} not in cnntime's zoo ('cnntime models' lists it)")
         zoo = wanted
     results = []
+    spawn = multiprocessing.get_context("spawn")
     for name in zoo:
         if name not in have:
             results.append({"model": name, "match": None, "differences": [], "skipped": "torchvision 0.14 has no such model"})
@@ -349,17 +370,20 @@ def main():
         sizes = [default_size(cmd, name)]
         if not args.no_small and name not in TOO_SMALL_FOR_32:
             sizes = [SMALL] if args.small_only else sizes + [SMALL]
-        for size in sizes:
+        # One process per model, ended before the next starts (see the module's doc).
+        with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as child:
             try:
-                r = compare(name, size, cmd, amp_too=args.amp and size == sizes[-1])
-            except Exception as e:  # a model that fails to build or run is a difference too
-                r = {"model": name, "input": size, "match": False, "differences": [f"error: {e}"]}
-            results.append(r)
-            if not args.json:
-                state = "match" if r["match"] else "DIFFERS"
-                print(f"{name:24s} {r['input']!s:>4s}  {state}", flush=True)
-                for d in r["differences"][:8]:
-                    print(f"    {d}")
+                checked = child.submit(compare_sizes, name, sizes, cmd, args.amp).result()
+            except concurrent.futures.process.BrokenProcessPool:
+                checked = [{"model": name, "input": size, "match": False,
+                            "differences": ["error: the model's process died (killed for lack of memory?)"]} for size in sizes]
+            for r in checked:
+                results.append(r)
+                if not args.json:
+                    state = "match" if r["match"] else "DIFFERS"
+                    print(f"{name:24s} {r['input']!s:>4s}  {state}", flush=True)
+                    for d in r["differences"][:8]:
+                        print(f"    {d}")
     if args.json:
         print(json.dumps(results, indent=1))
     else:
