@@ -11,7 +11,8 @@ import (
 const MaxBatch = 65536
 
 // ParseBatches reads a batch-size list such as "1-64,96,128": comma-separated sizes and
-// inclusive ranges, in any order. It returns the sizes sorted and without repeats.
+// inclusive ranges, in any order; a range may take every s-th size ("8-64/8": 8, 16,
+// … 64; "3-19/8": 3, 11, 19). It returns the sizes sorted and without repeats.
 func ParseBatches(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("no batch sizes given: write them like 1-64,96,128")
@@ -22,9 +23,16 @@ func ParseBatches(s string) ([]int, error) {
 		if part == "" {
 			return nil, fmt.Errorf("batch sizes %q have an empty item: write them like 1-64,96,128", s)
 		}
-		lo, hi := part, part
+		lo, hi, step := part, part, 1
 		if i := strings.Index(part, "-"); i >= 0 {
 			lo, hi = strings.TrimSpace(part[:i]), strings.TrimSpace(part[i+1:])
+			if j := strings.Index(hi, "/"); j >= 0 {
+				n, err := strconv.Atoi(strings.TrimSpace(hi[j+1:]))
+				if err != nil || n < 1 || n > MaxBatch {
+					return nil, fmt.Errorf("batch range %q: the step after / must be a whole number from 1 to %d", part, MaxBatch)
+				}
+				hi, step = strings.TrimSpace(hi[:j]), n
+			}
 		}
 		a, err := parseBatch(lo, part)
 		if err != nil {
@@ -37,7 +45,7 @@ func ParseBatches(s string) ([]int, error) {
 		if a > b {
 			return nil, fmt.Errorf("batch range %q runs backwards: write %d-%d", part, b, a)
 		}
-		for n := a; n <= b; n++ {
+		for n := a; n <= b; n += step {
 			seen[n] = true
 		}
 	}
@@ -47,6 +55,32 @@ func ParseBatches(s string) ([]int, error) {
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+// FormatBatches writes ascending batch sizes as ParseBatches reads them, as short as
+// it can: runs of three or more at an even step become ranges ("1-64", "3-99/8").
+func FormatBatches(sizes []int) string {
+	var parts []string
+	for i := 0; i < len(sizes); {
+		j, step := i+1, 0
+		if j < len(sizes) {
+			step = sizes[j] - sizes[i]
+			for j < len(sizes) && sizes[j]-sizes[j-1] == step {
+				j++
+			}
+		}
+		switch {
+		case j-i >= 3 && step == 1:
+			parts = append(parts, fmt.Sprintf("%d-%d", sizes[i], sizes[j-1]))
+		case j-i >= 3:
+			parts = append(parts, fmt.Sprintf("%d-%d/%d", sizes[i], sizes[j-1], step))
+		default:
+			j = i + 1
+			parts = append(parts, strconv.Itoa(sizes[i]))
+		}
+		i = j
+	}
+	return strings.Join(parts, ",")
 }
 
 func parseBatch(s, item string) (int, error) {

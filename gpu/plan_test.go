@@ -25,6 +25,10 @@ func TestParseBatches(t *testing.T) {
 		{in: "abc", wantErr: `"abc" in "abc" is not a whole number`},
 		{in: "1-x", wantErr: "not a whole number"},
 		{in: "70000", wantErr: "out of range"},
+		{in: "8-64/8", want: []int{8, 16, 24, 32, 40, 48, 56, 64}},
+		{in: "3-20/8,1", want: []int{1, 3, 11, 19}},
+		{in: "1-9/0", wantErr: "the step after / must be"},
+		{in: "1-9/x", wantErr: "the step after / must be"},
 	}
 	for _, tc := range cases {
 		got, err := ParseBatches(tc.in)
@@ -36,6 +40,34 @@ func TestParseBatches(t *testing.T) {
 		}
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("ParseBatches(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// FormatBatches writes sizes as ParseBatches reads them back, as ranges where it can.
+func TestFormatBatches(t *testing.T) {
+	cases := []struct {
+		in   []int
+		want string
+	}{
+		{[]int{1, 2, 3, 4, 8}, "1-4,8"},
+		{[]int{5, 21, 37, 53, 69}, "5-69/16"},
+		{[]int{1, 2, 96, 128}, "1,2,96,128"},
+		{[]int{7}, "7"},
+		{nil, ""},
+		{DefaultBatches(1024), ""}, // checked by the round trip below
+	}
+	for _, tc := range cases {
+		got := FormatBatches(tc.in)
+		if tc.want != "" && got != tc.want {
+			t.Errorf("FormatBatches(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+		if len(tc.in) == 0 {
+			continue
+		}
+		back, err := ParseBatches(got)
+		if err != nil || !reflect.DeepEqual(back, tc.in) {
+			t.Errorf("ParseBatches(FormatBatches(%v)) = %v, %v", tc.in, back, err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -142,12 +143,15 @@ func ParseGlobals(args []string) (Globals, error) {
 		a := args[0]
 		switch {
 		case a == "--db" || a == "-db":
-			if len(args) < 2 {
-				return g, Usagef("--db needs a file path")
+			if len(args) < 2 || strings.TrimSpace(args[1]) == "" {
+				return g, Usagef("--db needs a file path (an empty one would silently mean the default cache)")
 			}
 			g.DBPath, args = args[1], args[2:]
 		case strings.HasPrefix(a, "--db=") || strings.HasPrefix(a, "-db="):
 			g.DBPath, args = a[strings.Index(a, "=")+1:], args[1:]
+			if strings.TrimSpace(g.DBPath) == "" {
+				return g, Usagef("--db needs a file path (an empty one would silently mean the default cache)")
+			}
 		case a == "--json" || a == "-json":
 			g.JSON, args = true, args[1:]
 		default:
@@ -280,7 +284,7 @@ func helpAndVersionCommands(register func(Command)) {
 		Summary: "show the commands, or one command's usage",
 		Usage:   "help [COMMAND]",
 		Run: func(env *Env, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 				printHelp(env.Stdout)
 				return nil
 			}
@@ -288,12 +292,19 @@ func helpAndVersionCommands(register func(Command)) {
 			if !ok {
 				return Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
 			}
-			// Every command answers -h with its usage and flags; show them on stdout.
-			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stdout, DBPath: env.DBPath}, []string{"-h"})
+			// A command answers -h with its usage and flags; one whose flags belong to
+			// its actions (cluster slurm …) gets its usage from here.
+			var help bytes.Buffer
+			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: &help, Stderr: &help, DBPath: env.DBPath}, []string{"-h"})
 			if err != nil && !errors.Is(err, flag.ErrHelp) {
-				return err
+				help.Reset()
+				fmt.Fprintf(&help, "usage: cnntime %s\n\n%s\n", c.Usage, c.Summary)
+				if c.Details != "" {
+					fmt.Fprintf(&help, "\n%s\n", c.Details)
+				}
 			}
-			return nil
+			_, err = env.Stdout.Write(help.Bytes())
+			return err
 		},
 	})
 	register(Command{

@@ -55,6 +55,17 @@ func TestCLIExitCodesAndOutput(t *testing.T) {
 	}
 }
 
+// help COMMAND shows every command's usage and exits 0, a command whose flags belong
+// to its actions (cluster slurm …) and help itself included.
+func TestHelpForEveryCommand(t *testing.T) {
+	for _, c := range Commands() {
+		code, stdout, stderr := runCLI(t, "help", c.Name)
+		if code != 0 || !strings.Contains(stdout, "usage: cnntime ") || stderr != "" {
+			t.Errorf("help %s: exit %d, stdout %q, stderr %q; want exit 0 and the usage on stdout", c.Name, code, stdout, stderr)
+		}
+	}
+}
+
 func TestVersionJSONIsStable(t *testing.T) {
 	for _, args := range [][]string{{"--json", "version"}, {"version", "--json"}} {
 		code, stdout, _ := runCLI(t, args...)
@@ -83,6 +94,9 @@ func TestParseGlobals(t *testing.T) {
 		{[]string{"--db=y.db", "--json", "models", "--json"}, "y.db", true, []string{"models", "--json"}, false},
 		{[]string{"-db", "z.db"}, "z.db", false, nil, false},
 		{[]string{"--db"}, "", false, nil, true},
+		{[]string{"--db", "", "models"}, "", false, nil, true},
+		{[]string{"--db=", "models"}, "", false, nil, true},
+		{[]string{"--db", "  ", "models"}, "", false, nil, true},
 		{nil, "", false, nil, false},
 	}
 	for _, tt := range tests {

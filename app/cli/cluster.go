@@ -8,6 +8,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/cluster"
+	"cnntime/predictor/cnn"
 )
 
 func clusterCommands(register func(Command)) {
@@ -68,6 +69,12 @@ func runCluster(env *Env, args []string) error {
 		return Usagef("--out is required: the file to write the job to")
 	}
 	sw.Models = splitList(*models)
+	for _, m := range sw.Models { // a custom model file is the nodes' to find; a zoo name is checked here
+		if !app.IsModelFile(m) && cnn.Family(m) == "" {
+			return Usagef("--models: unknown model %q%s: 'cnntime models' lists them, or give a custom model file (.json) as the nodes see it",
+				m, app.Suggest(m, cnn.Names()))
+		}
+	}
 	if *batches != "" {
 		b, err := app.ParseBatches(*batches, 1<<20)
 		if err != nil {
@@ -87,6 +94,10 @@ func runCluster(env *Env, args []string) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
+	if limit := maxJobBytes[kind]; len(text) > limit {
+		return fmt.Errorf("the job would be %.1f MB, more than %s accepts (%s): sweep fewer models or batch sizes, or give the sizes as ranges (1-4096, 8-4096/8); nothing was written",
+			float64(len(text))/1e6, map[string]string{"slurm": "Slurm", "k8s": "Kubernetes"}[kind], maxJobWhy[kind])
+	}
 	if err := writeJobFile(*out, text); err != nil {
 		return err
 	}
@@ -96,6 +107,14 @@ func runCluster(env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "wrote %s (%s); merge the shards afterwards with: cnntime cache import shard-*.db\n", *out, kind)
 	return nil
 }
+
+// maxJobBytes bounds a job file by what its scheduler takes: Slurm refuses a batch
+// script above its max_script_size (4 MB unless the cluster raised it), Kubernetes an
+// object above etcd's request limit (1.5 MiB).
+var (
+	maxJobBytes = map[string]int{"slurm": 4 << 20, "k8s": 3 << 19}
+	maxJobWhy   = map[string]string{"slurm": "max_script_size, 4 MB by default", "k8s": "an object is at most 1.5 MiB"}
+)
 
 // writeJobFile writes the job next to its final name and renames it into place, so a
 // failed write leaves no half file.

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/gpu"
+	"cnntime/predictor/cnn"
 )
 
 func TestClusterWritesJobs(t *testing.T) {
@@ -50,6 +53,85 @@ func TestClusterWritesJobs(t *testing.T) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
+		t.Errorf("a refused job left a file: %v", err)
+	}
+}
+
+// A zoo name the zoo lacks is refused here, with the closest names, not on the cluster.
+func TestClusterRefusesUnknownZooModels(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.sbatch")
+	code, _, stderr := runCLI(t, "cluster", "slurm", "--models", "resnet18,resnt18", "--batches", "1-8", "--out", out)
+	if code != 2 || !strings.Contains(stderr, `unknown model "resnt18" (did you mean "resnet18"?)`) {
+		t.Errorf("exit %d, stderr %q; want a usage error that suggests resnet18", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused job left a file: %v", err)
+	}
+	// A custom model file is the nodes' to find: it is passed on as given.
+	if code, _, stderr := runCLI(t, "cluster", "slurm", "--models", "/shared/my_net.json", "--batches", "1-8", "--out", out); code != 0 {
+		t.Errorf("a custom model file: exit %d, %s", code, stderr)
+	}
+}
+
+// The whole zoo at 1–65,536 is a script Slurm accepts (it was 26 MB, listing every
+// size), whose tasks still sweep every (model, batch size) pair exactly once; a plan no
+// range can shorten enough is refused with what to do, writing nothing.
+func TestClusterJobsStaySmall(t *testing.T) {
+	dir := t.TempDir()
+	models := strings.Join(cnn.Names(), ",")
+	out := filepath.Join(dir, "zoo.sbatch")
+	if code, _, stderr := runCLI(t, "cluster", "slurm", "--models", models, "--batches", "1-65536", "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 1<<20 {
+		t.Errorf("the script is %d bytes, want under 1 MB", len(b))
+	}
+	swept := map[string]int{} // "model@batch" → how many tasks sweep it
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.TrimSpace(line))
+		if len(f) < 5 || f[0] != "sweep" || f[1] != "--models" || f[3] != "--batches" {
+			continue
+		}
+		sizes, err := gpu.ParseBatches(strings.Trim(f[4], "'"))
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		for _, n := range sizes {
+			swept[fmt.Sprintf("%s@%d", strings.Trim(f[2], "'"), n)]++
+		}
+	}
+	if want := len(cnn.Names()) * 65536; len(swept) != want {
+		t.Errorf("the tasks sweep %d pairs, want %d", len(swept), want)
+	}
+	for pair, n := range swept {
+		if n != 1 {
+			t.Errorf("%s is swept by %d tasks", pair, n)
+			break
+		}
+	}
+	var primes []string // sizes no range can shorten
+	for n := 2; n <= 65536; n++ {
+		prime := true
+		for d := 2; d*d <= n; d++ {
+			if n%d == 0 {
+				prime = false
+				break
+			}
+		}
+		if prime {
+			primes = append(primes, fmt.Sprint(n))
+		}
+	}
+	y := filepath.Join(dir, "primes.yaml")
+	code, _, stderr := runCLI(t, "cluster", "k8s", "--models", models, "--batches", strings.Join(primes, ","), "--image", "reg/cnntime:1", "--out", y)
+	if code != 1 || !strings.Contains(stderr, "more than Kubernetes accepts") || !strings.Contains(stderr, "nothing was written") {
+		t.Errorf("a job past Kubernetes' limit: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(y); !os.IsNotExist(err) {
 		t.Errorf("a refused job left a file: %v", err)
 	}
 }

@@ -315,7 +315,7 @@ func runMachineAdd(env *Env, args []string) error {
 	n := fs.Int("count", 1, "number of GPUs")
 	priceText := fs.String("price", "", "cost in US dollars per hour (required; 0 for free)")
 	vcpus := fs.Int("vcpus", 0, "CPU threads (0: unknown)")
-	memory := fs.Float64("memory", 0, "RAM in GiB (0: unknown)")
+	memory := decimalFlag(fs, "memory", 0, "RAM in GiB (0: unknown)")
 	region := fs.String("region", "", "where it is (optional)")
 	notes := fs.String("notes", "", "a note to keep with it (optional)")
 	if err := fs.Parse(args); err != nil {

@@ -30,11 +30,11 @@ func (nf *nodeFlags) register(fs *flag.FlagSet, choose bool) {
 	help := "instances of each machine training together, data-parallel (gpu_count is the total; the price is N times)"
 	if choose {
 		help += "; a list 1,2,4 or auto (1 to 64 in powers of two) picks the fastest within --budget, the cheapest within --deadline, else the fastest"
-		fs.Float64Var(&nf.budget, "budget", 0, "with several --nodes: the most the run may cost, USD")
+		decimalVar(fs, &nf.budget, "budget", 0, "with several --nodes: the most the run may cost, USD")
 		fs.DurationVar(&nf.deadline, "deadline", 0, "with several --nodes: the longest the run may take, e.g. 36h")
 	}
 	fs.StringVar(&nf.nodes, "nodes", "1", help)
-	fs.Float64Var(&nf.networkGbps, "network-gbps", 0, "the network between nodes, Gbit/s per node (default: the catalog's for each machine, else 25 Gbit/s Ethernet, marked assumed)")
+	decimalVar(fs, &nf.networkGbps, "network-gbps", 0, "the network between nodes, Gbit/s per node (default: the catalog's for each machine, else 25 Gbit/s Ethernet, marked assumed)")
 }
 
 // counts parses --nodes: one count, or (choose) a list or auto.

@@ -404,6 +404,10 @@ func ageText(days *int) string {
 // duration writes seconds as "42.0s", "12m05s" or "3h12m".
 func duration(s float64) string {
 	switch {
+	case math.IsNaN(s) || s < 0:
+		return "-"
+	case s >= 1e6*3600: // a million hours: the whole-number forms below would overflow
+		return fmt.Sprintf("%.3gh", s/3600)
 	case s < 60:
 		return fmt.Sprintf("%.1fs", s)
 	case s < 3600:

@@ -88,9 +88,18 @@ func TestPredictRefusesBadInput(t *testing.T) {
 		{"both batch flags", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--batches", "1-4"}, 2, "not both"},
 		{"does not fit", []string{"--model", "vgg16", "--gpu", "t4", "--batch", "4096"}, 1, "does not fit"},
 		{"fewer images than GPUs", []string{"--model", "resnet50", "--machine", "aws/p3.16xlarge", "--batch", "4"}, 1, "at least 8"},
+		{"epochs past int64's use", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--epochs", "9223372036854775807"}, 2, "--epochs 9223372036854775807: give 1 to 100000"},
+		{"images past a sensible epoch", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--images", "9223372036854775807"}, 2, "give 1 to 10000000000"},
+		{"a hexadecimal network", []string{"--model", "resnet50", "--machine", "aws/p3.16xlarge", "--batch", "64", "--nodes", "2", "--network-gbps", "0x1p4"}, 2, `"0x1p4" is not a decimal number`},
+		{"a NaN budget", []string{"best", "--model", "resnet50", "--machine", "aws/p3.16xlarge", "--nodes", "1,2", "--budget", "NaN"}, 2, `"NaN" is not a decimal number`},
+		{"an infinite budget", []string{"best", "--model", "resnet50", "--machine", "aws/p3.16xlarge", "--nodes", "1,2", "--budget", "Inf"}, 2, `"Inf" is not a decimal number`},
 	}
 	for _, tc := range tests {
-		code, out, errOut := runPredictCLI(t, append([]string{"predict"}, tc.args...)...)
+		args := append([]string{"predict"}, tc.args...)
+		if tc.args[0] == "best" {
+			args = tc.args
+		}
+		code, out, errOut := runPredictCLI(t, args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) || out != "" {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit %d, a message containing %q and no output",
 				tc.name, code, errOut, out, tc.code, tc.want)

@@ -13,6 +13,13 @@ import (
 // maxPredictBatch bounds the batch sizes the CLI accepts.
 const maxPredictBatch = 1 << 16
 
+// maxEpochs and maxImages bound --epochs and --images: a run of more is a mistake (and
+// its total time would overflow what a duration prints).
+const (
+	maxEpochs = 100_000
+	maxImages = 10_000_000_000
+)
+
 // defaultBatches is the batch range predict, best and export use when --batch and
 // --batches are both left out: the GUI's default range (app.DefaultSessionSettings).
 const defaultBatches = "1-1024"
@@ -119,11 +126,11 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		}
 		q.Batches = b
 	}
-	if rf.epochs <= 0 {
-		return q, Usagef("--epochs %d: must be positive (default %d)", rf.epochs, app.DefaultEpochs)
+	if rf.epochs <= 0 || rf.epochs > maxEpochs {
+		return q, Usagef("--epochs %d: give 1 to %d (default %d)", rf.epochs, maxEpochs, app.DefaultEpochs)
 	}
-	if set["images"] && rf.images <= 0 {
-		return q, Usagef("--images %d: must be positive (leave it out for the dataset's)", rf.images)
+	if set["images"] && (rf.images <= 0 || rf.images > maxImages) {
+		return q, Usagef("--images %d: give 1 to %d (leave it out for the dataset's)", rf.images, maxImages)
 	}
 	data, err := rf.data.runData()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/gpu"
 	"cnntime/predictor/measure"
 )
 
@@ -116,11 +117,9 @@ func (s Sweep) Pairs() int { return len(s.Models) * len(s.Batches) }
 
 // args is the `cnntime sweep` arguments of one run, each shell-quoted.
 func (s Sweep) args(r Run) string {
-	bs := make([]string, len(r.Batches))
-	for i, b := range r.Batches {
-		bs[i] = strconv.Itoa(b)
-	}
-	a := []string{"--models", ShellQuote(r.Model), "--batches", ShellQuote(strings.Join(bs, ",")), "--device", ShellQuote(s.Device)}
+	// Ranges keep a task's share short: the zoo at 1–65,536 listed size by size made a
+	// 26 MB script, past what Slurm accepts (max_script_size, 4 MB by default).
+	a := []string{"--models", ShellQuote(r.Model), "--batches", ShellQuote(gpu.FormatBatches(r.Batches)), "--device", ShellQuote(s.Device)}
 	if s.Precision != "" {
 		a = append(a, "--precision", ShellQuote(s.Precision))
 	}

@@ -15,20 +15,41 @@ const WorkstationID = UserProvider + "/workstation"
 
 var nonSlug = regexp.MustCompile(`[^a-z0-9._-]+`)
 
-// UserMachineID turns a name the user gives ("Lab box 2") into a machine id
-// ("user/lab-box-2"). A name with no letter or digit is an error.
+// UserMachineID turns a name the user gives ("Lab box 2", "rtx/3090 (home)") into a
+// machine id ("user/lab-box-2", "user/rtx-3090-home"). A name with no letter or digit,
+// one that reads as a file path ("../../etc" would silently be "user/etc") and one with
+// a control character are errors.
 func UserMachineID(name string) (string, error) {
-	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "-"), "-._")
+	trimmed := strings.TrimSpace(name)
+	switch {
+	case strings.Contains(trimmed, "..") || strings.HasPrefix(trimmed, "/") || strings.HasPrefix(trimmed, ".") || strings.Contains(trimmed, `\`):
+		return "", fmt.Errorf("machine name %q reads as a file path; give a name such as \"lab box 2\" (its id is user/NAME, not a file)", name)
+	case strings.IndexFunc(trimmed, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		return "", fmt.Errorf("machine name %q holds a control character; give a name such as \"lab box 2\"", name)
+	}
+	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(trimmed), "-"), "-._")
 	if slug == "" {
 		return "", fmt.Errorf("machine name %q has no letter or digit; give a name such as \"lab box\"", name)
 	}
 	return UserProvider + "/" + slug, nil
 }
 
-// ParsePrice reads a price in US dollars per hour as typed by the user: a finite,
-// non-negative number ("1.25", "0"). Anything else is an error saying so.
+// decimal is a price as a person writes it: digits with an optional fraction and
+// exponent ("1.25", "0", ".5", "2e-3"); not Go's other float forms ("0x1p4" is 16,
+// "Inf", "NaN").
+var decimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// MaxPriceUSDPerHour bounds a price: no machine costs more an hour (the largest cloud
+// instances cost about $100), so a larger figure is a mistake.
+const MaxPriceUSDPerHour = 1e6
+
+// ParsePrice reads a price in US dollars per hour as typed by the user: a decimal
+// number from 0 to MaxPriceUSDPerHour ("1.25", "0"). Anything else is an error saying so.
 func ParsePrice(text string) (float64, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(text), "$")
+	if !decimal.MatchString(s) {
+		return 0, fmt.Errorf("price %q is not a number; give US dollars per hour as a decimal number, e.g. 1.25", text)
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, fmt.Errorf("price %q is not a number; give US dollars per hour, e.g. 1.25", text)
@@ -39,16 +60,22 @@ func ParsePrice(text string) (float64, error) {
 	return v, nil
 }
 
-// CheckPrice accepts a finite, non-negative price in US dollars per hour.
+// CheckPrice accepts a finite price in US dollars per hour from 0 to MaxPriceUSDPerHour.
 func CheckPrice(usdPerHour float64) error {
 	switch {
 	case math.IsNaN(usdPerHour) || math.IsInf(usdPerHour, 0):
 		return fmt.Errorf("price %v is not a number; give US dollars per hour, e.g. 1.25", usdPerHour)
 	case usdPerHour < 0:
 		return fmt.Errorf("price %g is negative; give US dollars per hour, 0 or more", usdPerHour)
+	case usdPerHour > MaxPriceUSDPerHour:
+		return fmt.Errorf("price $%g/h is above $%g/h, more than any machine costs; give US dollars per hour", usdPerHour, float64(MaxPriceUSDPerHour))
 	}
 	return nil
 }
+
+// MaxMachineGPUs bounds the GPUs of one machine (the largest cloud instances have 16);
+// more GPUs train as several nodes (--nodes).
+const MaxMachineGPUs = 64
 
 // CheckUserMachine validates a machine the user defines: a "user/NAME" id that no
 // catalog machine has, a catalog GPU, at least one GPU, a valid price and no negative
@@ -63,8 +90,8 @@ func (c *Catalog) CheckUserMachine(m Machine) error {
 	if _, err := c.GPU(m.GPUID); err != nil {
 		return fmt.Errorf("machine %s: %w", m.ID, err)
 	}
-	if m.GPUCount < 1 {
-		return fmt.Errorf("machine %s: GPU count %d must be at least 1", m.ID, m.GPUCount)
+	if m.GPUCount < 1 || m.GPUCount > MaxMachineGPUs {
+		return fmt.Errorf("machine %s: GPU count %d must be from 1 to %d (more GPUs train as several nodes: --nodes)", m.ID, m.GPUCount, MaxMachineGPUs)
 	}
 	if err := CheckPrice(m.PriceUSDPerHour); err != nil {
 		return fmt.Errorf("machine %s: %w", m.ID, err)

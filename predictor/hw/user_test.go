@@ -20,6 +20,12 @@ func TestParsePrice(t *testing.T) {
 		{"NaN", 0, "not a number"},
 		{"Inf", 0, "not a number"},
 		{"", 0, "not a number"},
+		{"0x1p4", 0, "not a number"}, // Go reads 16
+		{"1_000", 0, "not a number"},
+		{"+Inf", 0, "not a number"},
+		{"2e-3", 0.002, ""},
+		{".5", 0.5, ""},
+		{"1e7", 0, "above $1e+06/h"},
 	}
 	for _, tt := range tests {
 		got, err := ParsePrice(tt.in)
@@ -42,6 +48,11 @@ func TestUserMachineID(t *testing.T) {
 		{"rtx/3090 (home)", "user/rtx-3090-home"},
 		{"a.b_c", "user/a.b_c"},
 		{"!!!", ""},
+		{"../../etc", ""},
+		{"/etc/passwd", ""},
+		{`..\\windows`, ""},
+		{".hidden", ""},
+		{"lab\x1b[2Jbox", ""},
 	}
 	for _, tt := range tests {
 		got, err := UserMachineID(tt.name)
@@ -68,8 +79,10 @@ func TestCheckUserMachine(t *testing.T) {
 		{"valid", func(m *Machine) {}, ""},
 		{"free is fine", func(m *Machine) { m.PriceUSDPerHour = 0 }, ""},
 		{"unknown GPU", func(m *Machine) { m.GPUID = "rtx-3080" }, `unknown GPU "rtx-3080"`},
-		{"zero GPUs", func(m *Machine) { m.GPUCount = 0 }, "at least 1"},
-		{"negative GPUs", func(m *Machine) { m.GPUCount = -2 }, "at least 1"},
+		{"zero GPUs", func(m *Machine) { m.GPUCount = 0 }, "from 1 to 64"},
+		{"negative GPUs", func(m *Machine) { m.GPUCount = -2 }, "from 1 to 64"},
+		{"a billion GPUs", func(m *Machine) { m.GPUCount = 1000000000 }, "from 1 to 64"},
+		{"a price of a million dollars an hour and more", func(m *Machine) { m.PriceUSDPerHour = 2e6 }, "above $1e+06/h"},
 		{"negative price", func(m *Machine) { m.PriceUSDPerHour = -0.1 }, "negative"},
 		{"NaN price", func(m *Machine) { m.PriceUSDPerHour = math.NaN() }, "not a number"},
 		{"negative vCPUs", func(m *Machine) { m.VCPUs = -1 }, "vCPUs"},

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// decimalNumber is a number as a person writes it: digits with an optional sign,
+// fraction and exponent. Go's flag package reads more ("0x1p4" is 16, "NaN", "Inf"),
+// which no one means: a NaN budget silently dropped the budget.
+var decimalNumber = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// decimalValue is a float64 flag that takes decimal numbers only (decimalNumber).
+type decimalValue float64
+
+func (d *decimalValue) Set(s string) error {
+	if !decimalNumber.MatchString(s) {
+		return fmt.Errorf("%q is not a decimal number (e.g. 2.5)", s)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is out of range", s)
+	}
+	*d = decimalValue(v)
+	return nil
+}
+
+func (d *decimalValue) String() string { return strconv.FormatFloat(float64(*d), 'g', -1, 64) }
+
+// decimalVar defines a float64 flag that takes decimal numbers only.
+func decimalVar(fs *flag.FlagSet, p *float64, name string, value float64, usage string) {
+	*p = value
+	fs.Var((*decimalValue)(p), name, usage)
+}
+
+// decimalFlag is decimalVar returning the variable, as fs.Float64 does.
+func decimalFlag(fs *flag.FlagSet, name string, value float64, usage string) *float64 {
+	p := new(float64)
+	decimalVar(fs, p, name, value, usage)
+	return p
+}
