@@ -442,6 +442,17 @@ type queryPlan struct {
 	e    *Engine
 	q    *Query
 	nets []*cnn.Network
+	// reserve is, for each model on each GPU (or device), the largest per-GPU batch its
+	// machines ask for: the first curve fills the step table that far at once.
+	reserve map[tableUse]int
+}
+
+// tableUse is what one step table serves: a model on a GPU or measured device, through
+// one engine.
+type tableUse struct {
+	model       int
+	engine      *predictor.Engine
+	gpu, device string
 }
 
 func (p *queryPlan) count() int { return len(p.nets) * len(p.q.Targets) }
@@ -460,10 +471,15 @@ func (e *Engine) plan(q Query) (*queryPlan, error) {
 		}
 		p.nets[i] = n
 	}
+	p.reserve = map[tableUse]int{}
 	for i := range p.count() {
-		if _, _, err := p.request(i); err != nil {
+		r, pred, err := p.request(i)
+		if err != nil {
 			return nil, err
 		}
+		use := tableUse{i / len(q.Targets), pred, r.GPU.ID, r.DeviceKey}
+		gpus := max(r.Machine.GPUCount, 1) * max(r.Nodes, 1)
+		p.reserve[use] = max(p.reserve[use], (r.Batches[len(r.Batches)-1]+gpus-1)/gpus)
 	}
 	return p, nil
 }
@@ -499,6 +515,7 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 	if err != nil {
 		return predictor.Curve{}, err
 	}
+	pred.Reserve(r, p.reserve[tableUse{i / len(p.q.Targets), pred, r.GPU.ID, r.DeviceKey}])
 	c, err := pred.Curve(r)
 	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
 		c.Backend = measure.CPUFramework(t.DeviceKey)

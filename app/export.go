@@ -148,30 +148,63 @@ func StreamSummariesCSV(ctx context.Context, w io.Writer, e *Engine, q Query) er
 
 // appendCurveCSV appends the curves CSV rows of c to b.
 func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
-	t := csvsafe.Text
-	rec := make([]string, len(CurvesCSVHeader))
-	prices := priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price)
-	for i, p := range c.Points {
-		rec = append(rec[:0], t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
-			strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
-			strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format)))
-		rec = append(rec, prices...)
-		rec = append(rec, "", t(c.EpochsSource), "", t(p.Regime))
-		if c.LoaderImagesPerS > 0 {
-			rec[20] = num(c.LoaderImagesPerS)
+	text := func(b []byte, s string) []byte { return AppendCSVField(b, csvsafe.Text(s)) }
+	number := func(b []byte, v float64, known bool) []byte {
+		if !known {
+			return b
 		}
-		if p.Fits {
-			rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
-			if c.CostKnown {
-				rec[11] = num(p.CostUSD)
-			}
-			if c.EnergyKnown {
-				rec[12] = num(p.EnergyKWh)
-			}
-			rec[15] = num(p.ErrorPct)
-			rec[len(rec)-4], rec[len(rec)-2] = num(p.Epochs), num(p.RunErrorPct()) // epochs and run_error_pct, the last columns but one
+		return strconv.AppendFloat(b, v, 'g', 6, 64) // num's form
+	}
+	// The cells the same on every row, written once: model … precision; input …
+	// loader_images_per_s; memory_format and the price; epochs_source.
+	var head, mid, prices, epochsSource []byte
+	for _, s := range []string{c.Model, c.Machine, c.GPU} {
+		head = append(text(head, s), ',')
+	}
+	head = strconv.AppendInt(head, int64(c.GPUCount), 10)
+	head = append(text(append(head, ','), string(c.Precision)), ',')
+	mid = strconv.AppendInt(append(mid, ','), int64(c.Input), 10)
+	mid = text(append(mid, ','), string(c.Loader))
+	mid = strconv.AppendInt(append(mid, ','), int64(c.Workers), 10)
+	mid = append(number(append(mid, ','), c.LoaderImagesPerS, c.LoaderImagesPerS > 0), ',')
+	prices = text(append(prices, ','), string(c.Format))
+	for _, cell := range priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price) {
+		prices = AppendCSVField(append(prices, ','), cell)
+	}
+	epochsSource = append(text(append(epochsSource, ','), c.EpochsSource), ',')
+	sources := map[string][]byte{} // the few texts the rows repeat, quoted once
+	repeated := func(b []byte, s string) []byte {
+		cell, ok := sources[s]
+		if !ok {
+			cell = text(nil, s)
+			sources[s] = cell
 		}
-		b = appendCSVRecord(b, rec)
+		return append(b, cell...)
+	}
+	b = slices.Grow(b, len(c.Points)*160)
+	for i := range c.Points {
+		p := &c.Points[i]
+		b = append(b, head...)
+		b = strconv.AppendInt(b, int64(p.Batch), 10)
+		b = strconv.AppendBool(append(b, ','), p.Fits)
+		b = number(append(b, ','), p.IterMS, p.Fits)
+		b = number(append(b, ','), p.ImagesPerS, p.Fits)
+		b = number(append(b, ','), p.EpochS, p.Fits)
+		b = number(append(b, ','), p.TotalS, p.Fits)
+		b = number(append(b, ','), p.CostUSD, p.Fits && c.CostKnown)
+		b = number(append(b, ','), p.EnergyKWh, p.Fits && c.EnergyKnown)
+		b = number(append(b, ','), p.MemoryGB, true)
+		b = repeated(append(b, ','), string(p.Source))
+		b = number(append(b, ','), p.ErrorPct, p.Fits)
+		b = strconv.AppendBool(append(b, ','), i == c.Best)
+		b = append(b, mid...)
+		b = repeated(b, p.Bound)
+		b = append(b, prices...)
+		b = number(append(b, ','), p.Epochs, p.Fits)
+		b = append(b, epochsSource...)
+		b = number(b, p.RunErrorPct(), p.Fits)
+		b = repeated(append(b, ','), p.Regime)
+		b = append(b, '\n')
 	}
 	return b
 }

@@ -310,6 +310,21 @@ func (e *Engine) kept(k tableKey, t *stepTable, grown int) {
 	t.size = t.arrays.bytes()
 }
 
+// Reserve makes the step table of req's network on its device cover per-GPU batches up
+// to perGPUBatch (no further than fits in the GPU's memory), so that requests for
+// several machines of one GPU fill it once, at its largest size, instead of growing
+// it machine by machine. Only the network, GPU, device, precision, policy, kernels and
+// memory format of req are read.
+func (e *Engine) Reserve(req Request, perGPUBatch int) {
+	if req.Network == nil || perGPUBatch < 1 {
+		return
+	}
+	if fits := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU)); fits >= 0 && perGPUBatch > fits {
+		perGPUBatch = max(fits, 1)
+	}
+	e.table(req, perGPUBatch)
+}
+
 // MaxBatch is the largest global batch of req's network that fits in its GPUs' memory
 // at req's precision, over all the machine's GPUs and nodes; -1 when the GPU's memory
 // is unknown. Only the network, GPU, precision, machine's GPU count and nodes are read.

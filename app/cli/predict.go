@@ -213,9 +213,17 @@ func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
 }
 
 func round(x float64, digits int) float64 {
-	s := math.Pow(10, float64(digits))
+	var s float64
+	if digits >= 0 && digits < len(pow10) {
+		s = pow10[digits]
+	} else {
+		s = math.Pow(10, float64(digits))
+	}
 	return math.Round(x*s) / s
 }
+
+// pow10 are the scales round uses (math.Pow's exact powers, without its cost per row).
+var pow10 = [...]float64{1, 10, 100, 1e3, 1e4, 1e5, 1e6}
 
 func predictCommands(register func(Command)) {
 	cmd := Command{

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -72,56 +74,77 @@ func writeErr(what string, err error) error {
 // predictCSVColumns are the columns of predict --csv: each appends its cell of a row,
 // rounded as rowOf rounds it (the JSON's values). Text cells that a spreadsheet would
 // read as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers
-// are written as numbers, unknown ones as empty cells. A new column is one entry here.
+// are written as numbers, unknown ones as empty cells. A cell the same on every row of
+// a curve is marked perCurve and written once per curve. A new column is one entry here.
 var predictCSVColumns = []struct {
-	name string
-	cell func(b []byte, r *csvRow) []byte
+	name     string
+	perCurve bool
+	cell     func(b []byte, r *csvRow) []byte
 }{
-	{"model", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Model)) }},
-	{"machine", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Machine)) }},
-	{"gpu", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.GPU)) }},
-	{"gpu_count", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
-	{"batch", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
-	{"precision", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Precision))) }},
-	{"iter_ms", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.iterMS, r.p.Fits) }},
-	{"images_per_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.imagesPerS, r.p.Fits) }},
-	{"epoch_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochS, r.p.Fits) }},
-	{"total_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.totalS, r.p.Fits) }},
-	{"cost_usd", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.costUSD, r.v.hasCost) }},
-	{"energy_kwh", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.energyKWh, r.v.hasEnergy) }},
-	{"memory_gb", func(b []byte, r *csvRow) []byte { return appendNum(b, r.v.memoryGB) }},
-	{"fits", func(b []byte, r *csvRow) []byte { return strconv.AppendBool(b, r.p.Fits) }},
-	{"source", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.p.Source))) }},
-	{"error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.errorPct, r.p.Fits) }},
-	{"input", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
-	{"loader", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Loader))) }},
-	{"workers", func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
-	{"loader_images_per_s", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.loaderImagesPerS, r.v.hasLoader) }},
-	{"bound", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.p.Bound)) }},
-	{"memory_format", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Format))) }},
-	{"price_usd_per_hour", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.priceUSDPerHour, r.c.CostKnown) }},
-	{"price_kind", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Price.Kind))) }},
-	{"price_region", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Region)) }},
-	{"price_date", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Date)) }},
-	{"price_age_days", func(b []byte, r *csvRow) []byte {
+	{"model", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Model)) }},
+	{"machine", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Machine)) }},
+	{"gpu", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.GPU)) }},
+	{"gpu_count", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
+	{"batch", false, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
+	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Precision))) }},
+	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.iterMS, 3, r.p.Fits) }},
+	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.imagesPerS, 1, r.p.Fits) }},
+	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochS, 1, r.p.Fits) }},
+	{"total_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.totalS, 1, r.p.Fits) }},
+	{"cost_usd", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.costUSD, 4, r.v.hasCost) }},
+	{"energy_kwh", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.energyKWh, 4, r.v.hasEnergy) }},
+	{"memory_gb", false, func(b []byte, r *csvRow) []byte { return appendRounded(b, r.v.memoryGB, 3) }},
+	{"fits", false, func(b []byte, r *csvRow) []byte { return strconv.AppendBool(b, r.p.Fits) }},
+	{"source", false, func(b []byte, r *csvRow) []byte { return r.text(b, string(r.p.Source)) }},
+	{"error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.errorPct, 1, r.p.Fits) }},
+	{"input", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
+	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Loader))) }},
+	{"workers", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
+	{"loader_images_per_s", true, func(b []byte, r *csvRow) []byte {
+		return appendRoundedIf(b, r.v.loaderImagesPerS, 1, r.v.hasLoader)
+	}},
+	{"bound", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.p.Bound) }},
+	{"memory_format", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Format))) }},
+	{"price_usd_per_hour", true, func(b []byte, r *csvRow) []byte {
+		return appendRoundedIf(b, r.v.priceUSDPerHour, 4, r.c.CostKnown)
+	}},
+	{"price_kind", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Price.Kind))) }},
+	{"price_region", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Region)) }},
+	{"price_date", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Date)) }},
+	{"price_age_days", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Price.AgeDays == nil {
 			return b
 		}
 		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
 	}},
-	{"epochs", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochs, r.p.Fits) }},
-	{"epochs_source", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.EpochsSource)) }},
-	{"epochs_error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochsErrorPct, r.v.toTarget) }},
-	{"run_error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.runErrorPct, r.v.toTarget) }},
-	{"regime", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.v.regime)) }},
+	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochs, 2, r.p.Fits) }},
+	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.EpochsSource)) }},
+	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
+	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
+	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},
 }
 
 // csvRow is what a predict --csv row is made of: its curve, its point, and the point's
-// values as rowOf rounds them.
+// values as rowOf rounds them; texts remembers the cells of the few texts the rows
+// repeat (sources, bounds).
 type csvRow struct {
-	c *predictor.Curve
-	p *predictor.Point
-	v pointValues
+	c     *predictor.Curve
+	p     *predictor.Point
+	v     pointValues
+	texts map[string][]byte
+}
+
+// text appends s as a neutralised CSV text cell, worked out once per distinct s.
+func (r *csvRow) text(b []byte, s string) []byte {
+	cell, ok := r.texts[s]
+	if !ok {
+		if r.texts == nil {
+			r.texts = map[string][]byte{}
+		}
+		cell = appendCSVText(nil, csvsafe.Text(s))
+		r.texts[s] = cell
+	}
+	return append(b, cell...)
 }
 
 // predictCSV writes predict's rows as CSV (predictCSVColumns).
@@ -142,28 +165,97 @@ func (predictCSV) footer(bool) []byte { return nil }
 
 func (predictCSV) first(text []byte) []byte { return text }
 
+// csvPiece is a stretch of a row: the per-curve cells between two per-row ones, with
+// their commas, written once (fixed), or one per-row cell.
+type csvPiece struct {
+	fixed []byte
+	cell  func(b []byte, r *csvRow) []byte
+}
+
 func (predictCSV) curve(b []byte, c *predictor.Curve) []byte {
-	r := csvRow{c: c}
+	if len(c.Points) == 0 {
+		return b
+	}
+	r := csvRow{c: c, p: &c.Points[0]}
+	r.v = valuesOf(c, r.p)
+	var pieces []csvPiece
+	fixed := func() *[]byte {
+		if len(pieces) == 0 || pieces[len(pieces)-1].cell != nil {
+			pieces = append(pieces, csvPiece{})
+		}
+		return &pieces[len(pieces)-1].fixed
+	}
+	for j, col := range predictCSVColumns {
+		if j > 0 {
+			f := fixed()
+			*f = append(*f, ',')
+		}
+		if col.perCurve {
+			f := fixed()
+			*f = col.cell(*f, &r)
+		} else {
+			pieces = append(pieces, csvPiece{cell: col.cell})
+		}
+	}
+	b = slices.Grow(b, len(c.Points)*192)
 	for i := range c.Points {
 		r.p = &c.Points[i]
 		r.v = valuesOf(c, r.p)
-		for j, col := range predictCSVColumns {
-			if j > 0 {
-				b = append(b, ',')
+		for _, piece := range pieces {
+			if piece.cell != nil {
+				b = piece.cell(b, &r)
+			} else {
+				b = append(b, piece.fixed...)
 			}
-			b = col.cell(b, &r)
 		}
 		b = append(b, '\n')
 	}
 	return b
 }
 
-// appendNumIf appends x (appendNum) where known, nothing where not.
-func appendNumIf(b []byte, x float64, known bool) []byte {
+// appendRoundedIf appends x (appendRounded) where known, nothing where not.
+func appendRoundedIf(b []byte, x float64, digits int, known bool) []byte {
 	if !known {
 		return b
 	}
-	return appendNum(b, x)
+	return appendRounded(b, x, digits)
+}
+
+// appendRounded appends x, a value round(v, digits) made, as appendNum does (the
+// shortest decimal that reads back as x, in %g's form), but without strconv's general
+// search: for such a value that decimal is its digits after the point with the
+// trailing zeros taken off. Values %g writes with an exponent (below 1e-4 or from 1e6
+// on), and any x that is not exactly such a value, go through appendNum.
+func appendRounded(b []byte, x float64, digits int) []byte {
+	ax := math.Abs(x)
+	if !(ax >= 1e-4 && ax < 1e6) || digits < 0 || digits >= len(pow10) {
+		return appendNum(b, x)
+	}
+	scale := pow10[digits]
+	k := math.Round(ax * scale)
+	if k/scale != ax {
+		return appendNum(b, x)
+	}
+	if x < 0 {
+		b = append(b, '-')
+	}
+	ki, unit := int64(k), int64(scale)
+	b = strconv.AppendInt(b, ki/unit, 10)
+	frac := ki % unit
+	if frac == 0 {
+		return b
+	}
+	var buf [8]byte
+	for i := digits - 1; i >= 0; i-- {
+		buf[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := digits
+	for n > 0 && buf[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, buf[:n]...)
 }
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).
