@@ -68,7 +68,8 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
 	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]"
+	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]\n" +
+	"        [--framework pytorch2|pytorch1|graph]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.

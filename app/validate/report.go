@@ -16,12 +16,15 @@ type Report struct {
 	Layers    []kernels.GPUAccuracy  `json:"layers"` // table 2
 	Public    []PublicSourceAccuracy `json:"public"` // table 3, per source
 	Rows      []PublicComparison     `json:"public_rows"`
-	Modern    *ModernAccuracy        `json:"modern"`    // table 4: modern.go
-	Multinode *ScalingAccuracy       `json:"multinode"` // table 5: multinode.go
+	Modern    *ModernAccuracy        `json:"modern"`  // table 4: modern.go
+	Multinode *ScalingAccuracy       `json:"scaling"` // table 5: scaling.go
 	// Convergence is table 6: the epochs-to-target model against published figures
 	// (convergence.go).
 	Convergence *ConvergenceAccuracy `json:"convergence"`
 	Loader      *LoaderAccuracy      `json:"loader"` // table 7: loader.go
+	// StepBatch is table 8: one-GPU steps of real scripts against batch, the step's
+	// intercept (smallbatch.go).
+	StepBatch *StepBatchAccuracy `json:"step_batch"`
 }
 
 // WriteReport prints the report's tables as text.
@@ -64,5 +67,8 @@ func WriteReport(w io.Writer, rep *Report) error {
 	if err := WriteConvergenceTable(w, rep.Convergence, 6); err != nil {
 		return err
 	}
-	return WriteLoaderTable(w, rep.Loader)
+	if err := WriteLoaderTable(w, rep.Loader); err != nil {
+		return err
+	}
+	return WriteStepBatchTable(w, rep.StepBatch, 8)
 }
