@@ -40,32 +40,32 @@ const (
 
 // Where things are in the 1440×960 window at scale 1.
 var (
-	firstChip      = image.Pt(50, 49)   // the first chip above the lists: the first CNN selected
-	cnnTab         = image.Pt(40, 150)  // the CNNs tab of the selection panel
-	machineTab     = image.Pt(135, 150) // the Machines tab
-	cnnTree        = image.Rect(0, 205, 320, 860)
-	fastestPick    = image.Pt(157, 268) // the "Fastest GPU" quick pick
-	awsHeading     = image.Pt(65, 347)  // the AWS heading, first under the quick picks
-	awsFirstRow    = image.Pt(150, 386) // the first AWS machine's row once AWS is open
-	machineTree    = image.Rect(0, 330, 320, 860)
-	scatterArea    = image.Rect(322, 70, 766, 525) // the min-time vs cost chart
-	curvesArea     = image.Rect(772, 70, 1436, 470)
-	resultsArea    = image.Rect(322, 600, 1436, 915)
-	resultsCNNs    = image.Rect(331, 640, 434, 915) // the results table's CNN column, below its header
-	resultsFirst   = image.Pt(700, 659)             // the first results row
-	resultsTab     = image.Pt(442, 582)             // the Results tab
-	statusBar      = image.Rect(0, 925, 1300, 955)
-	exportDialog   = image.Rect(412, 330, 1028, 628)
-	exportWhat     = image.Pt(768, 399) // the "Export" select
-	exportFile     = image.Pt(728, 437)
-	exportBrowse   = image.Pt(974, 438)
-	exportWidth    = image.Pt(768, 478)
-	exportHeight   = image.Pt(768, 516)
-	exportButton   = image.Pt(765, 596)
-	saveDialog     = image.Rect(467, 292, 972, 668) // Fyne's save dialog over the export dialog
-	saveFileName   = image.Pt(653, 646)
-	saveButton     = image.Pt(938, 646)
-	exportOptionAt = func(i int) image.Point { return image.Pt(768, 433+39*i) } // the select's i-th choice
+	firstChip      = image.Pt(34, 40)   // the first chip above the lists: the first CNN selected
+	cnnTab         = image.Pt(35, 147)  // the CNNs tab of the selection panel
+	machineTab     = image.Pt(117, 147) // the Machines tab
+	cnnTree        = image.Rect(0, 192, 300, 860)
+	fastestPick    = image.Pt(133, 239) // the "Fastest GPU" quick pick
+	awsHeading     = image.Pt(45, 270)  // the AWS heading, first under the quick picks
+	awsFirstRow    = image.Pt(150, 301) // the first AWS machine's row once AWS is open
+	machineTree    = image.Rect(0, 255, 300, 860)
+	scatterArea    = image.Rect(310, 58, 752, 505) // the min-time vs cost chart
+	curvesArea     = image.Rect(762, 60, 1436, 458)
+	resultsArea    = image.Rect(305, 580, 1436, 925)
+	resultsCNNs    = image.Rect(310, 610, 418, 925) // the results table's CNN column, below its header
+	resultsFirst   = image.Pt(700, 623)             // the first results row
+	resultsTab     = image.Pt(411, 564)             // the Results tab
+	statusBar      = image.Rect(0, 930, 1300, 956)
+	exportDialog   = image.Rect(410, 330, 1030, 630)
+	exportWhat     = image.Pt(760, 388) // the "Export" select
+	exportFile     = image.Pt(725, 418)
+	exportBrowse   = image.Pt(978, 418)
+	exportWidth    = image.Pt(760, 449)
+	exportHeight   = image.Pt(760, 480)
+	exportButton   = image.Pt(758, 600)
+	saveDialog     = image.Rect(478, 310, 962, 650) // Fyne's save dialog over the export dialog
+	saveFileName   = image.Pt(663, 632)
+	saveButton     = image.Pt(931, 632)
+	exportOptionAt = func(i int) image.Point { return image.Pt(760, 414+31*i) } // the select's i-th choice
 )
 
 // The export dialog's choices, in order (views/export.go).
@@ -304,6 +304,12 @@ type guiApp struct {
 // is mapped.
 func startApp(t *testing.T, x *xSession, bin string) *guiApp {
 	t.Helper()
+	return startAppPrefs(t, x, bin, fmt.Sprintf(`{"window.width":%d,"window.height":%d}`, screenWidth, screenHeight))
+}
+
+// startAppPrefs starts the GUI with a preferences file holding prefs (JSON).
+func startAppPrefs(t *testing.T, x *xSession, bin, prefs string) *guiApp {
+	t.Helper()
 	home := t.TempDir()
 	config := filepath.Join(home, ".config")
 	prefsDir := filepath.Join(config, "fyne", guiAppID)
@@ -313,8 +319,7 @@ func startApp(t *testing.T, x *xSession, bin string) *guiApp {
 		}
 	}
 	g := &guiApp{home: home, prefs: filepath.Join(prefsDir, "preferences.json"), logs: &bytes.Buffer{}, done: make(chan struct{})}
-	size := fmt.Sprintf(`{"window.width":%d,"window.height":%d}`, screenWidth, screenHeight)
-	if err := os.WriteFile(g.prefs, []byte(size), 0o644); err != nil {
+	if err := os.WriteFile(g.prefs, []byte(prefs), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--db", filepath.Join(home, "cache.db"))
@@ -566,6 +571,16 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 			t.Fatalf("export to %s: %v (screenshot: %s); the app printed:\n%s", path, err, x.keep(t, "export-failed", x.screenshot(t)), g.logs.String())
 		}
 	}
+
+	// Esc closes the export dialog, as it closes every dialog of the window.
+	beforeEsc := x.screenshot(t)
+	x.xdotool(t, "key", "ctrl+e")
+	escOpened := x.waitChange(t, "the export dialog (Ctrl+E)", beforeEsc, exportDialog)
+	x.xdotool(t, "key", "Escape")
+	x.waitScreen(t, "the export dialog closed by Esc", 10*time.Second, func(img *image.RGBA) bool {
+		return changedPixels(escOpened, img, exportDialog) > 4*blinkPixels && changedPixels(beforeEsc, img, exportDialog) <= 4*blinkPixels
+	})
+	phase("Esc closes the export dialog")
 
 	// The example's 8-GPU machine runs its curve past a batch of 1024: its largest
 	// batch that fits and its best batch, as the results CSV says, are global batches.

@@ -35,13 +35,29 @@ func LoadCatalog() (*hw.Catalog, error) {
 	return catalogLoaded, catalogErr
 }
 
-// Machines returns every machine the user can compare: the catalog's with the user's
-// price overrides applied, then the user's own machines (see hw.Catalog.Merge), then
-// the devices measured in the cache (local/cpu after a CPU sweep, local/<GPU id> after
-// a GPU sweep or an import). With a nil cache it returns the catalog alone.
+// Machines returns every machine the user can compare: the catalog's joined with the
+// cloud prices imported into the cache (every imported instance type whose GPU cnntime
+// can predict is a machine; see hw.Catalog.WithOffers), with the user's price overrides
+// applied, then the user's own machines (see hw.MergeMachines), then the devices
+// measured in the cache (local/cpu after a CPU sweep, local/<GPU id> after a GPU sweep
+// or an import). Each is priced at its cheapest region's on-demand price and aged
+// (price_age_days). With a nil cache it returns the shipped catalog alone.
 func Machines(ctx context.Context, d *db.DB) ([]hw.Machine, error) {
+	return MachinesPriced(ctx, d, hw.PriceChoice{})
+}
+
+// MachinesPriced is Machines with the price the choice asks for (a region, spot): a
+// machine without such a price comes back unpriced, its PriceNote saying why.
+func MachinesPriced(ctx context.Context, d *db.DB, choice hw.PriceChoice) ([]hw.Machine, error) {
 	all, _, err := machinesWithLocal(ctx, d)
-	return all, err
+	if err != nil {
+		return nil, err
+	}
+	now := today()
+	for i := range all {
+		all[i] = all[i].Priced(choice).Aged(now)
+	}
+	return all, nil
 }
 
 // machinesWithLocal is Machines, and the measured devices behind its local machines.
@@ -50,8 +66,15 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 	if err != nil {
 		return nil, nil, err
 	}
+	now := today()
+	aged := func(all []hw.Machine) []hw.Machine {
+		for i := range all {
+			all[i] = all[i].Priced(hw.PriceChoice{}).Aged(now)
+		}
+		return all
+	}
 	if d == nil {
-		return c.Merge(nil, nil), nil, nil
+		return aged(c.Merge(nil, nil)), nil, nil
 	}
 	user, err := d.UserMachines(ctx)
 	if err != nil {
@@ -65,11 +88,16 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 	if err != nil {
 		return nil, nil, err
 	}
-	all := c.Merge(user, overrides)
+	offers, sources, err := importedPrices(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, _ := c.WithOffers(offers, sources)
+	all := hw.MergeMachines(base, user, overrides)
 	for _, lm := range local {
 		all = append(all, lm.machine)
 	}
-	return all, local, nil
+	return aged(all), local, nil
 }
 
 // MachineSpec is what the user gives for a machine of their own.
@@ -122,15 +150,13 @@ func SetMachinePrice(ctx context.Context, d *db.DB, id string, usdPerHour float6
 	if err := hw.CheckPrice(usdPerHour); err != nil {
 		return hw.Machine{}, err
 	}
-	c, err := LoadCatalog()
-	if err != nil {
+	if m, found, err := cloudMachine(ctx, d, id); err != nil {
 		return hw.Machine{}, err
-	}
-	if m, err := c.Machine(id); err == nil {
+	} else if found {
 		if err := d.SetPriceOverride(ctx, m.ID, usdPerHour); err != nil {
 			return hw.Machine{}, err
 		}
-		m.CatalogPrice, m.PriceUSDPerHour, m.PriceOverridden = m.PriceUSDPerHour, usdPerHour, true
+		m.CatalogPrice, m.PriceUSDPerHour, m.PriceOverridden, m.PriceKind = m.PriceUSDPerHour, usdPerHour, true, hw.UserPrice
 		return m, nil
 	}
 	if m, found, err := findLocalMachine(ctx, d, id); err != nil {
@@ -160,10 +186,6 @@ func SetMachinePrice(ctx context.Context, d *db.DB, id string, usdPerHour float6
 // to the catalog's price, or the user's price of a local machine, whose cost is then
 // unknown; it returns the machine as it now is.
 func ResetMachinePrice(ctx context.Context, d *db.DB, id string) (hw.Machine, error) {
-	c, err := LoadCatalog()
-	if err != nil {
-		return hw.Machine{}, err
-	}
 	if m, found, err := findLocalMachine(ctx, d, id); err != nil {
 		return hw.Machine{}, err
 	} else if found {
@@ -176,8 +198,11 @@ func ResetMachinePrice(ctx context.Context, d *db.DB, id string) (hw.Machine, er
 		priceLocal(&m, nil)
 		return m, nil
 	}
-	m, err := c.Machine(id)
+	m, found, err := cloudMachine(ctx, d, id)
 	if err != nil {
+		return hw.Machine{}, err
+	}
+	if !found {
 		if _, found, uerr := userMachine(ctx, d, id); uerr == nil && found {
 			return hw.Machine{}, fmt.Errorf("%s is your own machine: it has no catalog price to go back to; set its price with 'cnntime machine set-price %s USD'", id, id)
 		}
@@ -195,11 +220,9 @@ func ResetMachinePrice(ctx context.Context, d *db.DB, id string) (hw.Machine, er
 // RemoveUserMachine deletes one of the user's own machines. Catalog machines cannot
 // be removed.
 func RemoveUserMachine(ctx context.Context, d *db.DB, id string) error {
-	c, err := LoadCatalog()
-	if err != nil {
+	if m, found, err := cloudMachine(ctx, d, id); err != nil {
 		return err
-	}
-	if m, err := c.Machine(id); err == nil {
+	} else if found {
 		return fmt.Errorf("%s is a catalog machine and cannot be removed; only your own machines (user/...) can", m.ID)
 	}
 	if m, found, err := findLocalMachine(ctx, d, id); err != nil {
@@ -215,6 +238,29 @@ func RemoveUserMachine(ctx context.Context, d *db.DB, id string) error {
 		return unknownMachine(ctx, d, id)
 	}
 	return d.RemoveUserMachine(ctx, m.ID)
+}
+
+// cloudMachine finds a cloud machine by id (case-insensitive): the shipped catalog's or
+// one imported with SkyPilot's prices, without the user's price override.
+func cloudMachine(ctx context.Context, d *db.DB, id string) (hw.Machine, bool, error) {
+	c, err := LoadCatalog()
+	if err != nil {
+		return hw.Machine{}, false, err
+	}
+	var offers []hw.CloudOffer
+	var sources map[string]hw.PriceSource
+	if d != nil {
+		if offers, sources, err = importedPrices(ctx, d); err != nil {
+			return hw.Machine{}, false, err
+		}
+	}
+	base, _ := c.WithOffers(offers, sources)
+	for _, m := range base {
+		if strings.EqualFold(m.ID, strings.TrimSpace(id)) {
+			return m.Priced(hw.PriceChoice{}).Aged(today()), true, nil
+		}
+	}
+	return hw.Machine{}, false, nil
 }
 
 // userMachine finds a user machine by id (case-insensitive).

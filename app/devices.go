@@ -19,6 +19,9 @@ type DeviceEntry struct {
 type DeviceList struct {
 	Devices []DeviceEntry `json:"devices"`
 	CUDA    string        `json:"cuda_note,omitempty"`
+	// NoNVIDIA is set when this computer's PCI bus lists no NVIDIA GPU: that, more
+	// than a missing worker, is why only the CPU is listed.
+	NoNVIDIA bool `json:"no_nvidia_gpu,omitempty"`
 }
 
 // ListSweepDevices finds this machine's CPU and, through the worker, its CUDA GPUs.
@@ -27,6 +30,10 @@ func ListSweepDevices(ctx context.Context) DeviceList {
 	path, err := gpu.FindWorker()
 	if err != nil {
 		list.CUDA = err.Error()
+		if present, known := NVIDIAPresence(); known && !present {
+			list.NoNVIDIA = true
+			list.CUDA = "this computer has no NVIDIA GPU (its PCI bus lists none); and " + err.Error()
+		}
 		return list
 	}
 	devs, err := gpu.ListDevices(ctx, path)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -254,6 +255,58 @@ func (e *Engine) MachineTarget(id string) (Target, error) {
 	return Target{Machine: m, GPU: g}, nil
 }
 
+// Regions lists every region a machine has a price in (imported regional prices and
+// the shipped catalog's regions), sorted.
+func (e *Engine) Regions() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(r string) {
+		if r != "" && !seen[strings.ToLower(r)] {
+			seen[strings.ToLower(r)] = true
+			out = append(out, r)
+		}
+	}
+	for _, id := range e.machineIDs {
+		m := e.machines[strings.ToLower(id)]
+		add(m.Region)
+		for _, r := range m.Regions {
+			add(r.Region)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CheckPriceChoice refuses a region no machine is priced in, suggesting the closest.
+func (e *Engine) CheckPriceChoice(c hw.PriceChoice) error {
+	if c.Region == "" {
+		return nil
+	}
+	regions := e.Regions()
+	for _, r := range regions {
+		if strings.EqualFold(r, c.Region) {
+			return nil
+		}
+	}
+	return Inputf("no machine has a price in region %q%s (%d regions known; 'cnntime prices' says where prices come from)",
+		c.Region, SuggestRegion(c.Region, regions), len(regions))
+}
+
+// SuggestRegion suggests the region spelt most like r, " (did you mean ...?)", or "":
+// by edit distance alone, since region names share prefixes ("us-east-1", "US").
+func SuggestRegion(r string, regions []string) string {
+	best, bestD := "", max(2, len(r)/3)+1
+	for _, x := range regions {
+		if d := hw.EditDistance(strings.ToLower(r), strings.ToLower(x)); d < bestD {
+			best, bestD = x, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
 // GPUTarget is a one-GPU machine with the catalog GPU id and no price: its costs are
 // unknown. Its machine id is "gpu/<id>".
 func (e *Engine) GPUTarget(id string) (Target, error) {
@@ -261,7 +314,7 @@ func (e *Engine) GPUTarget(id string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	return Target{Machine: hw.Machine{ID: "gpu/" + g.ID, Provider: "gpu", Instance: g.ID, GPUID: g.ID, GPUCount: 1}, GPU: g}, nil
+	return Target{Machine: hw.Machine{ID: hw.BareGPUProvider + "/" + g.ID, Provider: hw.BareGPUProvider, Instance: g.ID, GPUID: g.ID, GPUCount: 1}, GPU: g}, nil
 }
 
 // Query asks for every model on every target.
@@ -282,93 +335,200 @@ type Query struct {
 	// NodeNetwork where given, else by the catalog's network of the machine (NodeNetwork).
 	Nodes       int
 	NodeNetwork *hw.Network
+	// Price says which price the costs use: a region ("" each machine's cheapest) and
+	// on-demand or spot. A machine without such a price is predicted with its cost
+	// unknown, and its curve's Price.Note says why.
+	Price hw.PriceChoice
 }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
-// is predicted when any part of q is wrong.
+// is predicted when any part of q is wrong. It holds every curve at once: for many
+// models × machines × batch sizes, StreamCurves hands them over one by one instead.
 func (e *Engine) Curves(ctx context.Context, q Query) ([]predictor.Curve, error) {
+	var out []predictor.Curve
+	err := StreamCurves(ctx, e, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
+		func(c predictor.Curve) error { out = append(out, c); return nil })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// StreamCurves predicts every model × target of q in Curves' order and hands each
+// curve first to work, on one of several goroutines as soon as it is predicted, and
+// then work's result to use, on the calling goroutine and in order. Only the few curves
+// being predicted or waiting for their turn are held at a time, so memory does not grow
+// with the number of models × machines (work may turn a curve into its output rows, its
+// summary, or a copy that use keeps). Nothing is predicted when any part of q is
+// wrong; an error from work or use stops the prediction and is returned.
+func StreamCurves[T any](ctx context.Context, e *Engine, q Query, work func(*predictor.Curve) (T, error), use func(T) error) error {
+	pairs, err := e.plan(q)
+	if err != nil {
+		return err
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	type job struct {
+		i   int
+		out chan result
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), pairs.count()))
+	jobs := make(chan job)
+	ordered := make(chan chan result, 2*workers) // the curves predicted ahead of use: a window
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				var r result
+				c, err := pairs.curve(j.i)
+				if err != nil {
+					r.err = err
+				} else {
+					r.v, r.err = work(&c)
+				}
+				j.out <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(ordered)
+		defer close(jobs)
+		for i := range pairs.count() {
+			out := make(chan result, 1)
+			select {
+			case ordered <- out: // waits while the window is full
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{i, out}:
+			case <-ctx.Done():
+				out <- result{err: ctx.Err()}
+				return
+			}
+		}
+	}()
+	var first error
+	for out := range ordered {
+		r := <-out
+		if first != nil {
+			continue // drain: the producer has stopped
+		}
+		if r.err == nil {
+			r.err = use(r.v)
+		}
+		if r.err != nil {
+			first = r.err
+			cancel()
+		}
+	}
+	wg.Wait()
+	if err := parent.Err(); err != nil && (first == nil || errors.Is(first, err)) {
+		return fmt.Errorf("prediction cancelled: %w", err)
+	}
+	return first
+}
+
+// queryPlan is a checked query: its networks and a way to make the request of each
+// model × target (i = model × len(targets) + target) when it is predicted.
+type queryPlan struct {
+	e    *Engine
+	q    *Query
+	nets []*cnn.Network
+}
+
+func (p *queryPlan) count() int { return len(p.nets) * len(p.q.Targets) }
+
+// plan checks every part of q and every model × target's request, so that a wrong one
+// is found before anything is predicted.
+func (e *Engine) plan(q Query) (*queryPlan, error) {
 	if err := q.Data.Check(); err != nil {
 		return nil, err
 	}
-	nets := make([]*cnn.Network, len(q.Models))
+	p := &queryPlan{e: e, q: &q, nets: make([]*cnn.Network, len(q.Models))}
 	for i, name := range q.Models {
 		n, err := e.networkFor(name, q.Data)
 		if err != nil {
 			return nil, err
 		}
-		nets[i] = n
+		p.nets[i] = n
 	}
-	reqs := make([]predictor.Request, 0, len(nets)*len(q.Targets))
-	engines := make([]*predictor.Engine, 0, cap(reqs))
-	backends := make([]string, 0, cap(reqs)) // a measured CPU's framework
-	for _, n := range nets {
-		for _, t := range q.Targets {
-			batches := q.Batches
-			k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
-			if q.Span.Min > 0 {
-				// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
-				sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
-				batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
-			}
-			if len(batches) > 0 && batches[0] < k {
-				i := sort.SearchInts(batches, k)
-				if i == len(batches) {
-					return nil, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
-				}
-				batches = batches[i:]
-			}
-			r, pred, err := e.request(&q, n, t, batches)
-			if err != nil {
-				return nil, err
-			}
-			backend := ""
-			if t.cpu != nil {
-				backend = measure.CPUFramework(t.DeviceKey)
-			}
-			reqs = append(reqs, r)
-			engines = append(engines, pred)
-			backends = append(backends, backend)
-		}
-	}
-	out := make([]predictor.Curve, len(reqs))
-	errs := make([]error, len(reqs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(reqs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = engines[i].Curve(reqs[i])
-				out[i].Backend = backends[i]
-			}
-		}()
-	}
-feed:
-	for i := range reqs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("prediction cancelled: %w", err)
-	}
-	for _, err := range errs {
-		if err != nil {
+	for i := range p.count() {
+		if _, _, err := p.request(i); err != nil {
 			return nil, err
 		}
+	}
+	return p, nil
+}
+
+// request is model × target i's request and the engine that predicts it.
+func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error) {
+	e, q := p.e, p.q
+	n, t := p.nets[i/len(q.Targets)], q.Targets[i%len(q.Targets)]
+	batches := q.Batches
+	k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
+	if q.Span.Min > 0 {
+		// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
+		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+		batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
+	}
+	batches, err := capToImages(batches, q.Run.Images, q.Span.Min > 0)
+	if err != nil {
+		return predictor.Request{}, nil, err
+	}
+	if len(batches) > 0 && batches[0] < k {
+		j := sort.SearchInts(batches, k)
+		if j == len(batches) {
+			return predictor.Request{}, nil, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batches[len(batches)-1], t.Machine.ID, k, k)
+		}
+		batches = batches[j:]
+	}
+	return e.request(q, n, t, batches)
+}
+
+// curve predicts model × target i.
+func (p *queryPlan) curve(i int) (predictor.Curve, error) {
+	r, pred, err := p.request(i)
+	if err != nil {
+		return predictor.Curve{}, err
+	}
+	c, err := pred.Curve(r)
+	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
+		c.Backend = measure.CPUFramework(t.DeviceKey)
+	}
+	return c, err
+}
+
+// capToImages keeps the batch sizes that are at most an epoch's images: a larger batch
+// would make an epoch less than one step. A grid that runs past them (span) ends at
+// exactly the images; when every size given is larger, that is an error.
+func capToImages(batches []int, images int, span bool) ([]int, error) {
+	if images <= 0 || len(batches) == 0 || batches[len(batches)-1] <= images {
+		return batches, nil
+	}
+	i := sort.SearchInts(batches, images+1)
+	if i == 0 {
+		return nil, fmt.Errorf("batch size %d is above the %d training images of an epoch (an epoch would be less than one step): give batch sizes up to %d", batches[0], images, images)
+	}
+	out := batches[:i:i]
+	if span && out[len(out)-1] < images {
+		out = append(out, images)
 	}
 	return out, nil
 }
 
 // request is the prediction of network n on target t at the batches as q describes
-// the run (precision, policy, run data, nodes), with the engine that predicts it (a
+// the run (precision, policy, run data, nodes) and its price (q.Price), with the engine that predicts it (a
 // measured CPU has its own), checked.
 func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (predictor.Request, *predictor.Engine, error) {
+	t.Machine = t.Machine.Priced(q.Price).Aged(today())
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
 		Script: q.Data.script(), Framework: q.Data.framework()}

@@ -36,9 +36,18 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	}
 	if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); batch < k {
 		return predictor.Explanation{}, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batch, t.Machine.ID, k, k)
+	} else if batch%k != 0 {
+		// Each GPU runs the same batch: an uneven split would explain a step of
+		// ceil(batch/k) images per GPU as if it trained batch images.
+		lo := batch / k * k
+		return predictor.Explanation{}, Inputf("batch size %d on %s does not split evenly over its %d data-parallel GPUs: use %d or %d (%d or %d images per GPU)",
+			batch, t.Machine.ID, k, lo, lo+k, lo/k, lo/k+1)
 	}
 	if q.Run == (predictor.Run{}) {
 		q.Run = predictor.Run{Epochs: 1, Images: max(q.Data.Images(), batch)}
+	}
+	if _, err := capToImages([]int{batch}, q.Run.Images, false); err != nil {
+		return predictor.Explanation{}, err
 	}
 	r, pred, err := e.request(&q, n, t, []int{batch})
 	if err != nil {

@@ -1,16 +1,22 @@
 package app
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"cnntime/app/charts"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 )
 
 // ExportChart writes a chart to path in the format its extension names (.png, .svg or
@@ -49,7 +55,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 // SummaryCSVHeader is the header of the results CSV.
 var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
-	"input", "bound", "loader_images_per_s"}
+	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+	"epochs", "epochs_source"}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
 // batch size; the time, cost and energy cells are empty where no batch size fits, and
@@ -64,8 +71,13 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), t(string(r.Source)),
 			strconv.Itoa(r.Input), t(r.Bound), ""}
+		rec = append(rec, priceCells(r.CostKnown, r.PriceUSDPerHour, r.Price)...)
+		rec = append(rec, "", t(r.EpochsSource))
 		if r.LoaderImagesPerS > 0 {
 			rec[14] = num(r.LoaderImagesPerS)
+		}
+		if r.BestBatch > 0 {
+			rec[len(rec)-2] = num(r.Epochs) // the epochs column, before epochs_source
 		}
 		if r.BestBatch > 0 {
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
@@ -87,41 +99,179 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 
 // CurvesCSVHeader is the header of the curves CSV.
 var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
-	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"}
+	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
+	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+	"epochs", "epochs_source", "run_error_pct", "regime"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
 // batch does not fit, and best is true on each curve's best batch size. Text cells are
 // neutralised as in WriteSummariesCSV.
 func WriteCurvesCSV(w io.Writer, curves []predictor.Curve) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write(CurvesCSVHeader)
-	for _, c := range curves {
-		for i, p := range c.Points {
-			t := csvsafe.Text
-			rec := []string{t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
-				strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
-				strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format))}
-			if c.LoaderImagesPerS > 0 {
-				rec[20] = num(c.LoaderImagesPerS)
-			}
-			if p.Fits {
-				rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
-				if c.CostKnown {
-					rec[11] = num(p.CostUSD)
-				}
-				if c.EnergyKnown {
-					rec[12] = num(p.EnergyKWh)
-				}
-				rec[15] = num(p.ErrorPct)
-			}
-			_ = cw.Write(rec)
-		}
+	b := appendCSVRecord(nil, CurvesCSVHeader)
+	for i := range curves {
+		b = appendCurveCSV(b, &curves[i])
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if _, err := w.Write(b); err != nil {
 		return fmt.Errorf("write curves CSV: %w", err)
 	}
 	return nil
 }
 
+// StreamCurvesCSV writes the curves CSV of q as WriteCurvesCSV does, predicting it a
+// curve at a time (StreamCurves), so memory does not grow with its size.
+func StreamCurvesCSV(ctx context.Context, w io.Writer, e *Engine, q Query) error {
+	if _, err := w.Write(appendCSVRecord(nil, CurvesCSVHeader)); err != nil {
+		return fmt.Errorf("write curves CSV: %w", err)
+	}
+	return StreamCurves(ctx, e, q, func(c *predictor.Curve) ([]byte, error) {
+		return appendCurveCSV(nil, c), nil
+	}, func(b []byte) error {
+		if _, err := w.Write(b); err != nil {
+			return fmt.Errorf("write curves CSV: %w", err)
+		}
+		return nil
+	})
+}
+
+// StreamSummariesCSV writes the results CSV of q as WriteSummariesCSV does, predicting
+// it a curve at a time and keeping only each curve's summary.
+func StreamSummariesCSV(ctx context.Context, w io.Writer, e *Engine, q Query) error {
+	var rows []Summary
+	err := StreamCurves(ctx, e, q, func(c *predictor.Curve) (Summary, error) {
+		return Summarize([]predictor.Curve{*c})[0], nil
+	}, func(s Summary) error { rows = append(rows, s); return nil })
+	if err != nil {
+		return err
+	}
+	return WriteSummariesCSV(w, rows)
+}
+
+// appendCurveCSV appends the curves CSV rows of c to b.
+func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
+	t := csvsafe.Text
+	rec := make([]string, len(CurvesCSVHeader))
+	prices := priceCells(c.CostKnown, c.PriceUSDPerHour, c.Price)
+	for i, p := range c.Points {
+		rec = append(rec[:0], t(c.Model), t(c.Machine), t(c.GPU), strconv.Itoa(c.GPUCount), t(string(c.Precision)), strconv.Itoa(p.Batch),
+			strconv.FormatBool(p.Fits), "", "", "", "", "", "", num(p.MemoryGB), t(string(p.Source)), "", strconv.FormatBool(i == c.Best),
+			strconv.Itoa(c.Input), t(string(c.Loader)), strconv.Itoa(c.Workers), "", t(p.Bound), t(string(c.Format)))
+		rec = append(rec, prices...)
+		rec = append(rec, "", t(c.EpochsSource), "", t(p.Regime))
+		if c.LoaderImagesPerS > 0 {
+			rec[20] = num(c.LoaderImagesPerS)
+		}
+		if p.Fits {
+			rec[7], rec[8], rec[9], rec[10] = num(p.IterMS), num(p.ImagesPerS), num(p.EpochS), num(p.TotalS)
+			if c.CostKnown {
+				rec[11] = num(p.CostUSD)
+			}
+			if c.EnergyKnown {
+				rec[12] = num(p.EnergyKWh)
+			}
+			rec[15] = num(p.ErrorPct)
+			rec[len(rec)-4], rec[len(rec)-2] = num(p.Epochs), num(p.RunErrorPct()) // epochs and run_error_pct, the last columns but one
+		}
+		b = appendCSVRecord(b, rec)
+	}
+	return b
+}
+
+// appendCSVRecord appends one CSV line of fields to b, each quoted where encoding/csv
+// quotes it: when it holds a comma, a quote or a line break, starts with a space, or
+// is `\.`.
+func appendCSVRecord(b []byte, fields []string) []byte {
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendCSVField(b, f)
+	}
+	return append(b, '\n')
+}
+
+// AppendCSVField appends s to b as one field of a comma-separated line, quoted as
+// encoding/csv's Writer quotes it.
+func AppendCSVField(b []byte, s string) []byte {
+	if !csvNeedsQuotes(s) {
+		return append(b, s...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
+}
+
+// csvNeedsQuotes is encoding/csv's rule for a comma-separated field.
+func csvNeedsQuotes(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s == `\.` {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n', '\r', '"', ',':
+			return true
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
+}
+
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// ChartTitle is an exported chart's title: what it shows, the CNNs, the dataset and
+// its images, the precision, the epochs and the date of the prices the costs use
+// (one date, or the range when the machines' prices were read on different dates).
+// A chart leaves the window without the window around it, so its title carries
+// what the window's settings said.
+func ChartTitle(what string, s SessionSettings, priceDates []string) string {
+	var parts []string
+	if len(s.Models) > 0 {
+		models := strings.Join(s.Models, ", ")
+		if len(s.Models) > 4 {
+			models = strings.Join(s.Models[:4], ", ") + fmt.Sprintf(" and %d more", len(s.Models)-4)
+		}
+		parts = append(parts, models)
+	}
+	data := charts.FormatCount(int64(s.Images)) + " images"
+	if s.Data.Dataset != "" {
+		data = s.Data.Dataset + " (" + data + ")"
+	}
+	parts = append(parts, data, string(s.Precision), charts.Count(s.Epochs, "epoch", "epochs"))
+	var dates []string
+	for _, d := range priceDates {
+		if d != "" && !slices.Contains(dates, d) {
+			dates = append(dates, d)
+		}
+	}
+	slices.Sort(dates)
+	switch len(dates) {
+	case 0:
+		parts = append(parts, "prices undated")
+	case 1:
+		parts = append(parts, "prices of "+dates[0])
+	default:
+		parts = append(parts, "prices of "+dates[0]+" to "+dates[len(dates)-1])
+	}
+	return what + " — " + strings.Join(parts, " · ")
+}
+
+// priceCells are the price columns of a CSV row: the price per hour (empty when
+// unknown), its kind, region, date and age in days (empty when undated).
+func priceCells(known bool, usd float64, p hw.PriceBasis) []string {
+	price, age := "", ""
+	if known {
+		price = num(usd)
+	}
+	if p.AgeDays != nil {
+		age = strconv.Itoa(*p.AgeDays)
+	}
+	t := csvsafe.Text
+	return []string{price, t(string(p.Kind)), t(p.Region), t(p.Date), age}
+}

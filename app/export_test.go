@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 )
 
 // csvNames are names a custom model, machine or GPU may carry, with the cell a
@@ -34,14 +35,17 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 	for _, tc := range csvNames {
 		t.Run(tc.name, func(t *testing.T) {
 			row := Summary{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 2, BestBatch: 64, IterMS: -1.5, EpochS: 12, TotalS: 1080,
-				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500}
+				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500,
+				PriceUSDPerHour: 1.5, Price: hw.PriceBasis{Kind: hw.PriceKind(tc.name), Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
+				Epochs: 37.5, EpochsSource: tc.name}
 			var buf bytes.Buffer
 			if err := WriteSummariesCSV(&buf, []Summary{row}); err != nil {
 				t.Fatal(err)
 			}
 			recs := readAllCSV(t, buf.Bytes())
 			want := [][]string{SummaryCSVHeader,
-				{tc.cell, tc.cell, tc.cell, "2", "64", "-1.5", "12", "1080", "-0.25", "0.5", "256", tc.cell, "224", tc.cell, "1500"}}
+				{tc.cell, tc.cell, tc.cell, "2", "64", "-1.5", "12", "1080", "-0.25", "0.5", "256", tc.cell, "224", tc.cell, "1500",
+					"1.5", tc.cell, tc.cell, "2026-11-20", "5", "37.5", tc.cell}}
 			if !reflect.DeepEqual(recs, want) {
 				t.Errorf("results CSV =\n%q\nwant\n%q", recs, want)
 			}
@@ -49,13 +53,17 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 	}
 }
 
+var fiveDays = 5
+
 func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 	for _, tc := range csvNames {
 		t.Run(tc.name, func(t *testing.T) {
 			c := predictor.Curve{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
+				PriceUSDPerHour: 0.9, Price: hw.PriceBasis{Kind: hw.Spot, Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
+				EpochsSource: tc.name,
 				Points: []predictor.Point{
 					{Batch: 8, IterMS: 2.5, ImagesPerS: 3200, EpochS: -7, TotalS: 70, CostUSD: 0.1, EnergyKWh: 0.01, MemoryGB: 1.25, Fits: true,
-						Source: predictor.Source(tc.name), ErrorPct: -4, Bound: tc.name},
+						Source: predictor.Source(tc.name), ErrorPct: -4, Bound: tc.name, Epochs: 40, EpochsErrorPct: 3, Regime: tc.name},
 					{Batch: 9000, MemoryGB: 99, Source: "estimated"},
 				}}
 			var buf bytes.Buffer
@@ -65,9 +73,9 @@ func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 			recs := readAllCSV(t, buf.Bytes())
 			want := [][]string{CurvesCSVHeader,
 				{tc.cell, tc.cell, tc.cell, "1", "fp32", "8", "true", "2.5", "3200", "-7", "70", "0.1", "0.01", "1.25", tc.cell, "-4", "true",
-					"32", "", "4", "", tc.cell, ""},
+					"32", "", "4", "", tc.cell, "", "0.9", "spot", tc.cell, "2026-11-20", "5", "40", tc.cell, "5", tc.cell},
 				{tc.cell, tc.cell, tc.cell, "1", "fp32", "9000", "false", "", "", "", "", "", "", "99", "estimated", "", "false",
-					"32", "", "4", "", "", ""},
+					"32", "", "4", "", "", "", "0.9", "spot", tc.cell, "2026-11-20", "5", "", tc.cell, "", ""},
 			}
 			if !reflect.DeepEqual(recs, want) {
 				t.Errorf("curves CSV =\n%q\nwant\n%q", recs, want)
@@ -102,5 +110,33 @@ func TestCSVLeavesUnknownCostAndEnergyEmpty(t *testing.T) {
 	}
 	if got := recs[1][11] + "|" + recs[1][12] + "|" + recs[1][10]; got != "||1080" {
 		t.Errorf("curves CSV cost|energy|total = %q, want empty cost and energy", got)
+	}
+}
+
+// An exported chart's title names the run it shows: the CNNs, the dataset and its
+// images, the precision, the epochs and the prices' date (or their range).
+func TestChartTitle(t *testing.T) {
+	s := DefaultSessionSettings()
+	s.Models = []string{"resnet50", "vgg16"}
+	for _, c := range []struct {
+		name   string
+		change func(*SessionSettings)
+		dates  []string
+		want   string
+	}{
+		{"one price date", nil, []string{"2026-01-21", "2026-01-21"},
+			"Total time vs batch size — resnet50, vgg16 · imagenet-1k (1,281,167 images) · fp32 · 90 epochs · prices of 2026-01-21"},
+		{"dates differ", func(s *SessionSettings) { s.Precision, s.Epochs = "amp", 1 }, []string{"2026-01-21", "", "2025-06"},
+			"Total time vs batch size — resnet50, vgg16 · imagenet-1k (1,281,167 images) · amp · 1 epoch · prices of 2025-06 to 2026-01-21"},
+		{"no dates, six CNNs", func(s *SessionSettings) { s.Models = []string{"a", "b", "c", "d", "e", "f"} }, nil,
+			"Total time vs batch size — a, b, c, d and 2 more · imagenet-1k (1,281,167 images) · fp32 · 90 epochs · prices undated"},
+	} {
+		st := s.clone()
+		if c.change != nil {
+			c.change(&st)
+		}
+		if got := ChartTitle("Total time vs batch size", st, c.dates); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
 	}
 }

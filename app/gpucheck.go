@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"cnntime/gpu"
 	"cnntime/gpu/selftest"
@@ -26,12 +27,13 @@ type GPUCheck struct {
 
 // gpuChecker finds and asks the worker; tests replace its functions.
 type gpuChecker struct {
+	nvidia     func() (present, known bool)
 	findWorker func() (string, error)
 	selfTest   func(ctx context.Context, path string, index int) (selftest.Report, error)
 	quarantine func() *gpu.Quarantine
 }
 
-var localGPUChecker = gpuChecker{findWorker: gpu.FindWorker, selfTest: gpu.SelfTest, quarantine: gpu.DefaultQuarantine}
+var localGPUChecker = gpuChecker{nvidia: NVIDIAPresence, findWorker: gpu.FindWorker, selfTest: gpu.SelfTest, quarantine: gpu.DefaultQuarantine}
 
 // CheckGPU runs the CUDA worker's self-test on GPU device (a minute on a GPU; at once
 // without one). It never fails: what went wrong is in Reason.
@@ -48,6 +50,12 @@ func (c gpuChecker) check(ctx context.Context, device int) GPUCheck {
 	path, err := c.findWorker()
 	if err != nil {
 		res.NoGPU, res.Reason = true, err.Error()
+		// No NVIDIA GPU at all is the reason that matters: a worker would not help.
+		if c.nvidia != nil {
+			if present, known := c.nvidia(); known && !present {
+				res.Reason = noNVIDIAReason + ". Besides, " + err.Error()
+			}
+		}
 		return res
 	}
 	res.Worker = path
@@ -63,7 +71,7 @@ func (c gpuChecker) check(ctx context.Context, device int) GPUCheck {
 	res.Report = &rep
 	res.Trusted = rep.Trustworthy()
 	if !res.Trusted {
-		res.Reason = fmt.Sprintf("%d checks mismatched the CPU reference and %d failed: do not trust this GPU's measurements yet", rep.Count(selftest.Mismatch), rep.Count(selftest.Failed))
+		res.Reason = "do not trust this GPU's measurements yet: " + strings.Join(rep.Problems(), "; ")
 	}
 	return res
 }

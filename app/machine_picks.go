@@ -42,12 +42,20 @@ func gpuSpeed(g hw.GPU) float64 {
 	return max(g.FP16TFLOPS, g.TF32TFLOPS, g.FP32TFLOPS)
 }
 
+// OwnMachine reports whether a machine is the user's: one they added (cnntime machine
+// add) or a device measured in the cache (this computer's CPU after a sweep, its GPU),
+// whether or not they gave it a price. A measured device with no price is still theirs:
+// its listing says "unpriced", its provider says "local".
+func OwnMachine(m hw.Machine) bool {
+	return m.User || m.Listing == hw.ListingLocal || m.Provider == hw.LocalProvider
+}
+
 // SortMachines orders machines for the selection list: the user's own first, then by
 // provider (ProviderRank), then newest GPU first (compute capability, then speed),
 // then fewest GPUs, then cheapest. gpus maps GPU ids to their specifications.
 func SortMachines(ms []hw.Machine, gpus map[string]hw.GPU) {
 	slices.SortStableFunc(ms, func(a, b hw.Machine) int {
-		ua, ub := a.User || a.Listing == hw.ListingLocal, b.User || b.Listing == hw.ListingLocal
+		ua, ub := OwnMachine(a), OwnMachine(b)
 		if ua != ub {
 			if ua {
 				return -1
@@ -82,7 +90,7 @@ const minCurrentCC = 70
 // older listings: a historical or low-confidence price, or a GPU older than Volta.
 // The user's own and measured machines are never hidden.
 func PreviousGeneration(m hw.Machine, gpus map[string]hw.GPU) bool {
-	if m.User || m.Listing == hw.ListingLocal {
+	if OwnMachine(m) {
 		return false
 	}
 	if m.Listing == hw.ListingHistorical {
@@ -145,7 +153,7 @@ func Pick(q QuickPick, ms []hw.Machine, gpus map[string]hw.GPU) []string {
 	for _, m := range ms {
 		switch q {
 		case PickWorkstation:
-			if m.User || m.Listing == hw.ListingLocal {
+			if OwnMachine(m) {
 				out = append(out, m.ID)
 			}
 			continue

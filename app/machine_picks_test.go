@@ -88,9 +88,10 @@ func TestQuickPicks(t *testing.T) {
 	}{
 		// the cheapest current one-GPU machine of each provider with a current GPU
 		{PickCheapest, []string{"aws/g4dn.xlarge", "gcp/n1-standard-4-1x-nvidia-tesla-t4", "azure/Standard_NC4as_T4_v3", "lambda/gpu_1x_a6000", "runpod/rtx-4090-community-cloud"}},
-		// the fastest GPU of each provider by published tensor rate, one GPU; the H100
-		// NVL and GH200 rows have no published rate in the catalog, so they rank last
-		{PickFastest, []string{"aws/p5.4xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC24ads_A100_v4", "lambda/gpu_1x_h100_sxm5", "runpod/l40s-secure-cloud"}},
+		// the fastest GPU of each provider by published tensor rate, one GPU: Azure's
+		// H100 NVL (835.5 dense FP16 TFLOPS) beats its A100, and Lambda's GH200 (990)
+		// edges its H100 SXM (989.4)
+		{PickFastest, []string{"aws/p5.4xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC40ads_H100_v5", "lambda/gpu_1x_gh200", "runpod/l40s-secure-cloud"}},
 		{PickWorkstation, []string{"local/rtx-4090"}},
 		{QuickPick("nonsense"), nil},
 	}
@@ -121,10 +122,11 @@ func TestBatchSpanGrid(t *testing.T) {
 		wantFirst, wLast int
 	}{
 		{"one GPU, runs one grid size past the fit", BatchSpan{Min: 1}, 300, 1, 1, 304},
-		{"eight GPUs run past 1024", BatchSpan{Min: 1}, 8 * 600, 8, 1, 4864},
-		{"the cap stops it", BatchSpan{Min: 1, Cap: 256}, 4800, 8, 1, 256},
+		{"eight GPUs run past 1024, in multiples of 8", BatchSpan{Min: 1}, 8 * 600, 8, 8, 4864},
+		{"the cap stops it", BatchSpan{Min: 1, Cap: 256}, 4800, 8, 8, 256},
 		{"a cap above the fit still ends past the fit", BatchSpan{Min: 1, Cap: 2048}, 1000, 1, 1, 1024},
-		{"unknown memory: 1024 per GPU", BatchSpan{Min: 1}, -1, 2, 1, 2048},
+		{"unknown memory: 1024 per GPU", BatchSpan{Min: 1}, -1, 2, 2, 2048},
+		{"four instances: multiples of 4 only", BatchSpan{Min: 3, Cap: 90}, 400, 4, 4, 88},
 		{"nothing fits", BatchSpan{Min: 1}, 0, 1, 1, 1},
 		{"min above the fit", BatchSpan{Min: 512}, 100, 1, 512, 512},
 		{"small fit", BatchSpan{Min: 1}, 37, 1, 1, 38},
@@ -133,6 +135,12 @@ func TestBatchSpanGrid(t *testing.T) {
 		got := tt.span.Grid(tt.maxFit, tt.gpus)
 		if got[0] != tt.wantFirst || got[len(got)-1] != tt.wLast {
 			t.Errorf("%s: grid from %d to %d, want %d to %d", tt.name, got[0], got[len(got)-1], tt.wantFirst, tt.wLast)
+		}
+		for _, b := range got {
+			if b%tt.gpus != 0 {
+				t.Errorf("%s: batch %d does not split evenly over %d GPUs", tt.name, b, tt.gpus)
+				break
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 )
 
 // Summary is one row of the results table: a CNN×machine at its best batch size.
@@ -33,6 +34,14 @@ type Summary struct {
 	// no published power: the cost or energy is then unknown, not 0.
 	CostKnown   bool `json:"cost_known"`
 	EnergyKnown bool `json:"energy_known"`
+	// PriceUSDPerHour and Price say which price the cost uses (kind, region, date, age;
+	// Price.Stale when older than hw.StalePriceDays, Price.Note when there is none).
+	PriceUSDPerHour float64       `json:"price_usd_per_hour"`
+	Price           hw.PriceBasis `json:"price"`
+	// Epochs is how many epochs the best batch's total counts and EpochsSource where
+	// they come from: "fixed", a preset's dataset or "custom" (training to a target).
+	Epochs       float64 `json:"epochs,omitempty"`
+	EpochsSource string  `json:"epochs_source,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
@@ -40,12 +49,15 @@ func Summarize(curves []predictor.Curve) []Summary {
 	out := make([]Summary, len(curves))
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
-			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown}
+			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown,
+			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
 			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
+			row.Epochs = p.Epochs
 		}
+		row.EpochsSource = c.EpochsSource
 		out[i] = row
 	}
 	return out
@@ -67,13 +79,16 @@ const (
 	ColumnMaxBatch
 	ColumnSource
 	ColumnBound
+	ColumnPrice
+	ColumnEpochs
 )
 
 // SummaryColumns are the results table's column titles, indexed by SummaryColumn.
 var SummaryColumns = []string{
 	ColumnCNN: "CNN", ColumnMachine: "Machine", ColumnBestBatch: "Best batch", ColumnIteration: "Iteration",
 	ColumnEpoch: "Epoch", ColumnTotal: "Total time", ColumnCost: "Cost", ColumnEnergy: "Energy",
-	ColumnMaxBatch: "Max batch", ColumnSource: "Source", ColumnBound: "Bound",
+	ColumnMaxBatch: "Max batch", ColumnSource: "Source", ColumnBound: "Bound", ColumnPrice: "Price",
+	ColumnEpochs: "Epochs",
 }
 
 // Cell is a results row's text in column col.
@@ -117,8 +132,46 @@ func (r Summary) Cell(col SummaryColumn) string {
 		return string(r.Source)
 	case ColumnBound:
 		return orDash(none, r.Bound)
+	case ColumnPrice:
+		return r.PriceText()
+	case ColumnEpochs:
+		return orDash(none, EpochsText(r.Epochs, r.EpochsSource))
 	}
 	return ""
+}
+
+// EpochsText says how many epochs a run counts and where they come from: "90" for a
+// fixed number, "36.2 (imagenet-1k)" to a target.
+func EpochsText(epochs float64, source string) string {
+	if source == "" || source == "fixed" {
+		return strconv.FormatFloat(epochs, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(epochs, 'f', 1, 64) + " (" + source + ")"
+}
+
+// PriceText says which price a row's cost uses: "$0.92/h spot us-east-1, 2026-11-20",
+// with "OLD" after a price older than hw.StalePriceDays, or why there is none.
+func (r Summary) PriceText() string {
+	if !r.CostKnown {
+		if r.Price.Note != "" {
+			return "none: " + r.Price.Note
+		}
+		return "none"
+	}
+	s := charts.FormatUSD(r.PriceUSDPerHour) + "/h"
+	if r.Price.Kind != "" {
+		s += " " + string(r.Price.Kind)
+	}
+	if r.Price.Region != "" {
+		s += " " + r.Price.Region
+	}
+	if r.Price.Date != "" {
+		s += ", " + r.Price.Date
+	}
+	if r.Price.Stale {
+		s += " OLD"
+	}
+	return s
 }
 
 func orDash(none bool, s string) string {
@@ -153,6 +206,10 @@ func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 			return float64(r.MaxBatch), ""
 		case ColumnBound:
 			return 0, r.Bound
+		case ColumnPrice:
+			return r.PriceUSDPerHour, ""
+		case ColumnEpochs:
+			return r.Epochs, ""
 		default:
 			return 0, string(r.Source)
 		}
@@ -162,7 +219,7 @@ func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 		// nothing fits, or the figure is unknown (no price, no power): last either way
 		last := func(r Summary) bool {
 			return (r.BestBatch == 0 && col != ColumnCNN && col != ColumnMachine) ||
-				(col == ColumnCost && !r.CostKnown) || (col == ColumnEnergy && !r.EnergyKnown)
+				((col == ColumnCost || col == ColumnPrice) && !r.CostKnown) || (col == ColumnEnergy && !r.EnergyKnown)
 		}
 		if last(a) != last(b) {
 			return last(b)

@@ -19,6 +19,12 @@ type SessionState struct {
 	Curves   []predictor.Curve // the last prediction's, in models × machines order
 	Err      error             // the last prediction's error
 	Busy     bool              // a prediction is under way
+	// Took is how long the last prediction took, its own time (not a redraw's or the
+	// wait before it started); 0 before the first.
+	Took time.Duration
+	// Styles gives each machine shown its colour and each CNN its dash and marker;
+	// they stay while the machine or CNN stays selected (charts.Styles).
+	Styles *charts.Styles
 }
 
 // Session is the GUI's state and use cases: the selection and settings, the chart
@@ -35,9 +41,11 @@ type Session struct {
 	view     ChartSettings
 	curves   []predictor.Curve
 	err      error
-	pending  bool   // a prediction is scheduled or running
-	running  bool   // a prediction is running
-	gen      uint64 // counts changes; a prediction for an older one is dropped
+	took     time.Duration
+	styles   *charts.Styles // the series' looks, kept across predictions
+	pending  bool           // a prediction is scheduled or running
+	running  bool           // a prediction is running
+	gen      uint64         // counts changes; a prediction for an older one is dropped
 	timer    *time.Timer
 	cancel   context.CancelFunc
 	listener func(SessionState)
@@ -54,7 +62,7 @@ type Session struct {
 // NewSession starts a session with the choices remembered in prefs (nil for none),
 // predicting delay after each change. It predicts the remembered selection at once.
 func NewSession(backend SessionBackend, prefs Preferences, delay time.Duration) *Session {
-	s := &Session{backend: backend, prefs: prefs, delay: delay}
+	s := &Session{backend: backend, prefs: prefs, delay: delay, styles: charts.NewStyles()}
 	s.idle = sync.NewCond(&s.mu)
 	s.settings, s.view = loadPrefs(prefs)
 	if firstLaunch(prefs) {
@@ -89,7 +97,8 @@ func (s *Session) State() SessionState {
 }
 
 func (s *Session) stateLocked() SessionState {
-	return SessionState{Settings: s.settings.clone(), View: s.view.clone(), Curves: s.curves, Err: s.err, Busy: s.running}
+	return SessionState{Settings: s.settings.clone(), View: s.view.clone(), Curves: s.curves, Err: s.err, Busy: s.running,
+		Took: s.took, Styles: s.styles.Clone()}
 }
 
 // Settings are the current settings.
@@ -304,9 +313,11 @@ func (s *Session) predict(gen uint64) {
 
 	var curves []predictor.Curve
 	var err error
+	began := time.Now()
 	if len(settings.Models) > 0 && len(settings.Machines) > 0 {
 		curves, err = s.backend.PredictCurves(ctx, settings)
 	}
+	took := time.Since(began)
 	cancel()
 
 	s.mu.Lock()
@@ -314,10 +325,11 @@ func (s *Session) predict(gen uint64) {
 		s.mu.Unlock()
 		return
 	}
-	s.curves, s.err = curves, err
+	s.curves, s.err, s.took = curves, err, took
 	if err != nil {
 		s.curves = nil
 	}
+	s.styles.Assign(s.curves)
 	s.running, s.pending, s.cancel = false, false, nil
 	s.idle.Broadcast()
 	state = s.stateLocked()
@@ -328,6 +340,7 @@ func (s *Session) predict(gen uint64) {
 // Charts builds the scatter and the curves chart of the last prediction in a style.
 func (st SessionState) Charts(style charts.Style) (scatter, curves *charts.Chart) {
 	opt := st.View.Options(style)
+	opt.Styles = st.Styles
 	sopt := opt
 	sopt.LogX, sopt.LogY = st.View.ScatterLog, st.View.ScatterLog
 	return charts.Scatter(st.Curves, sopt), charts.Curves(st.Curves, opt)

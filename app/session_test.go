@@ -343,3 +343,87 @@ func TestSummarizeAndSort(t *testing.T) {
 		}
 	}
 }
+
+// timedBackend records how long each of its predictions took by its own clock.
+type timedBackend struct {
+	fakeBackend
+	mu   sync.Mutex
+	took []time.Duration
+	hold time.Duration // how long a prediction works
+}
+
+func (b *timedBackend) PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error) {
+	start := time.Now()
+	time.Sleep(b.hold)
+	curves, err := b.fakeBackend.PredictCurves(ctx, s)
+	b.mu.Lock()
+	b.took = append(b.took, time.Since(start))
+	b.mu.Unlock()
+	return curves, err
+}
+
+// The state's Took is the prediction's own duration: at least what the backend spent
+// and no more than the wait for the result, and a redraw (a view change) long after
+// leaves it as it was. (The status bar once said "Predicted 12 curves in 45.9 s" for
+// a 0.1 s redraw: it timed from the last busy state to the redraw.)
+func TestSessionTookIsThePredictionsOwnDuration(t *testing.T) {
+	b := &timedBackend{hold: 30 * time.Millisecond}
+	s := NewSession(b, nil, 0)
+	defer s.Close()
+	waitIdle(t, s)
+	asked := time.Now()
+	if err := s.Update(func(st *SessionSettings) {
+		st.Models, st.Machines, st.BatchMin, st.BatchMax = []string{"resnet50"}, []string{"aws/p3.2xlarge"}, 1, 64
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	waited := time.Since(asked)
+	st := s.State()
+	b.mu.Lock()
+	own := b.took[len(b.took)-1]
+	b.mu.Unlock()
+	if st.Took < own || st.Took > waited {
+		t.Errorf("Took %v: want between the backend's own %v and the whole wait %v", st.Took, own, waited)
+	}
+	time.Sleep(3 * b.hold)
+	if err := s.UpdateView(func(v *ChartSettings) { v.LogX = !v.LogX }); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	if got := s.State().Took; got != st.Took {
+		t.Errorf("after a redraw Took is %v, want the prediction's %v", got, st.Took)
+	}
+}
+
+// The session keeps each machine's colour and each CNN's marker across predictions:
+// deselecting one machine leaves the others' looks as they were.
+func TestSessionKeepsSeriesLooks(t *testing.T) {
+	s := NewSession(&fakeBackend{}, nil, 0)
+	defer s.Close()
+	machines := []string{"aws/p3.2xlarge", "gcp/a2-highgpu-1g", "lambda/gpu_1x_a10"}
+	if err := s.Update(func(st *SessionSettings) {
+		st.Models, st.Machines, st.BatchMin, st.BatchMax = []string{"resnet50", "vgg16"}, machines, 1, 64
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	st := s.State()
+	before := map[string]charts.SeriesStyle{}
+	for _, c := range st.Curves {
+		before[charts.SeriesKey(c)] = st.Styles.Of(c)
+	}
+	if err := s.SetMachine("aws/p3.2xlarge", false); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, s)
+	st = s.State()
+	if len(st.Curves) != 4 {
+		t.Fatalf("%d curves after deselecting a machine, want 4", len(st.Curves))
+	}
+	for _, c := range st.Curves {
+		if got, want := st.Styles.Of(c), before[charts.SeriesKey(c)]; got.Color != want.Color || got.ShapeSlot != want.ShapeSlot {
+			t.Errorf("%s changed look: %+v, was %+v", charts.SeriesKey(c), got, want)
+		}
+	}
+}

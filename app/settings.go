@@ -7,6 +7,7 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -29,6 +30,12 @@ type SessionSettings struct {
 	// the catalog's network between them (0 or 1: one); batches are then global over
 	// all their GPUs and the price is the instances' together.
 	Nodes int
+	// Train is how the run is counted: a fixed Epochs, or to a target accuracy with
+	// the dataset's preset or the user's own figures (app.Training).
+	Train Training
+	// Price says which prices the costs use: a region ("" each machine's cheapest) and
+	// on-demand or spot.
+	Price hw.PriceChoice
 }
 
 // DefaultSessionSettings are a fresh session's: ImageNet-1k for 90 epochs in FP32,
@@ -84,6 +91,9 @@ func (s SessionSettings) Validate() error {
 	if err := s.Data.Check(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := s.Train.EpochsModel(s.Data); err != nil {
+		errs = append(errs, err)
+	}
 	for _, list := range [][]string{s.Models, s.Machines} {
 		for _, name := range list {
 			if strings.TrimSpace(name) == "" {
@@ -107,6 +117,16 @@ type ChartSettings struct {
 	// HideErrorBands leaves out the expected-error bands on the curves and the
 	// whiskers on the scatter.
 	HideErrorBands bool
+}
+
+// Run is the training run the settings describe: Epochs of Images, or to a target
+// accuracy (Train) with the epochs model it names.
+func (s SessionSettings) Run() (predictor.Run, error) {
+	m, err := s.Train.EpochsModel(s.Data)
+	if err != nil {
+		return predictor.Run{}, err
+	}
+	return predictor.Run{Epochs: s.Epochs, Images: s.Images, ToTarget: m}, nil
 }
 
 // Options are the chart options for these settings in a style.
@@ -160,7 +180,30 @@ type BatchSpan struct {
 // Grid is the span's batch sizes for a machine of gpus GPUs whose largest fitting
 // global batch is maxFit (-1 when its memory is unknown). Past maxFit it adds one more
 // size, so a chart shows where memory runs out.
+//
+// On gpus > 1 data-parallel GPUs every size is a multiple of gpus: each GPU runs the
+// same batch, so the global batch is the per-GPU batch times the GPUs (the per-GPU
+// grid is the one-GPU grid, from Min to Cap and past maxFit as above, divided out).
 func (s BatchSpan) Grid(maxFit, gpus int) []int {
+	if k := gpus; k > 1 {
+		hi := s.Cap
+		if hi <= 0 {
+			hi = MaxBatchSize
+			if maxFit < 0 {
+				hi = DefaultBatchCap * k
+			}
+		}
+		per := BatchSpan{Min: (max(s.Min, 1) + k - 1) / k, Cap: max(min(hi, MaxBatchSize)/k, 1)}
+		perFit := -1
+		if maxFit >= 0 {
+			perFit = maxFit / k
+		}
+		grid := per.Grid(perFit, 1)
+		for i := range grid {
+			grid[i] *= k
+		}
+		return grid
+	}
 	lo := max(s.Min, 1)
 	hi := s.Cap
 	if hi <= 0 {

@@ -25,7 +25,7 @@ var ErrSweepPaused = errors.New("sweep paused")
 // SweepRequest says what to measure.
 type SweepRequest struct {
 	Device    string            `json:"device"` // "cpu" or "cuda:N"
-	Models    []string          `json:"models"` // zoo names, or custom model files (.json)
+	Models    []string          `json:"models"` // zoo names, model files (.json, .onnx), or custom models saved in the cache
 	Batches   []int             `json:"batches"`
 	Precision measure.Precision `json:"precision"` // fp32, tf32 or amp
 	Policy    measure.Policy    `json:"policy"`    // heuristic or fastest; ignored on the CPU
@@ -68,6 +68,10 @@ type SweepPlan struct {
 	Kernels  gpu.Plan
 	Steps    []StepItem
 	Policy   measure.Policy // the policy recorded: none for the CPU
+	// CalibratedFrom is how many of this device's cached measurements scaled the
+	// kernels' time estimates (0: the estimates are the planner's guess from the
+	// device's specifications).
+	CalibratedFrom int
 }
 
 // StepItem is one whole training step to time.
@@ -102,7 +106,7 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		return SweepPlan{}, Inputf("%v", err)
 	}
 	for _, name := range req.Models {
-		net, err := LoadModel(name, req.Input, 0)
+		net, err := LoadNamedModel(ctx, cache, name, req.Input, 0)
 		if err != nil {
 			return SweepPlan{}, err
 		}
@@ -124,6 +128,11 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	if err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
+	if len(have) > 0 && len(p.Kernels.Items) > 0 {
+		if err := calibrateEstimate(ctx, cache, dev, &p, opts); err != nil {
+			return SweepPlan{}, err
+		}
+	}
 	if req.Steps {
 		steps, err := cache.Steps(ctx, db.StepFilter{DeviceKey: dev.Key, Precision: req.Precision, Framework: stepFramework(dev)})
 		if err != nil {
@@ -142,6 +151,52 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		}
 	}
 	return p, nil
+}
+
+// calibrateEstimate scales the plan's time estimates by how long this device really
+// took for the kernels it has measured at this precision: the planner's guess from
+// specifications can be several times off (a busy CPU, a throttled GPU), while the
+// same device's own medians are not. The ratio is of sums, so many small kernels and
+// a few large ones weigh by their time.
+func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p *SweepPlan, opts gpu.PlanOptions) error {
+	ms, err := cache.Measurements(ctx, dev.Key, nil)
+	if err != nil {
+		return err
+	}
+	median := map[gpu.Key]float64{}
+	for _, m := range ms {
+		if m.Precision == p.Request.Precision && m.Policy == p.Policy && m.Status == measure.OK && m.MedianMS > 0 {
+			median[gpu.Key{Config: m.ConfigKey, Batch: m.Batch, Phase: m.Phase}] = m.MedianMS
+		}
+	}
+	if len(median) == 0 {
+		return nil
+	}
+	opts.Measured, opts.Repeats = nil, 1
+	every, err := gpu.MakePlan(opts) // the estimates of what was measured too
+	if err != nil {
+		return nil
+	}
+	var guessed, took float64
+	n := 0
+	for _, it := range every.Items {
+		if ms, ok := median[it.Key()]; ok {
+			guessed += it.EstimateS / float64(1+gpu.WarmupRuns)
+			took += ms / 1000
+			n++
+		}
+	}
+	if n == 0 || guessed <= 0 || took <= 0 {
+		return nil
+	}
+	scale := took / guessed
+	p.Kernels.Estimate = 0
+	for i := range p.Kernels.Items {
+		p.Kernels.Items[i].EstimateS *= scale
+		p.Kernels.Estimate += time.Duration(p.Kernels.Items[i].EstimateS * float64(time.Second))
+	}
+	p.CalibratedFrom = n
+	return nil
 }
 
 func stepFramework(dev measure.Device) string {
@@ -174,7 +229,7 @@ type SweepResult struct {
 	OOM      int           `json:"out_of_memory"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Device   string        `json:"device"`
-	Failures []string      `json:"failures,omitempty"`
+	Failures []string      `json:"failures,omitempty"` // items that failed (the sweep went on), and why a failed sweep stopped
 }
 
 // RunSweep runs a plan on a sweeper and writes each result to the cache the moment it
@@ -250,6 +305,13 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 			if progress != nil {
 				progress(SweepProgress{Done: res.Done, Total: res.Total, Cached: res.Cached, Elapsed: time.Since(start), Message: w})
 			}
+		},
+		// An item that failed is recorded (and, on a GPU, quarantined) and the sweep goes on.
+		Failed: func(f gpu.Failure) error {
+			res.Failures = append(res.Failures, f.String())
+			estDone += estimate[f.Item.Key()]
+			report(SweepProgress{Message: f.String()})
+			return nil
 		},
 	}
 	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items}

@@ -2,10 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
 	"cnntime/db"
+	"cnntime/gpu"
+	"cnntime/gpu/cpu"
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
@@ -69,5 +73,54 @@ func TestSweepPausesAndRecordsSteps(t *testing.T) {
 	steps, err := cache.Steps(ctx, db.StepFilter{DeviceKey: sw.Device().Key})
 	if err != nil || len(steps) != 1 || steps[0].Model != "resnet18" || steps[0].Batch != 2 {
 		t.Fatalf("cached steps %+v, %v", steps, err)
+	}
+}
+
+// failingBackend is the CPU backend with one item (batch 2) returning an error.
+type failingBackend struct{ gpu.Backend }
+
+func (b failingBackend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
+	if batch == 2 {
+		return measure.Measurement{}, errors.New("cuDNN cudnnConvolutionForward: CUDNN_STATUS_EXECUTION_FAILED (5000)")
+	}
+	return b.Backend.TimeLayer(ctx, cfg, batch, phase, prec, policy, repeats)
+}
+
+// TestSweepRecordsAFailedItemAndGoesOn: an item whose measurement fails is in the
+// result's failures with its reason, the progress log says so, and the other items are
+// measured into the cache.
+func TestSweepRecordsAFailedItemAndGoesOn(t *testing.T) {
+	ctx := context.Background()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	s := cnn.Shape{C: 4, H: 4, W: 4}
+	relu := cnn.Config{Op: cnn.OpReLU, In: s, Out: s, NumInputs: 1}
+	var items []gpu.Item
+	for b := 1; b <= 3; b++ {
+		items = append(items, gpu.Item{Config: relu, Batch: b, Phase: measure.Forward})
+	}
+	req := DefaultSweepRequest()
+	req.Models, req.Repeats = []string{"stand-in"}, 1
+	plan := SweepPlan{Request: req, Kernels: gpu.Plan{Items: items}, Policy: measure.NoPolicy}
+	sw := gpu.Local{Backend: failingBackend{cpu.New()}}
+	var messages []string
+	res, err := RunSweep(ctx, cache, sw, plan, func(p SweepProgress) {
+		if p.Message != "" {
+			messages = append(messages, p.Message)
+		}
+	})
+	if err != nil || res.State != db.SweepDone {
+		t.Fatalf("sweep with a failed item: %+v, %v; want done", res, err)
+	}
+	want := "relu:in=4x4x4,out=4x4x4 at batch 2 (fwd) failed: measure relu:in=4x4x4,out=4x4x4 at batch 2 (fwd): cuDNN cudnnConvolutionForward: CUDNN_STATUS_EXECUTION_FAILED (5000)"
+	if len(res.Failures) != 1 || res.Failures[0] != want || len(messages) != 1 || messages[0] != want {
+		t.Errorf("failures %q, messages %q; want %q once each", res.Failures, messages, want)
+	}
+	ms, err := cache.Measurements(ctx, sw.Device().Key, nil)
+	if err != nil || len(ms) != 2 || ms[0].Batch == 2 || ms[1].Batch == 2 {
+		t.Errorf("cached %+v, %v; want batches 1 and 3", ms, err)
 	}
 }

@@ -36,6 +36,10 @@ var consistencyChecks = []struct{ problem, query string }{
 		`SELECT count(*) FROM sweeps WHERE done > total`},
 	{"negative price overrides",
 		`SELECT count(*) FROM price_overrides WHERE usd_per_hour < 0`},
+	{"imported cloud prices that are negative",
+		`SELECT count(*) FROM cloud_offers WHERE price_usd < 0 OR spot_usd < 0`},
+	{"imported cloud prices whose catalog record is missing",
+		`SELECT count(*) FROM cloud_offers o LEFT JOIN price_catalogs p ON p.cloud = o.cloud WHERE p.cloud IS NULL`},
 }
 
 // Check runs SQLite's integrity check, its foreign key check and cnntime's own

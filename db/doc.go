@@ -1,6 +1,8 @@
 // Package db is cnntime's benchmark cache: one local SQLite file (modernc.org/sqlite,
 // pure Go) that holds every measured device, layer configuration, kernel measurement,
-// whole training step, sweep, user machine, price override and custom model file.
+// whole training step, sweep, user machine, price override and custom model file, and
+// the cloud prices imported from SkyPilot's catalog (ReplacePrices swaps a cloud's
+// prices whole, in one transaction; a merge leaves them out: they are this machine's).
 //
 // The file is safe to share: it runs in WAL mode with a busy timeout, so a reader (the
 // GUI) and a writer (a sweep, possibly in another process) work at the same time; every

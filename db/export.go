@@ -121,7 +121,7 @@ func copyTo(ctx context.Context, tx *sql.Tx, f ExportFilter, rep *ExportReport) 
 		{&rep.Steps, `INSERT INTO dst.steps SELECT * FROM main.steps WHERE ` + sWhere, sArgs},
 	}
 	if f.IsZero() {
-		for _, table := range []string{"sweeps", "user_machines", "price_overrides", "custom_models"} {
+		for _, table := range []string{"sweeps", "user_machines", "price_overrides", "custom_models", "price_catalogs", "cloud_offers"} {
 			steps = append(steps, struct {
 				count *int
 				query string

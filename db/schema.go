@@ -142,6 +142,35 @@ var migrations = [][]string{
 			added_at INTEGER NOT NULL -- Unix nanoseconds
 		)`,
 	},
+	// Version 5: cloud prices imported from SkyPilot's catalog, one set per cloud that an
+	// import or update replaces whole: where and when they came from (with the HTTP
+	// validators of a download, for conditional requests), and one row per instance type
+	// and region with its accelerator, size, on-demand and spot prices (0: none).
+	{
+		`CREATE TABLE price_catalogs (
+			cloud         TEXT PRIMARY KEY CHECK (cloud <> ''),
+			source        TEXT NOT NULL CHECK (source <> ''),
+			price_date    TEXT NOT NULL CHECK (price_date <> ''),
+			imported_at   INTEGER NOT NULL, -- Unix nanoseconds
+			checked_at    INTEGER NOT NULL, -- Unix nanoseconds: the last download that found it unchanged, or imported_at
+			etag          TEXT NOT NULL DEFAULT '',
+			last_modified TEXT NOT NULL DEFAULT '',
+			rows          INTEGER NOT NULL DEFAULT 0 CHECK (rows >= 0)
+		)`,
+		`CREATE TABLE cloud_offers (
+			cloud             TEXT NOT NULL REFERENCES price_catalogs (cloud) ON DELETE CASCADE,
+			instance          TEXT NOT NULL CHECK (instance <> ''),
+			region            TEXT NOT NULL CHECK (region <> ''),
+			accelerator       TEXT NOT NULL CHECK (accelerator <> ''),
+			accelerator_count REAL NOT NULL CHECK (accelerator_count > 0),
+			vcpus             REAL NOT NULL DEFAULT 0 CHECK (vcpus >= 0),
+			memory_gib        REAL NOT NULL DEFAULT 0 CHECK (memory_gib >= 0),
+			price_usd         REAL NOT NULL DEFAULT 0 CHECK (price_usd >= 0),
+			spot_usd          REAL NOT NULL DEFAULT 0 CHECK (spot_usd >= 0),
+			spot_zone         TEXT NOT NULL DEFAULT '',
+			PRIMARY KEY (cloud, instance, region)
+		) WITHOUT ROWID`,
+	},
 }
 
 // latestVersion is the schema version this cnntime writes.

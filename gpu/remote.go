@@ -125,13 +125,49 @@ func (r *Remote) Device() measure.Device { return r.device }
 
 // Sweep sends the job to a new worker process and hands each measurement to the sink
 // as it arrives. Cancelling ctx interrupts the worker, which stops after the kernel in
-// flight. Quarantined items are skipped with a warning; an item in flight when the
-// worker crashes or hangs is quarantined and named in the error.
+// flight. Quarantined items are skipped with a warning. An item whose measurement
+// returns an error is quarantined and handed to sink.Failed (a warning without it), and
+// the sweep goes on; after a sticky error, which leaves the worker's GPU context broken,
+// the worker is restarted with the items left (not again when the first item after a
+// restart fails that way too: the GPU itself is then in trouble). An item in flight when
+// the worker crashes or hangs is quarantined and named in the error.
 func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
 	items, err := r.skipQuarantined(job, sink)
 	if err != nil {
 		return err
 	}
+	for restarted := false; ; restarted = true {
+		left, err := r.run(ctx, job, items, sink)
+		var sticky *stickyStop
+		if !errors.As(err, &sticky) {
+			return err
+		}
+		if restarted && sticky.measured == 0 {
+			return fmt.Errorf("the CUDA worker failed with a sticky error again right after a restart, so the GPU itself is in trouble (check nvidia-smi and the kernel log); both items are quarantined: %s", sticky.reason)
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if sink.Warning != nil {
+			sink.Warning(fmt.Sprintf("restarting the CUDA worker after a sticky error, with the %d items left", len(left)))
+		}
+		items = left
+	}
+}
+
+// stickyStop is a worker run that ended after a sticky failure: the worker must restart.
+type stickyStop struct {
+	reason   string
+	measured int // measurements in the run before it
+}
+
+func (e *stickyStop) Error() string {
+	return "the CUDA worker stopped after a sticky error: " + e.reason
+}
+
+// run sweeps items in one worker process. After a sticky failure it returns the items
+// after the failed one and a *stickyStop.
+func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]Item, error) {
 	req := protocol.Request{
 		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy,
 		Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
@@ -139,8 +175,10 @@ func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
 	for i, it := range items {
 		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase}
 	}
-	inFlight := -1
-	err = talk(ctx, r.Path, req, r.Stall, func(m protocol.Message) error {
+	inFlight, measured := -1, 0
+	var sticky *stickyStop
+	var left []Item
+	err := talk(ctx, r.Path, req, r.Stall, func(m protocol.Message) error {
 		switch m.Type {
 		case protocol.Start:
 			inFlight = m.Done
@@ -150,10 +188,20 @@ func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
 			}
 		case protocol.Measurement:
 			inFlight = -1
+			measured++
 			if m.Measurement.DeviceKey != r.device.Key {
 				return fmt.Errorf("the worker measured device %s, not %s", m.Measurement.DeviceKey, r.device.Key)
 			}
 			return sink.Measured(*m.Measurement)
+		case protocol.Failed:
+			inFlight = -1
+			if m.Done >= len(items) {
+				return fmt.Errorf("the worker reported a failure of item %d of %d", m.Done, len(items))
+			}
+			if m.Sticky {
+				sticky, left = &stickyStop{reason: m.Message, measured: measured}, items[m.Done+1:]
+			}
+			return r.failed(job, items[m.Done], m, sink)
 		case protocol.Warning:
 			if sink.Warning != nil {
 				sink.Warning(m.Message)
@@ -161,6 +209,9 @@ func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
 		}
 		return nil
 	}, func() int { return inFlight })
+	if sticky != nil && ctx.Err() == nil {
+		return left, sticky // the worker ends itself after a sticky error
+	}
 	var crash *WorkerCrash
 	if errors.As(err, &crash) && crash.Item >= 0 && crash.Item < len(items) {
 		q := quarantineKey(r.device.Key, job, items[crash.Item])
@@ -168,12 +219,32 @@ func (r *Remote) Sweep(ctx context.Context, job Job, sink Sink) error {
 		crash.Quarantined = &q
 		if r.Quarantine != nil {
 			if qerr := r.Quarantine.Add(q); qerr != nil {
-				return errors.Join(err, qerr)
+				return nil, errors.Join(err, qerr)
 			}
 			crash.File = r.Quarantine.Path
 		}
 	}
-	return err
+	return nil, err
+}
+
+// failed quarantines an item whose measurement returned an error and hands it on.
+func (r *Remote) failed(job Job, it Item, m protocol.Message, sink Sink) error {
+	f := Failure{Index: m.Done, Item: it, Reason: m.Message, Sticky: m.Sticky}
+	if r.Quarantine != nil {
+		q := quarantineKey(r.device.Key, job, it)
+		q.Reason, q.At = "failed ("+m.Message+")", time.Now().UTC()
+		if err := r.Quarantine.Add(q); err != nil {
+			return err
+		}
+		f.Quarantine = r.Quarantine.Path
+	}
+	if sink.Failed != nil {
+		return sink.Failed(f)
+	}
+	if sink.Warning != nil {
+		sink.Warning(f.String())
+	}
+	return nil
 }
 
 // skipQuarantined returns the job's items minus the quarantined ones, warning for each.

@@ -74,6 +74,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "fails-on-batch-2", "sticky-on-batch-2", "sticky-from-batch-2": // an item returns an error
+		w := failingWorker{sticky: os.Getenv(fakeWorkerEnv) != "fails-on-batch-2", always: os.Getenv(fakeWorkerEnv) == "sticky-from-batch-2"}
+		if err := gpu.Serve(context.Background(), w, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "chatty": // a library prints to stdout and exits, as gorgonia.org/cu's init does
 		fmt.Println("Error in initialization, please refer to the docs: no CUDA-capable device is detected")
 		os.Exit(1)
@@ -95,7 +101,9 @@ func (selfTestWorker) SelfTest(ctx context.Context, index int) (selftest.Report,
 		Device:   cpu.New().Device(),
 		Versions: selftest.Versions{Driver: "test"},
 		Rows: []selftest.Row{{Layer: c.Key(), Kind: c.Op, Precision: measure.FP32, Phase: measure.Forward, Verdict: selftest.Pass, MaxError: e, Tolerance: selftest.Tolerance(measure.FP32)},
-			{Layer: "gelu", Kind: cnn.OpGELU, Precision: measure.AMP, Phase: measure.Forward, Verdict: selftest.Unsupported, Why: "NVRTC is absent"}},
+			{Layer: "gelu", Kind: cnn.OpGELU, Precision: measure.AMP, Phase: measure.Forward, Verdict: selftest.Unsupported, Why: "NVRTC is absent"},
+			{Layer: "conv2d", Kind: cnn.OpConv2d, Precision: measure.FP32, Phase: measure.Forward, Verdict: selftest.Pass},
+			{Layer: "batchnorm2d", Kind: cnn.OpBatchNorm, Precision: measure.FP32, Phase: measure.Forward, Verdict: selftest.Pass}},
 		Sweep: selftest.Sweep{Items: 3, Measured: 3, Seconds: 0.5},
 	}, nil
 }
@@ -124,6 +132,39 @@ func (b dyingBackend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, 
 	if batch == 2 {
 		fmt.Fprintln(os.Stderr, "Segmentation fault (core dumped)")
 		os.Exit(139)
+	}
+	return b.Backend.TimeLayer(ctx, cfg, batch, phase, prec, policy, repeats)
+}
+
+// failingWorker is the CPU worker whose backend returns an error for batch 2, as a
+// cuDNN EXECUTION_FAILED or a bad parameter would; when sticky, the error is a sticky
+// CUDA error, after which every measurement in the process fails as CUDA's would, and
+// when always, every item from batch 2 on fails that way.
+type failingWorker struct {
+	cpu.Worker
+	sticky, always bool
+}
+
+func (w failingWorker) Open(index int) (gpu.Backend, error) {
+	b, err := w.Worker.Open(index)
+	return &failingBackend{Backend: b, sticky: w.sticky, always: w.always}, err
+}
+
+type failingBackend struct {
+	gpu.Backend
+	sticky, always, broken bool
+}
+
+func (b *failingBackend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
+	switch {
+	case b.broken:
+		return measure.Measurement{}, fmt.Errorf("run %s: CUDA_ERROR_ILLEGAL_ADDRESS (an earlier kernel broke the context): %w", cfg.Key(), gpu.ErrSticky)
+	case batch == 2 || (b.always && batch > 2):
+		if b.sticky {
+			b.broken = true
+			return measure.Measurement{}, fmt.Errorf("run %s: CUDA_ERROR_ILLEGAL_ADDRESS: %w", cfg.Key(), gpu.ErrSticky)
+		}
+		return measure.Measurement{}, fmt.Errorf("run %s: cuDNN cudnnConvolutionForward: CUDNN_STATUS_EXECUTION_FAILED (5000)", cfg.Key())
 	}
 	return b.Backend.TimeLayer(ctx, cfg, batch, phase, prec, policy, repeats)
 }
@@ -331,12 +372,124 @@ func TestExecuteInfersOutOfMemoryAboveAFailedBatch(t *testing.T) {
 type collected struct {
 	batches  []int
 	warnings []string
+	failures []gpu.Failure
 }
 
 func (c *collected) sink() gpu.Sink {
 	return gpu.Sink{
 		Measured: func(m measure.Measurement) error { c.batches = append(c.batches, m.Batch); return nil },
 		Warning:  func(s string) { c.warnings = append(c.warnings, s) },
+		Failed:   func(f gpu.Failure) error { c.failures = append(c.failures, f); return nil },
+	}
+}
+
+// TestRemoteRecordsAFailedItemAndGoesOn: an item whose measurement returns an error (a
+// failed execution) is handed to the sink with its reason and quarantined, and the
+// sweep measures the rest; a later sweep skips it.
+func TestRemoteRecordsAFailedItemAndGoesOn(t *testing.T) {
+	ctx := context.Background()
+	r, err := gpu.OpenRemote(ctx, fakeWorker(t, "fails-on-batch-2"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got collected
+	if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(3)}, got.sink()); err != nil {
+		t.Fatalf("a failed item stopped the sweep: %v", err)
+	}
+	if fmt.Sprint(got.batches) != "[1 3]" {
+		t.Errorf("measured %v, want [1 3] around the failed item", got.batches)
+	}
+	if len(got.failures) != 1 || got.failures[0].Item.Batch != 2 || got.failures[0].Sticky ||
+		!strings.Contains(got.failures[0].Reason, "CUDNN_STATUS_EXECUTION_FAILED") || got.failures[0].Quarantine != r.Quarantine.Path {
+		t.Fatalf("failures %+v: want batch 2 with cuDNN's reason, quarantined", got.failures)
+	}
+	if s := got.failures[0].String(); !strings.Contains(s, "relu:in=8x8x8,out=8x8x8 at batch 2 (fwd) failed: ") || !strings.Contains(s, "quarantined") {
+		t.Errorf("failure reads %q", s)
+	}
+	list, err := r.Quarantine.List()
+	if err != nil || len(list) != 1 || list[0].Batch != 2 || !strings.HasPrefix(list[0].Reason, "failed (") || !strings.Contains(list[0].Reason, "EXECUTION_FAILED") {
+		t.Fatalf("quarantine %+v, %v: want batch 2, failed with its reason", list, err)
+	}
+	var again collected
+	if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(3)}, again.sink()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(again.batches) != "[1 3]" || len(again.failures) != 0 || len(again.warnings) != 1 || !strings.Contains(again.warnings[0], "skipped relu:in=8x8x8,out=8x8x8 at batch 2") {
+		t.Errorf("second sweep: measured %v, failures %v, warnings %q: want batch 2 skipped with a warning", again.batches, again.failures, again.warnings)
+	}
+}
+
+// TestRemoteRestartsTheWorkerAfterAStickyError: after a sticky CUDA error every call in
+// the worker's process fails, so the item is quarantined and a new worker measures the
+// rest; a second sticky error right after the restart stops the sweep instead of
+// quarantining every item.
+func TestRemoteRestartsTheWorkerAfterAStickyError(t *testing.T) {
+	ctx := context.Background()
+	r, err := gpu.OpenRemote(ctx, fakeWorker(t, "sticky-on-batch-2"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got collected
+	if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(4)}, got.sink()); err != nil {
+		t.Fatalf("a sticky error stopped the sweep: %v", err)
+	}
+	if fmt.Sprint(got.batches) != "[1 3 4]" { // the same process would fail 3 and 4 too
+		t.Errorf("measured %v, want [1 3 4] from a restarted worker", got.batches)
+	}
+	if len(got.failures) != 1 || got.failures[0].Item.Batch != 2 || !got.failures[0].Sticky {
+		t.Errorf("failures %+v: want batch 2, sticky", got.failures)
+	}
+	if len(got.warnings) != 1 || !strings.Contains(got.warnings[0], "restarting the CUDA worker after a sticky error, with the 2 items left") {
+		t.Errorf("warnings %q: want one saying the worker restarts", got.warnings)
+	}
+	if list, _ := r.Quarantine.List(); len(list) != 1 || list[0].Batch != 2 {
+		t.Errorf("quarantine %+v: want batch 2", list)
+	}
+
+	r, err = gpu.OpenRemote(ctx, fakeWorker(t, "sticky-from-batch-2"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead collected
+	err = r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(5)}, dead.sink())
+	if err == nil || !strings.Contains(err.Error(), "again right after a restart") {
+		t.Fatalf("a GPU failing every item: error %v, want the sweep stopped after one restart", err)
+	}
+	if fmt.Sprint(dead.batches) != "[1]" || len(dead.failures) != 2 {
+		t.Errorf("measured %v with %d failures: want [1] and the two sticky items", dead.batches, len(dead.failures))
+	}
+	if list, _ := r.Quarantine.List(); len(list) != 2 {
+		t.Errorf("quarantine holds %d items, want the 2 that failed", len(list))
+	}
+}
+
+// TestExecuteGoesOnPastAFailedItem: in the worker's own loop, a failed item goes to
+// sink.Failed and the rest are measured; without sink.Failed the first error stops it;
+// a sticky failure stops it after the sink heard of it.
+func TestExecuteGoesOnPastAFailedItem(t *testing.T) {
+	for _, c := range []struct {
+		sticky, withFailed bool
+		measured           string
+		failures           int
+		stops              bool
+	}{
+		{false, true, "[1 3]", 1, false},
+		{false, false, "[1]", 0, true},
+		{true, true, "[1]", 1, true},
+	} {
+		b, _ := failingWorker{sticky: c.sticky}.Open(0)
+		var got collected
+		sink := got.sink()
+		if !c.withFailed {
+			sink.Failed = nil
+		}
+		err := gpu.Execute(context.Background(), b, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(3)}, sink)
+		if (err != nil) != c.stops || fmt.Sprint(got.batches) != c.measured || len(got.failures) != c.failures {
+			t.Errorf("sticky %v, sink.Failed %v: error %v, measured %v, %d failures; want stopped %v, %s, %d", c.sticky, c.withFailed, err, got.batches, len(got.failures), c.stops, c.measured, c.failures)
+		}
+		if c.sticky && !errors.Is(err, gpu.ErrSticky) {
+			t.Errorf("a sticky failure ended Execute with %v, want ErrSticky", err)
+		}
 	}
 }
 
@@ -427,11 +580,11 @@ func TestSelfTestTravelsOverTheProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Rows) != 2 || rep.Rows[0].Verdict != selftest.Pass || rep.Rows[1].Why != "NVRTC is absent" || rep.Sweep.Measured != 3 || rep.Versions.Driver != "test" {
+	if len(rep.Rows) != 4 || rep.Rows[0].Verdict != selftest.Pass || rep.Rows[1].Why != "NVRTC is absent" || rep.Sweep.Measured != 3 || rep.Versions.Driver != "test" {
 		t.Errorf("report after the round trip: %+v", rep)
 	}
 	if !rep.Trustworthy() {
-		t.Error("a report with one pass and one unsupported row must be trustworthy")
+		t.Errorf("a report whose FP32 convolution, linear and batch norm pass, with an unsupported amp GELU, must be trustworthy: %q", rep.Problems())
 	}
 	if _, err := gpu.SelfTest(ctx, fakeWorker(t, "cpu"), 0); err == nil || !strings.Contains(err.Error(), "no self-test") {
 		t.Errorf("a worker without a self-test: got %v", err)

@@ -89,6 +89,10 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 			Starting: func(i int) error {
 				return send.Send(protocol.Message{Type: protocol.Start, Done: i, Total: len(job.Items)})
 			},
+			Failed: func(f Failure) error {
+				done++
+				return send.Send(protocol.Message{Type: protocol.Failed, Done: f.Index, Total: len(job.Items), Message: f.Reason, Sticky: f.Sticky})
+			},
 		}
 		if err := Execute(ctx, b, job, sink); err != nil {
 			if ctx.Err() != nil {

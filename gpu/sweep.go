@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,36 @@ type Sink struct {
 	// Starting, when set, is called with an item's index before it is measured (the
 	// worker tells the app which item is in flight, should it crash).
 	Starting func(index int) error
+	// Failed, when set, is called with an item whose measurement returned an error (a
+	// bad parameter, a failed execution, a sticky CUDA error): the sweep records it and
+	// goes on, except after a sticky error (ErrSticky), which leaves the device unusable
+	// until its process restarts. Unset, the first error stops the sweep. An error from
+	// it stops the sweep.
+	Failed func(Failure) error
+}
+
+// ErrSticky is wrapped by the error of a measurement that left the GPU's context
+// broken (an illegal address, a launch failure: CUDA's sticky errors), so that every
+// later call in the process fails too; the worker must restart.
+var ErrSticky = errors.New("the GPU's CUDA context is broken until the worker restarts (a sticky error)")
+
+// Failure is an item whose measurement returned an error.
+type Failure struct {
+	Index  int // in the job's items
+	Item   Item
+	Reason string
+	Sticky bool // the error was sticky: the worker restarts before the next item
+	// Quarantine, when not empty, is the file the item is now listed in: later sweeps
+	// skip it.
+	Quarantine string
+}
+
+func (f Failure) String() string {
+	s := fmt.Sprintf("%s at batch %d (%s) failed: %s", f.Item.Config.Key(), f.Item.Batch, f.Item.Phase, f.Reason)
+	if f.Quarantine != "" {
+		s += fmt.Sprintf("; it is quarantined, later sweeps skip it (delete it from %s to try again)", f.Quarantine)
+	}
+	return s
 }
 
 // Sweeper runs sweeps on one device: in this process (Local) or in the worker (Remote).
@@ -54,7 +85,9 @@ func (l Local) Sweep(ctx context.Context, job Job, sink Sink) error {
 // Execute takes the job's measurements one by one on b and hands each to the sink.
 // Once a configuration is out of memory at a batch size, its items at that size and
 // above are reported out of memory without running them (with Repeats 0: inferred, not
-// timed). It stops at the first error, or when ctx is cancelled (returning ctx's error).
+// timed). An item whose measurement fails goes to sink.Failed and the sweep goes on,
+// unless the failure was sticky; without sink.Failed it stops at the first error. It
+// stops when ctx is cancelled (returning ctx's error).
 func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 	if job.Repeats < 1 {
 		return fmt.Errorf("sweep with %d repeats: measure each kernel at least once", job.Repeats)
@@ -84,7 +117,18 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				return fmt.Errorf("measure %s at batch %d (%s): %w", key, it.Batch, it.Phase, err)
+				err = fmt.Errorf("measure %s at batch %d (%s): %w", key, it.Batch, it.Phase, err)
+				if sink.Failed == nil {
+					return err
+				}
+				f := Failure{Index: i, Item: it, Reason: err.Error(), Sticky: errors.Is(err, ErrSticky)}
+				if ferr := sink.Failed(f); ferr != nil {
+					return ferr
+				}
+				if f.Sticky {
+					return err
+				}
+				continue
 			}
 			if m.Status == measure.OutOfMemory {
 				if limit, ok := oomAt[key]; !ok || it.Batch < limit {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -53,17 +54,28 @@ type Request struct {
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
-// keeps every network × device × precision × policy step-time array it computes, so
-// machines that share a GPU and later requests reuse them. It is safe for concurrent use.
+// keeps the network × device × precision × policy step-time arrays it computes, so
+// machines that share a GPU and later requests reuse them, up to maxTableBytes: past
+// that the least recently used are dropped (and computed again if asked for). It is
+// safe for concurrent use.
 type Engine struct {
 	timer LayerTimer
 	over  Overheads
 	mem   MemoryModel
 
-	mu     sync.Mutex
-	tables map[tableKey]*stepTable
-	mems   map[memKey]Memory
+	mu         sync.Mutex
+	tables     map[tableKey]*stepTable
+	tableBytes int    // the kept tables' size
+	tableLimit int    // the most tableBytes may be: maxTableBytes
+	clock      uint64 // counts table uses, to find the least recently used
+	mems       map[memKey]Memory
 }
+
+// maxTableBytes bounds the step tables an engine keeps. A table of a per-GPU batch
+// range 1..1024 takes about 50 kB, so the zoo's tables on a few GPUs stay; a
+// prediction over every zoo CNN × every catalog GPU at 1–65,536 goes through them
+// without holding them all.
+const maxTableBytes = 64 << 20
 
 type tableKey struct {
 	net       *cnn.Network
@@ -86,11 +98,12 @@ type memKey struct {
 // NewEngine returns an engine over the per-layer model timer.
 func NewEngine(timer LayerTimer, over Overheads, mem MemoryModel) *Engine {
 	return &Engine{
-		timer:  timer,
-		over:   over,
-		mem:    mem,
-		tables: make(map[tableKey]*stepTable),
-		mems:   make(map[memKey]Memory),
+		timer:      timer,
+		over:       over,
+		mem:        mem,
+		tables:     make(map[tableKey]*stepTable),
+		tableLimit: maxTableBytes,
+		mems:       make(map[memKey]Memory),
 	}
 }
 
@@ -103,7 +116,7 @@ func (req *Request) Check() error {
 	switch {
 	case req.Network == nil || len(req.Network.Layers) == 0:
 		return fmt.Errorf("no network to predict")
-	case req.Run.Epochs <= 0:
+	case req.Run.ToTarget == nil && req.Run.Epochs <= 0:
 		return fmt.Errorf("epochs must be positive, not %d", req.Run.Epochs)
 	case req.Run.Images <= 0:
 		return fmt.Errorf("images per epoch must be positive, not %d", req.Run.Images)
@@ -112,6 +125,11 @@ func (req *Request) Check() error {
 	}
 	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
 		return err
+	}
+	if m := req.Run.ToTarget; m != nil {
+		if err := m.Check(); err != nil {
+			return err
+		}
 	}
 	if err := req.checkNodes(); err != nil {
 		return err
@@ -174,6 +192,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Script:    req.Script,
 		Framework: req.Framework.orDefault(),
 		CPU:       req.Machine.CPU,
+		Price:     req.Machine.Basis(),
+		GPUSource: req.GPU.Source,
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic
@@ -222,6 +242,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	c.PriceUSDPerHour = price
 	c.CostKnown = price > 0
 	c.EnergyKnown = req.GPU.TDPW > 0
+	c.EpochsSource = req.Run.EpochsSource()
+	if m := req.Run.ToTarget; m != nil {
+		mc := *m
+		mc.Regimes = append([]convergence.Regime(nil), m.Regimes...)
+		c.Convergence = &mc
+	}
 	fillSchedule(&c, req.Run, price, step, watts)
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil
@@ -242,27 +268,56 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 
 // table returns the step-time arrays of req's network on its device, covering per-GPU
 // batches 1..need at least.
-func (e *Engine) table(req Request, need int) *stepTable {
-	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat, req.Framework.orDefault(),
-		req.Script.Cost().SyncAfterForward}
+func (e *Engine) table(req Request, need int) *stepArrays {
+	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat,
+		req.Framework.orDefault(), req.Script.Cost().SyncAfterForward}
 	e.mu.Lock()
 	t, ok := e.tables[k]
 	if !ok {
 		t = &stepTable{}
 		e.tables[k] = t
 	}
+	e.clock++
+	t.used = e.clock
 	e.mu.Unlock()
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.stepMS) <= need {
+	if t.arrays == nil || len(t.arrays.stepMS) <= need {
 		size := 64 // a power of two: a table grows a few times at most
 		for size < need {
 			size *= 2
 		}
-		e.fill(t, req, size+1)
+		before := t.arrays.bytes()
+		t.arrays = e.fill(req, size+1)
+		e.kept(k, t, t.arrays.bytes()-before)
 	}
-	return t
+	return t.arrays
+}
+
+// kept accounts for table t of key k having grown by grown bytes, and drops the least
+// recently used other tables while the kept ones take more than e.tableLimit. A
+// dropped table's arrays still serve whoever holds them.
+func (e *Engine) kept(k tableKey, t *stepTable, grown int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tables[k] != t { // dropped while it was filled: not counted
+		return
+	}
+	e.tableBytes += grown
+	for e.tableBytes > e.tableLimit && len(e.tables) > 1 {
+		var oldest tableKey
+		var oldestT *stepTable
+		for key, other := range e.tables {
+			if other != t && (oldestT == nil || other.used < oldestT.used) {
+				oldest, oldestT = key, other
+			}
+		}
+		delete(e.tables, oldest)
+		e.tableBytes -= oldestT.size
+		oldestT.size = 0
+	}
+	t.size = t.arrays.bytes()
 }
 
 // MaxBatch is the largest global batch of req's network that fits in its GPUs' memory

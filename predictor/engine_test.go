@@ -319,3 +319,65 @@ func TestSynchronousDeviceAddsIssueToEveryKernel(t *testing.T) {
 		t.Errorf("step %v ms, want %v ms", c.Points[0].IterMS, want)
 	}
 }
+
+// The engine keeps its step tables within its limit, dropping the least recently used,
+// and a curve is the same whether its table was kept, dropped or never made.
+func TestEngineBoundsItsStepTables(t *testing.T) {
+	gpu := testGPU
+	gpu.MemoryGB = 0 // unknown memory: every batch is predicted
+	request := func(gpuID string, batches []int) Request {
+		g := gpu
+		g.ID = gpuID
+		return Request{Network: tinyNet(), Machine: hw.Machine{ID: "m-" + gpuID, GPUCount: 1}, GPU: g,
+			Precision: measure.FP32, Batches: batches, Run: Run{Epochs: 1, Images: 5000}}
+	}
+	bounded := NewEngine(newLinearTimer(0.001), noOverheads(), DefaultMemoryModel)
+	bounded.tableLimit = 3 * (2048 + 1) * (4*8 + 16) // three tables of 1..2048
+	ids := []string{"a", "b", "c", "d", "e", "a", "b"}
+	for round, id := range ids {
+		batches := []int{1, 1000, 1500 + round}
+		got, err := bounded.Curve(request(id, batches))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewEngine(newLinearTimer(0.001), noOverheads(), DefaultMemoryModel).Curve(request(id, batches))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got.Points {
+			if got.Points[i] != want.Points[i] {
+				t.Errorf("GPU %s batch %d: %+v with a bounded cache, %+v from a fresh engine", id, batches[i], got.Points[i], want.Points[i])
+			}
+		}
+		bounded.mu.Lock()
+		kept, bytes, sum := len(bounded.tables), bounded.tableBytes, 0
+		for _, tab := range bounded.tables {
+			sum += tab.size
+		}
+		bounded.mu.Unlock()
+		if bytes > bounded.tableLimit || kept > 3 || sum != bytes {
+			t.Errorf("after GPU %s: %d tables kept, %d bytes counted (%d summed), limit %d", id, kept, bytes, sum, bounded.tableLimit)
+		}
+	}
+}
+
+// A curve reads its step table without a lock while another request may grow it (a
+// machine with more GPUs of the same kind, or a larger batch): the figures a table
+// handed out must stay as they were. An export once wrote, now and then, epoch times
+// of zero-time steps because a growing table was refilled in place under its reader.
+func TestStepTablesAreNotChangedUnderTheirReaders(t *testing.T) {
+	gpu := testGPU
+	gpu.MemoryGB = 0
+	req := Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: gpu,
+		Precision: measure.FP32, Batches: []int{8}, Run: Run{Epochs: 1, Images: 1001}}
+	e := NewEngine(newLinearTimer(0.001), noOverheads(), DefaultMemoryModel)
+	read := e.table(req, 60)
+	size, step := len(read.stepMS), read.stepMS[8]
+	if grown := e.table(req, 5000); len(grown.stepMS) <= 5000 || grown.stepMS[8] != step {
+		t.Fatalf("the grown table has %d entries, step %v at batch 8; want more than 5000 and %v", len(grown.stepMS), grown.stepMS[8], step)
+	}
+	if len(read.stepMS) != size || read.stepMS[8] != step {
+		t.Errorf("a table handed out changed when another request grew it: %d entries, step %v at batch 8; it had %d and %v",
+			len(read.stepMS), read.stepMS[8], size, step)
+	}
+}

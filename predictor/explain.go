@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
@@ -53,6 +54,16 @@ type Explanation struct {
 	TotalS    float64 `json:"total_s"`
 	CostUSD   float64 `json:"cost_usd"`
 	CostKnown bool    `json:"cost_known"`
+	// Epochs is how many epochs TotalS counts and EpochsSource where they come from
+	// ("fixed", a preset's dataset, "custom"). Training to a target, EpochsFactor is
+	// what the batch costs in epochs, E(B)/E_min = 1 + B/B_noise, with the critical
+	// batch B_noise, the epochs' own error and the optimizer regime they assume.
+	Epochs         float64             `json:"epochs"`
+	EpochsSource   string              `json:"epochs_source"`
+	EpochsFactor   float64             `json:"epochs_factor,omitempty"`
+	EpochsErrorPct float64             `json:"epochs_error_pct,omitempty"`
+	CriticalBatch  float64             `json:"critical_batch,omitempty"`
+	Regime         *convergence.Regime `json:"regime,omitempty"`
 	// Memory per GPU at PerGPUBatch, and the largest global batch that fits (-1:
 	// the GPU's memory is unknown). Fits is always true: a batch that does not fit
 	// is a *FitError.
@@ -194,13 +205,16 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
 		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
+		Epochs: pt.Epochs, EpochsSource: c.EpochsSource,
+	}
+	if m := c.Convergence; m != nil {
+		r := m.RegimeAt(batch)
+		x.EpochsFactor, x.EpochsErrorPct, x.CriticalBatch, x.Regime = pt.Epochs/m.EpochsMin, pt.EpochsErrorPct, m.NoiseBatch, &r
 	}
 
 	// The step as the curve composed it: the table's entry at b.
 	tab := e.table(req, b)
-	tab.mu.Lock()
 	stepMS, backwardMS, last := tab.stepMS[b], tab.backwardMS[b], len(tab.stepMS)-1
-	tab.mu.Unlock()
 
 	// Its kernels, planned as the table's fill plans them: at batch 1 and at the
 	// table's last batch too, where fill decides which phases run a kernel.

@@ -39,9 +39,12 @@ const HostLinkEfficiency = 0.78
 // hostLinkGBs is the host-to-GPU bandwidth: PCIe from the GPU's generation and
 // lanes, else PCIe 3.0 ×16, times HostLinkEfficiency.
 func hostLinkGBs(gpu hw.GPU) float64 {
-	perLane := map[int]float64{3: 0.985, 4: 1.969, 5: 3.938}[gpu.PCIeGen]
-	if perLane == 0 {
-		perLane = 0.985
+	perLane := 0.985 // GB/s per lane of PCIe 3, also for an unknown generation
+	switch gpu.PCIeGen {
+	case 4:
+		perLane = 1.969
+	case 5:
+		perLane = 3.938
 	}
 	lanes := gpu.PCIeLanes
 	if lanes <= 0 {

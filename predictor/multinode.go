@@ -145,7 +145,5 @@ func (e *Engine) StepParts(req Request, b int) (stepMS, backwardMS float64, err 
 		return 0, 0, err
 	}
 	t := e.table(req, b)
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	return t.stepMS[b], t.backwardMS[b], nil
 }

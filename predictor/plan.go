@@ -3,12 +3,27 @@ package predictor
 import (
 	"math"
 	"math/bits"
+
+	"cnntime/predictor/convergence"
 )
 
 // Run is the training run being planned: how many passes over how many images.
 type Run struct {
 	Epochs int
 	Images int // training images per epoch
+	// ToTarget, when set, replaces Epochs: the run trains to a target accuracy, each
+	// batch size for the epochs the model gives it (time to target); nil trains every
+	// batch for Epochs.
+	ToTarget *convergence.Model
+}
+
+// EpochsSource says where a run's epochs come from: "fixed", or the epochs model's
+// name (a preset's dataset, or "custom").
+func (r Run) EpochsSource() string {
+	if r.ToTarget != nil {
+		return r.ToTarget.Name
+	}
+	return "fixed"
 }
 
 // ImageNetImages is the number of images in ImageNet-1k's training set, the usual
@@ -29,7 +44,8 @@ func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
 }
 
 // fillSchedule sets each point's per-epoch and total time, cost and energy from its
-// step time. pricePerHour ≤ 0 means the price is unknown: cost stays zero and the
+// step time: the total is the epochs (run.Epochs, or the epochs to the target at the
+// point's batch) times the epoch, ceil(images/B) steps. pricePerHour ≤ 0 means the price is unknown: cost stays zero and the
 // curve says so. wattsAt(b) is the machine's average power draw at global batch b.
 func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int) float64) {
 	for i := range c.Points {
@@ -39,7 +55,11 @@ func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) fl
 		}
 		p.ImagesPerS = float64(p.Batch) / (p.IterMS / 1000)
 		p.EpochS = epochSeconds(stepMS, run.Images, p.Batch)
-		p.TotalS = p.EpochS * float64(run.Epochs)
+		p.Epochs = float64(run.Epochs)
+		if m := run.ToTarget; m != nil {
+			p.Epochs, p.EpochsErrorPct, p.Regime = m.Epochs(p.Batch), m.ErrorPct, m.RegimeAt(p.Batch).Name
+		}
+		p.TotalS = p.EpochS * p.Epochs
 		hours := p.TotalS / 3600
 		if pricePerHour > 0 {
 			p.CostUSD = hours * pricePerHour

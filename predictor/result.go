@@ -1,6 +1,9 @@
 package predictor
 
 import (
+	"math"
+
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -37,6 +40,23 @@ type Point struct {
 	// ScriptMS is the training script's own cost in IterMS (metrics, logging, .item()
 	// reads; Curve.Script says which script): 0 for a tight loop.
 	ScriptMS float64 `json:"script_ms"`
+	// Epochs is how many epochs TotalS counts: the run's fixed epochs, or, training
+	// to a target, the epochs the curve's epochs model gives this batch, ±
+	// EpochsErrorPct percent, in the optimizer regime Regime assumes (its name; the
+	// curve's Convergence says what it means).
+	Epochs         float64 `json:"epochs,omitempty"`
+	EpochsErrorPct float64 `json:"epochs_error_pct,omitempty"`
+	Regime         string  `json:"regime,omitempty"`
+}
+
+// RunErrorPct is the expected relative error of the point's run time and cost, ±
+// percent: the step's (ErrorPct) and, training to a target, the epochs' combined as
+// independent errors, √(a² + b²); the step's alone for fixed epochs.
+func (p Point) RunErrorPct() float64 {
+	if p.EpochsErrorPct == 0 {
+		return p.ErrorPct
+	}
+	return math.Hypot(p.ErrorPct, p.EpochsErrorPct)
 }
 
 // Curve is one CNN×machine over a range of batch sizes.
@@ -59,6 +79,11 @@ type Curve struct {
 	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
 	CostKnown       bool    `json:"cost_known"`
+	// Price says which price the costs use: on-demand or spot, the region, its date and
+	// age (flagged when older than hw.StalePriceDays), or why there is none.
+	Price hw.PriceBasis `json:"price"`
+	// GPUSource is where the GPU's specifications come from (the catalog's citation).
+	GPUSource string `json:"gpu_source,omitempty"`
 	// EnergyKnown is false when the GPU's power (TDP) is unknown: energy is then not given.
 	EnergyKnown bool `json:"energy_known"`
 	// Nodes is how many instances of the machine train together when more than one
@@ -84,4 +109,10 @@ type Curve struct {
 	// Backend says, for a measured CPU, whose measurements answered: "pytorch"
 	// (scripts/pytorch_sweep.py) or "cnntime-cpu" (cnntime's Go CPU backend); empty for a GPU.
 	Backend string `json:"backend,omitempty"`
+	// EpochsSource says where the points' epochs come from: "fixed" (the run's
+	// epochs), a preset's dataset ("imagenet-1k") or "custom"; Convergence is the
+	// epochs model when training to a target (its critical batch and regimes), and
+	// then Best is the batch with the least time, and cost, to the target.
+	EpochsSource string             `json:"epochs_source,omitempty"`
+	Convergence  *convergence.Model `json:"convergence,omitempty"`
 }

@@ -9,10 +9,23 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// stepTable holds one network's training step on one device at one precision and
-// policy, indexed by per-GPU batch size (index 0 unused).
+// stepTable is the cache entry of one network's training step on one device at one
+// precision and policy: its arrays, replaced by larger ones when a request needs more
+// batch sizes (mu held).
 type stepTable struct {
-	mu         sync.Mutex
+	mu     sync.Mutex
+	arrays *stepArrays
+
+	// used is the engine's clock at the table's last use and size the bytes the
+	// engine counts it for; both are guarded by the engine's mutex.
+	used uint64
+	size int
+}
+
+// stepArrays are a training step's figures indexed by per-GPU batch size (index 0
+// unused). They are never changed once filled, so a curve reads them without a lock
+// while a larger table is being filled.
+type stepArrays struct {
 	stepMS     []float64 // the whole step: kernels as the host issues them, update, host overhead
 	gpuMS      []float64 // the GPU's busy time: kernels and update
 	backwardMS []float64 // the backward kernels' time, under which the all-reduce hides
@@ -20,9 +33,18 @@ type stepTable struct {
 	relErr     []float64 // expected relative error of stepMS, a fraction
 }
 
+// bytes is what a's arrays take; a may be nil.
+func (a *stepArrays) bytes() int {
+	if a == nil {
+		return 0
+	}
+	const perBatch = 4*8 + 16 // four float64 arrays and a Source (a string header)
+	return len(a.stepMS) * perBatch
+}
+
 // kernelSeq is one kernel launch of the step, in issue order: which layer and phase
-// it is (layer -1: one of the framework's per-tensor operators of no layer), which timing, and
-// how long the host takes to issue it.
+// it is (layer -1: one of the framework's per-tensor operators of no layer), which
+// timing, and how long the host takes to issue it.
 type kernelSeq struct {
 	layer    int
 	phase    measure.Phase
@@ -48,6 +70,44 @@ type stepPlan struct {
 	// syncAt is the index in seq before which the host waits for the GPU (the
 	// script's loss.item() after the forward pass); -1: no sync inside the step.
 	syncAt int
+	// slabs hold the timings; release gives them back for the next plan.
+	slabs []*[]kernels.Estimate
+}
+
+// estimateSlabs are reused backing arrays of plans' timings: a table's fill times
+// every configuration phase at a thousand batch sizes, megabytes that would otherwise
+// be garbage after every fill.
+var estimateSlabs = sync.Pool{New: func() any {
+	s := make([]kernels.Estimate, 0, 64*(fillChunk+2))
+	return &s
+}}
+
+// estimates returns n estimates from p's slabs.
+func (p *stepPlan) estimates(n int) []kernels.Estimate {
+	if len(p.slabs) > 0 {
+		s := p.slabs[len(p.slabs)-1]
+		if cap(*s)-len(*s) >= n {
+			*s = (*s)[:len(*s)+n]
+			return (*s)[len(*s)-n:]
+		}
+	}
+	s := estimateSlabs.Get().(*[]kernels.Estimate)
+	if cap(*s) < n {
+		big := make([]kernels.Estimate, 0, n)
+		s = &big
+	}
+	*s = (*s)[:n]
+	p.slabs = append(p.slabs, s)
+	return *s
+}
+
+// release gives p's slabs back; p's timings must not be used after it.
+func (p *stepPlan) release() {
+	for _, s := range p.slabs {
+		*s = (*s)[:0]
+		estimateSlabs.Put(s)
+	}
+	p.slabs, p.timings = nil, nil
 }
 
 // plan times req's kernels at the per-GPU batches (each distinct configuration ×
@@ -72,7 +132,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		if i, ok := index[k]; ok {
 			return i
 		}
-		out := make([]kernels.Estimate, len(batches))
+		out := p.estimates(len(batches))
 		timer.Times(dev, kernels.Request{
 			Config:    cfg,
 			Phase:     phase,
@@ -92,7 +152,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		p.seq = append(p.seq, kernelSeq{layer, phase, ti, issueUS, phase != measure.Forward})
 	}
 	// The framework's per-tensor operators take the same time at every batch: a
-	// timing of their own each, trusted as the overheads are (layer -1 in the sequence).
+	// timing of their own each, trusted as the overheads are.
 	var bk bookkeeping
 	if !e.over.Synchronous {
 		bk = e.over.bookkeeping(req, e.over.streamGBs(req))
@@ -101,7 +161,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	// others (layer -1) as the optimizer.
 	addOps := func(layer int, ops []smallOp) {
 		for _, op := range ops {
-			out := make([]kernels.Estimate, len(batches))
+			out := p.estimates(len(batches))
 			for i := range out {
 				out[i] = kernels.Estimate{MS: op.gpuMS, Source: kernels.Measured, RelErr: e.over.OverheadRelErr}
 			}
@@ -138,95 +198,119 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	return p
 }
 
-// fill computes t for per-GPU batches 1..size-1 (the arrays have size entries).
-func (e *Engine) fill(t *stepTable, req Request, size int) {
-	batches := make([]int, size-1)
-	for i := range batches {
-		batches[i] = i + 1
+// fillChunk is how many batch sizes fill plans at once: the plan holds an estimate
+// per distinct configuration phase per batch, so a table of 65,536 batch sizes of a
+// large network planned in one go would hold hundreds of megabytes.
+const fillChunk = 1024
+
+// fill computes the step for per-GPU batches 1..size-1 (arrays of size entries), a
+// chunk of batches at a time. Every chunk decides which phases run a kernel as one
+// plan over the whole table would: by their time at batch 1 and at the last batch.
+func (e *Engine) fill(req Request, size int) *stepArrays {
+	t := &stepArrays{
+		stepMS:     make([]float64, size),
+		gpuMS:      make([]float64, size),
+		backwardMS: make([]float64, size),
+		source:     make([]Source, size),
+		relErr:     make([]float64, size),
 	}
-	p := e.plan(&req, batches)
-	e.compose(t, &p)
+	last := size - 1
+	batches := make([]int, 0, min(fillChunk, last)+2)
+	for lo := 1; lo <= last; lo += fillChunk {
+		hi := min(lo+fillChunk, size)
+		batches = append(batches[:0], 1) // plan probes its first and last batch
+		for b := lo; b < hi; b++ {
+			batches = append(batches, b)
+		}
+		batches = append(batches, last)
+		p := e.plan(&req, batches)
+		e.compose(t, &p, 1, len(batches)-1)
+		p.release()
+	}
+	return t
 }
 
-// compose fills t from the plan p: entry i+1 of each array is the step at
-// p.batches[i] (entry 0 is unused).
+// compose fills the entries of t at the per-GPU batches p.batches[lo:hi] from the
+// plan p (an array's entry b is the step at per-GPU batch b).
 //
 // The step is simulated as the host issuing kernels into one stream: the host spends
 // LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and
 // LaunchBackwardUS per backward kernel (autograd engine, launch); each kernel starts
 // when both it has been issued and the previous kernel has finished. With small
 // batches the GPU waits on the host (launch-bound); with large ones the host runs
-// ahead and its cost disappears. The SGD update follows, then StepMS of host work per
-// step (optimizer bookkeeping, zeroing gradients, synchronisation).
-func (e *Engine) compose(t *stepTable, p *stepPlan) {
-	size := len(p.batches) + 1
-	t.stepMS = make([]float64, size)
-	t.gpuMS = make([]float64, size)
-	t.backwardMS = make([]float64, size)
-	t.source = make([]Source, size)
-	t.relErr = make([]float64, size)
-	gpuEnd := make([]float64, size) // when the GPU finishes the kernels so far, ms
-	errSum := make([]float64, size) // Σ kernel time × its relative error
-	for b := range t.source {
-		t.source[b] = Measured
+// ahead and its cost disappears. The framework's per-tensor operators are kernels in
+// the same stream (Request.Framework); a script that reads the loss after the forward
+// pass makes the host wait there for the GPU. The update's fused part follows, then
+// StepMS of host work per step.
+func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
+	n := hi - lo
+	gpuEnd := make([]float64, n) // when the GPU finishes the kernels so far, ms
+	gpuMS := make([]float64, n)
+	backwardMS := make([]float64, n)
+	errSum := make([]float64, n) // Σ kernel time × its relative error
+	source := make([]Source, n)
+	for i := range source {
+		source[i] = Measured
 	}
 	// The issue simulation runs over every launch; the sums run over distinct
 	// configuration phases, weighted by how often each is launched.
 	type uses struct{ total, backward int }
 	used := make([]uses, len(p.timings))
-	hostMS := 0.0                   // the host's issue time of the kernels so far
-	waited := make([]float64, size) // how long the host has waited for the GPU at a sync, per batch
+	hostMS := 0.0                // the host's issue time of the kernels so far
+	waited := make([]float64, n) // how long the host has waited for the GPU at a sync, per batch
 	for j, k := range p.seq {
 		if j == p.syncAt {
 			// The script reads a GPU value here (loss.item()): the host waits for
 			// every kernel issued so far before it issues the next.
-			for b := 1; b < size; b++ {
-				waited[b] = math.Max(waited[b], gpuEnd[b]-hostMS)
+			for i := range waited {
+				waited[i] = math.Max(waited[i], gpuEnd[i]-hostMS)
 			}
 		}
-		est := p.timings[k.timing]
+		est := p.timings[k.timing][lo:hi]
 		hostMS += k.issueUS / 1000
 		used[k.timing].total++
 		if k.backward {
 			used[k.timing].backward++
 		}
 		for i := range est {
-			end := gpuEnd[i+1]
-			if h := hostMS + waited[i+1]; end < h {
+			end := gpuEnd[i]
+			if h := hostMS + waited[i]; end < h {
 				end = h // the GPU waits for the host to issue this kernel
 			}
-			gpuEnd[i+1] = end + est[i].MS
+			gpuEnd[i] = end + est[i].MS
 		}
 	}
 	for ti, u := range used {
 		if u.total == 0 {
 			continue
 		}
-		n, nb := float64(u.total), float64(u.backward)
-		for i, es := range p.timings[ti] {
-			b := i + 1
-			t.gpuMS[b] += n * es.MS
-			t.backwardMS[b] += nb * es.MS
-			errSum[b] += n * es.MS * es.RelErr
-			if es.Source != t.source[b] && sourceRank(es.Source) > sourceRank(t.source[b]) {
-				t.source[b] = es.Source
+		nt, nb := float64(u.total), float64(u.backward)
+		for i, es := range p.timings[ti][lo:hi] {
+			gpuMS[i] += nt * es.MS
+			backwardMS[i] += nb * es.MS
+			errSum[i] += nt * es.MS * es.RelErr
+			if es.Source != source[i] && sourceRank(es.Source) > sourceRank(source[i]) {
+				source[i] = es.Source
 			}
 		}
 	}
 
 	update, updateIssue := p.update, p.updateIssue
-	for b := 1; b < size; b++ {
-		layers := t.gpuMS[b]
-		end := math.Max(gpuEnd[b], hostMS+waited[b]+updateIssue) + update
+	for i := range n {
+		b := p.batches[lo+i]
+		layers := gpuMS[i]
+		end := math.Max(gpuEnd[i], hostMS+waited[i]+updateIssue) + update
 		if e.over.Synchronous {
 			end = hostMS + layers + updateIssue + update // the host waits for every kernel
 		}
 		t.stepMS[b] = end + e.over.StepMS
-		t.gpuMS[b] += update
+		t.gpuMS[b] = layers + update
+		t.backwardMS[b] = backwardMS[i]
+		t.source[b] = source[i]
 		// Kernel errors are correlated (one fitted model), so they add linearly; the
 		// host and update part of the step carries the overhead model's own error.
 		rest := t.stepMS[b] - layers
-		t.relErr[b] = (errSum[b] + rest*e.over.OverheadRelErr) / t.stepMS[b]
+		t.relErr[b] = (errSum[i] + rest*e.over.OverheadRelErr) / t.stepMS[b]
 	}
 }
 

@@ -59,9 +59,19 @@ ones in reverse), --repeats times over after --warmup untimed passes, each call 
 alone (--clock), so that a call finds the caches as a step leaves them; a row is the
 median over all rounds. torch.autograd.grad's own cost of starting a backward pass
 (timed among the calls on a graph of one view), which a training step pays once and not
-per layer, is subtracted from each backward phase. On a GPU, phases are timed with CUDA events around back-to-back calls, the update
-is left out (cnntime models it), and kernel precisions are cnntime's: fp32 training runs
-TF32 convolutions on Ampere and later (precision tf32), amp runs FP16 (the loss FP32).
+per layer, is subtracted from each backward phase.
+
+On a GPU (--device cuda or cuda:N, made the current device), one configuration at a time
+and one batch size at a time: its inputs and graph are built, each phase is timed with
+CUDA events around back-to-back calls (--rounds x --repeats samples), everything is freed
+and its rows are written before the next is built; an out-of-memory while building or
+timing marks that batch size and the larger ones oom. Nothing is subtracted: events time
+the GPU alone. The update is left out (cnntime models it), and kernel precisions are
+cnntime's: fp32 training runs TF32 convolutions on Ampere and later (precision tf32), amp
+runs what torch.autocast runs in a step: convolutions and linear layers on FP16 weights
+and inputs (no cast timed), the other layers on the type autocast gives their inputs
+(FP16 after a convolution, FP32 after a layer norm or the layer scale), layer norm and
+the loss in FP32.
 On the CPU, --steps-out FILE also times the models' whole steps into a step CSV, in the
 same rounds as the layers (each batch size's layers, then its steps), so that layers and
 steps see the same machine.
@@ -79,6 +89,7 @@ Needs PyTorch and torchvision (with CUDA for --device cuda); --layers also needs
 import argparse
 import csv
 import datetime
+import gc
 import json
 import os
 import shlex
@@ -358,6 +369,7 @@ def layer_configs(cmd, models, resolution, classes):
         if out.returncode != 0:
             raise SystemExit(f"pytorch_sweep.py: {' '.join(cmd + args)} failed: {out.stderr.strip()}")
         graph = json.loads(out.stdout)
+        amp_out = amp_dtypes(graph["layers"])
         for layer in graph["layers"]:
             if "config" not in layer or "phases" not in layer:
                 raise SystemExit("pytorch_sweep.py --layers: this cnntime's `model --json` gives no configuration keys; use a newer cnntime")
@@ -366,7 +378,8 @@ def layer_configs(cmd, models, resolution, classes):
             c = configs.get(layer["config"])
             if c is None:
                 c = configs[layer["config"]] = {"key": layer["config"], "spec": parse_config_key(layer["config"]),
-                                                "phases": set(), "inplace": False, "in_shapes": layer["in_shapes"]}
+                                                "phases": set(), "inplace": False, "in_shapes": layer["in_shapes"],
+                                                "amp_in": [amp_out.get(i, "half") for i in layer.get("inputs", [])]}
             c["phases"].update(layer["phases"])
             c["inplace"] = c["inplace"] or bool(layer.get("inplace"))
     for c in configs.values():
@@ -374,13 +387,40 @@ def layer_configs(cmd, models, resolution, classes):
     return list(configs.values())
 
 
+# Under torch.autocast (amp), what each op outputs: convolutions and matrix products run
+# in FP16; the ops of autocast's FP32 list (layer norm, cross-entropy) in FP32; the
+# layer scale multiplies by an FP32 parameter, so type promotion makes it FP32; add, mul
+# and concat take the widest of their inputs; every other op keeps its input's type.
+AMP_HALF_OPS = ("conv2d", "linear")
+AMP_FLOAT_OPS = ("layernorm", "crossentropy", "scale")
+
+
+def amp_dtypes(layers):
+    """Each layer's output type under amp ("half" or "float"), by index (-1: the FP32
+    image), following a graph from `cnntime model --json` in its (topological) order."""
+    out = {-1: "float"}
+    for layer in layers:
+        ins = [out.get(i, "float") for i in layer.get("inputs", [-1])]
+        op = layer.get("op", "")
+        if op in AMP_HALF_OPS:
+            out[layer["index"]] = "half"
+        elif op in AMP_FLOAT_OPS:
+            out[layer["index"]] = "float"
+        else:
+            out[layer["index"]] = "float" if "float" in ins else "half"
+    return out
+
+
 class Layer:
     """One layer configuration as PyTorch runs it: the module (or function) torchvision
     uses, its parameters, and the layout of its inputs."""
 
-    def __init__(self, torch, c, device, cuda):
+    def __init__(self, torch, c, device, cuda, half=None):
+        """half, under amp, is the 16-bit type (torch.float16 on a GPU): convolutions and
+        linear layers hold their weights in it, as autocast casts them, so that their
+        timed calls run no cast; None in FP32."""
         nn, F = torch.nn, torch.nn.functional
-        self.torch, self.c, self.device = torch, c, device
+        self.torch, self.c, self.device, self.half = torch, c, device, half
         s = c["spec"]
         op, cin, cout = s["op"], s["in"][0], s["out"][0]
         # On a GPU an in-place op is timed out of place (same kernel traffic); on the CPU
@@ -424,8 +464,13 @@ class Layer:
         self.params = []
         if module is not None:
             module = module.to(device).train()
+            if half is not None and op in AMP_HALF_OPS:
+                module = module.to(half)
             self.params = list(module.parameters())
             self.fn = lambda xs: module(xs[0])
+            if half is not None and op == "layernorm":
+                # autocast runs layer norm in FP32: the FP16 input is cast up, as in the step
+                self.fn = lambda xs: module(xs[0].float())
         elif op == "add":
             self.fn = (lambda xs: xs[0].add_(xs[1])) if ip else (lambda xs: xs[0] + xs[1] if len(xs) == 2 else sum(xs[1:], xs[0]))
         elif op == "mul":
@@ -448,6 +493,18 @@ class Layer:
         # The momentum buffers and the copy of the parameters the SGD update writes.
         self.shadow = [p.detach().clone() for p in self.params]
         self.momentum = [None] * len(self.params)
+
+    def input_dtypes(self):
+        """The inputs' types: FP32, or under amp what autocast's ops produce for them
+        (always the 16-bit type for a convolution or a linear layer: no cast is timed)."""
+        torch, op = self.torch, self.c["spec"]["op"]
+        n = len(self.c["in_shapes"])
+        if self.half is None:
+            return [torch.float32] * n
+        if op in AMP_HALF_OPS:
+            return [self.half] * n
+        kinds = self.c.get("amp_in") or ["half"] * n
+        return [self.half if k == "half" else torch.float32 for k in kinds]
 
     def input_shapes(self, batch):
         """The inputs' tensor shapes at a batch size, in the layout torchvision runs the op in."""
@@ -486,11 +543,13 @@ def layer_case(torch, layer, batch, device, autocast, update):
     phases = c["phases"]
     # Inputs require grad unless the layer is on the image (no data gradient), as in a step.
     grad_in = "bwd_data" in phases or op in ("add", "concat")
-    xs = [torch.randn(shape, device=device, requires_grad=grad_in) for shape in layer.input_shapes(batch)]
+    xs = [torch.randn(shape, device=device, dtype=dtype).requires_grad_(grad_in)
+          for shape, dtype in zip(layer.input_shapes(batch), layer.input_dtypes())]
     fn = layer.fn
     if op == "crossentropy":
         target = torch.randint(0, xs[0].shape[1], (batch,), device=device)
-        fn = lambda ins: torch.nn.functional.cross_entropy(ins[0], target)
+        # autocast computes the loss in FP32 (a cast of the FP16 logits first)
+        fn = lambda ins: torch.nn.functional.cross_entropy(ins[0].float(), target)
 
     def inputs():
         return [x.clone() for x in xs] if layer.inplace else xs
@@ -535,39 +594,34 @@ def layer_case(torch, layer, batch, device, autocast, update):
     return calls
 
 
-def time_layers(torch, configs, batches, args, device, cuda, precision, emit, steps=()):
-    """Times every phase of every configuration at every batch size in interleaved
-    rounds and emits one row per configuration, batch size and phase. steps (CPUSteps)
-    are timed in the same rounds, after the layers, so both see the same machine."""
-    import contextlib
-    if cuda:
-        torch.backends.cudnn.benchmark = args.benchmark
-        torch.backends.cudnn.allow_tf32 = precision == "fp32"
-        torch.backends.cuda.matmul.allow_tf32 = False
-    amp = precision == "amp"
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.float16)) if amp else contextlib.nullcontext
-    policy = ("fastest" if args.benchmark else "heuristic") if cuda else ""
-    tf32 = cuda and precision == "fp32" and torch.cuda.get_device_capability(device)[0] >= 8
+def layer_row(config, batch, phase, precision, policy, status, times, less_ms=0.0):
+    """One row of the kernel measurement CSV: the median and spread of times (ms), less
+    less_ms for a backward phase (never below a tenth: it is a median too), or status."""
+    row = {"config": config, "batch_size": batch, "precision": precision, "phase": phase,
+           "policy": policy, "algorithm": "", "median_ms": "", "spread_ms": "", "repeats": 0,
+           "workspace_bytes": 0, "sweep_id": ""}
+    if status or not times:
+        row["status"] = status or "unsupported"
+        return row
+    median, spread = summarize(times)
+    if phase != "fwd" and less_ms:
+        median = max(median - less_ms, median / 10)
+    row.update(status="ok", median_ms=f"{median:.6f}", spread_ms=f"{spread:.6f}", repeats=len(times))
+    return row
 
-    def kernel_precision(op):
-        if amp:
-            return "fp32" if op == "crossentropy" else "amp"
-        return "tf32" if tf32 and op == "conv2d" else "fp32"
+
+def time_layers(torch, configs, batches, args, device, emit, steps=()):
+    """Times every phase of every configuration at every batch size on the CPU in
+    interleaved rounds and emits one row per configuration, batch size and phase. steps
+    (CPUSteps) are timed in the same rounds, after the layers, so both see the same machine."""
+    import contextlib
+    autocast = contextlib.nullcontext
 
     def clock(run):
-        """Times one call (CPU: wall clock) or, on a GPU, back-to-back calls between CUDA events."""
-        if not cuda:
-            t0 = args.clock_fn()
-            run()
-            return (args.clock_fn() - t0) * 1000
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        k = clock.k
-        start.record()
-        for _ in range(k):
-            run()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / k
+        """Times one call (--clock)."""
+        t0 = args.clock_fn()
+        run()
+        return (args.clock_fn() - t0) * 1000
 
     # What torch.autograd.grad costs by itself: a graph of one view, no kernel.
     x0 = torch.zeros(1, device=device, requires_grad=True)
@@ -578,11 +632,6 @@ def time_layers(torch, configs, batches, args, device, cuda, precision, emit, st
     samples, status, layers = {}, {}, {}
     loads = [os.getloadavg()[0]]
     for rnd in range(args.rounds):
-        clock.k = 1
-        if cuda:  # on the CPU it is timed among the layers' calls
-            for _ in range(max(1, args.warmup)):
-                null_run()
-            null.extend(clock(null_run) for _ in range(max(20, args.repeats)))
         # Batch size by batch size, every configuration, then the steps at that size:
         # what is compared was measured moments apart.
         for b in batches:
@@ -591,7 +640,7 @@ def time_layers(torch, configs, batches, args, device, cuda, precision, emit, st
                 key = c["key"]
                 if key not in layers:
                     try:
-                        layers[key] = Layer(torch, c, device, cuda)
+                        layers[key] = Layer(torch, c, device, False)
                     except NotImplementedError as err:
                         layers[key] = None
                         print(f"{key}: unsupported ({err})", file=sys.stderr)
@@ -600,7 +649,7 @@ def time_layers(torch, configs, batches, args, device, cuda, precision, emit, st
                     status.setdefault((key, b), "unsupported")
                     continue
                 try:
-                    cases[key] = layer_case(torch, layer, b, device, autocast, update=not cuda)
+                    cases[key] = layer_case(torch, layer, b, device, autocast, update=True)
                 except ValueError as err:
                     # Batch norm refuses one value per channel in training (batch 1 at 1x1).
                     status[(key, b)] = "unsupported"
@@ -611,53 +660,35 @@ def time_layers(torch, configs, batches, args, device, cuda, precision, emit, st
                     for bb in batches:
                         if bb >= b:
                             status[(key, bb)] = "oom"
-                    if cuda:
-                        torch.cuda.empty_cache()
-            if cuda:
-                # Each phase on its own: back-to-back calls between CUDA events.
-                for key, calls in cases.items():
-                    for phase, (prep, run) in calls.items():
-                        for _ in range(max(1, args.warmup)):
-                            prep and prep()
-                            run()
-                        torch.cuda.synchronize(device)
-                        clock.k = 1
-                        one = clock(run)
-                        clock.k = max(1, min(100, int(2.0 / max(one, 1e-3))))
-                        got = samples.setdefault((key, b, phase), [])
-                        for _ in range(args.repeats):
-                            got.append(clock(run))
-            else:
-                # On the CPU every phase once in a step's order (the forward passes, then
-                # the backward ones in reverse), --repeats times over, each call timed
-                # alone: a call finds the caches as the phases before it in a step leave
-                # them, not as its own previous call did (back to back, a small layer's
-                # Python, dispatcher and data stay in the core's caches and it runs several
-                # times faster than in a step).
-                # The entry cost of a backward call, to subtract, is timed among them too
-                # (every fifth), in the same state of the caches.
-                keys = list(cases)
-                order = [(k, "fwd") for k in keys if "fwd" in cases[k]]
-                backward = [(k, ph) for k in reversed(keys) for ph in ("bwd_data", "bwd_weights") if ph in cases[k]]
-                for i, item in enumerate(backward):
-                    if i % 5 == 0:
-                        order.append((None, "null"))
-                    order.append(item)
-                cases[None] = {"null": (None, null_run)}
-                for _ in range(max(1, args.warmup)):
-                    for k, ph in order:
-                        prep, run = cases[k][ph]
-                        prep and prep()
-                        run()
-                for _ in range(args.repeats):
-                    for k, ph in order:
-                        prep, run = cases[k][ph]
-                        prep and prep()
-                        t = clock(run)
-                        if k is None:
-                            null.append(t)
-                        else:
-                            samples.setdefault((k, b, ph), []).append(t)
+            # Every phase once in a step's order (the forward passes, then the backward
+            # ones in reverse), --repeats times over, each call timed alone: a call finds
+            # the caches as the phases before it in a step leave them, not as its own
+            # previous call did (back to back, a small layer's Python, dispatcher and data
+            # stay in the core's caches and it runs several times faster than in a step).
+            # The entry cost of a backward call, to subtract, is timed among them too
+            # (every fifth), in the same state of the caches.
+            keys = list(cases)
+            order = [(k, "fwd") for k in keys if "fwd" in cases[k]]
+            backward = [(k, ph) for k in reversed(keys) for ph in ("bwd_data", "bwd_weights") if ph in cases[k]]
+            for i, item in enumerate(backward):
+                if i % 5 == 0:
+                    order.append((None, "null"))
+                order.append(item)
+            cases[None] = {"null": (None, null_run)}
+            for _ in range(max(1, args.warmup)):
+                for k, ph in order:
+                    prep, run = cases[k][ph]
+                    prep and prep()
+                    run()
+            for _ in range(args.repeats):
+                for k, ph in order:
+                    prep, run = cases[k][ph]
+                    prep and prep()
+                    t = clock(run)
+                    if k is None:
+                        null.append(t)
+                    else:
+                        samples.setdefault((k, b, ph), []).append(t)
             cases = None
             for st in steps:
                 st.round(b)
@@ -670,22 +701,114 @@ def time_layers(torch, configs, batches, args, device, cuda, precision, emit, st
     null_ms = statistics.median(null) if null else 0.0
     note = f"{load}, backward phases less autograd's {1000 * null_ms:.1f} us entry"
     for c in configs:
-        key, op = c["key"], c["spec"]["op"]
+        key = c["key"]
         for b in batches:
             for phase in c["phases"]:
-                row = {"config": key, "batch_size": b, "precision": kernel_precision(op), "phase": phase,
-                       "policy": policy, "algorithm": "", "median_ms": "", "spread_ms": "", "repeats": 0,
-                       "workspace_bytes": 0, "sweep_id": ""}
-                times = samples.get((key, b, phase))
-                if status.get((key, b)) or not times:
-                    row["status"] = status.get((key, b)) or "unsupported"
-                else:
-                    median, spread = summarize(times)
-                    if phase != "fwd":
-                        # Never below a tenth of what was timed: the entry cost is a median too.
-                        median = max(median - null_ms, median / 10)
-                    row.update(status="ok", median_ms=f"{median:.6f}", spread_ms=f"{spread:.6f}", repeats=len(times))
-                emit(row, note)
+                emit(layer_row(key, b, phase, "fp32", "", status.get((key, b)), samples.get((key, b, phase)), null_ms), note)
+
+
+def time_layers_cuda(torch, configs, batches, args, device, precision, emit, half=None, autocast_device="cuda"):
+    """Times every phase of every configuration at every batch size on a GPU, one
+    configuration and batch size at a time: its inputs and graph are built, each phase is
+    timed with CUDA events around back-to-back calls (--rounds x --repeats samples after
+    --warmup calls), everything is freed and its rows are written before the next is
+    built, so memory held for one configuration never makes a later one run out, and an
+    interrupted run keeps what it wrote. An out-of-memory, while building or while timing,
+    marks that batch size and the larger ones oom. Events time the GPU alone: the host's
+    cost of a call (autograd's entry, say) overlaps the GPU's work or shows as idle time
+    between kernels, and nothing is subtracted.
+
+    Under amp the inputs have the type autocast's ops give them in a step (FP16 from a
+    convolution or a linear layer, FP32 from a layer norm or the layer scale), and
+    convolutions and linear layers hold FP16 weights and take FP16 inputs, so their timed
+    calls run no cast. half and autocast_device are amp's 16-bit type and autocast's device
+    (torch.float16 and "cuda"; the unit tests run on the CPU with others)."""
+    import contextlib
+    torch.backends.cudnn.benchmark = args.benchmark
+    torch.backends.cudnn.allow_tf32 = precision == "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    amp = precision == "amp"
+    half = (half or torch.float16) if amp else None
+    autocast = (lambda: torch.autocast(autocast_device, dtype=half)) if amp else contextlib.nullcontext
+    policy = "fastest" if args.benchmark else "heuristic"
+    tf32 = precision == "fp32" and torch.cuda.get_device_capability(device)[0] >= 8
+
+    def kernel_precision(op):
+        if amp:
+            return "fp32" if op == "crossentropy" else "amp"
+        return "tf32" if tf32 and op == "conv2d" else "fp32"
+
+    def clock(run, k):
+        """The time of one of k back-to-back calls, between two CUDA events."""
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(k):
+            run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / k
+
+    for c in configs:
+        key, op = c["key"], c["spec"]["op"]
+        try:
+            layer = Layer(torch, c, device, True, half)
+        except NotImplementedError as err:
+            layer = None
+            print(f"{key}: unsupported ({err})", file=sys.stderr)
+        oom_from = None
+        for b in batches:
+            status, samples, calls = None, {}, None
+            if layer is None:
+                status = "unsupported"
+            elif oom_from is not None:
+                status = "oom"  # a smaller batch did not fit
+            else:
+                try:
+                    calls = layer_case(torch, layer, b, device, autocast, update=False)
+                    for phase, (prep, run) in calls.items():
+                        for _ in range(max(1, args.warmup)):
+                            prep and prep()
+                            run()
+                        torch.cuda.synchronize(device)
+                        k = max(1, min(100, int(2.0 / max(clock(run, 1), 1e-3))))
+                        samples[phase] = [clock(run, k) for _ in range(args.rounds * args.repeats)]
+                except ValueError as err:
+                    # Batch norm refuses one value per channel in training (batch 1 at 1x1).
+                    status = "unsupported"
+                    print(f"{key} batch {b}: unsupported ({err})", file=sys.stderr)
+                except RuntimeError as err:  # torch.cuda.OutOfMemoryError is a RuntimeError
+                    if not is_oom(err):
+                        raise
+                    status, oom_from = "oom", b
+                    print(f"{key} batch {b}: out of memory", file=sys.stderr)
+                calls = None
+                if status == "oom":
+                    gc.collect()
+                torch.cuda.empty_cache()
+            for phase in c["phases"]:
+                emit(layer_row(key, b, phase, kernel_precision(op), policy, status, samples.get(phase)),
+                     "CUDA events around back-to-back calls")
+        layer = None
+        torch.cuda.empty_cache()
+
+
+def cuda_device(torch, spec):
+    """The GPU --device names (cuda or cuda:N), made the current device: CUDA events, the
+    current stream and torch.cuda.synchronize() without an argument act on the current
+    device, so without it events on cuda:1 would be recorded on GPU 0."""
+    index = 0
+    if spec.startswith("cuda:"):
+        try:
+            index = int(spec[5:])
+        except ValueError:
+            raise ValueError(f"--device {spec!r}: write cuda, cuda:N or cpu") from None
+    elif spec != "cuda":
+        raise ValueError(f"--device {spec!r}: write cuda, cuda:N or cpu")
+    if index < 0 or index >= torch.cuda.device_count():
+        raise ValueError(f"--device {spec!r}: this machine has {torch.cuda.device_count()} CUDA GPUs (cuda:0 is the first)")
+    device = torch.device("cuda", index)
+    torch.cuda.set_device(device)
+    return device
 
 
 def mem_total_bytes():
@@ -780,15 +903,10 @@ def main():
     else:
         if not torch.cuda.is_available():
             sys.exit("pytorch_sweep.py: PyTorch sees no CUDA GPU on this machine (use --device cpu to time the CPU)")
-        index = 0
-        if args.device.startswith("cuda:"):
-            try:
-                index = int(args.device[5:])
-            except ValueError:
-                p.error(f"--device {args.device!r}: write cuda, cuda:N or cpu")
-        elif args.device != "cuda":
-            p.error(f"--device {args.device!r}: write cuda, cuda:N or cpu")
-        device = torch.device("cuda", index)
+        try:
+            device = cuda_device(torch, args.device)
+        except ValueError as err:
+            p.error(str(err))
         args.clock_fn = time.perf_counter  # not used: CUDA events time the GPU
         props = torch.cuda.get_device_properties(device)
         gpu = args.gpu
@@ -839,10 +957,10 @@ def main():
                 steps = [CPUSteps(torch, torchvision, name, batches, args, emit_step) for name in models]
             torch.manual_seed(0)
             if on_cpu:
-                time_layers(torch, configs, batches, args, device, False, "fp32", emit, steps)
+                time_layers(torch, configs, batches, args, device, emit, steps)
             else:
                 for prec in precisions:
-                    time_layers(torch, configs, batches, args, device, True, prec, emit)
+                    time_layers_cuda(torch, configs, batches, args, device, prec, emit)
             return
         for name in models:
             if on_cpu:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -13,40 +15,60 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 	"cnntime/predictor/measure"
 )
 
-// logLines is how many lines the Benchmark view's log keeps.
-const logLines = 200
+// benchmarkTick is how often a running sweep's view refreshes its clock, however
+// fast or slow the measurements come.
+const benchmarkTick = 500 * time.Millisecond
 
-// Benchmark is the Benchmark tab: the devices found, a sweep plan with its estimate,
-// start / pause / cancel, a progress bar with ETA, a live log, and what the cache holds
-// per device. It displays an app.SweepRunner, which owns the sweep (plan, progress,
-// pause, cancel) on the app's cache handle; a paused or cancelled sweep keeps what it
-// measured, and Start resumes from the cache.
+// Benchmark is the Benchmark tab: start / pause / cancel and the progress on top, the
+// sweep plan's form, a live log and what the cache holds per device. It displays an
+// app.SweepRunner, which owns the sweep (plan, progress, pause, cancel, log) on the
+// app's cache handle; a paused or cancelled sweep keeps what it measured, and Start
+// resumes from the cache.
+//
+// The view never draws once per measurement: the runner's changes only schedule one
+// refresh at a time on the UI goroutine (and a clock ticks twice a second while a
+// sweep runs), so a sweep of fifty kernels a second cannot flood the window's event
+// queue and leave it drawing minutes behind the sweep.
 type Benchmark struct {
 	Runner *app.SweepRunner
 
 	Device                          *widget.Select
+	DeviceNote                      *widget.Label // why only the CPU is listed, when it is
 	Models, Batches, Repeats, Input *widget.Entry
 	Precision, Policy               *widget.Select
 	PlanLabel, ETA, Holdings        *widget.Label
 	Progress                        *widget.ProgressBar
-	Log                             *widget.Label
 	StartButton, PauseButton        *widget.Button
 	CancelButton, PlanButton        *widget.Button
 	CheckButton                     *widget.Button // runs the CUDA worker's self-test
 
-	// OnProgress, when set, is called on the UI goroutine after each progress update is
-	// shown (the window can mirror it in a status bar).
-	OnProgress func(app.SweepProgress)
-	// OnFinished, when set, is called on the UI goroutine when a sweep ends (done,
-	// paused, cancelled or failed), after the view shows it.
+	// OnProgress, when set, is called on the UI goroutine after each refresh that
+	// shows a running sweep (the window mirrors it in its status bar).
+	OnProgress func(app.SweepStatus)
+	// OnFinished, when set, is called on the UI goroutine once a sweep has ended
+	// (done, paused, cancelled or failed) and the view shows it.
 	OnFinished func(app.SweepResult, error)
+	// OnMeasured, when set, is called on the sweep's goroutine with every report, as
+	// it comes (tests pause or cancel at an exact count with it).
+	OnMeasured func(app.SweepProgress)
 
-	lines   []string
-	devices app.DeviceList
-	content fyne.CanvasObject
+	log      *widget.List
+	logLines []string
+	logSeq   int
+	devices  app.DeviceList
+	content  fyne.CanvasObject
+
+	// refreshMu serialises refresh: Fyne's driver runs it on its one UI goroutine
+	// already; its test driver runs fyne.Do on the caller's goroutine.
+	refreshMu sync.Mutex
+	pending   atomic.Bool // a refresh is queued on the UI goroutine
+	ticking   atomic.Bool // the clock runs
+	lastEnd   *app.SweepResult
+	shownErr  error
 
 	checked   chan struct{} // closed when the running GPU check has been shown
 	lastCheck app.GPUCheck
@@ -58,6 +80,9 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 	req := app.DefaultSweepRequest()
 	b.Device = widget.NewSelect([]string{"cpu"}, nil)
 	b.Device.SetSelected("cpu")
+	b.DeviceNote = widget.NewLabel("")
+	b.DeviceNote.Wrapping = fyne.TextWrapWord
+	b.DeviceNote.Importance = widget.LowImportance
 	b.Models = widget.NewEntry()
 	b.Models.SetPlaceHolder("models, e.g. resnet50,mobilenet_v2")
 	b.Models.SetText("resnet18")
@@ -73,20 +98,33 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 	b.Policy.SetSelected(string(req.Policy))
 	b.PlanLabel = widget.NewLabel("Choose models and batch sizes, then Plan or Start.")
 	b.PlanLabel.Wrapping = fyne.TextWrapWord
-	b.ETA = widget.NewLabel("")
+	b.ETA = widget.NewLabel("No sweep yet.")
+	b.ETA.Truncation = fyne.TextTruncateEllipsis
 	b.Holdings = widget.NewLabel("")
+	b.Holdings.Wrapping = fyne.TextWrapWord
 	b.Progress = widget.NewProgressBar()
-	b.Log = widget.NewLabel("")
-	b.Log.Wrapping = fyne.TextWrapWord
+	b.log = widget.NewList(func() int { return len(b.logLines) },
+		func() fyne.CanvasObject {
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			return l
+		},
+		func(id widget.ListItemID, o fyne.CanvasObject) {
+			if id < len(b.logLines) {
+				o.(*widget.Label).SetText(b.logLines[id])
+			}
+		})
 	b.PlanButton = widget.NewButton("Plan", b.showPlan)
 	b.StartButton = widget.NewButton("Start", b.Start)
-	b.PauseButton = widget.NewButton("Pause", runner.Pause)
-	b.CancelButton = widget.NewButton("Cancel", runner.Cancel)
+	// The buttons show the new phase before the next click is read: Start, pressed
+	// right after Pause, finds itself enabled (as Resume) and is not lost.
+	b.PauseButton = widget.NewButton("Pause", func() { runner.Pause(); b.refresh() })
+	b.CancelButton = widget.NewButton("Cancel", func() { runner.Cancel(); b.refresh() })
 	b.CheckButton = widget.NewButton("Check GPU", b.CheckGPU)
-	b.setRunning(false)
 
+	deviceItem := widget.NewFormItem("Device", container.NewVBox(b.Device, b.DeviceNote))
 	form := widget.NewForm(
-		widget.NewFormItem("Device", b.Device),
+		deviceItem,
 		widget.NewFormItem("Models", b.Models),
 		widget.NewFormItem("Batch sizes", b.Batches),
 		widget.NewFormItem("Precision", b.Precision),
@@ -94,23 +132,32 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 		widget.NewFormItem("Repeats", b.Repeats),
 		widget.NewFormItem("Input pixels", b.Input),
 	)
+	// The buttons and the progress come first, where a short window still shows them.
 	buttons := container.NewHBox(b.PlanButton, b.StartButton, b.PauseButton, b.CancelButton, b.CheckButton)
-	top := container.NewVBox(widget.NewLabelWithStyle("Sweep", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		form, buttons, b.PlanLabel, b.Progress, b.ETA)
-	right := container.NewBorder(widget.NewLabelWithStyle("Cache", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil,
+	top := container.NewVBox(container.NewBorder(nil, nil, buttons, nil, b.Progress), b.ETA)
+	formSide := container.NewVScroll(container.NewVBox(form, b.PlanLabel))
+	bold := fyne.TextStyle{Bold: true}
+	logBox := container.NewBorder(widget.NewLabelWithStyle("Log", fyne.TextAlignLeading, bold), nil, nil, nil, b.log)
+	cacheBox := container.NewBorder(widget.NewLabelWithStyle("Cache", fyne.TextAlignLeading, bold), nil, nil, nil,
 		container.NewVScroll(b.Holdings))
-	logBox := container.NewBorder(widget.NewLabelWithStyle("Log", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), nil, nil, nil,
-		container.NewVScroll(b.Log))
-	b.content = container.NewHSplit(container.NewBorder(top, nil, nil, nil, logBox), right)
+	right := container.NewHSplit(logBox, cacheBox)
+	right.Offset = 0.62
+	body := container.NewHSplit(formSide, right)
+	body.Offset = 0.4
+	b.content = container.NewBorder(top, nil, nil, nil, body)
+
+	runner.OnChange(b.poke)
 	b.RefreshDevices()
 	b.RefreshHoldings()
+	b.refresh()
 	return b
 }
 
 // Content is the view's root object, for the window's Benchmark tab.
 func (b *Benchmark) Content() fyne.CanvasObject { return b.content }
 
-// RefreshDevices lists the devices again (the CPU, and CUDA GPUs through the worker).
+// RefreshDevices lists the devices again (the CPU, and CUDA GPUs through the worker),
+// and says under the list why it holds only the CPU when it does.
 func (b *Benchmark) RefreshDevices() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -118,10 +165,18 @@ func (b *Benchmark) RefreshDevices() {
 	var ids []string
 	for _, d := range b.devices.Devices {
 		ids = append(ids, d.ID)
-		b.logf("device %s: %s (%s)", d.ID, d.Device.Name, d.Device.Key)
+		b.Runner.Log(fmt.Sprintf("device %s: %s (%s)", d.ID, d.Device.Name, d.Device.Key))
 	}
 	if b.devices.CUDA != "" {
-		b.logf("no CUDA devices: %s", b.devices.CUDA)
+		b.Runner.Log("no CUDA devices: " + b.devices.CUDA)
+		note := b.devices.CUDA
+		if b.devices.NoNVIDIA {
+			note = "this computer has no NVIDIA GPU (its PCI bus lists none); sweeps run on the CPU."
+		}
+		b.DeviceNote.SetText("Only the CPU: " + note)
+		b.DeviceNote.Show()
+	} else {
+		b.DeviceNote.Hide()
 	}
 	b.Device.SetOptions(ids)
 }
@@ -139,7 +194,7 @@ func (b *Benchmark) RefreshHoldings() {
 	}
 	var sb strings.Builder
 	for _, h := range hs {
-		fmt.Fprintf(&sb, "%s\n  %d kernels (%d out of memory), %d steps", h.Device.Name, h.Kernels, h.OutOfMemory, h.Steps)
+		fmt.Fprintf(&sb, "%s\n  %s (%d out of memory), %s", h.Device.Name, charts.Count(h.Kernels, "kernel", "kernels"), h.OutOfMemory, charts.Count(h.Steps, "step", "steps"))
 		if h.LastSweep != "" {
 			fmt.Fprintf(&sb, ", last sweep %s", h.LastSweep)
 		}
@@ -179,11 +234,6 @@ func (b *Benchmark) request() (app.SweepRequest, bool) {
 	return req, true
 }
 
-func describePlan(p app.SweepPlan) string {
-	return fmt.Sprintf("%d kernels of %d layer configurations to measure (%d already in the cache), %d steps; estimate %s.",
-		len(p.Kernels.Items), p.Kernels.Configs, p.Kernels.Cached, len(p.Steps), p.Kernels.Estimate.Round(time.Second))
-}
-
 func (b *Benchmark) showPlan() {
 	req, ok := b.request()
 	if !ok {
@@ -194,36 +244,162 @@ func (b *Benchmark) showPlan() {
 		b.PlanLabel.SetText("Cannot plan: " + err.Error())
 		return
 	}
-	b.PlanLabel.SetText(describePlan(p))
+	b.PlanLabel.SetText(app.DescribePlan(p))
 }
 
-// Start runs (or resumes) the sweep in the background; the view follows its progress.
+// Start runs (or resumes) the sweep in the background; pressed while the sweep is
+// pausing, it resumes as soon as the pause is done. The view follows the runner.
 func (b *Benchmark) Start() {
 	req, ok := b.request()
 	if !ok {
 		return
 	}
 	err := b.Runner.Start(req, app.SweepEvents{
-		Planned:  func(p app.SweepPlan) { fyne.Do(func() { b.PlanLabel.SetText(describePlan(p)) }) },
-		Progress: func(p app.SweepProgress) { fyne.Do(func() { b.show(p) }) },
-		// The runner's Wait returns once the view shows how the sweep ended.
-		Finished: func(res app.SweepResult, err error) { fyne.DoAndWait(func() { b.finish(res, err) }) },
+		Planned: func(p app.SweepPlan) {
+			text := app.DescribePlan(p)
+			fyne.Do(func() { b.PlanLabel.SetText(text) })
+		},
+		Progress: func(p app.SweepProgress) {
+			if b.OnMeasured != nil {
+				b.OnMeasured(p)
+			}
+		},
 	})
 	if err != nil {
 		b.PlanLabel.SetText(err.Error())
 		return
 	}
-	b.setRunning(true)
-	b.Progress.SetValue(0)
-	b.logf("sweep of %s on %s started", strings.Join(req.Models, ", "), req.Device)
+	b.refresh()
 }
 
-// Wait blocks until the running sweep (if any) has ended and the view shows it; not on
-// the UI goroutine.
-func (b *Benchmark) Wait() { b.Runner.Wait() }
+// poke schedules one refresh on the UI goroutine unless one is already waiting.
+func (b *Benchmark) poke() {
+	if b.pending.CompareAndSwap(false, true) {
+		fyne.Do(func() {
+			b.pending.Store(false)
+			b.refresh()
+		})
+	}
+}
+
+// tick keeps the elapsed time and the ETA moving while a sweep runs.
+func (b *Benchmark) tick() {
+	if !b.ticking.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		t := time.NewTicker(benchmarkTick)
+		defer t.Stop()
+		for range t.C {
+			if !b.Runner.Running() {
+				b.ticking.Store(false)
+				b.poke()
+				return
+			}
+			b.poke()
+		}
+	}()
+}
+
+// refresh shows the runner's state: the buttons for its phase, the progress, the
+// clock, the log, and how the last sweep ended. UI goroutine only.
+func (b *Benchmark) refresh() {
+	b.refreshMu.Lock()
+	defer b.refreshMu.Unlock()
+	st := b.Runner.Status()
+	b.setPhase(st)
+	if st.LogSeq != b.logSeq {
+		b.logSeq, b.logLines = st.LogSeq, st.Log
+		b.log.Refresh()
+		b.log.ScrollToBottom()
+	}
+	if st.Running {
+		b.tick()
+		p := st.Progress
+		if p.Total > 0 {
+			b.Progress.SetValue(float64(p.Done) / float64(p.Total))
+		}
+		b.ETA.SetText(describeRun(st))
+		if b.OnProgress != nil {
+			b.OnProgress(st)
+		}
+		return
+	}
+	if st.Result != nil && (st.Result != b.lastEnd || st.Err != b.shownErr) {
+		b.lastEnd, b.shownErr = st.Result, st.Err
+		b.finish(*st.Result, st.Err)
+	}
+}
+
+// describeRun is the line under the progress bar while a sweep runs.
+func describeRun(st app.SweepStatus) string {
+	p := st.Progress
+	what := "Running"
+	switch st.Phase {
+	case app.SweepPausing:
+		what = "Pausing… (after the measurement in flight)"
+		if st.Queued {
+			what = "Pausing… Start pressed: resuming once paused"
+		}
+	case app.SweepCancelling:
+		what = "Cancelling… (after the measurement in flight)"
+	}
+	if p.Total == 0 {
+		return fmt.Sprintf("%s: planning, %s elapsed.", what, st.Elapsed.Round(time.Second))
+	}
+	eta := "estimating the time left"
+	if st.ETA > 0 {
+		eta = "about " + roundETA(st.ETA) + " left"
+	}
+	return fmt.Sprintf("%s: %s of %s, %s elapsed, %s.", what, charts.FormatCount(int64(p.Done)), charts.FormatCount(int64(p.Total)), st.Elapsed.Round(time.Second), eta)
+}
+
+// roundETA rounds a time left the way people say it: seconds under a minute, then
+// minutes.
+func roundETA(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+// setPhase enables the buttons that mean something in the runner's phase: Start when
+// idle or pausing (it then resumes after the pause), Pause while running, Cancel while
+// running or pausing.
+func (b *Benchmark) setPhase(st app.SweepStatus) {
+	enable := func(w fyne.Disableable, on bool) {
+		if on && w.Disabled() {
+			w.Enable()
+		} else if !on && !w.Disabled() {
+			w.Disable()
+		}
+	}
+	phase := st.Phase
+	enable(b.StartButton, phase == app.SweepIdle || (phase == app.SweepPausing && !st.Queued))
+	enable(b.PlanButton, phase == app.SweepIdle)
+	enable(b.PauseButton, phase == app.SweepRunning)
+	enable(b.CancelButton, phase == app.SweepRunning || phase == app.SweepPausing)
+	if phase == app.SweepPausing {
+		b.StartButton.SetText("Resume")
+	} else if b.StartButton.Text != "Start" {
+		b.StartButton.SetText("Start")
+	}
+}
+
+// Wait blocks until the running sweep (if any, and one started while it paused) has
+// ended and the view shows it; not on the UI goroutine.
+func (b *Benchmark) Wait() {
+	b.Runner.Wait()
+	done := make(chan struct{})
+	fyne.Do(func() {
+		b.refresh()
+		close(done)
+	})
+	<-done
+}
 
 // CheckGPU runs the CUDA worker's self-test (cnntime devices --check) on the selected
-// GPU in the background and shows its table, or the one sentence saying why there is
+// GPU in the background and shows its table, or the sentences saying why there is
 // none, in a dialog.
 func (b *Benchmark) CheckGPU() {
 	device := 0
@@ -233,25 +409,26 @@ func (b *Benchmark) CheckGPU() {
 	b.CheckButton.Disable()
 	b.checked = make(chan struct{})
 	done := b.checked
-	b.logf("GPU check of cuda:%d started (about a minute on a GPU)", device)
+	b.Runner.Log(fmt.Sprintf("GPU check of cuda:%d started (about a minute on a GPU)", device))
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
 		res := app.CheckGPU(ctx, device)
 		var text strings.Builder
 		_ = res.Write(&text)
+		switch {
+		case res.Report == nil:
+			b.Runner.Log("GPU check: " + res.Reason)
+		case res.Trusted:
+			b.Runner.Log("GPU check: this GPU's measurements can be trusted")
+		default:
+			b.Runner.Log("GPU check: " + res.Reason)
+		}
 		fyne.Do(func() {
 			b.lastCheck = res
 			b.CheckButton.Enable()
-			switch {
-			case res.Report == nil:
-				b.logf("GPU check: %s", res.Reason)
-			case res.Trusted:
-				b.logf("GPU check: this GPU's measurements can be trusted")
-			default:
-				b.logf("GPU check: %s", res.Reason)
-			}
-			b.showCheck(text.String())
+			b.refresh()
+			b.showCheck(res, text.String())
 			close(done)
 		})
 	}()
@@ -267,58 +444,43 @@ func (b *Benchmark) WaitCheck() {
 // LastCheck is the last GPU check's outcome.
 func (b *Benchmark) LastCheck() app.GPUCheck { return b.lastCheck }
 
-// showCheck shows the check's text in a dialog over the window holding the view.
-func (b *Benchmark) showCheck(text string) {
+// showCheck shows the check in a dialog over the window holding the view: a report's
+// table as it is (monospace, scrolled), a reason as wrapped sentences.
+func (b *Benchmark) showCheck(res app.GPUCheck, text string) {
 	c := fyne.CurrentApp().Driver().CanvasForObject(b.content)
 	for _, w := range fyne.CurrentApp().Driver().AllWindows() {
 		if c == nil || w.Canvas() != c {
 			continue
 		}
-		body := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-		scroll := container.NewScroll(body)
-		scroll.SetMinSize(fyne.NewSize(720, 360))
-		dialog.ShowCustom("GPU check", "Close", scroll, w)
+		var body fyne.CanvasObject
+		if res.Report == nil {
+			l := widget.NewLabel(strings.TrimSpace(text))
+			l.Wrapping = fyne.TextWrapWord
+			scroll := container.NewVScroll(l)
+			scroll.SetMinSize(fyne.NewSize(520, 160))
+			body = scroll
+		} else {
+			l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+			scroll := container.NewScroll(l)
+			scroll.SetMinSize(fyne.NewSize(720, 360))
+			body = scroll
+		}
+		d := dialog.NewCustom("GPU check", "Close", body, w)
+		closeOnEscape(d, w)
+		d.Show()
 		return
-	}
-}
-
-func (b *Benchmark) show(p app.SweepProgress) {
-	if p.Message != "" {
-		b.logf("warning: %s", p.Message)
-		return
-	}
-	if p.Total > 0 {
-		b.Progress.SetValue(float64(p.Done) / float64(p.Total))
-	}
-	eta := "ETA: estimating"
-	if p.ETA > 0 {
-		eta = "ETA: " + p.ETA.Round(time.Second).String()
-	}
-	b.ETA.SetText(fmt.Sprintf("%d of %d, %s elapsed, %s", p.Done, p.Total, p.Elapsed.Round(time.Second), eta))
-	switch {
-	case p.Measurement != nil && p.Measurement.Status == measure.OK:
-		m := p.Measurement
-		b.logf("%s batch %d %s: %.3f ms", m.ConfigKey, m.Batch, m.Phase, m.MedianMS)
-	case p.Measurement != nil:
-		b.logf("%s batch %d %s: %s", p.Measurement.ConfigKey, p.Measurement.Batch, p.Measurement.Phase, p.Measurement.Status)
-	case p.Step != nil:
-		b.logf("step %s batch %d: %.2f ms (%s)", p.Step.Model, p.Step.Batch, p.Step.MedianMS, p.Step.Status)
-	}
-	if b.OnProgress != nil {
-		b.OnProgress(p)
 	}
 }
 
 func (b *Benchmark) finish(res app.SweepResult, err error) {
-	b.setRunning(false)
+	b.setPhase(b.Runner.Status())
 	if err != nil {
-		b.logf("sweep failed: %v", err)
 		b.PlanLabel.SetText("Sweep failed: " + err.Error())
+		b.ETA.SetText("Sweep failed; see the plan's line for why.")
 	} else {
-		b.logf("sweep %s: %d of %d measured in %s, %d out of memory", res.State, res.Done, res.Total, res.Elapsed.Round(time.Second), res.OOM)
 		if res.State == "done" {
 			b.Progress.SetValue(1)
-			b.ETA.SetText(fmt.Sprintf("Done: %d measured in %s.", res.Done, res.Elapsed.Round(time.Second)))
+			b.ETA.SetText(fmt.Sprintf("Done: %s measured in %s.", charts.FormatCount(int64(res.Done)), res.Elapsed.Round(time.Second)))
 		} else {
 			b.ETA.SetText(fmt.Sprintf("Sweep %s after %d of %d; Start resumes it.", res.State, res.Done, res.Total))
 		}
@@ -329,31 +491,5 @@ func (b *Benchmark) finish(res app.SweepResult, err error) {
 	}
 }
 
-func (b *Benchmark) setRunning(on bool) {
-	for _, w := range []fyne.Disableable{b.StartButton, b.PlanButton} {
-		if on {
-			w.Disable()
-		} else {
-			w.Enable()
-		}
-	}
-	for _, w := range []fyne.Disableable{b.PauseButton, b.CancelButton} {
-		if on {
-			w.Enable()
-		} else {
-			w.Disable()
-		}
-	}
-}
-
-// logf adds a line to the log, keeping the last logLines.
-func (b *Benchmark) logf(format string, args ...any) {
-	b.lines = append(b.lines, fmt.Sprintf(format, args...))
-	if len(b.lines) > logLines {
-		b.lines = b.lines[len(b.lines)-logLines:]
-	}
-	b.Log.SetText(strings.Join(b.lines, "\n"))
-}
-
 // LogText is the log's current text.
-func (b *Benchmark) LogText() string { return b.Log.Text }
+func (b *Benchmark) LogText() string { return strings.Join(b.Runner.Status().Log, "\n") }

@@ -21,17 +21,21 @@ func (mw *MainWindow) removeModelDialog() {
 		return
 	}
 	if len(names) == 0 {
-		dialog.ShowInformation("Remove model", "There are no custom models to remove.\nAdd one with File → Add model….", mw.Window)
+		d := dialog.NewInformation("Remove model", "There are no custom models to remove.\nAdd one with File → Add model….", mw.Window)
+		closeOnEscape(d, mw.Window)
+		d.Show()
 		return
 	}
 	choice := widget.NewSelect(names, nil)
 	choice.SetSelected(names[0])
 	content := container.NewVBox(widget.NewLabel("Custom model to remove:"), choice)
-	dialog.ShowCustomConfirm("Remove model", "Remove…", "Cancel", content, func(ok bool) {
+	d := dialog.NewCustomConfirm("Remove model", "Remove…", "Cancel", content, func(ok bool) {
 		if ok && choice.Selected != "" {
 			mw.confirmRemoveModel(choice.Selected)
 		}
 	}, mw.Window)
+	closeOnEscape(d, mw.Window)
+	d.Show()
 }
 
 // confirmRemoveModel asks before removing the custom model called name.
@@ -46,6 +50,7 @@ func (mw *MainWindow) confirmRemoveModel(name string) {
 		}, mw.Window)
 	d.SetConfirmText("Remove")
 	d.SetDismissText("Cancel")
+	closeOnEscape(d, mw.Window)
 	d.Show()
 }
 
@@ -105,6 +110,7 @@ func (mw *MainWindow) showWarnings(warnings []string) {
 	label.Wrapping = fyne.TextWrapWord
 	d := dialog.NewCustom("Left out at start", "OK", container.NewVScroll(label), mw.Window)
 	d.Resize(fyne.NewSize(560, 320))
+	closeOnEscape(d, mw.Window)
 	d.Show()
 }
 

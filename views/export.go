@@ -44,10 +44,21 @@ type ExportRequest struct {
 // goroutine). Charts are drawn with a legend, in the light style; the extension picks
 // the format.
 func (mw *MainWindow) Export(req ExportRequest) error {
-	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), req)
+	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), mw.priceDates(), req)
 }
 
-func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, req ExportRequest) error {
+// priceDates are the dates of the selected machines' prices.
+func (mw *MainWindow) priceDates() []string {
+	var out []string
+	for _, id := range mw.state.Settings.Machines {
+		if m, ok := mw.Selection.byID[id]; ok && m.PriceDate != "" {
+			out = append(out, m.PriceDate)
+		}
+	}
+	return out
+}
+
+func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, priceDates []string, req ExportRequest) error {
 	switch req.What {
 	case exportWhyChart, exportWhyCSV:
 		if why == nil {
@@ -59,8 +70,10 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 		if req.What == exportWhyCSV {
 			return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteExplanationCSV(w, why) })
 		}
-		return app.ExportChart(req.Path, charts.Breakdown(breakdownBars(why), charts.BreakdownOptions{
-			Title: fmt.Sprintf("%s on %s, batch %d: milliseconds per iteration", why.Model, why.Machine, why.Batch), Style: charts.LightStyle}), req.Width, req.Height)
+		run := st.Settings
+		run.Models = nil
+		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why)), run, priceDates)
+		return app.ExportChart(req.Path, charts.Breakdown(breakdownBars(why), charts.BreakdownOptions{Title: title, Style: charts.LightStyle}), req.Width, req.Height)
 	}
 	if len(st.Curves) == 0 {
 		return fmt.Errorf("nothing to export yet: pick at least one CNN and one machine")
@@ -70,11 +83,18 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 	}
 	opt := st.View.Options(charts.LightStyle)
 	opt.Legend = true
+	opt.Styles = st.Styles // the window's colours and markers
 	switch req.What {
 	case exportCurves:
+		metric := st.View.Metric
+		if metric == "" {
+			metric = charts.MetricTotal
+		}
+		opt.Title = app.ChartTitle(metric.Title()+" vs batch size", st.Settings, priceDates)
 		return app.ExportChart(req.Path, charts.Curves(st.Curves, opt), req.Width, req.Height)
 	case exportScatter:
 		opt.LogX, opt.LogY = st.View.ScatterLog, st.View.ScatterLog
+		opt.Title = app.ChartTitle("Min total time vs cost", st.Settings, priceDates)
 		return app.ExportChart(req.Path, charts.Scatter(st.Curves, opt), req.Width, req.Height)
 	case exportResultsCSV:
 		return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteSummariesCSV(w, rows) })
@@ -92,8 +112,8 @@ func (mw *MainWindow) ShowExportDialog() { mw.showExportDialogFor(exportCurves) 
 func (mw *MainWindow) showExportDialogFor(kind string) {
 	home, _ := os.UserHomeDir()
 	what := widget.NewSelect(exportKinds, nil)
-	path := widget.NewEntry()
-	width, height := widget.NewEntry(), widget.NewEntry()
+	path := newEscapeEntry()
+	width, height := newEscapeEntry(), newEscapeEntry()
 	width.SetText("1200")
 	height.SetText("750")
 	sizeCheck := func(s string) error {
@@ -155,9 +175,9 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 		h, _ := strconv.Atoi(strings.TrimSpace(height.Text))
 		req := ExportRequest{What: what.Selected, Path: strings.TrimSpace(path.Text), Width: w, Height: h}
 		mw.Status.SetText("Exporting " + req.Path + "…")
-		st, rows, why := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation()
+		st, rows, why, dates := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), mw.priceDates()
 		go func() {
-			err := exportState(st, rows, why, req)
+			err := exportState(st, rows, why, dates, req)
 			fyne.Do(func() {
 				if err != nil {
 					mw.showError(err)
@@ -168,6 +188,7 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 		}()
 	}, mw.Window)
 	d.Resize(fyne.NewSize(620, 300))
+	closeOnEscape(d, mw.Window)
 	d.Show()
 }
 
@@ -188,28 +209,33 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 		return widget.NewLabel("The measurement cache could not be opened, so sweeps are off: restart cnntime with a writable --db file.")
 	}
 	b := NewBenchmark(app.NewSweepRunner(mw.Backend.DB()))
-	b.OnProgress = func(p app.SweepProgress) {
-		eta := ""
-		if p.ETA > 0 {
-			eta = ", " + p.ETA.Round(time.Second).String() + " left"
-		}
-		mw.Status.SetText(fmt.Sprintf("Sweeping: %d of %d measured%s.", p.Done, p.Total, eta))
+	mw.Benchmark = b
+	b.OnProgress = func(st app.SweepStatus) {
+		mw.Status.SetText("Sweep: " + describeRun(st))
 	}
 	b.OnFinished = func(res app.SweepResult, err error) {
 		if err != nil {
 			mw.Status.SetText("Sweep failed: " + err.Error())
 			return
 		}
-		if rerr := mw.Backend.Reload(context.Background()); rerr != nil {
-			mw.showError(fmt.Errorf("the sweep finished but its measurements could not be loaded: %w", rerr))
-			return
-		}
-		if ms, err := mw.Session.Machines(context.Background()); err == nil { // a measured device is a machine (local/cpu)
-			mw.Selection.SetMachines(ms)
-			mw.Specs.SetMachines(ms, catalogGPUs())
-		}
-		mw.Session.Refresh()
-		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
+		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; loading them into the predictions…", res.State, res.Done, res.Elapsed.Round(time.Second)))
+		// Reading the cache again takes a while on a big one: never on the UI goroutine.
+		go func() {
+			rerr := mw.Backend.Reload(context.Background())
+			ms, merr := mw.Session.Machines(context.Background()) // a measured device is a machine (local/cpu)
+			fyne.Do(func() {
+				if rerr != nil {
+					mw.showError(fmt.Errorf("the sweep finished but its measurements could not be loaded: %w", rerr))
+					return
+				}
+				if merr == nil {
+					mw.Selection.SetMachines(ms)
+					mw.Specs.SetMachines(ms, catalogGPUs())
+				}
+				mw.Session.Refresh()
+				mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
+			})
+		}()
 	}
 	// The sweep form is tall; scroll it rather than let it set the window's least height.
 	return container.NewVScroll(b.Content())

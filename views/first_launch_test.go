@@ -98,7 +98,7 @@ func TestWhyThisNumber(t *testing.T) {
 			t.Errorf("tab shown after the click: %q", mw.tabs.Selected().Text)
 		}
 	})
-	if !strings.Contains(head, "bounds the step") || !strings.Contains(head, row.Machine) || !strings.Contains(head, "±") {
+	if !strings.Contains(head, "the step") || !strings.Contains(head, row.Machine) || !strings.Contains(head, "±") {
 		t.Errorf("headline %q", head)
 	}
 	onUI(mw, func() {

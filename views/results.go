@@ -13,6 +13,7 @@ import (
 type ResultsTable struct {
 	widget.BaseWidget
 	table      *widget.Table
+	content    fyne.CanvasObject
 	rows       []app.Summary
 	sortColumn app.SummaryColumn // -1: the prediction's order
 	descending bool
@@ -20,7 +21,7 @@ type ResultsTable struct {
 	OnSelected func(app.Summary)
 }
 
-var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60}
+var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60, 260, 130}
 
 // NewResultsTable makes an empty results table.
 func NewResultsTable() *ResultsTable {
@@ -49,9 +50,8 @@ func NewResultsTable() *ResultsTable {
 		col := app.SummaryColumn(id.Col)
 		showSortHeader(o, app.SummaryColumns[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
-	for i, w := range resultWidths {
-		t.table.SetColumnWidth(i, w)
-	}
+	t.table.StickyColumnCount = 2 // the CNN and the machine stay while the figures scroll
+	t.content, _ = newStretchTable(t.table, resultWidths)
 	t.ExtendBaseWidget(t)
 	return t
 }
@@ -80,4 +80,6 @@ func (t *ResultsTable) SortBy(col app.SummaryColumn) {
 func (t *ResultsTable) Rows() []app.Summary { return t.rows }
 
 // CreateRenderer is part of fyne.Widget.
-func (t *ResultsTable) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.table) }
+func (t *ResultsTable) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(t.content)
+}

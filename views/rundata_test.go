@@ -28,7 +28,8 @@ func TestRunDataFieldsApply(t *testing.T) {
 	r.Workers.SetText("6")
 	r.Input.SetText("4")
 	got := s.Settings()
-	want := app.RunData{Dataset: "cifar-10", Input: 4, Loader: "dali", Workers: 6, MemoryFormat: "nhwc"}
+	// The script is not on this form: it stays the session's default.
+	want := app.RunData{Dataset: "cifar-10", Input: 4, Loader: "dali", Workers: 6, MemoryFormat: "nhwc", Script: app.DefaultRunData().Script}
 	if got.Data != want || got.Images != 50000 || p.Images.Text != "50000" {
 		t.Errorf("session run data %+v, images %d (field %q); want %+v and 50000", got.Data, got.Images, p.Images.Text, want)
 	}

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -8,7 +9,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -41,10 +41,16 @@ type SelectionPanel struct {
 	Images    *widget.Entry
 	Precision *widget.Select
 	BatchMin  *widget.Entry
-	BatchMax  *widget.Entry // the cap; empty for none
-	Nodes     *widget.Entry // instances of each machine training together; empty for one
-	RunData   RunData       // dataset, input size, loader, workers, memory format
+	BatchMax  *widget.Entry  // the cap; empty for none
+	Nodes     *widget.Entry  // instances of each machine training together; empty for one
+	RunData   RunData        // dataset, input size, loader, workers, memory format
+	Prices    PriceControls  // on-demand or spot, the region
+	Filters   MachineFilters // the machine list's provider, spot and price filters
+	Train     TrainControls  // train for N epochs or to a target accuracy
 	Picks     map[app.QuickPick]*widget.Button
+	// WorkersNote warns when the loader workers asked for are more than a selected
+	// machine's vCPUs per GPU.
+	WorkersNote *widget.Label
 
 	content fyne.CanvasObject
 }
@@ -67,8 +73,12 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.gpu = widget.NewSelect([]string{allGPUs}, func(string) { p.machines.applyFilter() })
 	p.gpu.SetSelected(allGPUs)
 	p.older = widget.NewCheck("Older GPUs", func(bool) { p.machines.applyFilter() })
+	p.newMachineFilters()
 	p.machines.filter = func(id string) bool {
 		if p.gpu.Selected != "" && p.gpu.Selected != allGPUs && p.gpuOf[id] != p.gpu.Selected {
+			return false
+		}
+		if !p.machines.checked[id] && !p.passesFilters(p.byID[id]) {
 			return false
 		}
 		// a selected machine stays listed, so it can be unticked
@@ -97,34 +107,52 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 		p.report(s.Update(func(st *app.SessionSettings) { st.Precision = measure.Precision(v) }))
 	}
 
-	form := widget.NewForm(
-		widget.NewFormItem("Epochs", p.Epochs),
+	trainFor, recipe := p.trainItems()
+	form := widget.NewForm(trainFor, widget.NewFormItem("Epochs", p.Epochs))
+	for _, it := range recipe {
+		form.AppendItem(it)
+	}
+	for _, it := range []*widget.FormItem{
 		widget.NewFormItem("Images", p.Images),
 		widget.NewFormItem("Precision", p.Precision),
 		widget.NewFormItem("Batch from", p.BatchMin),
 		widget.NewFormItem("Batch cap", p.BatchMax),
 		widget.NewFormItem("Instances", p.Nodes),
-	)
+	} {
+		form.AppendItem(it)
+	}
 	for _, it := range p.runDataItems() {
 		form.AppendItem(it)
+	}
+	for _, it := range p.priceItems() {
+		form.AppendItem(it)
+	}
+	p.WorkersNote = widget.NewLabel("")
+	p.WorkersNote.Wrapping = fyne.TextWrapWord
+	p.WorkersNote.Importance = widget.WarningImportance
+	p.WorkersNote.Hide()
+	changed := p.RunData.Workers.OnChanged
+	p.RunData.Workers.OnChanged = func(s string) {
+		changed(s)
+		p.checkWorkers()
 	}
 	hint := widget.NewLabel("Each curve runs up to the largest batch that fits its machine's memory (the global batch on multi-GPU machines and over all instances); a cap stops it earlier. Instances train data-parallel over the catalog's network between them.")
 	hint.Wrapping = fyne.TextWrapWord
 	hint.TextStyle = fyne.TextStyle{Italic: true}
 
 	modelBox := container.NewBorder(p.models.search, nil, nil, nil, p.models.tree)
-	wrap := layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding())
-	filters := container.New(wrap, p.gpu, p.older)
-	pickRow := container.New(layout.NewRowWrapLayoutWithCustomPadding(theme.Padding(), theme.Padding()), picks...)
+	// Flowing rows whose least width is their widest control's: the panel can be narrow.
+	filters := container.New(newFlowLayout(theme.Padding(), theme.Padding()), p.Filters.Provider, p.gpu, p.Filters.MaxPrice, p.Filters.SpotOnly, p.older)
+	pickRow := container.New(newFlowLayout(theme.Padding(), theme.Padding()), picks...)
 	machineBox := container.NewBorder(container.NewVBox(p.machines.search, filters, pickRow), nil, nil, nil, p.machines.tree)
 	p.Tabs = container.NewAppTabs(
 		container.NewTabItem("CNNs", modelBox),
 		container.NewTabItem("Machines", machineBox),
-		container.NewTabItem("Run", container.NewVScroll(container.NewVBox(form, hint))),
+		container.NewTabItem("Run", container.NewVScroll(container.NewVBox(form, p.Train.Basis, p.WorkersNote, hint))),
 	)
-	p.chips = container.New(layout.NewRowWrapLayoutWithCustomPadding(theme.Padding()/2, theme.Padding()/2))
+	p.chips = container.New(newFlowLayout(theme.Padding(), theme.Padding()/2))
 	p.refreshChips()
-	chipArea := container.New(&maxHeightLayout{max: 96}, container.NewVScroll(p.chips))
+	chipArea := container.New(&maxHeightLayout{max: 104}, container.NewVScroll(p.chips))
 	p.content = container.NewBorder(chipArea, nil, nil, nil, p.Tabs)
 	return p
 }
@@ -148,6 +176,7 @@ func (p *SelectionPanel) info(msg string) {
 // marked and changes nothing.
 func (p *SelectionPanel) intEntry(text string, set func(*app.SessionSettings, int)) *widget.Entry {
 	e := widget.NewEntry()
+	e.AlwaysShowValidationError = true // "abc" is marked as typed, not when the field loses focus
 	e.SetText(text)
 	check := func(s string) (app.SessionSettings, error) {
 		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(s), ",", ""))
@@ -231,7 +260,7 @@ func (p *SelectionPanel) SetMachines(machines []hw.Machine) {
 	for _, m := range p.list {
 		p.byID[m.ID] = m
 		prov := m.Provider
-		if m.User || m.Listing == hw.ListingLocal {
+		if app.OwnMachine(m) {
 			prov = "My machines"
 		}
 		if _, ok := items[prov]; !ok {
@@ -253,6 +282,8 @@ func (p *SelectionPanel) SetMachines(machines []hw.Machine) {
 	p.machines.titles = titles
 	p.machines.setItems(groups, items, labels)
 	p.machines.setChecked(p.session.Settings().Machines)
+	p.setProviders()
+	p.setRegions()
 	p.refreshChips()
 }
 
@@ -302,16 +333,7 @@ func (p *SelectionPanel) machineTooltip(id string) string {
 	if len(facts) > 0 {
 		lines = append(lines, strings.Join(facts, ", "))
 	}
-	switch {
-	case m.PriceUSDPerHour > 0:
-		price := charts.FormatUSD(m.PriceUSDPerHour) + " per hour"
-		if m.PriceDate != "" {
-			price += " (" + m.PriceDate + ")"
-		}
-		lines = append(lines, price)
-	default:
-		lines = append(lines, "price unknown")
-	}
+	lines = append(lines, priceLines(m, p.session.Settings().Price)...)
 	if app.PreviousGeneration(m, p.gpus) {
 		lines = append(lines, "previous generation or an old price")
 	}
@@ -334,10 +356,17 @@ func (p *SelectionPanel) ToggleMachine(id string, on bool) { p.machines.set(id, 
 // listed; when the pick finds none, it says so and changes nothing.
 func (p *SelectionPanel) QuickPick(q app.QuickPick) {
 	ids := app.Pick(q, p.list, p.gpus)
+	if len(ids) == 0 && q == app.PickWorkstation {
+		// A sweep may have measured this computer since the list was read: read it again.
+		if ms, err := p.session.Machines(context.Background()); err == nil {
+			p.SetMachines(ms)
+			ids = app.Pick(q, p.list, p.gpus)
+		}
+	}
 	if len(ids) == 0 {
 		msg := "No machine to pick."
 		if q == app.PickWorkstation {
-			msg = "No workstation yet: run a sweep in the Benchmark tab, or add your machine with `cnntime machine add`."
+			msg = "No workstation yet: a sweep in the Benchmark tab adds this computer once it has measured a kernel; `cnntime machine add` adds another machine."
 		}
 		p.info(msg)
 		return
@@ -385,11 +414,45 @@ func (p *SelectionPanel) refreshChips() {
 	}
 	p.chips.Objects = objs
 	p.chips.Refresh()
+	p.checkWorkers()
 	if p.Tabs != nil {
 		p.Tabs.Items[0].Text = tabTitle("CNNs", len(st.Models))
 		p.Tabs.Items[1].Text = tabTitle("Machines", len(st.Machines))
 		p.Tabs.Refresh()
 	}
+}
+
+// checkWorkers shows a warning when the loader workers typed are more than a selected
+// machine's vCPUs per GPU: they would share its cores (the prediction counts the cores).
+func (p *SelectionPanel) checkWorkers() {
+	if p.WorkersNote == nil || p.RunData.Workers == nil {
+		return
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(p.RunData.Workers.Text))
+	var over []string
+	if err == nil && n > 0 {
+		for _, id := range p.session.Settings().Machines {
+			m, ok := p.byID[id]
+			if !ok || m.VCPUs <= 0 {
+				continue
+			}
+			if per := m.VCPUs / max(m.GPUCount, 1); n > per {
+				over = append(over, fmt.Sprintf("%s (%d vCPUs, %d per GPU)", id, m.VCPUs, per))
+			}
+		}
+	}
+	if len(over) == 0 {
+		p.WorkersNote.Hide()
+		return
+	}
+	more := ""
+	if len(over) > 2 {
+		more = fmt.Sprintf(" and %d more", len(over)-2)
+		over = over[:2]
+	}
+	p.WorkersNote.SetText(fmt.Sprintf("%d workers per GPU is more than %s%s has: the workers share those cores, and the prediction counts the cores, not the workers.",
+		n, strings.Join(over, ", "), more))
+	p.WorkersNote.Show()
 }
 
 // maxChipRunes is the longest chip text; longer names are cut with an ellipsis.
@@ -400,27 +463,4 @@ func tabTitle(name string, n int) string {
 		return name
 	}
 	return fmt.Sprintf("%s (%d)", name, n)
-}
-
-// maxHeightLayout gives its one child its minimum height up to max, and the rest
-// to scrolling inside it.
-type maxHeightLayout struct{ max float32 }
-
-func (l *maxHeightLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
-	var s fyne.Size
-	for _, o := range objs {
-		m := o.MinSize()
-		if c, ok := o.(*container.Scroll); ok {
-			m = c.Content.MinSize()
-		}
-		s = s.Max(fyne.NewSize(m.Width, fyne.Min(m.Height, l.max)))
-	}
-	return s
-}
-
-func (l *maxHeightLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
-	for _, o := range objs {
-		o.Resize(size)
-		o.Move(fyne.NewPos(0, 0))
-	}
 }

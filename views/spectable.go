@@ -48,7 +48,9 @@ var specColumns = []specColumn{
 	{title: "Price/h", width: 150, text: specPriceText, value: func(r specRow) float64 { return r.m.PriceUSDPerHour }},
 	{title: "Provider", width: 80, text: func(r specRow) string { return r.m.Provider }},
 	{title: "Region", width: 110, text: func(r specRow) string { return specDash(r.m.Region) }},
-	{title: "Price date", width: 100, text: func(r specRow) string { return specDash(r.m.PriceDate) }},
+	{title: "Price date", width: 150, text: specPriceDate},
+	{title: "Spot/h", width: 90, text: specSpot, value: func(r specRow) float64 { return r.m.SpotPriceUSDPerHour }},
+	{title: "Price source", width: 260, text: func(r specRow) string { return specDash(r.m.PriceSource) }},
 }
 
 // The column indices other code may name.
@@ -68,7 +70,33 @@ const (
 	SpecColumnProvider
 	SpecColumnRegion
 	SpecColumnPriceDate
+	SpecColumnSpot
+	SpecColumnPriceSource
 )
+
+// specPriceDate is the price's date and age, flagged OLD beyond hw.StalePriceDays.
+func specPriceDate(r specRow) string {
+	m := r.m
+	if m.PriceDate == "" {
+		return "—"
+	}
+	if m.PriceAgeDays == nil {
+		return m.PriceDate
+	}
+	s := m.PriceDate + " (" + strconv.Itoa(*m.PriceAgeDays) + "d)"
+	if m.PriceStale {
+		s += " OLD"
+	}
+	return s
+}
+
+// specSpot is the spot price in the machine's region, "—" when it has none.
+func specSpot(r specRow) string {
+	if r.m.SpotPriceUSDPerHour <= 0 {
+		return "—"
+	}
+	return "$" + dollars(r.m.SpotPriceUSDPerHour)
+}
 
 func specFigure(x float64) string {
 	if x == 0 {
@@ -118,6 +146,9 @@ func dollars(usd float64) string {
 	return s
 }
 
+// addOn reports whether a row is a GPU add-on, priced without its VM.
+func addOn(r specRow) bool { return r.m.Listing == hw.ListingComponent }
+
 // SpecTable is the machine specification table: one row per machine with its GPU's
 // figures, its size and price, sortable by any column (click a header; again to
 // reverse), filterable by provider and GPU, and with a multiple selection of machines
@@ -129,7 +160,11 @@ type SpecTable struct {
 	// SetMachines, when the user taps a row. SetSelected does not call it.
 	OnSelectionChanged func(ids []string)
 
+	// Search narrows the rows to machines whose id, GPU or provider holds its text.
+	Search   *widget.Entry
 	table    *widget.Table
+	content  fyne.CanvasObject
+	columns  *stretchColumns
 	provider *widget.Select
 	gpu      *widget.Select
 
@@ -155,11 +190,18 @@ func NewSpecTable() *SpecTable {
 			t.toggle(t.rows[id.Row].m.ID)
 		}
 	}
+	// The selection mark and the machine's name stay while the figures scroll.
+	t.table.StickyColumnCount = 2
+	widths := make([]float32, len(specColumns))
 	for i, c := range specColumns {
-		t.table.SetColumnWidth(i, c.width)
+		widths[i] = c.width
 	}
+	t.content, t.columns = newStretchTable(t.table, widths)
 	t.provider = widget.NewSelect([]string{specAllProviders}, func(s string) { t.applyFilter(s, t.filterGPU) })
 	t.gpu = widget.NewSelect([]string{specAllGPUs}, func(s string) { t.applyFilter(t.filterProv, s) })
+	t.Search = widget.NewEntry()
+	t.Search.SetPlaceHolder("machine or GPU")
+	t.Search.OnChanged = func(string) { t.rebuild() }
 	t.ExtendBaseWidget(t)
 	t.applyFilter("", "")
 	return t
@@ -167,8 +209,10 @@ func NewSpecTable() *SpecTable {
 
 // CreateRenderer lays out the filters above the table.
 func (t *SpecTable) CreateRenderer() fyne.WidgetRenderer {
-	filters := container.NewHBox(widget.NewLabel("Filter:"), t.provider, t.gpu)
-	return widget.NewSimpleRenderer(container.NewBorder(filters, nil, nil, nil, t.table))
+	note := widget.NewLabelWithStyle("GPU add-ons (priced without their VM) come after whole machines.", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
+	note.Truncation = fyne.TextTruncateEllipsis
+	filters := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Filter:"), t.Search, t.provider, t.gpu), nil, note)
+	return widget.NewSimpleRenderer(container.NewBorder(filters, nil, nil, nil, t.content))
 }
 
 // SetMachines replaces the machines shown; gpus gives their specifications (a machine
@@ -307,8 +351,13 @@ func (t *SpecTable) toggle(id string) {
 // rebuild filters and sorts the rows and redraws.
 func (t *SpecTable) rebuild() {
 	t.rows = t.rows[:0]
+	q := ""
+	if t.Search != nil {
+		q = strings.ToLower(strings.TrimSpace(t.Search.Text))
+	}
 	for _, r := range t.all {
-		if (t.filterProv == "" || r.m.Provider == t.filterProv) && (t.filterGPU == "" || r.m.GPUID == t.filterGPU) {
+		if (t.filterProv == "" || r.m.Provider == t.filterProv) && (t.filterGPU == "" || r.m.GPUID == t.filterGPU) &&
+			(q == "" || strings.Contains(strings.ToLower(r.m.ID), q) || strings.Contains(strings.ToLower(r.m.GPUID), q) || strings.Contains(strings.ToLower(r.m.Provider), q)) {
 			t.rows = append(t.rows, r)
 		}
 	}
@@ -316,6 +365,9 @@ func (t *SpecTable) rebuild() {
 		col := specColumns[t.sortColumn]
 		sort.SliceStable(t.rows, func(i, j int) bool { return t.less(col, t.rows[i], t.rows[j]) })
 	}
+	// A GPU add-on's price leaves out the VM it attaches to: it is not a machine to
+	// rank with whole ones, whatever the column, so the add-ons come after them.
+	sort.SliceStable(t.rows, func(i, j int) bool { return !addOn(t.rows[i]) && addOn(t.rows[j]) })
 	t.table.Refresh()
 }
 

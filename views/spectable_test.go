@@ -75,11 +75,8 @@ func TestSpecTableHeaderClickSorts(t *testing.T) {
 	// The middle of the Price/h header: the table's position plus the widths and
 	// dividers of the columns before it.
 	tablePos := fyne.CurrentApp().Driver().AbsolutePositionForObject(st.table)
-	x := tablePos.X
-	for i := 0; i < SpecColumnPrice; i++ {
-		x += specColumns[i].width + 4
-	}
-	at := fyne.NewPos(x+specColumns[SpecColumnPrice].width/2, tablePos.Y+10)
+	x := tablePos.X + st.columns.columnLeft(SpecColumnPrice)
+	at := fyne.NewPos(x+st.columns.widths[SpecColumnPrice]/2, tablePos.Y+10)
 
 	test.TapCanvas(w.Canvas(), at)
 	if got := st.Rows()[0]; got != "aws/g4dn.xlarge" {
@@ -207,5 +204,39 @@ func TestSpecTableWithTheCatalog(t *testing.T) {
 	rows := st.Rows()
 	if len(rows) < 5 || rows[0] != "lambda/gpu_1x_h100_sxm5" {
 		t.Errorf("H100 SXM machines by price: %v, want lambda/gpu_1x_h100_sxm5 ($4.29) first", rows)
+	}
+}
+
+// GPU add-ons (priced without their VM) never rank among whole machines: after them
+// whatever the column and direction. The machine's name stays on screen while the
+// figures scroll, and every row says where its price comes from.
+func TestSpecTableAddOnsApartNameFrozenPriceSource(t *testing.T) {
+	test.NewTempApp(t)
+	st := NewSpecTable()
+	addon := hw.Machine{ID: "gcp/nvidia-tesla-t4-gpu-addon", Provider: "gcp", GPUID: "t4", GPUCount: 1, PriceUSDPerHour: 0.35, PriceSource: "GCP GPU pricing page, GPU only", Listing: hw.ListingComponent}
+	ms := append(append([]hw.Machine(nil), specMachines...), addon)
+	for i := range ms {
+		if ms[i].PriceSource == "" {
+			ms[i].PriceSource = "SkyPilot catalog 2026-01-21"
+		}
+	}
+	st.SetMachines(ms, specGPUs)
+	for _, col := range []int{SpecColumnPrice, SpecColumnMachine, SpecColumnCount} {
+		for _, desc := range []bool{false, true} {
+			st.SortBy(col)
+			if desc != st.descending {
+				st.SortBy(col)
+			}
+			rows := st.Rows()
+			if rows[len(rows)-1] != addon.ID {
+				t.Errorf("sorted by %s (descending %v): %v, want the add-on last", specColumns[col].title, desc, rows)
+			}
+		}
+	}
+	if got := st.Cell(len(st.Rows())-1, SpecColumnPriceSource); got != addon.PriceSource {
+		t.Errorf("the add-on's price source cell says %q", got)
+	}
+	if st.table.StickyColumnCount < SpecColumnMachine+1 {
+		t.Errorf("%d sticky columns: the machine's name scrolls away", st.table.StickyColumnCount)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"cnntime/app"
 	"cnntime/app/charts"
 	"cnntime/predictor"
 )
@@ -42,6 +43,10 @@ const (
 	whyPhases  = "The step by phase"
 	whyKinds   = "The step by kind of layer"
 )
+
+// whyRowHeight is the height a bar of the Why chart needs for its label to stay clear
+// of the next (9-point text).
+const whyRowHeight = 17
 
 var whyColumns = []string{"Layer", "Kind", "Shape", "Forward", "Bwd data", "Bwd weight", "Total", "Source"}
 var whyWidths = []float32{170, 130, 250, 85, 85, 95, 85, 95}
@@ -78,7 +83,9 @@ func NewWhyPanel(export func()) *WhyPanel {
 	}
 	tools := container.NewBorder(nil, nil, nil, p.Export, p.Which)
 	right := container.NewBorder(tools, nil, nil, nil, p.table)
-	split := container.NewHSplit(p.Chart, right)
+	// The chart keeps a row's height per bar and scrolls, rather than squeeze its
+	// labels on top of each other in a short window.
+	split := container.NewHSplit(container.NewVScroll(p.Chart), right)
 	split.Offset = 0.4
 	p.content = container.NewBorder(p.Header, nil, nil, nil, split)
 	p.ExtendBaseWidget(p)
@@ -94,6 +101,12 @@ func (p *WhyPanel) Explanation() *predictor.Explanation { return p.x }
 // Set shows an explanation in a chart style.
 func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
 	p.x, p.bars = &x, breakdownBars(&x)
+	groups := map[string]bool{}
+	for _, b := range p.bars {
+		groups[b.Group] = true
+	}
+	p.Chart.MinHeight = float32(len(p.bars)+len(groups))*whyRowHeight + 48 // the rows, their headings and the title
+	p.Chart.Refresh()
 	p.Header.SetText(WhyHeadline(&x))
 	p.Chart.SetChart(charts.Breakdown(p.bars, charts.BreakdownOptions{Title: "milliseconds per iteration", Style: style}))
 	p.Export.Enable()
@@ -109,29 +122,10 @@ func (p *WhyPanel) Clear() {
 	p.table.Refresh()
 }
 
-// WhyHeadline says in a few sentences what the numbers are and what bounds them.
-func WhyHeadline(x *predictor.Explanation) string {
-	gpus := ""
-	if x.GPUCount > 1 {
-		gpus = fmt.Sprintf(" (%d GPUs, %d images each)", x.GPUCount, x.PerGPUBatch)
-	}
-	bound := "the GPU bounds the step: its kernels, the optimizer and the host's launches"
-	if x.Bound == "input" {
-		bound = fmt.Sprintf("the input pipeline bounds the step: the %s loader delivers %s images/s", x.Loader, charts.FormatCount(int64(x.LoaderImagesPerS)))
-	}
-	source := map[predictor.Source]string{
-		predictor.Measured:     "every kernel measured on this GPU",
-		predictor.Interpolated: "some kernels interpolated between batch sizes measured on this GPU",
-		predictor.Transferred:  "some kernels transferred from another GPU's measurements",
-		predictor.Estimated:    "some kernels estimated from the GPU's specifications (roofline with tile and wave quantization)",
-	}[x.Source]
-	if source == "" {
-		source = string(x.Source)
-	}
-	return fmt.Sprintf("%s on %s at batch %d%s, %s, %d px: %s per iteration ±%.0f%%, %s images/s. Why: %s. Where from: %s.",
-		x.Model, x.Machine, x.Batch, gpus, x.Precision, x.Input, charts.FormatMS(x.IterMS), x.ErrorPct,
-		charts.FormatCount(int64(x.ImagesPerS)), bound, source)
-}
+// WhyHeadline says in a few sentences what the numbers are, what bounds them (the
+// largest phase group the chart shows) and where they come from (app.WhyHeadline);
+// to a target accuracy, what the batch costs in epochs beside it (app.WhyEpochs).
+func WhyHeadline(x *predictor.Explanation) string { return app.WhyHeadline(x) + app.WhyEpochs(x) }
 
 // barTooltip reads out a bar of the chart.
 func (p *WhyPanel) barTooltip(m charts.Mark) string {
@@ -142,22 +136,9 @@ func (p *WhyPanel) barTooltip(m charts.Mark) string {
 	return fmt.Sprintf("%s (%s)\n%s per iteration, %s of the step", b.Label, b.Group, charts.FormatMS(b.Value), share(b.Value, p.x.IterMS))
 }
 
-// breakdownBars are the chart's bars: the phases of the step, then the kinds of layer.
-func breakdownBars(x *predictor.Explanation) []charts.Bar {
-	var bars []charts.Bar
-	for _, ph := range x.Phases.List() {
-		if ph.MS > 0 {
-			bars = append(bars, charts.Bar{Label: phaseTitle(string(ph.Phase)), Value: ph.MS, Group: "phase"})
-		}
-	}
-	for i, k := range x.Kinds {
-		if i == 6 { // the rest is small: the table lists every kind
-			break
-		}
-		bars = append(bars, charts.Bar{Label: k.Kind, Value: k.MS, Group: "kind of layer"})
-	}
-	return bars
-}
+// breakdownBars are the chart's bars: the phases under their groups, then the kinds
+// of layer (app.WhyBars).
+func breakdownBars(x *predictor.Explanation) []charts.Bar { return app.WhyBars(x) }
 
 // phaseTitle is a phase's name in words.
 func phaseTitle(phase string) string {

@@ -3,15 +3,18 @@ package views
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -35,6 +38,9 @@ const predictDelay = 150 * time.Millisecond
 // Options configure the main window.
 type Options struct {
 	DBPath string // the measurement cache; "" for the default
+	// Readme is the README's Markdown, for the Help menu's sections; "" leaves them
+	// out (the web link stays).
+	Readme string
 }
 
 // Icon is the application icon as a Fyne resource.
@@ -64,17 +70,33 @@ type MainWindow struct {
 	// custom model that no longer reads); hidden when nothing was.
 	Warnings *widget.Button
 
+	// Benchmark is the Benchmark tab's view; nil when the cache could not be opened.
+	Benchmark *Benchmark
+	// ScatterNote is the line under the scatter: how to read it, and the series
+	// left out for want of a price.
+	ScatterNote *widget.Label
+
 	metric     *widget.Select
 	logX, logY *widget.Check
 	bands      *widget.Check // error bands on the curves and whiskers on the scatter
 	scatterLog *widget.Check
 	state      app.SessionState
-	started    time.Time
 	warnings   []string // what was left out at start, behind the Warnings button
 	changed    bool     // the user changed the selection since the window opened
 	// explainedRun is the settings the Why tab's explanation was made for (of them,
 	// sameRun compares the run's).
 	explainedRun app.SessionSettings
+	// explainSeq counts explanations asked for; a result for an older one is dropped.
+	explainSeq int
+
+	// The layout's parts that a maximised chart rearranges.
+	scatterPanel, curvesPanel fyne.CanvasObject
+	chartsSplit, mainSplit    *container.Split
+	right                     *fyne.Container
+	maximised                 string // "", "scatter" or "curves"
+	maxButtons                map[string]*widget.Button
+	zoomButtons               map[string]*widget.Button
+	readme                    string
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
 	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
@@ -93,7 +115,7 @@ func OpenMainWindow(a fyne.App, opts Options) *MainWindow {
 	w := a.NewWindow("cnntime")
 	w.SetIcon(Icon)
 	w.SetMaster()
-	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…")}
+	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…"), readme: opts.Readme}
 
 	var startErr error
 	path := opts.DBPath
@@ -128,6 +150,8 @@ func (mw *MainWindow) build(startErr error) *MainWindow {
 
 func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *MainWindow {
 	a, w := mw.App, mw.Window
+	a.Settings().SetTheme(CompactTheme())
+	mw.Status.Truncation = fyne.TextTruncateEllipsis // a long message never widens the window
 	mw.Session = app.NewSession(backend, a.Preferences(), predictDelay)
 	machines, err := mw.Session.Machines(context.Background())
 	if err != nil && startErr == nil {
@@ -139,6 +163,9 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	mw.Curves = NewChartView(true, "Select CNNs and machines on the left:\none curve per CNN × machine.")
 	mw.Scatter.Tooltip = mw.scatterTooltip
 	mw.Curves.Tooltip = mw.curveTooltip
+	mw.Curves.ColumnTooltip = mw.columnTooltip
+	mw.Scatter.OnZoom = func(bool) { mw.showZoom() }
+	mw.Curves.OnZoom = func(bool) { mw.showZoom() }
 	mw.Scatter.OnTapped = mw.scatterTapped
 	mw.Legend = NewLegend()
 	mw.Legend.OnToggle = func(key string, shown bool) {
@@ -226,13 +253,17 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	})
 	mw.scatterLog.SetChecked(view.ScatterLog)
 
-	bold := fyne.TextStyle{Bold: true}
-	scatterBar := container.NewHBox(widget.NewLabelWithStyle("Min time vs cost", fyne.TextAlignLeading, bold), mw.scatterLog)
-	curvesBar := container.NewHBox(widget.NewLabelWithStyle("Training time vs batch size", fyne.TextAlignLeading, bold), mw.metric, mw.logX, mw.logY, mw.bands)
-	scatter := container.NewBorder(scatterBar, widget.NewLabel("Hover a point to read it; click it to highlight its curve."), nil, nil, mw.Scatter)
-	curves := container.NewBorder(curvesBar, mw.Legend.Content(), nil, nil, mw.Curves)
-	chartsSplit := container.NewHSplit(scatter, curves)
-	chartsSplit.Offset = 0.4
+	mw.ScatterNote = widget.NewLabel(scatterHint)
+	mw.ScatterNote.Truncation = fyne.TextTruncateEllipsis
+	mw.maxButtons, mw.zoomButtons = map[string]*widget.Button{}, map[string]*widget.Button{}
+	scatterBar := mw.chartBar("scatter", "Min time vs cost", mw.scatterLog)
+	curvesBar := mw.chartBar("curves", "Training time vs batch size", mw.metric, mw.logX, mw.logY, mw.bands)
+	mw.scatterPanel = container.NewBorder(scatterBar, mw.ScatterNote, nil, nil, mw.Scatter)
+	// The legend goes beside the curves on a wide window, under them on a narrow one.
+	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.34}, mw.Curves, mw.Legend.Content())
+	mw.curvesPanel = container.NewBorder(curvesBar, nil, nil, nil, legend)
+	mw.chartsSplit = container.NewHSplit(mw.scatterPanel, mw.curvesPanel)
+	mw.chartsSplit.Offset = 0.4
 
 	mw.whyTab = container.NewTabItem("Why this number?", mw.Why)
 	tabs := container.NewAppTabs(
@@ -243,61 +274,158 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	)
 	tabs.SelectIndex(1)
 	mw.tabs = tabs
-	right := container.NewVSplit(chartsSplit, tabs)
-	right.Offset = 0.6
-	body := container.NewHSplit(mw.Selection.Content(), right)
-	body.Offset = 0.22
+	mw.mainSplit = container.NewVSplit(mw.chartsSplit, tabs)
+	mw.mainSplit.Offset = 0.58
+	mw.right = container.NewStack(mw.mainSplit)
+	body := container.NewHSplit(mw.Selection.Content(), mw.right)
+	body.Offset = 0.21
 	statusBar := container.NewBorder(nil, nil, nil, mw.Warnings, mw.Status)
 	return container.NewBorder(nil, statusBar, nil, nil, body)
 }
 
-// show puts a session state on screen; it runs on the UI goroutine.
+// scatterHint is the line under the scatter when every point has a price.
+const scatterHint = "Hover a point to read it; click it to highlight its curve. Drag to zoom, Shift-drag to pan, right-click to reset."
+
+// chartBar is a chart's title with its controls, a zoom reset and the maximise
+// toggle; the controls wrap onto a second row in a narrow window.
+func (mw *MainWindow) chartBar(which, title string, controls ...fyne.CanvasObject) fyne.CanvasObject {
+	label := widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	reset := widget.NewButtonWithIcon("", theme.ZoomFitIcon(), func() { mw.chartView(which).ResetZoom() })
+	reset.Importance = widget.LowImportance
+	reset.Disable()
+	max := widget.NewButtonWithIcon("", theme.ViewFullScreenIcon(), func() { mw.ToggleMaximise(which) })
+	max.Importance = widget.LowImportance
+	mw.zoomButtons[which], mw.maxButtons[which] = reset, max
+	flow := container.New(newFlowLayout(theme.Padding(), 0), controls...)
+	return container.NewBorder(nil, nil, label, container.NewHBox(reset, max), flow)
+}
+
+func (mw *MainWindow) chartView(which string) *ChartView {
+	if which == "scatter" {
+		return mw.Scatter
+	}
+	return mw.Curves
+}
+
+// showZoom enables each chart's zoom reset while it is zoomed.
+func (mw *MainWindow) showZoom() {
+	for which, b := range mw.zoomButtons {
+		if mw.chartView(which).Zoomed() {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
+	}
+}
+
+// ToggleMaximise gives one chart the whole right of the window ("scatter" or
+// "curves"), or puts both charts and the tabs back when that chart already has it.
+func (mw *MainWindow) ToggleMaximise(which string) {
+	if mw.maximised == which {
+		which = ""
+	}
+	mw.Maximise(which)
+}
+
+// Maximise gives one chart ("scatter" or "curves") the right of the window; ""
+// shows both charts and the tabs again.
+func (mw *MainWindow) Maximise(which string) {
+	if mw.right == nil {
+		return
+	}
+	mw.maximised = which
+	switch which {
+	case "scatter":
+		mw.right.Objects = []fyne.CanvasObject{mw.scatterPanel}
+	case "curves":
+		mw.right.Objects = []fyne.CanvasObject{mw.curvesPanel}
+	default:
+		mw.maximised = ""
+		mw.chartsSplit.Leading, mw.chartsSplit.Trailing = mw.scatterPanel, mw.curvesPanel
+		mw.right.Objects = []fyne.CanvasObject{mw.mainSplit}
+		mw.chartsSplit.Refresh()
+	}
+	for w, b := range mw.maxButtons {
+		if w == mw.maximised {
+			b.SetIcon(theme.ViewRestoreIcon())
+		} else {
+			b.SetIcon(theme.ViewFullScreenIcon())
+		}
+	}
+	mw.right.Refresh()
+}
+
+// Maximised is the chart that has the right of the window, "" when none.
+func (mw *MainWindow) Maximised() string { return mw.maximised }
+
+// show puts a session state on screen; it runs on the UI goroutine. While a
+// prediction runs the charts dim under a spinner: what they show is the last
+// prediction's, not yet the new settings'.
 func (mw *MainWindow) show(st app.SessionState) {
 	mw.uiMu.Lock()
 	defer mw.uiMu.Unlock()
-	prevBusy := mw.state.Busy
 	if mw.state.Settings.Models != nil && !sameSelection(mw.state.Settings, st.Settings) {
 		mw.changed = true // the example's hint goes once the user changes the selection
 	}
 	mw.state = st
 	n := len(st.Settings.Models) * len(st.Settings.Machines)
-	switch {
-	case st.Busy:
-		if !prevBusy {
-			mw.started = time.Now()
-		}
+	if st.Busy {
+		mw.Scatter.SetBusy(true)
+		mw.Curves.SetBusy(true)
 		mw.Status.SetText(fmt.Sprintf("Predicting %s…", charts.Count(n, "CNN × machine curve", "CNN × machine curves")))
 		return
+	}
+	mw.Scatter.SetBusy(false)
+	mw.Curves.SetBusy(false)
+	switch {
 	case st.Err != nil:
 		mw.Status.SetText("Prediction failed: " + st.Err.Error())
 	case n == 0:
 		mw.Status.SetText("Ready. Pick at least one CNN and one machine.")
 	default:
-		took := ""
-		if !mw.started.IsZero() {
-			if d := time.Since(mw.started); d < time.Second {
-				took = fmt.Sprintf(" in %d ms", max(d.Milliseconds(), 1))
-			} else {
-				took = fmt.Sprintf(" in %.1f s", d.Seconds())
-			}
-		}
-		text := fmt.Sprintf("Predicted %s%s: %s, %s, %s of %s images.",
-			charts.Count(len(st.Curves), "curve", "curves"), took, batchRange(st), st.Settings.Precision, charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
-		if mw.Session.FirstLaunch() && !mw.changed {
-			text = fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
-				strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
-		}
-		mw.Status.SetText(text)
+		mw.Status.SetText(mw.predictedText(st))
 	}
 	scatter, curves := st.Charts(mw.chartStyle())
 	mw.Scatter.SetChart(scatter)
 	mw.Curves.SetChart(curves)
-	mw.Legend.Set(st.Curves, st.View.Hidden)
+	if left := scatter.Unpriced(); len(left) > 0 {
+		mw.ScatterNote.SetText(fmt.Sprintf("Not shown, price unknown: %s (set one with cnntime machine set-price).", strings.Join(left, "; ")))
+	} else {
+		mw.ScatterNote.SetText(scatterHint)
+	}
+	metric := st.View.Metric
+	mw.Legend.Set(st.Curves, st.View.Hidden, st.Styles, metric, mw.chartStyle().Background)
 	mw.Results.SetCurves(st.Curves)
 	if st.Err == nil {
 		mw.refreshWhy(st)
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
+}
+
+// predictedText is the status line after a prediction: how many curves, in the
+// prediction's own time (not a redraw's), over which batch sizes and run.
+func (mw *MainWindow) predictedText(st app.SessionState) string {
+	if mw.Session.FirstLaunch() && !mw.changed {
+		return fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
+			strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
+	}
+	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
+		target, _, _ := strings.Cut(m.Target, " (")
+		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.",
+			charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
+			target, charts.FormatCount(int64(st.Settings.Images)))
+	}
+	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.",
+		charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
+		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
+}
+
+// formatTook writes a prediction's duration: milliseconds under a second.
+func formatTook(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", max(d.Milliseconds(), 1))
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
 // batchRange says which batch sizes the curves cover: each up to what fits its
@@ -313,6 +441,12 @@ func batchRange(st app.SessionState) string {
 		return fmt.Sprintf("batch sizes %d to %d", st.Settings.BatchMin, st.Settings.BatchMax)
 	}
 	return fmt.Sprintf("batch sizes from %d up to what fits (%d at most)", st.Settings.BatchMin, hi)
+}
+
+// columnTooltip reads every series at the hovered batch size, under the nearest
+// point's full reading.
+func (mw *MainWindow) columnTooltip(nearest charts.Mark, column []charts.Mark) string {
+	return charts.ColumnTooltip(mw.state.Curves, mw.state.View.Metric, nearest, column)
 }
 
 func (mw *MainWindow) curveTooltip(m charts.Mark) string {
@@ -354,13 +488,26 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 	if !mw.Session.CanExplain() {
 		return
 	}
-	mw.Status.SetText(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
+	mw.explainSeq++
+	seq := mw.explainSeq
+	if show {
+		mw.Status.SetText(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
+	}
 	settings := mw.Session.Settings()
 	go func() {
 		x, err := mw.Session.Explain(context.Background(), model, machine, batch)
 		fyne.Do(func() {
+			// A newer explanation was asked for, or the run changed meanwhile: this one
+			// would describe settings no longer shown.
+			if seq != mw.explainSeq || !sameRun(settings, mw.Session.Settings()) {
+				return
+			}
 			if err != nil {
-				mw.showError(fmt.Errorf("why %s on %s at batch %d: %w", model, machine, batch, err))
+				if show {
+					mw.showError(fmt.Errorf("why %s on %s at batch %d: %w", model, machine, batch, err))
+				} else {
+					mw.Why.Clear()
+				}
 				return
 			}
 			mw.Why.Set(x, mw.chartStyle())
@@ -368,7 +515,9 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 			if show && mw.tabs != nil {
 				mw.tabs.Select(mw.whyTab)
 			}
-			mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, boundWords(x.Bound)))
+			if show { // a refresh after a settings change leaves the status to the prediction
+				mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, app.BoundSentence(&x)))
+			}
 			if mw.OnExplained != nil {
 				mw.OnExplained(x)
 			}
@@ -380,7 +529,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 // depends on besides its CNN, machine and batch (not the selection or the batch range).
 func sameRun(a, b app.SessionSettings) bool {
 	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
-		a.Data == b.Data && a.Nodes == b.Nodes
+		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price && a.Train == b.Train
 }
 
 // refreshWhy keeps the Why tab true to the shown prediction: after the run's settings
@@ -401,13 +550,6 @@ func (mw *MainWindow) refreshWhy(st app.SessionState) {
 		}
 	}
 	mw.Why.Clear()
-}
-
-func boundWords(bound string) string {
-	if bound == "input" {
-		return "the input pipeline sets the pace"
-	}
-	return "the GPU sets the pace"
 }
 
 func (mw *MainWindow) chartStyle() charts.Style {
@@ -444,22 +586,170 @@ func (mw *MainWindow) report(err error) {
 
 func (mw *MainWindow) showError(err error) {
 	mw.Status.SetText("Error: " + err.Error())
-	dialog.ShowError(err, mw.Window)
+	d := dialog.NewError(err, mw.Window)
+	closeOnEscape(d, mw.Window)
+	d.Show()
 }
 
+// shortcut is one keyboard shortcut of the window: its keys, what it does, and the
+// menu item that shows it (the menus, the Help dialog and the key bindings all read
+// this one list).
+type shortcut struct {
+	key   fyne.KeyName
+	what  string
+	run   func(mw *MainWindow)
+	extra bool // not in a menu: listed in Help only
+}
+
+// windowShortcuts is the list (a function: the Help entry lists the list itself).
+func windowShortcuts() []shortcut {
+	return []shortcut{
+		{key: fyne.KeyF, what: "Search the CNNs", run: func(mw *MainWindow) { mw.Selection.FocusModelSearch(mw.Window.Canvas()) }},
+		{key: fyne.KeyI, what: "Import…", run: func(mw *MainWindow) { mw.importDialog() }},
+		{key: fyne.KeyE, what: "Export…", run: func(mw *MainWindow) { mw.ShowExportDialog() }},
+		{key: fyne.KeyQ, what: "Quit", run: func(mw *MainWindow) { mw.App.Quit() }},
+		{key: fyne.Key1, what: "Maximise the scatter (again: back)", run: func(mw *MainWindow) { mw.ToggleMaximise("scatter") }},
+		{key: fyne.Key2, what: "Maximise the curves (again: back)", run: func(mw *MainWindow) { mw.ToggleMaximise("curves") }},
+		{key: fyne.Key0, what: "Reset both charts' zoom", run: func(mw *MainWindow) { mw.Scatter.ResetZoom(); mw.Curves.ResetZoom() }},
+		{key: fyne.KeyR, what: "Results tab", run: func(mw *MainWindow) { mw.tabs.SelectIndex(1) }},
+		{key: fyne.KeyW, what: "Why this number? tab", run: func(mw *MainWindow) { mw.tabs.Select(mw.whyTab) }},
+		{key: fyne.KeyB, what: "Benchmark tab", run: func(mw *MainWindow) { mw.tabs.SelectIndex(3) }},
+		{key: fyne.KeyH, what: "Keyboard and mouse help", run: func(mw *MainWindow) { mw.showShortcuts() }},
+	}
+}
+
+func (s shortcut) keys() *desktop.CustomShortcut {
+	return &desktop.CustomShortcut{KeyName: s.key, Modifier: fyne.KeyModifierShortcutDefault}
+}
+
+// menuItem is a menu entry for the shortcut with this text, showing its keys.
+func (mw *MainWindow) menuItem(what, label string) *fyne.MenuItem {
+	for _, s := range windowShortcuts() {
+		if s.what == what {
+			it := fyne.NewMenuItem(label, func() { s.run(mw) })
+			it.Shortcut = s.keys()
+			return it
+		}
+	}
+	return fyne.NewMenuItem(label, nil)
+}
+
+// readmeSections are the README sections the Help menu opens, by heading.
+var readmeSections = []string{"The desktop app", "Measuring your own CPU or GPU: sweeps", "Why this number? (`cnntime explain`)", "Machines: GPUs, cloud instances and your own", "Accuracy"}
+
 func (mw *MainWindow) mainMenu() *fyne.MainMenu {
+	quit := mw.menuItem("Quit", "Quit")
+	quit.IsQuit = true
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Add model…", mw.addModelDialog),
 		fyne.NewMenuItem("Remove model…", mw.removeModelDialog),
-		fyne.NewMenuItem("Import…", mw.importDialog),
-		fyne.NewMenuItem("Export…", mw.ShowExportDialog),
-	) // Fyne adds Quit to the first menu.
-	help := fyne.NewMenu("Help",
-		fyne.NewMenuItem("About", func() {
-			dialog.ShowInformation("About cnntime", fmt.Sprintf("cnntime %s\n\nPredicts how long and how much it costs to train a CNN\non a GPU machine at every mini-batch size.", app.Version), mw.Window)
-		}),
+		mw.menuItem("Import…", "Import…"),
+		mw.menuItem("Export…", "Export…"),
+		fyne.NewMenuItemSeparator(),
+		quit,
 	)
-	return fyne.NewMainMenu(file, help)
+	view := fyne.NewMenu("View",
+		mw.menuItem("Search the CNNs", "Search the CNNs"),
+		fyne.NewMenuItemSeparator(),
+		mw.menuItem("Maximise the scatter (again: back)", "Maximise the scatter / restore"),
+		mw.menuItem("Maximise the curves (again: back)", "Maximise the curves / restore"),
+		mw.menuItem("Reset both charts' zoom", "Reset zoom"),
+		fyne.NewMenuItemSeparator(),
+		mw.menuItem("Results tab", "Results"),
+		mw.menuItem("Why this number? tab", "Why this number?"),
+		mw.menuItem("Benchmark tab", "Benchmark"),
+	)
+	helpItems := []*fyne.MenuItem{mw.menuItem("Keyboard and mouse help", "Keyboard and mouse…"), fyne.NewMenuItemSeparator()}
+	for _, sec := range readmeSections {
+		helpItems = append(helpItems, fyne.NewMenuItem("README: "+strings.ReplaceAll(sec, "`", "")+"…", func() { mw.showReadme(sec) }))
+	}
+	helpItems = append(helpItems, fyne.NewMenuItemSeparator(), fyne.NewMenuItem("About", func() {
+		d := dialog.NewInformation("About cnntime", fmt.Sprintf("cnntime %s\n\nPredicts how long and how much it costs to train a CNN\non a GPU machine at every mini-batch size.\n\n%s", app.Version, readmeURL), mw.Window)
+		closeOnEscape(d, mw.Window)
+		d.Show()
+	}))
+	return fyne.NewMainMenu(file, view, fyne.NewMenu("Help", helpItems...))
+}
+
+// readmeURL is the project's site (FyneApp.toml's Website), where the README is.
+const readmeURL = "https://github.com/cnntime/cnntime"
+
+// ShortcutsText lists the keyboard shortcuts and what the mouse does, as Help shows it.
+func ShortcutsText() string {
+	var b strings.Builder
+	b.WriteString("Keyboard (Ctrl on Linux and Windows, Cmd on macOS):\n")
+	for _, s := range windowShortcuts() {
+		fmt.Fprintf(&b, "  Ctrl+%s\t%s\n", s.key, s.what)
+	}
+	b.WriteString("  Esc\tclose a dialog; clear a search field\n  Enter\tin a search field: tick the first match\n\n")
+	b.WriteString("Mouse on a chart:\n  hover\tread a point (the curves: every series at that batch size)\n  click\texplain the point (Why this number?); on the scatter also highlight its curve\n  drag\tzoom into the box drawn\n  Shift+drag\tpan\n  right-click\tshow all again\n")
+	return b.String()
+}
+
+func (mw *MainWindow) showShortcuts() {
+	l := widget.NewLabelWithStyle(ShortcutsText(), fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	d := dialog.NewCustom("Keyboard and mouse", "Close", container.NewVScroll(l), mw.Window)
+	d.Resize(fyne.NewSize(640, 520))
+	closeOnEscape(d, mw.Window)
+	d.Show()
+}
+
+// showReadme shows one README section (as built into the program) with a link to
+// the README on the web.
+func (mw *MainWindow) showReadme(heading string) {
+	link, _ := url.Parse(readmeURL + "#" + readmeAnchor(heading))
+	body := readmeSection(mw.readme, heading)
+	if body == "" {
+		body = "This build carries no copy of the README; the link opens it on the web."
+	}
+	text := widget.NewRichTextFromMarkdown(body)
+	text.Wrapping = fyne.TextWrapWord
+	content := container.NewBorder(widget.NewHyperlink("Open this section on the web", link), nil, nil, nil, container.NewVScroll(text))
+	d := dialog.NewCustom(strings.ReplaceAll(heading, "`", ""), "Close", content, mw.Window)
+	d.Resize(fyne.NewSize(820, 600))
+	closeOnEscape(d, mw.Window)
+	d.Show()
+}
+
+// readmeSection is the Markdown under a heading of readme, to the next heading of the
+// same or a higher level; "" when there is none.
+func readmeSection(readme, heading string) string {
+	lines := strings.Split(readme, "\n")
+	level := 0
+	var out []string
+	for _, line := range lines {
+		hashes := len(line) - len(strings.TrimLeft(line, "#"))
+		isHead := hashes > 0 && strings.HasPrefix(line[hashes:], " ")
+		if level == 0 {
+			if isHead && strings.TrimSpace(line[hashes:]) == heading {
+				level = hashes
+			}
+			continue
+		}
+		if isHead && hashes <= level {
+			break
+		}
+		if strings.HasPrefix(strings.TrimSpace(line), "![") { // images are on the web page
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// readmeAnchor is GitHub's anchor for a heading: lower case, spaces to dashes, and
+// everything but letters, digits, dashes and underscores dropped.
+func readmeAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // sameSelection reports whether two settings select the same CNNs and machines.
@@ -467,20 +757,34 @@ func sameSelection(a, b app.SessionSettings) bool {
 	return strings.Join(a.Models, ",") == strings.Join(b.Models, ",") && strings.Join(a.Machines, ",") == strings.Join(b.Machines, ",")
 }
 
+// addShortcuts binds the shortcuts on the canvas too: the menus trigger them in a
+// desktop window, the canvas wherever there is no main menu (tests, some platforms).
 func (mw *MainWindow) addShortcuts() {
 	c := mw.Window.Canvas()
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyF, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.Selection.FocusModelSearch(c) })
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.ShowExportDialog() })
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) { mw.App.Quit() })
+	for _, s := range windowShortcuts() {
+		c.AddShortcut(s.keys(), func(fyne.Shortcut) { s.run(mw) })
+	}
+	escapeStackOf(c) // Esc closes the dialogs opened with closeOnEscape
 }
 
+// addModelDialog is File → Add model…: a custom model file (.json) is added at once; an
+// ONNX file (.onnx) asks its name and input size first (importONNXDialog).
 func (mw *MainWindow) addModelDialog() {
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
 		}
 		if r == nil {
+			return
+		}
+		if app.IsONNXFile(r.URI().Name()) {
+			if !mw.Session.CanImportONNX() {
+				r.Close()
+				mw.showError(fmt.Errorf("%s: this window cannot import ONNX models", r.URI().Name()))
+				return
+			}
+			mw.importONNXDialog(r.URI().Name(), r)
 			return
 		}
 		defer r.Close()
@@ -497,6 +801,8 @@ func (mw *MainWindow) addModelDialog() {
 		mw.Selection.RefreshModels()
 		mw.Status.SetText("Added custom model " + name + ".")
 	}, mw.Window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".onnx"}))
+	d.Show()
 }
 
 func (mw *MainWindow) importDialog() {

@@ -50,7 +50,7 @@ func (fakeBackend) PredictCurves(_ context.Context, s app.SessionSettings) ([]pr
 				}
 			}
 			scale := (1 + 0.5*float64(i)) / (1 + 0.7*float64(k))
-			c := predictor.Curve{Model: m, Machine: id, GPUCount: 1, Best: -1, Precision: s.Precision}
+			c := predictor.Curve{Model: m, Machine: id, GPUCount: 1, Best: -1, Precision: s.Precision, PriceUSDPerHour: price, CostKnown: true}
 			for _, b := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024} {
 				if b < s.BatchMin || (s.BatchMax > 0 && b > s.BatchMax) {
 					continue
@@ -298,4 +298,49 @@ func TestExportFromWindow(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ".png, .svg or .pdf") {
 		t.Errorf("export to .gif: %v", err)
 	}
+}
+
+// The status bar times a prediction by the prediction's own duration: a redraw (log
+// x) long after it says the same, and while a prediction runs the charts dim under a
+// spinner and come back when it is done.
+func TestStatusTimeIsThePredictions(t *testing.T) {
+	mw := newTestWindow(t)
+	settle(t, mw)
+	onUI(mw, func() {
+		mw.Selection.ToggleModel("resnet50", true)
+		mw.Selection.ToggleMachine("aws/p3.2xlarge", true)
+	})
+	settle(t, mw)
+	var first string
+	onUI(mw, func() { first = mw.Status.Text })
+	took := mw.Session.State().Took
+	if !strings.Contains(first, "Predicted 1 curve in "+formatTook(took)+":") {
+		t.Fatalf("status %q does not give the prediction's own time %s", first, formatTook(took))
+	}
+	time.Sleep(1100 * time.Millisecond) // long enough that a clock from the last busy state shows seconds
+	onUI(mw, func() { mw.logX.SetChecked(!mw.logX.Checked) })
+	settle(t, mw)
+	onUI(mw, func() {
+		if mw.Status.Text != first {
+			t.Errorf("after a redraw the status says %q, want the prediction's %q", mw.Status.Text, first)
+		}
+	})
+	// Busy: dimmed with a spinner; done: plain again.
+	onUI(mw, func() {
+		st := mw.state
+		st.Busy = true
+		mw.uiMu.Unlock()
+		mw.show(st)
+		mw.uiMu.Lock()
+		if !mw.Scatter.Busy() || !mw.Curves.Busy() || !mw.Curves.spinner.Visible() {
+			t.Error("a prediction under way leaves the charts bright")
+		}
+		st.Busy = false
+		mw.uiMu.Unlock()
+		mw.show(st)
+		mw.uiMu.Lock()
+		if mw.Scatter.Busy() || mw.Curves.Busy() {
+			t.Error("the charts stay dim after the prediction")
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 
@@ -34,6 +35,9 @@ type Options struct {
 	// NoErrorBands leaves out the expected error: the shaded band around each curve
 	// and the whiskers on each scatter point. They are drawn by default.
 	NoErrorBands bool
+	// Styles gives each machine its colour and each CNN its dash and marker; nil
+	// assigns them in the order the curves name them (StylesFor).
+	Styles *Styles
 }
 
 // SeriesKey names one CNN×machine series: "resnet50 on aws/p3.2xlarge".
@@ -66,16 +70,25 @@ type Chart struct {
 	legend *plot.Legend
 	marks  []Mark
 	front  []int
-	logX   bool
-	logY   bool
-	style  Style
-	bars   bool // a breakdown chart: marks are bars, one a row
+	// unpriced is the series a scatter leaves out for want of a price.
+	unpriced []string
+	scatter  *scatterPlotter // a scatter's plotter, for its looks
+	logX     bool
+	logY     bool
+	style    Style
+	bars     bool // a breakdown chart: marks are bars, one a row
 	// layout, when set, adjusts the plot to the canvas it is about to be drawn on.
 	layout func(plotArea draw.Canvas)
 }
 
 // Marks are the points the mouse can find, in drawing order.
 func (c *Chart) Marks() []Mark { return c.marks }
+
+// Axes names what the chart's axes show and how (labels and log scales): two charts
+// with the same Axes can share a zoomed view.
+func (c *Chart) Axes() string {
+	return fmt.Sprintf("%s|%s|%t|%t", c.plot.X.Label.Text, c.plot.Y.Label.Text, c.logX, c.logY)
+}
 
 // Empty reports whether the chart shows no data.
 func (c *Chart) Empty() bool { return len(c.marks) == 0 }
@@ -204,10 +217,14 @@ func (f *Frame) Inside(px, py float64) bool {
 	return px >= f.X0 && px <= f.X1 && py >= f.Y0 && py <= f.Y1
 }
 
-// Nearest finds the mark closest to a pixel, within radius pixels.
+// Nearest finds the mark closest to a pixel, within radius pixels, among those the
+// data area shows (a zoomed view leaves some out).
 func (f *Frame) Nearest(px, py, radius float64) (Mark, bool) {
 	best, bestD := -1, radius*radius
 	for i, m := range f.pixels {
+		if !f.Inside(m.px, m.py) {
+			continue
+		}
 		dx, dy := m.px-px, m.py-py
 		if d := dx*dx + dy*dy; d <= bestD {
 			best, bestD = i, d
@@ -217,6 +234,66 @@ func (f *Frame) Nearest(px, py, radius float64) (Mark, bool) {
 		return Mark{}, false
 	}
 	return f.pixels[best].Mark, true
+}
+
+// Column is what a vertical crosshair at pixel column px reads: for each series with a
+// shown mark within maxDX pixels across, the mark nearest to px, in series order.
+func (f *Frame) Column(px, maxDX float64) []Mark {
+	best := map[int]int{} // series → index in pixels
+	for i, m := range f.pixels {
+		if !f.Inside(m.px, m.py) || math.Abs(m.px-px) > maxDX {
+			continue
+		}
+		if j, ok := best[m.Curve]; !ok || math.Abs(m.px-px) < math.Abs(f.pixels[j].px-px) {
+			best[m.Curve] = i
+		}
+	}
+	out := make([]Mark, 0, len(best))
+	for _, i := range best {
+		out = append(out, f.pixels[i].Mark)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Curve < out[b].Curve })
+	return out
+}
+
+// View is the part of the data a frame shows: its axes' extent.
+func (f *Frame) View() Range { return Range{XMin: f.xmin, XMax: f.xmax, YMin: f.ymin, YMax: f.ymax} }
+
+// Range is an extent of a chart's axes, in data units: what a zoomed view shows.
+type Range struct{ XMin, XMax, YMin, YMax float64 }
+
+// Valid reports whether r is a view a chart can show: finite, not empty, and
+// positive on a logarithmic axis.
+func (r Range) Valid(logX, logY bool) bool {
+	for _, v := range []float64{r.XMin, r.XMax, r.YMin, r.YMax} {
+		if isBad(v) {
+			return false
+		}
+	}
+	return r.XMax > r.XMin && r.YMax > r.YMin && (!logX || r.XMin > 0) && (!logY || r.YMin > 0)
+}
+
+// Zoomed is the view of the pixel rectangle (x0, y0)–(x1, y1) of a frame, in any
+// corner order; ok is false when it is too small to mean a zoom (under 6 pixels a
+// side) or not a valid view.
+func (f *Frame) Zoomed(x0, y0, x1, y1 float64) (Range, bool) {
+	if math.Abs(x1-x0) < 6 || math.Abs(y1-y0) < 6 {
+		return Range{}, false
+	}
+	clamp := func(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }
+	x0, x1 = clamp(x0, f.X0, f.X1), clamp(x1, f.X0, f.X1)
+	y0, y1 = clamp(y0, f.Y0, f.Y1), clamp(y1, f.Y0, f.Y1)
+	ax, ay := f.ToData(math.Min(x0, x1), math.Max(y0, y1))
+	bx, by := f.ToData(math.Max(x0, x1), math.Min(y0, y1))
+	r := Range{XMin: ax, XMax: bx, YMin: ay, YMax: by}
+	return r, r.Valid(f.logX, f.logY)
+}
+
+// Panned is the frame's view moved by (dx, dy) pixels, as a drag of the data moves it.
+func (f *Frame) Panned(dx, dy float64) Range {
+	ax, ay := f.ToData(f.X0-dx, f.Y1-dy)
+	bx, by := f.ToData(f.X1-dx, f.Y0-dy)
+	return Range{XMin: ax, XMax: bx, YMin: ay, YMax: by}
 }
 
 // BarAt finds the bar of a breakdown chart on the pixel's row (the bar, its label or
@@ -295,6 +372,12 @@ func (c *Chart) frame(data vg.Rectangle, wpt, hpt vg.Length, wpx, hpx int) *Fram
 // Image renders the chart as a w×h pixel image at dpi dots per inch (96 is a
 // normal screen; more makes text and lines larger) and returns where the data lies in it.
 func (c *Chart) Image(w, h int, dpi int) (*image.RGBA, *Frame, error) {
+	return c.ImageIn(w, h, dpi, nil)
+}
+
+// ImageIn renders the chart as Image does, showing only view of its data (a zoom or a
+// pan); nil or an invalid view shows all of it.
+func (c *Chart) ImageIn(w, h int, dpi int, view *Range) (*image.RGBA, *Frame, error) {
 	if w < 16 || h < 16 {
 		return nil, nil, fmt.Errorf("chart size %d×%d pixels is too small: use at least 16×16", w, h)
 	}
@@ -303,6 +386,11 @@ func (c *Chart) Image(w, h int, dpi int) (*image.RGBA, *Frame, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if view != nil && view.Valid(c.logX, c.logY) {
+		x, y := c.plot.X, c.plot.Y
+		defer func() { c.plot.X.Min, c.plot.X.Max, c.plot.Y.Min, c.plot.Y.Max = x.Min, x.Max, y.Min, y.Max }()
+		c.plot.X.Min, c.plot.X.Max, c.plot.Y.Min, c.plot.Y.Max = view.XMin, view.XMax, view.YMin, view.YMax
+	}
 	wpt, hpt := vg.Length(w)*vg.Inch/vg.Length(dpi), vg.Length(h)*vg.Inch/vg.Length(dpi)
 	cv := vgimg.NewWith(vgimg.UseWH(wpt, hpt), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(c.style.Background))
 	data := c.draw(cv)

@@ -22,7 +22,8 @@ const imagenet = 1281167
 // synthCurve makes a curve whose iteration time is scale·(8 + 0.5·B + 0.0004·B²) ms, so
 // the total time over 90 epochs is least near B = 141; batches above maxBatch do not fit.
 func synthCurve(model, machine string, scale float64, maxBatch int, pricePerHour float64) predictor.Curve {
-	c := predictor.Curve{Model: model, Machine: machine, GPU: "test-gpu", GPUCount: 1, Precision: "fp32", Best: -1}
+	c := predictor.Curve{Model: model, Machine: machine, GPU: "test-gpu", GPUCount: 1, Precision: "fp32", Best: -1,
+		PriceUSDPerHour: pricePerHour, CostKnown: pricePerHour > 0}
 	batches := []int{1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512, 768, 1024}
 	for _, b := range batches {
 		p := predictor.Point{Batch: b, Fits: b <= maxBatch, Source: predictor.Estimated, ErrorPct: 12}

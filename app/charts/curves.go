@@ -19,6 +19,9 @@ const maxLegendEntries = 40
 type curveSeries struct {
 	color    color.RGBA
 	width    vg.Length
+	dashes   []vg.Length
+	dashOffs vg.Length
+	shape    draw.GlyphDrawer
 	segments [][]plotter.XY
 	bands    [][]bandPoint // runs of neighbouring points with an expected error
 	best     *plotter.XY
@@ -34,7 +37,8 @@ type bandPoint struct{ x, lo, hi float64 }
 const bandAlpha = 56
 
 // Curves builds the chart of a metric against batch size, one line per CNN×machine
-// (in the curves' order; colours by index). The best batch is a filled dot; where the
+// (in the curves' order), in its machine's colour and its CNN's dash (opt.Styles, or
+// by order of appearance). The best batch is the CNN's marker, ringed; where the
 // batch no longer fits in memory the line stops and a dotted tail ends in a cross.
 // Unless opt.NoErrorBands, each point's expected error (Metric.Range) is a shaded
 // band in the line's colour beneath all the lines; points with no error (ErrorPct 0)
@@ -44,11 +48,28 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	if metric == "" {
 		metric = MetricTotal
 	}
-	c := newChart(opt, "batch size", metric.Label())
+	label := metric.Label()
+	toTarget := ToTarget(curves)
+	if toTarget {
+		label = metric.TargetLabel()
+	}
+	c := newChart(opt, "batch size", label)
 	if opt.LogX {
 		c.plot.X.Tick.Marker = pow2Ticks{}
 	}
 	c.plot.Add(gridOf(c.style))
+	if tm := newTargetMarks(curves, opt.Hidden, c.style, c.plot); toTarget && tm != nil {
+		c.plot.Add(tm)
+	}
+	styles := stylesOf(opt, curves)
+	// Series drawn on top of each other share the line: each draws every n-th dash,
+	// so all their colours show along it.
+	interleave := map[int][2]int{} // curve → (its place in its group, the group's size)
+	for _, g := range Overlaps(curves, metric, opt.Hidden) {
+		for k, i := range g {
+			interleave[i] = [2]int{k, len(g)}
+		}
+	}
 
 	var drawn, highlighted []curveSeries
 	banded := false // some series has an error band
@@ -57,7 +78,11 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 		if opt.Hidden[key] {
 			continue
 		}
-		s := curveSeries{color: SeriesColor(i), width: lineWidth}
+		st := styles.Of(cv)
+		s := curveSeries{color: st.Color, width: lineWidth, dashes: st.Dashes, shape: st.Shape}
+		if il, ok := interleave[i]; ok && opt.Highlight == "" {
+			s.dashes, s.dashOffs = []vg.Length{overlapDash, overlapDash * vg.Length(il[1]-1)}, overlapDash*vg.Length(il[0])
+		}
 		switch {
 		case opt.Highlight == key:
 			s.width = highlightWidth
@@ -121,17 +146,20 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 			drawn = append(drawn, s)
 		}
 		if c.legend != nil && len(drawn)+len(highlighted) <= maxLegendEntries {
-			c.legend.Add(key, lineThumb{color: s.color, width: s.width})
+			c.legend.Add(key, lineThumb{color: s.color, width: s.width, dashes: st.Dashes, shape: st.Shape})
 		}
 	}
 	if n := len(drawn) + len(highlighted); c.legend != nil && n > maxLegendEntries {
 		c.legend.Add(FormatCount(int64(n-maxLegendEntries)) + " more not listed")
 	}
 	if c.legend != nil && n(drawn, highlighted) > 0 {
-		c.legend.Add("best batch size", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 3.5, Shape: draw.CircleGlyph{}}})
+		c.legend.Add("best batch size (ringed)", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 4, Shape: draw.RingGlyph{}}})
 		c.legend.Add("out of memory", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 3.5, Shape: draw.CrossGlyph{}}})
 		if banded {
 			c.legend.Add("expected error", bandThumb{color: bandColor(c.style.Foreground)})
+		}
+		if toTarget {
+			c.legend.Add("to target: time includes the epochs each batch needs")
 		}
 	}
 	c.plot.Add(&curvesPlotter{series: append(drawn, highlighted...), ring: c.style.Foreground})
@@ -172,7 +200,7 @@ func (cp *curvesPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 	}
 	for _, s := range cp.series {
-		line := draw.LineStyle{Color: s.color, Width: s.width}
+		line := draw.LineStyle{Color: s.color, Width: s.width, Dashes: s.dashes, DashOffs: s.dashOffs}
 		for _, seg := range s.segments {
 			pts := make([]vg.Point, len(seg))
 			for k, xy := range seg {
@@ -193,21 +221,29 @@ func (cp *curvesPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		if s.best != nil {
 			pt := vg.Point{X: tx(s.best.X), Y: ty(s.best.Y)}
-			c.DrawGlyph(draw.GlyphStyle{Color: s.color, Radius: 3.5, Shape: draw.CircleGlyph{}}, pt)
-			c.DrawGlyph(draw.GlyphStyle{Color: cp.ring, Radius: 4, Shape: draw.RingGlyph{}}, pt)
+			c.DrawGlyph(draw.GlyphStyle{Color: s.color, Radius: 3.5, Shape: s.shape}, pt)
+			c.DrawGlyph(draw.GlyphStyle{Color: cp.ring, Radius: 5.5, Shape: draw.RingGlyph{}}, pt)
 		}
 	}
 }
 
-// lineThumb is a legend entry's line.
+// overlapDash is the dash length of series drawn on top of each other.
+const overlapDash = vg.Length(5)
+
+// lineThumb is a legend entry's line, in the series' dash, with its marker.
 type lineThumb struct {
-	color color.Color
-	width vg.Length
+	color  color.Color
+	width  vg.Length
+	dashes []vg.Length
+	shape  draw.GlyphDrawer // nil: none
 }
 
 func (t lineThumb) Thumbnail(c *draw.Canvas) {
 	y := c.Center().Y
-	c.StrokeLine2(draw.LineStyle{Color: t.color, Width: t.width}, c.Min.X, y, c.Max.X, y)
+	c.StrokeLine2(draw.LineStyle{Color: t.color, Width: t.width, Dashes: t.dashes}, c.Min.X, y, c.Max.X, y)
+	if t.shape != nil {
+		c.DrawGlyphNoClip(draw.GlyphStyle{Color: t.color, Radius: 3, Shape: t.shape}, c.Center())
+	}
 }
 
 // glyphThumb is a legend entry's glyph.

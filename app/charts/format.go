@@ -3,6 +3,7 @@ package charts
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -68,10 +69,96 @@ func Tooltip(c predictor.Curve, p predictor.Point) string {
 		b.WriteString(": out of memory")
 		return b.String()
 	}
+	if m := c.Convergence; m != nil {
+		regime := ""
+		if k := m.KnownUpTo(); k > 0 && p.Batch > k {
+			regime = ", " + regimeTitle(p.Regime)
+		}
+		fmt.Fprintf(&b, "\niteration %s\nepoch %s\nto target %s (±%.0f%%)\n%.1f epochs (%s%s)\n%s images/s\ncost %s\nsource: %s%s",
+			FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS), p.RunErrorPct(), p.Epochs, c.EpochsSource, regime,
+			significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source, errorNote(p))
+		return b.String()
+	}
 	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s%s",
 		FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS),
-		significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source, errorNote(p))
+		significant(p.ImagesPerS, 3), costText(c, p), p.Source, errorNote(p))
 	return b.String()
+}
+
+// costText is a point's cost, or why it has none.
+func costText(c predictor.Curve, p predictor.Point) string {
+	if !c.CostKnown {
+		return "unknown (the machine has no price)"
+	}
+	return FormatUSD(p.CostUSD)
+}
+
+// ColumnTooltip is what a crosshair over the curves chart reads: the point nearest the
+// pointer in full (as Tooltip), then every series' value of the metric at the hovered
+// batch size (column, as Frame.Column finds it), largest first, so that series hidden
+// under another line are read too. Marks index curves.
+func ColumnTooltip(curves []predictor.Curve, metric Metric, nearest Mark, column []Mark) string {
+	if nearest.Curve < 0 || nearest.Curve >= len(curves) || nearest.Point < 0 || nearest.Point >= len(curves[nearest.Curve].Points) {
+		return ""
+	}
+	if metric == "" {
+		metric = MetricTotal
+	}
+	c := curves[nearest.Curve]
+	p := c.Points[nearest.Point]
+	text := Tooltip(c, p)
+	if len(column) < 2 {
+		return text
+	}
+	type row struct {
+		name  string
+		batch int
+		v     float64
+	}
+	var rows []row
+	for _, m := range column {
+		if m.Curve < 0 || m.Curve >= len(curves) || m.Point < 0 || m.Point >= len(curves[m.Curve].Points) {
+			continue
+		}
+		cv := curves[m.Curve]
+		pt := cv.Points[m.Point]
+		v, ok := metric.Value(pt)
+		if !ok {
+			continue
+		}
+		rows = append(rows, row{name: cv.Model + " · " + cv.Machine, batch: pt.Batch, v: v})
+	}
+	if len(rows) < 2 {
+		return text
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].v > rows[b].v })
+	var b strings.Builder
+	b.WriteString(text)
+	fmt.Fprintf(&b, "\n\n%s at batch %d, every series:", metric.Title(), p.Batch)
+	for _, r := range rows {
+		at := ""
+		if r.batch != p.Batch {
+			at = fmt.Sprintf(" (batch %d)", r.batch)
+		}
+		fmt.Fprintf(&b, "\n  %s: %s%s", r.name, formatMetric(metric, r.v), at)
+	}
+	return b.String()
+}
+
+// formatMetric writes a value of a metric in its unit as people read it.
+func formatMetric(m Metric, v float64) string {
+	switch m {
+	case MetricIter:
+		return FormatMS(v)
+	case MetricEpoch:
+		return FormatSeconds(v * 60)
+	case MetricThroughput:
+		return significant(v, 3) + " images/s"
+	case MetricCost:
+		return FormatUSD(v)
+	default:
+		return FormatSeconds(v * 3600)
+	}
 }
 
 // ScatterTooltip is the text a hover shows for a point of the scatter (a curve's best
@@ -83,6 +170,9 @@ func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
 	if !p.Fits {
 		b.WriteString(": out of memory")
 		return b.String()
+	}
+	if c.Convergence != nil {
+		fmt.Fprintf(&b, "\n%.1f epochs (%s) to the target", p.Epochs, c.EpochsSource)
 	}
 	fmt.Fprintf(&b, "\ntotal time %s", FormatSeconds(p.TotalS))
 	lo, hi, _ := MetricTotal.Range(p)

@@ -99,7 +99,8 @@ func (m Metric) Value(p predictor.Point) (float64, bool) {
 const maxLowError = 0.9
 
 // Range is where the point's value of the metric may lie given its expected error
-// (ErrorPct, ± percent of the iteration time), in the unit of Label. Times and cost
+// (ErrorPct, ± percent of the iteration time; for the total time and cost of a run to
+// a target, RunErrorPct, which adds the epochs' error), in the unit of Label. Times and cost
 // scale with the iteration time, v·(1−e) to v·(1+e); images per second scale with
 // its inverse, v/(1+e) to v/(1−e). Where ErrorPct is 0 (or not a number) lo and hi
 // equal the value; ok is false where the value itself is not known.
@@ -109,6 +110,9 @@ func (m Metric) Range(p predictor.Point) (lo, hi float64, ok bool) {
 		return 0, 0, false
 	}
 	e := p.ErrorPct / 100
+	if m == MetricTotal || m == MetricCost || m == "" {
+		e = p.RunErrorPct() / 100 // to a target, the epochs' error too
+	}
 	if !(e > 0) || isBad(e) {
 		return v, v, true
 	}

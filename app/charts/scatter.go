@@ -25,16 +25,15 @@ const (
 // point's expected error: time and cost both scale with the iteration time, so both
 // span ±ErrorPct (the lower side capped as in Metric.Range).
 func Scatter(curves []predictor.Curve, opt Options) *Chart {
-	c := newChart(opt, ScatterXLabel, ScatterYLabel)
+	xl, yl := ScatterXLabel, ScatterYLabel
+	if ToTarget(curves) {
+		xl, yl = "min time to target accuracy (h)", "cost to target accuracy (USD)"
+	}
+	c := newChart(opt, xl, yl)
 	grid := gridOf(c.style)
 	c.plot.Add(grid)
 
-	shapeOf := map[string]draw.GlyphDrawer{}
-	for _, cv := range curves {
-		if _, ok := shapeOf[cv.Model]; !ok {
-			shapeOf[cv.Model] = shapes[len(shapeOf)%len(shapes)]
-		}
-	}
+	styles := stylesOf(opt, curves)
 	sp := &scatterPlotter{ring: c.style.Foreground, front: c.style.Front, highlight: -1}
 	for i, cv := range curves {
 		key := SeriesKey(cv)
@@ -42,18 +41,23 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 			continue
 		}
 		p := cv.Points[cv.Best]
+		if !cv.CostKnown { // an unknown price is no price: never at $0, never on the front
+			c.unpriced = append(c.unpriced, key)
+			continue
+		}
 		x, y := p.TotalS/3600, p.CostUSD
 		if !p.Fits || isBad(x) || isBad(y) || x <= 0 || y < 0 || (opt.LogX && x <= 0) || (opt.LogY && y <= 0) {
 			continue
 		}
-		clr := SeriesColor(i)
+		st := styles.Of(cv)
+		clr := st.Color
 		if opt.Highlight != "" && opt.Highlight != key {
 			clr = faded(clr, c.style.Background)
 		}
 		if opt.Highlight == key {
 			sp.highlight = len(c.marks)
 		}
-		glyph := draw.GlyphStyle{Color: clr, Radius: 4, Shape: shapeOf[cv.Model]}
+		glyph := draw.GlyphStyle{Color: clr, Radius: 4, Shape: st.Shape}
 		sp.glyphs = append(sp.glyphs, glyph)
 		m := markAt(i, cv.Best, x, y)
 		if lo, hi, _ := MetricTotal.Range(p); !opt.NoErrorBands && hi > lo {
@@ -70,10 +74,14 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 	if c.legend != nil && len(sp.glyphs) > maxLegendEntries {
 		c.legend.Add(FormatCount(int64(len(sp.glyphs)-maxLegendEntries)) + " more not listed")
 	}
+	if c.legend != nil && len(c.unpriced) > 0 {
+		c.legend.Add(Count(len(c.unpriced), "series", "series") + " not shown: price unknown")
+	}
 	sp.marks = c.marks
+	c.scatter = sp
 	sp.frontIdx = ParetoFront(c.marks)
 	if c.legend != nil && len(sp.frontIdx) > 0 {
-		c.legend.Add("Pareto front", lineThumb{color: c.style.Front, width: 1})
+		c.legend.Add("Pareto front", lineThumb{color: c.style.Front, width: 1, dashes: []vg.Length{4, 3}})
 	}
 	if c.legend != nil && sp.whiskers {
 		c.legend.Add("expected error", whiskerThumb{color: c.style.Foreground})
@@ -87,6 +95,24 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 // Front is the Pareto front of a scatter: indices into Marks, fastest first. It is
 // empty for a curves chart.
 func (c *Chart) Front() []int { return c.front }
+
+// plotColor is the colour a scatter draws a mark in (tests check the looks).
+func (c *Chart) plotColor(m Mark) color.RGBA {
+	if c.scatter == nil {
+		return color.RGBA{}
+	}
+	for i, mk := range c.scatter.marks {
+		if mk == m {
+			r, g, b, a := c.scatter.glyphs[i].Color.RGBA()
+			return color.RGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: uint8(a >> 8)}
+		}
+	}
+	return color.RGBA{}
+}
+
+// Unpriced is the series (by SeriesKey) a scatter leaves out because their machine
+// has no known price: a cost axis has no place for them.
+func (c *Chart) Unpriced() []string { return c.unpriced }
 
 // ParetoFront returns the marks that no other mark beats in both X and Y (less is
 // better in both), as indices into marks sorted by X. Of equal marks only the first counts.

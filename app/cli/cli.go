@@ -91,7 +91,7 @@ func commandSets() []func(register func(Command)) {
 	return []func(register func(Command)){
 		helpAndVersionCommands,
 		predictCommands, bestCommands, explainCommands, exportCommands,
-		modelCommands, machineCommands,
+		modelCommands, machineCommands, priceCommands,
 		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
 		clusterCommands,
 	}

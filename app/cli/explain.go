@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"cnntime/app"
@@ -15,7 +16,7 @@ import (
 const explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--precision fp32|fp32-strict|amp]\n" +
 	"        [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage + " [--layers N] [--json|--csv]"
+	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
 
 // explainDetails is explain's help after the summary.
 const explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
@@ -36,9 +37,11 @@ global batch size. The table shows:
                 g groups), each phase's ms, source and expected error
 --layers N lists the N slowest layers (default 10); --layers 0 lists every layer in the
 network's order. --json prints the whole explanation (every layer in order, "slowest": the ten
-slowest); --csv prints one row per layer.
+slowest); --csv prints one row per layer. Training to a target (--train to-target) the header
+adds the epochs the batch needs, the factor the batch costs in epochs (1 + B/B_noise) and,
+above the batch where the usual optimizer is known to hold, the regime the epochs assume.
 
-` + RunDataUsage
+` + RunDataUsage + "\n\n" + TrainUsage
 
 // explainFlags are explain's own flags beside the shared run flags.
 type explainFlags struct {
@@ -153,7 +156,16 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	if x.CostKnown {
 		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
 	}
-	h.Row("run", fmt.Sprintf("epoch %s, all epochs %s%s", duration(x.EpochS), duration(x.TotalS), cost))
+	if x.EpochsFactor > 0 {
+		h.Row("run", fmt.Sprintf("epoch %s, to the target %s ±%.0f%%%s", duration(x.EpochS), duration(x.TotalS), math.Hypot(x.ErrorPct, x.EpochsErrorPct), cost))
+		h.Row("epochs", fmt.Sprintf("%.1f ±%.0f%% (%s): E_min %.2f × %.3f for batch %d against the critical batch %.0f",
+			x.Epochs, x.EpochsErrorPct, x.EpochsSource, x.Epochs/x.EpochsFactor, x.EpochsFactor, x.Batch, x.CriticalBatch))
+		if x.Regime != nil {
+			h.Row("regime", fmt.Sprintf("%s: %s", x.Regime.Name, x.Regime.Label))
+		}
+	} else {
+		h.Row("run", fmt.Sprintf("epoch %s, all epochs %s%s", duration(x.EpochS), duration(x.TotalS), cost))
+	}
 	if err := h.Flush(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/predictor"
 )
 
 // ExportWritten is one file `cnntime export --json` wrote.
@@ -21,8 +22,8 @@ func exportCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "export",
 		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
-		Usage:   "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]",
-		Details: RunDataUsage,
+		Usage:   "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]" + trainFlagsUsage,
+		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
 	register(cmd)
@@ -91,9 +92,11 @@ func runExport(env *Env, cmd Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	curves, err := eng.Curves(env.Ctx, q)
-	if err != nil {
-		return err
+	var curves []predictor.Curve
+	if *out != "" { // a chart draws every curve at once
+		if curves, err = eng.Curves(env.Ctx, q); err != nil {
+			return err
+		}
 	}
 
 	var written []ExportWritten
@@ -122,6 +125,12 @@ func runExport(env *Env, cmd Command, args []string) error {
 		write := func(w io.Writer) error { return app.WriteSummariesCSV(w, app.Summarize(curves)) }
 		if *table == "curves" {
 			write = func(w io.Writer) error { return app.WriteCurvesCSV(w, curves) }
+		}
+		if curves == nil { // no chart: predict while writing, a curve at a time
+			write = func(w io.Writer) error { return app.StreamSummariesCSV(env.Ctx, w, eng, q) }
+			if *table == "curves" {
+				write = func(w io.Writer) error { return app.StreamCurvesCSV(env.Ctx, w, eng, q) }
+			}
 		}
 		if err := app.ExportCSV(*csvPath, write); err != nil {
 			return err

@@ -16,7 +16,7 @@ func machineCommands(register func(Command)) {
 	register(Command{
 		Name:    "machines",
 		Summary: "list the GPUs and machines (catalog, your own, price overrides)",
-		Usage:   "machines [--json] [--provider NAME] [--gpu ID]",
+		Usage:   "machines [--json] [--provider NAME] [--gpu ID] [--region R] [--spot] [--max-price USD] [--has-spot]",
 		Run:     runMachines,
 	})
 	register(Command{
@@ -41,11 +41,26 @@ func runMachines(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["machines"])
 	provider := fs.String("provider", "", "only machines of this provider (aws, gcp, azure, lambda, runpod, user)")
 	gpu := fs.String("gpu", "", "only machines with this GPU id (e.g. v100-sxm2-16gb), and only that GPU")
+	region := fs.String("region", "", "price the machines in this region (default: each machine's cheapest)")
+	spot := fs.Bool("spot", false, "show spot prices instead of on-demand ones")
+	maxPrice := fs.String("max-price", "", "only machines priced at most this many US dollars per hour")
+	hasSpot := fs.Bool("has-spot", false, "only machines with a spot price in some region")
+	if err := checkFlagValues(fs, args); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q", fs.Arg(0))
+	}
+	limit := -1.0
+	if *maxPrice != "" {
+		p, err := hw.ParsePrice(*maxPrice)
+		if err != nil {
+			return Usagef("--max-price: %v", err)
+		}
+		limit = p
 	}
 	c, err := app.LoadCatalog()
 	if err != nil {
@@ -58,7 +73,7 @@ func runMachines(env *Env, args []string) error {
 		}
 		*gpu = g.ID
 	}
-	machines, err := machinesFromCache(env)
+	machines, err := machinesFromCache(env, hw.PriceChoice{Region: strings.TrimSpace(*region), Spot: *spot})
 	if err != nil {
 		return err
 	}
@@ -67,7 +82,8 @@ func runMachines(env *Env, args []string) error {
 	}
 	var shown []hw.Machine
 	for _, m := range machines {
-		if (*provider == "" || strings.EqualFold(m.Provider, *provider)) && (*gpu == "" || m.GPUID == *gpu) {
+		if (*provider == "" || strings.EqualFold(m.Provider, *provider)) && (*gpu == "" || m.GPUID == *gpu) &&
+			(limit < 0 || (m.PriceUSDPerHour > 0 && m.PriceUSDPerHour <= limit)) && (!*hasSpot || m.HasSpot()) {
 			shown = append(shown, m)
 		}
 	}
@@ -85,17 +101,34 @@ func runMachines(env *Env, args []string) error {
 	return writeMachineTables(env, gpus, shown)
 }
 
-// machinesFromCache merges the catalog with the cache's user machines and overrides;
-// a cache that does not exist yet holds none, and is not created just to list.
-func machinesFromCache(env *Env) ([]hw.Machine, error) {
-	if _, err := os.Stat(env.DBPath); errors.Is(err, os.ErrNotExist) {
-		return app.Machines(env.Ctx, nil)
+// machinesFromCache merges the catalog with the cache's imported prices, user machines
+// and overrides, priced as choice asks; a cache that does not exist yet holds none, and
+// is not created just to list. A region no machine is priced in is a usage error.
+func machinesFromCache(env *Env, choice hw.PriceChoice) ([]hw.Machine, error) {
+	var d *db.DB
+	if _, err := os.Stat(env.DBPath); !errors.Is(err, os.ErrNotExist) {
+		if d, err = env.Cache(); err != nil {
+			return nil, err
+		}
 	}
-	d, err := env.Cache()
-	if err != nil {
-		return nil, err
+	machines, err := app.MachinesPriced(env.Ctx, d, choice)
+	if err != nil || choice.Region == "" {
+		return machines, err
 	}
-	return app.Machines(env.Ctx, d)
+	var regions []string
+	for _, m := range machines {
+		if strings.EqualFold(m.Region, choice.Region) {
+			return machines, nil
+		}
+		for _, r := range m.Regions {
+			if strings.EqualFold(r.Region, choice.Region) {
+				return machines, nil
+			}
+			regions = append(regions, r.Region)
+		}
+		regions = append(regions, m.Region)
+	}
+	return nil, Usagef("--region: no machine has a price in region %q%s", choice.Region, app.SuggestRegion(choice.Region, regions))
 }
 
 func hasProvider(ms []hw.Machine, provider string) bool {
@@ -117,15 +150,36 @@ func writeMachineTables(env *Env, gpus []hw.GPU, machines []hw.Machine) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout)
-	t = app.NewTable(env.Stdout, "MACHINE", "GPU", "COUNT", "VCPUS", "RAM", "PRICE/H", "PRICE DATE", "REGION", "LISTING")
+	t = app.NewTable(env.Stdout, "MACHINE", "GPU", "COUNT", "VCPUS", "RAM", "PRICE/H", "KIND", "SPOT/H", "PRICE DATE", "AGE", "REGION", "REGIONS", "LISTING")
 	for _, m := range machines {
-		t.Row(m.ID, m.GPUID, strconv.Itoa(m.GPUCount), count(m.VCPUs), unit(m.MemoryGiB, "GiB"), price(m), dash(m.PriceDate), dash(m.Region), string(m.Listing))
+		t.Row(m.ID, m.GPUID, strconv.Itoa(m.GPUCount), count(m.VCPUs), unit(m.MemoryGiB, "GiB"), price(m), dash(string(m.PriceKind)),
+			spotPrice(m), dash(m.PriceDate), ageCell(m), dash(m.Region), count(len(m.Regions)), string(m.Listing))
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "\n%d GPUs, %d machines. '-' is unknown; * is your price override. Prices' sources: cnntime machines --json\n", len(gpus), len(machines))
+	fmt.Fprintf(env.Stdout, "\n%d GPUs, %d machines. '-' is unknown; * is your price override; OLD is a price older than %d days.\n"+
+		"Prices' sources and every region's prices: cnntime machines --json; where prices come from: cnntime prices\n", len(gpus), len(machines), hw.StalePriceDays)
 	return nil
+}
+
+func spotPrice(m hw.Machine) string {
+	if m.SpotPriceUSDPerHour == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("$%.4g", m.SpotPriceUSDPerHour)
+}
+
+// ageCell is a price's age in days, OLD beyond hw.StalePriceDays.
+func ageCell(m hw.Machine) string {
+	if m.PriceAgeDays == nil {
+		return "-"
+	}
+	s := strconv.Itoa(*m.PriceAgeDays) + "d"
+	if m.PriceStale {
+		s += " OLD"
+	}
+	return s
 }
 
 func count(n int) string {

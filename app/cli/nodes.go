@@ -2,7 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -85,19 +84,31 @@ func (nf *nodeFlags) network() (*hw.Network, error) {
 	return &n, nil
 }
 
-// curvesOverNodes predicts q at every node count (q.Nodes set to each), concatenated
-// count by count.
-func curvesOverNodes(env *Env, eng *app.Engine, q app.Query, counts []int) ([]predictor.Curve, error) {
+// bestCurves predicts q at every node count (q.Nodes set to each), concatenated count
+// by count, each curve kept with its best point alone (Best 0, or -1 when no batch
+// fits): all that best prints, so memory does not grow with the batch sizes.
+func bestCurves(env *Env, eng *app.Engine, q app.Query, counts []int) ([]predictor.Curve, error) {
 	var all []predictor.Curve
 	for _, n := range counts {
 		q.Nodes = n
-		c, err := eng.Curves(env.Ctx, q)
+		err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) {
+			return bestOnly(*c), nil
+		}, func(c predictor.Curve) error { all = append(all, c); return nil })
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, c...)
 	}
 	return all, nil
+}
+
+// bestOnly is c with only its best point.
+func bestOnly(c predictor.Curve) predictor.Curve {
+	if c.Best < 0 {
+		c.Points = nil
+		return c
+	}
+	c.Points, c.Best = []predictor.Point{c.Points[c.Best]}, 0
+	return c
 }
 
 // chooseNodes keeps, for each model × machine, the curve of the node count best
@@ -165,20 +176,16 @@ func chooseNodes(curves []predictor.Curve, budget float64, deadline time.Duratio
 }
 
 // writeNodeNotes prints, under a table, each multi-node machine's network: what the
-// times assume, with its source (or that it is assumed).
+// times assume, with its source (or that it is assumed); notes, where not nil, adds a
+// note to each line.
 func writeNodeNotes(env *Env, machines []string, nodes []int, nets []*hw.Network, notes []string) {
-	seen := map[string]bool{}
+	var nn nodeNotes
 	for i, m := range machines {
-		if nets[i] == nil {
-			continue
+		note := ""
+		if notes != nil {
+			note = notes[i]
 		}
-		line := fmt.Sprintf("%d × %s over %s: %s", nodes[i], m, nets[i], nets[i].Source)
-		if notes != nil && notes[i] != "" {
-			line += " (" + notes[i] + ")"
-		}
-		if !seen[line] {
-			seen[line] = true
-			fmt.Fprintln(env.Stdout, line)
-		}
+		nn.add(m, nodes[i], nets[i], note)
 	}
+	nn.write(env)
 }

@@ -10,6 +10,7 @@ import (
 	"cnntime/app"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 )
 
@@ -19,9 +20,9 @@ type predictOutput struct {
 	csv bool
 }
 
-// predictCurves is what predict and best share: it reads the command's flags, opens the
-// engine on the cache and predicts every CNN × machine the flags name.
-func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, []predictor.Curve, error) {
+// predictSetup is what predict and best share: it reads the command's flags, opens the
+// engine on the cache and checks the query against it.
+func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predictOutput, app.Query, *app.Engine, error) {
 	fs := env.Flags(cmd)
 	var pf predictOutput
 	pf.chooseNodes = cmd.Name == "best"
@@ -45,8 +46,7 @@ func predictCurves(env *Env, cmd Command, args []string, withBatch bool) (predic
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}
-	curves, err := curvesOverNodes(env, eng, q, pf.nodeCounts)
-	return pf, q, curves, err
+	return pf, q, eng, nil
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
@@ -109,32 +109,110 @@ type PredictRow struct {
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
+	// The price the cost uses: per hour (null when unknown: PriceNote says why), its
+	// kind (on-demand, spot or your-price), region and date, its age in days (null when
+	// undated) and whether that is older than 90 days.
+	PriceUSDPerHour *float64 `json:"price_usd_per_hour"`
+	PriceKind       string   `json:"price_kind,omitempty"`
+	PriceRegion     string   `json:"price_region,omitempty"`
+	PriceDate       string   `json:"price_date,omitempty"`
+	PriceAgeDays    *int     `json:"price_age_days"`
+	PriceStale      bool     `json:"price_stale,omitempty"`
+	PriceNote       string   `json:"price_note,omitempty"`
+	// GPUSource is where the GPU's specifications come from.
+	GPUSource string `json:"gpu_source,omitempty"`
+	// Epochs is how many epochs total_s counts (null when the batch does not fit) and
+	// EpochsSource where they come from: "fixed" (--epochs), a preset's dataset
+	// ("imagenet-1k") or "custom" (--train to-target). To a target, EpochsErrorPct is
+	// the epochs' expected error and RunErrorPct that of total_s and cost_usd, both
+	// errors combined; above the batch where the usual optimizer is known to hold,
+	// Regime names the one the epochs assume and RegimeNote says what it means.
+	Epochs         *float64 `json:"epochs"`
+	EpochsSource   string   `json:"epochs_source"`
+	EpochsErrorPct *float64 `json:"epochs_error_pct,omitempty"`
+	RunErrorPct    *float64 `json:"run_error_pct,omitempty"`
+	Regime         string   `json:"regime,omitempty"`
+	RegimeNote     string   `json:"regime_note,omitempty"`
 }
 
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
+	v := valuesOf(c, &p)
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
-		Precision: string(c.Precision), MemoryGB: round(p.MemoryGB, 3), Fits: p.Fits, Source: string(p.Source),
+		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
-	ptr := func(x float64, digits int) *float64 { v := round(x, digits); return &v }
-	if c.LoaderImagesPerS > 0 {
-		r.LoaderImagesPerS = ptr(c.LoaderImagesPerS, 1)
+	r.EpochsSource = c.EpochsSource
+	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
+	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
+	if c.CostKnown {
+		r.PriceUSDPerHour = &v.priceUSDPerHour
+	}
+	if v.hasLoader {
+		r.LoaderImagesPerS = &v.loaderImagesPerS
 	}
 	if !p.Fits {
 		return r
 	}
-	r.IterMS, r.ImagesPerS = ptr(p.IterMS, 3), ptr(p.ImagesPerS, 1)
-	r.EpochS, r.TotalS = ptr(p.EpochS, 1), ptr(p.TotalS, 1)
-	r.ErrorPct = ptr(p.ErrorPct, 1)
-	r.ScriptMS = ptr(p.ScriptMS, 3)
-	if c.CostKnown {
-		r.CostUSD = ptr(p.CostUSD, 4)
+	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
+	r.ScriptMS = &v.scriptMS
+	if v.hasCost {
+		r.CostUSD = &v.costUSD
 	}
-	if c.EnergyKnown {
-		r.EnergyKWh = ptr(p.EnergyKWh, 4)
+	if v.hasEnergy {
+		r.EnergyKWh = &v.energyKWh
+	}
+	r.Epochs = &v.epochs
+	if v.toTarget {
+		r.EpochsErrorPct, r.RunErrorPct = &v.epochsErrorPct, &v.runErrorPct
+		r.Regime, r.RegimeNote = v.regime, v.regimeNote
 	}
 	return r
+}
+
+// pointValues are a point's figures rounded as predict prints them (rowOf, the CSV);
+// the has* fields say which are known (the times are known when the point fits), and
+// toTarget that the run trains to a target accuracy (the epochs then have an error and,
+// above the known range, an optimizer regime).
+type pointValues struct {
+	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
+	costUSD, energyKWh, memoryGB                           float64
+	loaderImagesPerS, priceUSDPerHour                      float64
+	epochs, epochsErrorPct, runErrorPct                    float64
+	regime, regimeNote                                     string
+	hasCost, hasEnergy, hasLoader, toTarget                bool
+}
+
+func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
+	v := pointValues{memoryGB: round(p.MemoryGB, 3)}
+	if c.LoaderImagesPerS > 0 {
+		v.loaderImagesPerS, v.hasLoader = round(c.LoaderImagesPerS, 1), true
+	}
+	if c.CostKnown {
+		v.priceUSDPerHour = round(c.PriceUSDPerHour, 4)
+	}
+	if !p.Fits {
+		return v
+	}
+	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
+	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
+	v.errorPct, v.scriptMS = round(p.ErrorPct, 1), round(p.ScriptMS, 3)
+	if c.CostKnown {
+		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
+	}
+	if c.EnergyKnown {
+		v.energyKWh, v.hasEnergy = round(p.EnergyKWh, 4), true
+	}
+	v.epochs = round(p.Epochs, 2)
+	if m := c.Convergence; m != nil {
+		v.toTarget = true
+		v.epochsErrorPct, v.runErrorPct = round(p.EpochsErrorPct, 1), round(p.RunErrorPct(), 1)
+		if known := m.KnownUpTo(); known > 0 && p.Batch > known {
+			reg := m.RegimeAt(p.Batch)
+			v.regime, v.regimeNote = reg.Name, reg.Label
+		}
+	}
+	return v
 }
 
 func round(x float64, digits int) float64 {
@@ -146,49 +224,78 @@ func predictCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
-		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]",
-		Details: RunDataUsage,
+		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]" + trainFlagsUsage,
+		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, q, curves, err := predictCurves(env, cmd, args, true)
+		pf, q, eng, err := predictSetup(env, cmd, args, true)
 		if err != nil {
 			return err
 		}
-		var rows []PredictRow
-		for i := range curves {
-			for _, p := range curves[i].Points {
-				rows = append(rows, rowOf(&curves[i], p))
-			}
-		}
 		if len(q.Batches) == 1 {
-			for _, r := range rows {
-				if !r.Fits {
-					loader := ""
-					if r.LoaderImagesPerS != nil {
-						loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
-					}
-					return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
-						r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
-				}
-			}
+			return predictOneBatch(env, pf, q, eng)
 		}
 		switch {
 		case env.JSON:
-			return WriteJSON(env.Stdout, rows)
+			return streamPredict(env, eng, q, jsonRows{rows: predictJSON})
 		case pf.csv:
-			return writePredictCSV(env, rows)
+			return streamPredict(env, eng, q, predictCSV{})
 		}
-		if err := writePredictTable(env, rows); err != nil {
-			return err
-		}
-		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
-		for i, r := range rows {
-			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
-		}
-		writeNodeNotes(env, ms, ns, nets, nil)
-		return nil
+		return streamPredictTable(env, eng, q)
 	}
 	register(cmd)
+}
+
+// predictOneBatch predicts q at its one batch size: every row is checked to fit before
+// anything is written (a batch that does not fit is an error that says what to try).
+func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) error {
+	var curves []predictor.Curve // one point each
+	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
+		func(c predictor.Curve) error { curves = append(curves, c); return nil })
+	if err != nil {
+		return err
+	}
+	rows := make([]PredictRow, len(curves))
+	for i := range curves {
+		r := rowOf(&curves[i], curves[i].Points[0])
+		if !r.Fits {
+			loader := ""
+			if r.LoaderImagesPerS != nil {
+				loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
+			}
+			return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+				r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
+		}
+		rows[i] = r
+	}
+	switch {
+	case env.JSON:
+		return WriteJSON(env.Stdout, rows)
+	case pf.csv:
+		out := predictCSV{}
+		text := out.header()
+		for i := range curves {
+			text = out.curve(text, &curves[i])
+		}
+		_, err := env.Stdout.Write(text)
+		return writeErr("CSV", err)
+	}
+	toTarget := q.Run.ToTarget != nil
+	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
+	var notes nodeNotes
+	for _, r := range rows {
+		predictTableRow(t, r, toTarget)
+		notes.add(r.Machine, r.Nodes, r.Network, "")
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	writePriceNotes(env, rows)
+	notes.write(env)
+	if note := epochsNote(q.Run.ToTarget); note != "" {
+		fmt.Fprintln(env.Stdout, note)
+	}
+	return nil
 }
 
 func fmtOpt(p *float64, format string, unknown string) string {
@@ -198,20 +305,87 @@ func fmtOpt(p *float64, format string, unknown string) string {
 	return fmt.Sprintf(format, *p)
 }
 
-func writePredictTable(env *Env, rows []PredictRow) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "ENERGY KWH", "MEM GB", "SOURCE")
+// predictTableHeader is predict's table header; training to a target (toTarget) the
+// total is the time to the target, with its band, and the rows say their epochs and,
+// above the known range, the optimizer regime they assume.
+func predictTableHeader(toTarget bool) []string {
+	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
+	if toTarget {
+		head = append(head[:9:9], "EPOCHS", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
+	}
+	return head
+}
+
+// predictTableRow adds r to predict's table (see predictTableHeader).
+func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
+	gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+	if !r.Fits {
+		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+			"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
+		if toTarget {
+			cells = append(cells[:9:9], "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
+		}
+		t.Row(cells...)
+		return
+	}
+	cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+		fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
+		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
+		fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
+	if toTarget {
+		cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
+			fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
+	}
+	t.Row(cells...)
+}
+
+// priceText is a row's price in the table: "$0.918/h spot us-east-1", "OLD" after a
+// price older than 90 days, "none" when there is no price for the asked kind or region.
+func priceText(r PredictRow) string {
+	if r.PriceUSDPerHour == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("$%.4g/h %s", *r.PriceUSDPerHour, r.PriceKind)
+	if r.PriceRegion != "" {
+		s += " " + r.PriceRegion
+	}
+	if r.PriceStale {
+		s += " OLD"
+	}
+	return s
+}
+
+// writePriceNotes says under a table which price each machine's cost uses (its date
+// and age, OLD when older than 90 days, or why it has none) and where each GPU's
+// specifications come from.
+func writePriceNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
 	for _, r := range rows {
-		if !r.Fits {
-			t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-				"out of memory", "-", "-", "-", "-", "-", "-", fmt.Sprintf("%.1f", r.MemoryGB), "-")
+		if seen["m:"+r.Machine] {
 			continue
 		}
-		t.Row(r.Model, r.Machine, fmt.Sprintf("%d×%s", r.GPUCount, r.GPU), strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-			fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-			duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"),
-			fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source)
+		seen["m:"+r.Machine] = true
+		switch {
+		case r.PriceNote != "":
+			fmt.Fprintf(env.Stdout, "%s: cost unknown: %s\n", r.Machine, r.PriceNote)
+		case r.PriceUSDPerHour == nil:
+		case r.PriceAgeDays == nil:
+			fmt.Fprintf(env.Stdout, "%s: %s price, undated\n", r.Machine, r.PriceKind)
+		default:
+			old := ""
+			if r.PriceStale {
+				old = fmt.Sprintf(": OLD, older than %d days; refresh with 'cnntime prices update'", hw.StalePriceDays)
+			}
+			fmt.Fprintf(env.Stdout, "%s: %s price of %s (%d days old%s)\n", r.Machine, r.PriceKind, r.PriceDate, *r.PriceAgeDays, old)
+		}
 	}
-	return t.Flush()
+	for _, r := range rows {
+		if r.GPUSource == "" || seen["g:"+r.GPU] {
+			continue
+		}
+		seen["g:"+r.GPU] = true
+		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader.
@@ -222,27 +396,12 @@ func boundText(r PredictRow) string {
 	return r.Bound
 }
 
-// writePredictCSV writes predict's rows as CSV; text cells that a spreadsheet would read
-// as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers are
-// written as numbers.
-func writePredictCSV(env *Env, rows []PredictRow) error {
-	w := csv.NewWriter(env.Stdout)
-	w.Write([]string{"model", "machine", "gpu", "gpu_count", "batch", "precision", "iter_ms", "images_per_s", "epoch_s",
-		"total_s", "cost_usd", "energy_kwh", "memory_gb", "fits", "source", "error_pct",
-		"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format"})
-	for _, r := range rows {
-		t := csvsafe.Text
-		w.Write([]string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), strconv.Itoa(r.Batch), t(r.Precision),
-			fmtOpt(r.IterMS, "%g", ""), fmtOpt(r.ImagesPerS, "%g", ""), fmtOpt(r.EpochS, "%g", ""), fmtOpt(r.TotalS, "%g", ""),
-			fmtOpt(r.CostUSD, "%g", ""), fmtOpt(r.EnergyKWh, "%g", ""), strconv.FormatFloat(r.MemoryGB, 'g', -1, 64),
-			strconv.FormatBool(r.Fits), t(r.Source), fmtOpt(r.ErrorPct, "%g", ""),
-			strconv.Itoa(r.Input), t(r.Loader), strconv.Itoa(r.Workers), fmtOpt(r.LoaderImagesPerS, "%g", ""), t(r.Bound), t(r.MemoryFormat)})
+// ageText is a price's age in days, "" when undated.
+func ageText(days *int) string {
+	if days == nil {
+		return ""
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("write CSV: %w", err)
-	}
-	return nil
+	return strconv.Itoa(*days)
 }
 
 // duration writes seconds as "42.0s", "12m05s" or "3h12m".
@@ -275,6 +434,64 @@ type BestRow struct {
 	Nodes     int         `json:"nodes,omitempty"`
 	Network   *hw.Network `json:"network,omitempty"`
 	NodesNote string      `json:"nodes_note,omitempty"`
+	// Objective says what best minimised: the total time of the fixed epochs, or the
+	// time to the target accuracy (--train to-target; on one machine the cost is
+	// hours × price, so the fastest batch is also the cheapest). NodeCounts, when
+	// --nodes gave several, is each count's best batch with its epochs, time and cost.
+	Objective  string       `json:"objective"`
+	NodeCounts []NodeChoice `json:"node_counts,omitempty"`
+}
+
+// NodeChoice is one node count best considered: its best batch, the epochs that batch
+// trains for, the time and cost, and how much faster it is than the first count.
+type NodeChoice struct {
+	Nodes        int      `json:"nodes"`
+	Batch        int      `json:"batch"` // 0: no batch fits
+	Epochs       float64  `json:"epochs"`
+	EpochsSource string   `json:"epochs_source"`
+	Regime       string   `json:"regime,omitempty"`
+	TotalS       float64  `json:"total_s"`
+	CostUSD      *float64 `json:"cost_usd"`
+	Speedup      float64  `json:"speedup_vs_first"` // the first count's time over this one's
+}
+
+// The objectives best minimises.
+const (
+	objectiveFixed    = "least total time at the fixed epochs"
+	objectiveToTarget = "least time and cost to the target accuracy"
+)
+
+// nodeChoices summarises, for each model × machine, every node count's best batch, in
+// the order of the curves (count by count, as bestCurves makes them).
+func nodeChoices(curves []predictor.Curve) map[[2]string][]NodeChoice {
+	out := map[[2]string][]NodeChoice{}
+	for _, c := range curves {
+		k := [2]string{c.Model, c.Machine}
+		ch := NodeChoice{Nodes: max(c.Nodes, 1), EpochsSource: c.EpochsSource}
+		if c.Best >= 0 {
+			p := c.Points[c.Best]
+			ch.Batch, ch.Epochs, ch.TotalS = p.Batch, round(p.Epochs, 2), round(p.TotalS, 1)
+			if c.Convergence != nil && p.Batch > c.Convergence.KnownUpTo() && c.Convergence.KnownUpTo() > 0 {
+				ch.Regime = p.Regime
+			}
+			if c.CostKnown {
+				v := round(p.CostUSD, 4)
+				ch.CostUSD = &v
+			}
+		}
+		out[k] = append(out[k], ch)
+	}
+	for k, list := range out {
+		if first := list[0].TotalS; first > 0 {
+			for i := range list {
+				if list[i].TotalS > 0 {
+					list[i].Speedup = round(first/list[i].TotalS, 2)
+				}
+			}
+		}
+		out[k] = list
+	}
+	return out
 }
 
 func bestOf(c *predictor.Curve) BestRow {
@@ -295,23 +512,35 @@ func bestCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
-		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage,
-		Details: RunDataUsage,
+		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage + trainFlagsUsage,
+		Details: RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
-		pf, _, curves, err := predictCurves(env, cmd, args, false)
+		pf, q, eng, err := predictSetup(env, cmd, args, false)
+		if err != nil {
+			return err
+		}
+		curves, err := bestCurves(env, eng, q, pf.nodeCounts)
 		if err != nil {
 			return err
 		}
 		var notes []string
+		var choices map[[2]string][]NodeChoice
 		if len(pf.nodeCounts) > 1 {
+			choices = nodeChoices(curves)
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
+		toTarget := q.Run.ToTarget != nil
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
 			rows[i] = bestOf(&curves[i])
+			rows[i].Objective = objectiveFixed
+			if toTarget {
+				rows[i].Objective = objectiveToTarget
+			}
 			if notes != nil {
 				rows[i].Nodes, rows[i].NodesNote = max(curves[i].Nodes, 1), notes[i]
+				rows[i].NodeCounts = choices[[2]string{curves[i].Model, curves[i].Machine}]
 			}
 		}
 		switch {
@@ -319,23 +548,28 @@ func bestCommands(register func(Command)) {
 			return WriteJSON(env.Stdout, rows)
 		case pf.csv:
 			return writeBestCSV(env, rows)
+		case toTarget:
+			return writeBestToTarget(env, rows, notes, q.Run.ToTarget)
 		}
-		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
+			priced = append(priced, *b)
 			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"),
+				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
 				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
 				intsText(r.SweetSpots), b.Source)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		writePriceNotes(env, priced)
 		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
 		for i, r := range rows {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
@@ -344,6 +578,66 @@ func bestCommands(register func(Command)) {
 		return nil
 	}
 	register(cmd)
+}
+
+// writeBestToTarget prints best's rows of a run to a target: the batch with the least
+// time (and cost) to the target, its epochs and, above the known range, the optimizer
+// regime; each node count considered with its epochs and speed-up; and where the
+// epochs come from.
+func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.Model) error {
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "EPOCHS", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
+	for _, r := range rows {
+		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+		if r.Best == nil {
+			t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
+			continue
+		}
+		b := r.Best
+		t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
+			fmt.Sprintf("%.0f", *b.ImagesPerS), fmt.Sprintf("%.1f", *b.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct),
+			fmtOpt(b.CostUSD, "%.2f", "unknown"), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if len(r.NodeCounts) < 2 {
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "%s on %s, by node count:\n", r.Model, r.Machine)
+		for _, c := range r.NodeCounts {
+			if c.Batch == 0 {
+				fmt.Fprintf(env.Stdout, "  %d × %s: no batch fits\n", c.Nodes, r.Machine)
+				continue
+			}
+			regime := ""
+			if c.Regime != "" {
+				regime = ", " + c.Regime
+			}
+			fmt.Fprintf(env.Stdout, "  %d × %s: batch %d, %.1f epochs%s, %s to target, $%s, %.2f× the speed of %d\n",
+				c.Nodes, r.Machine, c.Batch, c.Epochs, regime, duration(c.TotalS), fmtOpt(c.CostUSD, "%.2f", "unknown"), c.Speedup, r.NodeCounts[0].Nodes)
+		}
+	}
+	ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
+	for i, r := range rows {
+		ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
+	}
+	writeNodeNotes(env, ms, ns, nets, notes)
+	for _, r := range rows {
+		if r.Best != nil && r.Best.RegimeNote != "" {
+			fmt.Fprintf(env.Stdout, "%s at batch %d: %s\n", r.Model, r.Best.Batch, r.Best.RegimeNote)
+		}
+	}
+	fmt.Fprintln(env.Stdout, epochsNote(m))
+	fmt.Fprintln(env.Stdout, "best picks the batch (and, with several --nodes, the count) with the least time to the target; on one machine the cost is hours × price, so it is the cheapest batch too.")
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func maxBatchText(b int) string {
@@ -368,15 +662,19 @@ func intsText(xs []int) string {
 func writeBestCSV(env *Env, rows []BestRow) error {
 	w := csv.NewWriter(env.Stdout)
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
-		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source"})
+		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
+		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
+		"epochs", "epochs_source", "run_error_pct", "regime", "objective"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
-			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), ""}
+			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective)}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
+			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
+			rec[21], rec[22], rec[23], rec[24] = fmtOpt(b.Epochs, "%g", ""), t(b.EpochsSource), fmtOpt(b.RunErrorPct, "%g", ""), t(b.Regime)
 		}
 		w.Write(rec)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/predictor"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -35,6 +36,9 @@ type runFlags struct {
 	chooseNodes            bool         // best: --nodes may list several counts
 	oneBatch               bool         // explain: --batch is required and --batches is not registered
 	nodeCounts             []int        // the counts --nodes gave, set by query
+	region                 string       // --region: price every machine there ("" each one's cheapest)
+	spot                   bool         // --spot: spot prices instead of on-demand
+	train                  trainFlags   // --train, --ref-epochs, --ref-batch, --critical-batch, --like
 }
 
 // register adds the shared run flags to fs. Lists have a singular and a plural
@@ -59,17 +63,25 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.StringVar(&rf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
 	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
 	fs.IntVar(&rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
+	fs.StringVar(&rf.region, "region", "", "price the machines in this region, e.g. us-east-1 (default: each machine's cheapest region)")
+	fs.BoolVar(&rf.spot, "spot", false, "cost with spot (preemptible) prices instead of on-demand ones")
 	rf.data.register(fs)
 	rf.nodes.register(fs, rf.chooseNodes)
+	rf.train.register(fs)
 }
 
 // runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage; the
 // node flags follow it (nodesUsage, or best's bestNodesUsage).
 const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
 	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
+	"        [--region R] [--spot]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
 	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]\n" +
 	"        [--framework pytorch2|pytorch1|graph]"
+
+// trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
+// with it.
+const trainFlagsUsage = "\n        [--train epochs|to-target [--ref-epochs E --ref-batch B (--critical-batch N | --like imagenet-1k|cifar-10)]]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
@@ -131,6 +143,21 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		images = data.Images()
 	}
 	q.Run = predictor.Run{Epochs: rf.epochs, Images: images}
+	training, err := rf.train.training(set)
+	if err != nil {
+		return q, err
+	}
+	if q.Run.ToTarget, err = training.EpochsModel(data); err != nil {
+		return q, Usagef("--train %s: %v", training.Mode, err)
+	}
+	if q.Run.ToTarget != nil && set["epochs"] {
+		return q, Usagef("--epochs %d counts a fixed run; --train to-target gives each batch the epochs it needs (leave --epochs out, or use --train epochs)", rf.epochs)
+	}
+	if q.Run.ToTarget != nil && !batchSet && !set["batches"] && !rf.oneBatch {
+		// To a target the best batch is often past 1024: the window's grid, from 1 up
+		// to the largest batch that fits (and at most the epoch's images).
+		q.Batches, q.Span = nil, app.BatchSpan{Min: 1}
+	}
 	p, err := predictor.ParseTrainingPrecision(rf.precision)
 	if err != nil {
 		return q, Usagef("--precision: %v", err)
@@ -145,6 +172,10 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	}
 	for _, n := range nets {
 		q.Models = append(q.Models, n.Name)
+	}
+	q.Price = hw.PriceChoice{Region: strings.TrimSpace(rf.region), Spot: rf.spot}
+	if err := eng.CheckPriceChoice(q.Price); err != nil {
+		return q, Usagef("--region: %v", err)
 	}
 	for _, id := range splitList(rf.machines) {
 		t, err := eng.MachineTarget(id)

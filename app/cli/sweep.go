@@ -147,6 +147,9 @@ func runSweep(env *Env, args []string) error {
 	} else {
 		fmt.Fprintf(env.Stdout, "sweep %d %s: %d of %d measured in %s (%d out of memory), %d were already cached; cache %s\n",
 			res.SweepID, res.State, res.Done, res.Total, roundDuration(res.Elapsed), res.OOM, res.Cached, cache.Path())
+		for _, f := range res.Failures {
+			fmt.Fprintf(env.Stdout, "  failed: %s\n", f)
+		}
 	}
 	if err != nil {
 		return err

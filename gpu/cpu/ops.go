@@ -689,18 +689,28 @@ type dropoutOp struct {
 	seed uint64
 }
 
+// DropKeeps says whether dropout with probability p keeps unit u (an element, or a whole
+// sample under stochastic depth) in the forward run of a seed: a hash of the unit and
+// the seed against p·2^24. The CUDA worker's drop kernel (gpu/cudakern/kernels.cu) draws
+// the same mask, so the self-test can compare its results with this reference.
+func DropKeeps(u int64, seed uint64, p float64) bool {
+	h := uint32(u)*2654435761 ^ uint32(seed)
+	h ^= h >> 15
+	h *= 2246822519
+	h ^= h >> 13
+	return int64(h&0xffffff) >= int64(math.Round(p*(1<<24)))
+}
+
 func (d *dropoutOp) forward(xs [][]float32, y []float32) {
 	if len(d.mask) != len(y) {
 		d.mask = make([]float32, len(y))
 	}
 	d.seed++
-	fillRandom(d.mask, 1, d.seed*7919)
 	keep := 1 / (1 - d.p)
 	for i, v := range xs[0] {
-		if d.mask[i] >= 2*d.p-1 {
+		d.mask[i] = 0
+		if DropKeeps(int64(i), d.seed, float64(d.p)) {
 			d.mask[i] = keep
-		} else {
-			d.mask[i] = 0
 		}
 		y[i] = v * d.mask[i]
 	}
@@ -729,12 +739,10 @@ func (s *stochasticDepth) forward(xs [][]float32, y []float32) {
 		s.scale = make([]float32, s.n)
 	}
 	s.seed++
-	fillRandom(s.scale, 1, s.seed*104729)
 	for n := range s.scale {
-		if s.scale[n] >= 2*s.p-1 {
+		s.scale[n] = 0
+		if DropKeeps(int64(n), s.seed, float64(s.p)) {
 			s.scale[n] = 1 / (1 - s.p)
-		} else {
-			s.scale[n] = 0
 		}
 		for i, v := range xs[0][n*s.per : (n+1)*s.per] {
 			y[n*s.per+i] = v * s.scale[n]

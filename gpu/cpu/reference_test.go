@@ -79,3 +79,38 @@ func TestReferenceEveryKindRuns(t *testing.T) {
 		t.Error("batch 0 accepted")
 	}
 }
+
+// TestReferenceParametersAreNeitherZerosNorOnes: a kernel that ignored a bias, a norm's
+// shift or its scale must not match the reference, so none of them is all zeros or all
+// ones there.
+func TestReferenceParametersAreNeitherZerosNorOnes(t *testing.T) {
+	s := cnn.Shape{C: 4, H: 2, W: 2}
+	for _, c := range []cnn.Config{
+		{Op: cnn.OpLinear, In: s, Out: cnn.Shape{C: 3, H: 2, W: 2}, NumInputs: 1, Bias: true},
+		{Op: cnn.OpBatchNorm, In: s, Out: s, NumInputs: 1},
+		{Op: cnn.OpLayerNorm, In: s, Out: s, NumInputs: 1},
+		{Op: cnn.OpScale, In: s, Out: s, NumInputs: 1},
+	} {
+		r, err := NewReference(c, 2, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Params) == 0 {
+			t.Errorf("%s: no parameters", c.Key())
+		}
+		for i, p := range r.Params {
+			zeros, ones := 0, 0
+			for _, v := range p {
+				if v == 0 {
+					zeros++
+				}
+				if v == 1 {
+					ones++
+				}
+			}
+			if zeros > 0 || ones > 0 {
+				t.Errorf("%s parameter %d has %d zeros and %d ones of %d: %v", c.Key(), i, zeros, ones, len(p), p)
+			}
+		}
+	}
+}

@@ -155,12 +155,12 @@ type Backend struct {
 	k32, k16      *kernels // nil when kernelsErr says why
 	kernelsErr    error
 	kernelsWarned bool
+	preloadWarned bool
 	lastBusy      time.Time // when the last timing ended: a busy GPU needs a short warm-up only
 	cc            [2]int    // compute capability
 	nvml          unsafe.Pointer
 	peakMHz       uint
 	warned        bool
-	seed          int64
 }
 
 // Open makes device index's primary context current, creates the library handles and
@@ -191,8 +191,8 @@ func Open(index int, o Options) (*Backend, error) {
 	fmt.Sscanf(d.ComputeCapability, "%d.%d", &b.cc[0], &b.cc[1])
 	b.kernelsErr = nvrtcErr
 	if b.kernelsErr == nil {
-		if b.k32, b.kernelsErr = compileKernels(false, d.SMs, b.cc); b.kernelsErr == nil {
-			b.k16, b.kernelsErr = compileKernels(true, d.SMs, b.cc)
+		if b.k32, b.kernelsErr = compileKernels(false, b.cc); b.kernelsErr == nil {
+			b.k16, b.kernelsErr = compileKernels(true, b.cc)
 		}
 	}
 	if b.kernelsErr != nil {
@@ -219,6 +219,10 @@ func (b *Backend) Check() string {
 	if b.kernelsErr != nil && !b.kernelsWarned {
 		b.kernelsWarned = true
 		return fmt.Sprintf("the memory-bound layers (activations, pooling, add, ...) are recorded unsupported: %v", b.kernelsErr)
+	}
+	if cudnnPreloadErr != nil && !b.preloadWarned {
+		b.preloadWarned = true
+		return fmt.Sprintf("%v; if cuDNN then fails (status 1008 or 3009), install its missing sub-libraries", cudnnPreloadErr)
 	}
 	if b.nvml == nil {
 		return ""
@@ -258,7 +262,19 @@ func precisionOf(p measure.Precision) (elem int, tf32 bool, ok bool) {
 }
 
 // TimeLayer times one phase of a layer configuration with CUDA events, after warm-up.
+// An error that left the CUDA context broken (a sticky error: every later call fails
+// until the process ends) wraps gpu.ErrSticky, so the sweep restarts the worker.
 func (b *Backend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
+	m, err := b.timeLayer(ctx, cfg, batch, phase, prec, policy, repeats)
+	if err != nil && ctx.Err() == nil {
+		if serr := cu.Synchronize(); serr != nil { // the context no longer works
+			err = fmt.Errorf("%w (%v): %w", gpu.ErrSticky, serr, err)
+		}
+	}
+	return m, err
+}
+
+func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
 	m := measure.Measurement{
 		DeviceKey: b.device.Key, ConfigKey: cfg.Key(), Batch: batch, Precision: prec, Phase: phase,
 		Policy: policy, Status: measure.OK, At: time.Now().UTC(),

@@ -14,6 +14,8 @@ import (
 	"gorgonia.org/cu"
 
 	"cnntime/gpu/convalgo"
+	"cnntime/gpu/gemm"
+	"cnntime/gpu/randfill"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -40,28 +42,42 @@ func (m *mem) elem() int64 {
 	return 4
 }
 
-// tensor allocates elems elements of the layer's type, filled with 0.5.
+// tensor allocates elems elements of the layer's type, filled with pseudo-random
+// normal values (package randfill), as PyTorch's randn data.
 func (m *mem) tensor(elems int64) (uint64, error) {
 	p, err := m.alloc(elems * m.elem())
 	if err != nil {
 		return 0, err
 	}
-	if m.half {
-		err = cu.MemsetD16(cu.DevicePtr(p), 0x3800, max(elems, 1))
-	} else {
-		err = cu.MemsetD32(cu.DevicePtr(p), 0x3f000000, max(elems, 1))
-	}
-	return p, err
+	return p, fillRandom(p, elems*m.elem(), m.half)
 }
 
-// floats allocates elems FP32 values, filled with 0.5 (parameters and statistics are
-// FP32 under mixed precision too).
+// floats allocates elems FP32 values, filled the same way (parameters and statistics
+// are FP32 under mixed precision too).
 func (m *mem) floats(elems int64) (uint64, error) {
 	p, err := m.alloc(elems * 4)
 	if err != nil {
 		return 0, err
 	}
-	return p, cu.MemsetD32(cu.DevicePtr(p), 0x3f000000, max(elems, 1))
+	return p, fillRandom(p, elems*4, false)
+}
+
+// fillRandom fills bytes at p with randfill's tile (FP16 values when half): the tile
+// from the host, then doubling copies on the device.
+func fillRandom(p uint64, bytes int64, half bool) error {
+	tile := randfill.Tile(half)
+	for _, c := range randfill.Plan(bytes, int64(len(tile))) {
+		var err error
+		if c.FromHost {
+			err = cu.MemcpyHtoD(cu.DevicePtr(p+uint64(c.Dst)), unsafe.Pointer(&tile[0]), c.Bytes)
+		} else {
+			err = cu.MemcpyDtoD(cu.DevicePtr(p+uint64(c.Dst)), cu.DevicePtr(p+uint64(c.Src)), c.Bytes)
+		}
+		if err != nil {
+			return fmt.Errorf("fill a tensor with random data: %w", err)
+		}
+	}
+	return nil
 }
 
 func (m *mem) alloc(bytes int64) (uint64, error) {
@@ -98,10 +114,7 @@ func (b *Backend) newLayer(cfg cnn.Config, batch int, prec measure.Precision, po
 	switch cfg.Op {
 	case cnn.OpConv2d:
 		return b.newConv(cfg, batch, prec, policy)
-	case cnn.OpLinear:
-		if cfg.Bias && b.kernelsErr != nil {
-			return nil, fmt.Errorf("%w: a linear layer's bias needs cnntime's own kernels, and %v", errUnsupported, b.kernelsErr)
-		}
+	case cnn.OpLinear: // cuBLAS alone, the bias included: no NVRTC needed
 		return b.newLinear(cfg, batch, half, tf32)
 	case cnn.OpBatchNorm:
 		if !convalgo.FitsLegacyAPI(int64(batch) * cfg.In.Elems()) {
@@ -359,14 +372,14 @@ func (l *convLayer) free() {
 	l.mem.free()
 }
 
-// linearLayer runs y = x·Wᵀ (+ b) through cuBLAS GEMMs, in column-major terms.
+// linearLayer runs y = x·Wᵀ (+ b) through cuBLAS GEMMs alone: package gemm's calls,
+// the bias included (a rank-1 GEMM against a vector of ones, as PyTorch's addmm).
 type linearLayer struct {
 	mem
-	b                                  *Backend
-	rows, in, out                      int
-	dtype, compute                     C.int
-	x, y, w, dx, dy, dw, bias, dbias32 uint64
-	hasBias                            bool
+	b              *Backend
+	shape          gemm.Linear
+	dtype, compute C.int
+	ptr            map[gemm.Operand]uint64
 }
 
 const (
@@ -380,25 +393,30 @@ const (
 )
 
 func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, error) {
-	l := &linearLayer{mem: mem{half: half}, b: b, rows: batch * c.In.H * c.In.W, in: c.In.C, out: c.Out.C,
-		dtype: cudaR32F, compute: cublasCompute32F, hasBias: c.Bias}
+	l := &linearLayer{mem: mem{half: half}, b: b, dtype: cudaR32F, compute: cublasCompute32F, ptr: map[gemm.Operand]uint64{},
+		shape: gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias}}
 	if half {
 		l.dtype = cudaR16F
 	} else if tf32 {
 		l.compute = cublasCompute32FTF32
 	}
-	rows, in, out := int64(l.rows), int64(l.in), int64(l.out)
-	var err error
-	for _, t := range []struct {
-		p     *uint64
-		elems int64
-	}{{&l.x, rows * in}, {&l.y, rows * out}, {&l.w, out * in}, {&l.dx, rows * in}, {&l.dy, rows * out}, {&l.dw, out * in}, {&l.bias, out}} {
-		if *t.p, err = l.tensor(t.elems); err != nil {
+	for op, elems := range l.shape.Elems() {
+		p, err := l.tensor(elems)
+		if err != nil {
 			return l, err
 		}
+		l.ptr[op] = p
 	}
-	if l.dbias32, err = l.floats(out); err != nil {
-		return l, err
+	if ones, ok := l.ptr[gemm.Ones]; ok {
+		var err error
+		if half {
+			err = cu.MemsetD16(cu.DevicePtr(ones), 0x3c00, int64(l.shape.Rows)) // FP16 1.0
+		} else {
+			err = cu.MemsetD32(cu.DevicePtr(ones), 0x3f800000, int64(l.shape.Rows)) // FP32 1.0
+		}
+		if err != nil {
+			return l, fmt.Errorf("fill a vector of ones: %w", err)
+		}
 	}
 	return l, nil
 }
@@ -407,37 +425,20 @@ func (l *linearLayer) prepare(phase measure.Phase) (string, int64, error) {
 	return "cublasGemmEx", 0, nil
 }
 
-func (l *linearLayer) gemm(ta, tb, m, n, k int, a uint64, lda int, bm uint64, ldb int, c uint64, ldc int) error {
-	one, zero := float32(1), float32(0)
-	return cublasCheck("cublasGemmEx", C.x_cublasGemmEx(l.b.cublas, C.int(ta), C.int(tb), C.int(m), C.int(n), C.int(k),
-		unsafe.Pointer(&one), dev(a), l.dtype, C.int(lda), dev(bm), l.dtype, C.int(ldb),
-		unsafe.Pointer(&zero), dev(c), l.dtype, C.int(ldc), l.compute, cublasGemmDefault))
-}
-
-func (l *linearLayer) kernels() *kernels {
-	if l.half {
-		return l.b.k16
-	}
-	return l.b.k32
-}
-
 func (l *linearLayer) run(phase measure.Phase) error {
-	switch phase {
-	case measure.Forward: // yᵀ (out×rows) = W (in×out col-major, transposed) · xᵀ
-		if err := l.gemm(cublasOpT, cublasOpN, l.out, l.rows, l.in, l.w, l.in, l.x, l.in, l.y, l.out); err != nil {
+	for _, g := range l.shape.Calls(phase) {
+		one, beta := float32(1), g.Beta
+		ta, tb := C.int(cublasOpN), C.int(cublasOpN)
+		if g.TransA {
+			ta = cublasOpT
+		}
+		if g.TransB {
+			tb = cublasOpT
+		}
+		if err := cublasCheck("cublasGemmEx", C.x_cublasGemmEx(l.b.cublas, ta, tb, C.int(g.M), C.int(g.N), C.int(g.K),
+			unsafe.Pointer(&one), dev(l.ptr[g.A]), l.dtype, C.int(g.LDA), dev(l.ptr[g.B]), l.dtype, C.int(g.LDB),
+			unsafe.Pointer(&beta), dev(l.ptr[g.C]), l.dtype, C.int(g.LDC), l.compute, cublasGemmDefault)); err != nil {
 			return err
-		}
-		if l.hasBias {
-			return l.kernels().launch("binary", int64(l.rows*l.out), 3, l.y, l.bias, l.y, int64(l.rows*l.out), 1, l.out)
-		}
-	case measure.BackwardData: // dxᵀ (in×rows) = Wᵀ · dyᵀ
-		return l.gemm(cublasOpN, cublasOpN, l.in, l.rows, l.out, l.w, l.in, l.dy, l.out, l.dx, l.in)
-	case measure.BackwardWeights: // dWᵀ (in×out) = xᵀ · dy
-		if err := l.gemm(cublasOpN, cublasOpT, l.in, l.out, l.rows, l.x, l.in, l.dy, l.out, l.dw, l.in); err != nil {
-			return err
-		}
-		if l.hasBias {
-			return l.kernels().launch("column_sum", int64(l.out), l.dy, l.dbias32, int64(l.rows), int64(l.out))
 		}
 	}
 	return nil

@@ -37,10 +37,9 @@ func (l library) open(path string) (string, error) {
 	var tried []string
 	for _, name := range l.Candidates(path, libfind.CUDAHome()) {
 		if l.What == libCuDNN.What {
-			if err := preloadAll(libfind.CuDNNSubLibraries(name)); err != nil {
-				tried = append(tried, err.Error())
-				continue
-			}
+			// A sub-library that does not load is not fatal here: cuDNN loads what it
+			// needs itself and says (status 1008 or 3009, a failure) when one is missing.
+			cudnnPreloadErr = preloadAll(libfind.CuDNNSubLibraries(name))
 		}
 		cs := C.CString(name)
 		var missing *C.char
@@ -61,15 +60,28 @@ func (l library) open(path string) (string, error) {
 	return "", fmt.Errorf("load %s: %s; install it or name its path with %s", l.What, strings.Join(tried, "; "), l.Env)
 }
 
-// preloadAll opens cuDNN's sub-libraries so that cuDNN finds them by soname.
+// cudnnPreloadErr says which of cuDNN's sub-libraries could not be preloaded, if any.
+var cudnnPreloadErr error
+
+// preloadAll opens cuDNN's sub-libraries so that cuDNN finds them by soname. One that
+// fails (a dependency on another not loaded yet) is tried again after the others, until
+// a round loads none; the error names those that never loaded.
 func preloadAll(paths []string) error {
-	for _, p := range paths {
-		cs := C.CString(p)
-		msg := C.preload(cs)
-		C.free(unsafe.Pointer(cs))
-		if msg != nil {
-			return fmt.Errorf("preload cuDNN's sub-library %s: %s", p, C.GoString(msg))
+	left := paths
+	for len(left) > 0 {
+		var again, why []string
+		for _, p := range left {
+			cs := C.CString(p)
+			msg := C.preload(cs)
+			C.free(unsafe.Pointer(cs))
+			if msg != nil {
+				again, why = append(again, p), append(why, C.GoString(msg))
+			}
 		}
+		if len(again) == len(left) {
+			return fmt.Errorf("cuDNN's sub-libraries did not preload: %s", strings.Join(why, "; "))
+		}
+		left = again
 	}
 	return nil
 }
@@ -86,7 +98,7 @@ func cudnnCheck(call string, status C.int) error {
 		return nil
 	}
 	return &cudastatus.Error{Lib: "cuDNN", Call: call, Code: int(status), Text: C.GoString(C.x_cudnnGetErrorString(status)),
-		Category: cudastatus.CuDNN(cudnnVersion, int(status))}
+		Category: cudastatus.CuDNN(cudnnVersion, int(status)), Hint: cudastatus.CuDNNHint(cudnnVersion, int(status))}
 }
 
 func cublasCheck(call string, status C.int) error {

@@ -18,8 +18,8 @@ import (
 
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
+	"cnntime/gpu/gemm"
 	"cnntime/gpu/selftest"
-	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
@@ -34,8 +34,10 @@ type checkable interface {
 }
 
 // SelfTest runs every layer kind on small shapes in fp32, tf32 and amp on device index,
-// compares outputs and gradients with the CPU reference where the layer can be read
-// back, times one short sweep and reports it all with the versions found.
+// and one convolution with the fastest algorithm (cudnnFind*AlgorithmEx), compares
+// outputs and gradients with the CPU reference (the amp checks with one whose inputs
+// and parameters are rounded to FP16 as the GPU's are), times one short sweep and
+// reports it all with the versions found.
 func (w Worker) SelfTest(ctx context.Context, index int) (selftest.Report, error) {
 	var rep selftest.Report
 	b, err := Open(index, w.Options)
@@ -44,17 +46,14 @@ func (w Worker) SelfTest(ctx context.Context, index int) (selftest.Report, error
 	}
 	rep.Device = b.Device()
 	rep.Versions = b.versions()
-	for _, cfg := range selftest.Cases() {
-		var ref *cpu.Reference
-		for _, prec := range selftest.Precisions {
-			for _, phase := range measure.Phases {
-				if err := ctx.Err(); err != nil {
-					return rep, err
-				}
-				row, ok := b.selfTestRow(cfg, prec, phase, &ref)
-				if ok {
-					rep.Rows = append(rep.Rows, row)
-				}
+	refs := map[string]*cpu.Reference{} // configuration key, rounded or not -> reference
+	for _, check := range selftest.Plan() {
+		for _, phase := range measure.Phases {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			if row, ok := b.selfTestRow(check, phase, refs); ok {
+				rep.Rows = append(rep.Rows, row)
 			}
 		}
 	}
@@ -68,6 +67,7 @@ func (w Worker) SelfTest(ctx context.Context, index int) (selftest.Report, error
 	start := time.Now()
 	err = gpu.Execute(ctx, b, gpu.Job{Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 3, Items: items}, gpu.Sink{
 		Measured: func(measure.Measurement) error { rep.Sweep.Measured++; return nil },
+		Failed:   func(f gpu.Failure) error { rep.Sweep.Failures = append(rep.Sweep.Failures, f.String()); return nil },
 	})
 	rep.Sweep.Seconds = time.Since(start).Seconds()
 	if err != nil {
@@ -89,10 +89,11 @@ func (b *Backend) versions() selftest.Versions {
 	return v
 }
 
-// selfTestRow checks one layer, precision and phase; ok is false for a phase the layer
-// does not have.
-func (b *Backend) selfTestRow(cfg cnn.Config, prec measure.Precision, phase measure.Phase, ref **cpu.Reference) (selftest.Row, bool) {
-	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase}
+// selfTestRow checks one layer, precision, policy and phase; ok is false for a phase
+// the layer does not have.
+func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs map[string]*cpu.Reference) (selftest.Row, bool) {
+	cfg, prec := check.Config, check.Precision
+	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase, Policy: check.Policy}
 	fail := func(err error) (selftest.Row, bool) {
 		if errors.Is(err, errUnsupported) && err.Error() == errUnsupported.Error() {
 			return row, false // the layer has no such phase
@@ -107,7 +108,7 @@ func (b *Backend) selfTestRow(cfg cnn.Config, prec measure.Precision, phase meas
 		}
 		return row, true
 	}
-	l, err := b.newLayer(cfg, selfTestBatch, prec, measure.Heuristic)
+	l, err := b.newLayer(cfg, selfTestBatch, prec, check.Policy)
 	if l != nil {
 		defer l.free()
 	}
@@ -115,15 +116,23 @@ func (b *Backend) selfTestRow(cfg cnn.Config, prec measure.Precision, phase meas
 		return fail(err)
 	}
 	c, canCheck := l.(checkable)
-	if canCheck && *ref == nil {
-		if *ref, err = cpu.NewReference(cfg, selfTestBatch, 1); err != nil {
-			row.Verdict, row.Why = selftest.Failed, "the CPU reference: "+err.Error()
-			return row, true
-		}
-	}
 	var got, want [][]float32
 	if canCheck {
-		got, want, err = c.check(phase, *ref)
+		half := prec == measure.AMP
+		key := fmt.Sprintf("%s/half=%v", cfg.Key(), half)
+		ref := refs[key]
+		if ref == nil {
+			round := func([]float32) {}
+			if half {
+				round = selftest.RoundToHalf
+			}
+			if ref, err = cpu.NewRoundedReference(cfg, selfTestBatch, 1, round); err != nil {
+				row.Verdict, row.Why = selftest.Failed, "the CPU reference: "+err.Error()
+				return row, true
+			}
+			refs[key] = ref
+		}
+		got, want, err = c.check(phase, ref)
 	}
 	if !canCheck || errors.Is(err, errNotReadBack) {
 		if _, _, err := l.prepare(phase); err != nil {
@@ -135,7 +144,7 @@ func (b *Backend) selfTestRow(cfg cnn.Config, prec measure.Precision, phase meas
 		if err := cu.Synchronize(); err != nil {
 			return fail(err)
 		}
-		row.Verdict, row.Why = selftest.Ran, "ran without error; its results are not compared (random, index-dependent or layout-specific)"
+		row.Verdict, row.Why = selftest.Ran, "ran without error; its results are not compared"
 		return row, true
 	}
 	if err != nil {
@@ -235,20 +244,20 @@ func (l *convLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [
 
 func (l *linearLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
 	h := l.half
-	ins := []transfer{{l.x, r.Inputs[0], h}, {l.w, r.Params[0], h}, {l.dy, r.DY, h}}
-	if l.hasBias {
-		ins = append(ins, transfer{l.bias, r.Params[1], h})
+	ins := []transfer{{l.ptr[gemm.X], r.Inputs[0], h}, {l.ptr[gemm.W], r.Params[0], h}, {l.ptr[gemm.DY], r.DY, h}}
+	if l.shape.Bias {
+		ins = append(ins, transfer{l.ptr[gemm.B], r.Params[1], h})
 	}
 	var outs []transfer
 	switch phase {
 	case measure.Forward:
-		outs = []transfer{{l.y, r.Y, h}}
+		outs = []transfer{{l.ptr[gemm.Y], r.Y, h}}
 	case measure.BackwardData:
-		outs = []transfer{{l.dx, r.DX[0], h}}
+		outs = []transfer{{l.ptr[gemm.DX], r.DX[0], h}}
 	case measure.BackwardWeights:
-		outs = []transfer{{l.dw, r.DParams[0], h}}
-		if l.hasBias {
-			outs = append(outs, transfer{l.dbias32, r.DParams[1], false})
+		outs = []transfer{{l.ptr[gemm.DW], r.DParams[0], h}}
+		if l.shape.Bias {
+			outs = append(outs, transfer{l.ptr[gemm.DB], r.DParams[1], h})
 		}
 	}
 	return runChecked(l, phase, ins, outs)

@@ -39,9 +39,32 @@ const (
 
 // cuDNN 9's categorised status codes (cudnn_graph.h of 9.x).
 const (
-	cudnn9HostAllocFailed   = 4003
-	cudnn9DeviceAllocFailed = 4004
+	cudnn9IncompatibleDriver    = 3005
+	cudnn9IncompatibleCudart    = 3006
+	cudnn9PrerequisiteMissing   = 3008
+	cudnn9SublibraryUnavailable = 3009
+	cudnn9HostAllocFailed       = 4003
+	cudnn9DeviceAllocFailed     = 4004
 )
+
+// brokenInstall is what to do about a cuDNN that cannot run anything here.
+const brokenInstall = "cuDNN cannot run on this machine as installed (a driver or CUDA runtime it does not accept, or a library it needs missing): install the cuDNN built for this CUDA with all its sub-libraries, or name it with CNNTIME_CUDNN, and run cnntime devices --check"
+
+// CuDNNHint says what to do about a cuDNN status that means the install is broken,
+// rather than that one configuration is unsupported; "" for any other status.
+func CuDNNHint(version, code int) string {
+	if version >= cudnn9Major {
+		switch code {
+		case cudnn9IncompatibleDriver, cudnn9IncompatibleCudart, cudnn9PrerequisiteMissing, cudnn9SublibraryUnavailable:
+			return brokenInstall
+		}
+		return ""
+	}
+	if code == cudnn8PrerequisiteMissng {
+		return brokenInstall
+	}
+	return ""
+}
 
 // cudnn9Major is the first cudnnGetVersion() of cuDNN 9 (9.0.0 = 90000); cuDNN 8
 // reports 8xyz.
@@ -51,6 +74,9 @@ const cudnn9Major = 90000
 func CuDNN(version, code int) Category {
 	if code == 0 {
 		return OK
+	}
+	if CuDNNHint(version, code) != "" {
+		return Failed // a broken install, not a configuration the library lacks
 	}
 	if version >= cudnn9Major {
 		switch code {
@@ -70,7 +96,7 @@ func CuDNN(version, code int) Category {
 		return OutOfMemory
 	case cudnn8BadParam, cudnn8InvalidValue:
 		return BadParameter
-	case cudnn8NotSupported, cudnn8ArchMismatch, cudnn8PrerequisiteMissng:
+	case cudnn8NotSupported, cudnn8ArchMismatch:
 		return Unsupported
 	}
 	return Failed
@@ -104,6 +130,7 @@ type Error struct {
 	Lib, Call, Text string
 	Code            int
 	Category        Category
+	Hint            string // what to do, when the status says (CuDNNHint)
 }
 
 func (e *Error) Error() string {
@@ -113,6 +140,9 @@ func (e *Error) Error() string {
 	}
 	if e.Category == BadParameter {
 		return fmt.Sprintf("%s %s: %s: a bad parameter, a bug in cnntime-gpu; please report it with the output of cnntime-gpu -selftest", e.Lib, e.Call, what)
+	}
+	if e.Hint != "" {
+		return fmt.Sprintf("%s %s: %s: %s", e.Lib, e.Call, what, e.Hint)
 	}
 	return fmt.Sprintf("%s %s: %s", e.Lib, e.Call, what)
 }

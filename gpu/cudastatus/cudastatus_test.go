@@ -18,6 +18,7 @@ func TestCuDNN(t *testing.T) {
 		{"8 invalid value", v8, 5, BadParameter},
 		{"8 arch mismatch", v8, 6, Unsupported},
 		{"8 not supported", v8, 9, Unsupported},
+		{"8 runtime prerequisite missing", v8, 11, Failed},
 		{"8 internal error", v8, 4, Failed},
 		{"8 execution failed", v8, 8, Failed},
 		{"9 success", v9, 0, OK},
@@ -29,6 +30,11 @@ func TestCuDNN(t *testing.T) {
 		{"9 not supported", v9, 3000, Unsupported},
 		{"9 not supported shape", v9, 3002, Unsupported},
 		{"9 arch mismatch", v9, 3007, Unsupported},
+		{"9 incompatible CUDA driver", v9, 3005, Failed},
+		{"9 incompatible CUDA runtime", v9, 3006, Failed},
+		{"9 runtime prerequisite missing", v9, 3008, Failed},
+		{"9 sub-library unavailable", v9, 3009, Failed},
+		{"9 not supported padding", v9, 3011, Unsupported},
 		{"9 not supported cuda graph", v9, 3013, Unsupported},
 		{"9 internal error", v9, 4000, Failed},
 		{"9 host allocation failed", v9, 4003, OutOfMemory},
@@ -57,5 +63,23 @@ func TestBadParameterSaysItIsABug(t *testing.T) {
 	e := &Error{Lib: "cuDNN", Call: "cudnnConvolutionForward", Text: "CUDNN_STATUS_BAD_PARAM", Code: 2000, Category: BadParameter}
 	if !strings.Contains(e.Error(), "bug in cnntime-gpu") || !strings.Contains(e.Error(), "(2000)") {
 		t.Errorf("bad parameter error %q does not say it is a bug with its code", e.Error())
+	}
+}
+
+// TestBrokenInstallSaysWhatToDo: the statuses of a cuDNN that cannot run here at all are
+// failures whose message says how to fix the install; a configuration cuDNN lacks is
+// not.
+func TestBrokenInstallSaysWhatToDo(t *testing.T) {
+	for _, c := range []struct{ version, code int }{{90600, 3005}, {90600, 3006}, {90600, 3008}, {90600, 3009}, {8907, 11}} {
+		hint := CuDNNHint(c.version, c.code)
+		e := &Error{Lib: "cuDNN", Call: "cudnnConvolutionForward", Code: c.code, Category: CuDNN(c.version, c.code), Hint: hint}
+		if e.Category != Failed || !strings.Contains(e.Error(), "install the cuDNN built for this CUDA") {
+			t.Errorf("cuDNN %d status %d: %v, %q", c.version, c.code, e.Category, e.Error())
+		}
+	}
+	for _, c := range []struct{ version, code int }{{90600, 3000}, {90600, 3002}, {90600, 3007}, {8907, 9}, {8907, 6}} {
+		if h := CuDNNHint(c.version, c.code); h != "" {
+			t.Errorf("cuDNN %d status %d (a configuration it lacks) got the broken-install hint", c.version, c.code)
+		}
 	}
 }

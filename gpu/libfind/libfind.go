@@ -3,6 +3,8 @@ package libfind
 import (
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -59,66 +61,81 @@ func (l Library) Candidates(explicit, home string) []string {
 }
 
 // cuDNN's sub-libraries in the order their dependencies need: cuDNN 9's graph library
-// first, cuDNN 8's inference halves before their training halves.
-var (
-	cudnn9Subs = []string{"libcudnn_graph", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled",
-		"libcudnn_heuristic", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv"}
-	cudnn8Subs = []string{"libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
-		"libcudnn_adv_infer", "libcudnn_adv_train"}
-)
+// first, cuDNN 8's inference halves before their training halves. Others found beside
+// cuDNN (newer releases add some) follow these, in name order.
+var cudnnSubOrder = []string{
+	"libcudnn_graph", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled", "libcudnn_heuristic",
+	"libcudnn_ops", "libcudnn_cnn", "libcudnn_adv",
+	"libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train", "libcudnn_adv_infer", "libcudnn_adv_train",
+}
 
 // CuDNNSubLibraries returns the sub-libraries to preload, in order, for the cuDNN at
-// path: the files beside it with its major version (from its name, libcudnn.so.9...;
-// else whichever set is there). A bare soname (no directory) needs no preload: the
-// loader finds the sub-libraries where it found cuDNN.
+// path: every libcudnn_*.so.<major>* file beside it (one per sub-library, its shortest
+// name: the soname over the full version), major being the one in cuDNN's file name
+// (through a symbolic link such as libcudnn.so, else the highest present). A bare
+// soname (no directory) needs no preload: the loader finds the sub-libraries where it
+// found cuDNN.
 func CuDNNSubLibraries(path string) []string {
 	if !strings.Contains(path, "/") {
 		return nil
 	}
-	dir, base := filepath.Split(path)
-	major := ""
-	if i := strings.Index(base, ".so."); i >= 0 {
-		major, _, _ = strings.Cut(base[i+4:], ".")
+	dir := filepath.Dir(path)
+	major := soMajor(filepath.Base(path))
+	if major == "" {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			major = soMajor(filepath.Base(real))
+		}
 	}
-	var sets [][]string
-	switch major {
-	case "9":
-		sets = [][]string{cudnn9Subs}
-	case "8":
-		sets = [][]string{cudnn8Subs}
-	default:
-		sets = [][]string{cudnn9Subs, cudnn8Subs}
+	files, _ := filepath.Glob(filepath.Join(dir, "libcudnn_*.so.*"))
+	byMajor := map[string]map[string]string{} // major -> sub-library -> file
+	for _, f := range files {
+		base := filepath.Base(f)
+		m := soMajor(base)
+		if m == "" {
+			continue
+		}
+		name := base[:strings.Index(base, ".so.")]
+		if byMajor[m] == nil {
+			byMajor[m] = map[string]string{}
+		}
+		if old, ok := byMajor[m][name]; !ok || len(base) < len(filepath.Base(old)) {
+			byMajor[m][name] = f
+		}
 	}
-	for _, set := range sets {
-		var out []string
-		for _, sub := range set {
-			if p := findSoname(dir, sub, major); p != "" {
-				out = append(out, p)
+	if major == "" {
+		for m := range byMajor {
+			if n, _ := strconv.Atoi(m); major == "" || n > mustAtoi(major) {
+				major = m
 			}
 		}
-		if len(out) > 0 {
-			return out
+	}
+	subs := byMajor[major]
+	var out, rest []string
+	for _, name := range cudnnSubOrder {
+		if f, ok := subs[name]; ok {
+			out = append(out, f)
+			delete(subs, name)
 		}
 	}
-	return nil
+	for _, f := range subs {
+		rest = append(rest, f)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
 }
 
-// findSoname finds dir/name.so.major (or name.so.<anything> when major is "").
-func findSoname(dir, name, major string) string {
-	if major != "" {
-		p := filepath.Join(dir, name+".so."+major)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
+// soMajor returns the major version in a library's file name (libx.so.9.1.0 → "9"), or
+// "" when it has none.
+func soMajor(base string) string {
+	i := strings.Index(base, ".so.")
+	if i < 0 {
 		return ""
 	}
-	m, _ := filepath.Glob(filepath.Join(dir, name+".so.*"))
-	if len(m) > 0 {
-		return m[0]
+	m, _, _ := strings.Cut(base[i+4:], ".")
+	if _, err := strconv.Atoi(m); err != nil {
+		return ""
 	}
-	p := filepath.Join(dir, name+".so")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return ""
+	return m
 }
+
+func mustAtoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -50,6 +50,15 @@ func TestCuDNNSubLibraries(t *testing.T) {
 		"libcudnn_engines_precompiled.so.9", "libcudnn_heuristic.so.9")
 	v8 := t.TempDir()
 	touch(t, v8, "libcudnn.so.8", "libcudnn_cnn_train.so.8", "libcudnn_ops_infer.so.8", "libcudnn_ops_train.so.8", "libcudnn_cnn_infer.so.8")
+	// A later cuDNN 9: sub-libraries the list above does not know, some without their
+	// soname link, a stray cuDNN 8 library, libcudnn.so a link to the versioned file.
+	v9new := t.TempDir()
+	touch(t, v9new, "libcudnn.so.9.10.2", "libcudnn.so.9", "libcudnn_graph.so.9", "libcudnn_graph.so.9.10.2", "libcudnn_ops.so.9",
+		"libcudnn_cnn.so.9.10.2", "libcudnn_engines_runtime_compiled.so.9", "libcudnn_engines_fusion.so.9",
+		"libcudnn_heuristic_v2.so.9", "libcudnn_ops_infer.so.8", "libcudnn_notes.txt")
+	if err := os.Symlink("libcudnn.so.9.10.2", filepath.Join(v9new, "libcudnn.so")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, path string
 		want       []string
@@ -66,6 +75,14 @@ func TestCuDNNSubLibraries(t *testing.T) {
 		{"unversioned name finds whichever set is there", filepath.Join(v8, "libcudnn.so"), []string{
 			filepath.Join(v8, "libcudnn_ops_infer.so.8"), filepath.Join(v8, "libcudnn_ops_train.so.8"),
 			filepath.Join(v8, "libcudnn_cnn_infer.so.8"), filepath.Join(v8, "libcudnn_cnn_train.so.8")}},
+		{"a newer cuDNN 9: what is there, sonames, new ones after the known", filepath.Join(v9new, "libcudnn.so.9"), []string{
+			filepath.Join(v9new, "libcudnn_graph.so.9"), filepath.Join(v9new, "libcudnn_engines_runtime_compiled.so.9"),
+			filepath.Join(v9new, "libcudnn_ops.so.9"), filepath.Join(v9new, "libcudnn_cnn.so.9.10.2"),
+			filepath.Join(v9new, "libcudnn_engines_fusion.so.9"), filepath.Join(v9new, "libcudnn_heuristic_v2.so.9")}},
+		{"libcudnn.so links to the cuDNN 9 library", filepath.Join(v9new, "libcudnn.so"), []string{
+			filepath.Join(v9new, "libcudnn_graph.so.9"), filepath.Join(v9new, "libcudnn_engines_runtime_compiled.so.9"),
+			filepath.Join(v9new, "libcudnn_ops.so.9"), filepath.Join(v9new, "libcudnn_cnn.so.9.10.2"),
+			filepath.Join(v9new, "libcudnn_engines_fusion.so.9"), filepath.Join(v9new, "libcudnn_heuristic_v2.so.9")}},
 	} {
 		if got := CuDNNSubLibraries(c.path); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: CuDNNSubLibraries(%s) = %v, want %v", c.name, c.path, got, c.want)

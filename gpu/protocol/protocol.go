@@ -26,6 +26,7 @@ const (
 	Report      = "report"
 	Progress    = "progress"
 	Measurement = "measurement"
+	Failed      = "failed" // an item's measurement returned an error: Done is its index, Message why
 	Warning     = "warning"
 	Error       = "error"
 	Done        = "done"
@@ -95,6 +96,7 @@ type Message struct {
 	Done        int                  `json:"done,omitempty"`
 	Total       int                  `json:"total,omitempty"`
 	Message     string               `json:"message,omitempty"`
+	Sticky      bool                 `json:"sticky,omitempty"` // failed: the GPU's context is broken; the worker exits next
 	Report      *selftest.Report     `json:"report,omitempty"`
 }
 
@@ -117,6 +119,13 @@ func (m Message) Validate() error {
 	case Start:
 		if m.Done < 0 || m.Done >= m.Total {
 			return fmt.Errorf("start of item %d of %d", m.Done, m.Total)
+		}
+	case Failed:
+		if m.Done < 0 || m.Done >= m.Total {
+			return fmt.Errorf("failure of item %d of %d", m.Done, m.Total)
+		}
+		if m.Message == "" {
+			return fmt.Errorf("failure of item %d without a reason", m.Done)
 		}
 	case Progress, Warning, Done:
 	case Error:

@@ -134,3 +134,19 @@ func TestSelfTestRequestAndReport(t *testing.T) {
 		t.Error("start of item 3 of 3 validated")
 	}
 }
+
+// TestFailedMessage: a failed item names its index among the request's items and why.
+func TestFailedMessage(t *testing.T) {
+	for _, c := range []struct {
+		m  Message
+		ok bool
+	}{
+		{Message{Type: Failed, Done: 1, Total: 3, Message: "cuDNN: CUDNN_STATUS_EXECUTION_FAILED (5000)", Sticky: true}, true},
+		{Message{Type: Failed, Done: 3, Total: 3, Message: "x"}, false},
+		{Message{Type: Failed, Done: 0, Total: 3}, false},
+	} {
+		if err := c.m.Validate(); (err == nil) != c.ok {
+			t.Errorf("%+v: Validate = %v, want ok %v", c.m, err, c.ok)
+		}
+	}
+}

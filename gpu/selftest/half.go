@@ -74,3 +74,7 @@ func halfValue(h uint16) float32 {
 	}
 	return sign * (1 + man/1024) * float32(math.Pow(2, float64(exp-15)))
 }
+
+// RoundToHalf rounds v in place to the nearest FP16 values: what a buffer of FP16 data
+// holds after v is uploaded.
+func RoundToHalf(v []float32) { copy(v, FromHalf(ToHalf(v))) }

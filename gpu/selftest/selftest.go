@@ -37,6 +37,7 @@ type Row struct {
 	Kind      cnn.Op            `json:"kind"`
 	Precision measure.Precision `json:"precision"`
 	Phase     measure.Phase     `json:"phase"`
+	Policy    measure.Policy    `json:"policy,omitempty"` // fastest: the algorithm cudnnFind*AlgorithmEx timed best
 	Verdict   Verdict           `json:"verdict"`
 	MaxError  float64           `json:"max_error,omitempty"` // largest error relative to the reference's largest magnitude
 	Tolerance float64           `json:"tolerance,omitempty"`
@@ -50,6 +51,8 @@ type Sweep struct {
 	Measured int     `json:"measured"`
 	Seconds  float64 `json:"seconds"`
 	Why      string  `json:"why,omitempty"` // why it stopped, when it did
+	// Failures are the items that returned an error (the sweep records them and goes on).
+	Failures []string `json:"failures,omitempty"`
 }
 
 // Report is everything -selftest found.
@@ -131,16 +134,77 @@ func Cases() []cnn.Config {
 	return out
 }
 
-// Trustworthy reports whether no check mismatched or failed: the worker's timings can
-// be trusted for every kind that ran.
-func (r Report) Trustworthy() bool {
-	for _, row := range r.Rows {
-		if row.Verdict == Mismatch || row.Verdict == Failed {
-			return false
+// Check is one configuration the self-test runs, at one precision and algorithm policy.
+type Check struct {
+	Config    cnn.Config
+	Precision measure.Precision
+	Policy    measure.Policy
+}
+
+// Plan lists the self-test's checks: every case at every precision with cuDNN's
+// heuristic choice, and the dense convolution in FP32 with the fastest algorithm
+// (cudnnFind*AlgorithmEx, which sweeps with --policy fastest use).
+func Plan() []Check {
+	var out []Check
+	for _, c := range Cases() {
+		for _, p := range Precisions {
+			out = append(out, Check{Config: c, Precision: p, Policy: measure.Heuristic})
 		}
 	}
-	return true
+	return append(out, Check{Config: Cases()[0], Precision: measure.FP32, Policy: measure.Fastest})
 }
+
+// coreKinds are the layer kinds every sweep measures through cuDNN and cuBLAS: when
+// their FP32 checks do not pass, the libraries are broken and nothing can be trusted.
+var coreKinds = []cnn.Op{cnn.OpConv2d, cnn.OpLinear, cnn.OpBatchNorm}
+
+// Problems lists what keeps the report from being trusted: a check that mismatched the
+// reference or failed; an FP32 convolution, linear or batch-norm check that did not pass
+// (a cuDNN or cuBLAS install that cannot run them is broken, whatever status it gave);
+// a timed sweep that stopped, or whose items failed.
+func (r Report) Problems() []string {
+	var out []string
+	if m, f := r.Count(Mismatch), r.Count(Failed); m+f > 0 {
+		out = append(out, fmt.Sprintf("%d checks mismatched the CPU reference and %d failed", m, f))
+	}
+	for _, kind := range coreKinds {
+		seen := false
+		for _, row := range r.Rows {
+			if row.Kind != kind || row.Precision != measure.FP32 {
+				continue
+			}
+			seen = true
+			if row.Verdict == Unsupported || row.Verdict == Ran {
+				how := ""
+				if row.Policy == measure.Fastest {
+					how = " with the fastest algorithm"
+				}
+				why := row.Why
+				if why == "" {
+					why = string(row.Verdict)
+				}
+				out = append(out, fmt.Sprintf("FP32 %s %s%s did not run against the reference: %s", kind, row.Phase, how, why))
+			}
+		}
+		if !seen {
+			out = append(out, fmt.Sprintf("no FP32 %s was checked", kind))
+		}
+	}
+	s := r.Sweep
+	switch {
+	case s.Why != "":
+		out = append(out, "the timed sweep stopped: "+s.Why)
+	case len(s.Failures) > 0:
+		out = append(out, fmt.Sprintf("%d items of the timed sweep failed (first: %s)", len(s.Failures), s.Failures[0]))
+	case s.Measured < s.Items:
+		out = append(out, fmt.Sprintf("the timed sweep measured %d of its %d items", s.Measured, s.Items))
+	}
+	return out
+}
+
+// Trustworthy reports whether the report found no problem: the worker's timings can be
+// trusted for every kind that ran.
+func (r Report) Trustworthy() bool { return len(r.Problems()) == 0 }
 
 // Count returns how many rows have verdict v.
 func (r Report) Count(v Verdict) int {
@@ -162,7 +226,7 @@ func (r Report) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "device   %s (%s, compute capability %s, %d SMs)\n", d.Name, d.UUID, d.ComputeCapability, d.SMs)
 	fmt.Fprintf(&b, "versions driver %s, CUDA %s, cuDNN %s, cuBLAS %s, NVRTC %s\n\n", or(v.Driver), or(v.CUDA), or(v.CuDNN), or(v.CuBLAS), or(v.NVRTC))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LAYER\tPRECISION\tPHASE\tRESULT\tERROR\tTOLERANCE\tMS\tWHY")
+	fmt.Fprintln(tw, "LAYER\tPRECISION\tPHASE\tPOLICY\tRESULT\tERROR\tTOLERANCE\tMS\tWHY")
 	for _, row := range r.Rows {
 		errText, tolText, msText := "", "", ""
 		if row.Verdict == Pass || row.Verdict == Mismatch {
@@ -171,7 +235,7 @@ func (r Report) Write(w io.Writer) error {
 		if row.MS > 0 {
 			msText = fmt.Sprintf("%.4f", row.MS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, row.Verdict, errText, tolText, msText, row.Why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, row.Policy, row.Verdict, errText, tolText, msText, row.Why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -181,11 +245,17 @@ func (r Report) Write(w io.Writer) error {
 	if s.Why != "" {
 		fmt.Fprintf(&b, " (%s)", s.Why)
 	}
+	for _, f := range s.Failures {
+		fmt.Fprintf(&b, "\n  failed: %s", f)
+	}
 	fmt.Fprintf(&b, "\nsummary  %d ok, %d ran, %d unsupported, %d mismatched, %d failed: ", r.Count(Pass), r.Count(Ran), r.Count(Unsupported), r.Count(Mismatch), r.Count(Failed))
-	if r.Trustworthy() {
+	if problems := r.Problems(); len(problems) == 0 {
 		b.WriteString("this GPU's measurements can be trusted for every layer kind that ran.\n")
 	} else {
 		b.WriteString("do not trust this GPU's measurements yet: send this whole report with your bug report.\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "  - %s\n", p)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -62,10 +62,10 @@ func TestReportWrite(t *testing.T) {
 	r := Report{
 		Device:   measure.Device{Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1", ComputeCapability: "9.0", SMs: 132},
 		Versions: Versions{Driver: "550.54.15", CUDA: "12.4", CuDNN: "9.6.0", CuBLAS: "12.4.5"},
-		Rows: []Row{
-			{Layer: "relu:in=8x6x6,out=8x6x6", Precision: measure.FP32, Phase: measure.Forward, Verdict: Pass, MaxError: 1e-7, Tolerance: 1e-3, MS: 0.004},
-			{Layer: "gelu:in=8x6x6,out=8x6x6", Precision: measure.AMP, Phase: measure.Forward, Verdict: Unsupported, Why: "NVRTC is absent: cnntime's own kernels cannot be compiled"},
-		},
+		Rows: append(coreRows(), []Row{
+			{Layer: "relu:in=8x6x6,out=8x6x6", Kind: cnn.OpReLU, Precision: measure.FP32, Phase: measure.Forward, Verdict: Pass, MaxError: 1e-7, Tolerance: 1e-3, MS: 0.004},
+			{Layer: "gelu:in=8x6x6,out=8x6x6", Kind: cnn.OpGELU, Precision: measure.AMP, Phase: measure.Forward, Verdict: Unsupported, Why: "NVRTC is absent: cnntime's own kernels cannot be compiled"},
+		}...),
 		Sweep: Sweep{Items: 12, Measured: 12, Seconds: 1.5},
 	}
 	var b strings.Builder
@@ -73,7 +73,7 @@ func TestReportWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"driver 550.54.15", "NVRTC absent", "NVRTC is absent", "12 of 12 items", "1 ok, 0 ran, 1 unsupported", "can be trusted"} {
+	for _, want := range []string{"driver 550.54.15", "NVRTC absent", "NVRTC is absent", "12 of 12 items", "5 ok, 0 ran, 1 unsupported", "can be trusted", "fastest"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -83,5 +83,82 @@ func TestReportWrite(t *testing.T) {
 	_ = r.Write(&b)
 	if r.Trustworthy() || !strings.Contains(b.String(), "do not trust") {
 		t.Errorf("a mismatch must make the report untrustworthy:\n%s", b.String())
+	}
+}
+
+// coreRows are passing FP32 checks of the kinds every report needs: a convolution (with
+// the heuristic's and the fastest algorithm), a linear layer and batch norm.
+func coreRows() []Row {
+	pass := func(kind cnn.Op, phase measure.Phase, policy measure.Policy) Row {
+		return Row{Layer: string(kind), Kind: kind, Precision: measure.FP32, Phase: phase, Policy: policy, Verdict: Pass, MaxError: 1e-6, Tolerance: 1e-3}
+	}
+	return []Row{pass(cnn.OpConv2d, measure.Forward, measure.Heuristic), pass(cnn.OpConv2d, measure.Forward, measure.Fastest),
+		pass(cnn.OpLinear, measure.BackwardWeights, measure.Heuristic), pass(cnn.OpBatchNorm, measure.BackwardData, measure.Heuristic)}
+}
+
+// TestProblemsOfABrokenInstall: a report is trusted only when the FP32 convolution,
+// linear and batch-norm checks passed and the timed sweep finished every item. A cuDNN
+// that calls its convolutions unsupported (its sub-libraries missing, say) or a sweep
+// that stopped is a broken install, not a healthy one with gaps.
+func TestProblemsOfABrokenInstall(t *testing.T) {
+	done := Sweep{Items: 6, Measured: 6, Seconds: 1}
+	with := func(change func(*Report)) Report {
+		r := Report{Rows: coreRows(), Sweep: done}
+		change(&r)
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		rep  Report
+		want string // "" for a trusted report
+	}{
+		{"healthy", with(func(*Report) {}), ""},
+		{"amp unsupported is a gap, not a fault", with(func(r *Report) {
+			r.Rows = append(r.Rows, Row{Kind: cnn.OpConv2d, Precision: measure.AMP, Phase: measure.Forward, Verdict: Unsupported, Why: "no FP16 on this GPU"})
+		}), ""},
+		{"fp32 convolution unsupported", with(func(r *Report) {
+			r.Rows[0].Verdict, r.Rows[0].Why = Unsupported, "cuDNN cudnnConvolutionForward: CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE (3009)"
+		}), "FP32 conv2d fwd did not run against the reference: cuDNN cudnnConvolutionForward: CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE"},
+		{"the fastest algorithm unsupported", with(func(r *Report) { r.Rows[1].Verdict = Unsupported }), "FP32 conv2d fwd with the fastest algorithm did not run"},
+		{"no linear check", with(func(r *Report) { r.Rows = append(r.Rows[:2], r.Rows[3]) }), "no FP32 linear was checked"},
+		{"batch norm only ran", with(func(r *Report) { r.Rows[3].Verdict = Ran }), "FP32 batchnorm2d bwd_data did not run against the reference"},
+		{"mismatch", with(func(r *Report) { r.Rows[2].Verdict = Mismatch }), "1 checks mismatched the CPU reference and 0 failed"},
+		{"sweep stopped", with(func(r *Report) {
+			r.Sweep.Measured, r.Sweep.Why = 2, "measure relu at batch 32 (fwd): CUDA_ERROR_ILLEGAL_ADDRESS"
+		}), "the timed sweep stopped: measure relu at batch 32 (fwd): CUDA_ERROR_ILLEGAL_ADDRESS"},
+		{"sweep items failed", with(func(r *Report) {
+			r.Sweep.Measured, r.Sweep.Failures = 5, []string{"conv2d at batch 32 (fwd): cuDNN: CUDNN_STATUS_EXECUTION_FAILED (5000)"}
+		}), "1 items of the timed sweep failed (first: conv2d at batch 32 (fwd)"},
+		{"sweep short", with(func(r *Report) { r.Sweep.Measured = 4 }), "the timed sweep measured 4 of its 6 items"},
+	} {
+		problems := c.rep.Problems()
+		switch {
+		case c.want == "" && (len(problems) > 0 || !c.rep.Trustworthy()):
+			t.Errorf("%s: problems %q, want none", c.name, problems)
+		case c.want != "" && (c.rep.Trustworthy() || !strings.Contains(strings.Join(problems, "\n"), c.want)):
+			t.Errorf("%s: problems %q, want one saying %q", c.name, problems, c.want)
+		}
+		var b strings.Builder
+		_ = c.rep.Write(&b)
+		if c.want != "" && !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s: the written report does not say %q:\n%s", c.name, c.want, b.String())
+		}
+	}
+}
+
+// TestPlanChecksTheFastestAlgorithm: the self-test times one convolution through
+// cudnnFind*AlgorithmEx (the fastest policy) besides every case under the heuristic.
+func TestPlanChecksTheFastestAlgorithm(t *testing.T) {
+	fastest := 0
+	for _, c := range Plan() {
+		if c.Policy == measure.Fastest {
+			fastest++
+			if c.Config.Op != cnn.OpConv2d || c.Precision != measure.FP32 {
+				t.Errorf("fastest-algorithm check of %s in %s: want an FP32 convolution", c.Config.Key(), c.Precision)
+			}
+		}
+	}
+	if fastest != 1 || len(Plan()) != len(Cases())*len(Precisions)+1 {
+		t.Errorf("plan of %d checks with %d fastest: want every case at every precision and one fastest convolution", len(Plan()), fastest)
 	}
 }

@@ -313,6 +313,10 @@ func Closest(name string, candidates []string, n int) []string {
 	return out
 }
 
+// EditDistance is the Levenshtein distance between a and b (bytes): how many one-byte
+// insertions, deletions and changes turn one into the other.
+func EditDistance(a, b string) int { return editDistance(a, b) }
+
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)

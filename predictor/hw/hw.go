@@ -48,6 +48,22 @@ type Machine struct {
 	// CPU is the machine's host processor (catalog/cpus.csv); nil where the catalog
 	// does not name it.
 	CPU *CPU `json:"cpu,omitempty"`
+
+	// PriceKind says which price PriceUSDPerHour is (on-demand, spot or the user's
+	// own); SpotPriceUSDPerHour is the spot price in Region (0: none there).
+	PriceKind           PriceKind `json:"price_kind,omitempty"`
+	SpotPriceUSDPerHour float64   `json:"spot_price_usd_per_hour,omitempty"`
+	// PriceAgeDays is how old the price is in days (null when its source gives no date);
+	// PriceStale is true beyond StalePriceDays. PriceNote says why a machine has no price
+	// for the asked region or kind.
+	PriceAgeDays *int   `json:"price_age_days"`
+	PriceStale   bool   `json:"price_stale,omitempty"`
+	PriceNote    string `json:"price_note,omitempty"`
+	// Regions are the machine's prices in every region of an imported SkyPilot catalog,
+	// by region; Accelerator is the catalog's name for its GPU. Both are empty for a
+	// machine priced by cnntime's shipped catalog only.
+	Regions     []RegionPrice `json:"regions,omitempty"`
+	Accelerator string        `json:"accelerator,omitempty"`
 }
 
 // Listing says how far a catalog machine's row can be trusted for comparison.

@@ -83,12 +83,20 @@ func (c *Catalog) CheckUserMachine(m Machine) error {
 // catalog's figure), followed by the user's own machines sorted by id. Overrides for
 // ids the catalog no longer has are ignored, and user machines are marked as such.
 func (c *Catalog) Merge(user []Machine, overrides map[string]float64) []Machine {
-	out := make([]Machine, 0, len(c.machines)+len(user))
-	for _, m := range c.machines {
+	return MergeMachines(c.machines, user, overrides)
+}
+
+// MergeMachines is Merge over any list of cloud machines (the catalog's joined with
+// imported prices: Catalog.WithOffers): base in its order with the overrides applied,
+// then the user's machines sorted by id.
+func MergeMachines(base, user []Machine, overrides map[string]float64) []Machine {
+	out := make([]Machine, 0, len(base)+len(user))
+	for _, m := range base {
 		if p, ok := overrides[m.ID]; ok && CheckPrice(p) == nil {
 			m.CatalogPrice = m.PriceUSDPerHour
 			m.PriceUSDPerHour = p
 			m.PriceOverridden = true
+			m.PriceKind = UserPrice
 		}
 		out = append(out, m)
 	}
@@ -98,6 +106,7 @@ func (c *Catalog) Merge(user []Machine, overrides map[string]float64) []Machine 
 		m.User = true
 		m.Provider = UserProvider
 		m.Listing = ListingUser
+		m.PriceKind = UserPrice
 		out = append(out, m)
 	}
 	return out

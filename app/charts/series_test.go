@@ -1,0 +1,150 @@
+package charts
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"cnntime/predictor"
+)
+
+// A machine keeps its colour, and a CNN its dash and marker, when other series come
+// and go; one that comes back gets its old look again while no one else took it.
+func TestColoursStayWhenASeriesGoes(t *testing.T) {
+	models := []string{"resnet50", "vgg16"}
+	machines := []string{"aws/a", "gcp/b", "azure/c", "lambda/d", "runpod/e"}
+	select_ := func(ms []string) []predictor.Curve {
+		var out []predictor.Curve
+		for _, m := range models {
+			for _, id := range ms {
+				out = append(out, synthCurve(m, id, 1, 256, 1))
+			}
+		}
+		return out
+	}
+	s := NewStyles()
+	all := select_(machines)
+	s.Assign(all)
+	before := map[string]SeriesStyle{}
+	for _, c := range all {
+		before[SeriesKey(c)] = s.Of(c)
+	}
+	seen := map[[3]uint8]string{}
+	for _, id := range machines {
+		st := s.Of(predictor.Curve{Model: "resnet50", Machine: id})
+		k := [3]uint8{st.Color.R, st.Color.G, st.Color.B}
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s and %s share a colour", id, other)
+		}
+		seen[k] = id
+	}
+	if a, b := s.Of(all[0]), s.Of(all[len(machines)]); a.Color != b.Color || slices.Equal(a.Dashes, b.Dashes) || a.Shape == b.Shape {
+		t.Errorf("one machine, two CNNs: want the same colour and a different dash and marker, got %+v and %+v", a, b)
+	}
+
+	// Remove gcp/b, then vgg16: every remaining series keeps its look.
+	for _, step := range []struct {
+		name     string
+		machines []string
+		models   []string
+	}{
+		{"gcp/b removed", []string{"aws/a", "azure/c", "lambda/d", "runpod/e"}, models},
+		{"vgg16 removed too", []string{"aws/a", "azure/c", "lambda/d", "runpod/e"}, models[:1]},
+	} {
+		var curves []predictor.Curve
+		for _, c := range select_(step.machines) {
+			if slices.Contains(step.models, c.Model) {
+				curves = append(curves, c)
+			}
+		}
+		s.Assign(curves)
+		for _, c := range curves {
+			if got, want := s.Of(c), before[SeriesKey(c)]; got.Color != want.Color || got.ShapeSlot != want.ShapeSlot {
+				t.Errorf("%s: %s changed from colour %v marker %d to %v %d", step.name, SeriesKey(c), want.Color, want.ShapeSlot, got.Color, got.ShapeSlot)
+			}
+		}
+		// The chart draws what the styles say, whatever the series' index.
+		chart := Scatter(curves, Options{Styles: s})
+		for _, m := range chart.Marks() {
+			c := curves[m.Curve]
+			if chart.plotColor(m) != before[SeriesKey(c)].Color {
+				t.Errorf("%s: the scatter draws %s in %v, its colour is %v", step.name, SeriesKey(c), chart.plotColor(m), before[SeriesKey(c)].Color)
+			}
+		}
+	}
+	// A new machine takes the free colour no one had, not gcp/b's; gcp/b back gets its own.
+	s.Assign(select_([]string{"aws/a", "azure/c", "lambda/d", "runpod/e", "new/f"}))
+	if s.Of(predictor.Curve{Machine: "new/f"}).ColorSlot == before["resnet50 on gcp/b"].ColorSlot {
+		t.Error("a new machine took the colour of one removed a moment ago")
+	}
+	s.Assign(select_(append(machines, "new/f")))
+	if got := s.Of(predictor.Curve{Model: "resnet50", Machine: "gcp/b"}); got.Color != before["resnet50 on gcp/b"].Color {
+		t.Errorf("gcp/b came back in %v, it had %v", got.Color, before["resnet50 on gcp/b"].Color)
+	}
+}
+
+// Curves drawn on top of each other are found, hidden ones left out.
+func TestOverlaps(t *testing.T) {
+	a := synthCurve("resnet50", "aws/g4dn.xlarge", 1, 256, 0.5)
+	b := synthCurve("resnet50", "gcp/n1-t4", 1, 256, 0.4)      // the same times, another price
+	c := synthCurve("resnet50", "azure/nc4as-t4", 1, 256, 0.5) // the same times
+	d := synthCurve("resnet50", "aws/p3.2xlarge", 0.5, 256, 3)
+	curves := []predictor.Curve{a, d, b, c}
+	if got := Overlaps(curves, MetricTotal, nil); len(got) != 1 || !slices.Equal(got[0], []int{0, 2, 3}) {
+		t.Errorf("total time: overlaps %v, want [[0 2 3]]", got)
+	}
+	if got := Overlaps(curves, MetricCost, nil); len(got) != 1 || !slices.Equal(got[0], []int{0, 3}) {
+		t.Errorf("cost: overlaps %v, want [[0 3]] (the cheaper T4 is its own curve)", got)
+	}
+	if got := Overlaps(curves, MetricTotal, map[string]bool{SeriesKey(b): true, SeriesKey(c): true}); len(got) != 0 {
+		t.Errorf("with two of them hidden: overlaps %v, want none", got)
+	}
+}
+
+// An unknown price is no price: a series without one is never drawn on the scatter's
+// cost axis (not at $0) nor on its Pareto front, and the chart says which it left out.
+func TestUnknownPricesNeverOnTheScatter(t *testing.T) {
+	priced := fleet(2, 3)
+	unpriced := synthCurve("resnet50", "local/cpu", 4, 64, 0)
+	unpriced2 := synthCurve("vgg16", "local/cpu", 4, 64, 0)
+	if unpriced.CostKnown {
+		t.Fatal("the local CPU should have no price")
+	}
+	curves := append([]predictor.Curve{unpriced}, priced...)
+	curves = append(curves, unpriced2)
+	for _, opt := range []Options{{}, {LogX: true, LogY: true}, {NoErrorBands: true}} {
+		c := Scatter(curves, opt)
+		if len(c.Marks()) != len(priced) {
+			t.Errorf("%+v: %d points, want the %d priced ones", opt, len(c.Marks()), len(priced))
+		}
+		for i, m := range c.Marks() {
+			if !curves[m.Curve].CostKnown || m.Y <= 0 {
+				t.Errorf("%+v: point %d is %s at $%v", opt, i, SeriesKey(curves[m.Curve]), m.Y)
+			}
+		}
+		for _, i := range c.Front() {
+			if !curves[c.Marks()[i].Curve].CostKnown {
+				t.Errorf("%+v: the Pareto front holds %s, which has no price", opt, SeriesKey(curves[c.Marks()[i].Curve]))
+			}
+		}
+		if got := c.Unpriced(); !slices.Equal(got, []string{SeriesKey(unpriced), SeriesKey(unpriced2)}) {
+			t.Errorf("%+v: left out %v", opt, got)
+		}
+		// The cost axis covers the priced points only: its top is theirs, not moved by a $0.
+		top := 0.0
+		for _, m := range c.Marks() {
+			top = max(top, m.Y, m.YHi)
+		}
+		if c.plot.Y.Max > top*1.2 {
+			t.Errorf("%+v: the cost axis runs to %v for points up to %v", opt, c.plot.Y.Max, top)
+		}
+	}
+	// Only unpriced series: nothing to draw, and the chart says why.
+	if c := Scatter([]predictor.Curve{unpriced}, Options{}); !c.Empty() || len(c.Unpriced()) != 1 {
+		t.Errorf("an unpriced series alone: %d marks, left out %v", len(c.Marks()), c.Unpriced())
+	}
+	// Its curve's tooltip says the cost is unknown rather than $0.00.
+	if tip := Tooltip(unpriced, unpriced.Points[unpriced.Best]); !strings.Contains(tip, "cost unknown") || strings.Contains(tip, "$0.00") {
+		t.Errorf("tooltip of an unpriced point: %q", tip)
+	}
+}

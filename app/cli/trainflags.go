@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"cnntime/app"
+	"cnntime/predictor/convergence"
+)
+
+// trainFlags say how a run is counted (--train) and, to a target, the user's own
+// epochs figures: --ref-epochs at --ref-batch, with --critical-batch or --like.
+type trainFlags struct {
+	mode          string
+	refEpochs     float64
+	refBatch      int
+	criticalBatch float64
+	like          string
+}
+
+// TrainUsage explains the training flags, for `cnntime help predict` and the README.
+const TrainUsage = `training (how long the run is):
+  --train epochs       (default) every batch trains for --epochs (today's schedule)
+  --train to-target    every batch trains for the epochs it needs to reach a target accuracy:
+                       E(B) = E_min·(1 + B/B_noise) (McCandlish et al. 2018), from the dataset's
+                       preset (imagenet-1k: MLPerf ResNet-50 to 75.9% top-1; cifar-10: DAWNBench
+                       to 94%), or from your own figures; best then picks the least time to target
+  --ref-epochs E --ref-batch B
+                       your recipe reaches its target in E epochs at global batch B
+  --critical-batch N   ... and its critical batch (the batch at which the epochs double)
+  --like imagenet-1k|cifar-10
+                       ... or take the critical batch of a preset`
+
+func (tf *trainFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&tf.mode, "train", string(app.TrainEpochs), "epochs (a fixed --epochs) or to-target (the epochs each batch needs to reach a target accuracy)")
+	fs.Float64Var(&tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
+	fs.IntVar(&tf.refBatch, "ref-batch", 0, "to-target with your own recipe: the global batch it reached its target at in --ref-epochs")
+	fs.Float64Var(&tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
+	fs.StringVar(&tf.like, "like", "", "to-target with your own recipe: take the critical batch of a preset ("+strings.Join(convergence.PresetNames(), ", ")+")")
+}
+
+// training checks the flags (set: the flags given) and returns the training they
+// describe; a mistake is a usage error that names the flag.
+func (tf *trainFlags) training(set map[string]bool) (app.Training, error) {
+	mode, err := app.ParseTrainMode(tf.mode)
+	if err != nil {
+		return app.Training{}, Usagef("--train: %v", err)
+	}
+	t := app.Training{Mode: mode}
+	custom := set["ref-epochs"] || set["ref-batch"] || set["critical-batch"] || set["like"]
+	if !custom {
+		return t, nil
+	}
+	if mode != app.TrainToTarget {
+		return t, Usagef("--ref-epochs, --ref-batch, --critical-batch and --like describe a run to a target accuracy: add --train to-target")
+	}
+	switch {
+	case !set["ref-epochs"] || !set["ref-batch"]:
+		return t, Usagef("your own recipe needs both --ref-epochs E and --ref-batch B (it reaches its target in E epochs at global batch B)")
+	case set["critical-batch"] == set["like"]:
+		return t, Usagef("with --ref-epochs and --ref-batch give --critical-batch N or --like %s (one of them)", strings.Join(convergence.PresetNames(), "|"))
+	}
+	t.Custom = convergence.Custom{Epochs: tf.refEpochs, Batch: tf.refBatch, CriticalBatch: tf.criticalBatch, Like: tf.like}
+	if _, err := t.Custom.Model(); err != nil {
+		flag := "--ref-epochs"
+		switch msg := err.Error(); {
+		case strings.HasPrefix(msg, "epochs at"):
+		case strings.Contains(msg, "reference batch"):
+			flag = "--ref-batch"
+		case strings.Contains(msg, "critical batch"):
+			flag = "--critical-batch"
+		case strings.Contains(msg, "like"):
+			flag = "--like"
+		}
+		return t, Usagef("%s: %v", flag, err)
+	}
+	return t, nil
+}
+
+// epochsNote says, under a table of a run to a target, where its epochs come from and
+// what best optimises; "" for fixed epochs.
+func epochsNote(m *convergence.Model) string {
+	if m == nil {
+		return ""
+	}
+	err := "no error of its own"
+	if m.ErrorPct > 0 {
+		err = fmt.Sprintf("±%.0f%%", m.ErrorPct)
+	}
+	return fmt.Sprintf("to target: %s; epochs from %s, E(B) = %.2f·(1 + B/%.0f) (%s; %s). Total and cost are the time to the target; the band adds the epochs' error.",
+		m.Target, m.Name, m.EpochsMin, m.NoiseBatch, err, m.Basis)
+}

@@ -1,0 +1,173 @@
+package pricefeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultMaxBytes is the largest file Fetch accepts unless told otherwise: SkyPilot's
+// largest catalog (AWS, every instance type in every zone) is a few MB.
+const DefaultMaxBytes = 64 << 20
+
+// Request is one download: the address, the validators of the copy the caller already
+// has (empty for none: the download is then unconditional) and the size limit.
+type Request struct {
+	URL          string
+	ETag         string // the previous response's ETag, sent as If-None-Match
+	LastModified string // the previous response's Last-Modified, sent as If-Modified-Since
+	MaxBytes     int64  // 0: DefaultMaxBytes
+}
+
+// Result is a finished download: NotModified (the caller's copy is current; Body is
+// empty), or the whole Body with the validators to send next time. Date is the day the
+// file was last changed by the server's Last-Modified, else the day it was fetched.
+type Result struct {
+	NotModified  bool
+	Body         []byte
+	ETag         string
+	LastModified string
+	Date         time.Time
+}
+
+// Fetch downloads r.URL with client (nil: http.DefaultClient; its Timeout, or ctx's
+// deadline, bounds the whole download). It accepts https, and plain http only to this
+// computer (a local mirror, a test server). Every failure is an error saying what
+// happened: *OfflineError when the host cannot be reached, *StatusError for an answer
+// other than 200 or 304, a timeout, a body larger than the limit, or one cut short.
+func Fetch(ctx context.Context, client *http.Client, r Request) (Result, error) {
+	u, err := url.Parse(r.URL)
+	if err != nil || u.Host == "" {
+		return Result{}, fmt.Errorf("%q is not an address such as https://example.org/catalogs/v7", r.URL)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	default:
+		return Result{}, fmt.Errorf("%s: prices are downloaded over HTTPS only (plain http only from this computer)", r.URL)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	limit := r.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	if err != nil {
+		return Result{}, fmt.Errorf("GET %s: %w", r.URL, err)
+	}
+	req.Header.Set("User-Agent", "cnntime (price catalog refresh)")
+	if r.ETag != "" {
+		req.Header.Set("If-None-Match", r.ETag)
+	}
+	if r.LastModified != "" {
+		req.Header.Set("If-Modified-Since", r.LastModified)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Result{}, describe(r.URL, u.Host, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return Result{NotModified: true, ETag: r.ETag, LastModified: r.LastModified, Date: fileDate(resp)}, nil
+	case http.StatusOK:
+	default:
+		return Result{}, &StatusError{URL: r.URL, Code: resp.StatusCode, Status: resp.Status}
+	}
+	if resp.ContentLength > limit {
+		return Result{}, tooLarge(r.URL, resp.ContentLength, limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Result{}, fmt.Errorf("GET %s: the download was cut short after %d of %d bytes; try again", r.URL, len(body), resp.ContentLength)
+		}
+		return Result{}, describe(r.URL, u.Host, err)
+	}
+	if int64(len(body)) > limit {
+		return Result{}, tooLarge(r.URL, -1, limit)
+	}
+	if resp.ContentLength >= 0 && int64(len(body)) != resp.ContentLength {
+		return Result{}, fmt.Errorf("GET %s: the download was cut short after %d of %d bytes; try again", r.URL, len(body), resp.ContentLength)
+	}
+	return Result{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Date: fileDate(resp)}, nil
+}
+
+func tooLarge(addr string, size, limit int64) error {
+	what := "more than"
+	if size >= 0 {
+		what = fmt.Sprintf("%d bytes,", size)
+	}
+	return fmt.Errorf("GET %s: the response is %s larger than the limit of %d MiB: not a price catalog, or raise the limit", addr, what, limit>>20)
+}
+
+// fileDate is the server's Last-Modified, else now, in UTC.
+func fileDate(resp *http.Response) time.Time {
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		return t.UTC()
+	}
+	return time.Now().UTC()
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// StatusError is an HTTP answer other than 200 OK or 304 Not Modified.
+type StatusError struct {
+	URL    string
+	Code   int
+	Status string
+}
+
+func (e *StatusError) Error() string {
+	hint := "the server refused or failed; try again later"
+	if e.Code == http.StatusNotFound {
+		hint = "there is no such file: check the address (--url) and the cloud's name"
+	}
+	return fmt.Sprintf("GET %s: the server answered %s (%s)", e.URL, e.Status, hint)
+}
+
+// OfflineError is a host that cannot be reached: no network, no DNS, or nothing
+// listening there.
+type OfflineError struct {
+	Host string
+	Err  error
+}
+
+func (e *OfflineError) Error() string {
+	return fmt.Sprintf("cannot reach %s (%v): this computer seems to be offline, or the address is wrong", e.Host, e.Err)
+}
+
+func (e *OfflineError) Unwrap() error { return e.Err }
+
+// describe turns a transport error into words: offline, timed out, or as it is.
+func describe(addr, host string, err error) error {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return fmt.Errorf("GET %s: timed out; the server is slow or the network is down, try again (or give more time: --timeout)", addr)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("GET %s: cancelled", addr)
+	case errors.As(err, &dnsErr), errors.As(err, &opErr) && opErr.Op == "dial":
+		return &OfflineError{Host: host, Err: err}
+	}
+	if strings.Contains(err.Error(), "certificate") {
+		return fmt.Errorf("GET %s: the server's HTTPS certificate is not trusted: %w", addr, err)
+	}
+	return fmt.Errorf("GET %s: %w", addr, err)
+}

@@ -1,0 +1,488 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"cnntime/app/pricefeed"
+	"cnntime/db"
+	"cnntime/predictor/hw"
+)
+
+// Cloud prices: the shipped catalog (assets/catalog/machines.csv) is the offline
+// default; SkyPilot's catalog, imported from files or downloaded, replaces a cloud's
+// prices in the cache and adds every instance type whose GPU cnntime can predict.
+
+// DefaultPricesURL is where `prices update` downloads SkyPilot's catalog from: the
+// catalog repository's raw files, one <cloud>/vms.csv under it. PricesURLEnv overrides it.
+const DefaultPricesURL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/" + hw.SkyPilotLayout
+
+// PricesURLEnv names the environment variable that replaces DefaultPricesURL.
+const PricesURLEnv = "CNNTIME_PRICES_URL"
+
+// DefaultPriceClouds are the clouds `prices update` fetches when none are named.
+var DefaultPriceClouds = []string{"aws", "azure", "gcp", "lambda", "runpod"}
+
+// DefaultPricesTimeout bounds each download.
+const DefaultPricesTimeout = 60 * time.Second
+
+// clock is the time prices are aged against; tests replace it.
+var clock = time.Now
+
+// today is the day prices are aged against, in UTC.
+func today() time.Time { return clock().UTC() }
+
+// CloudPricesReport is what an import or update did for one cloud.
+type CloudPricesReport struct {
+	Cloud  string `json:"cloud"`
+	Source string `json:"source"`
+	// Status is "imported" (new prices stored), "unchanged" (the server's copy is the
+	// cache's: HTTP 304) or "failed" (Error says why; the cache keeps the cloud's prices).
+	Status   string `json:"status"`
+	Date     string `json:"date,omitempty"` // the day the prices are as of
+	Rows     int    `json:"rows,omitempty"`
+	Offers   int    `json:"offers,omitempty"`   // instance types × regions with an accelerator
+	Machines int    `json:"machines,omitempty"` // instance types cnntime can predict
+	// NoPerformanceData counts the instance types whose accelerator cnntime has no
+	// performance data for (listed by `cnntime prices`).
+	NoPerformanceData int    `json:"no_performance_data,omitempty"`
+	Error             string `json:"error,omitempty"`
+}
+
+// PricesReport is an import's or update's report, one entry per cloud.
+type PricesReport struct {
+	Clouds []CloudPricesReport `json:"clouds"`
+}
+
+// Failed lists the clouds whose prices were not stored.
+func (r PricesReport) Failed() []CloudPricesReport {
+	var out []CloudPricesReport
+	for _, c := range r.Clouds {
+		if c.Status == "failed" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ImportOptions are an import's settings.
+type ImportOptions struct {
+	Cloud    string // for a single file: its cloud ("" takes the name of its directory)
+	Date     string // YYYY-MM-DD the prices are as of ("" the file's modification day)
+	MaxBytes int64  // the largest file read (0: pricefeed.DefaultMaxBytes)
+}
+
+// ImportPrices reads SkyPilot catalog files and stores their prices, all or nothing:
+// every file is read and checked first, and any mistake is an error naming the file
+// and line, with the cache unchanged. path is a cloud's vms.csv (its cloud from
+// opts.Cloud or its directory's name), a cloud's directory (aws/ holding vms.csv), or
+// a directory of clouds (catalogs/v7, or ~/.sky/catalogs whose v7 is used).
+func ImportPrices(ctx context.Context, d *db.DB, path string, opts ImportOptions) (PricesReport, error) {
+	if opts.Date != "" {
+		if _, ok := hw.PriceAgeDays(opts.Date, time.Now()); !ok || len(opts.Date) != len(time.DateOnly) {
+			return PricesReport{}, Inputf("date %q is not a day such as 2026-11-20", opts.Date)
+		}
+	}
+	files, err := catalogFiles(path, opts.Cloud)
+	if err != nil {
+		return PricesReport{}, err
+	}
+	c, err := LoadCatalog()
+	if err != nil {
+		return PricesReport{}, err
+	}
+	var rep PricesReport
+	var sets []db.CloudPrices
+	for _, f := range files {
+		data, mod, err := readLimited(f.path, opts.MaxBytes)
+		if err != nil {
+			return PricesReport{}, err
+		}
+		cat, err := hw.ParseSkyPilotCatalog(f.cloud, f.path, data)
+		if err != nil {
+			return PricesReport{}, fmt.Errorf("%w; nothing was imported", err)
+		}
+		date := opts.Date
+		if date == "" {
+			date = mod.UTC().Format(time.DateOnly)
+		}
+		abs, _ := filepath.Abs(f.path)
+		sets = append(sets, db.CloudPrices{
+			Catalog: db.PriceCatalog{Cloud: f.cloud, Source: abs, PriceDate: date, ImportedAt: time.Now(), Rows: cat.Rows},
+			Offers:  cat.Offers,
+		})
+		rep.Clouds = append(rep.Clouds, reportOf(c, cat, abs, date, "imported"))
+	}
+	if err := d.ReplacePrices(ctx, sets); err != nil {
+		return PricesReport{}, err
+	}
+	return rep, nil
+}
+
+type catalogFile struct{ cloud, path string }
+
+// catalogFiles finds the vms.csv files path names, with their clouds.
+func catalogFiles(path, cloud string) ([]catalogFile, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	if !st.IsDir() {
+		if cloud == "" {
+			cloud = filepath.Base(filepath.Dir(path))
+			if hw.CheckCloudName(cloud) != nil {
+				return nil, Inputf("%s: say which cloud its prices are (the directory %q is not a cloud's name): give the cloud, e.g. aws", path, cloud)
+			}
+		}
+		if err := hw.CheckCloudName(cloud); err != nil {
+			return nil, Inputf("%v", err)
+		}
+		return []catalogFile{{cloud, path}}, nil
+	}
+	if cloud != "" {
+		return nil, Inputf("%s is a directory: its clouds are its sub-directories' names; name a cloud only for a single file", path)
+	}
+	if v := filepath.Join(path, hw.SkyPilotLayout); isDir(v) {
+		path = v // ~/.sky/catalogs or the repository's catalogs/
+	}
+	if isFile(filepath.Join(path, hw.SkyPilotFile)) {
+		name := filepath.Base(path)
+		if err := hw.CheckCloudName(name); err != nil {
+			return nil, Inputf("%s holds a %s but %v", path, hw.SkyPilotFile, err)
+		}
+		return []catalogFile{{name, filepath.Join(path, hw.SkyPilotFile)}}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	var out []catalogFile
+	for _, e := range entries {
+		f := filepath.Join(path, e.Name(), hw.SkyPilotFile)
+		if e.IsDir() && isFile(f) && hw.CheckCloudName(e.Name()) == nil {
+			out = append(out, catalogFile{e.Name(), f})
+		}
+	}
+	if len(out) == 0 {
+		return nil, Inputf("no SkyPilot catalog in %s: expected %s/<cloud>/%s (as in skypilot-catalog's catalogs/%s or ~/.sky/catalogs/%s)",
+			path, path, hw.SkyPilotFile, hw.SkyPilotLayout, hw.SkyPilotLayout)
+	}
+	return out, nil
+}
+
+func isDir(p string) bool  { st, err := os.Stat(p); return err == nil && st.IsDir() }
+func isFile(p string) bool { st, err := os.Stat(p); return err == nil && st.Mode().IsRegular() }
+
+// readLimited reads a file of at most max bytes (0: pricefeed.DefaultMaxBytes).
+func readLimited(path string, max int64) ([]byte, time.Time, error) {
+	if max <= 0 {
+		max = pricefeed.DefaultMaxBytes
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read prices: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read prices: %w", err)
+	}
+	if st.Size() > max {
+		return nil, time.Time{}, Inputf("%s is %d MiB, larger than the limit of %d MiB: not a price catalog", path, st.Size()>>20, max>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read prices from %s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, time.Time{}, Inputf("%s is larger than the limit of %d MiB: not a price catalog", path, max>>20)
+	}
+	return data, st.ModTime(), nil
+}
+
+// reportOf counts what a parsed catalog holds for cnntime.
+func reportOf(c *hw.Catalog, cat *hw.SkyPilotCatalog, source, date, status string) CloudPricesReport {
+	machines, unknown := c.WithOffers(cat.Offers, map[string]hw.PriceSource{cat.Cloud: {Cloud: cat.Cloud, Source: source, Date: date}})
+	n := 0
+	for _, m := range machines {
+		if len(m.Regions) > 0 {
+			n++
+		}
+	}
+	return CloudPricesReport{Cloud: cat.Cloud, Source: source, Status: status, Date: date, Rows: cat.Rows,
+		Offers: len(cat.Offers), Machines: n, NoPerformanceData: len(unknown)}
+}
+
+// UpdateOptions are a download's settings.
+type UpdateOptions struct {
+	BaseURL  string        // the catalog's location, holding <cloud>/vms.csv ("" DefaultPricesURL or PricesURLEnv)
+	Clouds   []string      // nil: DefaultPriceClouds
+	Timeout  time.Duration // per file (0: DefaultPricesTimeout)
+	MaxBytes int64         // the largest file accepted (0: pricefeed.DefaultMaxBytes)
+	Client   *http.Client  // nil: a new client with the timeout
+}
+
+// PricesURL is the catalog location an update uses when none is given.
+func PricesURL() string {
+	if u := os.Getenv(PricesURLEnv); u != "" {
+		return u
+	}
+	return DefaultPricesURL
+}
+
+// UpdatePrices downloads each cloud's vms.csv and stores the new ones in one
+// transaction. A conditional request (the ETag and Last-Modified of the cloud's last
+// download) makes an unchanged file a 304 that changes nothing but the check time.
+// A cloud whose download or file fails keeps its prices and is reported as failed; the
+// error then says which, and that the others were updated. When no server could be
+// reached at all the error is an *OfflineError that says so and what prices remain.
+func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesReport, error) {
+	base := strings.TrimRight(opts.BaseURL, "/")
+	if base == "" {
+		base = strings.TrimRight(PricesURL(), "/")
+	}
+	clouds := opts.Clouds
+	if len(clouds) == 0 {
+		clouds = DefaultPriceClouds
+	}
+	for _, cl := range clouds {
+		if err := hw.CheckCloudName(cl); err != nil {
+			return PricesReport{}, Inputf("%v", err)
+		}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultPricesTimeout
+	}
+	client := opts.Client
+	if client == nil {
+		client = &http.Client{Timeout: timeout}
+	}
+	c, err := LoadCatalog()
+	if err != nil {
+		return PricesReport{}, err
+	}
+	var rep PricesReport
+	var sets []db.CloudPrices
+	var unchanged []string
+	offline := 0
+	for _, cl := range clouds {
+		addr := base + "/" + cl + "/" + hw.SkyPilotFile
+		prev, err := d.PriceCatalog(ctx, cl)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return PricesReport{}, err
+		}
+		req := pricefeed.Request{URL: addr, MaxBytes: opts.MaxBytes}
+		if err == nil && prev.Source == addr {
+			req.ETag, req.LastModified = prev.ETag, prev.LastModified
+		}
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		res, err := pricefeed.Fetch(fctx, client, req)
+		cancel()
+		fail := func(err error) {
+			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: addr, Status: "failed", Error: err.Error()})
+		}
+		var off *pricefeed.OfflineError
+		switch {
+		case errors.As(err, &off):
+			offline++
+			fail(err)
+			continue
+		case err != nil:
+			fail(err)
+			continue
+		case res.NotModified && prev.Cloud == "":
+			fail(fmt.Errorf("GET %s: the server answered 304 Not Modified to a request for a file the cache does not have", addr))
+			continue
+		case res.NotModified:
+			unchanged = append(unchanged, cl)
+			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: addr, Status: "unchanged", Date: prev.PriceDate, Rows: prev.Rows, Offers: prev.Offers})
+			continue
+		}
+		cat, err := hw.ParseSkyPilotCatalog(cl, addr, res.Body)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		date := res.Date.Format(time.DateOnly)
+		sets = append(sets, db.CloudPrices{
+			Catalog: db.PriceCatalog{Cloud: cl, Source: addr, PriceDate: date, ImportedAt: time.Now(), ETag: res.ETag, LastModified: res.LastModified, Rows: cat.Rows},
+			Offers:  cat.Offers,
+		})
+		rep.Clouds = append(rep.Clouds, reportOf(c, cat, addr, date, "imported"))
+	}
+	if err := d.ReplacePrices(ctx, sets); err != nil {
+		return PricesReport{}, err
+	}
+	for _, cl := range unchanged {
+		if err := d.MarkPricesChecked(ctx, cl, time.Now()); err != nil {
+			return PricesReport{}, err
+		}
+	}
+	failed := rep.Failed()
+	switch {
+	case len(failed) == 0:
+		return rep, nil
+	case offline == len(clouds):
+		return rep, &OfflineError{Host: hostOf(base), Keeping: keptPrices(ctx, d)}
+	}
+	names := make([]string, len(failed))
+	for i, f := range failed {
+		names[i] = f.Cloud + " (" + f.Error + ")"
+	}
+	return rep, fmt.Errorf("the prices of %s were not updated and stay as they were%s", strings.Join(names, "; "), othersNote(len(failed), len(clouds)))
+}
+
+func othersNote(failed, all int) string {
+	if failed == all {
+		return ""
+	}
+	return "; the other clouds' prices were updated"
+}
+
+func hostOf(addr string) string {
+	if i := strings.Index(addr, "://"); i >= 0 {
+		addr = addr[i+3:]
+	}
+	host, _, _ := strings.Cut(addr, "/")
+	return host
+}
+
+// OfflineError is an update that reached no server: the prices stay as they were.
+type OfflineError struct {
+	Host    string
+	Keeping string // which prices cnntime goes on using
+}
+
+func (e *OfflineError) Error() string {
+	return fmt.Sprintf("cannot reach %s: this computer seems to be offline. Nothing changed; cnntime keeps using %s. "+
+		"Try again when online, or import a copy of the catalog: cnntime prices import DIR", e.Host, e.Keeping)
+}
+
+// keptPrices says in words which prices the cache goes on using.
+func keptPrices(ctx context.Context, d *db.DB) string {
+	cats, err := d.PriceCatalogs(ctx)
+	if err != nil || len(cats) == 0 {
+		return "the prices shipped with cnntime (" + shippedPriceDates() + ")"
+	}
+	parts := make([]string, len(cats))
+	for i, c := range cats {
+		parts[i] = c.Cloud + " " + c.PriceDate
+	}
+	return "the imported prices (" + strings.Join(parts, ", ") + ") and, for other clouds, the shipped ones"
+}
+
+// ShippedPriceDate is one provider's dates in the shipped catalog.
+type ShippedPriceDate struct {
+	Provider string `json:"provider"`
+	Oldest   string `json:"oldest"`
+	Newest   string `json:"newest"`
+	Undated  int    `json:"undated"` // machines whose price has no date
+	Machines int    `json:"machines"`
+}
+
+// ShippedPriceDates are the shipped catalog's price dates by provider.
+func ShippedPriceDates() []ShippedPriceDate {
+	c, err := LoadCatalog()
+	if err != nil {
+		return nil
+	}
+	by := map[string]*ShippedPriceDate{}
+	for _, m := range c.Machines() {
+		s := by[m.Provider]
+		if s == nil {
+			s = &ShippedPriceDate{Provider: m.Provider}
+			by[m.Provider] = s
+		}
+		s.Machines++
+		switch {
+		case m.PriceDate == "":
+			s.Undated++
+		default:
+			if s.Oldest == "" || m.PriceDate < s.Oldest {
+				s.Oldest = m.PriceDate
+			}
+			if m.PriceDate > s.Newest {
+				s.Newest = m.PriceDate
+			}
+		}
+	}
+	out := make([]ShippedPriceDate, 0, len(by))
+	for _, s := range by {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Provider < out[j].Provider })
+	return out
+}
+
+func shippedPriceDates() string {
+	var parts []string
+	for _, s := range ShippedPriceDates() {
+		if s.Newest != "" {
+			parts = append(parts, s.Provider+" "+s.Newest)
+		}
+	}
+	return "dated " + strings.Join(parts, ", ")
+}
+
+// PricesStatus is what `cnntime prices` shows: each imported cloud, the shipped
+// prices' dates, and the imported instance types cnntime cannot predict.
+type PricesStatus struct {
+	Imported          []db.PriceCatalog       `json:"imported"`
+	Shipped           []ShippedPriceDate      `json:"shipped"`
+	NoPerformanceData []hw.UnpredictableOffer `json:"no_performance_data"`
+	URL               string                  `json:"url"` // where `prices update` downloads from
+	Today             string                  `json:"today"`
+}
+
+// Prices reports the cache's prices; with a nil cache, only the shipped ones.
+func Prices(ctx context.Context, d *db.DB) (PricesStatus, error) {
+	st := PricesStatus{Shipped: ShippedPriceDates(), URL: PricesURL(), Today: today().Format(time.DateOnly),
+		Imported: []db.PriceCatalog{}, NoPerformanceData: []hw.UnpredictableOffer{}}
+	if d == nil {
+		return st, nil
+	}
+	c, err := LoadCatalog()
+	if err != nil {
+		return st, err
+	}
+	offers, sources, err := importedPrices(ctx, d)
+	if err != nil {
+		return st, err
+	}
+	if st.Imported, err = d.PriceCatalogs(ctx); err != nil {
+		return st, err
+	}
+	if st.Imported == nil {
+		st.Imported = []db.PriceCatalog{}
+	}
+	if _, unknown := c.WithOffers(offers, sources); unknown != nil {
+		st.NoPerformanceData = unknown
+	}
+	return st, nil
+}
+
+// importedPrices reads the cache's offers and where each cloud's came from.
+func importedPrices(ctx context.Context, d *db.DB) ([]hw.CloudOffer, map[string]hw.PriceSource, error) {
+	cats, err := d.PriceCatalogs(ctx)
+	if err != nil || len(cats) == 0 {
+		return nil, nil, err
+	}
+	offers, err := d.CloudOffers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sources := make(map[string]hw.PriceSource, len(cats))
+	for _, c := range cats {
+		sources[c.Cloud] = hw.PriceSource{Cloud: c.Cloud, Source: c.Source, Date: c.PriceDate}
+	}
+	return offers, sources, nil
+}

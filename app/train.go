@@ -1,0 +1,68 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"cnntime/predictor/convergence"
+)
+
+// TrainMode is how a run is counted: a fixed number of epochs (a schedule the user
+// already has), or to a target accuracy, each batch for the epochs it needs.
+type TrainMode string
+
+// The training modes.
+const (
+	TrainEpochs   TrainMode = "epochs"
+	TrainToTarget TrainMode = "to-target"
+)
+
+// ParseTrainMode reads a training mode ("epochs" or "to-target"; "" is epochs).
+func ParseTrainMode(s string) (TrainMode, error) {
+	switch m := TrainMode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "", TrainEpochs:
+		return TrainEpochs, nil
+	case TrainToTarget, "target", "totarget":
+		return TrainToTarget, nil
+	}
+	return "", fmt.Errorf("training %q: count the run as epochs (a fixed number) or to-target (the epochs each batch needs to a target accuracy)", s)
+}
+
+// Training is how long a run trains: its mode and, to a target, the user's own
+// figures (epochs at a reference batch, and a critical batch or a preset to be like);
+// without them the dataset's preset gives the epochs.
+type Training struct {
+	Mode   TrainMode
+	Custom convergence.Custom
+}
+
+// HasCustom says whether any custom figure is given.
+func (t Training) HasCustom() bool { return t.Custom != (convergence.Custom{}) }
+
+// EpochsModel is the epochs model a run on the run data d trains with: nil for fixed
+// epochs; the user's figures when given; else the dataset's preset. A dataset without a
+// preset and no figures, or figures that are wrong, is an error that says what to give.
+func (t Training) EpochsModel(d RunData) (*convergence.Model, error) {
+	if t.Mode != TrainToTarget {
+		if t.HasCustom() {
+			return nil, fmt.Errorf("epochs at a reference batch and a critical batch describe a run to a target accuracy: train to-target to use them")
+		}
+		return nil, nil
+	}
+	if t.HasCustom() {
+		m, err := t.Custom.Model()
+		if err != nil {
+			return nil, err
+		}
+		return &m, nil
+	}
+	if m, ok := convergence.Preset(d.Dataset); ok {
+		return &m, nil
+	}
+	name := d.Dataset
+	if name == "" {
+		name = "synthetic data"
+	}
+	return nil, fmt.Errorf("training to a target accuracy on %s: no published epochs-to-target figures for it are built in (presets: %s); give your recipe's own: the epochs it takes at a reference batch, and the critical batch or a preset it is like",
+		name, strings.Join(convergence.PresetNames(), ", "))
+}

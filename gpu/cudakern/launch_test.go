@@ -1,0 +1,127 @@
+package cudakern_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"cnntime/gpu/cudakern"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// h100SMs is the SM count of an H100 SXM: the GPU the first real runs are on.
+const h100SMs = 132
+
+const (
+	// maxSerial bounds the elements any one thread of any launch reads one after another:
+	// a few thousand, where one thread walking a column of ConvNeXt's layer norm read
+	// 802,816.
+	maxSerial = 4096
+	// smallWork is a launch too small to matter whatever its grid: it reads fewer
+	// elements than a few microseconds of memory bandwidth move.
+	smallWork = 1 << 20
+)
+
+// TestLaunchesFillTheGPU checks the launch geometry of every layer of ConvNeXt-T and
+// ResNet-50 that the worker's own kernels run, in every phase, at batch 256 (the sizes
+// where a serial reduction showed: ConvNeXt's layer norms reduce 802,816 rows) and at
+// batch 32 on an H100: at least one block per SM for every launch that reads more than
+// smallWork elements, and no thread reading more than maxSerial elements in sequence.
+func TestLaunchesFillTheGPU(t *testing.T) {
+	kernels := map[string]bool{}
+	for _, model := range []string{"convnext_tiny", "resnet50"} {
+		net, err := cnn.Build(model, cnn.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs, _ := net.Configs()
+		for _, batch := range []int{32, 256} {
+			for _, c := range configs {
+				p, err := cudakern.Build(c, batch, h100SMs)
+				if errors.Is(err, cudakern.ErrNoKernel) {
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", c.Key(), err)
+				}
+				for _, phase := range measure.Phases {
+					for _, l := range p.Phases[phase] {
+						kernels[l.Kernel] = true
+						for _, problem := range launchProblems(l) {
+							t.Errorf("%s %s at batch %d: %s", c.Key(), phase, batch, problem)
+						}
+					}
+				}
+			}
+		}
+	}
+	// The reductions the issue named are among those checked.
+	for _, k := range []string{"rownorm_fwd", "rownorm_bwd", "rownorm_wgrad", "column_sum", "plane_dot", "plane_mean", "xent_fwd"} {
+		if !kernels[k] {
+			t.Errorf("no layer of ConvNeXt-T or ResNet-50 launches %s", k)
+		}
+	}
+}
+
+// launchProblems says what is wrong with a launch's geometry on an H100.
+func launchProblems(l cudakern.Launch) []string {
+	var out []string
+	if l.Block != cudakern.Block || l.Grid < 1 {
+		out = append(out, fmt.Sprintf("%s launches %d blocks of %d threads", l.Kernel, l.Grid, l.Block))
+	}
+	if l.Serial > maxSerial {
+		out = append(out, fmt.Sprintf("a thread of %s reads %d elements in sequence (at most %d)", l.Kernel, l.Serial, maxSerial))
+	}
+	if l.Grid < h100SMs && l.Elems > smallWork {
+		out = append(out, fmt.Sprintf("%s reads %d elements with %d blocks on %d SMs", l.Kernel, l.Elems, l.Grid, h100SMs))
+	}
+	return out
+}
+
+// TestLaunchProblemsFlagTheSerialReductions: the launches the worker made before its
+// reductions were trees fail the check above. ConvNeXt-T's first layer norm at batch
+// 256 had one thread per column (96) sum 802,816 rows for the weight gradient, and one
+// thread per row of 96 for the statistics.
+func TestLaunchProblemsFlagTheSerialReductions(t *testing.T) {
+	const rows, c = 256 * 56 * 56, 96
+	old := []cudakern.Launch{
+		{Kernel: "rownorm_wgrad", Grid: 1, Block: cudakern.Block, Serial: rows * 2, Elems: rows * c * 2},
+		{Kernel: "column_sum", Grid: 2, Block: cudakern.Block, Serial: rows, Elems: rows * 384},
+	}
+	for _, l := range old {
+		if len(launchProblems(l)) != 2 {
+			t.Errorf("%s with %d blocks and %d elements per thread: problems %q, want both", l.Kernel, l.Grid, l.Serial, launchProblems(l))
+		}
+	}
+}
+
+// TestLayerNormIsAWarpPerRow: ConvNeXt's first layer norm at batch 256 (802,816 rows of
+// 96 channels) is reduced by one warp per row, eight rows per block, and its weight
+// gradient by blocks of 32 columns over chunks of rows (not one thread per column over
+// every row).
+func TestLayerNormIsAWarpPerRow(t *testing.T) {
+	s := cnn.Shape{C: 96, H: 56, W: 56}
+	p, err := cudakern.Build(cnn.Config{Op: cnn.OpLayerNorm, In: s, Out: s, NumInputs: 1}, 256, h100SMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 256 * 56 * 56
+	for _, phase := range []measure.Phase{measure.Forward, measure.BackwardData} {
+		l := p.Phases[phase][0]
+		if g := l.Args[len(l.Args)-1]; g != int64(32) {
+			t.Errorf("%s: %s reduces a row with %v threads, want a warp (32)", phase, l.Kernel, g)
+		}
+		if l.Grid != 32*h100SMs { // the grid-stride cap: 4,224 blocks, 24 rows per warp
+			t.Errorf("%s: %d blocks, want %d", phase, l.Grid, 32*h100SMs)
+		}
+	}
+	w := p.Phases[measure.BackwardWeights]
+	if len(w) != 3 || w[0].Kernel != "rownorm_wgrad" || w[1].Kernel != "column_sum" || w[2].Kernel != "column_sum" {
+		t.Fatalf("weight-gradient launches %v: want rownorm_wgrad, then column_sum for dγ and dβ", w)
+	}
+	chunks := w[0].Args[len(w[0].Args)-1].(int64)
+	if perLane := (rows + chunks - 1) / chunks / 8; int64(w[0].Grid) != 3*chunks || perLane > 128 {
+		t.Errorf("rownorm_wgrad: %d blocks over %d chunks (%d rows per thread): want 3 column tiles × chunks of at most 128 rows per thread", w[0].Grid, chunks, perLane)
+	}
+}

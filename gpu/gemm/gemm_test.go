@@ -1,0 +1,95 @@
+package gemm_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"cnntime/gpu/cpu"
+	"cnntime/gpu/gemm"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// sgemm is cublasSgemm's definition on the CPU: column-major C = op(A)·op(B) + beta·C.
+func sgemm(c gemm.Call, a, b, out []float32) {
+	at := func(i, k int) float32 {
+		if c.TransA {
+			return a[k+i*c.LDA]
+		}
+		return a[i+k*c.LDA]
+	}
+	bt := func(k, j int) float32 {
+		if c.TransB {
+			return b[j+k*c.LDB]
+		}
+		return b[k+j*c.LDB]
+	}
+	for j := 0; j < c.N; j++ {
+		for i := 0; i < c.M; i++ {
+			var s float64
+			for k := 0; k < c.K; k++ {
+				s += float64(at(i, k)) * float64(bt(k, j))
+			}
+			out[i+j*c.LDC] = float32(s) + c.Beta*out[i+j*c.LDC]
+		}
+	}
+}
+
+// TestLinearCallsMatchTheCPUReference runs each phase's GEMMs on the CPU reference's
+// operands, with the output buffers full of noise as on the GPU, and compares the
+// results with the reference: the bias (forward and gradient) included, without any
+// kernel of cnntime's own.
+func TestLinearCallsMatchTheCPUReference(t *testing.T) {
+	cases := []cnn.Config{
+		{Op: cnn.OpLinear, In: cnn.Shape{C: 32, H: 1, W: 1}, Out: cnn.Shape{C: 10, H: 1, W: 1}, NumInputs: 1, Bias: true},
+		{Op: cnn.OpLinear, In: cnn.Shape{C: 8, H: 3, W: 3}, Out: cnn.Shape{C: 12, H: 3, W: 3}, NumInputs: 1, Bias: true}, // ConvNeXt's MLP
+		{Op: cnn.OpLinear, In: cnn.Shape{C: 16, H: 1, W: 1}, Out: cnn.Shape{C: 4, H: 1, W: 1}, NumInputs: 1},
+	}
+	for _, c := range cases {
+		const batch = 3
+		ref, err := cpu.NewReference(c, batch, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias}
+		for _, phase := range measure.Phases {
+			t.Run(fmt.Sprintf("%s/%s", c.Key(), phase), func(t *testing.T) {
+				bufs := map[gemm.Operand][]float32{}
+				for op, n := range l.Elems() {
+					bufs[op] = make([]float32, n)
+					for i := range bufs[op] {
+						bufs[op][i] = float32(math.Sin(float64(i)*7.1)) * 50 // noise a missing write leaves
+					}
+				}
+				copy(bufs[gemm.X], ref.Inputs[0])
+				copy(bufs[gemm.W], ref.Params[0])
+				copy(bufs[gemm.DY], ref.DY)
+				if c.Bias {
+					copy(bufs[gemm.B], ref.Params[1])
+					for i := range bufs[gemm.Ones] {
+						bufs[gemm.Ones][i] = 1
+					}
+				}
+				for _, call := range l.Calls(phase) {
+					sgemm(call, bufs[call.A], bufs[call.B], bufs[call.C])
+				}
+				want := map[measure.Phase]map[gemm.Operand][]float32{
+					measure.Forward:         {gemm.Y: ref.Y},
+					measure.BackwardData:    {gemm.DX: ref.DX[0]},
+					measure.BackwardWeights: {gemm.DW: ref.DParams[0]},
+				}[phase]
+				if c.Bias && phase == measure.BackwardWeights {
+					want[gemm.DB] = ref.DParams[1]
+				}
+				for op, w := range want {
+					for i := range w {
+						if d := math.Abs(float64(bufs[op][i] - w[i])); d > 1e-4*(1+math.Abs(float64(w[i]))) {
+							t.Fatalf("operand %d element %d = %g, want %g", op, i, bufs[op][i], w[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
