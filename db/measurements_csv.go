@@ -194,8 +194,9 @@ func parseMeasurementRecord(rec []string, col map[string]int, name string, infos
 }
 
 // ImportCSV merges a CSV read from r, named name (a file name: it names the rows'
-// default source): a kernel measurement CSV (see MeasurementCSVColumns) or a step CSV
-// (see StepCSVColumns), told apart by the columns of its header. It reads all of r
+// default source): a kernel measurement CSV (see MeasurementCSVColumns), a loader-rate
+// CSV (see LoaderRateCSVColumns) or a step CSV (see StepCSVColumns), told apart by the
+// columns of its header. It reads all of r
 // before it writes, and writes all rows or none.
 func (d *DB) ImportCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
 	data, err := io.ReadAll(r)
@@ -203,6 +204,9 @@ func (d *DB) ImportCSV(ctx context.Context, r io.Reader, name string) (ImportRep
 		return ImportReport{File: name, Kind: "csv"}, fmt.Errorf("import %s: %w", name, err)
 	}
 	header, _ := csv.NewReader(bytes.NewReader(data)).Read()
+	if isLoaderRateCSV(data) {
+		return d.ImportLoaderRateCSV(ctx, bytes.NewReader(data), name)
+	}
 	if IsMeasurementCSVHeader(header) {
 		return d.ImportMeasurementsCSV(ctx, bytes.NewReader(data), name)
 	}
