@@ -107,10 +107,12 @@ func (l LayerTime) MS() float64 { return l.ForwardMS + l.BackwardDataMS + l.Back
 // accumulation and batch norm's counters); Host is the rest of
 // the training step (the GPU waiting for the host to issue kernels, and the host's
 // per-step work: StepMS); Script is the training script's own per-step work (metrics,
-// logging, .item() reads; 0 for a tight loop); Input is the input's work on the GPU side of the step (the
-// host-to-device copy of the batch, DALI's decoding); Loader is the wait for a loader
-// slower than all that (0 when the GPU bounds the step); Communication is the part of
-// the gradient all-reduce the backward pass does not hide (0 on one GPU).
+// logging, .item() reads; 0 for a tight loop); Input is the input's work on the GPU side
+// of the step (the host-to-device copy of the batch, a DataLoader's hand-over of it,
+// DALI's decoding); Loader is the wait for a loader slower than all that (0 when the
+// GPU bounds the step); Communication is what data parallelism adds (0 on one GPU): the
+// gradient all-reduce the backward pass does not hide, NCCL's interference with it and
+// the wait for the slowest worker (Sync).
 type Phases struct {
 	ForwardMS        float64 `json:"forward_ms"`
 	BackwardDataMS   float64 `json:"backward_data_ms"`

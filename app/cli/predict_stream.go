@@ -114,6 +114,21 @@ var predictCSVColumns = []struct {
 	{"epochs_error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.epochsErrorPct, r.v.toTarget) }},
 	{"run_error_pct", func(b []byte, r *csvRow) []byte { return appendNumIf(b, r.v.runErrorPct, r.v.toTarget) }},
 	{"regime", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.v.regime)) }},
+	{"script", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Script))) }},
+	{"script_ms", func(b []byte, r *csvRow) []byte { return appendNumIf(b, round(r.p.ScriptMS, 3), r.p.Fits) }},
+	{"framework", func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Framework))) }},
+	{"cpu", func(b []byte, r *csvRow) []byte {
+		if r.c.CPU == nil {
+			return b
+		}
+		return appendCSVText(b, csvsafe.Text(r.c.CPU.Model))
+	}},
+	{"cpu_assumed", func(b []byte, r *csvRow) []byte {
+		if r.c.CPU == nil {
+			return b
+		}
+		return strconv.AppendBool(b, r.c.CPU.Assumed)
+	}},
 }
 
 // csvRow is what a predict --csv row is made of: its curve, its point, and the point's

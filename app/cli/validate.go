@@ -52,7 +52,7 @@ func validateCommands(register func(Command)) {
 		if rep.Modern, err = validate.Modern(eng); err != nil {
 			return err
 		}
-		if rep.Multinode, err = validate.Scaling(eng); err != nil {
+		if rep.Scaling, err = validate.Scaling(eng); err != nil {
 			return err
 		}
 		if rep.Convergence, err = validate.Convergence(); err != nil {
