@@ -265,9 +265,15 @@ func (x *xSession) waitChange(t *testing.T, what string, before *image.RGBA, r i
 // holds more screenshots, and returns the last one.
 func (x *xSession) waitStill(t *testing.T, what string, before *image.RGBA, r image.Rectangle, holds int) *image.RGBA {
 	t.Helper()
+	return x.waitStillWithin(t, what, before, r, holds, 10*time.Second)
+}
+
+// waitStillWithin is waitStill with a time limit.
+func (x *xSession) waitStillWithin(t *testing.T, what string, before *image.RGBA, r image.Rectangle, holds int, limit time.Duration) *image.RGBA {
+	t.Helper()
 	var last *image.RGBA
 	still := 0
-	return x.waitScreen(t, what, 10*time.Second, func(img *image.RGBA) bool {
+	return x.waitScreen(t, what, limit, func(img *image.RGBA) bool {
 		if last != nil && changedPixels(last, img, r) <= blinkPixels {
 			still++
 		} else {

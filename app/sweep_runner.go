@@ -145,6 +145,16 @@ func (r *SweepRunner) startLocked(req SweepRequest, ev SweepEvents) {
 		res, err := r.run(ctx, req, ev)
 		stop(nil)
 		r.mu.Lock()
+		cancelled := errors.Is(r.halting, context.Canceled)
+		r.mu.Unlock()
+		if err == nil && cancelled && res.State == db.SweepPaused {
+			// Cancel pressed while it was pausing: the context kept the first cause.
+			res.State = db.SweepCancelled
+			if uerr := r.cache.UpdateSweep(context.Background(), res.SweepID, res.State, res.Done); uerr != nil {
+				err = uerr
+			}
+		}
+		r.mu.Lock()
 		r.stop, r.result, r.err, r.ended = nil, &res, err, time.Now()
 		if err != nil {
 			r.logLocked("sweep failed: " + err.Error())

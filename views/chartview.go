@@ -164,6 +164,7 @@ func (v *ChartView) Zoomed() bool {
 func (v *ChartView) SetView(r *charts.Range) {
 	v.render.mu.Lock()
 	v.render.view = r
+	v.render.frame = nil // until the new view is drawn, the mouse finds nothing
 	v.render.mu.Unlock()
 	v.hideHover()
 	v.rerender(v.Size())
