@@ -131,7 +131,12 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 1))
 	var latencies []time.Duration
 	for cycle := 1; cycle <= 20; cycle++ {
-		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		// The sweep measures (a pause then stops a sweep that has started, not one still
+		// planning), a moment, then Pause and at once Start.
+		if cycle > 1 {
+			n = waitCount(t, cache, n, 2*clickLimit, fmt.Sprintf("cycle %d: the resumed sweep measures", cycle))
+		}
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
 		running := x.screenshot(t)
 		x.click(t, pauseButton)
 		x.click(t, startButton) // at once: the sweep is still pausing, and Start says Resume
@@ -143,14 +148,9 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 		// Benchmark tab brings the sweep back, both seen on the screen.
 		// (A frozen window never changes; a busy one, sweeping on every core of a loaded
 		// machine, may take seconds: the limit is generous and the latency logged.)
-		clicked := time.Now()
-		x.click(t, resultsTab13)
-		results := x.waitStillWithin(t, fmt.Sprintf("cycle %d: the Results tab after a click", cycle), running, tabArea, 1, clickLimit)
-		latency := time.Since(clicked)
-		clicked = time.Now()
-		x.click(t, benchTab)
-		back := x.waitStillWithin(t, fmt.Sprintf("cycle %d: the Benchmark tab after a click", cycle), results, tabArea, 1, clickLimit)
-		latencies = append(latencies, latency, time.Since(clicked))
+		results, latency := x.clickAndSee(t, fmt.Sprintf("cycle %d: the Results tab after a click", cycle), resultsTab13, running, tabArea)
+		back, latency2 := x.clickAndSee(t, fmt.Sprintf("cycle %d: the Benchmark tab after a click", cycle), benchTab, results, tabArea)
+		latencies = append(latencies, latency, latency2)
 		if cycle == 1 || cycle == 20 {
 			x.save(t, fmt.Sprintf("cycle-%02d", cycle), back)
 		}
@@ -192,6 +192,27 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 	still := x.screenshot(t)
 	x.click(t, resultsTab13)
 	x.waitStillWithin(t, "the Results tab after the cancel", still, tabArea, 1, clickLimit)
+}
+
+// clickAndSee clicks at p and waits until region r differs from before and holds
+// still; it returns the screen and how long after the click the change was first
+// seen (an upper bound: a screenshot takes a while on a busy machine).
+func (x *xSession) clickAndSee(t *testing.T, what string, p image.Point, before *image.RGBA, r image.Rectangle) (*image.RGBA, time.Duration) {
+	t.Helper()
+	clicked := time.Now()
+	x.click(t, p)
+	var seen time.Duration
+	var last *image.RGBA
+	img := x.waitScreen(t, what, clickLimit, func(img *image.RGBA) bool {
+		changed := changedPixels(before, img, r) > 4*blinkPixels
+		if changed && seen == 0 {
+			seen = time.Since(clicked)
+		}
+		still := last != nil && changedPixels(last, img, r) <= blinkPixels
+		last = img
+		return changed && still
+	})
+	return img, seen
 }
 
 // clickLimit is how long the sweep test waits for a click to show on the screen.

@@ -117,7 +117,7 @@ func (l *sideOrBelow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 	panel := objs[1]
 	if size.Width >= l.wideFrom {
-		w := l.sideWidth
+		w := fyne.Min(fyne.Max(l.sideWidth, size.Width*0.32), 1.5*l.sideWidth) // wider on a wider window
 		main.Move(fyne.NewPos(0, 0))
 		main.Resize(fyne.NewSize(size.Width-w, size.Height))
 		panel.Move(fyne.NewPos(size.Width-w, 0))
@@ -133,12 +133,19 @@ func (l *sideOrBelow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	panel.Resize(fyne.NewSize(size.Width, h))
 }
 
-// panelHeightFor is the height a scrolled flow of entries takes at a width.
+// panelHeightFor is the height a scrolled flow or grid of entries takes at a width.
 func panelHeightFor(panel fyne.CanvasObject, width float32) float32 {
 	if s, ok := panel.(*container.Scroll); ok {
 		if c, ok := s.Content.(*fyne.Container); ok {
-			if f, ok := c.Layout.(*flowLayout); ok {
-				return f.place(c.Objects, width, false)
+			switch l := c.Layout.(type) {
+			case *flowLayout:
+				return l.place(c.Objects, width, false)
+			case *legendGrid:
+				if len(c.Objects) == 0 {
+					return 0
+				}
+				cols, _ := l.columns(c.Objects, width)
+				return float32((len(c.Objects)+cols-1)/cols) * l.rowHeight(c.Objects)
 			}
 		}
 		return s.Content.MinSize().Height
