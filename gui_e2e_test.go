@@ -44,10 +44,10 @@ var (
 	cnnTab         = image.Pt(35, 147)  // the CNNs tab of the selection panel
 	machineTab     = image.Pt(117, 147) // the Machines tab
 	cnnTree        = image.Rect(0, 192, 300, 860)
-	fastestPick    = image.Pt(133, 239) // the "Fastest GPU" quick pick
-	awsHeading     = image.Pt(45, 270)  // the AWS heading, first under the quick picks
-	awsFirstRow    = image.Pt(150, 301) // the first AWS machine's row once AWS is open
-	machineTree    = image.Rect(0, 255, 300, 860)
+	fastestPick    = image.Pt(133, 300) // the "Fastest GPU" quick pick, under the filters
+	awsHeading     = image.Pt(45, 331)  // the AWS heading, first under the quick picks
+	awsFirstRow    = image.Pt(150, 362) // the first AWS machine's row once AWS is open
+	machineTree    = image.Rect(0, 315, 300, 860)
 	scatterArea    = image.Rect(310, 58, 752, 505) // the min-time vs cost chart
 	curvesArea     = image.Rect(762, 60, 1436, 458)
 	resultsArea    = image.Rect(305, 580, 1436, 925)

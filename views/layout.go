@@ -19,11 +19,24 @@ type flowLayout struct {
 
 func newFlowLayout(hPad, vPad float32) *flowLayout { return &flowLayout{hPad: hPad, vPad: vPad} }
 
+// flowEntryWidth is the least width a text field takes in a flow: its own least
+// width is a couple of letters.
+const flowEntryWidth = 96
+
+// flowSize is an object's size in a flow.
+func flowSize(o fyne.CanvasObject) fyne.Size {
+	s := o.MinSize()
+	if _, ok := o.(*widget.Entry); ok {
+		s.Width = fyne.Max(s.Width, flowEntryWidth)
+	}
+	return s
+}
+
 func (l *flowLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var widest float32
 	for _, o := range objs {
 		if o.Visible() {
-			widest = fyne.Max(widest, o.MinSize().Width)
+			widest = fyne.Max(widest, flowSize(o).Width)
 		}
 	}
 	width := l.width
@@ -47,7 +60,7 @@ func (l *flowLayout) place(objs []fyne.CanvasObject, width float32, move bool) f
 		if !o.Visible() {
 			continue
 		}
-		s := o.MinSize()
+		s := flowSize(o)
 		if !first && x+s.Width > width {
 			x, y = 0, y+rowH+l.vPad
 			rowH = 0

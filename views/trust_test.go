@@ -232,3 +232,14 @@ func TestLegendNamesOverlappingSeries(t *testing.T) {
 		t.Errorf("legend texts %q", got)
 	}
 }
+
+// The time left reads as people say it.
+func TestRoundETA(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		40 * time.Second: "40 s", 24*time.Minute + 10*time.Second: "24 min", 2*time.Hour + 5*time.Minute: "2 h 05 min", 59*time.Minute + 50*time.Second: "1 h 00 min",
+	} {
+		if got := roundETA(d); got != want {
+			t.Errorf("roundETA(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -509,7 +509,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 				mw.tabs.Select(mw.whyTab)
 			}
 			if show { // a refresh after a settings change leaves the status to the prediction
-				mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, app.BoundSentence(&x)))
+				mw.Status.SetText(fmt.Sprintf("Why %s on %s at %s: %s.", model, machine, app.BatchWords(&x), app.BoundSentence(&x)))
 			}
 			if mw.OnExplained != nil {
 				mw.OnExplained(x)
