@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -50,7 +49,7 @@ func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, erro
 	var d *db.DB
 	if dbPath != "" {
 		var err error
-		if d, err = db.Open(dbPath); err != nil {
+		if d, err = OpenCache(dbPath); err != nil {
 			return nil, err
 		}
 	}
@@ -148,21 +147,9 @@ func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the custom model: %w", err)
 	}
-	if err := CheckCustomNetwork(net); err != nil {
+	if err := b.addNetwork(net, data); err != nil {
 		return "", err
 	}
-	if b.cache != nil {
-		if err := b.cache.PutCustomModel(context.Background(), net.Name, data); err != nil {
-			return "", err
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.engine.AddNetwork(net); err != nil {
-		return "", err
-	}
-	b.added = slices.DeleteFunc(b.added, func(n *cnn.Network) bool { return n.Name == net.Name })
-	b.added = append(b.added, net)
 	return net.Name, nil
 }
 
@@ -179,8 +166,12 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 		}
 		targets = append(targets, t)
 	}
+	run, err := s.Run()
+	if err != nil {
+		return nil, err
+	}
 	q := Query{Models: s.Models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
-		Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Curves(ctx, q)
 }
 
@@ -201,6 +192,10 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	q := Query{Precision: s.Precision, Policy: s.Policy, Run: predictor.Run{Epochs: s.Epochs, Images: s.Images}, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	run, err := s.Run()
+	if err != nil {
+		return predictor.Explanation{}, err
+	}
+	q := Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Explain(ctx, q, model, t, batch)
 }

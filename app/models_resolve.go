@@ -9,6 +9,7 @@ import (
 
 	"cnntime/db"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/cnn/onnx"
 )
 
 // CheckCustomNetwork says why a custom network cannot be added to an engine: it has
@@ -43,16 +44,25 @@ func (e *Engine) addSavedModels(ctx context.Context, d *db.DB) error {
 	return nil
 }
 
-// IsModelFile reports whether a --model entry names a custom model file rather than a
-// zoo model: it ends in .json (in any case).
+// IsModelFile reports whether a --model entry names a model file rather than a zoo
+// model: a custom model file ending in .json or an ONNX file ending in .onnx (in any case).
 func IsModelFile(entry string) bool {
-	return strings.HasSuffix(strings.ToLower(entry), ".json")
+	return strings.HasSuffix(strings.ToLower(entry), ".json") || IsONNXFile(entry)
 }
 
 // ReadCustomModelFile reads and checks a custom model file (cnn.ParseCustom's format,
 // see the README's "models" section). Its errors name the file and, for a mistake in
 // a layer, the layer's index and name.
+//
+// An ONNX file (.onnx) is imported (see ReadONNXFile) under its file's base name.
 func ReadCustomModelFile(path string) (*cnn.Network, error) {
+	if IsONNXFile(path) {
+		m, err := ReadONNXFile(path, onnx.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return m.Network, nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read custom model file %s: %w", path, err)

@@ -36,6 +36,13 @@ const (
 	PrefNodes    = "session.nodes"
 	PrefRegion   = "session.price_region" // "" each machine's cheapest region
 	PrefSpot     = "session.spot_prices"
+	// The training's mode (epochs or to-target) and the user's own epochs figures
+	// ("" or "0": none): epochs at a reference batch, and a critical batch or a preset.
+	PrefTrain         = "session.train"
+	PrefRefEpochs     = "session.ref_epochs"
+	PrefRefBatch      = "session.ref_batch"
+	PrefCriticalBatch = "session.critical_batch"
+	PrefLike          = "session.like"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -89,6 +96,18 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefSpot)); err == nil {
 		s.Price.Spot = b
 	}
+	if m, err := ParseTrainMode(p.String(PrefTrain)); err == nil {
+		s.Train.Mode = m
+	}
+	readFloat := func(key string, into *float64) {
+		if f, err := strconv.ParseFloat(p.String(key), 64); err == nil {
+			*into = f
+		}
+	}
+	readFloat(PrefRefEpochs, &s.Train.Custom.Epochs)
+	readInt(PrefRefBatch, &s.Train.Custom.Batch)
+	readFloat(PrefCriticalBatch, &s.Train.Custom.CriticalBatch)
+	s.Train.Custom.Like = strings.TrimSpace(p.String(PrefLike))
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
@@ -142,6 +161,11 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	p.SetString(PrefRegion, st.Price.Region)
 	p.SetString(PrefSpot, strconv.FormatBool(st.Price.Spot))
+	p.SetString(PrefTrain, string(st.Train.Mode))
+	p.SetString(PrefRefEpochs, strconv.FormatFloat(st.Train.Custom.Epochs, 'g', -1, 64))
+	p.SetString(PrefRefBatch, strconv.Itoa(st.Train.Custom.Batch))
+	p.SetString(PrefCriticalBatch, strconv.FormatFloat(st.Train.Custom.CriticalBatch, 'g', -1, 64))
+	p.SetString(PrefLike, st.Train.Custom.Like)
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}

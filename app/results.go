@@ -80,6 +80,7 @@ const (
 	ColumnSource
 	ColumnBound
 	ColumnPrice
+	ColumnEpochs
 )
 
 // SummaryColumns are the results table's column titles, indexed by SummaryColumn.
@@ -87,6 +88,7 @@ var SummaryColumns = []string{
 	ColumnCNN: "CNN", ColumnMachine: "Machine", ColumnBestBatch: "Best batch", ColumnIteration: "Iteration",
 	ColumnEpoch: "Epoch", ColumnTotal: "Total time", ColumnCost: "Cost", ColumnEnergy: "Energy",
 	ColumnMaxBatch: "Max batch", ColumnSource: "Source", ColumnBound: "Bound", ColumnPrice: "Price",
+	ColumnEpochs: "Epochs",
 }
 
 // Cell is a results row's text in column col.
@@ -132,8 +134,19 @@ func (r Summary) Cell(col SummaryColumn) string {
 		return orDash(none, r.Bound)
 	case ColumnPrice:
 		return r.PriceText()
+	case ColumnEpochs:
+		return orDash(none, EpochsText(r.Epochs, r.EpochsSource))
 	}
 	return ""
+}
+
+// EpochsText says how many epochs a run counts and where they come from: "90" for a
+// fixed number, "36.2 (imagenet-1k)" to a target.
+func EpochsText(epochs float64, source string) string {
+	if source == "" || source == "fixed" {
+		return strconv.FormatFloat(epochs, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(epochs, 'f', 1, 64) + " (" + source + ")"
 }
 
 // PriceText says which price a row's cost uses: "$0.92/h spot us-east-1, 2026-11-20",
@@ -195,6 +208,8 @@ func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 			return 0, r.Bound
 		case ColumnPrice:
 			return r.PriceUSDPerHour, ""
+		case ColumnEpochs:
+			return r.Epochs, ""
 		default:
 			return 0, string(r.Source)
 		}

@@ -30,6 +30,9 @@ type SessionSettings struct {
 	// the catalog's network between them (0 or 1: one); batches are then global over
 	// all their GPUs and the price is the instances' together.
 	Nodes int
+	// Train is how the run is counted: a fixed Epochs, or to a target accuracy with
+	// the dataset's preset or the user's own figures (app.Training).
+	Train Training
 	// Price says which prices the costs use: a region ("" each machine's cheapest) and
 	// on-demand or spot.
 	Price hw.PriceChoice
@@ -88,6 +91,9 @@ func (s SessionSettings) Validate() error {
 	if err := s.Data.Check(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := s.Train.EpochsModel(s.Data); err != nil {
+		errs = append(errs, err)
+	}
 	for _, list := range [][]string{s.Models, s.Machines} {
 		for _, name := range list {
 			if strings.TrimSpace(name) == "" {
@@ -111,6 +117,16 @@ type ChartSettings struct {
 	// HideErrorBands leaves out the expected-error bands on the curves and the
 	// whiskers on the scatter.
 	HideErrorBands bool
+}
+
+// Run is the training run the settings describe: Epochs of Images, or to a target
+// accuracy (Train) with the epochs model it names.
+func (s SessionSettings) Run() (predictor.Run, error) {
+	m, err := s.Train.EpochsModel(s.Data)
+	if err != nil {
+		return predictor.Run{}, err
+	}
+	return predictor.Run{Epochs: s.Epochs, Images: s.Images, ToTarget: m}, nil
 }
 
 // Options are the chart options for these settings in a style.

@@ -25,7 +25,7 @@ var ErrSweepPaused = errors.New("sweep paused")
 // SweepRequest says what to measure.
 type SweepRequest struct {
 	Device    string            `json:"device"` // "cpu" or "cuda:N"
-	Models    []string          `json:"models"` // zoo names, or custom model files (.json)
+	Models    []string          `json:"models"` // zoo names, model files (.json, .onnx), or custom models saved in the cache
 	Batches   []int             `json:"batches"`
 	Precision measure.Precision `json:"precision"` // fp32, tf32 or amp
 	Policy    measure.Policy    `json:"policy"`    // heuristic or fastest; ignored on the CPU
@@ -106,7 +106,7 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		return SweepPlan{}, Inputf("%v", err)
 	}
 	for _, name := range req.Models {
-		net, err := LoadModel(name, req.Input, 0)
+		net, err := LoadNamedModel(ctx, cache, name, req.Input, 0)
 		if err != nil {
 			return SweepPlan{}, err
 		}

@@ -21,7 +21,7 @@ type ResultsTable struct {
 	OnSelected func(app.Summary)
 }
 
-var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60, 260}
+var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60, 260, 130}
 
 // NewResultsTable makes an empty results table.
 func NewResultsTable() *ResultsTable {

@@ -42,6 +42,12 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 		if err == nil && p.Images != nil {
 			p.Images.SetText(strconv.Itoa(s.Settings().Images))
 		}
+		if err != nil && r.Dataset.Selected != s.Settings().Data.Dataset {
+			r.Dataset.SetSelected(s.Settings().Data.Dataset) // refused (to a target with no preset): show what applies
+		}
+		if p.Train.Basis != nil {
+			p.showTrain(s.Settings())
+		}
 	}
 	// The Run tab has the height for one setting a row.
 	r.Input = p.optionalIntEntry(d.Input, "the model's own", func(st *app.SessionSettings, n int) { st.Data.Input = n })

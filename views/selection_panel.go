@@ -46,6 +46,7 @@ type SelectionPanel struct {
 	RunData   RunData        // dataset, input size, loader, workers, memory format
 	Prices    PriceControls  // on-demand or spot, the region
 	Filters   MachineFilters // the machine list's provider, spot and price filters
+	Train     TrainControls  // train for N epochs or to a target accuracy
 	Picks     map[app.QuickPick]*widget.Button
 	// WorkersNote warns when the loader workers asked for are more than a selected
 	// machine's vCPUs per GPU.
@@ -106,14 +107,20 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 		p.report(s.Update(func(st *app.SessionSettings) { st.Precision = measure.Precision(v) }))
 	}
 
-	form := widget.NewForm(
-		widget.NewFormItem("Epochs", p.Epochs),
+	trainFor, recipe := p.trainItems()
+	form := widget.NewForm(trainFor, widget.NewFormItem("Epochs", p.Epochs))
+	for _, it := range recipe {
+		form.AppendItem(it)
+	}
+	for _, it := range []*widget.FormItem{
 		widget.NewFormItem("Images", p.Images),
 		widget.NewFormItem("Precision", p.Precision),
 		widget.NewFormItem("Batch from", p.BatchMin),
 		widget.NewFormItem("Batch cap", p.BatchMax),
 		widget.NewFormItem("Instances", p.Nodes),
-	)
+	} {
+		form.AppendItem(it)
+	}
 	for _, it := range p.runDataItems() {
 		form.AppendItem(it)
 	}
@@ -141,7 +148,7 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.Tabs = container.NewAppTabs(
 		container.NewTabItem("CNNs", modelBox),
 		container.NewTabItem("Machines", machineBox),
-		container.NewTabItem("Run", container.NewVScroll(container.NewVBox(form, p.WorkersNote, hint))),
+		container.NewTabItem("Run", container.NewVScroll(container.NewVBox(form, p.Train.Basis, p.WorkersNote, hint))),
 	)
 	p.chips = container.New(newFlowLayout(theme.Padding(), theme.Padding()/2))
 	p.refreshChips()

@@ -123,8 +123,9 @@ func (p *WhyPanel) Clear() {
 }
 
 // WhyHeadline says in a few sentences what the numbers are, what bounds them (the
-// largest phase group the chart shows) and where they come from (app.WhyHeadline).
-func WhyHeadline(x *predictor.Explanation) string { return app.WhyHeadline(x) }
+// largest phase group the chart shows) and where they come from (app.WhyHeadline);
+// to a target accuracy, what the batch costs in epochs beside it (app.WhyEpochs).
+func WhyHeadline(x *predictor.Explanation) string { return app.WhyHeadline(x) + app.WhyEpochs(x) }
 
 // barTooltip reads out a bar of the chart.
 func (p *WhyPanel) barTooltip(m charts.Mark) string {

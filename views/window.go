@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -408,6 +409,12 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 		return fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
 			strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
 	}
+	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
+		target, _, _ := strings.Cut(m.Target, " (")
+		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.",
+			charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
+			target, charts.FormatCount(int64(st.Settings.Images)))
+	}
 	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.",
 		charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
 		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
@@ -522,7 +529,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 // depends on besides its CNN, machine and batch (not the selection or the batch range).
 func sameRun(a, b app.SessionSettings) bool {
 	return a.Epochs == b.Epochs && a.Images == b.Images && a.Precision == b.Precision && a.Policy == b.Policy &&
-		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price
+		a.Data == b.Data && a.Nodes == b.Nodes && a.Price == b.Price && a.Train == b.Train
 }
 
 // refreshWhy keeps the Why tab true to the shown prediction: after the run's settings
@@ -760,13 +767,24 @@ func (mw *MainWindow) addShortcuts() {
 	escapeStackOf(c) // Esc closes the dialogs opened with closeOnEscape
 }
 
+// addModelDialog is File → Add model…: a custom model file (.json) is added at once; an
+// ONNX file (.onnx) asks its name and input size first (importONNXDialog).
 func (mw *MainWindow) addModelDialog() {
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
 		}
 		if r == nil {
+			return
+		}
+		if app.IsONNXFile(r.URI().Name()) {
+			if !mw.Session.CanImportONNX() {
+				r.Close()
+				mw.showError(fmt.Errorf("%s: this window cannot import ONNX models", r.URI().Name()))
+				return
+			}
+			mw.importONNXDialog(r.URI().Name(), r)
 			return
 		}
 		defer r.Close()
@@ -783,6 +801,8 @@ func (mw *MainWindow) addModelDialog() {
 		mw.Selection.RefreshModels()
 		mw.Status.SetText("Added custom model " + name + ".")
 	}, mw.Window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".onnx"}))
+	d.Show()
 }
 
 func (mw *MainWindow) importDialog() {

@@ -69,6 +69,16 @@ func Tooltip(c predictor.Curve, p predictor.Point) string {
 		b.WriteString(": out of memory")
 		return b.String()
 	}
+	if m := c.Convergence; m != nil {
+		regime := ""
+		if k := m.KnownUpTo(); k > 0 && p.Batch > k {
+			regime = ", " + regimeTitle(p.Regime)
+		}
+		fmt.Fprintf(&b, "\niteration %s\nepoch %s\nto target %s (±%.0f%%)\n%.1f epochs (%s%s)\n%s images/s\ncost %s\nsource: %s%s",
+			FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS), p.RunErrorPct(), p.Epochs, c.EpochsSource, regime,
+			significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source, errorNote(p))
+		return b.String()
+	}
 	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s%s",
 		FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS),
 		significant(p.ImagesPerS, 3), costText(c, p), p.Source, errorNote(p))
@@ -160,6 +170,9 @@ func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
 	if !p.Fits {
 		b.WriteString(": out of memory")
 		return b.String()
+	}
+	if c.Convergence != nil {
+		fmt.Fprintf(&b, "\n%.1f epochs (%s) to the target", p.Epochs, c.EpochsSource)
 	}
 	fmt.Fprintf(&b, "\ntotal time %s", FormatSeconds(p.TotalS))
 	lo, hi, _ := MetricTotal.Range(p)

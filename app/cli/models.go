@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"cnntime/app"
 	"cnntime/db"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/cnn/onnx"
 )
 
 // ModelSummary is one row of `cnntime models --json`.
@@ -72,9 +74,15 @@ func modelCommands(register func(Command)) {
 	})
 	register(Command{
 		Name:    "model",
-		Summary: "show one CNN's layers: shapes, parameters, MACs and activation memory",
-		Usage:   "model NAME|FILE.json [--input N] [--classes K] [--json]   (NAME: a zoo model or a custom model saved in the cache)",
-		Run:     runModel,
+		Summary: "show one CNN's layers; import your own (ONNX or a custom model file) into the cache, or remove it",
+		Usage: "model NAME|FILE.json|FILE.onnx [--input N] [--classes K] [--json]   (NAME: a zoo model or a custom model saved in the cache)\n" +
+			"       cnntime model import FILE.onnx|FILE.json [--name NAME] [--input N] [--json]\n" +
+			"       cnntime model remove NAME [--json]",
+		Details: "model import reads an ONNX file (torch.onnx.export's, weights not needed) or a custom model file, checks every layer\n" +
+			"and saves the model in the cache, so predict, best, explain, sweep, export and the app know it by name. --name\n" +
+			"names it (default: the file's name), --input fixes an ONNX input's height and width when the file leaves them open.\n" +
+			"model remove deletes a model saved in the cache.",
+		Run: runModel,
 	})
 }
 
@@ -171,6 +179,14 @@ func runModels(env *Env, args []string) error {
 }
 
 func runModel(env *Env, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "import":
+			return runModelImport(env, args[1:])
+		case "remove":
+			return runModelRemove(env, args[1:])
+		}
+	}
 	fs := env.Flags(commandIndex()["model"])
 	input := fs.Int("input", 0, "input resolution N (N×N pixels); default the model's own (224, 299 for inception_v3)")
 	classes := fs.Int("classes", 0, "number of output classes; default 1000")
@@ -217,39 +233,131 @@ func runModel(env *Env, args []string) error {
 	return t.Flush()
 }
 
-// loadNamedModel is loadModel that also finds the custom models saved in the cache by
-// name (a zoo model's name is never a saved model's: CheckCustomNetwork refuses it).
+// loadNamedModel is app.LoadNamedModel over the cache, which it opens only for a name
+// that may be a saved model's, and does not create.
 func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, error) {
 	if app.IsModelFile(name) || cnn.Family(name) != "" {
 		return app.LoadModel(name, input, classes)
 	}
 	var net *cnn.Network
 	err := withExistingCache(env, func(d *db.DB) error {
-		var saved []db.CustomModel
-		if d != nil {
-			var err error
-			if saved, err = d.CustomModels(env.Ctx); err != nil {
-				return err
-			}
-		}
-		names := make([]string, 0, len(saved))
-		for _, m := range saved {
-			if m.Name != name {
-				names = append(names, m.Name)
-				continue
-			}
-			if input != 0 || classes != 0 {
-				return Usagef("--input and --classes apply to zoo models; the custom model %s sets its own input and classes", name)
-			}
-			var err error
-			if net, err = app.ParseSavedModel(m); err != nil {
-				return fmt.Errorf("%w (saved in the cache %s: fix its file and add it again in the app, File → Add model…)", err, env.DBPath)
-			}
-			return nil
-		}
-		return Usagef("unknown model %q%s; 'cnntime models' lists them", name, app.Suggest(name, append(cnn.Names(), names...)))
+		var err error
+		net, err = app.LoadNamedModel(env.Ctx, d, name, input, classes)
+		return err
 	})
 	return net, err
+}
+
+// ImportedModel is `cnntime model import --json`: the saved model's summary, whether it
+// replaced one of the same name, and what the import approximated.
+type ImportedModel struct {
+	ModelSummary
+	Replaced bool     `json:"replaced"`
+	Notes    []string `json:"notes"`
+}
+
+// modelFlags parses a model subcommand's flags, which may come before or after its one
+// argument, and returns that argument.
+func modelFlags(fs *flag.FlagSet, args []string, what string) (string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch len(pos) {
+	case 0:
+		return "", Usagef("give %s", what)
+	case 1:
+		return pos[0], nil
+	}
+	return "", Usagef("unexpected argument %q: give one %s", pos[1], what)
+}
+
+func runModelImport(env *Env, args []string) error {
+	fs := env.Flags(Command{Name: "model import", Summary: commandIndex()["model"].Summary, Usage: commandIndex()["model"].Usage})
+	name := fs.String("name", "", "the model's name in cnntime (default: the ONNX file's name; a .json file names its own)")
+	input := fs.Int("input", 0, "the input's height and width N, for an ONNX file that leaves them open (dynamic axes)")
+	path, err := modelFlags(fs, args, "the model file to import (FILE.onnx or FILE.json)")
+	if err != nil {
+		return err
+	}
+	if *input < 0 {
+		return Usagef("--input %d: the input size must be positive", *input)
+	}
+	var (
+		net   *cnn.Network
+		data  []byte
+		notes []string
+	)
+	switch {
+	case app.IsONNXFile(path):
+		m, err := app.ReadONNXFile(path, onnx.Options{Name: *name, Resolution: *input})
+		if err != nil {
+			return err
+		}
+		net, data, notes = m.Network, m.JSON, m.Notes
+	case app.IsModelFile(path):
+		if *name != "" || *input != 0 {
+			return Usagef("--name and --input apply to ONNX files; a custom model file gives its own name and input")
+		}
+		if net, err = app.ReadCustomModelFile(path); err != nil {
+			return err
+		}
+		if data, err = os.ReadFile(path); err != nil {
+			return fmt.Errorf("read custom model file %s: %w", path, err)
+		}
+	default:
+		return Usagef("%s: import reads an ONNX file (.onnx) or a custom model file (.json)", path)
+	}
+	d, err := env.Cache()
+	if err != nil {
+		return err
+	}
+	saved, err := app.SaveModel(env.Ctx, d, net, data)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(env.Stderr, "note: "+n)
+	}
+	if env.JSON {
+		out := ImportedModel{ModelSummary: CustomModelSummaries([]*cnn.Network{net})[0], Replaced: saved.Replaced, Notes: notes}
+		if out.Notes == nil {
+			out.Notes = []string{}
+		}
+		return WriteJSON(env.Stdout, out)
+	}
+	replaced := ""
+	if saved.Replaced {
+		replaced = ", replacing the model of that name saved before"
+	}
+	fmt.Fprintf(env.Stdout, "imported %s from %s: %d layers, %s params, %.3f GMACs, input %dx%dx%d, %d classes; saved in the cache %s%s\n",
+		net.Name, path, len(net.Layers), groupDigits(net.Params()), float64(net.MACs())/1e9, net.Input.C, net.Input.H, net.Input.W, net.Classes, d.Path(), replaced)
+	fmt.Fprintf(env.Stdout, "see it with 'cnntime model %s'; predict it with 'cnntime predict --model %s'\n", net.Name, net.Name)
+	return nil
+}
+
+func runModelRemove(env *Env, args []string) error {
+	fs := env.Flags(Command{Name: "model remove", Summary: commandIndex()["model"].Summary, Usage: commandIndex()["model"].Usage})
+	name, err := modelFlags(fs, args, "the name of a custom model saved in the cache ('cnntime models' marks them *)")
+	if err != nil {
+		return err
+	}
+	err = withExistingCache(env, func(d *db.DB) error { return app.RemoveSavedModel(env.Ctx, d, name) })
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, map[string]string{"removed": name})
+	}
+	fmt.Fprintf(env.Stdout, "removed the custom model %s from the cache %s\n", name, env.DBPath)
+	return nil
 }
 
 // DescribeModel lays a network out as its layer table.

@@ -1,0 +1,241 @@
+package views
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+	"cnntime/app/charts"
+	"cnntime/predictor/convergence"
+)
+
+// TrainControls are the Run tab's training settings: train every batch for a fixed
+// number of epochs (the Epochs field) or to a target accuracy, each batch for the
+// epochs it needs; to a target, the user's own recipe (its epochs at a batch, and its
+// critical batch or a preset it is like) instead of the dataset's preset; and a line
+// saying where the epochs come from.
+type TrainControls struct {
+	Mode          *widget.RadioGroup
+	RefEpochs     *widget.Entry  // the recipe's epochs; empty: the dataset's preset
+	RefBatch      *widget.Entry  // ... at this global batch
+	CriticalBatch *widget.Entry  // its critical batch; empty: the Like preset's
+	Like          *widget.Select // the preset whose critical batch it takes
+	Basis         *widget.Label  // where the epochs come from, or what is wrong
+}
+
+// The training modes as the Run tab offers them.
+const (
+	trainForEpochs = "N epochs"
+	trainToTarget  = "to target accuracy"
+)
+
+// trainItems builds the training fields of p's form: "Train for" first, then the
+// user's own recipe. p.Epochs must exist: it is the fixed count, unused to a target.
+func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widget.FormItem) {
+	s := p.session
+	st := s.Settings()
+	c := &p.Train
+	c.Mode = widget.NewRadioGroup([]string{trainForEpochs, trainToTarget}, nil)
+	c.Mode.Required = true
+	c.Mode.SetSelected(modeChoice(st.Train.Mode))
+	c.RefEpochs = widget.NewEntry()
+	c.RefEpochs.SetPlaceHolder("epochs")
+	c.RefBatch = widget.NewEntry()
+	c.RefBatch.SetPlaceHolder("at batch")
+	c.CriticalBatch = widget.NewEntry()
+	c.CriticalBatch.SetPlaceHolder("like a preset")
+	c.Like = widget.NewSelect(convergence.PresetNames(), nil)
+	cu := st.Train.Custom
+	if cu.Epochs > 0 {
+		c.RefEpochs.SetText(strconv.FormatFloat(cu.Epochs, 'g', -1, 64))
+	}
+	if cu.Batch > 0 {
+		c.RefBatch.SetText(strconv.Itoa(cu.Batch))
+	}
+	if cu.CriticalBatch > 0 {
+		c.CriticalBatch.SetText(strconv.FormatFloat(cu.CriticalBatch, 'g', -1, 64))
+	}
+	like := cu.Like
+	if like == "" {
+		like = defaultLike(st.Data.Dataset)
+	}
+	c.Like.SetSelected(like)
+	c.Basis = widget.NewLabel("")
+	c.Basis.Wrapping = fyne.TextWrapWord
+	c.Basis.TextStyle = fyne.TextStyle{Italic: true}
+
+	for _, e := range []*widget.Entry{c.RefEpochs, c.RefBatch, c.CriticalBatch} {
+		e.Validator = func(string) error { _, err := p.trainSettings(); return err }
+		e.OnChanged = func(string) { p.applyTrain(false) }
+	}
+	c.Like.OnChanged = func(string) { p.applyTrain(false) }
+	c.Mode.OnChanged = func(string) { p.applyTrain(true) }
+	p.showTrain(st)
+
+	forItem = widget.NewFormItem("Train for", c.Mode)
+	recipe = []*widget.FormItem{
+		widget.NewFormItem("Your epochs", container.NewGridWithColumns(2, c.RefEpochs, c.RefBatch)),
+		widget.NewFormItem("Critical", c.CriticalBatch),
+		widget.NewFormItem("or like", c.Like),
+	}
+	return forItem, recipe
+}
+
+func modeChoice(m app.TrainMode) string {
+	if m == app.TrainToTarget {
+		return trainToTarget
+	}
+	return trainForEpochs
+}
+
+// defaultLike is the preset a recipe on dataset is like unless told: the dataset's own,
+// else ImageNet's.
+func defaultLike(dataset string) string {
+	if _, ok := convergence.Preset(dataset); ok {
+		return dataset
+	}
+	return "imagenet-1k"
+}
+
+// trainSettings are the session's settings with the training the controls describe,
+// checked. An empty recipe is the dataset's preset; a recipe's critical batch, when
+// empty, is the Like preset's.
+func (p *SelectionPanel) trainSettings() (app.SessionSettings, error) {
+	c := &p.Train
+	next := p.session.Settings()
+	next.Train = app.Training{Mode: app.TrainEpochs}
+	if c.Mode.Selected == trainToTarget {
+		next.Train.Mode = app.TrainToTarget
+	}
+	epochsText, batchText := strings.TrimSpace(c.RefEpochs.Text), strings.TrimSpace(c.RefBatch.Text)
+	if next.Train.Mode == app.TrainToTarget && (epochsText != "" || batchText != "") {
+		var cu convergence.Custom
+		var err error
+		if cu.Epochs, err = parseNumber(epochsText, "your epochs"); err != nil {
+			return next, err
+		}
+		b, err := parseNumber(batchText, "the batch of your epochs")
+		if err != nil {
+			return next, err
+		}
+		if b != math.Trunc(b) || b > math.MaxInt32 {
+			return next, validationError("the batch of your epochs: enter a whole number")
+		}
+		cu.Batch = int(b)
+		if crit := strings.TrimSpace(c.CriticalBatch.Text); crit != "" {
+			if cu.CriticalBatch, err = parseNumber(crit, "the critical batch"); err != nil {
+				return next, err
+			}
+		} else {
+			cu.Like = c.Like.Selected
+		}
+		next.Train.Custom = cu
+	}
+	return next, next.Validate()
+}
+
+// parseNumber reads a number a person typed ("1,281", " 90 "); an empty or bad one is
+// an error that names the field.
+func parseNumber(s, what string) (float64, error) {
+	if s == "" {
+		return 0, validationError(what + ": enter a number")
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+	if err != nil {
+		return 0, validationError(what + ": " + strconv.Quote(s) + " is not a number")
+	}
+	return f, nil
+}
+
+// applyTrain applies the training the controls describe when it is valid. A change of
+// mode that cannot apply (to a target on a dataset with no preset and no recipe) is
+// reported and the mode goes back; a half-typed recipe waits, marked, for the rest.
+func (p *SelectionPanel) applyTrain(modeChanged bool) {
+	next, err := p.trainSettings()
+	if err == nil {
+		err = p.session.Apply(next)
+	}
+	if err != nil {
+		if modeChanged {
+			p.report(err)
+			cur := p.session.Settings()
+			if choice := modeChoice(cur.Train.Mode); p.Train.Mode.Selected != choice {
+				p.Train.Mode.SetSelected(choice) // calls back with a valid mode
+			}
+		}
+		p.showTrain(p.session.Settings())
+		p.Train.Basis.SetText(err.Error())
+		return
+	}
+	for _, e := range []*widget.Entry{p.Train.RefEpochs, p.Train.RefBatch, p.Train.CriticalBatch} {
+		_ = e.Validate()
+	}
+	p.showTrain(next)
+}
+
+// showTrain enables the fields the settings use and says where the epochs come from.
+func (p *SelectionPanel) showTrain(st app.SessionSettings) {
+	c := &p.Train
+	toTarget := st.Train.Mode == app.TrainToTarget
+	setEnabled(toTarget, c.RefEpochs, c.RefBatch, c.CriticalBatch)
+	recipe := toTarget && (strings.TrimSpace(c.RefEpochs.Text) != "" || strings.TrimSpace(c.RefBatch.Text) != "")
+	if recipe && strings.TrimSpace(c.CriticalBatch.Text) == "" {
+		c.Like.Enable()
+	} else {
+		c.Like.Disable()
+	}
+	if p.Epochs != nil {
+		setEnabled(!toTarget, p.Epochs)
+	}
+	c.Basis.SetText(TrainBasis(st))
+}
+
+func setEnabled(on bool, entries ...*widget.Entry) {
+	for _, e := range entries {
+		if on {
+			e.Enable()
+		} else {
+			e.Disable()
+		}
+	}
+}
+
+// TrainBasis says in a sentence how the settings count the run: the fixed epochs, or
+// the target, the epochs law, where its figures come from and where the usual
+// optimizer is known to hold; or what is missing.
+func TrainBasis(st app.SessionSettings) string {
+	m, err := st.Train.EpochsModel(st.Data)
+	if err != nil {
+		return err.Error()
+	}
+	if m == nil {
+		return fmt.Sprintf("Every batch trains for %s: the total is their time.", charts.Count(st.Epochs, "epoch", "epochs"))
+	}
+	known := ""
+	if k := m.KnownUpTo(); k > 0 {
+		known = fmt.Sprintf(" Above a batch of %s the epochs assume %s (shaded on the curves).", charts.FormatCount(int64(k)), regimeWords(m.RegimeAt(k+1).Name))
+	}
+	band := ""
+	if m.ErrorPct > 0 {
+		band = fmt.Sprintf(" ±%.0f%%", m.ErrorPct)
+	}
+	return fmt.Sprintf("Each batch B trains for the epochs it needs to reach %s: %.2f × (1 + B/%s)%s, critical batch %s (dashed). From %s.%s",
+		m.Target, m.EpochsMin, charts.FormatCount(int64(m.NoiseBatch+0.5)), band, charts.FormatCount(int64(m.NoiseBatch+0.5)), m.Basis, known)
+}
+
+// regimeWords names a regime beyond the known one for a sentence.
+func regimeWords(name string) string {
+	switch name {
+	case "lars":
+		return "LARS or LAMB"
+	case "extrapolated":
+		return "a large-batch optimizer, beyond any published run"
+	}
+	return name
+}

@@ -1,0 +1,76 @@
+package views
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"cnntime/app"
+	"cnntime/predictor/convergence"
+)
+
+// TestTrainControls switches the Run tab between N epochs and to target accuracy,
+// types a recipe of one's own and checks that every valid change reaches the session,
+// that the fields follow the mode, and that bad input changes nothing: a dataset
+// without a preset, a reference batch of 0, a critical batch below 1.
+func TestTrainControls(t *testing.T) {
+	test.NewTempApp(t)
+	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
+	defer s.Close()
+	var reported []error
+	p := NewSelectionPanel(s, fakeMachines, nil, func(err error) { reported = append(reported, err) }, nil)
+	c := p.Train
+	if c.Mode.Selected != trainForEpochs || p.Epochs.Disabled() || !c.RefEpochs.Disabled() || !strings.Contains(c.Basis.Text, "90 epochs") {
+		t.Fatalf("starts at %q (epochs field disabled %t, recipe disabled %t): %q", c.Mode.Selected, p.Epochs.Disabled(), c.RefEpochs.Disabled(), c.Basis.Text)
+	}
+
+	c.Mode.SetSelected(trainToTarget)
+	st := s.Settings()
+	if st.Train.Mode != app.TrainToTarget || st.Train.HasCustom() || !p.Epochs.Disabled() || c.RefEpochs.Disabled() {
+		t.Fatalf("to target: settings %+v, epochs field disabled %t", st.Train, p.Epochs.Disabled())
+	}
+	if !strings.Contains(c.Basis.Text, "75.9% top-1") || !strings.Contains(c.Basis.Text, "45,458") || !strings.Contains(c.Basis.Text, "8,192") {
+		t.Errorf("the basis line %q does not say the ImageNet preset's target, critical batch and known range", c.Basis.Text)
+	}
+
+	// CIFAR-100 has no preset: the dataset is refused and stays ImageNet.
+	p.RunData.Dataset.SetSelected("cifar-100")
+	if got := s.Settings().Data.Dataset; got != "imagenet-1k" || p.RunData.Dataset.Selected != "imagenet-1k" {
+		t.Errorf("to target on cifar-100 applied: dataset %q (select %q)", got, p.RunData.Dataset.Selected)
+	}
+	if len(reported) == 0 || !strings.Contains(reported[len(reported)-1].Error(), "cifar-100") {
+		t.Errorf("no error said why cifar-100 was refused: %v", errors.Join(reported...))
+	}
+
+	// A recipe of one's own: 200 epochs at 128, like CIFAR-10.
+	p.RunData.Dataset.SetSelected("cifar-10")
+	c.RefEpochs.SetText("200")
+	c.RefBatch.SetText("128")
+	c.Like.SetSelected("cifar-10")
+	want := convergence.Custom{Epochs: 200, Batch: 128, Like: "cifar-10"}
+	if got := s.Settings().Train.Custom; got != want {
+		t.Errorf("recipe %+v, want %+v", got, want)
+	}
+	c.CriticalBatch.SetText("0.5")
+	if got := s.Settings().Train.Custom; got != want || c.CriticalBatch.Validate() == nil || !strings.Contains(c.CriticalBatch.Validate().Error(), "critical batch 0.5") {
+		t.Errorf("critical batch 0.5: recipe %+v, validation %v; want it refused", got, c.CriticalBatch.Validate())
+	}
+	c.CriticalBatch.SetText("4000")
+	if got := s.Settings().Train.Custom; got.CriticalBatch != 4000 || got.Like != "" {
+		t.Errorf("critical batch 4000: recipe %+v", got)
+	}
+	c.RefBatch.SetText("0")
+	if got := s.Settings().Train.Custom; got.Batch != 128 || c.RefBatch.Validate() == nil {
+		t.Errorf("reference batch 0 applied: %+v", got)
+	}
+	c.RefBatch.SetText("128")
+
+	// Back to N epochs: the recipe stays on screen but is not used.
+	c.Mode.SetSelected(trainForEpochs)
+	if st := s.Settings(); st.Train.Mode != app.TrainEpochs || st.Train.HasCustom() || p.Epochs.Disabled() || !c.RefEpochs.Disabled() {
+		t.Errorf("back to epochs: %+v, epochs field disabled %t", st.Train, p.Epochs.Disabled())
+	}
+}
