@@ -585,10 +585,10 @@ func (mw *MainWindow) report(err error) {
 }
 
 func (mw *MainWindow) showError(err error) {
-	mw.Status.SetText("Error: " + err.Error())
 	d := dialog.NewError(err, mw.Window)
 	closeOnEscape(d, mw.Window)
 	d.Show()
+	mw.Status.SetText("Error: " + err.Error()) // after the dialog: who waits for the status finds the dialog open
 }
 
 // shortcut is one keyboard shortcut of the window: its keys, what it does, and the
