@@ -16,6 +16,9 @@ import (
 func main() {
 	args := os.Args[1:]
 	if cli.IsCLI(args) {
+		if code, ran := cli.Supervise(args); ran { // the command ran in a watched child
+			os.Exit(code)
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		// Fyne's desktop driver locks the main goroutine to its OS thread in init, for
 		// the GUI. A command run there pays a thread hand-off at every wait on other

@@ -49,7 +49,7 @@ func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, erro
 	var d *db.DB
 	if dbPath != "" {
 		var err error
-		if d, err = db.Open(dbPath); err != nil {
+		if d, err = OpenCache(dbPath); err != nil {
 			return nil, err
 		}
 	}

@@ -109,7 +109,6 @@ func ReadONNXFile(path string, opt onnx.Options) (*onnx.Model, error) {
 type SavedModel struct {
 	Network  *cnn.Network
 	Replaced bool
-	Notes    []string // what an ONNX import approximated
 }
 
 // SaveModel saves a checked custom network's model file (cnn.ParseCustom's JSON) in the

@@ -48,46 +48,55 @@ var optionalStepColumns = map[string]bool{"measured_at": true}
 // ParseStepsCSV reads a step CSV (see StepCSVColumns) named name (for messages and the
 // default source). It reads all of it or returns the first error, naming its line.
 func ParseStepsCSV(r io.Reader, name string) ([]measure.Step, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1 // checked below, with a clearer message
-	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s is empty: a step CSV starts with the header %s", name, strings.Join(StepCSVColumns, ","))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s line 1: %w", name, err)
-	}
-	col, err := stepColumnIndex(header)
-	if err != nil {
-		return nil, fmt.Errorf("%s line 1: %w", name, err)
-	}
 	var steps []measure.Step
+	err := readStepsCSV(r, name, &ImportChecks{}, func(s measure.Step) error {
+		steps = append(steps, s)
+		return nil
+	})
+	return steps, err
+}
+
+// readStepsCSV reads the step CSV r, named name, and calls fn with each step, in order,
+// as it reads them; it stops at the first error, of the file or of fn.
+func readStepsCSV(r io.Reader, name string, checks *ImportChecks, fn func(measure.Step) error) error {
+	s, err := openCSV(r, name)
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s is empty: a step CSV starts with the header %s", name, strings.Join(StepCSVColumns, ","))
+	}
+	if err != nil {
+		return err
+	}
+	return s.steps(checks, fn)
+}
+
+// steps reads the rest of s, a step CSV, calling fn with each step.
+func (s *csvStream) steps(checks *ImportChecks, fn func(measure.Step) error) error {
+	col, err := stepColumnIndex(s.header)
+	if err != nil {
+		return fmt.Errorf("%s line 1: %w", s.name, err)
+	}
+	n := 0
 	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		rec, line, ok, err := s.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
 			break
 		}
-		line, _ := cr.FieldPos(0)
+		st, err := parseStepRecord(rec, col, s.name, checks)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err) // csv.ParseError names the line
+			return fmt.Errorf("%s line %d: %w", s.name, line, err)
 		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue // a blank line
+		if err := fn(st); err != nil {
+			return err
 		}
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s line %d: %d fields, the header has %d", name, line, len(rec), len(header))
-		}
-		s, err := parseStepRecord(rec, col, name)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", name, line, err)
-		}
-		steps = append(steps, s)
+		n++
 	}
-	if len(steps) == 0 {
-		return nil, fmt.Errorf("%s has a header but no measurements", name)
+	if n == 0 {
+		return fmt.Errorf("%s has a header but no measurements", s.name)
 	}
-	return steps, nil
+	return nil
 }
 
 // stepColumnIndex maps each column name to its position in header.
@@ -98,7 +107,6 @@ func stepColumnIndex(header []string) (map[string]int, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		if !known[h] {
 			return nil, fmt.Errorf("unknown column %q: a step CSV has the columns %s", h, strings.Join(StepCSVColumns, ", "))
 		}
@@ -115,7 +123,7 @@ func stepColumnIndex(header []string) (map[string]int, error) {
 	return col, nil
 }
 
-func parseStepRecord(rec []string, col map[string]int, name string) (measure.Step, error) {
+func parseStepRecord(rec []string, col map[string]int, name string, checks *ImportChecks) (measure.Step, error) {
 	field := func(c string) string {
 		if i, ok := col[c]; ok {
 			return strings.TrimSpace(rec[i])
@@ -135,11 +143,17 @@ func parseStepRecord(rec []string, col map[string]int, name string) (measure.Ste
 	if s.DeviceKey, err = csvDeviceKey("gpu", text("gpu")); err != nil {
 		return s, err
 	}
+	if err := checks.checkDevice("gpu", s.DeviceKey); err != nil {
+		return s, err
+	}
 	if s.Source == "" {
 		s.Source = "csv:" + name
 	}
 	if s.Batch, err = strconv.Atoi(field("batch_size")); err != nil {
 		return s, fmt.Errorf("batch_size %q is not a whole number", field("batch_size"))
+	}
+	if err := checkBatch(s.Batch); err != nil {
+		return s, err
 	}
 	if s.MedianMS, err = parseMS("step_ms", field("step_ms")); err != nil {
 		return s, err

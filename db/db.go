@@ -19,8 +19,9 @@ var ErrNotFound = errors.New("not found")
 // DB is an open cache file. It is safe for concurrent use by several goroutines, and
 // several DBs (in this or other processes) may have the same file open.
 type DB struct {
-	sql  *sql.DB
-	path string
+	sql    *sql.DB
+	path   string
+	checks ImportChecks
 }
 
 // Open opens the cache at path, creating the file and its directory when missing, and

@@ -141,6 +141,9 @@ func (k *keyIDs) id(ctx context.Context, key string) (int64, error) {
 	if id, ok := k.ids[key]; ok {
 		return id, nil
 	}
+	if len(k.ids) >= 1<<16 { // a file of many keys: remember a bounded number
+		clear(k.ids)
+	}
 	var id int64
 	err := k.lookup.QueryRowContext(ctx, key).Scan(&id)
 	if err == sql.ErrNoRows {

@@ -1,10 +1,8 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -44,55 +42,76 @@ func IsLoaderRateCSVHeader(header []string) bool {
 // positive rate below a million images/s, a positive worker count and measured_at in
 // Unix seconds; a bad row is an error naming its line, and nothing is returned.
 func ParseLoaderRateCSV(r io.Reader, name string) ([]LoaderRate, error) {
-	cr := csv.NewReader(r)
-	header, err := cr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s: read the header: %w", name, err)
+	s, err := openCSV(r, name)
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s is empty: a loader-rate CSV starts with the header %s", name, strings.Join(LoaderRateCSVColumns, ","))
 	}
+	if err != nil {
+		return nil, err
+	}
+	return readLoaderRates(s)
+}
+
+// readLoaderRates reads the rows of a loader-rate CSV stream.
+func readLoaderRates(s *csvStream) ([]LoaderRate, error) {
 	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	for i, h := range s.header {
+		col[h] = i
 	}
 	for _, c := range LoaderRateCSVColumns {
 		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("%s: the header lacks column %q (want %s)", name, c, strings.Join(LoaderRateCSVColumns, ","))
+			return nil, fmt.Errorf("%s: the header lacks column %q (want %s)", s.name, c, strings.Join(LoaderRateCSVColumns, ","))
 		}
 	}
 	var out []LoaderRate
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+	for {
+		rec, line, ok, err := s.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			return out, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
 		get := func(c string) string { return strings.TrimSpace(rec[col[c]]) }
-		lr := LoaderRate{Loader: strings.ToLower(get("loader")), CPU: get("cpu"), Host: get("host"), Source: "csv:" + name}
+		lr := LoaderRate{Loader: strings.ToLower(get("loader")), CPU: get("cpu"), Host: get("host"), Source: "csv:" + s.name}
 		rate, err1 := strconv.ParseFloat(get("images_per_s_per_worker"), 64)
 		workers, err2 := strconv.Atoi(get("workers"))
 		at, err3 := strconv.ParseInt(get("measured_at"), 10, 64)
 		switch {
 		case lr.Loader == "":
-			return nil, fmt.Errorf("%s line %d: no loader named", name, line)
+			return nil, fmt.Errorf("%s line %d: no loader named", s.name, line)
 		case err1 != nil || !(rate > 0) || rate >= 1e6 || math.IsInf(rate, 0):
-			return nil, fmt.Errorf("%s line %d, images_per_s_per_worker: %q is not a rate (a positive number of images/s)", name, line, get("images_per_s_per_worker"))
+			return nil, fmt.Errorf("%s line %d, images_per_s_per_worker: %q is not a rate (a positive number of images/s)", s.name, line, get("images_per_s_per_worker"))
 		case err2 != nil || workers <= 0:
-			return nil, fmt.Errorf("%s line %d, workers: %q is not a positive whole number", name, line, get("workers"))
+			return nil, fmt.Errorf("%s line %d, workers: %q is not a positive whole number", s.name, line, get("workers"))
 		case err3 != nil || at <= 0:
-			return nil, fmt.Errorf("%s line %d, measured_at: %q is not a time in Unix seconds", name, line, get("measured_at"))
+			return nil, fmt.Errorf("%s line %d, measured_at: %q is not a time in Unix seconds", s.name, line, get("measured_at"))
 		}
 		lr.ImagesPerS, lr.Workers, lr.MeasuredAt = rate, workers, time.Unix(at, 0).UTC()
 		out = append(out, lr)
 	}
 }
 
-// ImportLoaderRateCSV merges a loader-rate CSV read from r, named name: each row
-// replaces the cache's rate of its loader when it was measured later (an earlier or
-// equal one is kept, as a re-imported file is). All rows or none are written.
+// ImportLoaderRateCSV merges a loader-rate CSV read from r, named name (see
+// importLoaderRates).
 func (d *DB) ImportLoaderRateCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
+	s, err := openCSV(r, name)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%s is empty", name)
+		}
+		return ImportReport{File: name, Kind: "loader-csv", Source: "csv:" + name}, fmt.Errorf("import %w; the cache was not changed", err)
+	}
+	return d.importLoaderRates(ctx, s)
+}
+
+// importLoaderRates merges the loader-rate CSV stream s: each row replaces the cache's
+// rate of its loader when it was measured later (an earlier or equal one is kept, as a
+// re-imported file is). All rows or none are written.
+func (d *DB) importLoaderRates(ctx context.Context, s *csvStream) (ImportReport, error) {
+	name := s.name
 	rep := ImportReport{File: name, Kind: "loader-csv", Source: "csv:" + name}
-	rates, err := ParseLoaderRateCSV(r, name)
+	rates, err := readLoaderRates(s)
 	if err != nil {
 		return rep, fmt.Errorf("import %w; the cache was not changed", err)
 	}
@@ -147,10 +166,4 @@ func (d *DB) LoaderRates(ctx context.Context) ([]LoaderRate, error) {
 		return nil, fmt.Errorf("list loader rates in %s: %w", d.path, err)
 	}
 	return out, nil
-}
-
-// isLoaderRateCSV reports whether data starts with a loader-rate CSV header.
-func isLoaderRateCSV(data []byte) bool {
-	header, _ := csv.NewReader(bytes.NewReader(data)).Read()
-	return IsLoaderRateCSVHeader(header)
 }

@@ -1,10 +1,8 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,62 +69,71 @@ func IsMeasurementCSVHeader(header []string) bool {
 // ParseMeasurementsCSV reads a kernel measurement CSV named name (for messages and the
 // default source). It reads all of it or returns the first error, naming its line.
 func ParseMeasurementsCSV(r io.Reader, name string) ([]CSVMeasurement, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
+	s, err := openCSV(r, name)
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s is empty: a kernel measurement CSV starts with the header %s", name, strings.Join(MeasurementCSVColumns, ","))
+		return nil, emptyMeasurementCSV(name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s line 1: %w", name, err)
+		return nil, err
 	}
+	var out []CSVMeasurement
+	err = s.measurements(&ImportChecks{}, func(m CSVMeasurement) error {
+		out = append(out, m)
+		return nil
+	})
+	return out, err
+}
+
+func emptyMeasurementCSV(name string) error {
+	return fmt.Errorf("%s is empty: a kernel measurement CSV starts with the header %s", name, strings.Join(MeasurementCSVColumns, ","))
+}
+
+// measurements reads the rest of s, a kernel measurement CSV, calling fn with each row.
+func (s *csvStream) measurements(checks *ImportChecks, fn func(CSVMeasurement) error) error {
 	col := map[string]int{}
-	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+	for i, h := range s.header {
 		if !slices.Contains(MeasurementCSVColumns, h) {
-			return nil, fmt.Errorf("%s line 1: unknown column %q: a kernel measurement CSV has the columns %s", name, h, strings.Join(MeasurementCSVColumns, ", "))
+			return fmt.Errorf("%s line 1: unknown column %q: a kernel measurement CSV has the columns %s", s.name, h, strings.Join(MeasurementCSVColumns, ", "))
 		}
 		if _, dup := col[h]; dup {
-			return nil, fmt.Errorf("%s line 1: column %q appears twice", name, h)
+			return fmt.Errorf("%s line 1: column %q appears twice", s.name, h)
 		}
 		col[h] = i
 	}
 	for _, c := range MeasurementCSVColumns {
 		if _, ok := col[c]; !ok && !measurementCSVOptional[c] {
-			return nil, fmt.Errorf("%s line 1: missing column %q: a kernel measurement CSV has the columns %s", name, c, strings.Join(MeasurementCSVColumns, ", "))
+			return fmt.Errorf("%s line 1: missing column %q: a kernel measurement CSV has the columns %s", s.name, c, strings.Join(MeasurementCSVColumns, ", "))
 		}
 	}
-	var out []CSVMeasurement
 	infos := map[string]*measure.Device{} // one parsed description per distinct text
+	n := 0
 	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
+		rec, line, ok, err := s.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
 			break
 		}
-		line, _ := cr.FieldPos(0)
+		if len(infos) > 1024 { // a file of many devices: forget, parse again when seen again
+			clear(infos)
+		}
+		m, err := parseMeasurementRecord(rec, col, s.name, infos, checks)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s line %d: %w", s.name, line, err)
 		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
+		if err := fn(m); err != nil {
+			return err
 		}
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s line %d: %d fields, the header has %d", name, line, len(rec), len(header))
-		}
-		m, err := parseMeasurementRecord(rec, col, name, infos)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", name, line, err)
-		}
-		out = append(out, m)
+		n++
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s has a header but no measurements", name)
+	if n == 0 {
+		return fmt.Errorf("%s has a header but no measurements", s.name)
 	}
-	return out, nil
+	return nil
 }
 
-func parseMeasurementRecord(rec []string, col map[string]int, name string, infos map[string]*measure.Device) (CSVMeasurement, error) {
+func parseMeasurementRecord(rec []string, col map[string]int, name string, infos map[string]*measure.Device, checks *ImportChecks) (CSVMeasurement, error) {
 	// Text cells come back as they were before ExportMeasurementsCSV (or
 	// pytorch_sweep.py) neutralised them for spreadsheets (csvsafe.Untext); a number
 	// never starts with the apostrophe it takes off.
@@ -147,11 +154,17 @@ func parseMeasurementRecord(rec []string, col map[string]int, name string, infos
 	if m.DeviceKey, err = csvDeviceKey("device", field("device")); err != nil {
 		return m, err
 	}
+	if err := checks.checkDevice("device", m.DeviceKey); err != nil {
+		return m, err
+	}
 	if m.Source == "" {
 		m.Source = "csv:" + name
 	}
 	if m.Batch, err = strconv.Atoi(field("batch_size")); err != nil {
 		return m, fmt.Errorf("batch_size %q is not a whole number", field("batch_size"))
+	}
+	if err := checkBatch(m.Batch); err != nil {
+		return m, err
 	}
 	if m.MedianMS, err = parseMS("median_ms", field("median_ms")); err != nil {
 		return m, err
@@ -196,21 +209,23 @@ func parseMeasurementRecord(rec []string, col map[string]int, name string, infos
 // ImportCSV merges a CSV read from r, named name (a file name: it names the rows'
 // default source): a kernel measurement CSV (see MeasurementCSVColumns), a loader-rate
 // CSV (see LoaderRateCSVColumns) or a step CSV (see StepCSVColumns), told apart by the
-// columns of its header. It reads all of r
-// before it writes, and writes all rows or none.
+// columns of its header. It reads r a row at a time inside one transaction and writes
+// all rows or none: on any error the cache is unchanged.
 func (d *DB) ImportCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return ImportReport{File: name, Kind: "csv"}, fmt.Errorf("import %s: %w", name, err)
+	s, err := openCSV(r, name)
+	switch {
+	case errors.Is(err, io.EOF):
+		return ImportReport{File: name, Kind: "csv"}, fmt.Errorf("import %s is empty: a step CSV starts with the header %s; the cache was not changed",
+			name, strings.Join(StepCSVColumns, ","))
+	case err != nil:
+		return ImportReport{File: name, Kind: "csv"}, fmt.Errorf("import %w; the cache was not changed", err)
+	case IsMeasurementCSVHeader(s.header):
+		return d.importMeasurements(ctx, s)
 	}
-	header, _ := csv.NewReader(bytes.NewReader(data)).Read()
-	if isLoaderRateCSV(data) {
-		return d.ImportLoaderRateCSV(ctx, bytes.NewReader(data), name)
+	if IsLoaderRateCSVHeader(s.header) {
+		return d.importLoaderRates(ctx, s)
 	}
-	if IsMeasurementCSVHeader(header) {
-		return d.ImportMeasurementsCSV(ctx, bytes.NewReader(data), name)
-	}
-	return d.ImportStepsCSV(ctx, bytes.NewReader(data), name)
+	return d.importSteps(ctx, s)
 }
 
 // ImportMeasurementsCSV merges a kernel measurement CSV read from r, named name, in one
@@ -220,12 +235,21 @@ func (d *DB) ImportCSV(ctx context.Context, r io.Reader, name string) (ImportRep
 // rows' device_info where given (a device the cache knows only by its key gets the
 // description; one it describes keeps its own); configurations it lacks are added by key.
 func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
-	rep := ImportReport{File: name, Kind: "layers-csv", Source: "csv:" + name}
-	rows, err := ParseMeasurementsCSV(r, name)
-	if err != nil {
-		return rep, fmt.Errorf("import %w; the cache was not changed", err)
+	s, err := openCSV(r, name)
+	if errors.Is(err, io.EOF) {
+		err = emptyMeasurementCSV(name)
 	}
-	err = d.write(ctx, "import "+name, func(tx *sql.Tx) error {
+	if err != nil {
+		return ImportReport{File: name, Kind: "layers-csv", Source: "csv:" + name}, fmt.Errorf("import %w; the cache was not changed", err)
+	}
+	return d.importMeasurements(ctx, s)
+}
+
+// importMeasurements merges the rows of the kernel measurement CSV s as they are read
+// (see ImportMeasurementsCSV).
+func (d *DB) importMeasurements(ctx context.Context, s *csvStream) (ImportReport, error) {
+	rep := ImportReport{File: s.name, Kind: "layers-csv", Source: "csv:" + s.name}
+	err := d.streamWrite(ctx, func(tx *sql.Tx) error {
 		devicesBefore, err := countRows(ctx, tx, "devices")
 		if err != nil {
 			return err
@@ -238,19 +262,6 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 		if err != nil {
 			return err
 		}
-		described := map[string]bool{}
-		for _, m := range rows {
-			if m.Device == nil || described[m.DeviceKey] {
-				continue
-			}
-			described[m.DeviceKey] = true
-			dev := *m.Device
-			// Only a device the cache knows by its key alone takes the row's description.
-			if _, err := tx.ExecContext(ctx, upsertDevice+`
-				WHERE devices.name IN ('', devices.key)`, deviceValues(dev)...); err != nil {
-				return fmt.Errorf("save device %s: %w", dev.Key, err)
-			}
-		}
 		devices, err := newKeyIDs(ctx, tx, "devices")
 		if err != nil {
 			return err
@@ -261,6 +272,12 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 			return err
 		}
 		defer configs.close()
+		describe, err := tx.PrepareContext(ctx, upsertDevice+`
+				WHERE devices.name IN ('', devices.key)`) // only a device the cache knows by its key alone takes the row's description
+		if err != nil {
+			return err
+		}
+		defer describe.Close()
 		insert, err := tx.PrepareContext(ctx, `INSERT INTO measurements (device_id, config_id, batch,
 				precision, phase, policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes,
 				status, sweep_id, at, source)
@@ -275,8 +292,15 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 			return err
 		}
 		defer insert.Close()
-		changed := 0
-		for _, m := range rows {
+		described := map[string]bool{}
+		changed, rows := 0, 0
+		err = s.measurements(&d.checks, func(m CSVMeasurement) error {
+			if m.Device != nil && !described[m.DeviceKey] && len(described) < 1<<16 {
+				described[m.DeviceKey] = true
+				if _, err := describe.ExecContext(ctx, deviceValues(*m.Device)...); err != nil {
+					return fmt.Errorf("save device %s: %w", m.DeviceKey, err)
+				}
+			}
 			deviceID, err := devices.id(ctx, m.DeviceKey)
 			if err != nil {
 				return err
@@ -293,12 +317,17 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 			}
 			n, _ := res.RowsAffected()
 			changed += int(n)
+			rows++
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		after, err := countRows(ctx, tx, "measurements")
 		if err != nil {
 			return err
 		}
-		rep.Measurements = merged(len(rows), changed, after-before)
+		rep.Measurements = merged(rows, changed, after-before)
 		devicesAfter, err := countRows(ctx, tx, "devices")
 		if err != nil {
 			return err
@@ -311,7 +340,7 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 		return nil
 	})
 	if err != nil {
-		return rep, fmt.Errorf("%w; the cache was not changed", err)
+		return rep, fmt.Errorf("import %w; the cache was not changed", err)
 	}
 	return rep, nil
 }

@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+
+	"cnntime/predictor/measure"
 )
 
 // ImportReport counts what an import changed.
@@ -62,22 +65,46 @@ func (d *DB) Import(ctx context.Context, path string) (ImportReport, error) {
 }
 
 // ImportStepsCSV merges a CSV of whole-step measurements read from r, named name (a
-// file name: it names the rows' default source). It reads all of r before it writes,
-// and writes all rows or none. A row replaces the cache's step of the same key only
-// when it was measured later; one measured at the same time (re-importing a file) or
-// earlier, or with no measured_at, leaves the cache's step and is counted as kept.
+// file name: it names the rows' default source). It reads r a row at a time inside one
+// transaction and writes all rows or none. A row replaces the cache's step of the same
+// key only when it was measured later; one measured at the same time (re-importing a
+// file) or earlier, or with no measured_at, leaves the cache's step and is counted as kept.
 func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
-	rep := ImportReport{File: name, Kind: "csv", Source: "csv:" + name}
-	steps, err := ParseStepsCSV(r, name)
-	if err != nil {
-		return rep, fmt.Errorf("import %w; the cache was not changed", err)
+	s, err := openCSV(r, name)
+	if errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%s is empty: a step CSV starts with the header %s", name, strings.Join(StepCSVColumns, ","))
 	}
-	err = d.write(ctx, "import "+name, func(tx *sql.Tx) error {
+	if err != nil {
+		return ImportReport{File: name, Kind: "csv", Source: "csv:" + name}, fmt.Errorf("import %w; the cache was not changed", err)
+	}
+	return d.importSteps(ctx, s)
+}
+
+// importSteps merges the rows of the step CSV s as they are read (see ImportStepsCSV).
+func (d *DB) importSteps(ctx context.Context, s *csvStream) (ImportReport, error) {
+	rep := ImportReport{File: s.name, Kind: "csv", Source: "csv:" + s.name}
+	err := d.streamWrite(ctx, func(tx *sql.Tx) error {
 		before, err := countRows(ctx, tx, "steps")
 		if err != nil {
 			return err
 		}
-		changed, err := putSteps(ctx, tx, steps)
+		insert, err := tx.PrepareContext(ctx, upsertStep)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+		rows, changed := 0, 0
+		err = s.steps(&d.checks, func(st measure.Step) error {
+			res, err := insert.ExecContext(ctx, st.DeviceKey, st.Model, st.Batch, string(st.Precision),
+				st.Framework, st.Source, st.MedianMS, st.SpreadMS, string(st.Status), unixNanos(st.At))
+			if err != nil {
+				return fmt.Errorf("save step of %s at batch %d: %w", st.Model, st.Batch, err)
+			}
+			n, _ := res.RowsAffected() // 0 when the cache's row is as new
+			changed += int(n)
+			rows++
+			return nil
+		})
 		if err != nil {
 			return err
 		}
@@ -85,10 +112,30 @@ func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (Impo
 		if err != nil {
 			return err
 		}
-		rep.Steps = merged(len(steps), changed, after-before)
+		rep.Steps = merged(rows, changed, after-before)
 		return nil
 	})
-	return rep, err
+	if err != nil {
+		return rep, fmt.Errorf("import %w; the cache was not changed", err)
+	}
+	return rep, nil
+}
+
+// streamWrite runs fn in one immediate transaction, as write does, and returns fn's
+// error as it is: an import's errors name the file and line themselves.
+func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin a transaction on %s: %w", d.path, err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit to %s: %w", d.path, err)
+	}
+	return nil
 }
 
 // ImportCache merges another cnntime cache file into this one, in one transaction. The
@@ -118,7 +165,7 @@ func (d *DB) ImportCache(ctx context.Context, path string) (ImportReport, error)
 		return rep, fmt.Errorf("import %s: %w; the cache was not changed", path, err)
 	}
 	err = d.attached(ctx, copyPath, "src", func(tx *sql.Tx) error {
-		return mergeFrom(ctx, tx, rep.Source, &rep)
+		return d.mergeFrom(ctx, tx, rep.Source, &rep)
 	})
 	if err != nil {
 		return ImportReport{File: path, Kind: "cache"}, fmt.Errorf("import %s: %w; the cache was not changed", path, err)
@@ -330,7 +377,7 @@ func dsnPlain(abs string) string {
 }
 
 // mergeFrom merges the attached cache "src" into main; source labels rows without one.
-func mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *ImportReport) error {
+func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *ImportReport) error {
 	var err error
 	count := func(table string) int {
 		if err != nil {
@@ -406,13 +453,13 @@ func mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *ImportReport
 	if err != nil {
 		return err
 	}
-	return mergeCustomModels(ctx, tx, rep)
+	return d.mergeCustomModels(ctx, tx, rep)
 }
 
 // mergeCustomModels adds the attached cache's custom models that main lacks, in the
 // order they were saved there, and names in rep those whose name main gives another
 // definition (main's is kept: an import never replaces the user's own model).
-func mergeCustomModels(ctx context.Context, tx *sql.Tx, rep *ImportReport) error {
+func (d *DB) mergeCustomModels(ctx context.Context, tx *sql.Tx, rep *ImportReport) error {
 	rows, err := tx.QueryContext(ctx, `SELECT s.name, s.json, s.added_at, m.json
 		FROM src.custom_models s LEFT JOIN main.custom_models m ON m.name = s.name ORDER BY s.id`)
 	if err != nil {
@@ -443,6 +490,11 @@ func mergeCustomModels(ctx context.Context, tx *sql.Tx, rep *ImportReport) error
 		return fmt.Errorf("read the custom models: %w", err)
 	}
 	for _, in := range add {
+		if check := d.checks.CustomModel; check != nil {
+			if err := check(in.name, []byte(in.json)); err != nil {
+				return fmt.Errorf("its custom model %q cannot be used (%v): remove it there ('cnntime --db FILE model remove NAME', or the app's File → Remove model…) and import again", in.name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO main.custom_models (name, json, added_at) VALUES (?, ?, ?)`,
 			in.name, in.json, in.addedAt); err != nil {
 			return fmt.Errorf("add custom model %s: %w", in.name, err)

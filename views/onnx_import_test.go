@@ -40,7 +40,7 @@ func (c *closer) Close() error { c.closed = true; return nil }
 
 // File → Add model… with an ONNX file: the name form (the file's name by default), the
 // import off the UI goroutine, the model saved, listed, selected and predicted; a broken
-// file is an error dialog and changes nothing.
+// file is an error dialog and changes nothing; File → Remove model… takes it back.
 func TestImportONNXThroughTheWindow(t *testing.T) {
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
 	a := test.NewTempApp(t)
@@ -118,5 +118,18 @@ func TestImportONNXThroughTheWindow(t *testing.T) {
 	}
 	if got := savedNames(t, mw); !slices.Equal(got, []string{"tiny_onnx"}) {
 		t.Errorf("after a bad input size the cache holds %v", got)
+	}
+	tapDialogButton(t, mw, "OK")
+
+	// File → Remove model… takes an imported model back like any custom model.
+	clickMenu(t, mw, "Remove model…")
+	tapDialogButton(t, mw, "Remove…") // tiny_onnx, the only one, is chosen
+	tapDialogButton(t, mw, "Remove")
+	waitStatus(t, mw, "Removed custom model tiny_onnx.")
+	if got := savedNames(t, mw); len(got) != 0 {
+		t.Errorf("after removing tiny_onnx the cache holds %v", got)
+	}
+	if got := customInList(mw); len(got) != 0 {
+		t.Errorf("after removing tiny_onnx the CNN list has %v", got)
 	}
 }

@@ -31,7 +31,7 @@ type Env struct {
 // missing) on first use; every part of the command shares this one handle.
 func (e *Env) Cache() (*db.DB, error) {
 	if e.cache == nil {
-		d, err := db.Open(e.DBPath)
+		d, err := app.OpenCache(e.DBPath)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,13 @@ func IsCLI(args []string) bool {
 
 // RunCLI runs the command named by args and returns the process exit status:
 // 0 on success, 1 when the command failed, 2 for a mistake in the command line.
-func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() { // a bug in a command: a sentence and status 1 (Supervise covers the other goroutines)
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "cnntime: internal error: %v; this is a bug in cnntime: please report it with the command you ran\n", r)
+			code = 1
+		}
+	}()
 	g, err := ParseGlobals(args)
 	if err != nil {
 		fmt.Fprintln(stderr, "cnntime:", err)

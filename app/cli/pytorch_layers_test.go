@@ -23,6 +23,9 @@ import (
 const runAsCLIEnv = "CNNTIME_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(superviseTestEnv) != "" {
+		os.Exit(supervisedTestMain())
+	}
 	if os.Getenv(runAsCLIEnv) == "1" {
 		os.Exit(RunCLI(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

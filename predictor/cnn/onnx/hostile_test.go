@@ -102,6 +102,28 @@ func TestHostileGigabyteOfInitializers(t *testing.T) {
 	}
 }
 
+// A model with 512 MB of weights imports without holding them: what Import allocates
+// does not grow with the weights it streams past.
+func TestImportStreamsPastLargeWeights(t *testing.T) {
+	const size = 512 << 20
+	head, tail := ot.LargeWeights(size)
+	data := &repeatReader{b: make([]byte, 1<<16), n: size >> 16}
+	var m *onnx.Model
+	var err error
+	bytesAlloc := allocated(func() {
+		m, err = onnx.Import(io.MultiReader(bytes.NewReader(head), data, bytes.NewReader(tail)), onnx.Options{Name: "x"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data.read != size || m.Network.Params() != ot.TinyCNNParams(4) {
+		t.Errorf("read %d of %d bytes of weights; %d params, want %d", data.read, int64(size), m.Network.Params(), ot.TinyCNNParams(4))
+	}
+	if bytesAlloc > 32<<20 {
+		t.Errorf("allocated %d MB importing a model with 512 MB of weights", bytesAlloc>>20)
+	}
+}
+
 // Every prefix of a model is refused with a message, never a panic.
 func TestHostileTruncated(t *testing.T) {
 	full := ot.TinyCNN(16, 4).Bytes()

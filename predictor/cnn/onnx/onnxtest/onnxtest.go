@@ -198,11 +198,25 @@ func HugeInitializer(size int64) (head, tail []byte) {
 	g := TinyCNN(16, 4)
 	w := g.Model.Graph.Initializer[0]
 	g.Model.Graph.Initializer = g.Model.Graph.Initializer[1:]
+	return withRawTensor(g, &onnxpb.TensorProto{Name: w.Name, Dims: w.Dims, DataType: w.DataType}, size)
+}
+
+// LargeWeights is TinyCNN(16, 4) with one more float initializer of size bytes (size/4
+// elements, a multiple of 4), whose data is there and agrees with its dims, as a large
+// model's weights do; in parts as HugeInitializer's.
+func LargeWeights(size int64) (head, tail []byte) {
+	return withRawTensor(TinyCNN(16, 4), &onnxpb.TensorProto{Name: proto.String("large"), Dims: []int64{size / 4},
+		DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT))}, size)
+}
+
+// withRawTensor writes g with tensor t appended to its initializers, t's raw data left for
+// the caller to stream (size zero bytes between head and tail).
+func withRawTensor(g *Graph, t *onnxpb.TensorProto, size int64) (head, tail []byte) {
 	graph, err := proto.Marshal(g.Model.Graph)
 	if err != nil {
 		panic(err)
 	}
-	meta, err := proto.Marshal(&onnxpb.TensorProto{Name: w.Name, Dims: w.Dims, DataType: w.DataType})
+	meta, err := proto.Marshal(t)
 	if err != nil {
 		panic(err)
 	}

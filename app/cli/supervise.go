@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+// A command runs in a child process of the same binary, watched by its parent, so that
+// a failure the Go runtime cannot return as an error still ends in a sentence and exit
+// status 1, never 2, which says the command line was wrong: running out of memory
+// ("fatal error: out of memory" exits 2), a panic on any goroutine, or the kernel's
+// out-of-memory killer (SIGKILL). The child writes such a crash's report to a pipe
+// (debug.SetCrashOutput) as well as to stderr; the parent saves it to a file and says
+// where. Standard input, output and error are the child's own: nothing is copied.
+
+// supervisedEnv marks the child process: it runs the command itself.
+const supervisedEnv = "CNNTIME_SUPERVISED"
+
+// crashFD is the child's file descriptor of the crash pipe (the first of ExtraFiles).
+const crashFD = 3
+
+// maxCrashReport bounds the crash report the parent keeps (a runtime crash lists every
+// goroutine).
+const maxCrashReport = 4 << 20
+
+// Supervise runs the command args in a child process and returns its exit status, with
+// ran true. In the child itself (or where no child can be started) it returns ran
+// false, having set the child's crash output: the caller then runs the command.
+func Supervise(args []string) (code int, ran bool) {
+	if os.Getenv(supervisedEnv) == "1" {
+		if f := os.NewFile(crashFD, "crash-report"); f != nil {
+			_ = debug.SetCrashOutput(f, debug.CrashOptions{}) // a stale descriptor: crash reports go to stderr only
+			f.Close()                                         // SetCrashOutput keeps its own copy
+		}
+		return 0, false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, false
+	}
+	report, writer, err := os.Pipe()
+	if err != nil {
+		return 0, false
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), supervisedEnv+"=1")
+	cmd.ExtraFiles = []*os.File{writer}
+	// A signal to the parent (a job scheduler's SIGTERM, Ctrl-C) is passed on: the child
+	// stops as the command does when it is signalled itself.
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(signals)
+	if err := cmd.Start(); err != nil {
+		report.Close()
+		writer.Close()
+		return 0, false
+	}
+	writer.Close()
+	crash := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(report, maxCrashReport))
+		io.Copy(io.Discard, report) // the rest, so the child never blocks on a full pipe
+		report.Close()
+		crash <- b
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var werr error
+	for done := false; !done; {
+		select {
+		case s := <-signals:
+			cmd.Process.Signal(s) // a terminal's Ctrl-C reaches the child twice: it stops once
+		case werr = <-waited:
+			done = true
+		}
+	}
+	return childStatus(werr, <-crash, os.Stderr), true
+}
+
+// childStatus is the exit status the parent gives for the child's end (cmd.Wait's
+// error) and its crash report, with the sentence it writes to stderr for a crash.
+func childStatus(werr error, crash []byte, stderr io.Writer) int {
+	var exit *exec.ExitError
+	switch {
+	case len(bytes.TrimSpace(crash)) > 0:
+		fmt.Fprintf(stderr, "cnntime: internal error: %s.%s\n", crashSummary(crash), saveCrashReport(crash))
+		return 1
+	case werr == nil:
+		return 0
+	case !errors.As(werr, &exit):
+		fmt.Fprintf(stderr, "cnntime: internal error: the command's process could not be watched: %v\n", werr)
+		return 1
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		switch sig := ws.Signal(); sig {
+		case syscall.SIGKILL:
+			fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory: ask for fewer models, machines or batch sizes, or give it more memory")
+			return 1
+		case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
+			return 128 + int(sig) // stopped as asked: the shell's convention
+		default:
+			fmt.Fprintf(stderr, "cnntime: internal error: the command was stopped by signal %v\n", sig)
+			return 1
+		}
+	}
+	return exit.ExitCode()
+}
+
+// crashSummary says in words a user can act on what a crash report tells: the panic's
+// message, or for a fatal error of the runtime, whether it was the memory allocator's
+// (the runtime writes its "fatal error: out of memory" to stderr only, before the
+// report: the report's first stack shows the allocator under runtime.throw).
+func crashSummary(crash []byte) string {
+	lines := strings.Split(string(crash), "\n")
+	for _, line := range lines {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			if strings.Contains(line, "out of memory") {
+				return outOfMemory
+			}
+			return "the command crashed (" + line + "); this is a bug in cnntime: please report it with the command you ran"
+		}
+	}
+	// The first goroutine's stack: the one that crashed.
+	stack, started := "", false
+	for _, line := range lines {
+		if strings.HasPrefix(line, "goroutine ") {
+			if started {
+				break
+			}
+			started = true
+		}
+		stack += line + "\n"
+	}
+	if strings.Contains(stack, "runtime.throw") {
+		for _, allocator := range []string{"runtime.mallocgc", "runtime.(*mcache)", "runtime.(*mheap)", "runtime.sysAlloc", "runtime.(*pageAlloc)", "runtime.growslice", "runtime.makeslice"} {
+			if strings.Contains(stack, allocator) {
+				return outOfMemory
+			}
+		}
+	}
+	return "the command crashed; this is a bug in cnntime: please report it with the command you ran"
+}
+
+// outOfMemory is what the parent says when the command ran out of memory.
+const outOfMemory = "the command ran out of memory: ask for fewer models, machines or batch sizes, or give it more memory"
+
+// saveCrashReport writes a crash report to a file and returns " Details: FILE", or
+// "" when it cannot be saved.
+func saveCrashReport(crash []byte) string {
+	f, err := os.CreateTemp("", "cnntime-crash-*.txt")
+	if err != nil {
+		return ""
+	}
+	_, werr := f.Write(crash)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return ""
+	}
+	return " Details: " + filepath.ToSlash(f.Name())
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// superviseTestEnv makes this test binary act as cnntime's main: Supervise, then in the
+// child the failure the variable names, or the command line.
+const superviseTestEnv = "CNNTIME_TEST_SUPERVISE"
+
+// supervisedTestMain is main's start under Supervise; the child fails as asked.
+func supervisedTestMain() int {
+	args := os.Args[1:]
+	if code, ran := Supervise(args); ran {
+		return code
+	}
+	switch os.Getenv(superviseTestEnv) {
+	case "out-of-memory":
+		// An address-space limit makes the allocator fail as a full machine does.
+		syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 1 << 30, Max: 1 << 30})
+		var keep [][]byte
+		for {
+			keep = append(keep, make([]byte, 64<<20))
+			keep[len(keep)-1][0] = 1
+		}
+	case "panic":
+		done := make(chan bool)
+		go func() { // a panic on another goroutine than the command's: no recover reaches it
+			var m map[string]int
+			m["x"]++
+			done <- true
+		}()
+		<-done
+	case "killed":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	return RunCLI(context.Background(), args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// A command that runs out of memory, panics or is killed ends with a sentence and exit
+// status 1, never the Go runtime's 2, which says the command line was wrong; the
+// command line's own statuses pass through.
+func TestSuperviseTurnsCrashesIntoStatusOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		failure  string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"out-of-memory", []string{"version"}, 1, "cnntime: internal error: the command ran out of memory"},
+		{"panic", []string{"version"}, 1, "cnntime: internal error: the command crashed (panic: assignment to entry in nil map"},
+		{"killed", []string{"version"}, 1, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory"},
+		{"none", []string{"version"}, 0, ""},
+		{"none", []string{"predict", "--nodel", "x"}, 2, "flag provided but not defined: -nodel"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.failure+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := exec.Command(exe, tc.args...)
+			cmd.Env = append(os.Environ(), superviseTestEnv+"="+tc.failure, "TMPDIR="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			code := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.wantCode || !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Errorf("exit %d, stderr ending %q; want exit %d and %q", code, tail(stderr.String()), tc.wantCode, tc.wantErr)
+			}
+			if tc.wantCode == 1 && tc.failure != "killed" && !strings.Contains(stderr.String(), "Details: ") {
+				t.Errorf("the crash report's file is not named: %q", tail(stderr.String()))
+			}
+		})
+	}
+}
+
+// tail is the last 300 bytes of s.
+func tail(s string) string {
+	if len(s) > 300 {
+		return s[len(s)-300:]
+	}
+	return s
+}
