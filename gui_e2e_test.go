@@ -44,10 +44,10 @@ var (
 	cnnTab         = image.Pt(35, 147)  // the CNNs tab of the selection panel
 	machineTab     = image.Pt(117, 147) // the Machines tab
 	cnnTree        = image.Rect(0, 192, 300, 860)
-	fastestPick    = image.Pt(133, 239) // the "Fastest GPU" quick pick
-	awsHeading     = image.Pt(45, 270)  // the AWS heading, first under the quick picks
-	awsFirstRow    = image.Pt(150, 301) // the first AWS machine's row once AWS is open
-	machineTree    = image.Rect(0, 255, 300, 860)
+	fastestPick    = image.Pt(133, 300) // the "Fastest GPU" quick pick, under the filters
+	awsHeading     = image.Pt(45, 331)  // the AWS heading, first under the quick picks
+	awsFirstRow    = image.Pt(150, 362) // the first AWS machine's row once AWS is open
+	machineTree    = image.Rect(0, 315, 300, 860)
 	scatterArea    = image.Rect(310, 58, 752, 505) // the min-time vs cost chart
 	curvesArea     = image.Rect(762, 60, 1436, 458)
 	resultsArea    = image.Rect(305, 580, 1436, 925)
@@ -265,9 +265,15 @@ func (x *xSession) waitChange(t *testing.T, what string, before *image.RGBA, r i
 // holds more screenshots, and returns the last one.
 func (x *xSession) waitStill(t *testing.T, what string, before *image.RGBA, r image.Rectangle, holds int) *image.RGBA {
 	t.Helper()
+	return x.waitStillWithin(t, what, before, r, holds, 10*time.Second)
+}
+
+// waitStillWithin is waitStill with a time limit.
+func (x *xSession) waitStillWithin(t *testing.T, what string, before *image.RGBA, r image.Rectangle, holds int, limit time.Duration) *image.RGBA {
+	t.Helper()
 	var last *image.RGBA
 	still := 0
-	return x.waitScreen(t, what, 10*time.Second, func(img *image.RGBA) bool {
+	return x.waitScreen(t, what, limit, func(img *image.RGBA) bool {
 		if last != nil && changedPixels(last, img, r) <= blinkPixels {
 			still++
 		} else {

@@ -6,6 +6,7 @@ import (
 	"image"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,8 +129,14 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 	phase(fmt.Sprintf("sweeping: %d measured", n))
 
 	rng := rand.New(rand.NewPCG(23, 1))
+	var latencies []time.Duration
 	for cycle := 1; cycle <= 20; cycle++ {
-		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		// The sweep measures (a pause then stops a sweep that has started, not one still
+		// planning), a moment, then Pause and at once Start.
+		if cycle > 1 {
+			n = waitCount(t, cache, n, 2*clickLimit, fmt.Sprintf("cycle %d: the resumed sweep measures", cycle))
+		}
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
 		running := x.screenshot(t)
 		x.click(t, pauseButton)
 		x.click(t, startButton) // at once: the sweep is still pausing, and Start says Resume
@@ -139,10 +146,11 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 		n = cacheCount(t, cache)
 		// The window answers: a click on the Results tab changes the tab area, and the
 		// Benchmark tab brings the sweep back, both seen on the screen.
-		x.click(t, resultsTab13)
-		results := x.waitChange(t, fmt.Sprintf("cycle %d: the Results tab after a click", cycle), running, tabArea)
-		x.click(t, benchTab)
-		back := x.waitChange(t, fmt.Sprintf("cycle %d: the Benchmark tab after a click", cycle), results, tabArea)
+		// (A frozen window never changes; a busy one, sweeping on every core of a loaded
+		// machine, may take seconds: the limit is generous and the latency logged.)
+		results, latency := x.clickAndSee(t, fmt.Sprintf("cycle %d: the Results tab after a click", cycle), resultsTab13, running, tabArea)
+		back, latency2 := x.clickAndSee(t, fmt.Sprintf("cycle %d: the Benchmark tab after a click", cycle), benchTab, results, tabArea)
+		latencies = append(latencies, latency, latency2)
 		if cycle == 1 || cycle == 20 {
 			x.save(t, fmt.Sprintf("cycle-%02d", cycle), back)
 		}
@@ -154,14 +162,19 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 		}
 	}
 
+	slices.Sort(latencies)
+	t.Logf("a click to the screen showing it, %d clicks during the sweep: median %s, slowest %s", len(latencies), latencies[len(latencies)/2].Round(time.Millisecond), latencies[len(latencies)-1].Round(time.Millisecond))
+
 	// Cancel: once the window shows it took the click (the buttons change), the cache
 	// grows by at most the measurement in flight.
 	live := x.screenshot(t)
+	cancelled := time.Now()
 	x.click(t, cancelButton)
-	x.waitScreen(t, "the cancel taken (Cancel greyed)", 20*time.Second, func(img *image.RGBA) bool {
+	x.waitScreen(t, "the cancel taken (Cancel greyed)", clickLimit, func(img *image.RGBA) bool {
 		return changedPixels(live, img, sweepButtons.Union(sweepLine)) > 4*blinkPixels
 	})
 	atCancel := cacheCount(t, cache)
+	t.Logf("cancel: %s from the click to the window showing it", time.Since(cancelled).Round(time.Millisecond))
 	time.Sleep(4 * time.Second) // a sweep that went on would measure dozens of kernels meanwhile
 	after := cacheCount(t, cache)
 	x.save(t, "cancelled", x.screenshot(t))
@@ -178,8 +191,32 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 	// The window still answers after the cancel.
 	still := x.screenshot(t)
 	x.click(t, resultsTab13)
-	x.waitChange(t, "the Results tab after the cancel", still, tabArea)
+	x.waitStillWithin(t, "the Results tab after the cancel", still, tabArea, 1, clickLimit)
 }
+
+// clickAndSee clicks at p and waits until region r differs from before and holds
+// still; it returns the screen and how long after the click the change was first
+// seen (an upper bound: a screenshot takes a while on a busy machine).
+func (x *xSession) clickAndSee(t *testing.T, what string, p image.Point, before *image.RGBA, r image.Rectangle) (*image.RGBA, time.Duration) {
+	t.Helper()
+	clicked := time.Now()
+	x.click(t, p)
+	var seen time.Duration
+	var last *image.RGBA
+	img := x.waitScreen(t, what, clickLimit, func(img *image.RGBA) bool {
+		changed := changedPixels(before, img, r) > 4*blinkPixels
+		if changed && seen == 0 {
+			seen = time.Since(clicked)
+		}
+		still := last != nil && changedPixels(last, img, r) <= blinkPixels
+		last = img
+		return changed && still
+	})
+	return img, seen
+}
+
+// clickLimit is how long the sweep test waits for a click to show on the screen.
+const clickLimit = 45 * time.Second
 
 // startAppSized starts the GUI as startApp does, in a window of the given size.
 func startAppSized(t *testing.T, x *xSession, bin string, w, h int) *guiApp {

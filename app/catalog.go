@@ -12,6 +12,7 @@ import (
 	"cnntime/assets"
 	"cnntime/db"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/pipeline"
 )
 
 var (
@@ -97,7 +98,54 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 	for _, lm := range local {
 		all = append(all, lm.machine)
 	}
+	if cpu, ok, err := measuredCPU(ctx, d); err != nil {
+		return nil, nil, err
+	} else if ok {
+		for i := range all {
+			if thisComputer(all[i]) {
+				c := cpu
+				all[i].CPU = &c
+			}
+		}
+		for i := range local {
+			c := cpu
+			local[i].machine.CPU = &c
+		}
+	}
 	return aged(all), local, nil
+}
+
+// thisComputer reports whether m is this computer: the workstation cnntime detected,
+// or a device measured here (local/…).
+func thisComputer(m hw.Machine) bool {
+	return strings.EqualFold(m.ID, hw.WorkstationID) || m.Provider == hw.LocalProvider
+}
+
+// measuredCPU is this computer's CPU as its measured DataLoader rate describes it
+// (scripts/dataloader_rate.py --csv, imported with cache import); ok is false when the
+// cache holds none.
+func measuredCPU(ctx context.Context, d *db.DB) (hw.CPU, bool, error) {
+	rates, err := d.LoaderRates(ctx)
+	if err != nil {
+		return hw.CPU{}, false, err
+	}
+	for _, r := range rates {
+		if r.Loader != string(pipeline.PyTorch) {
+			continue
+		}
+		model := r.CPU
+		if model == "" {
+			model = "this computer's CPU"
+		}
+		where := r.Host
+		if where == "" {
+			where = "this computer"
+		}
+		return hw.CPU{Model: model, MeasuredSpeed: r.ImagesPerS / pipeline.WorkerImagesPerS, LoaderImagesPerWorker: r.ImagesPerS,
+			Source: fmt.Sprintf("MEASURED: scripts/dataloader_rate.py on %s, %s: %.0f images/s per DataLoader worker on its own core (the loader model's reference CPU: %.0f), imported from %s",
+				where, r.MeasuredAt.Format("2006-01-02"), r.ImagesPerS, pipeline.WorkerImagesPerS, strings.TrimPrefix(r.Source, "csv:"))}, true, nil
+	}
+	return hw.CPU{}, false, nil
 }
 
 // MachineSpec is what the user gives for a machine of their own.

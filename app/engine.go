@@ -548,7 +548,7 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	t.Machine = t.Machine.Priced(q.Price).Aged(today())
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
-		Script: q.Data.script()}
+		Script: q.Data.script(), Framework: q.Data.framework()}
 	if t.cpu == nil && r.Machine.CPU == nil {
 		assumed := hw.ReferenceCPU // a bare GPU, or a machine whose CPU is not published: say what was assumed
 		r.Machine.CPU = &assumed

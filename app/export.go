@@ -56,7 +56,16 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // SummaryCSVHeader is the header of the results CSV.
 var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
 	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-	"epochs", "epochs_source"}
+	"epochs", "epochs_source", "script", "script_ms", "framework", "cpu", "cpu_assumed"}
+
+// cpuCells are the CSV cells of the host CPU a prediction scaled its loader by: its
+// model and whether the reference CPU stood in for an unknown one.
+func cpuCells(cpu *hw.CPU) []string {
+	if cpu == nil {
+		return []string{"", ""}
+	}
+	return []string{csvsafe.Text(cpu.Model), strconv.FormatBool(cpu.Assumed)}
+}
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
 // batch size; the time, cost and energy cells are empty where no batch size fits, and
@@ -79,6 +88,12 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		if r.BestBatch > 0 {
 			rec[len(rec)-2] = num(r.Epochs) // the epochs column, before epochs_source
 		}
+		scriptMS := ""
+		if r.BestBatch > 0 {
+			scriptMS = num(r.ScriptMS)
+		}
+		rec = append(rec, t(string(r.Script)), scriptMS, t(string(r.Framework)))
+		rec = append(rec, cpuCells(r.CPU)...)
 		if r.BestBatch > 0 {
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
 			if r.CostKnown {
@@ -101,7 +116,7 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
 	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
 	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-	"epochs", "epochs_source", "run_error_pct", "regime"}
+	"epochs", "epochs_source", "run_error_pct", "regime", "script", "script_ms", "framework", "cpu", "cpu_assumed"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
 // batch does not fit, and best is true on each curve's best batch size. Text cells are
@@ -156,7 +171,8 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 		return strconv.AppendFloat(b, v, 'g', 6, 64) // num's form
 	}
 	// The cells the same on every row, written once: model … precision; input …
-	// loader_images_per_s; memory_format and the price; epochs_source.
+	// loader_images_per_s; memory_format and the price; epochs_source; script;
+	// framework and the CPU.
 	var head, mid, prices, epochsSource []byte
 	for _, s := range []string{c.Model, c.Machine, c.GPU} {
 		head = append(text(head, s), ',')
@@ -172,6 +188,12 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 		prices = AppendCSVField(append(prices, ','), cell)
 	}
 	epochsSource = append(text(append(epochsSource, ','), c.EpochsSource), ',')
+	var script, machine []byte // script; framework and the CPU
+	script = append(text(append(script, ','), string(c.Script)), ',')
+	machine = text(append(machine, ','), string(c.Framework))
+	for _, cell := range cpuCells(c.CPU) {
+		machine = AppendCSVField(append(machine, ','), cell)
+	}
 	sources := map[string][]byte{} // the few texts the rows repeat, quoted once
 	repeated := func(b []byte, s string) []byte {
 		cell, ok := sources[s]
@@ -204,6 +226,9 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 		b = append(b, epochsSource...)
 		b = number(b, p.RunErrorPct(), p.Fits)
 		b = repeated(append(b, ','), p.Regime)
+		b = append(b, script...)
+		b = number(b, p.ScriptMS, p.Fits)
+		b = append(b, machine...)
 		b = append(b, '\n')
 	}
 	return b

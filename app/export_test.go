@@ -37,7 +37,8 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 			row := Summary{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 2, BestBatch: 64, IterMS: -1.5, EpochS: 12, TotalS: 1080,
 				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500,
 				PriceUSDPerHour: 1.5, Price: hw.PriceBasis{Kind: hw.PriceKind(tc.name), Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
-				Epochs: 37.5, EpochsSource: tc.name}
+				Epochs: 37.5, EpochsSource: tc.name, Script: predictor.Reference, ScriptMS: 0.33, Framework: predictor.PyTorch1,
+				CPU: &hw.CPU{Model: tc.name, Assumed: true}}
 			var buf bytes.Buffer
 			if err := WriteSummariesCSV(&buf, []Summary{row}); err != nil {
 				t.Fatal(err)
@@ -45,7 +46,7 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 			recs := readAllCSV(t, buf.Bytes())
 			want := [][]string{SummaryCSVHeader,
 				{tc.cell, tc.cell, tc.cell, "2", "64", "-1.5", "12", "1080", "-0.25", "0.5", "256", tc.cell, "224", tc.cell, "1500",
-					"1.5", tc.cell, tc.cell, "2026-11-20", "5", "37.5", tc.cell}}
+					"1.5", tc.cell, tc.cell, "2026-11-20", "5", "37.5", tc.cell, "reference", "0.33", "pytorch1", tc.cell, "true"}}
 			if !reflect.DeepEqual(recs, want) {
 				t.Errorf("results CSV =\n%q\nwant\n%q", recs, want)
 			}
@@ -60,10 +61,10 @@ func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := predictor.Curve{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
 				PriceUSDPerHour: 0.9, Price: hw.PriceBasis{Kind: hw.Spot, Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
-				EpochsSource: tc.name,
+				EpochsSource: tc.name, Script: predictor.Lean, Framework: predictor.Graph, CPU: &hw.CPU{Model: tc.name},
 				Points: []predictor.Point{
 					{Batch: 8, IterMS: 2.5, ImagesPerS: 3200, EpochS: -7, TotalS: 70, CostUSD: 0.1, EnergyKWh: 0.01, MemoryGB: 1.25, Fits: true,
-						Source: predictor.Source(tc.name), ErrorPct: -4, Bound: tc.name, Epochs: 40, EpochsErrorPct: 3, Regime: tc.name},
+						Source: predictor.Source(tc.name), ErrorPct: -4, Bound: tc.name, Epochs: 40, EpochsErrorPct: 3, Regime: tc.name, ScriptMS: 0.5},
 					{Batch: 9000, MemoryGB: 99, Source: "estimated"},
 				}}
 			var buf bytes.Buffer
@@ -73,9 +74,9 @@ func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 			recs := readAllCSV(t, buf.Bytes())
 			want := [][]string{CurvesCSVHeader,
 				{tc.cell, tc.cell, tc.cell, "1", "fp32", "8", "true", "2.5", "3200", "-7", "70", "0.1", "0.01", "1.25", tc.cell, "-4", "true",
-					"32", "", "4", "", tc.cell, "", "0.9", "spot", tc.cell, "2026-11-20", "5", "40", tc.cell, "5", tc.cell},
+					"32", "", "4", "", tc.cell, "", "0.9", "spot", tc.cell, "2026-11-20", "5", "40", tc.cell, "5", tc.cell, "lean", "0.5", "graph", tc.cell, "false"},
 				{tc.cell, tc.cell, tc.cell, "1", "fp32", "9000", "false", "", "", "", "", "", "", "99", "estimated", "", "false",
-					"32", "", "4", "", "", "", "0.9", "spot", tc.cell, "2026-11-20", "5", "", tc.cell, "", ""},
+					"32", "", "4", "", "", "", "0.9", "spot", tc.cell, "2026-11-20", "5", "", tc.cell, "", "", "lean", "", "graph", tc.cell, "false"},
 			}
 			if !reflect.DeepEqual(recs, want) {
 				t.Errorf("curves CSV =\n%q\nwant\n%q", recs, want)

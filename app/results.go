@@ -42,6 +42,13 @@ type Summary struct {
 	// they come from: "fixed", a preset's dataset or "custom" (training to a target).
 	Epochs       float64 `json:"epochs,omitempty"`
 	EpochsSource string  `json:"epochs_source,omitempty"`
+	// Script, ScriptMS and Framework are the training script around the step, its cost
+	// in the best batch's IterMS, and what runs the step; CPU is the host CPU the
+	// loader's rate is scaled by (Assumed: the reference CPU stood in).
+	Script    predictor.Script    `json:"script,omitempty"`
+	ScriptMS  float64             `json:"script_ms,omitempty"`
+	Framework predictor.Framework `json:"framework,omitempty"`
+	CPU       *hw.CPU             `json:"cpu,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
@@ -50,12 +57,12 @@ func Summarize(curves []predictor.Curve) []Summary {
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
 			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown,
-			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price}
+			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, CPU: c.CPU}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
 			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
-			row.Epochs = p.Epochs
+			row.Epochs, row.ScriptMS = p.Epochs, p.ScriptMS
 		}
 		row.EpochsSource = c.EpochsSource
 		out[i] = row

@@ -24,6 +24,9 @@ type RunData struct {
 	// Script is the training script around the step: lean, reference or lightning
 	// (predictor.Scripts); "" is a tight loop, as benchmarks run.
 	Script string
+	// Framework is what runs the step: pytorch2, pytorch1 or graph
+	// (predictor.Frameworks); "" is pytorch2.
+	Framework string
 }
 
 // DefaultRunData is what a user's run reads unless told otherwise: ImageNet-1k's
@@ -58,6 +61,9 @@ func (d RunData) Check() error {
 		}
 	}
 	if _, err := predictor.ParseScript(d.Script); err != nil {
+		return err
+	}
+	if _, err := predictor.ParseFramework(d.Framework); err != nil {
 		return err
 	}
 	return nil
@@ -124,6 +130,15 @@ func (d RunData) script() predictor.Script {
 		return ""
 	}
 	return s
+}
+
+// framework is what runs the run's step, for the predictor (pytorch2 when none is named).
+func (d RunData) framework() predictor.Framework {
+	f, err := predictor.ParseFramework(d.Framework)
+	if err != nil {
+		return predictor.PyTorch2
+	}
+	return f
 }
 
 // memoryFormat is the run's layout for the predictor.

@@ -78,8 +78,14 @@ func TestRunDataShapesThePrediction(t *testing.T) {
 		if p.Bound != tc.bound {
 			t.Errorf("%s: bound %q at %.0f images/s, want %q", tc.name, p.Bound, p.ImagesPerS, tc.bound)
 		}
-		if tc.bound == "input" && math.Abs(p.ImagesPerS-tc.rate)/tc.rate > 0.02 {
-			t.Errorf("%s: input-bound at %.1f images/s, want the loader's %.1f", tc.name, p.ImagesPerS, tc.rate)
+		// An input-bound step over N GPUs waits, as every step does, for the slowest
+		// worker: StepJitter × sqrt(2 ln N) of the step more.
+		want := tc.rate
+		if n := float64(c.GPUCount); n > 1 {
+			want /= 1 + predictor.DefaultOverheads.StepJitter*math.Sqrt(2*math.Log(n))
+		}
+		if tc.bound == "input" && math.Abs(p.ImagesPerS-want)/want > 0.02 {
+			t.Errorf("%s: input-bound at %.1f images/s, want the loader's %.1f less the stragglers' wait: %.1f", tc.name, p.ImagesPerS, tc.rate, want)
 		}
 	}
 }

@@ -159,7 +159,17 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 // same device's own medians are not. The ratio is of sums, so many small kernels and
 // a few large ones weigh by their time.
 func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p *SweepPlan, opts gpu.PlanOptions) error {
-	ms, err := cache.Measurements(ctx, dev.Key, nil)
+	configs := map[string]bool{}
+	for _, n := range p.Networks {
+		for _, l := range n.Layers {
+			configs[l.Config.Key()] = true
+		}
+	}
+	keys := make([]string, 0, len(configs))
+	for k := range configs {
+		keys = append(keys, k)
+	}
+	ms, err := cache.Measurements(ctx, dev.Key, keys) // this plan's layers only, however big the cache
 	if err != nil {
 		return err
 	}

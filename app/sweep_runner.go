@@ -145,22 +145,33 @@ func (r *SweepRunner) startLocked(req SweepRequest, ev SweepEvents) {
 		res, err := r.run(ctx, req, ev)
 		stop(nil)
 		r.mu.Lock()
+		cancelled := errors.Is(r.halting, context.Canceled)
+		r.mu.Unlock()
+		if err == nil && cancelled && res.State == db.SweepPaused {
+			// Cancel pressed while it was pausing: the context kept the first cause.
+			res.State = db.SweepCancelled
+			if res.SweepID != 0 {
+				if uerr := r.cache.UpdateSweep(context.Background(), res.SweepID, res.State, res.Done); uerr != nil {
+					err = uerr
+				}
+			}
+		}
+		r.mu.Lock()
 		r.stop, r.result, r.err, r.ended = nil, &res, err, time.Now()
 		if err != nil {
 			r.logLocked("sweep failed: " + err.Error())
 		} else {
 			r.logLocked(fmt.Sprintf("sweep %s: %d of %d measured in %s, %d out of memory", res.State, res.Done, res.Total, res.Elapsed.Round(time.Second), res.OOM))
 		}
-		r.mu.Unlock()
-		if ev.Finished != nil {
-			ev.Finished(res, err)
-		}
-		r.mu.Lock()
-		if q := r.queued; q != nil && r.stop == nil { // Start was pressed while pausing: resume now
+		if q := r.queued; q != nil && err == nil { // Start was pressed while pausing: resume now,
+			// with no idle moment between (a view would take it for the end of the sweep)
 			r.logLocked("resuming, as asked while pausing")
 			r.startLocked(q.req, q.ev)
 		}
 		r.mu.Unlock()
+		if ev.Finished != nil {
+			ev.Finished(res, err)
+		}
 		close(done)
 		r.changed()
 	}()
@@ -178,13 +189,27 @@ func joinNames(names []string) string {
 }
 
 func (r *SweepRunner) run(ctx context.Context, req SweepRequest, ev SweepEvents) (SweepResult, error) {
+	// Paused or cancelled before it measured anything (while opening the device or
+	// planning): that is a pause or a cancel, not a failure.
+	stopped := func(err error) (SweepResult, error) {
+		if ctx.Err() == nil {
+			return SweepResult{}, err
+		}
+		if errors.Is(context.Cause(ctx), ErrSweepPaused) {
+			return SweepResult{State: db.SweepPaused, Device: req.Device}, nil
+		}
+		return SweepResult{State: db.SweepCancelled, Device: req.Device}, nil
+	}
 	sw, err := OpenSweeper(ctx, req.Device)
 	if err != nil {
-		return SweepResult{}, err
+		return stopped(err)
 	}
 	plan, err := PlanSweep(ctx, r.cache, sw.Device(), req)
 	if err != nil {
-		return SweepResult{}, err
+		return stopped(err)
+	}
+	if ctx.Err() != nil {
+		return stopped(ctx.Err())
 	}
 	r.mu.Lock()
 	r.plan = &plan

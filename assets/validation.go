@@ -20,14 +20,13 @@ var PublicMeasurements []byte
 //go:embed validation/modern_anchors.csv
 var ModernAnchors []byte
 
-// MultinodeScaling is the published multi-node data-parallel scaling of CNN training
-// (validation/multinode_scaling.csv): one row per source × cluster × framework ×
-// precision, with the scaling efficiency from a baseline GPU count to N nodes, the
-// cluster's GPUs, intra-node link and network, and whether the row tunes the network
-// model or is held out.
+// Scaling is the published data-parallel scaling of CNN training within a node and
+// over several (validation/scaling.csv): one row per run (source × GPUs × nodes ×
+// precision), with the scaling efficiency from a baseline GPU count, the GPUs, their
+// link and the network, and whether the row's source tunes the model or is held out.
 //
-//go:embed validation/multinode_scaling.csv
-var MultinodeScaling []byte
+//go:embed validation/scaling.csv
+var Scaling []byte
 
 // MLPerfCeiling is NVIDIA's published MLPerf Training per-GPU ResNet-50 throughput
 // (validation/mlperf_ceiling.csv), a conservative lower bound of it: a heavily
@@ -51,3 +50,17 @@ var LoaderRuns []byte
 //
 //go:embed validation/convergence.csv
 var Convergence []byte
+
+// StepBatch is published one-GPU training steps of real scripts on real data at
+// several batch sizes (validation/step_batch.csv): each source × GPU × model's line
+// step time = intercept + slope × batch, the small-batch table of `cnntime validate`.
+//
+//go:embed validation/step_batch.csv
+var StepBatch []byte
+
+// ResNet18CIFAR is kuangliu/pytorch-cifar's ResNet-18 for 32×32 images
+// (validation/resnet18_cifar.json, a custom model file), which several published
+// CIFAR-10 runs of step_batch.csv train.
+//
+//go:embed validation/resnet18_cifar.json
+var ResNet18CIFAR []byte

@@ -207,10 +207,10 @@ func parseMeasurementRecord(rec []string, col map[string]int, name string, infos
 }
 
 // ImportCSV merges a CSV read from r, named name (a file name: it names the rows'
-// default source): a kernel measurement CSV (see MeasurementCSVColumns) or a step CSV
-// (see StepCSVColumns), told apart by the columns of its header. It reads r a row at a
-// time inside one transaction and writes all rows or none: on any error the cache is
-// unchanged.
+// default source): a kernel measurement CSV (see MeasurementCSVColumns), a loader-rate
+// CSV (see LoaderRateCSVColumns) or a step CSV (see StepCSVColumns), told apart by the
+// columns of its header. It reads r a row at a time inside one transaction and writes
+// all rows or none: on any error the cache is unchanged.
 func (d *DB) ImportCSV(ctx context.Context, r io.Reader, name string) (ImportReport, error) {
 	s, err := openCSV(r, name)
 	switch {
@@ -221,6 +221,9 @@ func (d *DB) ImportCSV(ctx context.Context, r io.Reader, name string) (ImportRep
 		return ImportReport{File: name, Kind: "csv"}, fmt.Errorf("import %w; the cache was not changed", err)
 	case IsMeasurementCSVHeader(s.header):
 		return d.importMeasurements(ctx, s)
+	}
+	if IsLoaderRateCSVHeader(s.header) {
+		return d.importLoaderRates(ctx, s)
 	}
 	return d.importSteps(ctx, s)
 }

@@ -19,12 +19,14 @@ import (
 // ImportReport counts what an import changed.
 type ImportReport struct {
 	File         string `json:"file"`
-	Kind         string `json:"kind"` // "cache" or "csv"
+	Kind         string `json:"kind"` // "cache", "csv" (steps), "layers-csv" or "loader-csv"
 	Source       string `json:"source"`
 	Devices      int    `json:"devices_added"`
 	Configs      int    `json:"configs_added"`
 	Measurements Merged `json:"measurements"`
 	Steps        Merged `json:"steps"`
+	// LoaderRates counts a loader-rate CSV's rows (scripts/dataloader_rate.py --csv).
+	LoaderRates  Merged `json:"loader_rates"`
 	UserMachines int    `json:"user_machines_added"`
 	CustomModels int    `json:"custom_models_added"`
 	// CustomModelClashes names the imported cache's custom models that the cache holds

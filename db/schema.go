@@ -171,6 +171,19 @@ var migrations = [][]string{
 			PRIMARY KEY (cloud, instance, region)
 		) WITHOUT ROWID`,
 	},
+	// Version 6: this computer's measured input-pipeline rate (scripts/dataloader_rate.py
+	// through cache import), one row per loader: what one worker delivers on its own core.
+	{
+		`CREATE TABLE loader_rates (
+			loader          TEXT PRIMARY KEY CHECK (loader <> ''),
+			images_per_s    REAL NOT NULL CHECK (images_per_s > 0), -- per worker on its own core
+			workers         INTEGER NOT NULL CHECK (workers > 0),   -- the workers it was measured with
+			cpu             TEXT NOT NULL DEFAULT '',
+			host            TEXT NOT NULL DEFAULT '',
+			measured_at     INTEGER NOT NULL, -- Unix seconds
+			source          TEXT NOT NULL DEFAULT ''
+		)`,
+	},
 }
 
 // latestVersion is the schema version this cnntime writes.

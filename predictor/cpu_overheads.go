@@ -19,7 +19,8 @@ var CPUOverheads = func() Overheads {
 	o := DefaultOverheads
 	o.Synchronous = true
 	o.LaunchForwardUS, o.LaunchBackwardUS, o.StepMS, o.UpdateIssueUSPerTensor = 0, 0, 0, 0
-	o.UpdateBytesPerParam, o.AMPBytesPerParam = 0, 0
+	o.UpdateBytesPerParam, o.AMPBytesPerParam, o.SGDBytesPerParam = 0, 0, 0
+	o.SmallKernelUS, o.EagerOpUS = 0, 0
 	o.MemoryEfficiency = 1
 	o.FallbackBandwidthGBs = 12
 	return o

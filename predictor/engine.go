@@ -48,6 +48,9 @@ type Request struct {
 	MemoryFormat MemoryFormat
 	// Script is the training script around the step; "" is a tight loop (Lean).
 	Script Script
+	// Framework is what runs the step ("" is PyTorch2): its per-tensor work (the
+	// optimizer's update, clearing and accumulating gradients, batch norm's counters).
+	Framework Framework
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -83,6 +86,8 @@ type tableKey struct {
 	noUpdate  bool
 	rule      KernelRule
 	layout    MemoryFormat
+	framework Framework
+	syncFwd   bool // the script waits for the GPU after the forward pass
 }
 
 type memKey struct {
@@ -137,6 +142,9 @@ func (req *Request) Check() error {
 			return err
 		}
 	}
+	if _, err := ParseFramework(string(req.Framework)); err != nil {
+		return err
+	}
 	n := req.totalGPUs()
 	prev := 0
 	for _, b := range req.Batches {
@@ -182,6 +190,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Workers:   req.Input.Workers,
 		Format:    req.MemoryFormat,
 		Script:    req.Script,
+		Framework: req.Framework.orDefault(),
 		CPU:       req.Machine.CPU,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
@@ -200,7 +209,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	step := func(B int) float64 {
 		b := perGPUBatch(B, n)
 		ms, _ := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
-		return ms + e.over.exposedSyncMS(gradBytes, &req, tab.backwardMS[b])
+		return ms + e.over.syncMS(gradBytes, &req, ms, tab.backwardMS[b])
 	}
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
@@ -260,7 +269,8 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 // table returns the step-time arrays of req's network on its device, covering per-GPU
 // batches 1..need at least.
 func (e *Engine) table(req Request, need int) *stepArrays {
-	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat}
+	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat,
+		req.Framework.orDefault(), req.Script.Cost().SyncAfterForward}
 	e.mu.Lock()
 	t, ok := e.tables[k]
 	if !ok {

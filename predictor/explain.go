@@ -38,6 +38,9 @@ type Explanation struct {
 	Format           MemoryFormat    `json:"memory_format,omitempty"`
 	// Script is the training script around the step; its cost is Phases.ScriptMS.
 	Script Script `json:"script,omitempty"`
+	// Framework is what runs the step; its per-tensor work is in Phases.OptimizerMS
+	// (GPU) and Phases.HostMS (issuing it).
+	Framework Framework `json:"framework,omitempty"`
 
 	// The curve's point at Batch: IterMS ± ErrorPct percent from Source (the least
 	// trusted source among the step's kernels), bounded by Bound ("gpu" or "input").
@@ -99,13 +102,17 @@ type LayerTime struct {
 func (l LayerTime) MS() float64 { return l.ForwardMS + l.BackwardDataMS + l.BackwardWeightMS }
 
 // Phases splits an iteration's time, milliseconds. The first four are the GPU's busy
-// time (the layers' kernels by phase and the optimizer update); Host is the rest of
+// time (the layers' kernels by phase, and the optimizer: the update and the framework's
+// other per-parameter-tensor kernels, Request.Framework's zero_grad, gradient
+// accumulation and batch norm's counters); Host is the rest of
 // the training step (the GPU waiting for the host to issue kernels, and the host's
 // per-step work: StepMS); Script is the training script's own per-step work (metrics,
-// logging, .item() reads; 0 for a tight loop); Input is the input's work on the GPU side of the step (the
-// host-to-device copy of the batch, DALI's decoding); Loader is the wait for a loader
-// slower than all that (0 when the GPU bounds the step); Communication is the part of
-// the gradient all-reduce the backward pass does not hide (0 on one GPU).
+// logging, .item() reads; 0 for a tight loop); Input is the input's work on the GPU side
+// of the step (the host-to-device copy of the batch, a DataLoader's hand-over of it,
+// DALI's decoding); Loader is the wait for a loader slower than all that (0 when the
+// GPU bounds the step); Communication is what data parallelism adds (0 on one GPU): the
+// gradient all-reduce the backward pass does not hide, NCCL's interference with it and
+// the wait for the slowest worker (Sync).
 type Phases struct {
 	ForwardMS        float64 `json:"forward_ms"`
 	BackwardDataMS   float64 `json:"backward_data_ms"`
@@ -196,7 +203,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	x := Explanation{
 		Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: n, Nodes: c.Nodes, Network: c.Network, Precision: c.Precision,
 		Batch: batch, PerGPUBatch: b,
-		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format, Script: c.Script,
+		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format, Script: c.Script, Framework: c.Framework,
 		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
 		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
@@ -223,6 +230,9 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	}
 	for _, k := range p.seq {
 		est := p.timings[k.timing][at]
+		if k.layer < 0 {
+			continue // the framework's per-tensor work of no layer: in the optimizer phase
+		}
 		lt := &x.Layers[k.layer]
 		switch k.phase {
 		case measure.Forward:
@@ -247,7 +257,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	}
 
 	ph := &x.Phases
-	ph.OptimizerMS = p.update
+	ph.OptimizerMS = p.update + p.bookkeepingMS
 	ph.HostMS = stepMS - (ph.ForwardMS + ph.BackwardDataMS + ph.BackwardWeightMS + ph.OptimizerMS)
 	ph.ScriptMS = pt.ScriptMS
 	noLoader := req
@@ -256,7 +266,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	inputStep, _ := req.inputStepMS(b, stepMS+ph.ScriptMS)
 	ph.InputMS = gpuSide - stepMS - ph.ScriptMS
 	ph.LoaderMS = inputStep - gpuSide
-	ph.CommunicationMS = e.over.exposedSyncMS(4*float64(req.Network.Params()), &req, backwardMS)
+	ph.CommunicationMS = e.over.syncMS(4*float64(req.Network.Params()), &req, inputStep, backwardMS)
 
 	x.Kinds = kindTimes(x.Layers)
 	x.Slowest = x.SlowestLayers(slowestLayers)

@@ -10,9 +10,12 @@ import (
 // NetworkModel is how well data-parallel training uses the network between nodes.
 type NetworkModel struct {
 	// Efficiency is the fraction of the nodes' line rate NCCL's inter-node all-reduce
-	// reaches. Chosen on the tuning rows of assets/validation/multinode_scaling.csv
-	// (the value with the least mean absolute error on them, in steps of 0.05); the
-	// held-out rows check it (see `cnntime validate`).
+	// reaches as bus bandwidth. Fitted with Overheads.StepJitter and CommInterference on
+	// the tuning sources of assets/validation/scaling.csv (app/validate.FitScaling, in
+	// steps of 0.05 up to 0.95); the held-out sources check it (`cnntime validate` table
+	// 5). nccl-tests on 3 nodes of 8 A100 with 4 HDR InfiniBand ports each reach a busbw
+	// of 84.8 GB/s on average and 96 at peak of the 100 the ports carry (NVIDIA/nccl-tests
+	// issue 119): 0.85–0.96.
 	Efficiency float64
 	// LatencyUS is one inter-node ring step's latency where the catalog gives none.
 	// ASSUMED: NCCL's measured small-message all-reduce over EFA and InfiniBand is
@@ -21,7 +24,7 @@ type NetworkModel struct {
 }
 
 // DefaultNetworkModel is the network model the engine uses.
-var DefaultNetworkModel = NetworkModel{Efficiency: 0.45, LatencyUS: 20} // re-chosen (was 0.4) when the step model was refitted (issue 12)
+var DefaultNetworkModel = NetworkModel{Efficiency: 0.95, LatencyUS: 20} // refitted (was 0.45) when stragglers were modelled (issue 21)
 
 // MaxNodes bounds the node count of a prediction.
 const MaxNodes = 4096
@@ -63,48 +66,74 @@ func HierarchicalAllReduceMS(bytes float64, g, nodes int, intraGBs, intraLatUS, 
 	return ms
 }
 
-// exposedSyncMS is the part of the gradient all-reduce the backward pass does not
-// hide, over one node (the instance's interconnect) or several (hierarchical, the
-// network between nodes): the all-reduce minus OverlapFraction of the backward
-// kernels' time, but at least the reduction of the last bucket.
-func (o Overheads) exposedSyncMS(gradBytes float64, req *Request, backwardMS float64) float64 {
-	g := max(req.Machine.GPUCount, 1)
-	nodes := req.nodes()
-	if nodes <= 1 {
-		return o.exposedAllReduceMS(gradBytes, g, req.GPU, backwardMS)
-	}
-	return exposedHierarchicalMS(o, DefaultNetworkModel, gradBytes, g, nodes, req.GPU, req.NodeNetwork, backwardMS)
+// syncMS is what data parallelism adds to one GPU's step of stepMS (its backward
+// kernels take backwardMS) over the request's GPUs and nodes: syncCostMS with the
+// instance's interconnect and, over several nodes, the network between them.
+func (o Overheads) syncMS(gradBytes float64, req *Request, stepMS, backwardMS float64) float64 {
+	return syncCostMS(o, DefaultNetworkModel, stepMS, backwardMS, gradBytes, max(req.Machine.GPUCount, 1), req.nodes(), req.GPU, req.NodeNetwork)
 }
 
-// exposedHierarchicalMS is exposedSyncMS over several nodes with the network model nm.
-func exposedHierarchicalMS(o Overheads, nm NetworkModel, gradBytes float64, g, nodes int, gpu hw.GPU, net hw.Network, backwardMS float64) float64 {
-	intra := interconnectGBs(gpu) * o.AllReduceEfficiency
+// SyncParts splits what data parallelism over g GPUs per node × nodes adds to a
+// one-GPU step, milliseconds.
+type SyncParts struct {
+	// AllReduceMS is the gradient all-reduce (hierarchical over several nodes);
+	// ExposedMS the part the backward pass does not hide: all of it but
+	// OverlapFraction of the backward kernels' time, and at least the last bucket's.
+	AllReduceMS, ExposedMS float64
+	// InterferenceMS is what the hidden part still costs: NCCL's kernels run on the
+	// same SMs and memory as the backward pass (CommInterference of the hidden time).
+	InterferenceMS float64
+	// StragglerMS is the wait for the slowest worker at each step's all-reduce:
+	// StepJitter × the step × sqrt(2 ln N), the expected maximum of N normally
+	// distributed step times above their mean.
+	StragglerMS float64
+}
+
+// Total is what the parts add to the step.
+func (s SyncParts) Total() float64 { return s.ExposedMS + s.InterferenceMS + s.StragglerMS }
+
+// Sync splits the cost of data parallelism over g GPUs per node × nodes for a one-GPU
+// step of stepMS with backwardMS of backward kernels and gradBytes of gradients, the
+// GPUs joined by gpu's interconnect and the nodes by net (nm says how well).
+func Sync(o Overheads, nm NetworkModel, stepMS, backwardMS, gradBytes float64, g, nodes int, gpu hw.GPU, net hw.Network) SyncParts {
+	n := max(g, 1) * max(nodes, 1)
+	if n <= 1 {
+		return SyncParts{}
+	}
+	intra := interconnectGBs(gpu) * o.allReduceEfficiency(gpu)
 	netGBs := net.Gbps / 8 * nm.Efficiency
 	lat := net.LatencyUS
 	if !(lat > 0) {
 		lat = nm.LatencyUS
 	}
 	all := func(bytes float64) float64 {
+		if nodes <= 1 {
+			return ringAllReduceMS(bytes, g, intra, o.AllReduceLatencyUS)
+		}
 		return HierarchicalAllReduceMS(bytes, g, nodes, intra, o.AllReduceLatencyUS, netGBs, lat)
 	}
 	total := all(gradBytes)
 	last := all(math.Min(gradBytes, o.BucketBytes))
-	return math.Max(total-o.OverlapFraction*backwardMS, last)
+	hidden := math.Max(0, math.Min(total-last, o.OverlapFraction*backwardMS))
+	return SyncParts{AllReduceMS: total, ExposedMS: total - hidden, InterferenceMS: o.CommInterference * hidden,
+		StragglerMS: o.StepJitter * stepMS * math.Sqrt(2*math.Log(float64(n)))}
 }
 
-// ScalingStep is a step time over several nodes from a one-GPU step: stepMS and
-// backwardMS are one GPU's step and backward kernels at its per-GPU batch; the
-// result adds the exposed all-reduce of gradBytes over nodes × g GPUs.
+// syncCostMS is Sync's total.
+func syncCostMS(o Overheads, nm NetworkModel, stepMS, backwardMS, gradBytes float64, g, nodes int, gpu hw.GPU, net hw.Network) float64 {
+	return Sync(o, nm, stepMS, backwardMS, gradBytes, g, nodes, gpu, net).Total()
+}
+
+// ScalingStep is a step time over g GPUs per node × nodes from a one-GPU step: stepMS
+// and backwardMS are one GPU's step and backward kernels at its per-GPU batch; the
+// result adds what Sync says data parallelism costs.
 func ScalingStep(o Overheads, nm NetworkModel, stepMS, backwardMS, gradBytes float64, g, nodes int, gpu hw.GPU, net hw.Network) float64 {
-	if nodes <= 1 {
-		return stepMS + o.exposedAllReduceMS(gradBytes, g, gpu, backwardMS)
-	}
-	return stepMS + exposedHierarchicalMS(o, nm, gradBytes, g, nodes, gpu, net, backwardMS)
+	return stepMS + syncCostMS(o, nm, stepMS, backwardMS, gradBytes, g, nodes, gpu, net)
 }
 
 // StepParts is one GPU's training step and backward-kernel time, milliseconds, at
-// per-GPU batch b for req's CNN, GPU, precision, policy and kernels (its machine,
-// nodes and batches are not used): the parts ScalingStep composes.
+// per-GPU batch b for req's CNN, GPU, precision, policy, kernels and framework (its
+// machine, nodes and batches are not used): the parts ScalingStep composes.
 func (e *Engine) StepParts(req Request, b int) (stepMS, backwardMS float64, err error) {
 	switch {
 	case req.Network == nil || len(req.Network.Layers) == 0:

@@ -32,26 +32,59 @@ func TestHierarchicalAllReduceByHand(t *testing.T) {
 
 func TestScalingStepHidesUnderBackward(t *testing.T) {
 	o := DefaultOverheads
+	o.CommInterference, o.StepJitter = 0, 0
 	nm := NetworkModel{Efficiency: 0.5, LatencyUS: 20}
-	gpu := hw.GPU{InterconnectGBs: 300}
+	gpu := hw.GPU{InterconnectGBs: 300, Interconnect: "NVLink"}
+	intra := 300 * o.NVLinkAllReduceEfficiency
 	fast := hw.Network{Fabric: "EFA", Gbps: 400}
 	slow := hw.Network{Fabric: "Ethernet", Gbps: 10}
 	grad := 100e6
 	// A long backward pass hides all but the last bucket over the fast network.
 	long := ScalingStep(o, nm, 200, 150, grad, 8, 4, gpu, fast)
-	lastBucket := HierarchicalAllReduceMS(o.BucketBytes, 8, 4, 300*o.AllReduceEfficiency, o.AllReduceLatencyUS, 400.0/8*0.5, 20)
+	lastBucket := HierarchicalAllReduceMS(o.BucketBytes, 8, 4, intra, o.AllReduceLatencyUS, 400.0/8*0.5, 20)
 	if math.Abs(long-(200+lastBucket)) > 1e-9 {
 		t.Errorf("long backward: %v ms, want the step plus the last bucket, %v", long, 200+lastBucket)
 	}
 	// Over 10 Gbit/s the all-reduce (2·3/4·100 MB / 0.625 GB/s = 240 ms) outlasts it.
 	exposed := ScalingStep(o, nm, 200, 150, grad, 8, 4, gpu, slow) - 200
-	total := HierarchicalAllReduceMS(grad, 8, 4, 300*o.AllReduceEfficiency, o.AllReduceLatencyUS, 10.0/8*0.5, 20)
+	total := HierarchicalAllReduceMS(grad, 8, 4, intra, o.AllReduceLatencyUS, 10.0/8*0.5, 20)
 	if math.Abs(exposed-(total-o.OverlapFraction*150)) > 1e-9 {
 		t.Errorf("slow network exposes %v ms, want %v", exposed, total-o.OverlapFraction*150)
 	}
-	// One node is the instance's own all-reduce.
-	if got, want := ScalingStep(o, nm, 200, 150, grad, 8, 1, gpu, slow), 200+o.exposedAllReduceMS(grad, 8, gpu, 150); got != want {
-		t.Errorf("one node %v, want %v", got, want)
+	// One node is the instance's own ring.
+	one := ScalingStep(o, nm, 200, 150, grad, 8, 1, gpu, slow) - 200
+	if want := ringAllReduceMS(o.BucketBytes, 8, intra, o.AllReduceLatencyUS); math.Abs(one-want) > 1e-9 {
+		t.Errorf("one node %v, want its last bucket's ring %v", one, want)
+	}
+	// A GPU on PCIe reaches PCIeAllReduceEfficiency of its link.
+	pcie := hw.GPU{InterconnectGBs: 16, Interconnect: "PCIe"}
+	p := Sync(o, nm, 200, 150, grad, 4, 1, pcie, slow)
+	if want := ringAllReduceMS(grad, 4, 16*o.PCIeAllReduceEfficiency, o.AllReduceLatencyUS); math.Abs(p.AllReduceMS-want) > 1e-9 {
+		t.Errorf("PCIe all-reduce %v ms, want %v", p.AllReduceMS, want)
+	}
+}
+
+// TestSyncInterferenceAndStragglers checks the two costs beyond the exposed
+// all-reduce: CommInterference of the hidden time, and StepJitter × step ×
+// sqrt(2 ln N) for the slowest of N workers; neither on one GPU.
+func TestSyncInterferenceAndStragglers(t *testing.T) {
+	o := DefaultOverheads
+	o.CommInterference, o.StepJitter = 0.25, 0.02
+	nm := NetworkModel{Efficiency: 0.5, LatencyUS: 20}
+	gpu := hw.GPU{InterconnectGBs: 300, Interconnect: "NVLink"}
+	s := Sync(o, nm, 200, 150, 100e6, 8, 1, gpu, hw.Network{})
+	hidden := s.AllReduceMS - s.ExposedMS
+	if !(hidden > 0) || math.Abs(s.InterferenceMS-0.25*hidden) > 1e-12 {
+		t.Errorf("interference %v ms for %v ms hidden, want a quarter", s.InterferenceMS, hidden)
+	}
+	if want := 0.02 * 200 * math.Sqrt(2*math.Log(8)); math.Abs(s.StragglerMS-want) > 1e-12 {
+		t.Errorf("stragglers %v ms, want %v", s.StragglerMS, want)
+	}
+	if got := Sync(o, nm, 200, 150, 100e6, 1, 1, gpu, hw.Network{}); got != (SyncParts{}) {
+		t.Errorf("one GPU: %+v, want nothing", got)
+	}
+	if s.Total() != s.ExposedMS+s.InterferenceMS+s.StragglerMS {
+		t.Errorf("total %v is not the sum of %+v", s.Total(), s)
 	}
 }
 

@@ -1,12 +1,8 @@
 package predictor
 
 import (
-	"math"
-
-	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
-	"cnntime/predictor/measure"
 )
 
 // Overheads is the part of the step model outside the layers' kernels: the host's
@@ -24,12 +20,32 @@ type Overheads struct {
 	// StepMS is host work once per step: the optimizer's loop over parameter groups,
 	// zeroing gradients, the loss's synchronisation.
 	StepMS float64
-	// UpdateIssueUSPerTensor is the host time per parameter tensor of the optimizer
-	// step (PyTorch's foreach SGD groups tensors into few launches).
+	// UpdateIssueUSPerTensor is the host time per parameter tensor of a foreach
+	// optimizer step (PyTorch 2's SGD groups the tensors into few launches but walks
+	// their lists in C++, and zero_grad sets each gradient to None in Python).
 	UpdateIssueUSPerTensor float64
-	// UpdateBytesPerParam is what SGD with momentum moves per FP32 parameter: read the
-	// weight, its gradient and the momentum, write the weight and the momentum.
+	// UpdateBytesPerParam is what a fused SGD with momentum moves per FP32 parameter
+	// (a compiled step's one kernel per tensor): read the weight, its gradient and the
+	// momentum, write the weight and the momentum.
 	UpdateBytesPerParam float64
+	// SGDBytesPerParam is what PyTorch's unfused SGD with momentum and weight decay
+	// moves per parameter, loop or foreach alike: grad.add(p) (read 8, write 4),
+	// buf.mul_ (read 4, write 4), buf.add_(grad) (read 8, write 4), p.add_(buf) (read
+	// 8, write 4).
+	SGDBytesPerParam float64
+	// SmallKernelUS is the GPU time of a kernel over a handful of elements, queued
+	// behind others: the fixed part of every kernel of the framework's per-tensor work
+	// (the calibration's per-kernel launch cost, kernels.PriorCalibration's LaunchUS).
+	SmallKernelUS float64
+	// EagerOpUS is the host time to issue one small operator from Python on a GPU
+	// tensor: the Python call, PyTorch's dispatcher and the kernel launch. PyTorch 1's
+	// optimizer loop, zero_grad and batch norm's counters pay it once per operator.
+	// Fitted (20 µs) with pipeline.DataLoaderHandoffMS on the tuning sources of the
+	// one-GPU step-time series (validate table 8), over a range from what
+	// scripts/step_host_cost.py measures of the Python loop on a CPU plus a launch
+	// (about 8 µs) to NVIDIA's ~20 µs per PyTorch elementwise operator on a V100, host
+	// call to kernel start (Nsight Systems user guide).
+	EagerOpUS float64
 	// AMPBytesPerParam is amp's extra traffic per parameter and step: autocast's FP16
 	// copy of each weight (read 4, write 2 bytes) and the gradient scaler's unscale
 	// and finiteness check (read and write 4 bytes).
@@ -43,8 +59,17 @@ type Overheads struct {
 	// OverheadRelErr is the relative error assumed for the host and update part of a step.
 	OverheadRelErr float64
 
-	// AllReduceEfficiency is the fraction of the link bandwidth NCCL's ring reaches.
-	AllReduceEfficiency float64
+	// NVLinkAllReduceEfficiency and PCIeAllReduceEfficiency are the bus bandwidth
+	// NCCL's all-reduce reaches within a node (nccl-tests' busbw at large messages),
+	// as a share of the link's bandwidth per direction (hw.GPU.InterconnectGBs):
+	//   - NVLink: 8 A100-SXM4-80GB on NVSwitch reach a busbw of ~200 GB/s of 300
+	//     (NVIDIA/nccl-tests issue 149); on H100, NCCL's ring gets "an effective NVLink
+	//     bandwidth of 370GB/s" of the 450 line rate (NVIDIA's reply in
+	//     NVIDIA/nccl-tests issue 212): 0.67 and 0.82, 0.75 taken;
+	//   - PCIe: 4 GPUs over PCIe without peer-to-peer (GeForce cards, most VMs) reach a
+	//     busbw of 4.87 GB/s of PCIe 3.0 ×16's 16 (NVIDIA/nccl issue 445): 0.3.
+	NVLinkAllReduceEfficiency float64
+	PCIeAllReduceEfficiency   float64
 	// AllReduceLatencyUS is the latency of one ring step.
 	AllReduceLatencyUS float64
 	// OverlapFraction is the part of the backward pass the all-reduce can hide under:
@@ -53,6 +78,16 @@ type Overheads struct {
 	OverlapFraction float64
 	// BucketBytes is DDP's gradient bucket size; the last bucket's reduction is never hidden.
 	BucketBytes float64
+	// CommInterference is the share of the hidden all-reduce time that still slows
+	// the backward pass: NCCL's kernels run on the SMs and memory the backward
+	// kernels use. StepJitter is the relative spread of one worker's step time (its
+	// loader, host and clocks); every step waits for the slowest of N workers, on
+	// average StepJitter × sqrt(2 ln N) steps more than the mean. Both are fitted on
+	// the tuning sources of the scaling table (`cnntime validate` table 5,
+	// app/validate.FitScaling) with NetworkModel.Efficiency: the published runs show
+	// 2.25% jitter and no interference beyond it (the fit's best is 0 on a grid to 0.5).
+	CommInterference float64
+	StepJitter       float64
 
 	// A GPU draws TDP × (PowerIdleFraction + PowerBusyFraction × busy), busy being the
 	// fraction of the step its kernels run.
@@ -71,31 +106,35 @@ type Overheads struct {
 // other sources held out (see the README's accuracy section); the rest are physical
 // figures or PyTorch's own settings (DDP's 25 MB buckets).
 var DefaultOverheads = Overheads{
-	LaunchForwardUS:        20,
-	LaunchBackwardUS:       12,
-	StepMS:                 1.0,
-	UpdateIssueUSPerTensor: 1.5,
-	UpdateBytesPerParam:    20,
-	AMPBytesPerParam:       14,
-	MemoryEfficiency:       0.78,
-	FallbackBandwidthGBs:   50,
-	OverheadRelErr:         0.3,
-	AllReduceEfficiency:    0.8,
-	AllReduceLatencyUS:     10,
-	OverlapFraction:        0.8,
-	BucketBytes:            25 << 20,
-	PowerIdleFraction:      0.3,
-	PowerBusyFraction:      0.55,
-	MaxSweetSpots:          5,
-	SweetSpotJumpPct:       3,
+	LaunchForwardUS:           20,
+	LaunchBackwardUS:          12,
+	StepMS:                    1.0,
+	UpdateIssueUSPerTensor:    1.5,
+	UpdateBytesPerParam:       20,
+	SGDBytesPerParam:          44,
+	SmallKernelUS:             5,
+	EagerOpUS:                 20,
+	AMPBytesPerParam:          14,
+	MemoryEfficiency:          0.78,
+	FallbackBandwidthGBs:      50,
+	OverheadRelErr:            0.3,
+	NVLinkAllReduceEfficiency: 0.75,
+	PCIeAllReduceEfficiency:   0.3,
+	CommInterference:          0,
+	StepJitter:                0.0225,
+	AllReduceLatencyUS:        10,
+	OverlapFraction:           0.8,
+	BucketBytes:               25 << 20,
+	PowerIdleFraction:         0.3,
+	PowerBusyFraction:         0.55,
+	MaxSweetSpots:             5,
+	SweetSpotJumpPct:          3,
 }
 
-// updateMS is the GPU time of the optimizer step: memory-bound over the parameters.
-func (o Overheads) updateMS(net *cnn.Network, req Request) float64 {
-	bytes := o.UpdateBytesPerParam
-	if req.Precision == measure.AMP {
-		bytes += o.AMPBytesPerParam
-	}
+// streamGBs is the bandwidth streaming kernels reach on req's GPU, GB/s: its memory
+// bandwidth (or its memory type's typical one, or FallbackBandwidthGBs) times
+// MemoryEfficiency.
+func (o Overheads) streamGBs(req *Request) float64 {
 	bw := req.GPU.MemoryBandwidthGBs
 	if !(bw > 0) && req.GPU.MemoryType != "" {
 		bw, _ = kernels.BandwidthGBs(req.GPU) // the typical bandwidth of its memory type
@@ -103,42 +142,17 @@ func (o Overheads) updateMS(net *cnn.Network, req Request) float64 {
 	if !(bw > 0) {
 		bw = o.FallbackBandwidthGBs
 	}
-	return float64(net.Params()) * bytes / (bw * 1e9 * o.MemoryEfficiency) * 1000
+	return bw * o.MemoryEfficiency
 }
 
-// updateIssueMS is the host time to issue the optimizer step.
-func (o Overheads) updateIssueMS(net *cnn.Network) float64 {
-	return float64(paramTensors(net)) * o.UpdateIssueUSPerTensor / 1000
-}
-
-// paramTensors counts the network's parameter tensors: a weight per layer with
-// parameters, and a bias where it has one (normalisations have two).
-func paramTensors(net *cnn.Network) int {
-	n := 0
-	for i := range net.Layers {
-		l := &net.Layers[i]
-		if l.Params == 0 {
-			continue
-		}
-		n++
-		if l.Bias || l.Op == cnn.OpBatchNorm || l.Op == cnn.OpLayerNorm {
-			n++
-		}
+// allReduceEfficiency is the share of gpu's link bandwidth per direction that NCCL's
+// all-reduce reaches as bus bandwidth: NVLinkAllReduceEfficiency over NVLink,
+// PCIeAllReduceEfficiency otherwise.
+func (o Overheads) allReduceEfficiency(gpu hw.GPU) float64 {
+	if gpu.Interconnect == "NVLink" {
+		return o.NVLinkAllReduceEfficiency
 	}
-	return n
-}
-
-// exposedAllReduceMS is the part of the gradient all-reduce over n GPUs that the
-// backward pass does not hide: the ring's time minus OverlapFraction of the backward
-// kernels' time, but at least the reduction of the last bucket.
-func (o Overheads) exposedAllReduceMS(gradBytes float64, n int, gpu hw.GPU, backwardMS float64) float64 {
-	if n <= 1 {
-		return 0
-	}
-	gbps := interconnectGBs(gpu) * o.AllReduceEfficiency
-	total := ringAllReduceMS(gradBytes, n, gbps, o.AllReduceLatencyUS)
-	last := ringAllReduceMS(math.Min(gradBytes, o.BucketBytes), n, gbps, o.AllReduceLatencyUS)
-	return math.Max(total-o.OverlapFraction*backwardMS, last)
+	return o.PCIeAllReduceEfficiency
 }
 
 // interconnectGBs is the GPU-to-GPU bandwidth per direction: the catalog's figure,

@@ -101,6 +101,8 @@ type Curve struct {
 	Format           MemoryFormat    `json:"memory_format,omitempty"`
 	// Script is the training script around the step ("" or lean: a tight loop).
 	Script Script `json:"script,omitempty"`
+	// Framework is what runs the step: its per-tensor work is in IterMS.
+	Framework Framework `json:"framework,omitempty"`
 	// CPU is the machine's host CPU that the loader's rate is scaled by (nil: none
 	// given; Assumed: the reference CPU stands in for an unknown one).
 	CPU *hw.CPU `json:"cpu,omitempty"`

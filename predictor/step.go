@@ -43,7 +43,8 @@ func (a *stepArrays) bytes() int {
 }
 
 // kernelSeq is one kernel launch of the step, in issue order: which layer and phase
-// it is, which timed configuration phase, and how long the host takes to issue it.
+// it is (layer -1: one of the framework's per-tensor operators of no layer), which
+// timing, and how long the host takes to issue it.
 type kernelSeq struct {
 	layer    int
 	phase    measure.Phase
@@ -60,8 +61,15 @@ type stepPlan struct {
 	timings [][]kernels.Estimate // per distinct configuration × phase, per batch
 	seq     []kernelSeq          // the launches that run a kernel, in issue order
 	// update and updateIssue are the optimizer step's GPU time and host issue time
-	// (0 with ForwardBackwardOnly).
+	// where it is not a list of operators in seq (0 with ForwardBackwardOnly).
 	update, updateIssue float64
+	// bookkeepingMS is the GPU time of the framework's per-tensor operators in seq
+	// that belong to no layer (layer -1): zero_grad, gradient accumulation, an
+	// optimizer's per-tensor loop. Batch norm's counters are their layer's forward.
+	bookkeepingMS float64
+	// syncAt is the index in seq before which the host waits for the GPU (the
+	// script's loss.item() after the forward pass); -1: no sync inside the step.
+	syncAt int
 	// slabs hold the timings; release gives them back for the next plan.
 	slabs []*[]kernels.Estimate
 }
@@ -112,7 +120,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	net := req.Network
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
 	timer := e.timerFor(req)
-	p := stepPlan{batches: batches}
+	p := stepPlan{batches: batches, syncAt: -1}
 
 	type timingKey struct {
 		cfg   cnn.Config
@@ -143,21 +151,50 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		}
 		p.seq = append(p.seq, kernelSeq{layer, phase, ti, issueUS, phase != measure.Forward})
 	}
+	// The framework's per-tensor operators take the same time at every batch: a
+	// timing of their own each, trusted as the overheads are.
+	var bk bookkeeping
+	if !e.over.Synchronous {
+		bk = e.over.bookkeeping(req, e.over.streamGBs(req))
+	}
+	// A layer's own operators (batch norm's counter) count as its forward pass; the
+	// others (layer -1) as the optimizer.
+	addOps := func(layer int, ops []smallOp) {
+		for _, op := range ops {
+			out := p.estimates(len(batches))
+			for i := range out {
+				out[i] = kernels.Estimate{MS: op.gpuMS, Source: kernels.Measured, RelErr: e.over.OverheadRelErr}
+			}
+			p.timings = append(p.timings, out)
+			phase := measure.Phase("")
+			if layer >= 0 {
+				phase = measure.Forward
+			} else {
+				p.bookkeepingMS += op.gpuMS
+			}
+			p.seq = append(p.seq, kernelSeq{layer, phase, len(p.timings) - 1, op.issueUS, op.backward})
+		}
+	}
 	for i := range net.Layers {
 		if ps := req.Kernels.Phases(&net.Layers[i]); len(ps) > 0 && ps[0] == measure.Forward {
 			add(i, measure.Forward, e.over.LaunchForwardUS)
 		}
+		addOps(i, bk.forwardAfter[i])
 	}
+	if req.Script.Cost().SyncAfterForward {
+		p.syncAt = len(p.seq)
+	}
+	addOps(-1, bk.zeroGrad)
 	for i := len(net.Layers) - 1; i >= 0; i-- {
 		for _, ph := range req.Kernels.Phases(&net.Layers[i]) {
 			if ph != measure.Forward {
 				add(i, ph, e.over.LaunchBackwardUS)
 			}
 		}
+		addOps(-1, bk.backwardAfter[i])
 	}
-	if !req.ForwardBackwardOnly {
-		p.update, p.updateIssue = e.over.updateMS(net, *req), e.over.updateIssueMS(net)
-	}
+	addOps(-1, bk.optimizer)
+	p.update, p.updateIssue = bk.updateMS, bk.updateIssueMS
 	return p
 }
 
@@ -201,8 +238,10 @@ func (e *Engine) fill(req Request, size int) *stepArrays {
 // LaunchBackwardUS per backward kernel (autograd engine, launch); each kernel starts
 // when both it has been issued and the previous kernel has finished. With small
 // batches the GPU waits on the host (launch-bound); with large ones the host runs
-// ahead and its cost disappears. The SGD update follows, then StepMS of host work per
-// step (optimizer bookkeeping, zeroing gradients, synchronisation).
+// ahead and its cost disappears. The framework's per-tensor operators are kernels in
+// the same stream (Request.Framework); a script that reads the loss after the forward
+// pass makes the host wait there for the GPU. The update's fused part follows, then
+// StepMS of host work per step.
 func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
 	n := hi - lo
 	gpuEnd := make([]float64, n) // when the GPU finishes the kernels so far, ms
@@ -217,8 +256,16 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
 	// configuration phases, weighted by how often each is launched.
 	type uses struct{ total, backward int }
 	used := make([]uses, len(p.timings))
-	hostMS := 0.0 // when the host has issued the kernels so far
-	for _, k := range p.seq {
+	hostMS := 0.0                // the host's issue time of the kernels so far
+	waited := make([]float64, n) // how long the host has waited for the GPU at a sync, per batch
+	for j, k := range p.seq {
+		if j == p.syncAt {
+			// The script reads a GPU value here (loss.item()): the host waits for
+			// every kernel issued so far before it issues the next.
+			for i := range waited {
+				waited[i] = math.Max(waited[i], gpuEnd[i]-hostMS)
+			}
+		}
 		est := p.timings[k.timing][lo:hi]
 		hostMS += k.issueUS / 1000
 		used[k.timing].total++
@@ -227,8 +274,8 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
 		}
 		for i := range est {
 			end := gpuEnd[i]
-			if end < hostMS {
-				end = hostMS // the GPU waits for the host to issue this kernel
+			if h := hostMS + waited[i]; end < h {
+				end = h // the GPU waits for the host to issue this kernel
 			}
 			gpuEnd[i] = end + est[i].MS
 		}
@@ -252,7 +299,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
 	for i := range n {
 		b := p.batches[lo+i]
 		layers := gpuMS[i]
-		end := math.Max(gpuEnd[i], hostMS+updateIssue) + update
+		end := math.Max(gpuEnd[i], hostMS+waited[i]+updateIssue) + update
 		if e.over.Synchronous {
 			end = hostMS + layers + updateIssue + update // the host waits for every kernel
 		}

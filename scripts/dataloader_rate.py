@@ -11,11 +11,20 @@ predictor/pipeline/pipeline.go). Rounds alternate between the worker counts and 
 medians are reported, with the load average before and after: on a shared machine other
 work takes cores from the workers.
 
-    /usr/bin/python3 scripts/dataloader_rate.py [--images 256] [--rounds 3] [--json]
+With --csv FILE it also writes this computer's rate per worker (the one-worker figure: a
+worker on its own core) as a loader-rate CSV that `cnntime cache import FILE` stores in
+the cache; predictions for this computer's machines (user/workstation, local/...) then
+scale the DataLoader by it instead of by the CPU's clock, and say so in their "cpu".
+
+    /usr/bin/python3 scripts/dataloader_rate.py [--images 256] [--rounds 3] [--json] [--csv FILE]
+    cnntime cache import FILE
 """
 
 import argparse
+import csv
 import json
+import platform
+import socket
 import os
 import re
 import statistics
@@ -60,6 +69,28 @@ def write_jpegs(folder, count, seed=0):
     return total_bytes / count
 
 
+def cpu_model():
+    """The CPU's model name (Linux /proc/cpuinfo, else platform.processor())."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or ""
+
+
+def write_csv(path, rows, measured_at):
+    """The loader-rate CSV `cnntime cache import` reads: the one-worker row's rate, or
+    the smallest worker count's per core."""
+    first = min(rows, key=lambda r: r["workers"])
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["loader", "images_per_s_per_worker", "workers", "cpu", "host", "measured_at"])
+        w.writerow(["pytorch", first["images_per_s_per_core"], first["workers"], cpu_model(), socket.gethostname(), measured_at])
+
+
 def rate(folder, workers, batch, epochs_images):
     """Images/s a DataLoader with `workers` worker processes delivers (after one warm-up
     batch per worker, which pays for the workers' start)."""
@@ -90,6 +121,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds, alternating the worker counts (default 3)")
     ap.add_argument("--batch", type=int, default=32, help="batch size (default 32)")
     ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--csv", metavar="FILE", help="write this computer's rate per worker as a CSV for `cnntime cache import FILE`")
     args = ap.parse_args()
     try:
         workers = [int(w) for w in args.workers.split(",") if w.strip()]
@@ -112,6 +144,7 @@ def main():
             for w in workers:
                 per[w].append(rate(folder, w, args.batch, args.images))
     load_after = os.getloadavg()
+    measured_at = int(time.time())
     figure = predictor_figure()
     rows = []
     for w in workers:
@@ -123,6 +156,8 @@ def main():
     out = {"rows": rows, "predictor_worker_images_per_s": figure, "jpeg_bytes_mean": round(mean_bytes),
            "cpu_cores": cores, "load_average_before": load_before[0], "load_average_after": load_after[0],
            "torch": torch.__version__}
+    if args.csv:
+        write_csv(args.csv, rows, measured_at)
     if args.json:
         print(json.dumps(out, indent=1))
         return
@@ -132,6 +167,8 @@ def main():
         print(f"  {r['workers']} worker(s): {r['images_per_s']:7.1f} images/s, {r['images_per_s_per_core']:6.1f} per core  (rounds {r['rounds']})")
     if figure:
         print(f"  cnntime's loader model: {figure:.0f} images/s per worker on its own core (predictor/pipeline WorkerImagesPerS)")
+    if args.csv:
+        print(f"  wrote {args.csv}: import it with  cnntime cache import {args.csv}")
 
 
 if __name__ == "__main__":

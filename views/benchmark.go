@@ -354,13 +354,16 @@ func describeRun(st app.SweepStatus) string {
 	return fmt.Sprintf("%s: %s of %s, %s elapsed, %s.", what, charts.FormatCount(int64(p.Done)), charts.FormatCount(int64(p.Total)), st.Elapsed.Round(time.Second), eta)
 }
 
-// roundETA rounds a time left the way people say it: seconds under a minute, then
-// minutes.
+// roundETA rounds a time left the way people say it: "40 s", "24 min", "2 h 05 min".
 func roundETA(d time.Duration) string {
-	if d < time.Minute {
-		return d.Round(time.Second).String()
+	switch {
+	case d < time.Minute-time.Second/2:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
+	case d < time.Hour-time.Minute/2:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute).Minutes()))
 	}
-	return d.Round(time.Minute).String()
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // setPhase enables the buttons that mean something in the runner's phase: Start when

@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -56,7 +57,7 @@ type ChartView struct {
 	tip     *widget.Label
 	empty   *widget.Label
 	dim     *canvas.Rectangle
-	spinner *widget.Activity
+	spinner *slowSpinner
 	render  renderState
 
 	drag struct {
@@ -75,6 +76,92 @@ type renderState struct {
 	gen   uint64
 	done  func() // called on the UI goroutine after each shown render (tests wait on it)
 }
+
+// spinnerFrames are a busy chart's spinner, turned spinnerRate times a second: a few
+// frames a second say "working" as well as sixty, and a window repainted in software
+// (a remote desktop, a virtual X server) on a machine busy with a sweep keeps the CPU
+// for the work.
+var spinnerFrames = []string{"◐", "◓", "◑", "◒"}
+
+const spinnerRate = 4
+
+// slowSpinner is a busy chart's spinner: a turning glyph over "Computing…".
+type slowSpinner struct {
+	widget.BaseWidget
+	glyph, label *canvas.Text
+	stop         chan struct{}
+	frame        int
+}
+
+func newSlowSpinner() *slowSpinner {
+	fg := theme.Color(theme.ColorNameForeground)
+	s := &slowSpinner{glyph: canvas.NewText(spinnerFrames[0], fg), label: canvas.NewText("Computing…", fg)}
+	s.glyph.TextSize, s.glyph.Alignment = 34, fyne.TextAlignCenter
+	s.label.Alignment = fyne.TextAlignCenter
+	s.ExtendBaseWidget(s)
+	return s
+}
+
+// Start turns the spinner until Stop.
+func (s *slowSpinner) Start() {
+	if s.stop != nil {
+		return
+	}
+	stop := make(chan struct{})
+	s.stop = stop
+	go func() {
+		t := time.NewTicker(time.Second / spinnerRate)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				fyne.Do(func() {
+					if s.stop != stop {
+						return
+					}
+					s.frame = (s.frame + 1) % len(spinnerFrames)
+					s.glyph.Text = spinnerFrames[s.frame]
+					s.glyph.Refresh()
+				})
+			}
+		}
+	}()
+}
+
+// Stop stops the spinner.
+func (s *slowSpinner) Stop() {
+	if s.stop != nil {
+		close(s.stop)
+		s.stop = nil
+	}
+}
+
+// Running reports whether the spinner turns.
+func (s *slowSpinner) Running() bool { return s.stop != nil }
+
+func (s *slowSpinner) MinSize() fyne.Size { return fyne.NewSize(120, 64) }
+
+func (s *slowSpinner) CreateRenderer() fyne.WidgetRenderer {
+	return &spinnerRenderer{s: s}
+}
+
+type spinnerRenderer struct{ s *slowSpinner }
+
+func (r *spinnerRenderer) Layout(size fyne.Size) {
+	g := r.s.glyph.MinSize()
+	r.s.glyph.Move(fyne.NewPos(0, 0))
+	r.s.glyph.Resize(fyne.NewSize(size.Width, g.Height))
+	r.s.label.Move(fyne.NewPos(0, g.Height))
+	r.s.label.Resize(fyne.NewSize(size.Width, r.s.label.MinSize().Height))
+}
+func (r *spinnerRenderer) MinSize() fyne.Size { return r.s.MinSize() }
+func (r *spinnerRenderer) Refresh()           { r.s.glyph.Refresh(); r.s.label.Refresh() }
+func (r *spinnerRenderer) Objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{r.s.glyph, r.s.label}
+}
+func (r *spinnerRenderer) Destroy() {}
 
 // maxColumnDots is how many series' points a column crosshair marks.
 const maxColumnDots = 24
@@ -105,7 +192,7 @@ func NewChartView(crosshair bool, emptyText string) *ChartView {
 	v.empty.Wrapping = fyne.TextWrapWord
 	v.dim = canvas.NewRectangle(withAlpha(theme.Color(theme.ColorNameBackground), 170))
 	v.dim.Hide()
-	v.spinner = widget.NewActivity()
+	v.spinner = newSlowSpinner()
 	v.spinner.Hide()
 	v.box.Hide()
 	v.hideHover()
@@ -164,6 +251,7 @@ func (v *ChartView) Zoomed() bool {
 func (v *ChartView) SetView(r *charts.Range) {
 	v.render.mu.Lock()
 	v.render.view = r
+	v.render.frame = nil // until the new view is drawn, the mouse finds nothing
 	v.render.mu.Unlock()
 	v.hideHover()
 	v.rerender(v.Size())
@@ -508,7 +596,7 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 	r.v.empty.Resize(fyne.NewSize(size.Width, r.v.empty.MinSize().Height))
 	r.v.dim.Move(fyne.NewPos(0, 0))
 	r.v.dim.Resize(size)
-	s := fyne.NewSquareSize(36)
+	s := r.v.spinner.MinSize()
 	r.v.spinner.Move(fyne.NewPos((size.Width-s.Width)/2, (size.Height-s.Height)/2))
 	r.v.spinner.Resize(s)
 	if size != r.last {

@@ -19,11 +19,24 @@ type flowLayout struct {
 
 func newFlowLayout(hPad, vPad float32) *flowLayout { return &flowLayout{hPad: hPad, vPad: vPad} }
 
+// flowEntryWidth is the least width a text field takes in a flow: its own least
+// width is a couple of letters.
+const flowEntryWidth = 96
+
+// flowSize is an object's size in a flow.
+func flowSize(o fyne.CanvasObject) fyne.Size {
+	s := o.MinSize()
+	if _, ok := o.(*widget.Entry); ok {
+		s.Width = fyne.Max(s.Width, flowEntryWidth)
+	}
+	return s
+}
+
 func (l *flowLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var widest float32
 	for _, o := range objs {
 		if o.Visible() {
-			widest = fyne.Max(widest, o.MinSize().Width)
+			widest = fyne.Max(widest, flowSize(o).Width)
 		}
 	}
 	width := l.width
@@ -47,7 +60,7 @@ func (l *flowLayout) place(objs []fyne.CanvasObject, width float32, move bool) f
 		if !o.Visible() {
 			continue
 		}
-		s := o.MinSize()
+		s := flowSize(o)
 		if !first && x+s.Width > width {
 			x, y = 0, y+rowH+l.vPad
 			rowH = 0
@@ -117,7 +130,7 @@ func (l *sideOrBelow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 	panel := objs[1]
 	if size.Width >= l.wideFrom {
-		w := l.sideWidth
+		w := fyne.Min(fyne.Max(l.sideWidth, size.Width*0.32), 1.5*l.sideWidth) // wider on a wider window
 		main.Move(fyne.NewPos(0, 0))
 		main.Resize(fyne.NewSize(size.Width-w, size.Height))
 		panel.Move(fyne.NewPos(size.Width-w, 0))
@@ -133,12 +146,19 @@ func (l *sideOrBelow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	panel.Resize(fyne.NewSize(size.Width, h))
 }
 
-// panelHeightFor is the height a scrolled flow of entries takes at a width.
+// panelHeightFor is the height a scrolled flow or grid of entries takes at a width.
 func panelHeightFor(panel fyne.CanvasObject, width float32) float32 {
 	if s, ok := panel.(*container.Scroll); ok {
 		if c, ok := s.Content.(*fyne.Container); ok {
-			if f, ok := c.Layout.(*flowLayout); ok {
-				return f.place(c.Objects, width, false)
+			switch l := c.Layout.(type) {
+			case *flowLayout:
+				return l.place(c.Objects, width, false)
+			case *legendGrid:
+				if len(c.Objects) == 0 {
+					return 0
+				}
+				cols, _ := l.columns(c.Objects, width)
+				return float32((len(c.Objects)+cols-1)/cols) * l.rowHeight(c.Objects)
 			}
 		}
 		return s.Content.MinSize().Height

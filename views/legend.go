@@ -20,6 +20,7 @@ import (
 // (the same CNN on machines with the same GPU) say so, since only their interleaved
 // dashes tell them apart on the chart.
 type Legend struct {
+	grid     *legendGrid
 	box      *fyne.Container
 	scroll   *container.Scroll
 	OnToggle func(key string, shown bool)
@@ -29,7 +30,8 @@ type Legend struct {
 // NewLegend makes an empty legend: entries flowing into rows, scrolled when there are
 // more than the space given shows.
 func NewLegend() *Legend {
-	l := &Legend{box: container.New(newFlowLayout(theme.Padding()*2, 0))}
+	l := &Legend{grid: &legendGrid{}}
+	l.box = container.New(l.grid)
 	l.scroll = container.NewVScroll(l.box)
 	return l
 }
@@ -55,6 +57,7 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 	}
 	objs := make([]fyne.CanvasObject, 0, len(curves))
 	l.texts = l.texts[:0]
+	l.grid.natural = 0
 	for i, c := range curves {
 		key := charts.SeriesKey(c)
 		icon := canvas.NewImageFromImage(charts.SeriesIcon(styles.Of(c), int(legendIcon.Width), int(legendIcon.Height), bg))
@@ -65,18 +68,96 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 			text += fmt.Sprintf(" (≡ %s: the same curve)", strings.Join(others, ", "))
 		}
 		l.texts = append(l.texts, text)
-		check := widget.NewCheck(text, nil)
+		check := widget.NewCheck("", nil)
 		check.SetChecked(!hidden[key])
 		check.OnChanged = func(on bool) {
 			if l.OnToggle != nil {
 				l.OnToggle(key, on)
 			}
 		}
-		objs = append(objs, container.NewHBox(container.NewCenter(icon), check))
+		label := newTapLabel(text, func() { check.SetChecked(!check.Checked) })
+		entry := container.NewBorder(nil, nil, container.NewHBox(container.NewCenter(icon), check), nil, label)
+		objs = append(objs, entry)
+		natural := legendIcon.Width + check.MinSize().Width + fyne.MeasureText(text, theme.TextSize(), fyne.TextStyle{}).Width + 4*theme.Padding()
+		l.grid.natural = fyne.Max(l.grid.natural, natural)
 	}
 	l.box.Objects = objs
 	l.box.Refresh()
 	l.scroll.Refresh()
+}
+
+// legendGrid lays the entries out in columns as wide as the widest entry needs (at
+// most legendColumnMax), as many as the width holds, and cuts texts to fit: one
+// column beside the chart, several under it. Its least width is an entry's icon,
+// check and a few letters, so the legend never sets the window's least width.
+type legendGrid struct {
+	width   float32
+	natural float32 // the widest entry's width with its text whole
+}
+
+// legendColumnMax is the widest a legend column grows.
+const legendColumnMax = 380
+
+func (g *legendGrid) columns(objs []fyne.CanvasObject, width float32) (cols int, colWidth float32) {
+	natural := fyne.Min(g.natural, legendColumnMax)
+	cols = 1
+	if natural > 0 {
+		cols = max(1, int(width/natural))
+	}
+	cols = min(cols, max(len(objs), 1))
+	return cols, width / float32(cols)
+}
+
+func (g *legendGrid) rowHeight(objs []fyne.CanvasObject) float32 {
+	var h float32
+	for _, o := range objs {
+		h = fyne.Max(h, o.MinSize().Height)
+	}
+	return h
+}
+
+func (g *legendGrid) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	if len(objs) == 0 {
+		return fyne.Size{}
+	}
+	width := g.width
+	if width <= 0 {
+		width = legendColumnMax
+	}
+	cols, _ := g.columns(objs, width)
+	rows := (len(objs) + cols - 1) / cols
+	return fyne.NewSize(legendIcon.Width+80, float32(rows)*g.rowHeight(objs))
+}
+
+func (g *legendGrid) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	g.width = size.Width
+	cols, w := g.columns(objs, size.Width)
+	h := g.rowHeight(objs)
+	for i, o := range objs {
+		o.Move(fyne.NewPos(float32(i%cols)*w, float32(i/cols)*h))
+		o.Resize(fyne.NewSize(w, h))
+	}
+}
+
+// tapLabel is a legend entry's text: cut to fit, and a tap on it ticks the entry's
+// check as a tap on the check does.
+type tapLabel struct {
+	widget.Label
+	onTap func()
+}
+
+func newTapLabel(text string, onTap func()) *tapLabel {
+	l := &tapLabel{onTap: onTap}
+	l.Text, l.Truncation = text, fyne.TextTruncateEllipsis
+	l.ExtendBaseWidget(l)
+	return l
+}
+
+// Tapped is part of fyne.Tappable.
+func (l *tapLabel) Tapped(*fyne.PointEvent) {
+	if l.onTap != nil {
+		l.onTap()
+	}
 }
 
 // Entries is the number of entries.

@@ -1,11 +1,13 @@
 package views
 
 import (
+	"image/color"
 	"sort"
 	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
@@ -211,7 +213,9 @@ func NewSpecTable() *SpecTable {
 func (t *SpecTable) CreateRenderer() fyne.WidgetRenderer {
 	note := widget.NewLabelWithStyle("GPU add-ons (priced without their VM) come after whole machines.", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
 	note.Truncation = fyne.TextTruncateEllipsis
-	filters := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Filter:"), t.Search, t.provider, t.gpu), nil, note)
+	searchWidth := canvas.NewRectangle(color.Transparent)
+	searchWidth.SetMinSize(fyne.NewSize(170, 0)) // room for "machine or GPU"
+	filters := container.NewBorder(nil, nil, container.NewHBox(widget.NewLabel("Filter:"), container.NewStack(searchWidth, t.Search), t.provider, t.gpu), nil, note)
 	return widget.NewSimpleRenderer(container.NewBorder(filters, nil, nil, nil, t.content))
 }
 

@@ -516,7 +516,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 				mw.tabs.Select(mw.whyTab)
 			}
 			if show { // a refresh after a settings change leaves the status to the prediction
-				mw.Status.SetText(fmt.Sprintf("Why %s on %s at batch %d: %s.", model, machine, batch, app.BoundSentence(&x)))
+				mw.Status.SetText(fmt.Sprintf("Why %s on %s at %s: %s.", model, machine, app.BatchWords(&x), app.BoundSentence(&x)))
 			}
 			if mw.OnExplained != nil {
 				mw.OnExplained(x)
@@ -585,10 +585,10 @@ func (mw *MainWindow) report(err error) {
 }
 
 func (mw *MainWindow) showError(err error) {
-	mw.Status.SetText("Error: " + err.Error())
 	d := dialog.NewError(err, mw.Window)
 	closeOnEscape(d, mw.Window)
 	d.Show()
+	mw.Status.SetText("Error: " + err.Error()) // after the dialog: who waits for the status finds the dialog open
 }
 
 // shortcut is one keyboard shortcut of the window: its keys, what it does, and the

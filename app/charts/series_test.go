@@ -148,3 +148,86 @@ func TestUnknownPricesNeverOnTheScatter(t *testing.T) {
 		t.Errorf("tooltip of an unpriced point: %q", tip)
 	}
 }
+
+// A crosshair reads every series at the hovered batch size: Frame.Column finds each
+// series' mark nearest the pointer's column, and ColumnTooltip lists them all, the
+// ones hidden under another line included.
+func TestCrosshairReadsEverySeries(t *testing.T) {
+	a := synthCurve("resnet50", "aws/g4dn.xlarge", 1, 256, 0.5)
+	b := synthCurve("resnet50", "gcp/n1-t4", 1, 256, 0.4) // on top of a
+	c := synthCurve("resnet50", "aws/p3.2xlarge", 0.5, 512, 3)
+	curves := []predictor.Curve{a, b, c}
+	chart := Curves(curves, Options{})
+	_, f, err := chart.Image(800, 500, 96)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The column at batch 64.
+	px, _ := f.ToPixel(64, 1)
+	col := f.Column(px, 3)
+	if len(col) != 3 {
+		t.Fatalf("the column at batch 64 holds %d marks, want one per series: %+v", len(col), col)
+	}
+	for i, m := range col {
+		if m.Curve != i || m.X != 64 {
+			t.Errorf("mark %d: %+v, want series %d at batch 64", i, m, i)
+		}
+	}
+	tip := ColumnTooltip(curves, MetricTotal, col[2], col)
+	for _, want := range []string{"resnet50 on aws/p3.2xlarge\nbatch size 64", "Total time at batch 64, every series:",
+		"resnet50 · aws/g4dn.xlarge: ", "resnet50 · gcp/n1-t4: ", "resnet50 · aws/p3.2xlarge: "} {
+		if !strings.Contains(tip, want) {
+			t.Errorf("the crosshair's tooltip lacks %q:\n%s", want, tip)
+		}
+	}
+	// Far from every point, the column is empty.
+	if got := f.Column(f.X0-50, 3); len(got) != 0 {
+		t.Errorf("left of the data: %d marks", len(got))
+	}
+}
+
+// A box drawn on a frame zooms into it, a drag pans, and the zoomed view shows only
+// the marks inside it; an invalid or tiny box changes nothing.
+func TestZoomAndPan(t *testing.T) {
+	curves := fleet(2, 3)
+	for _, opt := range []Options{{}, {LogX: true, LogY: true}} {
+		chart := Curves(curves, opt)
+		_, f, err := chart.Image(800, 500, 96)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := f.View()
+		// The box from batch 16 to 128 across, the middle half of the y range up.
+		x0, _ := f.ToPixel(16, all.YMin)
+		x1, _ := f.ToPixel(128, all.YMin)
+		y0, y1 := f.Y0+(f.Y1-f.Y0)/4, f.Y1-(f.Y1-f.Y0)/4
+		r, ok := f.Zoomed(x1, y1, x0, y0) // any corner order
+		if !ok || !near(r.XMin, 16, 1e-6) || !near(r.XMax, 128, 1e-6) || r.YMin <= all.YMin || r.YMax >= all.YMax {
+			t.Fatalf("%+v: zoom to batches 16–128: %+v, %v (all %+v)", opt, r, ok, all)
+		}
+		if _, ok := f.Zoomed(x0, y0, x0+3, y0+3); ok {
+			t.Errorf("%+v: a 3-pixel box zoomed", opt)
+		}
+		_, zf, err := chart.ImageIn(800, 500, 96, &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := zf.View(); v != r {
+			t.Errorf("%+v: the zoomed frame shows %+v, want %+v", opt, v, r)
+		}
+		// A mark outside the view is not found there.
+		px, py := zf.ToPixel(1024, all.YMax)
+		if m, ok := zf.Nearest(px, py, 1e6); ok && (m.X < r.XMin*(1-1e-9) || m.X > r.XMax*(1+1e-9)) {
+			t.Errorf("%+v: the zoomed view found a mark outside it: %+v", opt, m)
+		}
+		// A pan of a tenth of the width to the right shows data further left.
+		p := zf.Panned((zf.X1-zf.X0)/10, 0)
+		if !(p.XMin < r.XMin && p.XMax < r.XMax) || !near(p.YMin, r.YMin, 1e-9) {
+			t.Errorf("%+v: pan right: %+v from %+v", opt, p, r)
+		}
+		// The whole chart is drawn again after the zoomed render: the zoom is the view's.
+		if _, f2, _ := chart.Image(800, 500, 96); f2.View() != all {
+			t.Errorf("%+v: after a zoomed render the chart shows %+v, want %+v", opt, f2.View(), all)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func runCacheImport(env *Env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return Usagef("cache import takes FILE… (cache files, e.g. shards/shard-*.db, or one step or kernel measurement CSV; - reads a CSV from stdin)")
+		return Usagef("cache import takes FILE… (cache files, e.g. shards/shard-*.db, or one step, kernel measurement or loader-rate CSV; - reads a CSV from stdin)")
 	}
 	if len(pos) > 1 {
 		// Several files: cache shards merged one after the other, each atomically. A
@@ -190,6 +190,10 @@ func runCacheImport(env *Env, args []string) error {
 					strings.Join(rep.CustomModelClashes, ", "))
 			}
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
+		} else if rep.Kind == "loader-csv" {
+			fmt.Fprintf(env.Stdout, "imported loader-rate CSV %s: %s (predictions for this computer's machines use it: user/workstation, local/…)\n",
+				rep.File, app.MergedText(rep.LoaderRates))
+			continue
 		} else if rep.Kind == "layers-csv" {
 			fmt.Fprintf(env.Stdout, "imported kernel measurement CSV %s: %d devices and %d layer configurations added\n", rep.File, rep.Devices, rep.Configs)
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))

@@ -16,7 +16,8 @@ import (
 const explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--precision fp32|fp32-strict|amp]\n" +
 	"        [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
+	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|examples|lightning]\n" +
+	"        [--framework pytorch2|pytorch1|graph] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
 
 // explainDetails is explain's help after the summary.
 const explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
@@ -25,11 +26,15 @@ global batch size. The table shows:
                 step (the GPU or the input pipeline), the least trusted source of its kernels
                 (measured < interpolated < transferred < estimated), memory per GPU
   phases        the iteration split into forward, backward-data and backward-weight kernels,
-                the optimizer update, host (the GPU waiting for the host to issue kernels,
-                plus its per-step work), input (the batch's host-to-device copy or DALI's
-                decoding on the GPU), loader (waiting for a loader slower than the GPU; 0 when
-                the GPU bounds the step) and communication (the gradient all-reduce the
-                backward pass does not hide; 0 on one GPU); they add up to the iteration
+                the optimizer (the update and the framework's other kernels per parameter
+                tensor: zero_grad, gradient accumulation, batch norm's counters under
+                --framework pytorch1), host (the GPU waiting for the host to issue kernels,
+                plus its per-step work), script (the training script's own work per step),
+                input (the batch's host-to-device copy, the DataLoader's hand-over of the
+                batch, DALI's decoding on the GPU), loader (waiting for a loader slower than
+                the GPU; 0 when the GPU bounds the step) and communication (the gradient
+                all-reduce the backward pass does not hide, NCCL's interference and the
+                wait for the slowest of the GPUs; 0 on one GPU); they add up to the iteration
   kinds         the layers' kernel time by kind of layer (conv2d, conv2d-depthwise,
                 conv2d-grouped, batchnorm2d, relu, linear, ...) and its share
   layers        the slowest layers by forward + backward time, on one GPU at its share of the

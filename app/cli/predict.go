@@ -100,6 +100,9 @@ type PredictRow struct {
 	// (null where the batch does not fit).
 	Script   string   `json:"script,omitempty"`
 	ScriptMS *float64 `json:"script_ms"`
+	// Framework is what runs the step (pytorch2, pytorch1 or graph): its work per
+	// parameter tensor is in iter_ms.
+	Framework string `json:"framework,omitempty"`
 	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the
 	// reference CPU stood in for an unknown one, as for a bare --gpu).
 	CPU *hw.CPU `json:"cpu,omitempty"`
@@ -137,7 +140,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend, Script: string(c.Script), CPU: c.CPU}
+		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date

@@ -122,6 +122,21 @@ var predictCSVColumns = []struct {
 	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
 	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
 	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},
+	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Script))) }},
+	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
+	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Framework))) }},
+	{"cpu", true, func(b []byte, r *csvRow) []byte {
+		if r.c.CPU == nil {
+			return b
+		}
+		return appendCSVText(b, csvsafe.Text(r.c.CPU.Model))
+	}},
+	{"cpu_assumed", true, func(b []byte, r *csvRow) []byte {
+		if r.c.CPU == nil {
+			return b
+		}
+		return strconv.AppendBool(b, r.c.CPU.Assumed)
+	}},
 }
 
 // csvRow is what a predict --csv row is made of: its curve, its point, and the point's

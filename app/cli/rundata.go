@@ -20,6 +20,7 @@ type runDataFlags struct {
 	workers      int
 	memoryFormat string
 	script       string
+	framework    string
 }
 
 // RunDataUsage explains each run-data flag, for `cnntime help predict` and the README.
@@ -45,6 +46,12 @@ const RunDataUsage = `run data (how the run gets its images):
                        ("script_ms"): reference (default; torchvision's reference script:
                        accuracy, .item() reads and meters every step), lean (a tight loop,
                        as benchmarks run) or lightning (a Lightning Trainer)
+  --framework pytorch2|pytorch1|graph
+                       what runs the step, for its work per parameter tensor (the step's
+                       intercept): pytorch2 (default; foreach optimizer, gradients set to
+                       None), pytorch1 (PyTorch 1.x: the optimizer loops over the parameters
+                       in Python and gradients are zeroed and accumulated, several small
+                       kernels per tensor) or graph (a compiled step: TensorFlow, MXNet, XLA)
 A step takes the longer of the GPU's step and the loader's time for the batch: each row
 says which ("bound": "gpu" or "input") and gives the loader's own rate.`
 
@@ -56,6 +63,7 @@ func (rf *runDataFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
 	fs.StringVar(&rf.memoryFormat, "memory-format", "nchw", "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
 	fs.StringVar(&rf.script, "script", string(predictor.DefaultScript), "training script around the step: reference (per-step metrics and .item() reads), lean (a tight loop) or lightning")
+	fs.StringVar(&rf.framework, "framework", string(predictor.PyTorch2), "what runs the step: pytorch2 (foreach optimizer), pytorch1 (a Python loop over the parameters, zeroed gradients) or graph (a compiled step)")
 }
 
 // runData checks the flags and returns the run data they describe; a mistake is a
@@ -63,7 +71,7 @@ func (rf *runDataFlags) register(fs *flag.FlagSet) {
 func (rf *runDataFlags) runData() (app.RunData, error) {
 	d := app.RunData{Dataset: strings.ToLower(strings.TrimSpace(rf.dataset)), Input: rf.input, Classes: rf.classes,
 		Loader: strings.ToLower(strings.TrimSpace(rf.loader)), Workers: rf.workers, MemoryFormat: strings.ToLower(strings.TrimSpace(rf.memoryFormat)),
-		Script: strings.ToLower(strings.TrimSpace(rf.script))}
+		Script: strings.ToLower(strings.TrimSpace(rf.script)), Framework: strings.ToLower(strings.TrimSpace(rf.framework))}
 	switch {
 	case d.Dataset == "":
 		return d, Usagef("--dataset: give one of %s", strings.Join(dataset.Names(), ", "))
@@ -81,6 +89,8 @@ func (rf *runDataFlags) runData() (app.RunData, error) {
 			flag = "--loader"
 		case strings.Contains(msg, "script"):
 			flag = "--script"
+		case strings.Contains(msg, "framework"):
+			flag = "--framework"
 		case strings.Contains(msg, "memory format"):
 			flag = "--memory-format"
 		case strings.Contains(msg, "input size"):

@@ -16,9 +16,10 @@ func TestRunDataFlags(t *testing.T) {
 		want    app.RunData
 		wantErr string
 	}{
-		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference"}, ""},
-		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc", "--script", "Lean"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc", Script: "lean"}, ""},
-		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali-cpu"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali-cpu", Workers: 6, MemoryFormat: "nchw", Script: "reference"}, ""},
+		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference", Framework: "pytorch2"}, ""},
+		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc", "--script", "Lean", "--framework", "PyTorch1"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc", Script: "lean", Framework: "pytorch1"}, ""},
+		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali-cpu", "--script", "examples"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali-cpu", Workers: 6, MemoryFormat: "nchw", Script: "examples", Framework: "pytorch2"}, ""},
+		{[]string{"--framework", "keras"}, app.RunData{}, "--framework: unknown framework"},
 		{[]string{"--dataset", "mnist"}, app.RunData{}, "--dataset: unknown dataset \"mnist\""},
 		{[]string{"--loader", "webdataset"}, app.RunData{}, "--loader: unknown loader"},
 		{[]string{"--script", "keras"}, app.RunData{}, "--script: unknown script"},

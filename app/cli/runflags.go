@@ -83,7 +83,8 @@ const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--
 	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--region R] [--spot]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]"
+	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]\n" +
+	"        [--framework pytorch2|pytorch1|graph]"
 
 // trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
 // with it.

@@ -52,10 +52,13 @@ func validateCommands(register func(Command)) {
 		if rep.Modern, err = validate.Modern(eng); err != nil {
 			return err
 		}
-		if rep.Multinode, err = validate.Multinode(eng); err != nil {
+		if rep.Scaling, err = validate.Scaling(eng); err != nil {
 			return err
 		}
 		if rep.Convergence, err = validate.Convergence(); err != nil {
+			return err
+		}
+		if rep.StepBatch, err = validate.StepBatch(eng); err != nil {
 			return err
 		}
 		if rep.Loader, err = validate.Loader(eng); err != nil {

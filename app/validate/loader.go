@@ -152,9 +152,16 @@ func PredictLoaderRuns(eng *app.Engine, rows []LoaderRow) error {
 				return fmt.Errorf("loader_runs.csv %s: %w", r.Source, err)
 			}
 			global := r.Batch * r.GPUs
+			// The training runs are PyTorch 1.x (DLPerf: 1.6; the DALI demo: 1.x) but
+			// tf.data's, which is TensorFlow's compiled step.
+			fw := predictor.PyTorch1
+			if r.Loader == string(pipeline.TFData) {
+				fw = predictor.Graph
+			}
 			c, err := eng.Predictor().Curve(predictor.Request{Network: net, GPU: gpu, Precision: p, Policy: measure.Heuristic,
 				Machine: hw.Machine{ID: r.Source, GPUCount: r.GPUs, VCPUs: r.VCPUs, CPU: &cpu}, Batches: []int{global},
-				Run: predictor.Run{Epochs: 1, Images: global}, Input: rate, MemoryFormat: predictor.NCHW, Script: predictor.Reference})
+				Run: predictor.Run{Epochs: 1, Images: global}, Input: rate, MemoryFormat: predictor.NCHW, Script: predictor.Reference,
+				Framework: fw})
 			if err != nil {
 				return fmt.Errorf("loader_runs.csv %s: %w", r.Source, err)
 			}

@@ -117,7 +117,7 @@ func Public(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
 		}
 		c, err := eng.Predictor().Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
 			Precision: prec, Policy: measure.Heuristic, Batches: []int{batch}, Run: predictor.Run{Epochs: 1, Images: batch},
-			ForwardBackwardOnly: true})
+			ForwardBackwardOnly: true, Framework: predictor.FrameworkOf(fw)})
 		if err != nil {
 			return nil, err
 		}

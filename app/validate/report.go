@@ -12,16 +12,19 @@ import (
 // Report is what `cnntime validate --json` prints: the predictor's accuracy, one
 // table after another.
 type Report struct {
-	CPU       *CPUAccuracy           `json:"cpu"`    // table 1; null with --skip-cpu
-	Layers    []kernels.GPUAccuracy  `json:"layers"` // table 2
-	Public    []PublicSourceAccuracy `json:"public"` // table 3, per source
-	Rows      []PublicComparison     `json:"public_rows"`
-	Modern    *ModernAccuracy        `json:"modern"`    // table 4: modern.go
-	Multinode *ScalingAccuracy       `json:"multinode"` // table 5: multinode.go
+	CPU     *CPUAccuracy           `json:"cpu"`    // table 1; null with --skip-cpu
+	Layers  []kernels.GPUAccuracy  `json:"layers"` // table 2
+	Public  []PublicSourceAccuracy `json:"public"` // table 3, per source
+	Rows    []PublicComparison     `json:"public_rows"`
+	Modern  *ModernAccuracy        `json:"modern"`  // table 4: modern.go
+	Scaling *ScalingAccuracy       `json:"scaling"` // table 5: scaling.go
 	// Convergence is table 6: the epochs-to-target model against published figures
 	// (convergence.go).
 	Convergence *ConvergenceAccuracy `json:"convergence"`
 	Loader      *LoaderAccuracy      `json:"loader"` // table 7: loader.go
+	// StepBatch is table 8: one-GPU steps of real scripts against batch, the step's
+	// intercept (smallbatch.go).
+	StepBatch *StepBatchAccuracy `json:"step_batch"`
 }
 
 // WriteReport prints the report's tables as text.
@@ -58,11 +61,14 @@ func WriteReport(w io.Writer, rep *Report) error {
 	if err := WriteModernTable(w, rep.Modern); err != nil {
 		return err
 	}
-	if err := WriteScalingTable(w, rep.Multinode); err != nil {
+	if err := WriteScalingTable(w, rep.Scaling); err != nil {
 		return err
 	}
 	if err := WriteConvergenceTable(w, rep.Convergence, 6); err != nil {
 		return err
 	}
-	return WriteLoaderTable(w, rep.Loader)
+	if err := WriteLoaderTable(w, rep.Loader); err != nil {
+		return err
+	}
+	return WriteStepBatchTable(w, rep.StepBatch, 8)
 }

@@ -237,7 +237,8 @@ func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.M
 		curve, err := eng.Curve(predictor.Request{Network: c.Net, GPU: timing,
 			Machine:   hw.Machine{ID: "anchor/" + c.GPU, GPUID: c.GPU, GPUCount: n},
 			Precision: c.Precision, Policy: measure.Heuristic, Batches: []int{c.Batch * n},
-			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}, MemoryFormat: c.MemoryFormat(), Input: in})
+			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}, MemoryFormat: c.MemoryFormat(), Input: in,
+			Framework: predictor.FrameworkOf(c.Framework)})
 		if err != nil {
 			return nil, fmt.Errorf("anchors line %d: %w", c.Line, err)
 		}

@@ -19,6 +19,11 @@ type CPU struct {
 	TurboGHz float64 `json:"turbo_ghz"`
 	Source   string  `json:"source"`
 	Assumed  bool    `json:"assumed,omitempty"`
+	// MeasuredSpeed, when positive, is Speed measured on this computer (its loader
+	// rate per worker over the reference CPU's), and LoaderImagesPerWorker the rate
+	// measured: a local machine's CPU after scripts/dataloader_rate.py.
+	MeasuredSpeed         float64 `json:"measured_speed,omitempty"`
+	LoaderImagesPerWorker float64 `json:"loader_images_per_worker,omitempty"`
 }
 
 // ReferenceCPU is the CPU the loader rates are fitted on: DLPerf's V100 servers (2 ×
@@ -30,9 +35,13 @@ var ReferenceCPU = CPU{Model: "Intel Xeon Gold 5118", BaseGHz: 2.3, TurboGHz: 3.
 	Source: "ASSUMED: the loader model's reference CPU (DLPerf's V100 servers; Intel ARK: 2.3 GHz base, 3.2 GHz turbo)", Assumed: true}
 
 // Speed is how fast one of the CPU's cores decodes images relative to ReferenceCPU's:
-// the ratio of their turbo clocks (a busy loader worker runs at its core's turbo). The
-// cores' work per clock differs by generation too; that is not modelled.
+// the measured ratio where there is one (MeasuredSpeed), else the ratio of their turbo
+// clocks (a busy loader worker runs at its core's turbo). The cores' work per clock
+// differs by generation too; only a measurement sees that.
 func (c CPU) Speed() float64 {
+	if c.MeasuredSpeed > 0 {
+		return c.MeasuredSpeed
+	}
 	if !(c.TurboGHz > 0) {
 		return 1
 	}

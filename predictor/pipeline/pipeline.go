@@ -164,7 +164,19 @@ type Rate struct {
 	// before the forward pass can start: float32 tensors from a PyTorch loader, none
 	// from DALI (it writes on the GPU) or synthetic data.
 	HostToDeviceBytesPerImage float64 `json:"h2d_bytes_per_image,omitempty"`
+	// HandoffMS is the training process's own work per batch to take it from the
+	// loader (DataLoaderHandoffMS for a PyTorch DataLoader), on the step's critical
+	// path: the script's per-step read of the loss leaves the GPU idle while it runs.
+	HandoffMS float64 `json:"handoff_ms,omitempty"`
 }
+
+// DataLoaderHandoffMS is what the training process spends per batch taking it from a
+// PyTorch DataLoader: the worker queue's get and unpickling, the pin-memory thread's
+// hand-over and the batch's .cuda() calls. Fitted, with the eager operator cost, on the
+// tuning sources of the one-GPU step-time series (assets/validation/step_batch.csv,
+// `cnntime validate` table 8; app/validate.FitStepOverheads); its held-out sources
+// check it.
+const DataLoaderHandoffMS = 2.0
 
 // Model returns the rate of the loader s picks for dataset d at input size input on
 // one of gpus GPUs of a machine with vcpus vCPUs (0: unknown, a bare GPU). The
@@ -205,6 +217,7 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 	case PyTorch:
 		r.ImagesPerS = parallel / (PerImageOverheadMS + decodeMS + outMS) * 1000
 		r.HostToDeviceBytesPerImage = 3 * inPx * 4
+		r.HandoffMS = DataLoaderHandoffMS
 	case DALICPU, FFCV, TFData:
 		// The same decode and crop as PIL's, in C++ (or JIT-compiled) threads with no
 		// per-sample Python: CPUSpeedup fewer core-seconds. DALI and FFCV hand the GPU
@@ -238,9 +251,10 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 // kernels and the host work around them) takes gpuStepMS, fed by r over a host link
 // of linkGBs GB/s, with bound "gpu" or "input". A prefetching loader works while the
 // GPU trains on the previous batch, so the step is the slower of the two; the batch's
-// copy to the GPU and DALI's GPU work add to the GPU's side.
+// copy to the GPU, DALI's GPU work and the training process's hand-over of the batch
+// add to the GPU's side.
 func (r Rate) StepMS(b int, gpuStepMS, linkGBs float64) (ms float64, bound string) {
-	gpu := gpuStepMS + float64(b)*r.GPUMSPerImage
+	gpu := gpuStepMS + float64(b)*r.GPUMSPerImage + r.HandoffMS
 	if r.HostToDeviceBytesPerImage > 0 && linkGBs > 0 {
 		gpu += float64(b) * r.HostToDeviceBytesPerImage / (linkGBs * 1e9) * 1000
 	}

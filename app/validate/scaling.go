@@ -1,0 +1,344 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"cnntime/app"
+	"cnntime/assets"
+	"cnntime/predictor"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+// ScalingRow is one published data-parallel scaling figure (assets/validation/
+// scaling.csv), within one node or over several, and its prediction.
+type ScalingRow struct {
+	Source       string  `json:"source"` // the publication; whole sources are held out
+	Run          string  `json:"run"`    // the row's own label
+	Where        string  `json:"where"`
+	Set          string  `json:"set"` // tuning or held out
+	Model        string  `json:"model"`
+	Framework    string  `json:"framework"`
+	Precision    string  `json:"precision"`
+	GPU          string  `json:"gpu"`
+	IntraGBs     float64 `json:"intra_gbps"` // the GPU-to-GPU link used, GB/s per direction
+	Interconnect string  `json:"interconnect"`
+	GPUsPerNode  int     `json:"gpus_per_node"`
+	Network      string  `json:"network,omitempty"`
+	NetworkGbps  float64 `json:"network_gbps,omitempty"`
+	Batch        int     `json:"batch_per_gpu"`
+	Nodes        int     `json:"nodes"`
+	BaseGPUs     int     `json:"baseline_gpus"`
+	Measured     float64 `json:"measured_efficiency"`
+	Predicted    float64 `json:"predicted_efficiency"`
+	ErrorPct     float64 `json:"error_pct"` // signed, (predicted − measured) / measured
+	// Before is the efficiency the model gave before it counted interference and
+	// stragglers (every link at 80% of its bandwidth, the network at 45%).
+	Before    float64 `json:"before_efficiency"`
+	BeforePct float64 `json:"before_error_pct"`
+
+	step, bwd, grad float64
+	gpu             hw.GPU
+}
+
+// MultiNode reports whether the row spans several nodes.
+func (r ScalingRow) MultiNode() bool { return r.Nodes > 1 }
+
+// ScalingParams are the fitted figures of the scaling model: the network's share of
+// its line rate, and Overheads.CommInterference and StepJitter.
+type ScalingParams struct {
+	NetworkEfficiency float64 `json:"network_efficiency"`
+	Interference      float64 `json:"comm_interference"`
+	Jitter            float64 `json:"step_jitter"`
+	TuningMAPEPct     float64 `json:"tuning_mape_pct"`
+}
+
+// ScalingGroup is the accuracy over the rows of one set, within a node or over several.
+type ScalingGroup struct {
+	Set        string  `json:"set"`
+	Scope      string  `json:"scope"` // "all", "one node" or "several nodes"
+	Rows       int     `json:"rows"`
+	MAPEPct    float64 `json:"mape_pct"`
+	BiasPct    float64 `json:"bias_pct"`
+	BeforeMAPE float64 `json:"before_mape_pct"`
+}
+
+// ScalingAccuracy is table 5 of `cnntime validate`: data-parallel scaling efficiency,
+// predicted vs published, within a node and over several.
+type ScalingAccuracy struct {
+	Shipped ScalingParams  `json:"shipped"`
+	Refit   ScalingParams  `json:"refit"`
+	Groups  []ScalingGroup `json:"groups"`
+	Rows    []ScalingRow   `json:"rows"`
+}
+
+var scalingColumns = []string{"source", "run", "where", "model", "framework", "precision", "gpu", "intra_gbps", "gpus_per_node",
+	"nodes", "baseline_gpus", "network", "network_gbps", "batch_per_gpu", "scaling_efficiency", "set"}
+
+// ParseScalingRows reads the published scaling figures.
+func ParseScalingRows(data []byte) ([]ScalingRow, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("scaling.csv: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, c := range scalingColumns {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("scaling.csv: the header lacks column %q", c)
+		}
+	}
+	var rows []ScalingRow
+	for line := 2; ; line++ {
+		f, err := r.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("scaling.csv: %w", err)
+		}
+		get := func(c string) string { return strings.TrimSpace(f[col[c]]) }
+		num := func(c string, required bool) float64 {
+			s := get(c)
+			if s == "" && !required {
+				return 0
+			}
+			v, perr := strconv.ParseFloat(s, 64)
+			if perr != nil || !(v > 0) || math.IsInf(v, 0) {
+				err = fmt.Errorf("scaling.csv line %d, %s: %q is not a positive number", line, c, s)
+			}
+			return v
+		}
+		row := ScalingRow{Source: get("source"), Run: get("run"), Where: get("where"), Set: get("set"), Model: get("model"),
+			Framework: get("framework"), Precision: get("precision"), GPU: get("gpu"), Network: get("network"),
+			Interconnect: get("interconnect"), IntraGBs: num("intra_gbps", false), GPUsPerNode: int(num("gpus_per_node", true)), Batch: int(num("batch_per_gpu", true)),
+			Nodes: int(num("nodes", true)), BaseGPUs: int(num("baseline_gpus", true)), Measured: num("scaling_efficiency", true)}
+		row.NetworkGbps = num("network_gbps", row.Nodes > 1)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case row.Set != "tuning" && row.Set != "held out":
+			return nil, fmt.Errorf("scaling.csv line %d, set: %q is neither tuning nor held out", line, row.Set)
+		case row.Source == "" || row.Model == "" || row.GPU == "":
+			return nil, fmt.Errorf("scaling.csv line %d: a row needs its source, model and gpu", line)
+		case row.Nodes == 1 && row.BaseGPUs >= row.GPUsPerNode:
+			return nil, fmt.Errorf("scaling.csv line %d: %d GPUs in one node do not scale from a baseline of %d", line, row.GPUsPerNode, row.BaseGPUs)
+		case row.BaseGPUs > row.GPUsPerNode && row.BaseGPUs%row.GPUsPerNode != 0:
+			return nil, fmt.Errorf("scaling.csv line %d: a baseline of %d GPUs is not whole nodes of %d", line, row.BaseGPUs, row.GPUsPerNode)
+		case row.Interconnect != "" && row.Interconnect != "NVLink" && row.Interconnect != "PCIe":
+			return nil, fmt.Errorf("scaling.csv line %d, interconnect: %q is neither NVLink nor PCIe", line, row.Interconnect)
+		case row.Measured > 1.2:
+			return nil, fmt.Errorf("scaling.csv line %d: a scaling efficiency of %g is not plausible (want at most 1.2)", line, row.Measured)
+		}
+		if row.Run == "" {
+			row.Run = row.Source
+		}
+		rows = append(rows, row)
+	}
+}
+
+// prepareScaling times each row's one-GPU step and backward pass once, at its per-GPU
+// batch, with the framework its description names.
+func prepareScaling(eng *app.Engine, rows []ScalingRow) error {
+	pred := eng.Predictor()
+	for i := range rows {
+		r := &rows[i]
+		net, err := eng.Network(r.Model)
+		if err != nil {
+			return fmt.Errorf("scaling.csv %s: %w", r.Run, err)
+		}
+		gpu, err := eng.Catalog().GPU(r.GPU)
+		if err != nil {
+			return fmt.Errorf("scaling.csv %s: %w", r.Run, err)
+		}
+		// A row may name the link its machines used where the catalog's GPU has another
+		// (a V100 on PCIe, a P100 on NVLink).
+		if r.IntraGBs > 0 {
+			gpu.InterconnectGBs = r.IntraGBs
+		} else {
+			r.IntraGBs = gpu.InterconnectGBs
+		}
+		if r.Interconnect != "" {
+			gpu.Interconnect = r.Interconnect
+		} else {
+			r.Interconnect = gpu.Interconnect
+		}
+		p, err := predictor.ParseTrainingPrecision(r.Precision)
+		if err != nil {
+			return fmt.Errorf("scaling.csv %s: %w", r.Run, err)
+		}
+		r.step, r.bwd, err = pred.StepParts(predictor.Request{Network: net, GPU: gpu, Precision: p, Policy: measure.Heuristic,
+			Framework: predictor.FrameworkOf(r.Framework)}, r.Batch)
+		if err != nil {
+			return fmt.Errorf("scaling.csv %s: %w", r.Run, err)
+		}
+		r.grad, r.gpu = 4*float64(net.Params()), gpu
+	}
+	return nil
+}
+
+// scalingEfficiency is a prepared row's efficiency under the overheads o and network
+// model nm: its baseline's step time over its full configuration's.
+func scalingEfficiency(r *ScalingRow, o predictor.Overheads, nm predictor.NetworkModel) float64 {
+	link := hw.Network{Fabric: r.Network, Gbps: r.NetworkGbps}
+	baseG, baseNodes := r.BaseGPUs, 1
+	if r.BaseGPUs > r.GPUsPerNode {
+		baseG, baseNodes = r.GPUsPerNode, r.BaseGPUs/r.GPUsPerNode
+	}
+	base := predictor.ScalingStep(o, nm, r.step, r.bwd, r.grad, baseG, baseNodes, r.gpu, link)
+	full := predictor.ScalingStep(o, nm, r.step, r.bwd, r.grad, r.GPUsPerNode, r.Nodes, r.gpu, link)
+	return base / full
+}
+
+// beforeScaling is the scaling model before this table covered one node: every link
+// at 80% of its bandwidth, the network at 45% of its line rate, nothing beyond the
+// exposed all-reduce.
+func beforeScaling(o predictor.Overheads) (predictor.Overheads, predictor.NetworkModel) {
+	o.NVLinkAllReduceEfficiency, o.PCIeAllReduceEfficiency, o.CommInterference, o.StepJitter = 0.8, 0.8, 0, 0
+	nm := predictor.DefaultNetworkModel
+	nm.Efficiency = 0.45
+	return o, nm
+}
+
+// ScalingGrid is where FitScaling looks.
+var ScalingGrid = struct{ NetworkEfficiency, Interference, Jitter []float64 }{
+	NetworkEfficiency: steps(0.3, 0.95, 0.05),
+	Interference:      steps(0, 0.5, 0.05),
+	Jitter:            steps(0, 0.05, 0.0025),
+}
+
+func steps(from, to, by float64) []float64 {
+	var out []float64
+	for i := 0; ; i++ {
+		v := math.Round((from+float64(i)*by)*1e6) / 1e6
+		if v > to+1e-9 {
+			return out
+		}
+		out = append(out, v)
+	}
+}
+
+// FitScaling chooses, on the tuning rows of prepared rows alone, the network's share
+// of its line rate, CommInterference and StepJitter with the least MAPE of the scaling
+// efficiency over ScalingGrid; o holds every other figure.
+func FitScaling(rows []ScalingRow, o predictor.Overheads) (ScalingParams, error) {
+	var tuning []*ScalingRow
+	for i := range rows {
+		if rows[i].Set == "tuning" {
+			tuning = append(tuning, &rows[i])
+		}
+	}
+	if len(tuning) == 0 {
+		return ScalingParams{}, fmt.Errorf("scaling.csv has no tuning rows")
+	}
+	best := ScalingParams{TuningMAPEPct: math.Inf(1)}
+	nm := predictor.DefaultNetworkModel
+	for _, ne := range ScalingGrid.NetworkEfficiency {
+		nm.Efficiency = ne
+		for _, f := range ScalingGrid.Interference {
+			for _, j := range ScalingGrid.Jitter {
+				o.CommInterference, o.StepJitter = f, j
+				sum := 0.0
+				for _, r := range tuning {
+					sum += math.Abs(scalingEfficiency(r, o, nm)-r.Measured) / r.Measured
+				}
+				if m := 100 * sum / float64(len(tuning)); m < best.TuningMAPEPct-1e-9 {
+					best = ScalingParams{NetworkEfficiency: ne, Interference: f, Jitter: j, TuningMAPEPct: m}
+				}
+			}
+		}
+	}
+	return best, nil
+}
+
+// Scaling predicts every embedded scaling figure with the shipped model, refits the
+// model on the tuning sources, and summarises the errors per set and scope.
+func Scaling(eng *app.Engine) (*ScalingAccuracy, error) {
+	rows, err := ParseScalingRows(assets.Scaling)
+	if err != nil {
+		return nil, fmt.Errorf("the embedded scaling figures are broken (a build mistake; report it): %w", err)
+	}
+	if err := prepareScaling(eng, rows); err != nil {
+		return nil, err
+	}
+	o := eng.Predictor().Overheads()
+	nm := predictor.DefaultNetworkModel
+	bo, bnm := beforeScaling(o)
+	for i := range rows {
+		r := &rows[i]
+		r.Predicted = scalingEfficiency(r, o, nm)
+		r.ErrorPct = 100 * (r.Predicted - r.Measured) / r.Measured
+		r.Before = scalingEfficiency(r, bo, bnm)
+		r.BeforePct = 100 * (r.Before - r.Measured) / r.Measured
+	}
+	acc := &ScalingAccuracy{Rows: rows,
+		Shipped: ScalingParams{NetworkEfficiency: nm.Efficiency, Interference: o.CommInterference, Jitter: o.StepJitter}}
+	if acc.Refit, err = FitScaling(rows, o); err != nil {
+		return nil, err
+	}
+	for _, set := range []string{"tuning", "held out"} {
+		for _, scope := range []string{"all", "one node", "several nodes"} {
+			g := ScalingGroup{Set: set, Scope: scope}
+			for _, r := range rows {
+				if r.Set != set || scope == "one node" && r.MultiNode() || scope == "several nodes" && !r.MultiNode() {
+					continue
+				}
+				g.Rows++
+				g.MAPEPct += math.Abs(r.ErrorPct)
+				g.BiasPct += r.ErrorPct
+				g.BeforeMAPE += math.Abs(r.BeforePct)
+			}
+			if g.Rows > 0 {
+				n := float64(g.Rows)
+				g.MAPEPct, g.BiasPct, g.BeforeMAPE = g.MAPEPct/n, g.BiasPct/n, g.BeforeMAPE/n
+				acc.Groups = append(acc.Groups, g)
+			}
+		}
+		if set == "tuning" && len(acc.Groups) > 0 {
+			acc.Shipped.TuningMAPEPct = acc.Groups[0].MAPEPct
+		}
+	}
+	return acc, nil
+}
+
+// WriteScalingTable prints table 5.
+func WriteScalingTable(w io.Writer, acc *ScalingAccuracy) error {
+	if acc == nil {
+		return nil
+	}
+	fmt.Fprintln(w, "\n5. Data-parallel scaling efficiency, within a node and over several, vs published figures (scaling.csv)")
+	s, f := acc.Shipped, acc.Refit
+	fmt.Fprintf(w, "model: NCCL bus bandwidth per link (nccl-tests), the network at %.0f%% of its line rate, %.0f%% of the hidden all-reduce slowing the backward pass, step jitter %.2f%% (stragglers: × sqrt(2 ln N))\n",
+		100*s.NetworkEfficiency, 100*s.Interference, 100*s.Jitter)
+	fmt.Fprintf(w, "refitted now on the tuning sources: %.0f%%, %.0f%%, %.2f%% (tuning MAPE %.1f%%); \"before\": every link at 80%%, the network at 45%%, no interference or stragglers\n\n",
+		100*f.NetworkEfficiency, 100*f.Interference, 100*f.Jitter, f.TuningMAPEPct)
+	t := app.NewTable(w, "SET", "SCOPE", "ROWS", "MAPE", "BIAS", "BEFORE")
+	for _, g := range acc.Groups {
+		t.Row(g.Set, g.Scope, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct), fmt.Sprintf("%.1f%%", g.BeforeMAPE))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t = app.NewTable(w, "SET", "SOURCE", "RUN", "MODEL", "PRECISION", "GPUS", "LINK", "BATCH", "MEASURED", "PREDICTED", "ERROR", "BEFORE")
+	for _, r := range acc.Rows {
+		link := fmt.Sprintf("%s %g GB/s", r.Interconnect, r.IntraGBs)
+		if r.MultiNode() {
+			link += fmt.Sprintf("; %s %g Gbit/s", r.Network, r.NetworkGbps)
+		}
+		t.Row(r.Set, r.Source, r.Run, r.Model, r.Precision, fmt.Sprintf("%d→%d×%d", r.BaseGPUs, r.Nodes, r.GPUsPerNode),
+			link, strconv.Itoa(r.Batch), fmt.Sprintf("%.3f", r.Measured), fmt.Sprintf("%.3f", r.Predicted),
+			fmt.Sprintf("%+.1f%%", r.ErrorPct), fmt.Sprintf("%.3f", r.Before))
+	}
+	return t.Flush()
+}

@@ -1,0 +1,93 @@
+package validate
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"cnntime/app"
+	"cnntime/assets"
+)
+
+// The scaling table: rows within one node and over several in both sets, whole
+// sources held out (a third of them), the shipped figures the fit on the tuning
+// sources finds, every prediction an efficiency in (0, 1], and the held-out sources
+// within the 8% the issue asks (figures published, not timed here).
+func TestScalingTable(t *testing.T) {
+	eng, err := app.NewEngine(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := Scaling(eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := map[string]string{}
+	scopes := map[string]bool{}
+	for _, r := range acc.Rows {
+		if s, ok := sets[r.Source]; ok && s != r.Set {
+			t.Errorf("%s has rows in both %q and %q: hold out whole sources", r.Source, s, r.Set)
+		}
+		sets[r.Source] = r.Set
+		scopes[r.Set+"/"+map[bool]string{true: "several", false: "one"}[r.MultiNode()]] = true
+		if !(r.Predicted > 0 && r.Predicted <= 1) {
+			t.Errorf("%s: predicted efficiency %v outside (0, 1]", r.Run, r.Predicted)
+		}
+	}
+	held := 0
+	for _, s := range sets {
+		if s == "held out" {
+			held++
+		}
+	}
+	if 3*held < len(sets) || held == len(sets) {
+		t.Errorf("%d sources, %d held out: want a third held out", len(sets), held)
+	}
+	for _, k := range []string{"tuning/one", "tuning/several", "held out/one", "held out/several"} {
+		if !scopes[k] {
+			t.Errorf("no %s-node rows", k)
+		}
+	}
+	s, f := acc.Shipped, acc.Refit
+	if s.NetworkEfficiency != f.NetworkEfficiency || s.Interference != f.Interference || s.Jitter != f.Jitter {
+		t.Errorf("shipped %+v, the fit on the tuning sources finds %+v: update predictor.DefaultNetworkModel and DefaultOverheads", s, f)
+	}
+	for _, g := range acc.Groups {
+		t.Logf("%-8s %-13s %2d rows: MAPE %.1f%% (before %.1f%%), bias %+.1f%%", g.Set, g.Scope, g.Rows, g.MAPEPct, g.BeforeMAPE, g.BiasPct)
+		if g.Set == "held out" && g.Scope == "all" && g.MAPEPct > 8 {
+			t.Errorf("held-out MAPE %.1f%% > 8%%", g.MAPEPct)
+		}
+	}
+}
+
+func TestParseScalingRowsRefusesBadRows(t *testing.T) {
+	head := "source,run,where,model,framework,precision,gpu,intra_gbps,interconnect,gpus_per_node,nodes,baseline_gpus,network,network_gbps,batch_per_gpu,scaling_efficiency,set\n"
+	for name, row := range map[string]string{
+		"no network over nodes":  "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,2,8,,,64,0.9,tuning\n",
+		"one node from itself":   "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,1,8,,,64,0.9,tuning\n",
+		"uneven baseline":        "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,4,12,IB,100,64,0.9,tuning\n",
+		"efficiency of 3":        "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,1,1,,,64,3,tuning\n",
+		"unknown link":           "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,Infinity Fabric,8,1,1,,,64,0.9,tuning\n",
+		"bad set":                "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,1,1,,,64,0.9,maybe\n",
+		"negative batch":         "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,1,1,,,-64,0.9,tuning\n",
+		"no source":              ",r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,1,1,,,64,0.9,tuning\n",
+		"efficiency not a value": "a,r,w,resnet50,PyTorch,fp32,v100-sxm2-16gb,,,8,1,1,,,64,abc,tuning\n",
+	} {
+		if _, err := ParseScalingRows([]byte(head + row)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	rows, err := ParseScalingRows(assets.Scaling)
+	if err != nil || len(rows) == 0 {
+		t.Errorf("the embedded file: %d rows, %v", len(rows), err)
+	}
+	for _, r := range rows {
+		if math.IsNaN(r.Measured) {
+			t.Errorf("%s: NaN", r.Run)
+		}
+	}
+	if _, err := ParseScalingRows([]byte("source,where\n")); err == nil || !strings.Contains(err.Error(), "lacks column") {
+		t.Errorf("a short header: %v", err)
+	}
+}

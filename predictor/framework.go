@@ -1,0 +1,186 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
+)
+
+// Framework is the software that runs the training step, as far as the work it does
+// once per parameter tensor goes: the optimizer's update, clearing the gradients, adding
+// each new gradient into the old and batch norm's step counters. That work does not grow
+// with the batch, so it is the step's intercept: what a small batch pays most.
+type Framework string
+
+// The frameworks. The zero value is PyTorch2, what a run today uses.
+const (
+	// PyTorch2 is PyTorch 2's defaults on a GPU: torch.optim.SGD runs foreach (four
+	// _foreach_ operators over all the tensors, each a few multi-tensor kernels) and
+	// zero_grad sets the gradients to None (no kernel; backward then stores each new
+	// gradient without adding).
+	PyTorch2 Framework = "pytorch2"
+	// PyTorch1 is PyTorch 1.x's defaults: torch.optim.SGD loops over the parameters in
+	// Python, four operators (and kernels) each with momentum and weight decay;
+	// zero_grad(set_to_none=False) runs one zero_ per gradient, and backward's
+	// AccumulateGrad then adds each new gradient into it (one more kernel per tensor).
+	PyTorch1 Framework = "pytorch1"
+	// Graph is a compiled step (TensorFlow, MXNet's hybridized symbols, XLA): the
+	// optimizer is one fused kernel per parameter tensor issued by the runtime's C++
+	// executor, no gradient is cleared or accumulated, no Python runs per operator.
+	Graph Framework = "graph"
+)
+
+// Frameworks lists the frameworks in the order help text shows them.
+var Frameworks = []Framework{PyTorch2, PyTorch1, Graph}
+
+// ParseFramework accepts pytorch2, pytorch1 or graph ("" is pytorch2).
+func ParseFramework(s string) (Framework, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return PyTorch2, nil
+	}
+	for _, f := range Frameworks {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown framework %q: use pytorch2 (PyTorch 2: foreach optimizer, gradients set to None), pytorch1 (PyTorch 1.x: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated) or graph (a compiled step: TensorFlow, MXNet, XLA)", s)
+}
+
+// orDefault is f, or PyTorch2 when f is empty.
+func (f Framework) orDefault() Framework {
+	if f == "" {
+		return PyTorch2
+	}
+	return f
+}
+
+// paramTensorSizes lists the sizes (elements) of net's parameter tensors: a weight per
+// layer with parameters, and its bias where it has one (a normalisation's weight and
+// bias are one per channel each).
+func paramTensorSizes(net *cnn.Network) []float64 {
+	var out []float64
+	for i := range net.Layers {
+		out = append(out, layerTensorSizes(&net.Layers[i])...)
+	}
+	return out
+}
+
+// layerTensorSizes lists the sizes of l's parameter tensors (none without parameters).
+func layerTensorSizes(l *cnn.Layer) []float64 {
+	switch {
+	case l.Params == 0:
+		return nil
+	case l.Op == cnn.OpBatchNorm || l.Op == cnn.OpLayerNorm:
+		half := float64(l.Params) / 2
+		return []float64{half, half}
+	case l.Bias && int64(l.Out.C) < l.Params:
+		return []float64{float64(l.Params - int64(l.Out.C)), float64(l.Out.C)}
+	}
+	return []float64{float64(l.Params)}
+}
+
+// smallOp is one operator of the step's per-tensor work: the host time to issue it
+// (µs) and the GPU time of its kernel (ms), and where explain counts it.
+type smallOp struct {
+	issueUS  float64
+	gpuMS    float64
+	backward bool // issued by the autograd engine during the backward pass
+}
+
+// smallOpMS is the GPU time of an elementwise kernel over n elements moving bytes per
+// element: a small kernel's fixed cost plus the bytes at the streaming bandwidth.
+func (o Overheads) smallOpMS(n, bytesPerElem, gbs float64) float64 {
+	return o.SmallKernelUS/1000 + n*bytesPerElem/(gbs*1e9)*1000
+}
+
+// bookkeeping is the framework's per-step work around the layers' kernels for req: the
+// operators each batch-norm forward adds (after layer i, in forwardAfter[i]), those
+// between the forward and the backward pass (zero_grad), those the backward pass adds
+// after a layer's last backward kernel (accumulating its gradients, in
+// backwardAfter[i]) and those after it (the optimizer), and the update's fused part:
+// GPU time and host issue time not tied to one operator. gbs is the streaming
+// bandwidth, GB/s. With ForwardBackwardOnly no zero_grad, accumulation or update runs.
+type bookkeeping struct {
+	forwardAfter  map[int][]smallOp
+	zeroGrad      []smallOp
+	backwardAfter map[int][]smallOp
+	optimizer     []smallOp
+	// updateMS and updateIssueMS are the update's GPU and host time where it is not
+	// a list of operators (foreach, fused).
+	updateMS, updateIssueMS float64
+}
+
+func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
+	net := req.Network
+	f := req.Framework.orDefault()
+	bk := bookkeeping{forwardAfter: map[int][]smallOp{}, backwardAfter: map[int][]smallOp{}}
+	eager := f == PyTorch1 || f == PyTorch2
+	if eager {
+		// _BatchNorm.forward: self.num_batches_tracked.add_(1) in training.
+		for i := range net.Layers {
+			if net.Layers[i].Op == cnn.OpBatchNorm {
+				bk.forwardAfter[i] = append(bk.forwardAfter[i], smallOp{issueUS: o.EagerOpUS, gpuMS: o.SmallKernelUS / 1000})
+			}
+		}
+	}
+	if req.ForwardBackwardOnly {
+		return bk
+	}
+	ampBytes := 0.0
+	if req.Precision == measure.AMP {
+		ampBytes = o.AMPBytesPerParam
+	}
+	params := float64(net.Params())
+	tensors := paramTensorSizes(net)
+	switch f {
+	case PyTorch1:
+		for i := range net.Layers {
+			for _, n := range layerTensorSizes(&net.Layers[i]) {
+				// AccumulateGrad: grad += new (read two, write one, FP32).
+				bk.backwardAfter[i] = append(bk.backwardAfter[i], smallOp{issueUS: o.LaunchBackwardUS, gpuMS: o.smallOpMS(n, 12, gbs), backward: true})
+			}
+		}
+		for _, n := range tensors {
+			bk.zeroGrad = append(bk.zeroGrad, smallOp{issueUS: o.EagerOpUS, gpuMS: o.smallOpMS(n, 4, gbs)})
+			// d_p = grad.add(p, alpha=wd); buf.mul_(momentum).add_(d_p); p.add_(buf, alpha=-lr)
+			for _, bytes := range [4]float64{12, 8, 12, 12} {
+				bk.optimizer = append(bk.optimizer, smallOp{issueUS: o.EagerOpUS, gpuMS: o.smallOpMS(n, bytes, gbs)})
+			}
+		}
+		bk.updateMS = params * ampBytes / (gbs * 1e9) * 1000
+	case PyTorch2:
+		// Four _foreach_ operators of SGD, each one launch per MultiTensorTensors
+		// tensors; the gradient-scaler's unscale under amp is one more pass.
+		launches := 4 * math.Ceil(float64(len(tensors))/MultiTensorTensors)
+		bk.updateMS = launches*o.SmallKernelUS/1000 + params*(o.SGDBytesPerParam+ampBytes)/(gbs*1e9)*1000
+		bk.updateIssueMS = (4*o.EagerOpUS + float64(len(tensors))*o.UpdateIssueUSPerTensor) / 1000
+	default: // Graph: one fused update kernel per tensor
+		bk.updateMS = float64(len(tensors))*o.SmallKernelUS/1000 + params*(o.UpdateBytesPerParam+ampBytes)/(gbs*1e9)*1000
+	}
+	return bk
+}
+
+// MultiTensorTensors is how many tensors one multi-tensor kernel of a _foreach_
+// operator takes (PyTorch's multi_tensor_apply: 110, 64, 48 or 36 tensors per launch
+// for one to four tensor lists; SGD's operators take two or three lists).
+const MultiTensorTensors = 48
+
+// FrameworkOf is the framework a published run's description names ("PyTorch 1.13
+// (NGC 22.10)", "TensorFlow 1.15", "Caffe2 + cuDNN v4", ...): PyTorch 2 where it says
+// PyTorch 2.x, PyTorch 1 for any other PyTorch (every release before 2.0), and a
+// compiled graph for the others (TensorFlow, MXNet, Caffe, Caffe2, and Torch7, whose
+// optimizer updates one flattened parameter tensor).
+func FrameworkOf(description string) Framework {
+	d := strings.ToLower(description)
+	switch {
+	case strings.Contains(d, "pytorch 2") || strings.Contains(d, "torch 2."):
+		return PyTorch2
+	case strings.Contains(d, "pytorch"):
+		return PyTorch1
+	}
+	return Graph
+}
