@@ -127,10 +127,14 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		}
 		q.Batches = b
 	}
-	if rf.epochs <= 0 || rf.epochs > maxEpochs {
+	switch {
+	case rf.epochs <= 0:
+		return q, Usagef("--epochs %d: must be positive (default %d)", rf.epochs, app.DefaultEpochs)
+	case rf.epochs > maxEpochs:
 		return q, Usagef("--epochs %d: give 1 to %d (default %d)", rf.epochs, maxEpochs, app.DefaultEpochs)
-	}
-	if set["images"] && (rf.images <= 0 || rf.images > maxImages) {
+	case set["images"] && rf.images <= 0:
+		return q, Usagef("--images %d: must be positive (leave it out for the dataset's)", rf.images)
+	case set["images"] && rf.images > maxImages:
 		return q, Usagef("--images %d: give 1 to %d (leave it out for the dataset's)", rf.images, maxImages)
 	}
 	data, err := rf.data.runData()

@@ -34,9 +34,9 @@ const TrainUsage = `training (how long the run is):
 
 func (tf *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&tf.mode, "train", string(app.TrainEpochs), "epochs (a fixed --epochs) or to-target (the epochs each batch needs to reach a target accuracy)")
-	decimalVar(fs, &tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
+	fs.Float64Var(&tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
 	fs.IntVar(&tf.refBatch, "ref-batch", 0, "to-target with your own recipe: the global batch it reached its target at in --ref-epochs")
-	decimalVar(fs, &tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
+	fs.Float64Var(&tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
 	fs.StringVar(&tf.like, "like", "", "to-target with your own recipe: take the critical batch of a preset ("+strings.Join(convergence.PresetNames(), ", ")+")")
 }
 
