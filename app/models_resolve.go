@@ -71,6 +71,9 @@ func ReadCustomModelFile(path string) (*cnn.Network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("custom model file %s: %w", path, err)
 	}
+	if err := CheckCustomNetwork(net); err != nil { // as predict would refuse it
+		return nil, fmt.Errorf("custom model file %s: %w", path, err)
+	}
 	return net, nil
 }
 

@@ -338,3 +338,20 @@ func TestCustomModelsSurviveReopeningTheCache(t *testing.T) {
 		t.Errorf("predict --model %s: %+v", customModelName, rows)
 	}
 }
+
+// cnntime model FILE.json refuses a custom model with a zoo model's name as predict
+// does, and every command reads a file that starts with a byte-order mark.
+func TestModelFileChecksAsPredictDoes(t *testing.T) {
+	dir := t.TempDir()
+	zooName := writeModel(t, dir, "zoo_name.json", tinyModelJSON("resnet50"))
+	bom := writeModel(t, dir, "bom.json", "\ufeff"+tinyModelJSON("with_bom"))
+	db := filepath.Join(dir, "cache.db")
+	if code, out, errOut := runCLIWithDB(t, db, "model", zooName); code == 0 || out != "" || !strings.Contains(errOut, `"resnet50" has the name of a zoo model`) {
+		t.Errorf("model %s: exit %d, stdout %q, stderr %q; want it refused as predict refuses it", zooName, code, out, errOut)
+	}
+	for _, cmd := range [][]string{{"model", bom}, {"predict", "--model", bom, "--gpu", "t4", "--batch", "8"}} {
+		if code, out, errOut := runCLIWithDB(t, db, cmd...); code != 0 || !strings.Contains(out, "with_bom") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want the model read", cmd, code, out, errOut)
+		}
+	}
+}

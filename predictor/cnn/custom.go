@@ -86,6 +86,7 @@ const (
 // ParseCustom reads a custom model file (see the format above) and returns its network,
 // or an error naming the layer (index and name) and what is wrong with it.
 func ParseCustom(data []byte) (*Network, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark some editors write
 	var f customFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
