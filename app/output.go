@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"cnntime/predictor/hw"
 )
@@ -21,8 +22,49 @@ func NewTable(w io.Writer, headers ...string) *Table {
 	return t
 }
 
-// Row adds one row.
-func (t *Table) Row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
+// Row adds one row; its cells are made Printable.
+func (t *Table) Row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = Printable(c)
+	}
+	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+}
+
+// Printable is s with what a terminal would act on instead of showing written out as
+// escapes: control characters (an ANSI escape in a model name clears the screen of
+// whoever lists it; a tab breaks a table's columns), DEL, C1 controls and bytes that are
+// not UTF-8 become \x1b, \u009b and the like. Text without them comes back as it is.
+func Printable(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		clean = !unprintable(r, n)
+		i += n
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case !unprintable(r, n):
+			b.WriteString(s[i : i+n])
+		case n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unprintable reports whether a terminal acts on the rune r of n bytes rather than
+// showing it, or whether it stands for a byte that is not UTF-8.
+func unprintable(r rune, n int) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r == utf8.RuneError && n == 1)
+}
 
 // Flush writes the table out.
 func (t *Table) Flush() error { return t.tw.Flush() }

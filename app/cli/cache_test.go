@@ -157,3 +157,24 @@ func TestCacheRefusesAForeignFile(t *testing.T) {
 		t.Error("the foreign file changed")
 	}
 }
+
+// Names in a cache (an older cnntime's, another program's) that hold terminal escapes
+// are listed as text: cache info never writes the escape itself.
+func TestCacheInfoPrintsNamesAsText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	d, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.PutSteps(context.Background(), []measure.Step{{DeviceKey: "gpu:t4", Model: "net", Batch: 8,
+		Precision: measure.FP32, Framework: "pytorch", Source: "lab\x1b[2J\x1b]0;pwned\x07", MedianMS: 1, Status: measure.OK}})
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLIWithDB(t, path, "cache", "info")
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `lab\x1b[2J\x1b]0;pwned\x07`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the source written out as text", code, out, errOut)
+	}
+}
+

@@ -99,6 +99,9 @@ func ParseCustom(data []byte) (*Network, error) {
 	if strings.TrimSpace(f.Name) == "" {
 		return nil, errors.New(`custom model: "name" is missing: give the model a name`)
 	}
+	if strings.IndexFunc(f.Name, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) >= 0 {
+		return nil, fmt.Errorf(`custom model: "name" %q holds a control character (a terminal would act on it): give a plain name`, f.Name)
+	}
 	if len(f.Input) != 3 {
 		return nil, fmt.Errorf(`custom model %s: "input" must be [channels, height, width], got %d numbers`, f.Name, len(f.Input))
 	}

@@ -56,6 +56,7 @@ func TestParseCustomErrors(t *testing.T) {
 		{"truncated", `{"name": "m", "input": [3, 8`, "the file ends early"},
 		{"trailing data", custom(`{"op": "flatten"}, {"op": "linear", "out": 4}`) + " {}", "unexpected data after"},
 		{"no name", `{"input": [3, 8, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `"name" is missing`},
+		{"an ANSI escape in the name", `{"name": "\u001b[2Jnet", "input": [3, 8, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `holds a control character`},
 		{"bad input", `{"name": "m", "input": [3, 0, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `"input" [3 0 8] must have sizes from 1`},
 		{"no classes", `{"name": "m", "input": [3, 8, 8], "layers": [{"op": "flatten"}]}`, `"classes" must be from 1`},
 		{"no layers", `{"name": "m", "input": [3, 8, 8], "classes": 4}`, `"layers" must list from 1`},
