@@ -387,6 +387,15 @@ type DeviceHoldings struct {
 	LastSweep   string         `json:"last_sweep,omitempty"` // the state of its newest sweep
 }
 
+// SweepStateText is a sweep's state as the app shows it: an interrupted sweep (its
+// process died) says how to continue it.
+func SweepStateText(state string) string {
+	if state == db.SweepInterrupted {
+		return "interrupted (resume continues it)"
+	}
+	return state
+}
+
 // CacheHoldings summarises the cache per device; the database counts the rows.
 func CacheHoldings(ctx context.Context, cache *db.DB) ([]DeviceHoldings, error) {
 	devs, err := cache.Devices(ctx)

@@ -98,6 +98,9 @@ type Info struct {
 	CustomModels  int            `json:"custom_models"`
 	Devices       []DeviceCounts `json:"devices"`
 	StepSources   []SourceCount  `json:"step_sources"`
+	// InterruptedSweeps counts the sweeps recorded as running that no live process
+	// holds (see SweepInterrupted).
+	InterruptedSweeps int `json:"interrupted_sweeps"`
 }
 
 // DeviceCounts is what the cache holds of one device.
@@ -155,6 +158,15 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return info, fmt.Errorf("count measurements per device in %s: %w", d.path, err)
+	}
+	sweeps, err := d.Sweeps(ctx)
+	if err != nil {
+		return info, err
+	}
+	for _, s := range sweeps {
+		if s.State == SweepInterrupted {
+			info.InterruptedSweeps++
+		}
 	}
 	srows, err := d.sql.QueryContext(ctx, `SELECT source, count(*) FROM steps GROUP BY source ORDER BY source`)
 	if err != nil {

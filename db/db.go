@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -22,6 +23,9 @@ type DB struct {
 	sql    *sql.DB
 	path   string
 	checks ImportChecks
+
+	holdMu sync.Mutex
+	holds  map[int64]*os.File // the running sweeps this DB holds (see holdSweep)
 }
 
 // Open opens the cache at path, creating the file and its directory when missing, and
@@ -78,6 +82,7 @@ func dsn(abs string, readOnly bool) string {
 // Close closes the cache; in WAL mode the last connection to close folds the log back
 // into the file.
 func (d *DB) Close() error {
+	d.releaseSweeps()
 	if err := d.sql.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", d.path, err)
 	}

@@ -49,6 +49,10 @@ func (d *DB) CreateSweep(ctx context.Context, deviceKey, planJSON string, total 
 		id, err = res.LastInsertId()
 		return err
 	})
+	if err == nil {
+		d.removeStaleSweepLocks()
+		d.holdSweep(id)
+	}
 	return id, err
 }
 
@@ -61,7 +65,7 @@ func (d *DB) UpdateSweep(ctx context.Context, id int64, state string, done int) 
 	if done < 0 {
 		return fmt.Errorf("update sweep %d: %d items done: must not be negative", id, done)
 	}
-	return d.write(ctx, fmt.Sprintf("update sweep %d", id), func(tx *sql.Tx) error {
+	err := d.write(ctx, fmt.Sprintf("update sweep %d", id), func(tx *sql.Tx) error {
 		var total int
 		if err := tx.QueryRowContext(ctx, `SELECT total FROM sweeps WHERE id = ?`, id).Scan(&total); err == sql.ErrNoRows {
 			return fmt.Errorf("no sweep %d in the cache: %w", id, ErrNotFound)
@@ -75,6 +79,14 @@ func (d *DB) UpdateSweep(ctx context.Context, id int64, state string, done int) 
 			state, done, time.Now().UnixNano(), id)
 		return err
 	})
+	if err == nil { // a running sweep is held by this process; one that stopped by nobody
+		if state == SweepRunning {
+			d.holdSweep(id)
+		} else {
+			d.releaseSweep(id)
+		}
+	}
+	return err
 }
 
 func isSweepState(s string) bool {
@@ -86,7 +98,8 @@ func isSweepState(s string) bool {
 	return false
 }
 
-// Sweeps lists the recorded sweeps, newest first.
+// Sweeps lists the recorded sweeps, newest first. A sweep recorded as running that no
+// live process holds comes back as SweepInterrupted.
 func (d *DB) Sweeps(ctx context.Context) ([]Sweep, error) {
 	rows, err := d.sql.QueryContext(ctx, `SELECT id, device_key, plan, state, total, done, created_at, updated_at
 		FROM sweeps ORDER BY id DESC`)
@@ -102,6 +115,9 @@ func (d *DB) Sweeps(ctx context.Context) ([]Sweep, error) {
 			return nil, fmt.Errorf("list sweeps in %s: %w", d.path, err)
 		}
 		s.Created, s.Updated = fromUnixNanos(created), fromUnixNanos(updated)
+		if s.State == SweepRunning && !d.sweepHeld(s.ID) {
+			s.State = SweepInterrupted
+		}
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {

@@ -196,7 +196,7 @@ func (b *Benchmark) RefreshHoldings() {
 	for _, h := range hs {
 		fmt.Fprintf(&sb, "%s\n  %s (%d out of memory), %s", h.Device.Name, charts.Count(h.Kernels, "kernel", "kernels"), h.OutOfMemory, charts.Count(h.Steps, "step", "steps"))
 		if h.LastSweep != "" {
-			fmt.Fprintf(&sb, ", last sweep %s", h.LastSweep)
+			fmt.Fprintf(&sb, ", last sweep %s", app.SweepStateText(h.LastSweep))
 		}
 		sb.WriteString("\n")
 	}

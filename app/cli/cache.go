@@ -97,6 +97,9 @@ func runCacheInfo(env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "cache %s (schema version %d, %s)\n", info.Path, info.SchemaVersion, humanBytes(info.SizeBytes))
 	fmt.Fprintf(env.Stdout, "%d kernel measurements of %d layer configurations on %d devices; %d step measurements; %d sweeps; %d user machines; %d price overrides; %d custom models\n",
 		info.Measurements, info.Configs, len(info.Devices), info.Steps, info.Sweeps, info.UserMachines, info.PriceOverride, info.CustomModels)
+	if info.InterruptedSweeps > 0 {
+		fmt.Fprintf(env.Stdout, "%d sweeps were interrupted (their process died while they ran): running the same sweep again continues each, measuring only what is missing\n", info.InterruptedSweeps)
+	}
 	if len(info.Devices) > 0 {
 		fmt.Fprintln(env.Stdout)
 		t := app.NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")

@@ -178,3 +178,25 @@ func TestCacheInfoPrintsNamesAsText(t *testing.T) {
 	}
 }
 
+// A sweep left running by a process that is gone is said to be interrupted, with how
+// to continue it.
+func TestCacheInfoSaysWhichSweepsWereInterrupted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	d, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CreateSweep(context.Background(), "cpu:lab", "{}", 8); err != nil {
+		t.Fatal(err)
+	}
+	d.Close() // its process is gone without recording an end: as a SIGKILL leaves it
+	code, out, errOut := runCLIWithDB(t, path, "cache", "info")
+	if code != 0 || !strings.Contains(out, "1 sweeps were interrupted") || !strings.Contains(out, "running the same sweep again continues") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, _ = runCLIWithDB(t, path, "--json", "cache", "info")
+	if code != 0 || !strings.Contains(out, `"interrupted_sweeps": 1`) {
+		t.Errorf("cache info --json: exit %d, %s", code, out)
+	}
+}
+
