@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotFound is wrapped by errors about a row that does not exist (a user machine, a
@@ -23,6 +26,8 @@ type DB struct {
 	sql    *sql.DB
 	path   string
 	checks ImportChecks
+
+	readOnly bool // opened by openReadOnly: writes fail
 
 	holdMu sync.Mutex
 	holds  map[int64]*os.File // the running sweeps this DB holds (see holdSweep)
@@ -53,9 +58,71 @@ func Open(path string) (*DB, error) {
 	d := &DB{sql: sqldb, path: abs}
 	if err := d.migrate(context.Background()); err != nil {
 		sqldb.Close()
+		if readOnlyFile(err) {
+			if _, serr := os.Stat(abs); serr == nil {
+				return openReadOnly(abs)
+			}
+			return nil, fmt.Errorf("create cache %s: its folder is read-only: give a cache in a folder you may write with --db PATH (or CNNTIME_DB)", abs)
+		}
 		return nil, fmt.Errorf("open cache %s: %w", abs, err)
 	}
 	return d, nil
+}
+
+// readOnlyFile reports whether err is SQLite (or the system) refusing to write the file
+// or its folder: a cache in a read-only folder, or one this user may only read.
+func readOnlyFile(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
+			return true
+		}
+	}
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// openReadOnly opens the existing cache at abs, which this user may not write, for
+// reading only: nothing is written in or beside it. Where a writer has it open (its log
+// and log index are there) it reads through them; otherwise it reads the file as it is
+// (SQLite's immutable mode: no lock, no log). Writes through it fail with a sentence
+// that says so (DB.write).
+func openReadOnly(abs string) (*DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Set("mode", "ro")
+	if !hasLogIndex(abs) {
+		q.Set("immutable", "1")
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	sqldb, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open cache %s: %w", abs, err)
+	}
+	version, appID, err := readSchemaMarks(context.Background(), sqldb)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("open cache %s (read-only): %w", abs, err)
+	case appID != applicationID:
+		err = fmt.Errorf("open cache %s: not a cnntime cache: choose another file", abs)
+	case version > latestVersion:
+		err = newerSchemaError(abs, version)
+	case version < latestVersion:
+		err = fmt.Errorf("cache %s was written by an older cnntime (schema version %d) and must be upgraded, which writes it, but you may not write it or its folder: copy it to a folder of yours and give that copy with --db", abs, version)
+	}
+	if err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	return &DB{sql: sqldb, path: abs, readOnly: true}, nil
+}
+
+// ReadOnly reports whether the cache was opened for reading only (see Open).
+func (d *DB) ReadOnly() bool { return d.readOnly }
+
+// errReadOnly is what a write to a read-only cache says.
+func (d *DB) errReadOnly(what string) error {
+	return fmt.Errorf("%s: cache %s is read-only (you may not write it or its folder): commands that only read it work; to change it, copy it to a folder of yours and give that copy with --db", what, d.path)
 }
 
 // dsn is the driver's data source name for the file at abs: WAL journal, a busy timeout
@@ -95,6 +162,9 @@ func (d *DB) Path() string { return d.path }
 // write runs fn in one immediate transaction: all of fn's changes are committed, or
 // none when fn or the commit fails.
 func (d *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	if d.readOnly {
+		return d.errReadOnly(what)
+	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: begin a transaction on %s: %w", what, d.path, err)

@@ -249,6 +249,9 @@ func (d *DB) ImportMeasurementsCSV(ctx context.Context, r io.Reader, name string
 // (see ImportMeasurementsCSV).
 func (d *DB) importMeasurements(ctx context.Context, s *csvStream) (ImportReport, error) {
 	rep := ImportReport{File: s.name, Kind: "layers-csv", Source: "csv:" + s.name}
+	if d.readOnly {
+		return rep, d.errReadOnly("import " + s.name)
+	}
 	err := d.streamWrite(ctx, func(tx *sql.Tx) error {
 		devicesBefore, err := countRows(ctx, tx, "devices")
 		if err != nil {

@@ -83,6 +83,9 @@ func (d *DB) ImportStepsCSV(ctx context.Context, r io.Reader, name string) (Impo
 // importSteps merges the rows of the step CSV s as they are read (see ImportStepsCSV).
 func (d *DB) importSteps(ctx context.Context, s *csvStream) (ImportReport, error) {
 	rep := ImportReport{File: s.name, Kind: "csv", Source: "csv:" + s.name}
+	if d.readOnly {
+		return rep, d.errReadOnly("import " + s.name)
+	}
 	err := d.streamWrite(ctx, func(tx *sql.Tx) error {
 		before, err := countRows(ctx, tx, "steps")
 		if err != nil {
@@ -124,6 +127,9 @@ func (d *DB) importSteps(ctx context.Context, s *csvStream) (ImportReport, error
 // streamWrite runs fn in one immediate transaction, as write does, and returns fn's
 // error as it is: an import's errors name the file and line themselves.
 func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if d.readOnly {
+		return d.errReadOnly("import")
+	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin a transaction on %s: %w", d.path, err)
@@ -150,6 +156,9 @@ func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // the report's CustomModelClashes.
 func (d *DB) ImportCache(ctx context.Context, path string) (ImportReport, error) {
 	rep := ImportReport{File: path, Kind: "cache", Source: "cache:" + filepath.Base(path)}
+	if d.readOnly {
+		return rep, d.errReadOnly("import " + path)
+	}
 	if same, err := sameFile(path, d.path); err != nil {
 		return rep, fmt.Errorf("import %s: %w", path, err)
 	} else if same {
@@ -351,6 +360,9 @@ func fileStates(abs string) ([2]fileState, error) {
 // attached runs fn in one write transaction on a connection that has the cache file
 // at path attached as schema name.
 func (d *DB) attached(ctx context.Context, path, name string, fn func(tx *sql.Tx) error) error {
+	if d.readOnly {
+		return d.errReadOnly("import")
+	}
 	conn, err := d.sql.Conn(ctx)
 	if err != nil {
 		return err

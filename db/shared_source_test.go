@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"cnntime/predictor/measure"
 )
 
 // dirNames lists the names in dir.
@@ -109,6 +111,27 @@ const unprivilegedChildEnv = "CNNTIME_DB_TEST_UNPRIVILEGED"
 // unprivilegedChildren are the functions runUnprivileged can run; each reads its
 // arguments from the environment, prints what the parent checks, and returns the exit code.
 var unprivilegedChildren = map[string]func() int{
+	"read": func() int { // opens the cache, reads it, tries to write it
+		d, err := Open(os.Getenv("CNNTIME_DB_TEST_SRC"))
+		if err != nil {
+			fmt.Println("open:", err)
+			return 1
+		}
+		defer d.Close()
+		info, err := d.Info(context.Background())
+		if err != nil {
+			fmt.Println("info:", err)
+			return 1
+		}
+		steps, err := d.Steps(context.Background(), StepFilter{})
+		fmt.Printf("read-only %v, %d measurements, %d steps, %v\n", d.ReadOnly(), info.Measurements, len(steps), err)
+		werr := d.PutSteps(context.Background(), []measure.Step{{DeviceKey: "gpu:t4", Model: "m", Batch: 1,
+			Precision: measure.FP32, Framework: "f", Source: "s", MedianMS: 1, Status: measure.OK}})
+		fmt.Println("write:", werr)
+		_, ierr := d.ImportCSV(context.Background(), strings.NewReader("gpu,model,batch_size,precision,framework,step_ms,spread_ms,status,source\nt4,m,1,fp32,f,1,,ok,s\n"), "in.csv")
+		fmt.Println("import:", ierr)
+		return 0
+	},
 	"import": func() int {
 		d, err := Open(os.Getenv("CNNTIME_DB_TEST_DST"))
 		if err != nil {
@@ -221,3 +244,54 @@ func TestImportCacheFromReadOnlyDirectory(t *testing.T) {
 		t.Errorf("the source's directory held %q before the import and %q after", before, after)
 	}
 }
+
+// A cache in a folder this user may not write opens for reading (what predict, export
+// and cache info need) without writing anything; a write says why it cannot be made.
+// One of an older schema, which only an upgrade that writes could read, says what to do.
+func TestReadOnlyCacheIsReadWithoutWriting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	openToEveryone(t, dir)
+	path := filepath.Join(dir, "shared.db")
+	d, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutMeasurements(ctx, recoveryMeasurements(3)); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	os.Chmod(path, 0o644)
+	before := dirNames(t, dir)
+	out, err := runUnprivileged(t, "read", dir, "CNNTIME_DB_TEST_SRC="+path)
+	for _, want := range []string{"read-only true, 3 measurements, 0 steps, <nil>",
+		"write: save 1 step measurements: cache " + path + " is read-only",
+		"import: import in.csv: cache " + path + " is read-only"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("reading a read-only cache: %v\n%s\nwant %q", err, out, want)
+		}
+	}
+	if after := dirNames(t, dir); !slices.Equal(after, before) {
+		t.Errorf("the read-only folder held %q before and %q after", before, after)
+	}
+
+	old := filepath.Join(dir, "old.db")
+	os.Chmod(dir, 0o755)
+	o, err := openUnmigrated(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.migrateTo(ctx, latestVersion-1); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	os.Chmod(old, 0o644)
+	out, _ = runUnprivileged(t, "read", dir, "CNNTIME_DB_TEST_SRC="+old)
+	if !strings.Contains(out, "was written by an older cnntime") || !strings.Contains(out, "copy it to a folder of yours") {
+		t.Errorf("an old cache in a read-only folder: %s", out)
+	}
+}
+

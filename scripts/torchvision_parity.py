@@ -13,8 +13,9 @@ cross-entropy loss, and compares with `cnntime model NAME --input N --json`:
   * the totals: parameters, MACs (convolutions and linear layers);
   * the bytes autograd saves for backward per sample, FP32: every tensor the graph
     saves, each storage counted once; parameters, the input batch and the labels left
-    out. Per sample is batch 3 minus batch 2, so per-channel statistics (batch norm's
-    mean and inverse std) cancel, as they do in cnntime's per-sample figure.
+    out. Per sample is batch 2 minus batch 1 (3 minus 2 where batch norm refuses a batch
+    of 1), so per-channel statistics (batch norm's mean and inverse std) cancel, as they
+    do in cnntime's per-sample figure.
 
 Two differences between PyTorch builds are taken out, so that the comparison is with
 what cnntime models (CUDA, PyTorch 2.x): CPU dropout keeps a float mask where CUDA's keeps
@@ -228,16 +229,28 @@ def saved_bytes(model, input_size, batch, autocast=False):
 
 
 def per_sample(model, input_size, autocast=False):
-    """Saved bytes per sample: batch 3 minus batch 2, so per-channel statistics cancel.
+    """Saved bytes per sample: the difference of two consecutive batch sizes, so per-channel
+    statistics (batch norm's mean and inverse std) cancel. Batches 1 and 2 where the model
+    trains at batch 1: a third less memory than 2 and 3, which the largest models at their
+    own size (EfficientNet-B7 at 600x600) need on a 24 GB machine; both give the same figure.
+    Batches 2 and 3 where batch norm refuses a batch of 1 (a 1x1 map: small inputs, Inception
+    v3's auxiliary head).
     PyTorch's CPU dropout keeps its mask as a float tensor of the activation's dtype, where
     CUDA's fused dropout keeps a bool mask; cnntime counts CUDA's (1 byte an element), so
     the CPU mask is counted at 1 byte here too (dropout_elements)."""
-    b2, d2, aux = saved_bytes(model, input_size, 2, autocast)
-    b3, d3, _ = saved_bytes(model, input_size, 3, autocast)
-    dtypes = {k: d3.get(k, 0) - d2.get(k, 0) for k in set(d2) | set(d3)}
+    try:
+        lo = 1
+        b_lo, d_lo, aux = saved_bytes(model, input_size, lo, autocast)
+    except ValueError as e:  # "Expected more than 1 value per channel when training"
+        if "value per channel" not in str(e):
+            raise
+        lo = 2
+        b_lo, d_lo, aux = saved_bytes(model, input_size, lo, autocast)
+    b_hi, d_hi, _ = saved_bytes(model, input_size, lo + 1, autocast)
+    dtypes = {k: d_hi.get(k, 0) - d_lo.get(k, 0) for k in set(d_lo) | set(d_hi)}
     drop = dropout_elements(model, input_size)
     mask = 2 if autocast else 4
-    return b3 - b2 - drop * (mask - 1), {k: v for k, v in dtypes.items() if v}, aux
+    return b_hi - b_lo - drop * (mask - 1), {k: v for k, v in dtypes.items() if v}, aux
 
 
 def dropout_elements(model, input_size):
