@@ -294,4 +294,3 @@ func TestReadOnlyCacheIsReadWithoutWriting(t *testing.T) {
 		t.Errorf("an old cache in a read-only folder: %s", out)
 	}
 }
-

@@ -199,4 +199,3 @@ func TestCacheInfoSaysWhichSweepsWereInterrupted(t *testing.T) {
 		t.Errorf("cache info --json: exit %d, %s", code, out)
 	}
 }
-
