@@ -2,8 +2,13 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // consistencyChecks are cnntime's own checks: each query counts the rows that break one
@@ -84,6 +89,64 @@ func (d *DB) Check(ctx context.Context) ([]string, error) {
 	return problems, nil
 }
 
+// quickCheck runs SQLite's quick check (the b-tree pages and their records, without
+// the slower index cross-check) and returns what it found wrong, "" when nothing.
+func (d *DB) quickCheck(ctx context.Context) (string, error) {
+	rows, err := d.sql.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		if isCorrupt(err) {
+			return err.Error(), nil
+		}
+		return "", fmt.Errorf("check %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return "", fmt.Errorf("check %s: %w", d.path, err)
+		}
+		if msg != "ok" {
+			found = append(found, msg)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if isCorrupt(err) {
+			return err.Error(), nil
+		}
+		return "", fmt.Errorf("check %s: %w", d.path, err)
+	}
+	return strings.Join(found, "; "), nil
+}
+
+// isCorrupt reports whether err is SQLite finding the file damaged.
+func isCorrupt(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return true
+		}
+	}
+	return false
+}
+
+// checkIntact refuses to write into a damaged cache: before the first write through d
+// it runs the quick check once (a write would add to a file that already lost data,
+// and a later repair would lose it too). A check that cannot run lets the write try.
+func (d *DB) checkIntact(ctx context.Context) error {
+	d.intactOnce.Do(func() {
+		damage, err := d.quickCheck(ctx)
+		if err == nil && damage != "" {
+			d.damage = damage
+		}
+	})
+	if d.damage != "" {
+		return fmt.Errorf("cache %s is damaged (%s): nothing was written; restore it from a copy, or export what still reads ('cnntime cache export') into a new cache; 'cnntime cache check' lists every problem", d.path, d.damage)
+	}
+	return nil
+}
+
 // Info summarises the cache.
 type Info struct {
 	Path          string         `json:"path"`
@@ -101,6 +164,8 @@ type Info struct {
 	// InterruptedSweeps counts the sweeps recorded as running that no live process
 	// holds (see SweepInterrupted).
 	InterruptedSweeps int `json:"interrupted_sweeps"`
+	// Damage is what SQLite's quick check found wrong with the file; "" when intact.
+	Damage string `json:"damage,omitempty"`
 }
 
 // DeviceCounts is what the cache holds of one device.
@@ -124,6 +189,13 @@ type SourceCount struct {
 func (d *DB) Info(ctx context.Context) (Info, error) {
 	info := Info{Path: d.path}
 	var err error
+	if info.Damage, err = d.quickCheck(ctx); err != nil {
+		return info, err
+	}
+	if info.Damage != "" { // the counts below would read damaged pages
+		info.SchemaVersion, _ = d.SchemaVersion(ctx)
+		return info, nil
+	}
 	if info.SchemaVersion, err = d.SchemaVersion(ctx); err != nil {
 		return info, err
 	}

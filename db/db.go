@@ -29,6 +29,9 @@ type DB struct {
 
 	readOnly bool // opened by openReadOnly: writes fail
 
+	intactOnce sync.Once // the quick check before the first write (checkIntact)
+	damage     string    // what it found
+
 	holdMu sync.Mutex
 	holds  map[int64]*os.File // the running sweeps this DB holds (see holdSweep)
 }
@@ -164,6 +167,9 @@ func (d *DB) Path() string { return d.path }
 func (d *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
 	if d.readOnly {
 		return d.errReadOnly(what)
+	}
+	if err := d.checkIntact(ctx); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {

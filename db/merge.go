@@ -130,6 +130,9 @@ func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if d.readOnly {
 		return d.errReadOnly("import")
 	}
+	if err := d.checkIntact(ctx); err != nil {
+		return err
+	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin a transaction on %s: %w", d.path, err)
@@ -362,6 +365,9 @@ func fileStates(abs string) ([2]fileState, error) {
 func (d *DB) attached(ctx context.Context, path, name string, fn func(tx *sql.Tx) error) error {
 	if d.readOnly {
 		return d.errReadOnly("import")
+	}
+	if err := d.checkIntact(ctx); err != nil {
+		return err
 	}
 	conn, err := d.sql.Conn(ctx)
 	if err != nil {

@@ -85,6 +85,9 @@ func runCacheInfo(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	damaged := func() error {
+		return fmt.Errorf("cache %s is damaged (%s): restore it from a copy, or export what still reads ('cnntime cache export') into a new cache; 'cnntime cache check' lists every problem", info.Path, info.Damage)
+	}
 	if env.JSON {
 		if info.Devices == nil {
 			info.Devices = []db.DeviceCounts{}
@@ -92,7 +95,14 @@ func runCacheInfo(env *Env, args []string) error {
 		if info.StepSources == nil {
 			info.StepSources = []db.SourceCount{}
 		}
-		return WriteJSON(env.Stdout, info)
+		if err := WriteJSON(env.Stdout, info); err != nil || info.Damage == "" {
+			return err
+		}
+		return damaged()
+	}
+	if info.Damage != "" {
+		fmt.Fprintf(env.Stdout, "cache %s (schema version %d): DAMAGED\n", info.Path, info.SchemaVersion)
+		return damaged()
 	}
 	fmt.Fprintf(env.Stdout, "cache %s (schema version %d, %s)\n", info.Path, info.SchemaVersion, humanBytes(info.SizeBytes))
 	fmt.Fprintf(env.Stdout, "%d kernel measurements of %d layer configurations on %d devices; %d step measurements; %d sweeps; %d user machines; %d price overrides; %d custom models\n",

@@ -199,3 +199,44 @@ func TestCacheInfoSaysWhichSweepsWereInterrupted(t *testing.T) {
 		t.Errorf("cache info --json: exit %d, %s", code, out)
 	}
 }
+
+// A cache with a damaged page is said to be damaged by cache info (exit 1), and the
+// commands that write refuse to add to it.
+func TestDamagedCacheIsSaidDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	d, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := make([]measure.Step, 300)
+	for i := range steps {
+		steps[i] = measure.Step{DeviceKey: "gpu:t4", Model: "resnet18", Batch: i + 1, Precision: measure.FP32,
+			Framework: "pytorch", Source: "lab", MedianMS: float64(i + 1), Status: measure.OK}
+	}
+	err = d.PutSteps(context.Background(), steps)
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	f.WriteAt([]byte{0x55, 0xaa, 0x55, 0xaa, 0x55, 0xaa, 0x55, 0xaa}, st.Size()-4096) // the last page's header
+	f.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cache", "info"}, "is damaged"},
+		{[]string{"machine", "set-price", "aws/p3.2xlarge", "2"}, "is damaged"},
+		{[]string{"machine", "add", "--name", "lab", "--gpu", "t4", "--price", "1"}, "is damaged"},
+	} {
+		code, out, errOut := runCLIWithDB(t, path, tc.args...)
+		if code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
