@@ -239,4 +239,3 @@ func TestDamagedCacheIsSaidDamaged(t *testing.T) {
 		}
 	}
 }
-
