@@ -60,8 +60,9 @@ func TestFamilyMemoryScale(t *testing.T) {
 }
 
 // TestDepthwiseRunsOnCUDACores checks that a depthwise convolution gains no
-// tensor-core speed under amp (at most its halved bytes), while a dense 5×5
-// convolution of the same size does.
+// tensor-core speed under amp, only its halved bytes per tap (twice the FP32 rate:
+// amp ÷ fp32 just above one half, the launch cost being the same), while a dense 5×5
+// convolution of the same size gains the tensor cores' rate.
 func TestDepthwiseRunsOnCUDACores(t *testing.T) {
 	cal := PriorCalibration()
 	a100 := hw.GPU{ID: "a100", ComputeCapability: "8.0", FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312, SMs: 108, MemoryBandwidthGBs: 2039}
@@ -75,7 +76,7 @@ func TestDepthwiseRunsOnCUDACores(t *testing.T) {
 		groups   int
 		min, max float64 // amp time ÷ fp32 time
 	}{
-		{"depthwise", 384, 0.5, 1},
+		{"depthwise", 384, 0.5, 0.55},
 		{"dense", 1, 0, 0.5},
 	} {
 		fp32, _ := EstimateMS(cal, conv(tc.groups), measure.Forward, a100, measure.FP32, 128)

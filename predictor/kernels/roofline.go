@@ -71,9 +71,16 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	switch {
 	case e.cost.class == ClassDepthwise:
 		// cuDNN and PyTorch have no tensor-core depthwise kernels: they run on the CUDA
-		// cores in every arithmetic, at the FP32 rate, efficiency and family scale (FP16
-		// halves only their bytes).
-		peak = e.rates.simtFLOPS
+		// cores in every arithmetic, at the FP32 efficiency and family scale. Their rate
+		// is set by the bytes each tap loads, not by the FMA units: a depthwise tap is one
+		// multiply-add per input element read (from L1 or shared memory), so the kernel
+		// is bound by its loads, and FP16 storage moves half the bytes per tap (the
+		// libraries' FP16 depthwise kernels load and multiply channel pairs as half2,
+		// e.g. MegEngine's chanwise kernels). So under amp they run at depthwiseRate(2
+		// bytes) = twice the FP32 FLOP rate: NVIDIA's DeepLearningExamples EfficientNet
+		// tables measure amp at 2.1–2.5× TF32/FP32 on A100 and V100 (b0 and b4), which
+		// a depthwise time the same in both arithmetics cannot give.
+		peak = e.rates.simtFLOPS * depthwiseRate(e.rates.elemBytes)
 		eff = cal.Efficiency(e.cost.class, ArithFP32, phase) * cal.FamilyScaleOf(e.rates.family, ArithFP32)
 	case !aligned:
 		eff *= cal.UnalignedTensorFactor
@@ -99,6 +106,16 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	}
 	e.setTiles(tiles)
 	return e
+}
+
+// depthwiseRate is how many times the FP32 FLOP rate a depthwise convolution runs at
+// when its tensors hold elemBytes bytes per element: its loads, not its arithmetic,
+// bound it, so the rate goes as 4 ÷ elemBytes (1 for FP32, 2 for FP16 storage).
+func depthwiseRate(elemBytes float64) float64 {
+	if !(elemBytes > 0) {
+		return 1
+	}
+	return 4 / elemBytes
 }
 
 func roundUp(x, to int64) float64 { return float64((max(x, 1) + to - 1) / to * to) }
