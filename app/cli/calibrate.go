@@ -199,10 +199,10 @@ func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, 
 		return nil, fmt.Errorf("the whole-network error bands: %w", err)
 	}
 	out.NetworkFit = fmt.Sprintf("Nelder–Mead on the mean squared log error of predicted images/s over the %d tuning rows of %s (held-out rows not read), "+
-		"with a prior pulling each scale to 1: memory efficiency %.3f, depthwise efficiency ×%.2f, family scales %v; tuning MAPE %.1f%% before, %.1f%% after. "+
+		"with a prior pulling each scale to 1 and no scale resting on fewer than %d rows (a family's arithmetics with fewer share one): memory efficiency %.3f, depthwise efficiency ×%.2f, family scales %v; tuning MAPE %.1f%% before, %.1f%% after. "+
 		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over all %d published rows, mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
 		"%.0f× the held-out MAPE where no row exists; transferred times: the held-out MAPE",
-		nf.TuningRows, filepath.Base(path), out.MemoryEfficiency, nf.DepthwiseScale, familyScales(out), nf.BeforeMAPE, nf.AfterMAPE,
+		nf.TuningRows, filepath.Base(path), fit.MinScaleRows, out.MemoryEfficiency, nf.DepthwiseScale, familyScales(out), nf.BeforeMAPE, nf.AfterMAPE,
 		len(cases), 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
 	if err := out.Validate(); err != nil {
 		return nil, err

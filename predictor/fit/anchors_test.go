@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -75,37 +76,69 @@ func TestResolveNamesTheLine(t *testing.T) {
 // held-out ones.
 func TestFitNetworksUsesOnlyTuningRows(t *testing.T) {
 	nets := map[string]*cnn.Network{}
-	mk := func(held bool, ips float64) []Case {
+	// Two tuning rows (MinScaleRows), each 50% faster than the prior predicts, and a
+	// held-out row whose absurd figure must not move the fit.
+	mk := func(held bool, ips [2]float64) []Case {
 		cs, err := Resolve([]Anchor{
-			{Line: 2, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 16, GPUs: 1, ImagesPerS: ips},
-			{Line: 3, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 32, GPUs: 1, ImagesPerS: 1e6, Held: held},
+			{Line: 2, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 16, GPUs: 1, ImagesPerS: ips[0]},
+			{Line: 3, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 64, GPUs: 1, ImagesPerS: ips[1]},
+			{Line: 4, GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 32, GPUs: 1, ImagesPerS: 1e6, Held: held},
 		}, []hw.GPU{testV100}, nets)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cs[:1+boolInt(held)]
+		return cs[:2+boolInt(held)]
 	}
 	cal := kernels.PriorCalibration()
-	base, err := Predict(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(false, 1)[:1])
+	base, err := Predict(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(false, [2]float64{1, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := 1.5 * base[0].ImagesPerS // a figure 50% faster than the prior predicts
+	target := [2]float64{1.5 * base[0].ImagesPerS, 1.5 * base[1].ImagesPerS}
 	nf, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(true, target), Options{MaxEvaluations: 4000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nf.TuningRows != 1 || math.Abs(nf.BeforeMAPE-100.0/3) > 0.5 || nf.AfterMAPE > 10 {
-		t.Errorf("tuning rows %d, MAPE %.1f%% → %.1f%%: want 1 row, 33.3%% → under 10%%", nf.TuningRows, nf.BeforeMAPE, nf.AfterMAPE)
+	if nf.TuningRows != 2 || math.Abs(nf.BeforeMAPE-100.0/3) > 0.5 || nf.AfterMAPE > 10 {
+		t.Errorf("tuning rows %d, MAPE %.1f%% → %.1f%%: want 2 rows, 33.3%% → under 10%%", nf.TuningRows, nf.BeforeMAPE, nf.AfterMAPE)
 	}
 	if len(nf.Scales) != 1 || nf.Scales[0] != "volta/fp16" || !(nf.Calibration.FamilyScale["volta/fp16"] > 1) {
 		t.Errorf("scales %v = %v: want volta/fp16 raised", nf.Scales, nf.Calibration.FamilyScale)
 	}
-	if _, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(true, target)[1:], Options{}); err == nil {
+	// One published figure alone fits no family scale.
+	one, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(false, target)[:1], Options{MaxEvaluations: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Scales) != 0 || len(one.MemoryScales) != 0 || len(one.Calibration.FamilyScale) != 0 {
+		t.Errorf("one tuning row fitted scales %v %v: want none", one.Scales, one.MemoryScales)
+	}
+	if _, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(true, target)[2:], Options{}); err == nil {
 		t.Errorf("a fit with only held-out rows should fail")
 	}
 	if cal.FamilyScale != nil || cal.MemoryEfficiency != kernels.PriorCalibration().MemoryEfficiency {
 		t.Errorf("FitNetworks changed its input calibration")
+	}
+}
+
+func TestScaleParams(t *testing.T) {
+	tests := []struct {
+		name   string
+		keys   map[string]int
+		scales []string
+		param  []int
+		n      int
+	}{
+		{"each covered", map[string]int{"volta/fp16": 4, "volta/fp32": 3}, []string{"volta/fp16", "volta/fp32"}, []int{0, 1}, 2},
+		{"one row each: shared", map[string]int{"hopper/fp16": 1, "hopper/tf32": 1}, []string{"hopper/fp16", "hopper/tf32"}, []int{0, 0}, 1},
+		{"one row: the covered key's", map[string]int{"ga10x/fp16": 15, "ga10x/tf32": 1}, []string{"ga10x/fp16", "ga10x/tf32"}, []int{0, 0}, 1},
+		{"one row alone: not fitted", map[string]int{"ada/fp16": 1, "volta/fp32": 2}, []string{"volta/fp32"}, []int{0}, 1},
+	}
+	for _, tc := range tests {
+		scales, param, n := scaleParams(tc.keys)
+		if strings.Join(scales, ",") != strings.Join(tc.scales, ",") || fmt.Sprint(param) != fmt.Sprint(tc.param) || n != tc.n {
+			t.Errorf("%s: scales %v, params %v, %d: want %v, %v, %d", tc.name, scales, param, n, tc.scales, tc.param, tc.n)
+		}
 	}
 }
 

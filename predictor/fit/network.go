@@ -49,32 +49,30 @@ type NetworkFit struct {
 // changed; the fitted copy is returned.
 func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case, opt Options) (*NetworkFit, error) {
 	var tuning []Case
-	keys := map[string]bool{}
-	memKeys := map[string]bool{}
+	keys := map[string]int{}    // tuning rows per family scale
+	famRows := map[string]int{} // tuning rows per family
 	for _, c := range cases {
 		if c.Held || c.RealData() {
 			continue // real-data rows judge the loader model, not the GPU's efficiencies
 		}
 		tuning = append(tuning, c)
 		if f := hw.FamilyOf(c.Dev); f != hw.FamilyUnknown {
-			keys[kernels.FamilyKey(f, kernelArith(c))] = true
-			memKeys[f.String()] = true
+			keys[kernels.FamilyKey(f, kernelArith(c))]++
+			famRows[f.String()]++
 		}
 	}
 	if len(tuning) == 0 {
 		return nil, fmt.Errorf("no tuning rows among the %d anchors: mark some 'tuning'", len(cases))
 	}
-	scales := make([]string, 0, len(keys))
-	for k := range keys {
-		scales = append(scales, k)
-	}
-	sort.Strings(scales)
-	memScales := make([]string, 0, len(memKeys))
-	for k := range memKeys {
-		memScales = append(memScales, k)
+	scales, param, nParams := scaleParams(keys)
+	var memScales []string
+	for f, n := range famRows {
+		if n >= MinScaleRows {
+			memScales = append(memScales, f)
+		}
 	}
 	sort.Strings(memScales)
-	m0 := 2 + len(scales) // where the memory scales start in x
+	m0 := 2 + nParams // where the memory scales start in x
 
 	work := clone(cal)
 	if work.FamilyScale == nil {
@@ -91,12 +89,12 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	}
 	// x = logit of the memory efficiency in its bounds, log depthwise scale, log family
 	// scales, log family memory scales.
-	x0 := make([]float64, 2+len(scales)+len(memScales))
+	x0 := make([]float64, m0+len(memScales))
 	u := (clamp(work.MemoryEfficiency, minMemoryEfficiency+1e-3, maxMemoryEfficiency-1e-3) - minMemoryEfficiency) / (maxMemoryEfficiency - minMemoryEfficiency)
 	x0[0] = math.Log(u / (1 - u))
 	for i, k := range scales {
 		if v, ok := work.FamilyScale[k]; ok && v > 0 {
-			x0[2+i] = math.Log(v)
+			x0[2+param[i]] = math.Log(v) // a shared scale starts from its last key's
 		}
 	}
 	for i, k := range memScales {
@@ -111,7 +109,7 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			work.ComputeEfficiency[k] = math.Min(v*d, 1)
 		}
 		for i, k := range scales {
-			work.FamilyScale[k] = math.Exp(clamp(x[2+i], -1.5, 1.35)) // 0.22 to 3.9
+			work.FamilyScale[k] = math.Exp(clamp(x[2+param[i]], -1.5, 1.35)) // 0.22 to 3.9
 		}
 		for i, k := range memScales {
 			// 0.41 to 1.65, and never beyond the specified bandwidth
@@ -158,6 +156,71 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	}
 	return &NetworkFit{Calibration: work, Scales: scales, MemoryScales: memScales, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[1], -3, 3)),
 		BeforeMAPE: before, AfterMAPE: after}, nil
+}
+
+// MinScaleRows is the fewest published tuning rows one fitted scale may rest on: a
+// family and arithmetic that fewer rows cover shares one scale with the family's
+// other such arithmetics (Hopper's one TF32 and one FP16 row: one scale from both),
+// or with its best-covered arithmetic; a family with fewer rows in all keeps its
+// scales and memory scale at 1. So no per-family factor is fitted to a single
+// published figure.
+const MinScaleRows = 2
+
+// scaleParams maps each family scale key (with its tuning rows) to a fitted
+// parameter: its own where MinScaleRows rows cover it, else one shared by the
+// family's under-covered keys (if they have MinScaleRows rows together), else the
+// family's best-covered key's; -1 where none applies (not fitted). scales is sorted;
+// param[i] is the parameter of scales[i].
+func scaleParams(keys map[string]int) (scales []string, param []int, n int) {
+	for k := range keys {
+		scales = append(scales, k)
+	}
+	sort.Strings(scales)
+	family := func(k string) string { f, _, _ := strings.Cut(k, "/"); return f }
+	own := map[string]int{}     // key → its parameter
+	best := map[string]string{} // family → its best-covered key with its own parameter
+	for _, k := range scales {
+		if keys[k] >= MinScaleRows {
+			own[k] = n
+			n++
+			if b, ok := best[family(k)]; !ok || keys[k] > keys[b] {
+				best[family(k)] = k
+			}
+		}
+	}
+	under := map[string]int{} // family → rows of its under-covered keys
+	for _, k := range scales {
+		if keys[k] < MinScaleRows {
+			under[family(k)] += keys[k]
+		}
+	}
+	shared := map[string]int{}
+	param = make([]int, len(scales))
+	for i, k := range scales {
+		f := family(k)
+		switch p, ok := own[k]; {
+		case ok:
+			param[i] = p
+		case under[f] >= MinScaleRows:
+			if _, ok := shared[f]; !ok {
+				shared[f] = n
+				n++
+			}
+			param[i] = shared[f]
+		case best[f] != "":
+			param[i] = own[best[f]]
+		default:
+			param[i] = -1
+		}
+	}
+	// Keys without a parameter are dropped: their scale stays as it was.
+	kept, keptParam := scales[:0:0], param[:0:0]
+	for i, k := range scales {
+		if param[i] >= 0 {
+			kept, keptParam = append(kept, k), append(keptParam, param[i])
+		}
+	}
+	return kept, keptParam, n
 }
 
 func (o Options) networkEvaluations() int {
