@@ -646,6 +646,9 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		mw.menuItem("Import…", "Import…"),
 		mw.menuItem("Export…", "Export…"),
 		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Update prices from SkyPilot…", mw.updatePricesDialog),
+		fyne.NewMenuItem("Import prices (SkyPilot vms.csv)…", mw.importPricesDialog),
+		fyne.NewMenuItemSeparator(),
 		quit,
 	)
 	view := fyne.NewMenu("View",
@@ -829,15 +832,26 @@ func (mw *MainWindow) importDialog() {
 					return
 				}
 				mw.Status.SetText(msg)
-				mw.Selection.RefreshModels() // the import may have brought custom models
-				if ms, err := mw.Session.Machines(context.Background()); err == nil {
-					mw.Selection.SetMachines(ms)
-					mw.Specs.SetMachines(ms, catalogGPUs())
-				}
-				mw.Session.Refresh()
+				mw.reloadChoices()
 			})
 		}()
 	}, mw.Window)
+}
+
+// reloadChoices shows what the cache holds now, after an import or a price update: the
+// models (an import may bring custom ones), the machines with their prices, and the
+// predictions made from them.
+// It runs on the UI goroutine.
+func (mw *MainWindow) reloadChoices() {
+	ms, err := mw.Session.Machines(context.Background())
+	mw.uiMu.Lock()
+	mw.Selection.RefreshModels()
+	if err == nil {
+		mw.Selection.SetMachines(ms)
+		mw.Specs.SetMachines(ms, catalogGPUs())
+	}
+	mw.uiMu.Unlock()
+	mw.Session.Refresh() // its state comes back through show, which takes uiMu itself
 }
 
 func catalogGPUs() []hw.GPU {
