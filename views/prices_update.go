@@ -42,18 +42,7 @@ func (mw *MainWindow) importPricesDialog() {
 		mw.showError(fmt.Errorf("importing prices is not available in this window: it has no measurement cache to keep them in"))
 		return
 	}
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			mw.showError(err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		mw.importPrices(path)
-	}, mw.Window)
+	mw.pickFile(mw.importPrices)
 }
 
 // importPrices imports the SkyPilot catalog at path (see app.ImportPrices).

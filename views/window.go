@@ -813,16 +813,7 @@ func (mw *MainWindow) importDialog() {
 		mw.showError(fmt.Errorf("import is not available in this window"))
 		return
 	}
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			mw.showError(err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
+	mw.pickFile(func(path string) {
 		mw.Status.SetText("Importing " + path + "…")
 		go func() {
 			msg, err := mw.Backend.Import(context.Background(), path)
@@ -835,6 +826,22 @@ func (mw *MainWindow) importDialog() {
 				mw.reloadChoices()
 			})
 		}()
+	})
+}
+
+// pickFile asks for a file to read and hands its path to use; cancelling does nothing.
+func (mw *MainWindow) pickFile(use func(path string)) {
+	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			mw.showError(err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		use(path)
 	}, mw.Window)
 }
 
