@@ -22,7 +22,7 @@ func ReadSavedModels(ctx context.Context, d *db.DB) (nets []*cnn.Network, warnin
 	for _, m := range saved {
 		net, err := ParseSavedModel(m)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", m.Name, d.Path(), err))
+			warnings = append(warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", Printable(m.Name), d.Path(), err))
 			continue
 		}
 		nets = append(nets, net)

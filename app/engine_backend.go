@@ -199,3 +199,33 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	q := Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Explain(ctx, q, model, t, batch)
 }
+
+// UpdatePrices downloads SkyPilot's catalog of each default cloud (see UpdatePrices),
+// reloads the engine so every machine's price is the new one, and returns what it did
+// as one sentence. A cloud that failed keeps its prices; the error then names it.
+func (b *EngineBackend) UpdatePrices(ctx context.Context) (string, error) {
+	if b.cache == nil {
+		return "", errors.New("update prices: the app runs without a measurement cache (it could not be opened at start), and prices are kept there; restart it with a writable --db file")
+	}
+	rep, err := UpdatePrices(ctx, b.cache, UpdateOptions{})
+	if rerr := b.Reload(ctx); rerr != nil && err == nil {
+		err = rerr
+	}
+	return rep.Summary(), err
+}
+
+// ImportPrices reads a SkyPilot catalog (a cloud's vms.csv, whose cloud is its folder's
+// name, or a folder of clouds) into the cache, all or nothing, and reloads the engine.
+func (b *EngineBackend) ImportPrices(ctx context.Context, path string) (string, error) {
+	if b.cache == nil {
+		return "", errors.New("import prices: the app runs without a measurement cache (it could not be opened at start), and prices are kept there; restart it with a writable --db file")
+	}
+	rep, err := ImportPrices(ctx, b.cache, path, ImportOptions{})
+	if err != nil {
+		return "", err
+	}
+	if err := b.Reload(ctx); err != nil {
+		return "", err
+	}
+	return rep.Summary(), nil
+}

@@ -38,7 +38,7 @@ func (e *Engine) addSavedModels(ctx context.Context, d *db.DB) error {
 	e.warnings = append(e.warnings, warnings...)
 	for _, net := range nets {
 		if err := e.AddNetwork(net); err != nil { // ReadSavedModels checked them: not expected
-			e.warnings = append(e.warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", net.Name, d.Path(), err))
+			e.warnings = append(e.warnings, fmt.Sprintf("the custom model %s saved in %s was left out: %v", Printable(net.Name), d.Path(), err))
 		}
 	}
 	return nil

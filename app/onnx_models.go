@@ -128,12 +128,12 @@ func SaveModel(ctx context.Context, d *db.DB, net *cnn.Network, data []byte) (Sa
 	return SavedModel{Network: net, Replaced: replaced}, nil
 }
 
-// RemoveSavedModel deletes the custom model called name from the cache. A zoo model's
-// name, or one the cache does not hold, is an InputError that lists what it holds.
+// RemoveSavedModel deletes the custom model called name from the cache. A saved model
+// is removed whatever its name, one taking a zoo model's name included (an older cache
+// or import let such a model in, and it is left out of every list; the zoo model itself
+// is built in and stays). A zoo model's name the cache does not hold, or another name
+// it does not hold, is an InputError that lists what it holds.
 func RemoveSavedModel(ctx context.Context, d *db.DB, name string) error {
-	if cnn.Family(name) != "" {
-		return Inputf("%s is a zoo model: only your own models saved in the cache can be removed", name)
-	}
 	var saved []db.CustomModel
 	if d != nil {
 		var err error
@@ -145,13 +145,15 @@ func RemoveSavedModel(ctx context.Context, d *db.DB, name string) error {
 	for i, m := range saved {
 		names[i] = m.Name
 	}
-	if !slices.Contains(names, name) {
-		if len(names) == 0 {
-			return Inputf("there is no custom model %q: the cache holds none", name)
-		}
-		return Inputf("there is no custom model %q%s; the cache holds %s", name, Suggest(name, names), strings.Join(names, ", "))
+	switch {
+	case slices.Contains(names, name):
+		return d.RemoveCustomModel(ctx, name)
+	case cnn.Family(name) != "":
+		return Inputf("%s is a zoo model: only your own models saved in the cache can be removed", name)
+	case len(names) == 0:
+		return Inputf("there is no custom model %q: the cache holds none", name)
 	}
-	return d.RemoveCustomModel(ctx, name)
+	return Inputf("there is no custom model %q%s; the cache holds %s", name, Suggest(name, names), Printable(strings.Join(names, ", ")))
 }
 
 // LoadNamedModel finds a model by name for a command: a zoo model built at input and

@@ -26,16 +26,17 @@ const (
 	PrefBatchMin  = "session.batch_min"
 	// PrefBatchMax is the batch size cap ("0": none). Its key is new: the old
 	// "session.batch_max" held a fixed range end (1024 by default), not a cap.
-	PrefBatchMax = "session.batch_cap"
-	PrefDataset  = "session.dataset"
-	PrefInput    = "session.input"
-	PrefLoader   = "session.loader"
-	PrefWorkers  = "session.workers"
-	PrefFormat   = "session.memory_format"
-	PrefScript   = "session.script"
-	PrefNodes    = "session.nodes"
-	PrefRegion   = "session.price_region" // "" each machine's cheapest region
-	PrefSpot     = "session.spot_prices"
+	PrefBatchMax  = "session.batch_cap"
+	PrefDataset   = "session.dataset"
+	PrefInput     = "session.input"
+	PrefLoader    = "session.loader"
+	PrefWorkers   = "session.workers"
+	PrefFormat    = "session.memory_format"
+	PrefScript    = "session.script"
+	PrefFramework = "session.framework"
+	PrefNodes     = "session.nodes"
+	PrefRegion    = "session.price_region" // "" each machine's cheapest region
+	PrefSpot      = "session.spot_prices"
 	// The training's mode (epochs or to-target) and the user's own epochs figures
 	// ("" or "0": none): epochs at a reference batch, and a critical batch or a preset.
 	PrefTrain         = "session.train"
@@ -87,7 +88,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
 	readInt(PrefNodes, &s.Nodes)
-	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script} {
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script, PrefFramework: &s.Data.Framework} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
 		}
@@ -158,6 +159,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefWorkers, strconv.Itoa(st.Data.Workers))
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
 	p.SetString(PrefScript, st.Data.Script)
+	p.SetString(PrefFramework, st.Data.Framework)
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	p.SetString(PrefRegion, st.Price.Region)
 	p.SetString(PrefSpot, strconv.FormatBool(st.Price.Spot))

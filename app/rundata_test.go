@@ -126,12 +126,15 @@ func TestSessionRemembersRunData(t *testing.T) {
 	if got := s.Settings().Data; got != DefaultRunData() {
 		t.Errorf("a fresh session's run data = %+v, want the CLI's default %+v", got, DefaultRunData())
 	}
-	want := RunData{Dataset: "cifar-100", Input: 64, Loader: "dali", Workers: 5, MemoryFormat: "nhwc", Script: "lean"}
+	want := RunData{Dataset: "cifar-100", Input: 64, Loader: "dali", Workers: 5, MemoryFormat: "nhwc", Script: "lean", Framework: "pytorch1"}
 	if err := s.Update(func(st *SessionSettings) { st.Data = want }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Update(func(st *SessionSettings) { st.Data.Loader = "webdataset" }); err == nil {
 		t.Error("the session accepted the loader webdataset")
+	}
+	if err := s.Update(func(st *SessionSettings) { st.Data.Framework = "jax" }); err == nil {
+		t.Error("the session accepted the framework jax")
 	}
 	s.Close()
 	again := NewSession(&fakeBackend{}, prefs, time.Millisecond)

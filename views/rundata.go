@@ -13,7 +13,8 @@ import (
 
 // RunData is the run-data part of the settings form: the dataset, the input size
 // (0: the model's own), the input pipeline, its workers per GPU (0: the machine's
-// vCPUs per GPU less one), the memory format and the training script. Picking a dataset also sets the
+// vCPUs per GPU less one), the memory format, the training script and the framework
+// that runs the step. Picking a dataset also sets the
 // images per epoch to the dataset's.
 type RunData struct {
 	Dataset *widget.Select
@@ -22,6 +23,9 @@ type RunData struct {
 	Workers *widget.Entry
 	Format  *widget.Select
 	Script  *widget.Select
+	// Framework is what runs the step (pytorch2, pytorch1 or graph): it sets the
+	// optimizer's and the graph's per-step cost, as --framework does on the command line.
+	Framework *widget.Select
 }
 
 // runDataItems builds the run-data fields of p's form.
@@ -69,6 +73,15 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 	r.Script = widget.NewSelect(scripts, nil)
 	r.Script.SetSelected(d.Script)
 	r.Script.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Script = v })) }
+	frameworks := make([]string, len(predictor.Frameworks))
+	for i, f := range predictor.Frameworks {
+		frameworks[i] = string(f)
+	}
+	r.Framework = widget.NewSelect(frameworks, nil)
+	if fw, err := predictor.ParseFramework(d.Framework); err == nil {
+		r.Framework.SetSelected(string(fw)) // "" reads as pytorch2, the default
+	}
+	r.Framework.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Framework = v })) }
 	return []*widget.FormItem{
 		widget.NewFormItem("Dataset", r.Dataset),
 		widget.NewFormItem("Input px", r.Input),
@@ -76,5 +89,6 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 		widget.NewFormItem("Workers", r.Workers),
 		widget.NewFormItem("Layout", r.Format),
 		widget.NewFormItem("Script", r.Script),
+		widget.NewFormItem("Framework", r.Framework),
 	}
 }

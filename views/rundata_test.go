@@ -27,9 +27,13 @@ func TestRunDataFieldsApply(t *testing.T) {
 	r.Format.SetSelected("nhwc")
 	r.Workers.SetText("6")
 	r.Input.SetText("4")
+	if r.Framework.Selected != "pytorch2" {
+		t.Errorf("framework starts at %q, want pytorch2 (the default the CLI uses)", r.Framework.Selected)
+	}
+	r.Framework.SetSelected("graph")
 	got := s.Settings()
-	// The script is not on this form: it stays the session's default.
-	want := app.RunData{Dataset: "cifar-10", Input: 4, Loader: "dali", Workers: 6, MemoryFormat: "nhwc", Script: app.DefaultRunData().Script}
+	// The script is left alone here: it stays the session's default.
+	want := app.RunData{Dataset: "cifar-10", Input: 4, Loader: "dali", Workers: 6, MemoryFormat: "nhwc", Script: app.DefaultRunData().Script, Framework: "graph"}
 	if got.Data != want || got.Images != 50000 || p.Images.Text != "50000" {
 		t.Errorf("session run data %+v, images %d (field %q); want %+v and 50000", got.Data, got.Images, p.Images.Text, want)
 	}

@@ -646,6 +646,9 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		mw.menuItem("Import…", "Import…"),
 		mw.menuItem("Export…", "Export…"),
 		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Update prices from SkyPilot…", mw.updatePricesDialog),
+		fyne.NewMenuItem("Import prices (SkyPilot vms.csv)…", mw.importPricesDialog),
+		fyne.NewMenuItemSeparator(),
 		quit,
 	)
 	view := fyne.NewMenu("View",
@@ -810,6 +813,24 @@ func (mw *MainWindow) importDialog() {
 		mw.showError(fmt.Errorf("import is not available in this window"))
 		return
 	}
+	mw.pickFile(func(path string) {
+		mw.Status.SetText("Importing " + path + "…")
+		go func() {
+			msg, err := mw.Backend.Import(context.Background(), path)
+			fyne.Do(func() {
+				if err != nil {
+					mw.showError(err)
+					return
+				}
+				mw.Status.SetText(msg)
+				mw.reloadChoices()
+			})
+		}()
+	})
+}
+
+// pickFile asks for a file to read and hands its path to use; cancelling does nothing.
+func (mw *MainWindow) pickFile(use func(path string)) {
 	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			mw.showError(err)
@@ -820,24 +841,24 @@ func (mw *MainWindow) importDialog() {
 		}
 		path := r.URI().Path()
 		r.Close()
-		mw.Status.SetText("Importing " + path + "…")
-		go func() {
-			msg, err := mw.Backend.Import(context.Background(), path)
-			fyne.Do(func() {
-				if err != nil {
-					mw.showError(err)
-					return
-				}
-				mw.Status.SetText(msg)
-				mw.Selection.RefreshModels() // the import may have brought custom models
-				if ms, err := mw.Session.Machines(context.Background()); err == nil {
-					mw.Selection.SetMachines(ms)
-					mw.Specs.SetMachines(ms, catalogGPUs())
-				}
-				mw.Session.Refresh()
-			})
-		}()
+		use(path)
 	}, mw.Window)
+}
+
+// reloadChoices shows what the cache holds now, after an import or a price update: the
+// models (an import may bring custom ones), the machines with their prices, and the
+// predictions made from them.
+// It runs on the UI goroutine.
+func (mw *MainWindow) reloadChoices() {
+	ms, err := mw.Session.Machines(context.Background())
+	mw.uiMu.Lock()
+	mw.Selection.RefreshModels()
+	if err == nil {
+		mw.Selection.SetMachines(ms)
+		mw.Specs.SetMachines(ms, catalogGPUs())
+	}
+	mw.uiMu.Unlock()
+	mw.Session.Refresh() // its state comes back through show, which takes uiMu itself
 }
 
 func catalogGPUs() []hw.GPU {

@@ -199,8 +199,8 @@ func runCacheImport(env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations, %d user machines and %d custom models added\n",
 				rep.File, rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
 			if len(rep.CustomModelClashes) > 0 {
-				fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours in the app, File → Remove model…, and import again to take theirs)\n",
-					strings.Join(rep.CustomModelClashes, ", "))
+				fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours with 'cnntime model remove NAME' or the app's File → Remove model…, and import again to take theirs)\n",
+					app.Printable(strings.Join(rep.CustomModelClashes, ", ")))
 			}
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
 		} else if rep.Kind == "loader-csv" {

@@ -150,6 +150,9 @@ func runModels(env *Env, args []string) error {
 		for _, w := range warnings {
 			fmt.Fprintln(env.Stderr, "warning: "+w)
 		}
+		if len(warnings) > 0 {
+			fmt.Fprintln(env.Stderr, "warning: 'cnntime model remove NAME' removes a saved model that no longer reads (or the app's File → Remove model…)")
+		}
 		custom = CustomModelSummaries(nets)
 		return err
 	})
@@ -356,7 +359,7 @@ func runModelRemove(env *Env, args []string) error {
 	if env.JSON {
 		return WriteJSON(env.Stdout, map[string]string{"removed": name})
 	}
-	fmt.Fprintf(env.Stdout, "removed the custom model %s from the cache %s\n", name, env.DBPath)
+	fmt.Fprintf(env.Stdout, "removed the custom model %s from the cache %s\n", app.Printable(name), env.DBPath)
 	return nil
 }
 

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPricesReportSummary checks the one sentence the window's status line shows.
+func TestPricesReportSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rep  PricesReport
+		want string
+	}{
+		{"nothing", PricesReport{}, "Prices: no cloud was read."},
+		{"each status", PricesReport{Clouds: []CloudPricesReport{
+			{Cloud: "aws", Status: "imported", Date: "2026-11-20", Machines: 212},
+			{Cloud: "gcp", Status: "unchanged", Date: "2026-11-19"},
+			{Cloud: "lambda", Status: "failed", Error: "the server answered 500 Internal Server Error"},
+		}}, "Prices: aws as of 2026-11-20 (212 machines), gcp unchanged (as of 2026-11-19), lambda failed (the server answered 500 Internal Server Error)."},
+	} {
+		if got := tc.rep.Summary(); got != tc.want {
+			t.Errorf("%s: Summary() = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestEngineBackendPrices updates the window's prices from a SkyPilot catalog served
+// here (CNNTIME_PRICES_URL, as a user behind a mirror would) and imports one cloud's
+// file: each reloads the engine, so the machines the window lists carry the new
+// prices, and a file that is not a catalog changes nothing.
+func TestEngineBackendPrices(t *testing.T) {
+	ctx := context.Background()
+	cs := newCatalogServer(t)
+	t.Setenv(PricesURLEnv, cs.URL+"/catalogs/v7")
+	b, err := OpenEngineBackend(ctx, filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	before, err := b.MachineChoices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	msg, err := b.UpdatePrices(ctx)
+	if err != nil {
+		t.Fatalf("update from the fixture catalog: %v (%s)", err, msg)
+	}
+	for _, cl := range DefaultPriceClouds {
+		if !strings.Contains(msg, cl+" as of 2026-11-20") {
+			t.Errorf("update said %q; want %s as of 2026-11-20", msg, cl)
+		}
+	}
+	after, err := b.MachineChoices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) <= len(before) {
+		t.Errorf("machines after the update: %d, before %d; want the catalog's new instance types added", len(after), len(before))
+	}
+	if msg, err = b.UpdatePrices(ctx); err != nil || !strings.Contains(msg, "aws unchanged") {
+		t.Errorf("second update = %q, %v; want aws unchanged (a conditional request)", msg, err)
+	}
+
+	notCatalog := filepath.Join(t.TempDir(), "aws", "vms.csv")
+	writeFile(t, notCatalog, "name,price\nx,abc\n")
+	if _, err := b.ImportPrices(ctx, notCatalog); err == nil {
+		t.Error("importing a file that is not a SkyPilot catalog succeeded")
+	}
+	if again, err := b.MachineChoices(ctx); err != nil || len(again) != len(after) {
+		t.Errorf("a refused import changed the machines: %d, %v; want %d", len(again), err, len(after))
+	}
+	msg, err = b.ImportPrices(ctx, filepath.Join(fixtureCatalogs, "lambda", "vms.csv"))
+	if err != nil || !strings.HasPrefix(msg, "Prices: lambda as of ") {
+		t.Errorf("import of lambda's vms.csv = %q, %v; want lambda imported", msg, err)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

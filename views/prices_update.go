@@ -1,0 +1,95 @@
+package views
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+)
+
+// updatePricesDialog asks before it downloads SkyPilot's price catalog (the window
+// never goes on the network unasked), then downloads it with a Cancel button and
+// shows every machine at the new prices. It is the window's `cnntime prices update`.
+func (mw *MainWindow) updatePricesDialog() {
+	if mw.Backend == nil {
+		mw.showError(fmt.Errorf("updating prices is not available in this window: it has no measurement cache to keep them in"))
+		return
+	}
+	msg := fmt.Sprintf("Download today's on-demand and spot prices of %s\nfrom SkyPilot's public catalog?\n\n%s\n\nA cloud whose download fails keeps its prices; a file that has not\nchanged since the last update is not downloaded again.",
+		strings.Join(app.DefaultPriceClouds, ", "), app.PricesURL())
+	d := dialog.NewConfirm("Update prices", msg, func(ok bool) {
+		if ok {
+			mw.runPriceJob("Downloading prices from SkyPilot's catalog…", mw.Backend.UpdatePrices)
+		}
+	}, mw.Window)
+	d.SetConfirmText("Download")
+	d.SetDismissText("Cancel")
+	closeOnEscape(d, mw.Window)
+	d.Show()
+}
+
+// importPricesDialog reads a SkyPilot vms.csv the user picks (its cloud is the name of
+// its folder, as SkyPilot lays its catalog out: …/catalogs/v7/aws/vms.csv), all or
+// nothing: `cnntime prices import` in the window, for a machine with no network.
+func (mw *MainWindow) importPricesDialog() {
+	if mw.Backend == nil {
+		mw.showError(fmt.Errorf("importing prices is not available in this window: it has no measurement cache to keep them in"))
+		return
+	}
+	mw.pickFile(mw.importPrices)
+}
+
+// importPrices imports the SkyPilot catalog at path (see app.ImportPrices).
+func (mw *MainWindow) importPrices(path string) {
+	mw.runPriceJob("Importing prices from "+path+"…", func(ctx context.Context) (string, error) {
+		return mw.Backend.ImportPrices(ctx, path)
+	})
+}
+
+// runPriceJob runs a price download or import off the UI goroutine behind a dialog
+// with a Cancel button, then shows the machines at their new prices and says what it
+// did, cloud by cloud, in a dialog (the status line goes on to the new prediction). A
+// job that failed for some clouds still updated the others; one cancelled changed nothing.
+func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (string, error)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	bar := widget.NewProgressBarInfinite()
+	progress := dialog.NewCustom("Prices", "Cancel", container.NewVBox(widget.NewLabel(what), bar), mw.Window)
+	progress.SetOnClosed(cancel)
+	progress.Show()
+	mw.Status.SetText(what)
+	go func() {
+		msg, err := job(ctx)
+		cancelled := ctx.Err() != nil
+		fyne.Do(func() {
+			mw.uiMu.Lock()
+			progress.Hide()
+			cancel()
+			if cancelled {
+				mw.Status.SetText("Prices: cancelled; every machine keeps the prices it had.")
+			}
+			mw.uiMu.Unlock()
+			if cancelled {
+				return
+			}
+			mw.reloadChoices() // a failed cloud leaves the others updated
+			mw.uiMu.Lock()
+			defer mw.uiMu.Unlock()
+			if err != nil {
+				mw.showError(err)
+				return
+			}
+			label := widget.NewLabel(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(msg, "Prices: "), "."), "), ", ")\n"))
+			d := dialog.NewCustom("Prices updated", "OK", container.NewVScroll(label), mw.Window)
+			d.Resize(fyne.NewSize(560, 280))
+			closeOnEscape(d, mw.Window)
+			d.Show()
+			mw.Status.SetText(msg)
+		})
+	}()
+}
