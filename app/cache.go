@@ -10,6 +10,11 @@ func MergedText(m db.Merged) string {
 	return fmt.Sprintf("%d added, %d replaced older ones, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
 }
 
+// PricesMergedText says how an imported cache's clouds of prices met the cache's.
+func PricesMergedText(m db.Merged) string {
+	return fmt.Sprintf("%d clouds added, %d replaced by later prices, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
+}
+
 // OpenCache opens the cache at path (db.Open) with the checks of imports that need the
 // application: a step or kernel row's catalog GPU must be in the catalog, and an
 // imported cache's custom models must read and must not take a zoo model's name.

@@ -28,6 +28,10 @@ type ImportReport struct {
 	// LoaderRates counts a loader-rate CSV's rows (scripts/dataloader_rate.py --csv).
 	LoaderRates  Merged `json:"loader_rates"`
 	UserMachines int    `json:"user_machines_added"`
+	// Prices counts an imported cache's clouds of prices (prices import/update): a
+	// cloud the cache lacks is added, one whose prices are of a later day replaces the
+	// cache's whole, and one the cache holds as new or newer is left out.
+	Prices       Merged `json:"prices"`
 	CustomModels int    `json:"custom_models_added"`
 	// CustomModelClashes names the imported cache's custom models that the cache holds
 	// under the same name with a different definition: the cache keeps its own.
@@ -471,7 +475,61 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 	if err != nil {
 		return err
 	}
+	if err := mergePrices(ctx, tx, rep); err != nil {
+		return err
+	}
 	return d.mergeCustomModels(ctx, tx, rep)
+}
+
+// mergePrices takes the attached cache's prices cloud by cloud, as ReplacePrices stores
+// them: a cloud main lacks, or whose prices there are of a later day (or the same day,
+// imported later), replaces main's catalog and offers of that cloud whole; any other
+// is left out, so an import never puts older prices over newer ones.
+func mergePrices(ctx context.Context, tx *sql.Tx, rep *ImportReport) error {
+	rows, err := tx.QueryContext(ctx, `SELECT s.cloud, m.cloud IS NULL,
+			m.cloud IS NULL OR s.price_date > m.price_date OR (s.price_date = m.price_date AND s.imported_at > m.imported_at)
+		FROM src.price_catalogs s LEFT JOIN main.price_catalogs m ON m.cloud = s.cloud ORDER BY s.cloud`)
+	if err != nil {
+		return fmt.Errorf("read the imported cache's prices: %w", err)
+	}
+	var take []string
+	for rows.Next() {
+		var cloud string
+		var added, newer bool
+		if err := rows.Scan(&cloud, &added, &newer); err != nil {
+			rows.Close()
+			return err
+		}
+		switch {
+		case added:
+			rep.Prices.Added++
+		case newer:
+			rep.Prices.Replaced++
+		default:
+			rep.Prices.Kept++
+			continue
+		}
+		take = append(take, cloud)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, cloud := range take {
+		for _, q := range []string{
+			`DELETE FROM main.cloud_offers WHERE cloud = ?`,
+			`INSERT OR REPLACE INTO main.price_catalogs (cloud, source, price_date, imported_at, checked_at, etag, last_modified, rows)
+				SELECT cloud, source, price_date, imported_at, checked_at, etag, last_modified, rows FROM src.price_catalogs WHERE cloud = ?`,
+			`INSERT INTO main.cloud_offers (cloud, instance, region, accelerator, accelerator_count, vcpus, memory_gib,
+					price_usd, spot_usd, spot_zone)
+				SELECT cloud, instance, region, accelerator, accelerator_count, vcpus, memory_gib, price_usd, spot_usd, spot_zone
+				FROM src.cloud_offers WHERE cloud = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, cloud); err != nil {
+				return fmt.Errorf("take the imported cache's %s prices: %w", cloud, err)
+			}
+		}
+	}
+	return nil
 }
 
 // mergeCustomModels adds the attached cache's custom models that main lacks, in the

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -169,5 +170,66 @@ func TestPricesSurviveMigrationAndExport(t *testing.T) {
 	}
 	if problems, err := c.Check(ctx); err != nil || len(problems) != 0 {
 		t.Errorf("Check of the exported cache = %v, %v", problems, err)
+	}
+}
+
+// TestImportCacheTakesNewerPrices imports another cache's prices cloud by cloud: a
+// cloud this cache lacks is added, one of a later day replaces this cache's whole, one
+// of an earlier day (or the same import) is left out; importing it again changes nothing.
+func TestImportCacheTakesNewerPrices(t *testing.T) {
+	ctx := context.Background()
+	otherPath := filepath.Join(t.TempDir(), "other.db")
+	other, err := Open(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcp := CloudPrices{
+		Catalog: PriceCatalog{Cloud: "gcp", Source: "catalogs/v7/gcp/vms.csv", PriceDate: "2026-11-22", Rows: 1},
+		Offers:  []hw.CloudOffer{{Cloud: "gcp", Instance: "a2-highgpu-1g", Region: "us-central1", Accelerator: "A100", AcceleratorCount: 1, VCPUs: 12, MemoryGiB: 85, PriceUSD: 3.67, SpotUSD: 1.1}},
+	}
+	newerAWS := awsPrices("2026-11-25", 2.0)
+	newerAWS.Offers = newerAWS.Offers[:1]
+	olderLambda := lambdaPrices()
+	olderLambda.Catalog.PriceDate = "2026-10-01"
+	olderLambda.Offers[0].PriceUSD = 9.99
+	if err := other.ReplacePrices(ctx, []CloudPrices{newerAWS, olderLambda, gcp}); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+
+	d := openTemp(t)
+	if err := d.ReplacePrices(ctx, []CloudPrices{awsPrices("2026-11-01", 3.06), lambdaPrices()}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := d.ImportCache(ctx, otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Merged{Added: 1, Replaced: 1, Kept: 1}); rep.Prices != want {
+		t.Errorf("prices merged %+v, want %+v (gcp added, aws newer, lambda older)", rep.Prices, want)
+	}
+	cats, err := d.PriceCatalogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dates := map[string]string{}
+	for _, c := range cats {
+		dates[c.Cloud] = fmt.Sprintf("%s/%d", c.PriceDate, c.Offers)
+	}
+	if want := map[string]string{"aws": "2026-11-25/1", "gcp": "2026-11-22/1", "lambda": "2026-11-20/1"}; !reflect.DeepEqual(dates, want) {
+		t.Errorf("price catalogs after the import %v, want %v", dates, want)
+	}
+	offers, _ := d.CloudOffers(ctx)
+	for _, o := range offers {
+		if (o.Cloud == "aws" && o.PriceUSD != 2.0) || (o.Cloud == "lambda" && o.PriceUSD != 1.49) {
+			t.Errorf("offer %+v: want aws at the imported 2.0 and lambda at its own 1.49", o)
+		}
+	}
+	again, err := d.ImportCache(ctx, otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Merged{Kept: 3}); again.Prices != want {
+		t.Errorf("importing the same cache again merged prices %+v, want %+v", again.Prices, want)
 	}
 }

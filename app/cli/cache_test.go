@@ -79,6 +79,7 @@ func TestCacheCommands(t *testing.T) {
 		{"no action", "", []string{"cache"}, 2, "", "say what to do"},
 		{"info after imports", "", []string{"cache", "info"}, 0, "6 step measurements", ""},
 		{"export a cache", "", []string{"cache", "export", filepath.Join(dir, "out.db")}, 0, "exported 1 kernel measurements (1 devices, 1 layer configurations) and 6 step measurements", ""},
+		{"import the exported cache", "", []string{"cache", "import", filepath.Join(dir, "out.db")}, 0, "cloud prices: 0 clouds added, 0 replaced by later prices, 0 left out", ""},
 		{"export over a file", "", []string{"cache", "export", filepath.Join(dir, "out.db")}, 1, "", "the file exists"},
 		{"export one device", "", []string{"cache", "export", filepath.Join(dir, "cpu.db"), "--device", "cpu:lab:epyc"}, 0, "exported 1 kernel measurements (1 devices, 1 layer configurations) and 0 step", ""},
 		{"export an unknown device", "", []string{"cache", "export", filepath.Join(dir, "x.db"), "--device", "cpu:lab:epic"}, 2, "", `(did you mean "cpu:lab:epyc"?)`},
