@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -80,6 +81,10 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (string
 			mw.reloadChoices() // a failed cloud leaves the others updated
 			mw.uiMu.Lock()
 			defer mw.uiMu.Unlock()
+			var offline *app.OfflineError
+			if errors.As(err, &offline) {
+				err = fmt.Errorf("%w (in this window: File → Import prices (SkyPilot vms.csv)…)", err)
+			}
 			if err != nil {
 				mw.showError(err)
 				return

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -105,6 +106,20 @@ func TestUpdatePricesThroughTheWindow(t *testing.T) {
 	onUI(mw, func() { mw.importPrices(filepath.Join(skyPilotFixture, "lambda", "vms.csv")) })
 	if text := waitDialog(t, mw, "Prices updated"); !strings.Contains(text, "lambda as of ") {
 		t.Errorf("after importing lambda's vms.csv the dialog says:\n%s", text)
+	}
+	tapDialogButton(t, mw, "OK")
+
+	// Offline: the CLI's sentence, and where to go in the window instead.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(app.PricesURLEnv, "http://"+l.Addr().String()+"/catalogs/v7")
+	l.Close() // nothing answers there
+	clickMenu(t, mw, "Update prices from SkyPilot…")
+	tapDialogButton(t, mw, "Download")
+	if text := waitDialog(t, mw, "seems to be offline"); !strings.Contains(text, "File → Import prices") {
+		t.Errorf("offline, the dialog says:\n%s\nwant the window's way to import a copy", text)
 	}
 }
 
