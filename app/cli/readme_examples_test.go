@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,10 +26,11 @@ func readmeExamples(t *testing.T) []readmeExample {
 	var out []readmeExample
 	lines := strings.Split(string(data), "\n")
 	for i := 0; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != "```" || i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "$ cnntime ") {
+		// A block may be indented under a list item: its lines are compared word by word.
+		if strings.TrimSpace(lines[i]) != "```" || i+1 >= len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "$ cnntime ") {
 			continue
 		}
-		ex := readmeExample{line: i + 2, args: strings.Fields(strings.TrimPrefix(lines[i+1], "$ cnntime "))}
+		ex := readmeExample{line: i + 2, args: strings.Fields(strings.TrimPrefix(strings.TrimSpace(lines[i+1]), "$ cnntime "))}
 		for i += 2; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
 			ex.printed = append(ex.printed, lines[i])
 		}
@@ -44,12 +46,12 @@ func readmeExamples(t *testing.T) []readmeExample {
 // says what cnntime says.
 func TestREADMEExamplesAreWhatTheCLIPrints(t *testing.T) {
 	examples := readmeExamples(t)
-	if len(examples) < 2 {
-		t.Fatalf("found %d README examples, want the best --nodes and the explain ones at least", len(examples))
+	if len(examples) < 4 {
+		t.Fatalf("found %d README examples, want the best --nodes (2), framework and explain ones at least", len(examples))
 	}
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	for _, ex := range examples {
-		t.Run(strings.Join(ex.args[:1], ""), func(t *testing.T) {
+		t.Run(fmt.Sprintf("README.md:%d", ex.line), func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, ex.args...)
 			if code != 0 {
 				t.Fatalf("README.md:%d: cnntime %s exits %d: %s", ex.line, strings.Join(ex.args, " "), code, stderr)
