@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -70,7 +69,7 @@ func (b *EngineBackend) DB() *db.DB { return b.cache }
 // cache, reloads the engine, and says what it added.
 func (b *EngineBackend) Import(ctx context.Context, path string) (string, error) {
 	if b.cache == nil {
-		return "", errors.New("import: the app runs without a measurement cache (it could not be opened at start); restart it with a writable --db file")
+		return "", errNoCache("import")
 	}
 	rep, err := b.cache.Import(ctx, path)
 	if err != nil {
@@ -203,32 +202,39 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	return e.Explain(ctx, q, model, t, batch)
 }
 
-// UpdatePrices downloads SkyPilot's catalog of each default cloud (see UpdatePrices),
-// reloads the engine so every machine's price is the new one, and returns what it did
-// as one sentence. A cloud that failed keeps its prices; the error then names it.
-func (b *EngineBackend) UpdatePrices(ctx context.Context) (string, error) {
+// UpdatePrices downloads SkyPilot's catalog of each default cloud (see UpdatePrices)
+// and, when any cloud's prices changed, reloads the engine so every machine's price is
+// the new one. A cloud that failed keeps its prices; the error then names it.
+func (b *EngineBackend) UpdatePrices(ctx context.Context) (PricesReport, error) {
 	if b.cache == nil {
-		return "", errors.New("update prices: the app runs without a measurement cache (it could not be opened at start), and prices are kept there; restart it with a writable --db file")
+		return PricesReport{}, errNoCache("update prices")
 	}
 	rep, err := UpdatePrices(ctx, b.cache, UpdateOptions{})
-	if rerr := b.Reload(ctx); rerr != nil && err == nil {
-		err = rerr
+	if rep.Changed() {
+		if rerr := b.Reload(ctx); rerr != nil && err == nil {
+			err = rerr
+		}
 	}
-	return rep.Summary(), err
+	return rep, err
 }
 
 // ImportPrices reads a SkyPilot catalog (a cloud's vms.csv, whose cloud is its folder's
 // name, or a folder of clouds) into the cache, all or nothing, and reloads the engine.
-func (b *EngineBackend) ImportPrices(ctx context.Context, path string) (string, error) {
+func (b *EngineBackend) ImportPrices(ctx context.Context, path string) (PricesReport, error) {
 	if b.cache == nil {
-		return "", errors.New("import prices: the app runs without a measurement cache (it could not be opened at start), and prices are kept there; restart it with a writable --db file")
+		return PricesReport{}, errNoCache("import prices")
 	}
 	rep, err := ImportPrices(ctx, b.cache, path, ImportOptions{})
 	if err != nil {
-		return "", err
+		return PricesReport{}, err
 	}
 	if err := b.Reload(ctx); err != nil {
-		return "", err
+		return PricesReport{}, err
 	}
-	return rep.Summary(), nil
+	return rep, nil
+}
+
+// errNoCache says that what needs the measurement cache cannot be done without one.
+func errNoCache(what string) error {
+	return fmt.Errorf("%s: the app runs without a measurement cache (it could not be opened at start); restart it with a writable --db file", what)
 }

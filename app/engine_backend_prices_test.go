@@ -11,19 +11,27 @@ import (
 // TestPricesReportSummary checks the one sentence the window's status line shows.
 func TestPricesReportSummary(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		rep  PricesReport
-		want string
+		name    string
+		rep     PricesReport
+		want    string
+		changed bool
 	}{
-		{"nothing", PricesReport{}, "Prices: no cloud was read."},
+		{"nothing", PricesReport{}, "Prices: no cloud was read.", false},
 		{"each status", PricesReport{Clouds: []CloudPricesReport{
 			{Cloud: "aws", Status: "imported", Date: "2026-11-20", Machines: 212},
 			{Cloud: "gcp", Status: "unchanged", Date: "2026-11-19"},
 			{Cloud: "lambda", Status: "failed", Error: "the server answered 500 Internal Server Error"},
-		}}, "Prices: aws as of 2026-11-20 (212 machines), gcp unchanged (as of 2026-11-19), lambda failed (the server answered 500 Internal Server Error)."},
+		}}, "Prices: aws as of 2026-11-20 (212 machines), gcp unchanged (as of 2026-11-19), lambda failed (the server answered 500 Internal Server Error).", true},
+		{"none stored", PricesReport{Clouds: []CloudPricesReport{
+			{Cloud: "gcp", Status: "unchanged", Date: "2026-11-19"},
+			{Cloud: "aws", Status: "failed", Error: "timed out"},
+		}}, "Prices: gcp unchanged (as of 2026-11-19), aws failed (timed out).", false},
 	} {
 		if got := tc.rep.Summary(); got != tc.want {
 			t.Errorf("%s: Summary() = %q, want %q", tc.name, got, tc.want)
+		}
+		if got := tc.rep.Changed(); got != tc.changed {
+			t.Errorf("%s: Changed() = %v, want %v", tc.name, got, tc.changed)
 		}
 	}
 }
@@ -46,7 +54,8 @@ func TestEngineBackendPrices(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	msg, err := b.UpdatePrices(ctx)
+	rep, err := b.UpdatePrices(ctx)
+	msg := rep.Summary()
 	if err != nil {
 		t.Fatalf("update from the fixture catalog: %v (%s)", err, msg)
 	}
@@ -62,8 +71,8 @@ func TestEngineBackendPrices(t *testing.T) {
 	if len(after) <= len(before) {
 		t.Errorf("machines after the update: %d, before %d; want the catalog's new instance types added", len(after), len(before))
 	}
-	if msg, err = b.UpdatePrices(ctx); err != nil || !strings.Contains(msg, "aws unchanged") {
-		t.Errorf("second update = %q, %v; want aws unchanged (a conditional request)", msg, err)
+	if rep, err = b.UpdatePrices(ctx); err != nil || !strings.Contains(rep.Summary(), "aws unchanged") || rep.Changed() {
+		t.Errorf("second update = %q, %v; want aws unchanged (a conditional request), nothing changed", rep.Summary(), err)
 	}
 
 	notCatalog := filepath.Join(t.TempDir(), "aws", "vms.csv")
@@ -74,7 +83,8 @@ func TestEngineBackendPrices(t *testing.T) {
 	if again, err := b.MachineChoices(ctx); err != nil || len(again) != len(after) {
 		t.Errorf("a refused import changed the machines: %d, %v; want %d", len(again), err, len(after))
 	}
-	msg, err = b.ImportPrices(ctx, filepath.Join(fixtureCatalogs, "lambda", "vms.csv"))
+	rep, err = b.ImportPrices(ctx, filepath.Join(fixtureCatalogs, "lambda", "vms.csv"))
+	msg = rep.Summary()
 	if err != nil || !strings.HasPrefix(msg, "Prices: lambda as of ") {
 		t.Errorf("import of lambda's vms.csv = %q, %v; want lambda imported", msg, err)
 	}

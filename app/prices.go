@@ -487,23 +487,38 @@ func importedPrices(ctx context.Context, d *db.DB) ([]hw.CloudOffer, map[string]
 	return offers, sources, nil
 }
 
-// Summary says in one sentence what an import or update did, cloud by cloud, as the
-// window's status line shows it: "Prices: aws as of 2026-11-20 (212 machines), gcp
-// unchanged, lambda failed (…)."
+// Changed says whether any cloud's prices were stored (not all unchanged or failed).
+func (r PricesReport) Changed() bool {
+	for _, c := range r.Clouds {
+		if c.Status == "imported" {
+			return true
+		}
+	}
+	return false
+}
+
+// Lines says what an import or update did, a line per cloud: "aws as of 2026-11-20
+// (212 machines)", "gcp unchanged (as of 2026-11-19)", "lambda failed (…)".
+func (r PricesReport) Lines() []string {
+	lines := make([]string, 0, len(r.Clouds))
+	for _, c := range r.Clouds {
+		switch c.Status {
+		case "imported":
+			lines = append(lines, fmt.Sprintf("%s as of %s (%d machines)", c.Cloud, c.Date, c.Machines))
+		case "unchanged":
+			lines = append(lines, fmt.Sprintf("%s unchanged (as of %s)", c.Cloud, c.Date))
+		default:
+			lines = append(lines, fmt.Sprintf("%s %s (%s)", c.Cloud, c.Status, c.Error))
+		}
+	}
+	return lines
+}
+
+// Summary says the Lines in one sentence, as the window's status line shows it:
+// "Prices: aws as of 2026-11-20 (212 machines), gcp unchanged (…), lambda failed (…)."
 func (r PricesReport) Summary() string {
 	if len(r.Clouds) == 0 {
 		return "Prices: no cloud was read."
 	}
-	parts := make([]string, 0, len(r.Clouds))
-	for _, c := range r.Clouds {
-		switch c.Status {
-		case "imported":
-			parts = append(parts, fmt.Sprintf("%s as of %s (%d machines)", c.Cloud, c.Date, c.Machines))
-		case "unchanged":
-			parts = append(parts, fmt.Sprintf("%s unchanged (as of %s)", c.Cloud, c.Date))
-		default:
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", c.Cloud, c.Status, c.Error))
-		}
-	}
-	return "Prices: " + strings.Join(parts, ", ") + "."
+	return "Prices: " + strings.Join(r.Lines(), ", ") + "."
 }

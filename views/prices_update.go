@@ -48,16 +48,17 @@ func (mw *MainWindow) importPricesDialog() {
 
 // importPrices imports the SkyPilot catalog at path (see app.ImportPrices).
 func (mw *MainWindow) importPrices(path string) {
-	mw.runPriceJob("Importing prices from "+path+"…", func(ctx context.Context) (string, error) {
+	mw.runPriceJob("Importing prices from "+path+"…", func(ctx context.Context) (app.PricesReport, error) {
 		return mw.Backend.ImportPrices(ctx, path)
 	})
 }
 
 // runPriceJob runs a price download or import off the UI goroutine behind a dialog
-// with a Cancel button, then shows the machines at their new prices and says what it
-// did, cloud by cloud, in a dialog (the status line goes on to the new prediction). A
-// job that failed for some clouds still updated the others; one cancelled changed nothing.
-func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (string, error)) {
+// with a Cancel button, then shows the machines at their new prices (when any changed)
+// and says what it did, cloud by cloud, in a dialog (the status line goes on to the new
+// prediction). A job that failed for some clouds still updated the others; one
+// cancelled changed nothing.
+func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.PricesReport, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	bar := widget.NewProgressBarInfinite()
 	progress := dialog.NewCustom("Prices", "Cancel", container.NewVBox(widget.NewLabel(what), bar), mw.Window)
@@ -65,7 +66,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (string
 	progress.Show()
 	mw.Status.SetText(what)
 	go func() {
-		msg, err := job(ctx)
+		rep, err := job(ctx)
 		cancelled := ctx.Err() != nil
 		fyne.Do(func() {
 			mw.uiMu.Lock()
@@ -78,7 +79,9 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (string
 			if cancelled {
 				return
 			}
-			mw.reloadChoices() // a failed cloud leaves the others updated
+			if rep.Changed() { // a failed cloud leaves the others updated
+				mw.reloadChoices()
+			}
 			mw.uiMu.Lock()
 			defer mw.uiMu.Unlock()
 			var offline *app.OfflineError
@@ -89,12 +92,12 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (string
 				mw.showError(err)
 				return
 			}
-			label := widget.NewLabel(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(msg, "Prices: "), "."), "), ", ")\n"))
+			label := widget.NewLabel(strings.Join(rep.Lines(), "\n"))
 			d := dialog.NewCustom("Prices updated", "OK", container.NewVScroll(label), mw.Window)
 			d.Resize(fyne.NewSize(560, 280))
 			closeOnEscape(d, mw.Window)
 			d.Show()
-			mw.Status.SetText(msg)
+			mw.Status.SetText(rep.Summary())
 		})
 	}()
 }

@@ -55,29 +55,17 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 	}
 	// The Run tab has the height for one setting a row.
 	r.Input = p.optionalIntEntry(d.Input, "the model's own", func(st *app.SessionSettings, n int) { st.Data.Input = n })
-	loaders := make([]string, len(pipeline.Loaders))
-	for i, l := range pipeline.Loaders {
-		loaders[i] = string(l)
-	}
-	r.Loader = widget.NewSelect(loaders, nil)
+	r.Loader = widget.NewSelect(choiceNames(pipeline.Loaders), nil)
 	r.Loader.SetSelected(d.Loader)
 	r.Loader.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Loader = v })) }
 	r.Workers = p.optionalIntEntry(d.Workers, "vCPUs per GPU − 1", func(st *app.SessionSettings, n int) { st.Data.Workers = n })
 	r.Format = widget.NewSelect([]string{"nchw", "nhwc"}, nil)
 	r.Format.SetSelected(d.MemoryFormat)
 	r.Format.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.MemoryFormat = v })) }
-	scripts := make([]string, len(predictor.Scripts))
-	for i, sc := range predictor.Scripts {
-		scripts[i] = string(sc)
-	}
-	r.Script = widget.NewSelect(scripts, nil)
+	r.Script = widget.NewSelect(choiceNames(predictor.Scripts), nil)
 	r.Script.SetSelected(d.Script)
 	r.Script.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Script = v })) }
-	frameworks := make([]string, len(predictor.Frameworks))
-	for i, f := range predictor.Frameworks {
-		frameworks[i] = string(f)
-	}
-	r.Framework = widget.NewSelect(frameworks, nil)
+	r.Framework = widget.NewSelect(choiceNames(predictor.Frameworks), nil)
 	if fw, err := predictor.ParseFramework(d.Framework); err == nil {
 		r.Framework.SetSelected(string(fw)) // "" reads as pytorch2, the default
 	}
@@ -91,4 +79,13 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 		widget.NewFormItem("Script", r.Script),
 		widget.NewFormItem("Framework", r.Framework),
 	}
+}
+
+// choiceNames lists a setting's values as a select shows them.
+func choiceNames[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }
