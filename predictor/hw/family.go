@@ -33,12 +33,15 @@ const (
 	FamilyAda            // 8.9: L4, L40S, RTX 40
 	FamilyHopper         // 9.0: H100, H200
 	FamilyKepler         // 3.x: K80, K40, GTX 700
+	// FamilyBlackwell is the datacenter Blackwell (10.x: B200, GB200, B300); the
+	// GeForce and workstation Blackwell parts (12.x) are a different SM and are not in it.
+	FamilyBlackwell
 	// NumFamilies counts the families, FamilyUnknown included: the size of an array
 	// indexed by Family.
 	NumFamilies
 )
 
-var familyNames = [NumFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper", "kepler"}
+var familyNames = [NumFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper", "kepler", "blackwell"}
 
 func (f Family) String() string {
 	if f < 0 || f >= NumFamilies {
@@ -67,6 +70,8 @@ func FamilyOf(g GPU) Family {
 		return FamilyHopper
 	case cc >= 30 && cc < 40:
 		return FamilyKepler
+	case cc >= 100 && cc < 110:
+		return FamilyBlackwell
 	}
 	return FamilyUnknown
 }
