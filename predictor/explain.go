@@ -8,6 +8,7 @@ import (
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
 )
@@ -79,6 +80,69 @@ type Explanation struct {
 	// slowest first; Layers is every layer of the network, in order.
 	Slowest []LayerTime `json:"slowest"`
 	Layers  []LayerTime `json:"layers"`
+
+	// Stack is what the software stack (Framework) does to this step at the kernel
+	// level: the kernels it fuses, the launches and memory traffic that saves, and what
+	// every stack would take for the same step.
+	Stack StackReport `json:"stack"`
+}
+
+// StackReport is a step's software stack at the kernel level.
+type StackReport struct {
+	Framework   Framework `json:"framework"`
+	Description string    `json:"description"`
+	// CUDAGraphs: the step's kernels are replayed from CUDA graphs, not issued one by
+	// one; Layout says what the convolutions see ("nhwc", or "nchw" with cuDNN's
+	// transposes around each tensor-core convolution under amp).
+	CUDAGraphs bool   `json:"cuda_graphs"`
+	Layout     string `json:"layout"`
+	// Kernels is the kernels the step launches (layers', fused and per-tensor); Eager
+	// the same step's under eager PyTorch 2 (pytorch2). MemoryMS and EagerMemoryMS are
+	// the memory-bound layers' kernel time (normalisations, activations, adds,
+	// pooling, ...) with this stack and unfused; HostIssueMS is the host's time to issue
+	// the step's kernels one by one (0 with CUDA graphs).
+	Kernels       int     `json:"kernels"`
+	EagerKernels  int     `json:"eager_kernels"`
+	MemoryMS      float64 `json:"memory_bound_ms"`
+	EagerMemoryMS float64 `json:"eager_memory_bound_ms"`
+	HostIssueMS   float64 `json:"host_issue_ms"`
+	// Fused is each kernel the stack runs in place of several layers', in network
+	// order; FusedKinds sums them by kind.
+	Fused      []FusedKernel `json:"fused"`
+	FusedKinds []FusedKind   `json:"fused_kinds"`
+	// Costs is the same step (same GPU, batch, precision, layout, input and script)
+	// under every stack, in Frameworks' order.
+	Costs []StackCost `json:"costs"`
+}
+
+// FusedKernel is one kernel a stack runs in place of several memory-bound layers':
+// its kind (the layers' ops joined by +; "(in the convolutions)" when the forward pass
+// runs it inside the convolutions around it), the layers, its forward and backward
+// time at the explained batch, and what the layers' own kernels would take unfused.
+type FusedKernel struct {
+	Kind       string   `json:"kind"`
+	Layers     []string `json:"layers"`
+	ForwardMS  float64  `json:"forward_ms"`
+	BackwardMS float64  `json:"backward_ms"`
+	UnfusedMS  float64  `json:"unfused_ms"`
+}
+
+// FusedKind is the fused kernels of one kind: how many, their time and their layers'
+// unfused time.
+type FusedKind struct {
+	Kind      string  `json:"kind"`
+	Count     int     `json:"count"`
+	MS        float64 `json:"ms"`
+	UnfusedMS float64 `json:"unfused_ms"`
+}
+
+// StackCost is the explained step under one stack.
+type StackCost struct {
+	Framework  Framework `json:"framework"`
+	IterMS     float64   `json:"iter_ms"`
+	ImagesPerS float64   `json:"images_per_s"`
+	Kernels    int       `json:"kernels"`
+	Fused      int       `json:"fused_kernels"`
 }
 
 // LayerTime is one layer's kernels on one GPU at the per-GPU batch, milliseconds. A
@@ -96,6 +160,9 @@ type LayerTime struct {
 	// none), ErrorPct their expected error, ± percent, weighted by time.
 	Source   Source  `json:"source"`
 	ErrorPct float64 `json:"error_pct"`
+	// Fused names the stack's fused kernel the layer runs in (its kind, see
+	// FusedKernel); its times are then its share of that kernel's.
+	Fused string `json:"fused,omitempty"`
 }
 
 // MS is the layer's kernel time: forward and backward.
@@ -233,21 +300,34 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		if k.layer < 0 {
 			continue // the framework's per-tensor work of no layer: in the optimizer phase
 		}
-		lt := &x.Layers[k.layer]
 		switch k.phase {
 		case measure.Forward:
-			lt.ForwardMS += est.MS
 			x.Phases.ForwardMS += est.MS
 		case measure.BackwardData:
-			lt.BackwardDataMS += est.MS
 			x.Phases.BackwardDataMS += est.MS
 		default:
-			lt.BackwardWeightMS += est.MS
 			x.Phases.BackwardWeightMS += est.MS
 		}
-		errMS[k.layer] += est.MS * est.RelErr
-		if lt.Source == "" || sourceRank(est.Source) > sourceRank(lt.Source) {
-			lt.Source = est.Source
+		for _, share := range p.layerShares(req.Network, k) {
+			lt := &x.Layers[share.layer]
+			ms := est.MS * share.frac
+			switch k.phase {
+			case measure.Forward:
+				lt.ForwardMS += ms
+			case measure.BackwardData:
+				lt.BackwardDataMS += ms
+			default:
+				lt.BackwardWeightMS += ms
+			}
+			errMS[share.layer] += ms * est.RelErr
+			if lt.Source == "" || sourceRank(est.Source) > sourceRank(lt.Source) {
+				lt.Source = est.Source
+			}
+		}
+	}
+	for _, fk := range p.fusion.kernels {
+		for _, i := range fk.layers {
+			x.Layers[i].Fused = fk.kind
 		}
 	}
 	for i := range x.Layers {
@@ -270,7 +350,131 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 
 	x.Kinds = kindTimes(x.Layers)
 	x.Slowest = x.SlowestLayers(slowestLayers)
+	x.Stack, err = e.stackReport(req, &p, at, b)
+	p.release()
+	if err != nil {
+		return Explanation{}, err
+	}
 	return x, nil
+}
+
+// layerShare is the part of one launch's time a layer is charged in an explanation.
+type layerShare struct {
+	layer int
+	frac  float64
+}
+
+// layerShares splits launch k among the layers it runs: all of it to its layer, or for
+// a fused kernel to each fused layer in proportion to what that layer's own kernel
+// would move in the same phase.
+func (p *stepPlan) layerShares(net *cnn.Network, k kernelSeq) []layerShare {
+	if k.fused < 0 {
+		return []layerShare{{k.layer, 1}}
+	}
+	fk := &p.fusion.kernels[k.fused]
+	total := fk.eagerFwd
+	if k.phase != measure.Forward {
+		total = fk.eagerBwd
+	}
+	out := make([]layerShare, 0, len(fk.layers))
+	for _, i := range fk.layers {
+		fwd, bwd := eagerTraffic(&net.Layers[i])
+		own := fwd
+		if k.phase != measure.Forward {
+			own = bwd
+		}
+		out = append(out, layerShare{i, own / total})
+	}
+	return out
+}
+
+// stackReport describes req's stack at per-GPU batch b, from the plan p of the
+// explained step (b at index at of p's batches), and costs the same step under every
+// stack.
+func (e *Engine) stackReport(req Request, p *stepPlan, at, b int) (StackReport, error) {
+	f := req.Framework.orDefault()
+	r := StackReport{Framework: f, Description: f.Description(), CUDAGraphs: f.CUDAGraphs(), Layout: string(req.MemoryFormat)}
+	switch {
+	case f.ConvertsLayout(req.Precision):
+		r.Layout = "nhwc throughout (the stack converts the layout)"
+	case req.MemoryFormat == NCHW && req.Precision == measure.AMP:
+		r.Layout = "nchw: cuDNN transposes around every tensor-core convolution"
+	case r.Layout == "":
+		r.Layout = "the kernels' own"
+	}
+	r.Kernels, r.MemoryMS, r.HostIssueMS = p.launchSummary(req.Network, at)
+	eagerReq := req
+	eagerReq.Framework = PyTorch2
+	eager := e.plan(&eagerReq, []int{1, b, p.batches[len(p.batches)-1]})
+	r.EagerKernels, r.EagerMemoryMS, _ = eager.launchSummary(req.Network, 1)
+	// The unfused time of each fused kernel's layers, from the eager plan's timings.
+	unfused := map[int]float64{} // layer → its own kernels' time, forward and backward
+	for _, k := range eager.seq {
+		if k.layer >= 0 {
+			unfused[k.layer] += eager.timings[k.timing][1].MS
+		}
+	}
+	eager.release()
+	kinds := map[string]int{}
+	for ki, fk := range p.fusion.kernels {
+		out := FusedKernel{Kind: fk.kind}
+		for _, i := range fk.layers {
+			out.Layers = append(out.Layers, req.Network.Layers[i].Name)
+			out.UnfusedMS += unfused[i]
+		}
+		for _, k := range p.seq {
+			if k.fused != ki {
+				continue
+			}
+			if ms := p.timings[k.timing][at].MS; k.phase == measure.Forward {
+				out.ForwardMS += ms
+			} else {
+				out.BackwardMS += ms
+			}
+		}
+		r.Fused = append(r.Fused, out)
+		j, ok := kinds[fk.kind]
+		if !ok {
+			j = len(r.FusedKinds)
+			kinds[fk.kind] = j
+			r.FusedKinds = append(r.FusedKinds, FusedKind{Kind: fk.kind})
+		}
+		r.FusedKinds[j].Count++
+		r.FusedKinds[j].MS += out.ForwardMS + out.BackwardMS
+		r.FusedKinds[j].UnfusedMS += out.UnfusedMS
+	}
+	for _, fw := range Frameworks {
+		q := req
+		q.Framework = fw
+		q.Batches = []int{req.Batches[0]}
+		c, err := e.Curve(q)
+		if err != nil {
+			return StackReport{}, err
+		}
+		pt := c.Points[0]
+		qp := e.plan(&q, []int{1, b, p.batches[len(p.batches)-1]})
+		n, _, _ := qp.launchSummary(req.Network, 1)
+		r.Costs = append(r.Costs, StackCost{Framework: fw, IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, Kernels: n, Fused: len(qp.fusion.kernels)})
+		qp.release()
+	}
+	return r, nil
+}
+
+// launchSummary counts p's launches, sums its memory-bound kernels' time (layers of the
+// memory class and fused kernels) and the host's issue time, at index at of its
+// batches.
+func (p *stepPlan) launchSummary(net *cnn.Network, at int) (launches int, memoryMS, issueMS float64) {
+	for _, k := range p.seq {
+		launches++
+		issueMS += k.issueUS / 1000
+		if k.layer < 0 {
+			continue
+		}
+		if k.fused >= 0 || kernels.ClassOf(net.Layers[k.layer].Config) == kernels.ClassMemory {
+			memoryMS += p.timings[k.timing][at].MS
+		}
+	}
+	return launches, memoryMS, issueMS
 }
 
 // SlowestLayers is the n layers with the most kernel time, slowest first (all the

@@ -9,34 +9,90 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// Framework is the software that runs the training step, as far as the work it does
-// once per parameter tensor goes: the optimizer's update, clearing the gradients, adding
-// each new gradient into the old and batch norm's step counters. That work does not grow
-// with the batch, so it is the step's intercept: what a small batch pays most.
+// Framework is the software stack that runs the training step, modelled at the kernel
+// level: which kernels run (what it fuses, see fusion.go), what issuing them costs the
+// host (eager Python, a C++ executor, or a replayed CUDA graph), the layout the
+// convolutions see, and its work once per parameter tensor: the optimizer's update,
+// clearing the gradients, adding each new gradient into the old and batch norm's step
+// counters. The last does not grow with the batch, so it is the step's intercept: what
+// a small batch pays most.
 type Framework string
 
 // The frameworks. The zero value is PyTorch2, what a run today uses.
 const (
-	// PyTorch2 is PyTorch 2's defaults on a GPU: torch.optim.SGD runs foreach (four
-	// _foreach_ operators over all the tensors, each a few multi-tensor kernels) and
-	// zero_grad sets the gradients to None (no kernel; backward then stores each new
-	// gradient without adding).
+	// PyTorch2 is PyTorch 2's eager defaults on a GPU: every layer its own kernels,
+	// issued from Python; torch.optim.SGD runs foreach (four _foreach_ operators over
+	// all the tensors, each a few multi-tensor kernels) and zero_grad sets the gradients
+	// to None (no kernel; backward then stores each new gradient without adding).
 	PyTorch2 Framework = "pytorch2"
 	// PyTorch1 is PyTorch 1.x's defaults: torch.optim.SGD loops over the parameters in
 	// Python, four operators (and kernels) each with momentum and weight decay;
 	// zero_grad(set_to_none=False) runs one zero_ per gradient, and backward's
 	// AccumulateGrad then adds each new gradient into it (one more kernel per tensor).
 	PyTorch1 Framework = "pytorch1"
-	// Graph is a compiled step (TensorFlow, MXNet's hybridized symbols, XLA): the
-	// optimizer is one fused kernel per parameter tensor issued by the runtime's C++
-	// executor, no gradient is cleared or accumulated, no Python runs per operator.
+	// Graph is a graph framework as it runs by default (TensorFlow, MXNet's hybridized
+	// symbols, XLA): the optimizer is one fused kernel per parameter tensor issued by
+	// the runtime's C++ executor, no gradient is cleared or accumulated, no Python runs
+	// per operator; under amp its fused batch norm applies the ReLU and the residual add
+	// in the same pass (TensorFlow's _FusedBatchNormEx, MXNet's BN-ReLU) and its layout
+	// optimizer runs the convolutions in NHWC, so an NCHW graph pays no transposes.
 	Graph Framework = "graph"
+	// Compiled is torch.compile (TorchInductor) in mode="reduce-overhead": every chain
+	// of normalisations and elementwise layers becomes one generated kernel, in every
+	// precision (convolutions and linear layers stay cuDNN's and cuBLAS's), and the
+	// forward and backward graphs are replayed as CUDA graphs, so the host issues no
+	// kernel one by one. The optimizer and the loop around it stay eager PyTorch 2.
+	Compiled Framework = "compiled"
+	// Optimized is NVIDIA's MLPerf-class implementations (the DeepLearningExamples
+	// MXNet and PaddlePaddle ResNet-50, NVIDIA's MLPerf submissions): under amp, NHWC
+	// throughout, batch norm folded into the convolutions by cuDNN's runtime fusion
+	// (statistics in the producing convolution's epilogue, scale, bias and ReLU in the
+	// consuming one's prologue), batch-norm-add-ReLU as one kernel at each residual
+	// join, one multi-tensor update kernel per few dozen tensors, the whole step
+	// captured as one CUDA graph with no per-step host work. Its input pipeline is
+	// DALI's (give --loader dali).
+	Optimized Framework = "optimized"
 )
 
 // Frameworks lists the frameworks in the order help text shows them.
-var Frameworks = []Framework{PyTorch2, PyTorch1, Graph}
+var Frameworks = []Framework{PyTorch2, PyTorch1, Graph, Compiled, Optimized}
 
-// ParseFramework accepts pytorch2, pytorch1 or graph ("" is pytorch2).
+// frameworkHelp is each framework's one-line description.
+var frameworkHelp = map[Framework]string{
+	PyTorch2:  "PyTorch 2 eager: every layer its own kernels, foreach optimizer, gradients set to None",
+	PyTorch1:  "PyTorch 1.x eager: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated",
+	Graph:     "a graph framework's defaults (TensorFlow, MXNet, XLA): a C++ executor, fused updates; under amp fused batch-norm-(add-)ReLU in NHWC",
+	Compiled:  "torch.compile (inductor, reduce-overhead): normalisation and elementwise chains fused into one kernel each, CUDA graphs",
+	Optimized: "NVIDIA's MLPerf-class implementation: under amp NHWC throughout, batch norm fused into the convolutions, BN-add-ReLU fused, one CUDA graph per step",
+}
+
+// Description is f's one-line description.
+func (f Framework) Description() string { return frameworkHelp[f.orDefault()] }
+
+// CUDAGraphs reports whether f replays its step's kernels as CUDA graphs, so the host
+// issues none of them one by one.
+func (f Framework) CUDAGraphs() bool {
+	f = f.orDefault()
+	return f == Compiled || f == Optimized
+}
+
+// Eager reports whether f runs every layer as its own kernels, issued from Python.
+func (f Framework) Eager() bool {
+	f = f.orDefault()
+	return f == PyTorch1 || f == PyTorch2
+}
+
+// ConvertsLayout reports whether f runs the convolutions in the layout tensor cores
+// want whatever layout the model is written in: a graph framework's layout optimizer
+// and NVIDIA's optimised implementations under amp (NHWC throughout). Elsewhere an NCHW
+// network under amp pays cuDNN's transposes around every convolution.
+func (f Framework) ConvertsLayout(p measure.Precision) bool {
+	f = f.orDefault()
+	return p == measure.AMP && (f == Graph || f == Optimized)
+}
+
+// ParseFramework accepts pytorch2, pytorch1, graph, compiled or optimized ("" is
+// pytorch2).
 func ParseFramework(s string) (Framework, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
@@ -47,7 +103,11 @@ func ParseFramework(s string) (Framework, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("unknown framework %q: use pytorch2 (PyTorch 2: foreach optimizer, gradients set to None), pytorch1 (PyTorch 1.x: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated) or graph (a compiled step: TensorFlow, MXNet, XLA)", s)
+	var opts []string
+	for _, f := range Frameworks {
+		opts = append(opts, fmt.Sprintf("%s (%s)", f, f.Description()))
+	}
+	return "", fmt.Errorf("unknown framework %q: use %s", s, strings.Join(opts, "; "))
 }
 
 // orDefault is f, or PyTorch2 when f is empty.
@@ -137,6 +197,17 @@ func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
 	params := float64(net.Params())
 	tensors := paramTensorSizes(net)
 	switch f {
+	case Optimized:
+		// A multi-tensor fused update (MXNet's aggregated multi-precision SGD, Apex's
+		// FusedSGD/LARS): one kernel per OptimizedTensorsPerLaunch tensors reads the
+		// weight, gradient and momentum and writes the weight and momentum (and under
+		// amp the FP16 copy of the weight: 2 bytes), inside the step's CUDA graph.
+		launches := math.Ceil(float64(len(tensors)) / OptimizedTensorsPerLaunch)
+		copyBytes := 0.0
+		if req.Precision == measure.AMP {
+			copyBytes = 2
+		}
+		bk.updateMS = launches*o.SmallKernelUS/1000 + params*(o.UpdateBytesPerParam+copyBytes)/(gbs*1e9)*1000
 	case PyTorch1:
 		for i := range net.Layers {
 			for _, n := range layerTensorSizes(&net.Layers[i]) {
@@ -152,8 +223,8 @@ func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
 			}
 		}
 		bk.updateMS = params * ampBytes / (gbs * 1e9) * 1000
-	case PyTorch2:
-		// Four _foreach_ operators of SGD, each one launch per MultiTensorTensors
+	case PyTorch2, Compiled:
+		// torch.compile leaves the optimizer eager: four _foreach_ operators of SGD, each one launch per MultiTensorTensors
 		// tensors; the gradient-scaler's unscale under amp is one more pass.
 		launches := 4 * math.Ceil(float64(len(tensors))/MultiTensorTensors)
 		bk.updateMS = launches*o.SmallKernelUS/1000 + params*(o.SGDBytesPerParam+ampBytes)/(gbs*1e9)*1000
@@ -163,6 +234,11 @@ func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
 	}
 	return bk
 }
+
+// OptimizedTensorsPerLaunch is how many tensors one launch of an optimised stack's
+// fused update takes: the DeepLearningExamples MXNet ResNet-50 sets
+// MXNET_OPTIMIZER_AGGREGATION_SIZE=60.
+const OptimizedTensorsPerLaunch = 60
 
 // MultiTensorTensors is how many tensors one multi-tensor kernel of a _foreach_
 // operator takes (PyTorch's multi_tensor_apply: 110, 64, 48 or 36 tensors per launch

@@ -109,9 +109,11 @@ func (t layoutTimer) Times(dev kernels.Device, req kernels.Request, batches []in
 	}
 }
 
-// timerFor is the layer timer of req: the engine's, with NCHW's transposes under amp.
+// timerFor is the layer timer of req: the engine's, with NCHW's transposes under amp
+// unless the stack runs its convolutions in NHWC whatever the model's layout
+// (Framework.ConvertsLayout).
 func (e *Engine) timerFor(req *Request) LayerTimer {
-	if req.MemoryFormat != NCHW {
+	if req.MemoryFormat != NCHW || req.Framework.ConvertsLayout(req.Precision) {
 		return e.timer
 	}
 	return layoutTimer{inner: e.timer, memEff: e.over.MemoryEfficiency, fallbackB: e.over.FallbackBandwidthGBs}

@@ -20,6 +20,12 @@ type Overheads struct {
 	// StepMS is host work once per step: the optimizer's loop over parameter groups,
 	// zeroing gradients, the loss's synchronisation.
 	StepMS float64
+	// GraphLaunchUS is the host time to replay one captured CUDA graph, the framework's
+	// wrapper around cudaGraphLaunch included (torch.compile's CUDA-graph trees check
+	// their inputs in Python). A stack that replays graphs pays it per graph instead of
+	// a launch per kernel: torch.compile's reduce-overhead mode two per step (forward and
+	// backward), NVIDIA's optimised implementations one (the whole step).
+	GraphLaunchUS float64
 	// UpdateIssueUSPerTensor is the host time per parameter tensor of a foreach
 	// optimizer step (PyTorch 2's SGD groups the tensors into few launches but walks
 	// their lists in C++, and zero_grad sets each gradient to None in Python).
@@ -109,6 +115,7 @@ var DefaultOverheads = Overheads{
 	LaunchForwardUS:           20,
 	LaunchBackwardUS:          12,
 	StepMS:                    1.0,
+	GraphLaunchUS:             20,
 	UpdateIssueUSPerTensor:    1.5,
 	UpdateBytesPerParam:       20,
 	SGDBytesPerParam:          44,
@@ -129,6 +136,21 @@ var DefaultOverheads = Overheads{
 	PowerBusyFraction:         0.55,
 	MaxSweetSpots:             5,
 	SweetSpotJumpPct:          3,
+}
+
+// stepHostMS is the host work once per step of framework f: StepMS for a stack that
+// runs a Python training loop around the step (eager PyTorch, graph frameworks, and
+// torch.compile, whose optimizer and loop stay eager) plus, for torch.compile, its two
+// graph replays; one graph replay and nothing else for NVIDIA's optimised
+// implementations, which capture the whole step.
+func (o Overheads) stepHostMS(f Framework) float64 {
+	switch f.orDefault() {
+	case Compiled:
+		return o.StepMS + 2*o.GraphLaunchUS/1000
+	case Optimized:
+		return o.GraphLaunchUS / 1000
+	}
+	return o.StepMS
 }
 
 // streamGBs is the bandwidth streaming kernels reach on req's GPU, GB/s: its memory

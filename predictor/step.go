@@ -51,6 +51,7 @@ type kernelSeq struct {
 	timing   int
 	issueUS  float64
 	backward bool
+	fused    int // the stack's fused kernel (index in the plan's fusion) it is; -1: a layer's own
 }
 
 // stepPlan is a training step's kernels at some batch sizes: the distinct
@@ -70,6 +71,10 @@ type stepPlan struct {
 	// syncAt is the index in seq before which the host waits for the GPU (the
 	// script's loss.item() after the forward pass); -1: no sync inside the step.
 	syncAt int
+	// fusion is the stack's fused kernels; hostStepMS the stack's host work once per
+	// step (Overheads.stepHostMS).
+	fusion     fusionPlan
+	hostStepMS float64
 	// slabs hold the timings; release gives them back for the next plan.
 	slabs []*[]kernels.Estimate
 }
@@ -149,8 +154,44 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		if !(est[0].MS > 0 || est[len(est)-1].MS > 0) {
 			return // no kernel runs in this phase
 		}
-		p.seq = append(p.seq, kernelSeq{layer, phase, ti, issueUS, phase != measure.Forward})
+		p.seq = append(p.seq, kernelSeq{layer, phase, ti, issueUS, phase != measure.Forward, -1})
 	}
+	// The stack's fused kernels: one memory-bound pass each, timed from its traffic.
+	type fusedKey struct {
+		cfg   cnn.Config
+		phase measure.Phase
+		elems float64
+	}
+	fusedIndex := map[fusedKey]int{}
+	p.fusion = fusion(req)
+	addFused := func(k int, phase measure.Phase, issueUS float64) {
+		fk := &p.fusion.kernels[k]
+		elems := fk.fwdElems
+		if phase != measure.Forward {
+			elems = fk.bwdElems
+		}
+		if !(elems > 0) {
+			return // applied inside the convolutions: no kernel of its own
+		}
+		cfg := net.Layers[fk.layers[0]].Config
+		key := fusedKey{cfg, phase, elems}
+		ti, ok := fusedIndex[key]
+		if !ok {
+			out := p.estimates(len(batches))
+			timer.Times(dev, kernels.Request{Config: cfg, Phase: phase, Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
+				Policy: req.Policy, FusedElems: elems}, batches, out)
+			ti = len(p.timings)
+			fusedIndex[key] = ti
+			p.timings = append(p.timings, out)
+		}
+		p.seq = append(p.seq, kernelSeq{fk.at, phase, ti, issueUS, phase != measure.Forward, k})
+	}
+	f := req.Framework.orDefault()
+	launchF, launchB := e.over.LaunchForwardUS, e.over.LaunchBackwardUS
+	if f.CUDAGraphs() {
+		launchF, launchB = 0, 0 // replayed from a CUDA graph
+	}
+	p.hostStepMS = e.over.stepHostMS(f)
 	// The framework's per-tensor operators take the same time at every batch: a
 	// timing of their own each, trusted as the overheads are.
 	var bk bookkeeping
@@ -172,12 +213,15 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 			} else {
 				p.bookkeepingMS += op.gpuMS
 			}
-			p.seq = append(p.seq, kernelSeq{layer, phase, len(p.timings) - 1, op.issueUS, op.backward})
+			p.seq = append(p.seq, kernelSeq{layer, phase, len(p.timings) - 1, op.issueUS, op.backward, -1})
 		}
 	}
 	for i := range net.Layers {
-		if ps := req.Kernels.Phases(&net.Layers[i]); len(ps) > 0 && ps[0] == measure.Forward {
-			add(i, measure.Forward, e.over.LaunchForwardUS)
+		if ps := req.Kernels.Phases(&net.Layers[i]); len(ps) > 0 && ps[0] == measure.Forward && !p.fusion.absorbed[i] {
+			add(i, measure.Forward, launchF)
+		}
+		for _, k := range p.fusion.at[i] {
+			addFused(k, measure.Forward, launchF)
 		}
 		addOps(i, bk.forwardAfter[i])
 	}
@@ -186,9 +230,14 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	}
 	addOps(-1, bk.zeroGrad)
 	for i := len(net.Layers) - 1; i >= 0; i-- {
-		for _, ph := range req.Kernels.Phases(&net.Layers[i]) {
-			if ph != measure.Forward {
-				add(i, ph, e.over.LaunchBackwardUS)
+		for _, k := range p.fusion.at[i] {
+			addFused(k, measure.BackwardData, launchB)
+		}
+		if !p.fusion.absorbed[i] {
+			for _, ph := range req.Kernels.Phases(&net.Layers[i]) {
+				if ph != measure.Forward {
+					add(i, ph, launchB)
+				}
 			}
 		}
 		addOps(-1, bk.backwardAfter[i])
@@ -303,7 +352,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
 		if e.over.Synchronous {
 			end = hostMS + layers + updateIssue + update // the host waits for every kernel
 		}
-		t.stepMS[b] = end + e.over.StepMS
+		t.stepMS[b] = end + p.hostStepMS
 		t.gpuMS[b] = layers + update
 		t.backwardMS[b] = backwardMS[i]
 		t.source[b] = source[i]

@@ -97,6 +97,11 @@ type Calibration struct {
 	NetworkRelErrOther float64 `json:"network_rel_err_other,omitempty"`
 	// TransferRelErr is the expected relative error of a time transferred from another GPU.
 	TransferRelErr float64 `json:"transfer_rel_err"`
+	// SplitKMax is the most ways a weight-gradient GEMM's reduction is split across
+	// blocks (see LegacySplitK and ModernSplitK); 0 reads as LegacySplitK, the cap the
+	// per-layer efficiencies were fitted under. The whole-network fit sets ModernSplitK:
+	// every published whole-network figure ran cuDNN 8 or later.
+	SplitKMax int `json:"split_k_max,omitempty"`
 	// Accuracy is the leave-one-GPU-out report of the fit, for display.
 	Accuracy []GPUAccuracy `json:"accuracy,omitempty"`
 
@@ -193,6 +198,8 @@ func (c *Calibration) Validate() error {
 		return fmt.Errorf("calibration: unaligned tensor factor %v must be in (0, 1]", c.UnalignedTensorFactor)
 	case !positiveFinite(c.TransferRelErr):
 		return fmt.Errorf("calibration: transfer error %v must be positive", c.TransferRelErr)
+	case c.SplitKMax < 0 || c.SplitKMax > 1024:
+		return fmt.Errorf("calibration: split-K cap %d must be in [0, 1024] (0: cuDNN 7's %d)", c.SplitKMax, LegacySplitK)
 	}
 	for a := Arithmetic(0); a < numArith; a++ {
 		v, ok := c.EstimateRelErr[a.String()]
@@ -245,8 +252,69 @@ func (c *Calibration) Validate() error {
 	if c.NetworkRelErrOther < 0 || math.IsNaN(c.NetworkRelErrOther) || c.NetworkRelErrOther > 5 {
 		return fmt.Errorf("calibration: network error band for other families %v must be in [0, 5]", c.NetworkRelErrOther)
 	}
+	c.inheritFromNeighbours()
 	c.checked = true
 	return nil
+}
+
+// FamilyNeighbour is, for a family that no published training figure covers, the
+// fitted family it is predicted from: the generation before it, whose tensor cores,
+// memory system and libraries it extends. Blackwell (B200, GB200) takes Hopper's scales;
+// its own specifications (SMs, clocks, tensor rates, HBM3e bandwidth) do the rest.
+var FamilyNeighbour = map[hw.Family]hw.Family{hw.FamilyBlackwell: hw.FamilyHopper}
+
+// NeighbourBandFactor widens the error band a family borrows from its neighbour: a
+// generation no published run checks is predicted at twice its neighbour's band, and
+// never narrower than the band of families without rows (NetworkRelErrOther).
+const NeighbourBandFactor = 2.0
+
+// inheritFromNeighbours gives each family of FamilyNeighbour that the calibration does
+// not name its neighbour's compute and memory scales and a widened error band.
+func (c *Calibration) inheritFromNeighbours() {
+	for f, n := range FamilyNeighbour {
+		own := false
+		for key := range c.FamilyScale {
+			if fam, _, ok := parseFamilyKey(key); ok && fam == f {
+				own = true
+			}
+		}
+		if _, ok := c.FamilyMemoryScale[f.String()]; ok {
+			own = true
+		}
+		if own {
+			continue
+		}
+		c.family[f] = c.family[n]
+		c.memFam[f] = c.memFam[n]
+		for a := Arithmetic(0); a < numArith; a++ {
+			if c.netErr[f][a] == 0 && c.netErr[n][a] > 0 {
+				c.netErr[f][a] = math.Max(NeighbourBandFactor*c.netErr[n][a], c.NetworkRelErrOther)
+			}
+		}
+	}
+}
+
+// SplitKMaxOrLegacy is SplitKMax, or LegacySplitK where it is 0.
+func (c *Calibration) SplitKMaxOrLegacy() int {
+	if c.SplitKMax > 0 {
+		return c.SplitKMax
+	}
+	return LegacySplitK
+}
+
+// Inherited reports whether family f is predicted from its FamilyNeighbour's scales
+// because no published figure of its own was fitted.
+func (c *Calibration) Inherited(f hw.Family) bool {
+	if _, ok := FamilyNeighbour[f]; !ok {
+		return false
+	}
+	for key := range c.FamilyScale {
+		if fam, _, ok := parseFamilyKey(key); ok && fam == f {
+			return false
+		}
+	}
+	_, ok := c.FamilyMemoryScale[f.String()]
+	return !ok
 }
 
 // EstimateRelErrOf is the error band of a time estimated from specifications on

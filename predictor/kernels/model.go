@@ -22,6 +22,12 @@ type Request struct {
 	Phase     measure.Phase
 	Precision measure.Precision // a kernel precision: fp32, tf32 or amp
 	Policy    measure.Policy    // the cuDNN algorithm policy measurements must match
+	// FusedElems, when positive, asks for a fused memory-bound kernel that a software
+	// stack runs in place of several layers' own (batch norm, activation and add in one
+	// pass): it reads and writes FusedElems tensor elements per sample. Config is then
+	// only its first layer's, for the error band's family and arithmetic; no
+	// measurement serves it, so it is always Estimated.
+	FusedElems float64
 }
 
 // Estimate is one predicted kernel time.
@@ -152,6 +158,13 @@ func (m *Model) Calibration() *Calibration { return m.cal }
 // get 0 ms, Estimated, unless dev itself measured that phase: a measurement wins over
 // the cost model's idea of which kernels run.
 func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
+	if r.FusedElems > 0 {
+		est := newStreamEstimator(m.cal, r.FusedElems, dev.GPU, r.Precision)
+		for i, b := range batches {
+			out[i] = Estimate{MS: est.at(b), Source: Estimated, RelErr: est.relErr}
+		}
+		return
+	}
 	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision)
 	own, src, widen := m.lookup(dev, r)
 	if est.cost.none && own == nil {

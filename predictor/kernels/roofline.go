@@ -24,10 +24,23 @@ var (
 )
 
 // Split-K weight-gradient kernels give one block a reduction slice of at least
-// minSplitK and split the reduction at most maxSplitK ways.
+// minSplitK and split the reduction at most Calibration.SplitKMax ways: 8 in the
+// cuDNN 7 of DeepBench's timings (LegacySplitK), as many as fill the GPU's SMs once
+// in cuDNN 8 and later (ModernSplitK), whose weight-gradient kernels reduce the
+// partial sums in a second pass (splitKReduceBytes per output element and split).
 const (
 	minSplitK = 256
-	maxSplitK = 8
+	// LegacySplitK is cuDNN 7's cap, which the per-layer efficiencies were fitted
+	// under (DeepBench's rows ran cuDNN 7.0–7.6).
+	LegacySplitK = 8
+	// ModernSplitK bounds cuDNN 8 and 9's split: their weight-gradient heuristics
+	// split a GEMM with few output tiles until one wave fills the GPU (the first
+	// convolution of ResNet-50, 64 × 147 outputs over 3.2 million reduction steps at
+	// batch 256, is split about 36 ways on an A100 rather than 8).
+	ModernSplitK = 128
+	// splitKReduceBytes is what reducing one output element's partial sums costs per
+	// split: each block writes its FP32 partial sum and the reduction reads it back.
+	splitKReduceBytes = 8
 )
 
 // Libraries also carry kernels for GEMMs with a narrow side (a 1- or 3-channel first
@@ -54,6 +67,7 @@ type estimator struct {
 	launchMS  float64
 	tiled     bool
 	splitK    bool
+	splitKMax float64 // the most ways the reduction is split (Calibration.SplitKMax)
 	relErr    float64 // expected relative error of this estimate
 }
 
@@ -62,6 +76,7 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	e.launchMS = cal.LaunchUS / 1000
 	e.memRate = e.rates.bandwidth * cal.MemoryEfficiencyOf(e.rates.family)
 	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
+	e.splitKMax = float64(cal.SplitKMaxOrLegacy())
 	if !e.cost.hasGEMM {
 		return e
 	}
@@ -108,6 +123,17 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	return e
 }
 
+// newStreamEstimator is the estimator of a fused memory-bound kernel that moves
+// elemsPerSample tensor elements per sample (Request.FusedElems): the streaming part of
+// the roofline alone, at the memory-bound class's efficiency and error band.
+func newStreamEstimator(cal *Calibration, elemsPerSample float64, g hw.GPU, p measure.Precision) estimator {
+	e := estimator{cost: kernelCost{class: ClassMemory, elemsPerSample: elemsPerSample}, rates: ratesFor(g, p)}
+	e.launchMS = cal.LaunchUS / 1000
+	e.memRate = e.rates.bandwidth * cal.MemoryEfficiencyOf(e.rates.family)
+	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
+	return e
+}
+
 // depthwiseRate is how many times the FP32 FLOP rate a depthwise convolution runs at
 // when its tensors hold elemBytes bytes per element: its loads, not its arithmetic,
 // bound it, so the rate goes as 4 ÷ elemBytes (1 for FP32, 2 for FP16 storage).
@@ -124,6 +150,7 @@ func roundUp(x, to int64) float64 { return float64((max(x, 1) + to - 1) / to * t
 type tilePlan struct {
 	invM       float64 // 1 ÷ tile rows
 	colTiles   float64 // tiles across the GEMM's columns, times the groups
+	outCols    float64 // the GEMM's columns, times the groups: output elements per row
 	secPerKRow float64 // seconds one SM takes per unit of reduction length for one tile
 }
 
@@ -136,6 +163,7 @@ func (e *estimator) setTiles(tiles []tile) {
 		e.plans[i] = tilePlan{
 			invM:       1 / t.m,
 			colTiles:   math.Ceil(n/t.n) * groups,
+			outCols:    n * groups,
 			secPerKRow: 2 * t.m * t.n / (e.perSMRate * t.eff),
 		}
 	}
@@ -175,9 +203,11 @@ func (e *estimator) tiledSeconds(m, k float64) float64 {
 	for _, p := range e.plans[:e.nPlans] {
 		tiles := ceil(m*p.invM) * p.colTiles
 		kPer := k
+		reduce := 0.0
 		if e.splitK && tiles < e.rates.sms {
-			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), maxSplitK)
+			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
 			if split > 1 {
+				reduce = split * m * p.outCols * splitKReduceBytes / e.memRate
 				tiles *= split
 				kPer = ceil(k / split)
 			}
@@ -186,7 +216,7 @@ func (e *estimator) tiledSeconds(m, k float64) float64 {
 		if e.rates.quantize {
 			waves = ceil(waves)
 		}
-		if s := waves * kPer * p.secPerKRow; s < best {
+		if s := waves*kPer*p.secPerKRow + reduce; s < best {
 			best = s
 		}
 	}
