@@ -139,6 +139,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	}
 	h := app.NewTable(w, "model", fmt.Sprintf("%s, input %d, %s%s", x.Model, x.Input, x.Precision, format))
 	h.Row("machine", fmt.Sprintf("%s (%d×%s)", x.Machine, x.GPUCount, x.GPU))
+	h.Row("stack", fmt.Sprintf("%s: %s", x.Stack.Framework, x.Stack.Description))
 	h.Row("batch", fmt.Sprintf("%d%s", x.Batch, per))
 	h.Row("iteration", fmt.Sprintf("%.2f ms ±%.0f%%, %.0f images/s", x.IterMS, x.ErrorPct, x.ImagesPerS))
 	bound := x.Bound
@@ -194,6 +195,10 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		return err
 	}
 
+	if err := writeStackTable(w, &x.Stack); err != nil {
+		return err
+	}
+
 	fmt.Fprintln(w)
 	rows := x.Layers
 	if layers > 0 {
@@ -210,6 +215,47 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		}
 		t.Row(strconv.Itoa(l.Index), l.Name, l.Kind, l.Shape, fmt.Sprintf("%.3f", l.ForwardMS), fmt.Sprintf("%.3f", l.BackwardDataMS),
 			fmt.Sprintf("%.3f", l.BackwardWeightMS), fmt.Sprintf("%.3f", l.MS()), src)
+	}
+	return t.Flush()
+}
+
+// writeStackTable writes what the step's stack does at the kernel level: its layout,
+// launches and memory-bound time against eager PyTorch's, the kernels it fuses by kind,
+// and the same step under every stack.
+func writeStackTable(w io.Writer, s *predictor.StackReport) error {
+	fmt.Fprintln(w)
+	graphs := "no: the host issues each kernel"
+	if s.CUDAGraphs {
+		graphs = "yes: the step's kernels are replayed, not issued one by one"
+	}
+	h := app.NewTable(w, "stack "+string(s.Framework), "")
+	h.Row("layout", s.Layout)
+	h.Row("CUDA graphs", graphs)
+	h.Row("kernels", fmt.Sprintf("%d launches per step (eager pytorch2: %d); the host issues them in %.2f ms", s.Kernels, s.EagerKernels, s.HostIssueMS))
+	h.Row("memory-bound", fmt.Sprintf("%.2f ms of normalisation, activation, add and pooling kernels (eager: %.2f ms)", s.MemoryMS, s.EagerMemoryMS))
+	if err := h.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if len(s.FusedKinds) == 0 {
+		fmt.Fprintln(w, "fused kernels: none (every layer runs its own kernels)")
+	} else {
+		t := app.NewTable(w, "FUSED KERNEL", "COUNT", "MS", "UNFUSED MS")
+		for _, k := range s.FusedKinds {
+			t.Row(k.Kind, strconv.Itoa(k.Count), fmt.Sprintf("%.2f", k.MS), fmt.Sprintf("%.2f", k.UnfusedMS))
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	t := app.NewTable(w, "STACK", "ITERATION MS", "IMAGES/S", "KERNELS", "FUSED")
+	for _, c := range s.Costs {
+		name := string(c.Framework)
+		if c.Framework == s.Framework {
+			name += " (this)"
+		}
+		t.Row(name, fmt.Sprintf("%.2f", c.IterMS), fmt.Sprintf("%.0f", c.ImagesPerS), strconv.Itoa(c.Kernels), strconv.Itoa(c.Fused))
 	}
 	return t.Flush()
 }
