@@ -31,11 +31,12 @@ const (
 	// AccumulateGrad then adds each new gradient into it (one more kernel per tensor).
 	PyTorch1 Framework = "pytorch1"
 	// Graph is a graph framework as it runs by default (TensorFlow, MXNet's hybridized
-	// symbols, XLA): the optimizer is one fused kernel per parameter tensor issued by
-	// the runtime's C++ executor, no gradient is cleared or accumulated, no Python runs
-	// per operator; under amp its fused batch norm applies the ReLU and the residual add
-	// in the same pass (TensorFlow's _FusedBatchNormEx, MXNet's BN-ReLU) and its layout
-	// optimizer runs the convolutions in NHWC, so an NCHW graph pays no transposes.
+	// symbols): the optimizer is one fused kernel per parameter tensor issued by the
+	// runtime's C++ executor, no gradient is cleared or accumulated, no Python runs per
+	// operator, and under amp its layout optimizer runs the convolutions in NHWC, so an
+	// NCHW graph pays no transposes around them. Batch norm, activation and add stay
+	// kernels of their own: TensorFlow's fused batch-norm-ReLU needs NHWC graphs and
+	// MXNet's an explicit flag (NVIDIA's implementations that set them: optimized).
 	Graph Framework = "graph"
 	// Compiled is torch.compile (TorchInductor) in mode="reduce-overhead": every chain
 	// of normalisations and elementwise layers becomes one generated kernel, in every
@@ -61,7 +62,7 @@ var Frameworks = []Framework{PyTorch2, PyTorch1, Graph, Compiled, Optimized}
 var frameworkHelp = map[Framework]string{
 	PyTorch2:  "PyTorch 2 eager: every layer its own kernels, foreach optimizer, gradients set to None",
 	PyTorch1:  "PyTorch 1.x eager: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated",
-	Graph:     "a graph framework's defaults (TensorFlow, MXNet, XLA): a C++ executor, fused updates; under amp fused batch-norm-(add-)ReLU in NHWC",
+	Graph:     "a graph framework's defaults (TensorFlow, MXNet): a C++ executor, one fused update per tensor, under amp convolutions in NHWC",
 	Compiled:  "torch.compile (inductor, reduce-overhead): normalisation and elementwise chains fused into one kernel each, CUDA graphs",
 	Optimized: "NVIDIA's MLPerf-class implementation: under amp NHWC throughout, batch norm fused into the convolutions, BN-add-ReLU fused, one CUDA graph per step",
 }

@@ -48,26 +48,19 @@ var fusableOps = map[cnn.Op]bool{
 	cnn.OpMul: true, cnn.OpScale: true, cnn.OpStochasticDepth: true, cnn.OpDropout: true,
 }
 
-// relus are the activations cuDNN's and TensorFlow's fused batch-norm kernels apply.
-var relus = map[cnn.Op]bool{cnn.OpReLU: true, cnn.OpReLU6: true}
-
 func isNorm(op cnn.Op) bool { return op == cnn.OpBatchNorm || op == cnn.OpLayerNorm }
 
-// fusion is the fusion plan of req's stack on req's network: none for eager PyTorch;
-// under amp, batch norm with its ReLU and residual add for a graph framework
-// (TensorFlow's _FusedBatchNormEx, MXNet's fused BN-ReLU); every chain of
+// fusion is the fusion plan of req's stack on req's network: none for eager PyTorch
+// and for a graph framework's defaults (TensorFlow's and MXNet's batch norm, ReLU and
+// add stay separate kernels unless XLA or a fused op is asked for); every chain of
 // normalisations and elementwise layers for torch.compile; and for NVIDIA's optimised
-// implementations, under amp, those chains with the batch norms between two
-// convolutions folded into them.
+// implementations, under amp, those chains with the batch norms between convolutions
+// folded into them.
 func fusion(req *Request) fusionPlan {
 	net := req.Network
 	p := fusionPlan{absorbed: make([]bool, len(net.Layers)), at: map[int][]int{}}
 	f := req.Framework.orDefault()
-	amp := req.Precision == measure.AMP
-	switch {
-	case f == Compiled:
-	case (f == Graph || f == Optimized) && amp:
-	default:
+	if !(f == Compiled || f == Optimized && req.Precision == measure.AMP) {
 		return p
 	}
 	consumers := make([][]int, len(net.Layers))
@@ -78,16 +71,7 @@ func fusion(req *Request) fusionPlan {
 			}
 		}
 	}
-	groups := groupChains(net, consumers, func(op cnn.Op) bool {
-		if f == Graph {
-			return op == cnn.OpBatchNorm || relus[op] || op == cnn.OpAdd
-		}
-		return fusableOps[op]
-	})
-	for _, g := range groups {
-		if f == Graph && !batchNormReLU(net, g) {
-			continue
-		}
+	for _, g := range groupChains(net, consumers, func(op cnn.Op) bool { return fusableOps[op] }) {
 		if len(g) < 2 && !(f == Optimized && isNorm(net.Layers[g[0]].Op)) {
 			continue // a lone layer: its own kernel already is one pass
 		}
@@ -150,26 +134,6 @@ func groupChains(net *cnn.Network, consumers [][]int, fusable func(cnn.Op) bool)
 		groups[g] = append(groups[g], i)
 	}
 	return groups
-}
-
-// batchNormReLU reports whether group g is what TensorFlow's and MXNet's fused
-// batch-norm kernels run: a batch norm (two, when a residual join adds a projection's),
-// then optionally an add, then a ReLU.
-func batchNormReLU(net *cnn.Network, g []int) bool {
-	var norms, adds, acts int
-	for _, i := range g {
-		switch op := net.Layers[i].Op; {
-		case op == cnn.OpBatchNorm:
-			norms++
-		case op == cnn.OpAdd:
-			adds++
-		case relus[op]:
-			acts++
-		default:
-			return false
-		}
-	}
-	return norms >= 1 && norms <= 2 && adds <= 1 && acts == 1 && net.Layers[g[len(g)-1]].Op != cnn.OpBatchNorm
 }
 
 // needsSaved reports whether op's backward reads a tensor of the forward pass (a
