@@ -198,27 +198,47 @@ func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, 
 	if err := bands.Apply(out); err != nil {
 		return nil, fmt.Errorf("the whole-network error bands: %w", err)
 	}
-	out.NetworkFit = fmt.Sprintf("Nelder–Mead on the mean squared log error of predicted images/s over the %d tuning rows of %s (held-out rows not read), "+
-		"with a prior pulling each scale to 1 and no scale resting on fewer than %d rows (a family's arithmetics with fewer share one): memory efficiency %.3f, depthwise efficiency ×%.2f, family scales %v; tuning MAPE %.1f%% before, %.1f%% after. "+
+	out.NetworkFit = fmt.Sprintf("Nelder–Mead on the mean squared log error of predicted images/s over the %d tuning rows of %s (held-out rows not read; "+
+		"each row weighed 1/√(its source's rows on its GPU family)), with a prior pulling each factor to 1, %.0f× stronger for a family whose rows come from fewer than %d sources (%s): "+
+		"memory efficiency %.3f on every GPU; SMs stream at most %.1f bytes per cycle each, in series with the memory; power-capped clocks follow the power per SM to the %.3f; "+
+		"depthwise efficiency ×%.2f; compute scale = family factor × arithmetic factor: families %s; arithmetics %s; cuDNN 8's split-K (up to %d ways). "+
+		"Tuning MAPE %.1f%% before, %.1f%% after. "+
 		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over all %d published rows, mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
 		"%.0f× the held-out MAPE where no row exists; transferred times: the held-out MAPE",
-		nf.TuningRows, filepath.Base(path), fit.MinScaleRows, out.MemoryEfficiency, nf.DepthwiseScale, familyScales(out), nf.BeforeMAPE, nf.AfterMAPE,
-		len(cases), 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
+		nf.TuningRows, filepath.Base(path), fit.SingleSourcePrior, fit.MinScaleSources, strings.Join(nf.SingleSource, ", "),
+		out.MemoryEfficiency, out.StreamBytesPerSMCycle, out.PowerClockExponent, nf.DepthwiseScale, familyFactors(nf), arithFactors(nf), out.SplitKMax,
+		nf.BeforeMAPE, nf.AfterMAPE, len(cases), 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func familyScales(cal *kernels.Calibration) string {
-	keys := make([]string, 0, len(cal.FamilyScale))
-	for k := range cal.FamilyScale {
-		keys = append(keys, k)
+// familyFactors lists the fitted family factors with their rows and sources.
+func familyFactors(nf *fit.NetworkFit) string {
+	names := make([]string, 0, len(nf.Families))
+	for f := range nf.Families {
+		names = append(names, f)
 	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ×%.2f", k, cal.FamilyScale[k])
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, f := range names {
+		e := nf.Families[f]
+		parts[i] = fmt.Sprintf("%s ×%.2f (%d rows: %s)", f, e.Factor, e.Rows, strings.Join(e.Sources, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// arithFactors lists the arithmetic factors.
+func arithFactors(nf *fit.NetworkFit) string {
+	names := make([]string, 0, len(nf.Arithmetics))
+	for a := range nf.Arithmetics {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, a := range names {
+		parts[i] = fmt.Sprintf("%s ×%.2f", a, nf.Arithmetics[a])
 	}
 	return strings.Join(parts, ", ")
 }

@@ -45,6 +45,19 @@ type Anchor struct {
 	VCPUs   int
 	Held    bool // in the held-out part: never used to fit
 	Notes   string
+	// Stack is the software stack the run used (the optional stack column, a
+	// predictor.Framework); "" takes it from the Framework description
+	// (predictor.FrameworkOf).
+	Stack predictor.Framework
+}
+
+// StackOf is the predictor's stack for the run: Stack, else what its framework
+// description names.
+func (a Anchor) StackOf() predictor.Framework {
+	if a.Stack != "" {
+		return a.Stack
+	}
+	return predictor.FrameworkOf(a.Framework)
 }
 
 // RealData reports whether the run read its images through a loader (not synthetic).
@@ -128,6 +141,11 @@ func ParseAnchors(data []byte) ([]Anchor, error) {
 		if i, ok := col["input"]; ok && strings.TrimSpace(rec[i]) != "" {
 			if a.Input, err = strconv.Atoi(strings.TrimSpace(rec[i])); err != nil || a.Input <= 0 || a.Input > 8192 {
 				return nil, bad(fmt.Sprintf("input %q is not an input size in pixels (leave it empty for the model's default)", rec[i]))
+			}
+		}
+		if i, ok := col["stack"]; ok && strings.TrimSpace(rec[i]) != "" {
+			if a.Stack, err = predictor.ParseFramework(rec[i]); err != nil {
+				return nil, bad(err.Error())
 			}
 		}
 		if i, ok := col["loader"]; ok && strings.TrimSpace(rec[i]) != "" {
@@ -238,7 +256,7 @@ func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.M
 			Machine:   hw.Machine{ID: "anchor/" + c.GPU, GPUID: c.GPU, GPUCount: n},
 			Precision: c.Precision, Policy: measure.Heuristic, Batches: []int{c.Batch * n},
 			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}, MemoryFormat: c.MemoryFormat(), Input: in,
-			Framework: predictor.FrameworkOf(c.Framework)})
+			Framework: c.StackOf()})
 		if err != nil {
 			return nil, fmt.Errorf("anchors line %d: %w", c.Line, err)
 		}

@@ -1,7 +1,6 @@
 package fit
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -110,8 +109,8 @@ func TestFitNetworksUsesOnlyTuningRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(one.Scales) != 0 || len(one.MemoryScales) != 0 || len(one.Calibration.FamilyScale) != 0 {
-		t.Errorf("one tuning row fitted scales %v %v: want none", one.Scales, one.MemoryScales)
+	if len(one.Scales) != 0 || len(one.Families) != 0 || len(one.Calibration.FamilyScale) != 0 {
+		t.Errorf("one tuning row fitted scales %v %v: want none", one.Scales, one.Families)
 	}
 	if _, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, mk(true, target)[2:], Options{}); err == nil {
 		t.Errorf("a fit with only held-out rows should fail")
@@ -121,24 +120,38 @@ func TestFitNetworksUsesOnlyTuningRows(t *testing.T) {
 	}
 }
 
-func TestScaleParams(t *testing.T) {
-	tests := []struct {
-		name   string
-		keys   map[string]int
-		scales []string
-		param  []int
-		n      int
-	}{
-		{"each covered", map[string]int{"volta/fp16": 4, "volta/fp32": 3}, []string{"volta/fp16", "volta/fp32"}, []int{0, 1}, 2},
-		{"one row each: shared", map[string]int{"hopper/fp16": 1, "hopper/tf32": 1}, []string{"hopper/fp16", "hopper/tf32"}, []int{0, 0}, 1},
-		{"one row: the covered key's", map[string]int{"ga10x/fp16": 15, "ga10x/tf32": 1}, []string{"ga10x/fp16", "ga10x/tf32"}, []int{0, 0}, 1},
-		{"one row alone: not fitted", map[string]int{"ada/fp16": 1, "volta/fp32": 2}, []string{"volta/fp32"}, []int{0}, 1},
+// A family's factor multiplies every arithmetic's scale, and the arithmetic factor is
+// shared: an A100 whose rows are all TF32 and a V100 whose rows are all FP16 still get
+// both arithmetics' scales, as products of one family and one arithmetic factor; a
+// family whose rows come from one source is fitted under the stronger prior.
+func TestFamilyTimesArithmeticFactors(t *testing.T) {
+	nets := map[string]*cnn.Network{}
+	a100 := hw.GPU{ID: "a100", ComputeCapability: "8.0", SMs: 108, BoostClockMHz: 1410, FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312,
+		MemoryGB: 80, MemoryBandwidthGBs: 2039, TDPW: 400}
+	cs, err := Resolve([]Anchor{
+		{Line: 2, Source: "a", GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 64, GPUs: 1, ImagesPerS: 3000},
+		{Line: 3, Source: "b", GPU: "v100", Model: "resnet18", Precision: measure.AMP, Batch: 128, GPUs: 1, ImagesPerS: 3200},
+		{Line: 4, Source: "a", GPU: "a100", Model: "resnet18", Precision: measure.FP32, Batch: 64, GPUs: 1, ImagesPerS: 2500},
+		{Line: 5, Source: "a", GPU: "a100", Model: "resnet18", Precision: measure.FP32, Batch: 128, GPUs: 1, ImagesPerS: 2700},
+	}, []hw.GPU{testV100, a100}, nets)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		scales, param, n := scaleParams(tc.keys)
-		if strings.Join(scales, ",") != strings.Join(tc.scales, ",") || fmt.Sprint(param) != fmt.Sprint(tc.param) || n != tc.n {
-			t.Errorf("%s: scales %v, params %v, %d: want %v, %v, %d", tc.name, scales, param, n, tc.scales, tc.param, tc.n)
+	nf, err := FitNetworks(kernels.PriorCalibration(), predictor.DefaultOverheads, predictor.DefaultMemoryModel, cs, Options{MaxEvaluations: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := nf.Calibration.FamilyScale
+	for _, k := range []string{"volta/fp16", "volta/tf32", "ga100/fp16", "ga100/tf32"} {
+		if !(fs[k] > 0) {
+			t.Fatalf("scale %s missing from %v", k, fs)
 		}
+	}
+	if r1, r2 := fs["volta/tf32"]/fs["volta/fp16"], fs["ga100/tf32"]/fs["ga100/fp16"]; math.Abs(r1-r2) > 1e-9*r1 {
+		t.Errorf("tf32/fp16 is %.4f on Volta and %.4f on GA100: want one arithmetic factor", r1, r2)
+	}
+	if len(nf.SingleSource) != 1 || nf.SingleSource[0] != "ga100" || nf.Families["volta"].Rows != 2 || len(nf.Families["volta"].Sources) != 2 {
+		t.Errorf("single-source families %v, evidence %v: want ga100 alone under the stronger prior, volta on 2 rows from 2 sources", nf.SingleSource, nf.Families)
 	}
 }
 

@@ -14,106 +14,166 @@ import (
 	"cnntime/predictor/kernels"
 )
 
-// Bounds and prior weight of the whole-network fit.
+// Bounds and prior weights of the whole-network fit.
 const (
 	minMemoryEfficiency = 0.4 // below any GPU's measured streaming bandwidth share
 	maxMemoryEfficiency = 0.95
-	// scalePrior weighs the squared log of each fitted scale against the mean squared
-	// log error: a scale that only one or two rows see moves only as far as they insist.
+	// scalePrior weighs the squared log of each fitted factor against the mean squared
+	// log error: a factor that only a few rows see moves only as far as they insist.
 	scalePrior = 0.002
+	// SingleSourcePrior multiplies scalePrior for a family whose tuning rows come from
+	// fewer than MinScaleSources sources: one vendor's rows move a generation's factor
+	// only a little, so its ratio to the others stays the specifications'.
+	SingleSourcePrior = 10.0
+	// MinScaleRows is the fewest tuning rows a family's factor is fitted on; a family
+	// with fewer keeps factor 1 (its specifications alone).
+	MinScaleRows = 2
+	// MinScaleSources is the fewest independent sources a family's factor is fitted on
+	// at scalePrior; fewer get SingleSourcePrior.
+	MinScaleSources = 2
 )
 
 // NetworkFit is what FitNetworks found.
 type NetworkFit struct {
 	Calibration *kernels.Calibration
-	Scales      []string // the family scales fitted, "family/arithmetic"
-	// MemoryScales are the families whose memory efficiency was fitted.
-	MemoryScales []string
+	Scales      []string // the family scales written, "family/arithmetic"
+	// Families are the GPU families whose factor was fitted, with the tuning rows and
+	// the sources behind each; SingleSource lists those fitted under SingleSourcePrior.
+	Families     map[string]FamilyEvidence
+	Arithmetics  map[string]float64 // the arithmetic factors (fp16 is 1)
 	TuningRows   int
+	SingleSource []string
 	// DepthwiseScale multiplied the depthwise convolutions' efficiencies.
 	DepthwiseScale float64
 	// MAPE of the tuning rows before and after the fit, percent.
 	BeforeMAPE, AfterMAPE float64
 }
 
+// FamilyEvidence is a family's fitted factor and what it rests on.
+type FamilyEvidence struct {
+	Factor  float64  `json:"factor"`
+	Rows    int      `json:"rows"`
+	Sources []string `json:"sources"`
+}
+
+// networkArith are the arithmetics whose factor the fit finds (FP16 tensor cores are
+// the reference, factor 1).
+var networkArith = []kernels.Arithmetic{kernels.ArithFP32, kernels.ArithTF32}
+
 // FitNetworks fits, to the tuning part of cases (published whole-network
-// throughputs), the figures of cal that the per-layer data cannot reach: the share of
-// the memory bandwidth that streaming kernels reach (batch norm, activations, pooling,
-// the update), a scale on the depthwise convolutions' efficiency, and a compute
-// efficiency scale per GPU family and the arithmetic its tuning rows' convolutions run in
-// (kernels.Calibration.FamilyScale), and a memory-efficiency scale per GPU family
-// (kernels.Calibration.FamilyMemoryScale). The held-out rows and the real-data rows
-// (which judge the input-pipeline model) are never read. It minimises
-// the mean squared log error of the predicted images per second plus a small prior
-// that pulls every scale towards 1, with Nelder–Mead from cal's values. cal is not
+// throughputs), the figures of cal that the per-layer data cannot reach:
+//   - the share of the memory bandwidth streaming kernels reach (batch norm,
+//     activations, pooling, the update, fused kernels), one for every GPU: how much of
+//     its bandwidth a streaming kernel gets is the memory's matter, not the generation's;
+//   - how many bytes an SM moves per clock cycle at most (StreamBytesPerSMCycle), which
+//     caps streaming on GPUs with much bandwidth per SM (HBM3, HBM3e);
+//   - a scale on the depthwise convolutions' efficiency;
+//   - the compute efficiency of each GPU family in each arithmetic, as a product of a
+//     family factor and an arithmetic factor (kernels.Calibration.FamilyScale holds the
+//     products): a generation's tensor cores and libraries are one factor for all its
+//     arithmetics, and TF32 or FP32 convolutions relate to FP16 ones alike on every
+//     generation. So a family whose rows are mostly one arithmetic still gets the
+//     others right, and no family's ratio to another rests on one kind of row.
+//
+// A family's factor is fitted on at least MinScaleRows rows; with fewer than
+// MinScaleSources sources its prior is SingleSourcePrior times stronger. The held-out
+// rows and the real-data rows (which judge the input-pipeline model) are never read.
+// It minimises the mean squared log error of the predicted images per second plus the
+// priors pulling every factor towards 1, with Nelder–Mead from cal's values. cal is not
 // changed; the fitted copy is returned.
 func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case, opt Options) (*NetworkFit, error) {
 	var tuning []Case
-	keys := map[string]int{}    // tuning rows per family scale
-	famRows := map[string]int{} // tuning rows per family
+	rows := map[hw.Family]int{}
+	sources := map[hw.Family]map[string]bool{}
+	arithSeen := map[kernels.Arithmetic]bool{}
 	for _, c := range cases {
 		if c.Held || c.RealData() {
 			continue // real-data rows judge the loader model, not the GPU's efficiencies
 		}
 		tuning = append(tuning, c)
 		if f := hw.FamilyOf(c.Dev); f != hw.FamilyUnknown {
-			keys[kernels.FamilyKey(f, kernelArith(c))]++
-			famRows[f.String()]++
+			rows[f]++
+			if sources[f] == nil {
+				sources[f] = map[string]bool{}
+			}
+			sources[f][c.Source] = true
+			arithSeen[kernelArith(c)] = true
 		}
 	}
 	if len(tuning) == 0 {
 		return nil, fmt.Errorf("no tuning rows among the %d anchors: mark some 'tuning'", len(cases))
 	}
-	scales, param, nParams := scaleParams(keys)
-	var memScales []string
-	for f, n := range famRows {
+	var families []hw.Family
+	for f, n := range rows {
 		if n >= MinScaleRows {
-			memScales = append(memScales, f)
+			families = append(families, f)
 		}
 	}
-	sort.Strings(memScales)
-	m0 := 2 + nParams // where the memory scales start in x
+	sort.Slice(families, func(i, j int) bool { return families[i] < families[j] })
+	var ariths []kernels.Arithmetic
+	for _, a := range networkArith {
+		if arithSeen[a] {
+			ariths = append(ariths, a)
+		}
+	}
 
 	work := clone(cal)
-	if work.FamilyScale == nil {
-		work.FamilyScale = map[string]float64{}
-	}
-	if work.FamilyMemoryScale == nil {
-		work.FamilyMemoryScale = map[string]float64{}
-	}
+	// Every published whole-network figure ran cuDNN 8 or later, which splits a
+	// weight gradient's reduction until the GPU is full (kernels.ModernSplitK).
+	work.SplitKMax = kernels.ModernSplitK
+	work.FamilyScale = map[string]float64{}
+	work.FamilyMemoryScale = nil
 	baseDepthwise := map[string]float64{}
 	for k, v := range work.ComputeEfficiency {
 		if strings.HasPrefix(k, kernels.ClassDepthwise.String()+"/") {
 			baseDepthwise[k] = v
 		}
 	}
-	// x = logit of the memory efficiency in its bounds, log depthwise scale, log family
-	// scales, log family memory scales.
-	x0 := make([]float64, m0+len(memScales))
+	// x = logit of the memory efficiency in its bounds, log stream bytes per SM cycle,
+	// log depthwise scale, logit of the power-clock exponent in [0.2, 0.8], log family
+	// factors, log arithmetic factors.
+	famAt := 4
+	arithAt := famAt + len(families)
+	x0 := make([]float64, arithAt+len(ariths))
 	u := (clamp(work.MemoryEfficiency, minMemoryEfficiency+1e-3, maxMemoryEfficiency-1e-3) - minMemoryEfficiency) / (maxMemoryEfficiency - minMemoryEfficiency)
 	x0[0] = math.Log(u / (1 - u))
-	for i, k := range scales {
-		if v, ok := work.FamilyScale[k]; ok && v > 0 {
-			x0[2+param[i]] = math.Log(v) // a shared scale starts from its last key's
+	x0[1] = math.Log(startStreamBytesPerSMCycle)
+	if work.StreamBytesPerSMCycle > 0 {
+		x0[1] = math.Log(work.StreamBytesPerSMCycle)
+	}
+	x0[3] = powerExpLogit(work.PowerClockExponentOrLegacy())
+	prior := make([]float64, len(x0))
+	prior[2] = scalePrior
+	var singles []string
+	for i, f := range families {
+		prior[famAt+i] = scalePrior
+		if len(sources[f]) < MinScaleSources {
+			prior[famAt+i] *= SingleSourcePrior
+			singles = append(singles, f.String())
 		}
 	}
-	for i, k := range memScales {
-		if v, ok := work.FamilyMemoryScale[k]; ok && v > 0 {
-			x0[m0+i] = math.Log(v)
-		}
+	for i := range ariths {
+		prior[arithAt+i] = scalePrior
 	}
 	apply := func(x []float64) {
 		work.MemoryEfficiency = minMemoryEfficiency + (maxMemoryEfficiency-minMemoryEfficiency)/(1+math.Exp(-x[0]))
-		d := math.Exp(clamp(x[1], -3, 3))
+		work.StreamBytesPerSMCycle = math.Exp(clamp(x[1], math.Log(2), math.Log(128)))
+		work.PowerClockExponent = powerExpOf(x[3])
+		d := math.Exp(clamp(x[2], -3, 3))
 		for k, v := range baseDepthwise {
 			work.ComputeEfficiency[k] = math.Min(v*d, 1)
 		}
-		for i, k := range scales {
-			work.FamilyScale[k] = math.Exp(clamp(x[2+param[i]], -1.5, 1.35)) // 0.22 to 3.9
-		}
-		for i, k := range memScales {
-			// 0.41 to 1.65, and never beyond the specified bandwidth
-			work.FamilyMemoryScale[k] = math.Min(math.Exp(clamp(x[m0+i], -0.9, 0.5)), 1/work.MemoryEfficiency)
+		for i, f := range families {
+			fam := clamp(x[famAt+i], -1.5, 1.35) // 0.22 to 3.9 in all
+			for _, a := range append([]kernels.Arithmetic{kernels.ArithFP16}, ariths...) {
+				v := fam
+				for j, b := range ariths {
+					if b == a {
+						v += x[arithAt+j]
+					}
+				}
+				work.FamilyScale[kernels.FamilyKey(f, a)] = math.Exp(clamp(v, -1.5, 1.35))
+			}
 		}
 	}
 	var lastErr error
@@ -128,8 +188,8 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			lastErr = err
 			return math.Inf(1)
 		}
-		for _, v := range x[1:] {
-			sq += scalePrior * v * v
+		for i, v := range x {
+			sq += prior[i] * v * v
 		}
 		return sq
 	}
@@ -139,7 +199,7 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: objective}, x0,
 		&optimize.Settings{FuncEvaluations: opt.networkEvaluations(), Converger: &optimize.FunctionConverge{Absolute: 1e-6, Iterations: 60}},
-		&optimize.NelderMead{})
+		&optimize.NelderMead{SimplexSize: networkSimplexSize})
 	if res == nil {
 		if lastErr != nil {
 			return nil, fmt.Errorf("fit the whole-network figures: %w", lastErr)
@@ -154,74 +214,52 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	if err != nil {
 		return nil, err
 	}
-	return &NetworkFit{Calibration: work, Scales: scales, MemoryScales: memScales, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[1], -3, 3)),
-		BeforeMAPE: before, AfterMAPE: after}, nil
+	nf := &NetworkFit{Calibration: work, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[2], -3, 3)),
+		BeforeMAPE: before, AfterMAPE: after, Families: map[string]FamilyEvidence{}, Arithmetics: map[string]float64{"fp16": 1},
+		SingleSource: singles}
+	for k := range work.FamilyScale {
+		nf.Scales = append(nf.Scales, k)
+	}
+	sort.Strings(nf.Scales)
+	for i, f := range families {
+		var src []string
+		for s := range sources[f] {
+			src = append(src, s)
+		}
+		sort.Strings(src)
+		nf.Families[f.String()] = FamilyEvidence{Factor: math.Exp(clamp(res.X[famAt+i], -1.5, 1.35)), Rows: rows[f], Sources: src}
+	}
+	for j, a := range ariths {
+		nf.Arithmetics[a.String()] = math.Exp(res.X[arithAt+j])
+	}
+	return nf, nil
 }
 
-// MinScaleRows is the fewest published tuning rows one fitted scale may rest on: a
-// family and arithmetic that fewer rows cover shares one scale with the family's
-// other such arithmetics (Hopper's one TF32 and one FP16 row: one scale from both),
-// or with its best-covered arithmetic; a family with fewer rows in all keeps its
-// scales and memory scale at 1. So no per-family factor is fitted to a single
-// published figure.
-const MinScaleRows = 2
+// The power-clock exponent is fitted in [minPowerExp, maxPowerExp]: from a clock that
+// barely follows the power to one that follows its square root and more.
+const (
+	minPowerExp = 0.2
+	maxPowerExp = 0.8
+)
 
-// scaleParams maps each family scale key (with its tuning rows) to a fitted
-// parameter: its own where MinScaleRows rows cover it, else one shared by the
-// family's under-covered keys (if they have MinScaleRows rows together), else the
-// family's best-covered key's; -1 where none applies (not fitted). scales is sorted;
-// param[i] is the parameter of scales[i].
-func scaleParams(keys map[string]int) (scales []string, param []int, n int) {
-	for k := range keys {
-		scales = append(scales, k)
-	}
-	sort.Strings(scales)
-	family := func(k string) string { f, _, _ := strings.Cut(k, "/"); return f }
-	own := map[string]int{}     // key → its parameter
-	best := map[string]string{} // family → its best-covered key with its own parameter
-	for _, k := range scales {
-		if keys[k] >= MinScaleRows {
-			own[k] = n
-			n++
-			if b, ok := best[family(k)]; !ok || keys[k] > keys[b] {
-				best[family(k)] = k
-			}
-		}
-	}
-	under := map[string]int{} // family → rows of its under-covered keys
-	for _, k := range scales {
-		if keys[k] < MinScaleRows {
-			under[family(k)] += keys[k]
-		}
-	}
-	shared := map[string]int{}
-	param = make([]int, len(scales))
-	for i, k := range scales {
-		f := family(k)
-		switch p, ok := own[k]; {
-		case ok:
-			param[i] = p
-		case under[f] >= MinScaleRows:
-			if _, ok := shared[f]; !ok {
-				shared[f] = n
-				n++
-			}
-			param[i] = shared[f]
-		case best[f] != "":
-			param[i] = own[best[f]]
-		default:
-			param[i] = -1
-		}
-	}
-	// Keys without a parameter are dropped: their scale stays as it was.
-	kept, keptParam := scales[:0:0], param[:0:0]
-	for i, k := range scales {
-		if param[i] >= 0 {
-			kept, keptParam = append(kept, k), append(keptParam, param[i])
-		}
-	}
-	return kept, keptParam, n
+func powerExpOf(x float64) float64 {
+	return minPowerExp + (maxPowerExp-minPowerExp)/(1+math.Exp(-x))
 }
+
+func powerExpLogit(e float64) float64 {
+	u := (clamp(e, minPowerExp+1e-3, maxPowerExp-1e-3) - minPowerExp) / (maxPowerExp - minPowerExp)
+	return math.Log(u / (1 - u))
+}
+
+// networkSimplexSize is the whole-network fit's first step in every parameter (logs
+// and a logit): 0.3, a third of an e-fold, so that Nelder–Mead's first simplex spans
+// the range the factors plausibly take rather than gonum's default 0.05.
+const networkSimplexSize = 0.3
+
+// startStreamBytesPerSMCycle is where the fit of Calibration.StreamBytesPerSMCycle
+// starts: 16 bytes per SM per cycle, an A100's 1.6 TB/s of streaming over 108 SMs at
+// 1.41 GHz rounded up (binding on no GPU before Hopper).
+const startStreamBytesPerSMCycle = 20
 
 func (o Options) networkEvaluations() int {
 	if o.MaxEvaluations > 0 {
@@ -241,12 +279,32 @@ func logErrors(cal *kernels.Calibration, over predictor.Overheads, mem predictor
 	if err != nil {
 		return 0, err
 	}
-	var sum float64
+	w := groupWeights(cases)
+	var sum, total float64
 	for i, c := range cases {
 		d := math.Log(preds[i].ImagesPerS / c.ImagesPerS)
-		sum += d * d
+		sum += w[i] * d * d
+		total += w[i]
 	}
-	return sum / float64(len(cases)), nil
+	return sum / total, nil
+}
+
+// groupWeights weighs each case by 1 ÷ √(the rows of its source on its GPU family):
+// a source's many rows of one generation (a benchmark suite's 24 networks on one
+// GPU) count for more than one row, but not so much that they decide how that
+// generation relates to the others, which the few rows of its other generations and
+// of other vendors must.
+func groupWeights(cases []Case) []float64 {
+	n := map[string]int{}
+	key := func(c Case) string { return c.Source + "/" + hw.FamilyOf(c.Dev).String() }
+	for _, c := range cases {
+		n[key(c)]++
+	}
+	w := make([]float64, len(cases))
+	for i, c := range cases {
+		w[i] = 1 / math.Sqrt(float64(n[key(c)]))
+	}
+	return w
 }
 
 func tuningMAPE(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (float64, error) {

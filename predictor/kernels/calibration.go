@@ -102,6 +102,19 @@ type Calibration struct {
 	// per-layer efficiencies were fitted under. The whole-network fit sets ModernSplitK:
 	// every published whole-network figure ran cuDNN 8 or later.
 	SplitKMax int `json:"split_k_max,omitempty"`
+	// StreamBytesPerSMCycle caps the rate of memory-bound kernels by the SMs that issue
+	// their loads and stores: bytes per SM per clock cycle (at the sustained clock). A
+	// streaming kernel runs at the lower of the memory's rate (bandwidth × efficiency)
+	// and SMs × clock × this; on GPUs with much bandwidth per SM (HBM3 and HBM3e:
+	// H100, H200, B200) the SMs, not the memory, bound normalisations, activations and
+	// layout transposes. 0: no cap. Fitted to published whole-network throughputs.
+	StreamBytesPerSMCycle float64 `json:"stream_bytes_per_sm_cycle,omitempty"`
+	// PowerClockExponent is how a power-capped GPU's sustained clock follows its board
+	// power per SM relative to its family's reference part (SustainedClockFactorExp):
+	// clock ∝ (power per SM)^exponent. 0 reads as LegacyPowerClockExponent (1/3, the
+	// per-layer fit's). Fitted to the published whole-network throughputs of
+	// power-capped parts (A10, H100 PCIe, ...).
+	PowerClockExponent float64 `json:"power_clock_exponent,omitempty"`
 	// Accuracy is the leave-one-GPU-out report of the fit, for display.
 	Accuracy []GPUAccuracy `json:"accuracy,omitempty"`
 
@@ -198,6 +211,10 @@ func (c *Calibration) Validate() error {
 		return fmt.Errorf("calibration: unaligned tensor factor %v must be in (0, 1]", c.UnalignedTensorFactor)
 	case !positiveFinite(c.TransferRelErr):
 		return fmt.Errorf("calibration: transfer error %v must be positive", c.TransferRelErr)
+	case c.StreamBytesPerSMCycle < 0 || math.IsNaN(c.StreamBytesPerSMCycle) || c.StreamBytesPerSMCycle > 1024:
+		return fmt.Errorf("calibration: stream bytes per SM cycle %v must be in [0, 1024] (0: no cap)", c.StreamBytesPerSMCycle)
+	case c.PowerClockExponent < 0 || math.IsNaN(c.PowerClockExponent) || c.PowerClockExponent > 1:
+		return fmt.Errorf("calibration: power-clock exponent %v must be in [0, 1] (0: 1/3)", c.PowerClockExponent)
 	case c.SplitKMax < 0 || c.SplitKMax > 1024:
 		return fmt.Errorf("calibration: split-K cap %d must be in [0, 1024] (0: cuDNN 7's %d)", c.SplitKMax, LegacySplitK)
 	}
@@ -292,6 +309,15 @@ func (c *Calibration) inheritFromNeighbours() {
 			}
 		}
 	}
+}
+
+// PowerClockExponentOrLegacy is PowerClockExponent, or LegacyPowerClockExponent
+// where it is 0.
+func (c *Calibration) PowerClockExponentOrLegacy() float64 {
+	if c == nil || !(c.PowerClockExponent > 0) {
+		return LegacyPowerClockExponent
+	}
+	return c.PowerClockExponent
 }
 
 // SplitKMaxOrLegacy is SplitKMax, or LegacySplitK where it is 0.

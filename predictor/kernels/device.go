@@ -57,7 +57,7 @@ func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 }
 
 // ratesFor returns g's throughputs for precision p.
-func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
+func ratesFor(g hw.GPU, p measure.Precision, cal *Calibration) deviceRates {
 	r := deviceRates{arith: ArithmeticFor(g, p), elemBytes: 4}
 	typical, haveTypical := familyTypical[hw.FamilyOf(g)]
 	fp32 := g.FP32TFLOPS
@@ -112,7 +112,7 @@ func ratesFor(g hw.GPU, p measure.Precision) deviceRates {
 	case ArithFP16SIMT:
 		r.elemBytes = 2
 	}
-	r.clockFactor = SustainedClockFactor(g)
+	r.clockFactor = SustainedClockFactorExp(g, cal.PowerClockExponentOrLegacy())
 	r.peakFLOPS = peak * 1e12 * r.clockFactor
 	r.simtFLOPS = fp32 * 1e12 * r.clockFactor
 	if hw.FamilyOf(g) == hw.FamilyKepler {
@@ -211,10 +211,22 @@ var familyPowerReference = map[hw.Family]struct{ tdpW, sms, boostMHz float64 }{
 // SMs or clock is unknown. Memory bandwidth is not scaled (memory clocks do not
 // drop under a power cap).
 func SustainedClockFactor(g hw.GPU) float64 {
+	return SustainedClockFactorExp(g, LegacyPowerClockExponent)
+}
+
+// SustainedClockFactorExp is SustainedClockFactor with the clock growing as the power
+// per SM to the power exp: 1/3 where the voltage rises in step with the clock
+// (LegacyPowerClockExponent), 1/2 where it rises half as fast, as it does where a
+// power-capped board runs (Calibration.PowerClockExponent).
+func SustainedClockFactorExp(g hw.GPU, exp float64) float64 {
 	ref, ok := familyPowerReference[hw.FamilyOf(g)]
-	if !ok || !(g.TDPW > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) {
+	if !ok || !(g.TDPW > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) || !(exp > 0) {
 		return 1
 	}
-	mhz := ref.boostMHz * math.Cbrt(g.TDPW/ref.tdpW*ref.sms/float64(g.SMs))
+	mhz := ref.boostMHz * math.Pow(g.TDPW/ref.tdpW*ref.sms/float64(g.SMs), exp)
 	return math.Min(1, mhz/g.BoostClockMHz)
 }
+
+// LegacyPowerClockExponent is the cube-root law the per-layer efficiencies were
+// fitted under.
+const LegacyPowerClockExponent = 1.0 / 3

@@ -33,11 +33,11 @@ func TestBandwidthGBs(t *testing.T) {
 // A GPU known only by its compute capability is estimated from its family's typical
 // figures: a Hopper part is not predicted as slow as a 10-TFLOPS fallback.
 func TestUnknownHopperUsesFamilyFigures(t *testing.T) {
-	r := ratesFor(hw.GPU{ComputeCapability: "9.0", MemoryGB: 94}, measure.AMP)
+	r := ratesFor(hw.GPU{ComputeCapability: "9.0", MemoryGB: 94}, measure.AMP, nil)
 	if r.peakFLOPS != 756e12 || r.bandwidth != 2000e9 || r.sms != 114 {
 		t.Errorf("rates %+v: want the H100 PCIe's 756 TFLOPS, 2000 GB/s, 114 SMs", r)
 	}
-	if r := ratesFor(hw.GPU{ComputeCapability: "9.0"}, measure.TF32); r.peakFLOPS != 378e12 {
+	if r := ratesFor(hw.GPU{ComputeCapability: "9.0"}, measure.TF32, nil); r.peakFLOPS != 378e12 {
 		t.Errorf("TF32 peak %v, want 378e12", r.peakFLOPS)
 	}
 }
@@ -98,7 +98,7 @@ func TestSustainedClockFactor(t *testing.T) {
 		}
 	}
 	t4 := hw.GPU{ComputeCapability: "7.5", SMs: 40, BoostClockMHz: 1590, FP32TFLOPS: 8.1, FP16TFLOPS: 65, MemoryBandwidthGBs: 320, TDPW: 70}
-	if r := ratesFor(t4, measure.AMP); math.Abs(r.peakFLOPS-65e12*SustainedClockFactor(t4)) > 1 || r.bandwidth != 320e9 {
+	if r := ratesFor(t4, measure.AMP, nil); math.Abs(r.peakFLOPS-65e12*SustainedClockFactor(t4)) > 1 || r.bandwidth != 320e9 {
 		t.Errorf("T4 rates %+v: want the FP16 peak at the sustained clock and the full bandwidth", r)
 	}
 }

@@ -24,7 +24,7 @@ func TestKeplerRunsAtItsIssueRate(t *testing.T) {
 		if f := hw.FamilyOf(tc.gpu); f != tc.family {
 			t.Errorf("hw.FamilyOf(%s) = %v, want %v", tc.gpu.ID, f, tc.family)
 		}
-		r := ratesFor(tc.gpu, measure.FP32)
+		r := ratesFor(tc.gpu, measure.FP32, nil)
 		if got := r.peakFLOPS / 1e12; math.Abs(got-tc.wantTFLOPS) > 1e-9 {
 			t.Errorf("%s: FP32 peak %.4f TFLOPS, want %.4f", tc.gpu.ID, got, tc.wantTFLOPS)
 		}

@@ -72,9 +72,9 @@ type estimator struct {
 }
 
 func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision) estimator {
-	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p)}
+	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p, cal)}
 	e.launchMS = cal.LaunchUS / 1000
-	e.memRate = e.rates.bandwidth * cal.MemoryEfficiencyOf(e.rates.family)
+	e.memRate = streamRate(cal, g, e.rates)
 	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
 	e.splitKMax = float64(cal.SplitKMaxOrLegacy())
 	if !e.cost.hasGEMM {
@@ -127,11 +127,24 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 // elemsPerSample tensor elements per sample (Request.FusedElems): the streaming part of
 // the roofline alone, at the memory-bound class's efficiency and error band.
 func newStreamEstimator(cal *Calibration, elemsPerSample float64, g hw.GPU, p measure.Precision) estimator {
-	e := estimator{cost: kernelCost{class: ClassMemory, elemsPerSample: elemsPerSample}, rates: ratesFor(g, p)}
+	e := estimator{cost: kernelCost{class: ClassMemory, elemsPerSample: elemsPerSample}, rates: ratesFor(g, p, cal)}
 	e.launchMS = cal.LaunchUS / 1000
-	e.memRate = e.rates.bandwidth * cal.MemoryEfficiencyOf(e.rates.family)
+	e.memRate = streamRate(cal, g, e.rates)
 	e.relErr = cal.EstimateRelErrOf(e.rates.family, e.rates.arith) + e.rates.extraRelErr
 	return e
+}
+
+// streamRate is the bytes per second memory-bound work reaches on g: the specified
+// bandwidth times the memory efficiency, capped by what g's SMs issue at the sustained
+// clock (Calibration.StreamBytesPerSMCycle) where the calibration has a cap and g's SMs
+// and clock are known.
+func streamRate(cal *Calibration, g hw.GPU, r deviceRates) float64 {
+	rate := r.bandwidth * cal.MemoryEfficiencyOf(r.family)
+	if cap := cal.StreamBytesPerSMCycle; cap > 0 && g.SMs > 0 && g.BoostClockMHz > 0 {
+		sm := float64(g.SMs) * g.BoostClockMHz * 1e6 * r.clockFactor * cap
+		rate = 1 / (1/rate + 1/sm)
+	}
+	return rate
 }
 
 // depthwiseRate is how many times the FP32 FLOP rate a depthwise convolution runs at

@@ -1,0 +1,144 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+)
+
+var (
+	h100 = hw.GPU{ID: "h100-sxm", Name: "H100 SXM5 80GB", ComputeCapability: "9.0", SMs: 132, BoostClockMHz: 1980, FP32TFLOPS: 66.9,
+		TF32TFLOPS: 494.7, FP16TFLOPS: 989.4, MemoryGB: 80, MemoryType: "HBM3", MemoryBandwidthGBs: 3350, TDPW: 700}
+	h200 = hw.GPU{ID: "h200", Name: "H200 SXM 141GB", ComputeCapability: "9.0", SMs: 132, BoostClockMHz: 1980, FP32TFLOPS: 66.9,
+		TF32TFLOPS: 494.5, FP16TFLOPS: 989, MemoryGB: 141, MemoryType: "HBM3e", MemoryBandwidthGBs: 4800, TDPW: 700}
+	// b200 is a Blackwell part built here from NVIDIA's published B200 figures (148
+	// SMs, 2.25 PFLOPS dense FP16, 1.1 PFLOPS dense TF32, 180 GB of HBM3e at 8 TB/s,
+	// 1000 W); the catalog's row is another engineer's.
+	b200 = hw.GPU{ID: "b200-test", Name: "B200 (test)", Architecture: "blackwell", ComputeCapability: "10.0", SMs: 148, BoostClockMHz: 1965,
+		FP32TFLOPS: 80, TF32TFLOPS: 1100, FP16TFLOPS: 2250, MemoryGB: 180, MemoryType: "HBM3e", MemoryBandwidthGBs: 8000, TDPW: 1000}
+)
+
+// TestFusedKernelIsItsTraffic: a fused memory-bound kernel (Request.FusedElems) takes
+// a queued kernel's fixed cost plus its bytes at the streaming rate, is never served
+// by a measurement (always Estimated), and carries its family's band.
+func TestFusedKernelIsItsTraffic(t *testing.T) {
+	cal := PriorCalibration()
+	m := NewModel(cal, nil, nil, nil)
+	bn := cnn.Config{Op: cnn.OpBatchNorm, In: cnn.Shape{C: 64, H: 56, W: 56}, Out: cnn.Shape{C: 64, H: 56, W: 56}, NumInputs: 1}
+	elems := 3 * float64(bn.In.Elems())
+	out := make([]Estimate, 2)
+	m.Times(Device{GPU: h100}, Request{Config: bn, Phase: measure.Forward, Precision: measure.AMP, FusedElems: elems}, []int{1, 256}, out)
+	for i, b := range []int{1, 256} {
+		want := cal.LaunchUS/1000 + elems*float64(b)*2/(3350e9*cal.MemoryEfficiency)*1000
+		if math.Abs(out[i].MS-want) > 1e-12 || out[i].Source != Estimated || !(out[i].RelErr > 0) {
+			t.Errorf("batch %d: %+v, want %.6f ms estimated", b, out[i], want)
+		}
+	}
+}
+
+// TestStreamCapBindsHBM3: with the SMs' cap in series with the memory, a streaming
+// kernel on an H200 (4.8 TB/s, the H100's 132 SMs and clock) gains less over an H100
+// (3.35 TB/s) than the bandwidth ratio, and without the cap exactly that ratio.
+func TestStreamCapBindsHBM3(t *testing.T) {
+	relu := cnn.Config{Op: cnn.OpReLU, In: cnn.Shape{C: 256, H: 56, W: 56}, Out: cnn.Shape{C: 256, H: 56, W: 56}, NumInputs: 1}
+	ratio := func(cal *Calibration) float64 {
+		a, _ := EstimateMS(cal, relu, measure.Forward, h100, measure.AMP, 256)
+		b, _ := EstimateMS(cal, relu, measure.Forward, h200, measure.AMP, 256)
+		return a / b
+	}
+	cal := PriorCalibration()
+	if r := ratio(cal); math.Abs(r-4800.0/3350) > 0.01 {
+		t.Errorf("no cap: H200/H100 %.3f, want the bandwidth ratio %.3f", r, 4800.0/3350)
+	}
+	cal.StreamBytesPerSMCycle = 12
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if r := ratio(cal); !(r > 1.05 && r < 4800.0/3350-0.1) {
+		t.Errorf("capped at 12 bytes per SM cycle: H200/H100 %.3f, want between 1.05 and well under the bandwidth ratio", r)
+	}
+}
+
+// TestModernSplitK: ResNet-50's first convolution's weight gradient (64 × 147 outputs,
+// a reduction of 12544 per image) has too few output tiles to fill a GPU; cuDNN 8
+// splits its reduction until one wave fills the SMs, where cuDNN 7 stopped at 8 ways,
+// so it is several times faster at batch 256, and more so on more SMs.
+func TestModernSplitK(t *testing.T) {
+	conv1 := cnn.Config{Op: cnn.OpConv2d, In: cnn.Shape{C: 3, H: 224, W: 224}, Out: cnn.Shape{C: 64, H: 112, W: 112}, NumInputs: 1,
+		Kernel: cnn.Pair{7, 7}, Stride: cnn.Pair{2, 2}, Padding: cnn.Pair{3, 3}, Dilation: cnn.Pair{1, 1}, Groups: 1}
+	cal := PriorCalibration()
+	legacy, _ := EstimateMS(cal, conv1, measure.BackwardWeights, h100, measure.AMP, 256)
+	cal.SplitKMax = ModernSplitK
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	modern, _ := EstimateMS(cal, conv1, measure.BackwardWeights, h100, measure.AMP, 256)
+	if !(legacy > 3*modern) {
+		t.Errorf("conv1 weight gradient on an H100 at batch 256: %.2f ms split 8 ways, %.2f ms split to fill the GPU; want ≥ 3× faster", legacy, modern)
+	}
+	if cal.SplitKMaxOrLegacy() != ModernSplitK || PriorCalibration().SplitKMaxOrLegacy() != LegacySplitK {
+		t.Errorf("split caps: %d and %d", cal.SplitKMaxOrLegacy(), PriorCalibration().SplitKMaxOrLegacy())
+	}
+}
+
+// TestBlackwellFromItsNeighbour: a Blackwell GPU, a family no published training
+// figure covers, is predicted from its own specifications with Hopper's fitted scales
+// (never another GPU's times), at twice Hopper's error band; a calibration that fits
+// Blackwell itself keeps its own.
+func TestBlackwellFromItsNeighbour(t *testing.T) {
+	if hw.FamilyOf(b200) != hw.FamilyBlackwell {
+		t.Fatalf("B200 (compute capability 10.0) is in family %v", hw.FamilyOf(b200))
+	}
+	cal := PriorCalibration()
+	cal.FamilyScale = map[string]float64{"hopper/fp16": 0.6, "hopper/tf32": 0.5}
+	cal.NetworkRelErr = map[string]float64{"hopper/fp16": 0.08}
+	cal.NetworkRelErrOther = 0.12
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := cal.FamilyScaleOf(hw.FamilyBlackwell, ArithFP16); got != 0.6 || !cal.Inherited(hw.FamilyBlackwell) {
+		t.Errorf("Blackwell FP16 scale %v (inherited %t), want Hopper's 0.6", got, cal.Inherited(hw.FamilyBlackwell))
+	}
+	if got := cal.EstimateRelErrOf(hw.FamilyBlackwell, ArithFP16); got != 0.16 {
+		t.Errorf("Blackwell FP16 band %v, want twice Hopper's 0.08", got)
+	}
+	conv := cnn.Config{Op: cnn.OpConv2d, In: cnn.Shape{C: 256, H: 14, W: 14}, Out: cnn.Shape{C: 256, H: 14, W: 14}, NumInputs: 1,
+		Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{1, 1}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 1}
+	bMS, bErr := EstimateMS(cal, conv, measure.Forward, b200, measure.AMP, 256)
+	hMS, _ := EstimateMS(cal, conv, measure.Forward, h100, measure.AMP, 256)
+	if !(bMS > 0 && bMS < hMS) || bErr < 0.16 {
+		t.Errorf("a compute-bound convolution: B200 %.4f ms ±%.0f%%, H100 %.4f ms; want the B200 faster by its specifications, with the wider band", bMS, 100*bErr, hMS)
+	}
+	// The same convolution with Blackwell's scale at 1 is faster by Hopper's 0.6.
+	own := PriorCalibration()
+	own.FamilyScale = map[string]float64{"hopper/fp16": 0.6, "blackwell/fp16": 1}
+	if err := own.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if own.Inherited(hw.FamilyBlackwell) || own.FamilyScaleOf(hw.FamilyBlackwell, ArithFP16) != 1 {
+		t.Errorf("a fitted Blackwell scale is replaced by Hopper's")
+	}
+}
+
+// TestPowerClockExponent: a power-capped part's sustained clock follows its power per
+// SM to the calibration's exponent: the 350 W H100 PCIe holds 94% of its boost clock
+// under the cube-root law and less under a square root; a family's reference holds
+// its boost clock under any exponent.
+func TestPowerClockExponent(t *testing.T) {
+	pcie := hw.GPU{ComputeCapability: "9.0", SMs: 114, BoostClockMHz: 1755, TDPW: 350}
+	cube := SustainedClockFactorExp(pcie, 1.0/3)
+	sq := SustainedClockFactorExp(pcie, 0.5)
+	if math.Abs(cube-SustainedClockFactor(pcie)) > 1e-12 || !(cube > 0.93 && cube < 0.95) || !(sq < cube) {
+		t.Errorf("H100 PCIe: %.3f under the cube root, %.3f under the square root", cube, sq)
+	}
+	if SustainedClockFactorExp(h100, 0.5) != 1 {
+		t.Errorf("the H100 SXM, Hopper's reference, does not hold its boost clock")
+	}
+	cal := PriorCalibration()
+	if cal.PowerClockExponentOrLegacy() != LegacyPowerClockExponent {
+		t.Errorf("prior exponent %v", cal.PowerClockExponentOrLegacy())
+	}
+}
