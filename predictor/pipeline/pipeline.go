@@ -107,8 +107,27 @@ const (
 	// V100 runs (354 images/s with DALI, 1 GPU, FP32 ResNet-50) leave it no more than a
 	// few percent of the step.
 	DALIGPUMSPerMPixel = 0.35
-	referenceBandwidth = 900.0
+	// DALIHardwareDecodeShare is the share of the images DALI's "mixed" decoder sends
+	// to the GPU's hardware JPEG decoder where it has one (HasJPEGDecoder): DALI's
+	// hw_decoder_load defaults to 0.65, and those images need no Huffman decoding on the
+	// CPU threads at all (NVIDIA's DALI documentation, "Hardware-accelerated JPEG
+	// decoding" on A100 and H100).
+	DALIHardwareDecodeShare = 0.65
+	referenceBandwidth      = 900.0
 )
+
+// HasJPEGDecoder reports whether gpu has hardware JPEG decoder engines that DALI
+// uses: the datacenter GA100, GH100 and Blackwell chips (compute capability 8.0, 9.x
+// and 10.x: A100, H100, H200, GH200, B200), whose NVJPG engines NVIDIA's A100 and H100
+// whitepapers describe. The GA10x, Ada and older parts' DALI decodes on the CPU
+// threads and CUDA cores alone.
+func HasJPEGDecoder(gpu hw.GPU) bool {
+	switch cc := hw.ParseComputeCapability(gpu.ComputeCapability); {
+	case cc == 80, cc >= 90 && cc < 110:
+		return true
+	}
+	return false
+}
 
 // cores is the CPU capacity, in cores' worth of one thread's work, that busy threads
 // get on a machine with vcpus hyperthreads (vcpus/2 cores): one core each up to the
@@ -176,7 +195,7 @@ type Rate struct {
 // tuning sources of the one-GPU step-time series (assets/validation/step_batch.csv,
 // `cnntime validate` table 8; app/validate.FitStepOverheads); its held-out sources
 // check it.
-const DataLoaderHandoffMS = 2.0
+const DataLoaderHandoffMS = 1.5
 
 // Model returns the rate of the loader s picks for dataset d at input size input on
 // one of gpus GPUs of a machine with vcpus vCPUs (0: unknown, a bare GPU). The
@@ -232,7 +251,11 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 			r.HostToDeviceBytesPerImage = 3 * inPx * 4
 		}
 	case DALI:
-		cpuMS := PerImageOverheadMS/4 + DALIHuffmanShare*decodeMS
+		huffman := DALIHuffmanShare
+		if HasJPEGDecoder(gpu) {
+			huffman *= 1 - DALIHardwareDecodeShare // the decoder engines take their share whole
+		}
+		cpuMS := PerImageOverheadMS/4 + huffman*decodeMS
 		if d.InMemory {
 			cpuMS = PerImageOverheadMS / 4
 		}
@@ -243,6 +266,11 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 		}
 		px := math.Max(d.SourcePixels(), inPx)
 		r.GPUMSPerImage = DALIGPUMSPerMPixel * px / 1e6 * referenceBandwidth / bw
+		if HasJPEGDecoder(gpu) {
+			// The hardware decoder's images cost the SMs nothing: the work per source
+			// pixel is the decode's (the crop is resized to the far smaller input).
+			r.GPUMSPerImage *= 1 - DALIHardwareDecodeShare
+		}
 	}
 	return r, nil
 }

@@ -80,6 +80,25 @@ func TestModelRates(t *testing.T) {
 	if _, err := Model(Settings{Loader: PyTorch}, imagenet, 0, 4, 1, v100); err == nil {
 		t.Error("Model accepted an input size of 0")
 	}
+	// An H100's hardware JPEG decoders take DALI's default 65% of the images: the CPU
+	// threads Huffman-decode the other 35% only, and the SMs decode only those.
+	h100 := hw.GPU{ComputeCapability: "9.0", MemoryBandwidthGBs: 3350}
+	r, err := Model(Settings{Loader: DALI, Workers: 4}, imagenet, 224, 0, 1, h100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIPS := 4 * 1000 / (0.025 + 0.35*0.25*0.8/WorkerImagesPerS*1000)
+	if math.Abs(r.ImagesPerS-wantIPS) > 1e-6*wantIPS || math.Abs(r.GPUMSPerImage-0.35*0.35*0.14*900/3350) > 1e-9 {
+		t.Errorf("dali on an H100: %+v, want %.1f images/s and %.5f GPU ms per image", r, wantIPS, 0.35*0.35*0.14*900/3350)
+	}
+	for _, tc := range []struct {
+		cc   string
+		want bool
+	}{{"7.0", false}, {"8.0", true}, {"8.6", false}, {"8.9", false}, {"9.0", true}, {"10.0", true}, {"", false}} {
+		if got := HasJPEGDecoder(hw.GPU{ComputeCapability: tc.cc}); got != tc.want {
+			t.Errorf("HasJPEGDecoder(cc %q) = %t, want %t", tc.cc, got, tc.want)
+		}
+	}
 }
 
 func TestStepMS(t *testing.T) {
