@@ -10,15 +10,15 @@ import (
 func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
-		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps|convergence] [--json]",
+		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks and cross-GPU ratios",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps|convergence|ratios] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
-		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing); convergence: only the epochs-to-target model against the published figures")
+		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing); convergence: only the epochs-to-target model against the published figures; ratios: only the cross-GPU throughput ratios against the published ones")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -28,8 +28,10 @@ func validateCommands(register func(Command)) {
 			return runValidateSteps(env)
 		case "convergence":
 			return runValidateConvergence(env)
+		case "ratios":
+			return runValidateRatios(env)
 		default:
-			return Usagef("--table %q: the tables are steps and convergence", *table)
+			return Usagef("--table %q: the tables are steps, convergence and ratios", *table)
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q", fs.Arg(0))
@@ -52,6 +54,7 @@ func validateCommands(register func(Command)) {
 		if rep.Modern, err = validate.Modern(eng); err != nil {
 			return err
 		}
+		rep.Ratios = validate.Ratios(rep.Modern)
 		if rep.Scaling, err = validate.Scaling(eng); err != nil {
 			return err
 		}
@@ -112,4 +115,22 @@ func runValidateConvergence(env *Env) error {
 		return WriteJSON(env.Stdout, acc)
 	}
 	return validate.WriteConvergenceTable(env.Stdout, acc, 6)
+}
+
+// runValidateRatios is `cnntime validate --table ratios`: the cross-GPU throughput
+// ratios of the published whole-network figures against the predicted ones.
+func runValidateRatios(env *Env) error {
+	eng, err := app.NewEngine(env.Ctx, nil)
+	if err != nil {
+		return err
+	}
+	m, err := validate.Modern(eng)
+	if err != nil {
+		return err
+	}
+	acc := validate.Ratios(m)
+	if env.JSON {
+		return WriteJSON(env.Stdout, acc)
+	}
+	return validate.WriteRatioTable(env.Stdout, acc)
 }

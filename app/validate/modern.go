@@ -18,8 +18,11 @@ import (
 // predicted from specifications (embedded calibration, no measurements) vs published
 // figures on current GPUs (assets/validation/modern_anchors.csv).
 type ModernAccuracy struct {
-	Groups []ModernGroup      `json:"groups"` // per set × source × GPU × precision
-	Sets   []ModernGroup      `json:"sets"`   // per set (tuning, held out)
+	Groups []ModernGroup `json:"groups"` // per set × source × GPU × precision
+	Sets   []ModernGroup `json:"sets"`   // per set (tuning, held out)
+	// Stacks is the accuracy per set × software stack (predictor.Frameworks: eager
+	// PyTorch, graph frameworks, torch.compile, NVIDIA's optimised implementations).
+	Stacks []ModernGroup      `json:"stacks"`
 	Rows   []ModernComparison `json:"rows"`
 	// MemoryMisses counts rows whose published batch the memory model says does not fit.
 	MemoryMisses int `json:"memory_misses"`
@@ -36,8 +39,10 @@ type ModernComparison struct {
 	GPU           string  `json:"gpu"`
 	Model         string  `json:"model"`
 	Framework     string  `json:"framework"`
+	Stack         string  `json:"stack"` // the predictor's stack the row is predicted with
 	Precision     string  `json:"precision"`
 	Batch         int     `json:"batch_per_gpu"`
+	GPUs          int     `json:"gpus"` // the images/s are over all of them
 	MeasuredIPS   float64 `json:"measured_images_per_s"`
 	PredictedIPS  float64 `json:"predicted_images_per_s"`
 	ErrorPct      float64 `json:"error_pct"` // signed: (predicted − measured) / measured
@@ -52,6 +57,7 @@ type ModernGroup struct {
 	Source    string  `json:"source,omitempty"`
 	GPU       string  `json:"gpu,omitempty"`
 	Precision string  `json:"precision,omitempty"`
+	Stack     string  `json:"stack,omitempty"`
 	Rows      int     `json:"rows"`
 	MAPEPct   float64 `json:"mape_pct"`
 	BiasPct   float64 `json:"bias_pct"`
@@ -77,7 +83,7 @@ func Modern(eng *app.Engine) (*ModernAccuracy, error) {
 	for i, c := range cases {
 		p := preds[i]
 		acc.Rows = append(acc.Rows, ModernComparison{Source: c.Source, Where: c.Where, Set: c.Set(), GPU: c.GPU,
-			Model: c.Model, Framework: c.Framework, Precision: string(c.Precision), Batch: c.Batch,
+			Model: c.Model, Framework: c.Framework, Stack: string(c.StackOf()), Precision: string(c.Precision), Batch: c.Batch, GPUs: c.GPUs,
 			MeasuredIPS: c.ImagesPerS, PredictedIPS: p.ImagesPerS, ErrorPct: p.ErrorPct(c.ImagesPerS), BandPct: p.BandPct,
 			FitsInMemory: p.Fits, MaxBatchPerGP: p.MaxBatch})
 		if !p.Fits {
@@ -88,6 +94,7 @@ func Modern(eng *app.Engine) (*ModernAccuracy, error) {
 		return ModernGroup{Set: r.Set, Source: r.Source, GPU: r.GPU, Precision: r.Precision}
 	})
 	acc.Sets = groupModern(acc.Rows, func(r ModernComparison) ModernGroup { return ModernGroup{Set: r.Set} })
+	acc.Stacks = groupModern(acc.Rows, func(r ModernComparison) ModernGroup { return ModernGroup{Set: r.Set, Stack: r.Stack} })
 	acc.Families = fit.Residuals(cases, preds)
 	return acc, nil
 }
@@ -123,6 +130,9 @@ func groupModern(rows []ModernComparison, key func(ModernComparison) ModernGroup
 		if a.Source != b.Source {
 			return a.Source < b.Source
 		}
+		if a.Stack != b.Stack {
+			return a.Stack < b.Stack
+		}
 		if a.GPU != b.GPU {
 			return a.GPU < b.GPU
 		}
@@ -142,7 +152,15 @@ func WriteModernTable(w io.Writer, acc *ModernAccuracy) error {
 		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%, predicted band ±%.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct, s.BandPct)
 	}
 	fmt.Fprintf(w, "published batch over the memory model's limit: %d of %d rows\n\n", acc.MemoryMisses, len(acc.Rows))
-	t := app.NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS", "BAND")
+	t := app.NewTable(w, "SET", "STACK", "ROWS", "MAPE", "BIAS", "BAND")
+	for _, g := range acc.Stacks {
+		t.Row(g.Set, g.Stack, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct), fmt.Sprintf("±%.1f%%", g.BandPct))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t = app.NewTable(w, "SET", "SOURCE", "GPU", "PRECISION", "ROWS", "MAPE", "BIAS", "BAND")
 	for _, g := range acc.Groups {
 		t.Row(g.Set, g.Source, g.GPU, g.Precision, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct), fmt.Sprintf("±%.1f%%", g.BandPct))
 	}

@@ -25,6 +25,8 @@ type Report struct {
 	// StepBatch is table 8: one-GPU steps of real scripts against batch, the step's
 	// intercept (smallbatch.go).
 	StepBatch *StepBatchAccuracy `json:"step_batch"`
+	// Ratios is table 9: cross-GPU throughput ratios from table 4's rows (ratios.go).
+	Ratios *RatioAccuracy `json:"ratios"`
 }
 
 // WriteReport prints the report's tables as text.
@@ -70,5 +72,8 @@ func WriteReport(w io.Writer, rep *Report) error {
 	if err := WriteLoaderTable(w, rep.Loader); err != nil {
 		return err
 	}
-	return WriteStepBatchTable(w, rep.StepBatch, 8)
+	if err := WriteStepBatchTable(w, rep.StepBatch, 8); err != nil {
+		return err
+	}
+	return WriteRatioTable(w, rep.Ratios)
 }
