@@ -24,8 +24,8 @@ type RunData struct {
 	// Script is the training script around the step: lean, reference or lightning
 	// (predictor.Scripts); "" is a tight loop, as benchmarks run.
 	Script string
-	// Framework is what runs the step: pytorch2, pytorch1 or graph
-	// (predictor.Frameworks); "" is pytorch2.
+	// Framework is the software stack that runs the step: pytorch2, pytorch1, graph,
+	// compiled or optimized (predictor.Frameworks); "" is pytorch2.
 	Framework string
 }
 

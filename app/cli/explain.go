@@ -17,7 +17,7 @@ const explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--p
 	"        [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
 	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|examples|lightning]\n" +
-	"        [--framework pytorch2|pytorch1|graph] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
+	"        [--framework pytorch2|pytorch1|graph|compiled|optimized] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
 
 // explainDetails is explain's help after the summary.
 const explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
@@ -37,9 +37,14 @@ global batch size. The table shows:
                 wait for the slowest of the GPUs; 0 on one GPU); they add up to the iteration
   kinds         the layers' kernel time by kind of layer (conv2d, conv2d-depthwise,
                 conv2d-grouped, batchnorm2d, relu, linear, ...) and its share
+  stack         the software stack (--framework) at the kernel level: the layout the
+                convolutions see, whether CUDA graphs replay the step, the launches and
+                memory-bound time against eager PyTorch's, the kernels it fuses (by kind,
+                with their layers' unfused time) and the same step under every stack
   layers        the slowest layers by forward + backward time, on one GPU at its share of the
                 batch: shape (input→output per sample; k kernel, s stride, p padding,
-                g groups), each phase's ms, source and expected error
+                g groups), each phase's ms, source and expected error; a fused layer's
+                time is its share of its fused kernel's
 --layers N lists the N slowest layers (default 10); --layers 0 lists every layer in the
 network's order. --json prints the whole explanation (every layer in order, "slowest": the ten
 slowest); --csv prints one row per layer. Training to a target (--train to-target) the header

@@ -100,7 +100,7 @@ type PredictRow struct {
 	// (null where the batch does not fit).
 	Script   string   `json:"script,omitempty"`
 	ScriptMS *float64 `json:"script_ms"`
-	// Framework is what runs the step (pytorch2, pytorch1 or graph): its work per
+	// Framework is the stack that runs the step (predictor.Frameworks): its work per
 	// parameter tensor is in iter_ms.
 	Framework string `json:"framework,omitempty"`
 	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the

@@ -46,12 +46,20 @@ const RunDataUsage = `run data (how the run gets its images):
                        ("script_ms"): reference (default; torchvision's reference script:
                        accuracy, .item() reads and meters every step), lean (a tight loop,
                        as benchmarks run) or lightning (a Lightning Trainer)
-  --framework pytorch2|pytorch1|graph
-                       what runs the step, for its work per parameter tensor (the step's
-                       intercept): pytorch2 (default; foreach optimizer, gradients set to
-                       None), pytorch1 (PyTorch 1.x: the optimizer loops over the parameters
-                       in Python and gradients are zeroed and accumulated, several small
-                       kernels per tensor) or graph (a compiled step: TensorFlow, MXNet, XLA)
+  --framework pytorch2|pytorch1|graph|compiled|optimized
+                       the software stack that runs the step, at the kernel level (which
+                       kernels run and fuse, how the host issues them, the optimizer's
+                       work per parameter tensor): pytorch2 (default; eager PyTorch 2:
+                       every layer its own kernels, foreach optimizer), pytorch1 (PyTorch
+                       1.x: the optimizer loops over the parameters in Python, gradients
+                       are zeroed and accumulated), graph (TensorFlow, MXNet as they run
+                       by default: a C++ executor, fused updates, under amp NHWC
+                       convolutions), compiled (torch.compile, reduce-overhead: batch norm
+                       and elementwise chains fused into one kernel each, CUDA graphs) or
+                       optimized (NVIDIA's MLPerf-class implementations: under amp NHWC
+                       throughout, batch norm fused into the convolutions, BN-add-ReLU
+                       fused, one CUDA graph per step; use with --loader dali); explain
+                       lists the fused kernels and every stack's cost
 A step takes the longer of the GPU's step and the loader's time for the batch: each row
 says which ("bound": "gpu" or "input") and gives the loader's own rate.`
 
@@ -63,7 +71,7 @@ func (rf *runDataFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
 	fs.StringVar(&rf.memoryFormat, "memory-format", "nchw", "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
 	fs.StringVar(&rf.script, "script", string(predictor.DefaultScript), "training script around the step: reference (per-step metrics and .item() reads), lean (a tight loop) or lightning")
-	fs.StringVar(&rf.framework, "framework", string(predictor.PyTorch2), "what runs the step: pytorch2 (foreach optimizer), pytorch1 (a Python loop over the parameters, zeroed gradients) or graph (a compiled step)")
+	fs.StringVar(&rf.framework, "framework", string(predictor.PyTorch2), "the software stack: pytorch2 (eager, foreach optimizer), pytorch1 (eager, a Python loop over the parameters), graph (TensorFlow, MXNet), compiled (torch.compile) or optimized (NVIDIA's MLPerf-class)")
 }
 
 // runData checks the flags and returns the run data they describe; a mistake is a

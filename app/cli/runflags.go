@@ -84,7 +84,7 @@ const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--
 	"        [--region R] [--spot]\n" +
 	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
 	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]\n" +
-	"        [--framework pytorch2|pytorch1|graph]"
+	"        [--framework pytorch2|pytorch1|graph|compiled|optimized]"
 
 // trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
 // with it.
