@@ -23,8 +23,10 @@ type RunData struct {
 	Workers *widget.Entry
 	Format  *widget.Select
 	Script  *widget.Select
-	// Framework is what runs the step (pytorch2, pytorch1 or graph): it sets the
-	// optimizer's and the graph's per-step cost, as --framework does on the command line.
+	// Framework is the software stack that runs the step (predictor.Frameworks:
+	// pytorch2, pytorch1, graph, compiled, optimized): which kernels run and fuse, how
+	// the host issues them and the optimizer's per-step cost, as --framework does on the
+	// command line.
 	Framework *widget.Select
 }
 
