@@ -1,6 +1,6 @@
 # cnntime's build. Every target installs what it needs when it is missing, then acts.
 #   make run    build and open the desktop app
-#   make test   format check, vet, every test (the GUI end-to-end test under Xvfb)
+#   make test   format check, go.mod tidy, vet, every test (the GUI end-to-end test under Xvfb)
 SHELL := /bin/bash
 GO    ?= go
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -23,7 +23,7 @@ define install_debs
 	fi
 endef
 
-.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker test-cluster
+.PHONY: run build deps test-deps test vet fmt-check tidy-check test-go cgo-free package clean gpu-worker test-cluster
 
 build: deps
 	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
@@ -40,6 +40,13 @@ test-deps: deps
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 
+# go.mod and go.sum are what 'go mod tidy' makes them: every dependency the code imports
+# required as direct, nothing unused. -diff changes no file; it prints what tidy would
+# change and fails. (It reads the module cache, downloading from the Go module proxy only
+# what is missing there, as a build does.)
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run 'go mod tidy' and commit the result"; exit 1; }
+
 vet: deps
 	$(GO) vet -tags ci ./...
 
@@ -50,7 +57,7 @@ cgo-free:
 test-go: test-deps
 	$(GO) test -tags ci -count=1 ./...
 
-test: fmt-check vet cgo-free test-go
+test: fmt-check tidy-check vet cgo-free test-go
 
 # Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
 # this machine runs the script `cnntime cluster slurm` writes, then a cancelled and
