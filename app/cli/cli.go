@@ -91,7 +91,7 @@ func commandSets() []func(register func(Command)) {
 		predictCommands, bestCommands, explainCommands, exportCommands,
 		modelCommands, machineCommands, priceCommands,
 		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
-		clusterCommands, completionCommands,
+		clusterCommands, launchCommands, completionCommands,
 	}
 }
 

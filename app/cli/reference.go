@@ -20,6 +20,7 @@ var referencePages = map[string]string{
 	"machines": "machines.md", "machine": "machines.md", "prices": "machines.md#where-prices-come-from-and-keeping-them-current",
 	"devices": "measuring.md", "sweep": "measuring.md", "cluster": "measuring.md#sweeps-on-a-slurm-cluster",
 	"cache": "cache.md", "calibrate": "accuracy.md#per-layer-calibration", "validate": "accuracy.md",
+	"launch": "launching.md",
 }
 
 // referenceIntro is the top of the command reference page.
