@@ -280,8 +280,16 @@ var gcpHosts = map[string]map[int]string{
 	"H100":      {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"},
 	"H100-MEGA": {8: "a3-megagpu-8g"},
 	"H200":      {8: "a3-ultragpu-8g"},
+	"B200":      {8: "a4-highgpu-8g"},
+	"GB200":     {4: "a4x-highgpu-4g"},
 	"L4":        {1: "g2-standard-4", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"},
 }
+
+// gcpPricedByGPUs are the hosts whose whole price SkyPilot's GCP catalog puts on the
+// GPUs' row, listing the VM itself at $0.0 (catalogs/v8/gcp/vms.csv: a4-highgpu-8g 0.0,
+// its B200 × 8 at $64.44–90.216/h): their offer is the GPUs' price alone. Any other host
+// at $0 has no known price, and neither has its offer.
+var gcpPricedByGPUs = map[string]bool{"a4-highgpu-8g": true, "a4x-highgpu-4g": true}
 
 // gcpN1GPUs attach to an N1 VM the user chooses; cnntime prices them with 4 vCPUs
 // per GPU (n1-standard-4 for one, n1-standard-32 for eight), as its own catalog does.
@@ -333,10 +341,11 @@ func composeGCP(gpus, vms []skyRow) []CloudOffer {
 		}
 		o := CloudOffer{Cloud: "gcp", Instance: instance, Region: g.region, Accelerator: g.accelerator,
 			AcceleratorCount: g.count, VCPUs: h.vcpus, MemoryGiB: h.memory}
-		if g.price > 0 && h.price > 0 {
+		byGPUs := gcpPricedByGPUs[host]
+		if g.price > 0 && (h.price > 0 || byGPUs) {
 			o.PriceUSD = roundCents(g.price + h.price)
 		}
-		if g.spot > 0 && h.spot > 0 {
+		if g.spot > 0 && (h.spot > 0 || byGPUs) {
 			o.SpotUSD, o.SpotZone = roundCents(g.spot+h.spot), g.zone
 		}
 		out = append(out, o)
@@ -402,6 +411,8 @@ var AcceleratorRules = []AcceleratorRule{
 	{Accelerator: "H200", GPU: "h200"},
 	{Accelerator: "H200-SXM", GPU: "h200"},
 	{Accelerator: "GH200", GPU: "gh200"},
+	{Accelerator: "B200", GPU: "b200", Why: "AWS p6-b200, GCP a4-highgpu and Lambda sell the HGX B200 part"},
+	{Accelerator: "GB200", GPU: "gb200"},
 	{Accelerator: "A6000", GPU: "rtx-a6000"},
 	{Accelerator: "RTXA6000", GPU: "rtx-a6000"},
 	{Accelerator: "RTX4090", GPU: "rtx-4090"},

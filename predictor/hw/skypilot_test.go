@@ -70,6 +70,47 @@ func TestParseSkyPilotCatalogAttachesGCPGPUsToTheirVM(t *testing.T) {
 	}
 }
 
+// gcpA4 are real rows of SkyPilot's catalogs/v8/gcp/vms.csv (@006059e0): the A4 and A3
+// Ultra VMs and their GPUs. A4's VM is listed at $0.0, its GPUs' row carrying the price.
+const gcpA4 = `InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+a3-ultragpu-8g,224.0,2952.0,,,,us-central1,us-central1-b,12.266,3.74713
+a4-highgpu-8g,224.0,3968.0,,,,us-central1,us-central1-b,0.0,0.0
+a4-highgpu-8g,224.0,3968.0,,,,us-east4,us-east4-b,0.0,0.0
+n1-standard-4,4.0,15.0,,,,us-central1,us-central1-b,0.0,0.0
+,,,B200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 184320}}]},us-central1,us-central1-b,90.216,32.6064
+,,,B200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 184320}}]},us-east4,us-east4-b,64.44,32.6064
+,,,H200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 144384}}]},us-central1,us-central1-b,74.49392,37.2472
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-b,0.35,0.1383
+`
+
+// GCP's A4 (B200) is priced by its GPUs' row, its VM row being $0.0; another VM at $0
+// (here an N1 with no known price) leaves its offer unpriced, never at the GPUs' price alone.
+func TestParseSkyPilotCatalogPricesGCPA4ByItsGPUs(t *testing.T) {
+	cat, err := ParseSkyPilotCatalog("gcp", "gcp/vms.csv", []byte(gcpA4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]CloudOffer{}
+	for _, o := range cat.Offers {
+		got[o.Instance+" "+o.Region] = o
+	}
+	for key, want := range map[string][2]float64{
+		"a4-highgpu-8g us-central1":                    {90.216, 32.6064},
+		"a4-highgpu-8g us-east4":                       {64.44, 32.6064},
+		"a3-ultragpu-8g us-central1":                   {86.75992, 40.99433},
+		"n1-standard-4-1x-nvidia-tesla-t4 us-central1": {0, 0},
+	} {
+		o, ok := got[key]
+		if !ok {
+			t.Errorf("no offer %s among %v", key, cat.Offers)
+			continue
+		}
+		if o.PriceUSD != want[0] || o.SpotUSD != want[1] {
+			t.Errorf("%s priced %v (spot %v), want %v (spot %v)", key, o.PriceUSD, o.SpotUSD, want[0], want[1])
+		}
+	}
+}
+
 func TestParseSkyPilotCatalogRefusesWhatIsNotACatalog(t *testing.T) {
 	header := "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\n"
 	tests := []struct {
@@ -192,6 +233,9 @@ func TestGPUForOfferIsTheOneTable(t *testing.T) {
 		{"aws", "A100-80GB", "p4de.24xlarge", 8, "a100-sxm4-80gb", ""},
 		{"aws", "H100", "p5.48xlarge", 8, "h100-sxm", ""},
 		{"aws", "H200", "p5en.48xlarge", 8, "h200", ""},
+		{"aws", "B200", "p6-b200.48xlarge", 8, "b200", ""},
+		{"lambda", "B200", "gpu_8x_b200_sxm6", 8, "b200", ""},
+		{"azure", "GB200", "Standard_ND128isr_NDR_GB200_v6", 4, "gb200", ""},
 		{"aws", "A10G", "g5.xlarge", 1, "a10g", ""},
 		{"aws", "l4", "g6.xlarge", 1, "l4", ""}, // names match case-insensitively
 		{"aws", "L40S", "g6e.xlarge", 1, "l40s", ""},
