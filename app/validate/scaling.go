@@ -275,25 +275,15 @@ func FitScaling(rows []ScalingRow, o predictor.Overheads) (ScalingParams, error)
 	var best ScalingParams
 	for round := 0; round < 20; round++ {
 		prev := best
-		low := math.Inf(1)
-		for _, f := range ScalingGrid.Interference {
-			for _, j := range ScalingGrid.Jitter {
-				o.CommInterference, o.StepJitter = f, j
-				if m := sumAPE(tuning); m < low-1e-12 {
-					low, best.Interference, best.Jitter = m, f, j
-				}
-			}
-		}
+		best.Interference, best.Jitter = argmin2(ScalingGrid.Interference, ScalingGrid.Jitter, func(f, j float64) float64 {
+			o.CommInterference, o.StepJitter = f, j
+			return sumAPE(tuning)
+		})
 		o.CommInterference, o.StepJitter = best.Interference, best.Jitter
-		low = math.Inf(1)
-		for _, ne := range ScalingGrid.NetworkEfficiency {
-			for _, nj := range ScalingGrid.NodeJitter {
-				nm.Efficiency, nm.NodeJitter = ne, nj
-				if m := sumAPE(several); m < low-1e-12 {
-					low, best.NetworkEfficiency, best.NodeJitter = m, ne, nj
-				}
-			}
-		}
+		best.NetworkEfficiency, best.NodeJitter = argmin2(ScalingGrid.NetworkEfficiency, ScalingGrid.NodeJitter, func(ne, nj float64) float64 {
+			nm.Efficiency, nm.NodeJitter = ne, nj
+			return sumAPE(several)
+		})
 		nm.Efficiency, nm.NodeJitter = best.NetworkEfficiency, best.NodeJitter
 		best.TuningMAPEPct = 100 * sumAPE(tuning) / float64(len(tuning))
 		if round > 0 && best == prev {
@@ -301,6 +291,19 @@ func FitScaling(rows []ScalingRow, o predictor.Overheads) (ScalingParams, error)
 		}
 	}
 	return best, nil
+}
+
+// argmin2 is the pair of xs × ys with the least cost, the first one on a tie.
+func argmin2(xs, ys []float64, cost func(x, y float64) float64) (bx, by float64) {
+	low := math.Inf(1)
+	for _, x := range xs {
+		for _, y := range ys {
+			if c := cost(x, y); c < low-1e-12 {
+				low, bx, by = c, x, y
+			}
+		}
+	}
+	return bx, by
 }
 
 // Scaling predicts every embedded scaling figure with the shipped model, refits the
