@@ -46,6 +46,11 @@ var (
 	nvrtcErr               error
 	nvrtcMajor, nvrtcMinor int
 	nvmlOK                 bool
+	// ltErr says why cuBLASLt did not load: linear layers then add their bias in a
+	// second GEMM pass instead of the matmul's epilogue.
+	ltErr error
+	// paths are the files loaded, by library.
+	paths = map[string]string{}
 )
 
 func loadLibs(o Options) error {
@@ -54,22 +59,31 @@ func loadLibs(o Options) error {
 			lib  library
 			path string
 		}{{libCuDNN, o.CuDNN}, {libCuBLAS, o.CuBLAS}} {
-			if _, err := l.lib.open(l.path); err != nil {
+			p, err := l.lib.open(l.path)
+			if err != nil {
 				libsErr = err
 				return
 			}
+			paths[l.lib.What] = p
 		}
 		cudnnVersion = int(C.x_cudnnGetVersion())
-		if _, err := libNVRTC.open(o.NVRTC); err != nil {
+		if p, err := openCompanion(libCuBLASLt, paths[libCuBLAS.What]); err != nil {
+			ltErr = err
+		} else {
+			paths[libCuBLASLt.What] = p
+		}
+		if p, err := libNVRTC.open(o.NVRTC); err != nil {
 			nvrtcErr = err
 		} else {
+			paths[libNVRTC.What] = p
 			var major, minor C.int
 			if C.x_nvrtcVersion(&major, &minor) == 0 {
 				nvrtcMajor, nvrtcMinor = int(major), int(minor)
 			}
 		}
-		if _, err := libNVML.open(""); err == nil && C.x_nvmlInit_v2() == 0 {
+		if p, err := libNVML.open(""); err == nil && C.x_nvmlInit_v2() == 0 {
 			nvmlOK = true
+			paths[libNVML.What] = p
 		}
 	})
 	return libsErr

@@ -9,6 +9,9 @@
 // The layout of cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t in cuDNN 7, 8 and 9.
 typedef struct { int algo; int status; float time; size_t memory; int determinism; int mathType; int reserved[3]; } perf_t;
 
+// cublasLtMatmulHeuristicResult_t (cuBLASLt 11, 12 and 13): the algorithm is 64 opaque bytes.
+typedef struct { unsigned long long algo[8]; size_t workspaceSize; int state; float wavesCount; int reserved[4]; } lt_heuristic_t;
+
 size_t x_cudnnGetVersion(void);
 int x_cudnnCreate(void** h);
 const char* x_cudnnGetErrorString(int s);
@@ -45,6 +48,17 @@ int x_cublasCreate_v2(void** h);
 int x_cublasSetMathMode(void* h, int m);
 int x_cublasGetVersion_v2(void* h, int* v);
 int x_cublasGemmEx(void* h, int ta, int tb, int m, int n, int k, const void* al, const void* a, int at, int lda, const void* b, int bt, int ldb, const void* be, void* c, int ct, int ldc, int comp, int algo);
+int x_cublasLtCreate(void** h);
+int x_cublasLtMatmulDescCreate(void** d, int compute, int scale);
+int x_cublasLtMatmulDescSetAttribute(void* d, int attr, const void* buf, size_t n);
+int x_cublasLtMatmulDescDestroy(void* d);
+int x_cublasLtMatrixLayoutCreate(void** l, int type, unsigned long long rows, unsigned long long cols, long long ld);
+int x_cublasLtMatrixLayoutDestroy(void* l);
+int x_cublasLtMatmulPreferenceCreate(void** p);
+int x_cublasLtMatmulPreferenceSetAttribute(void* p, int attr, const void* buf, size_t n);
+int x_cublasLtMatmulPreferenceDestroy(void* p);
+int x_cublasLtMatmulAlgoGetHeuristic(void* h, void* op, void* a, void* b, void* c, void* d, void* pref, int n, lt_heuristic_t* r, int* got);
+int x_cublasLtMatmul(void* h, void* op, const void* al, const void* a, void* ad, const void* b, void* bd, const void* be, const void* c, void* cd, void* d, void* dd, const void* algo, void* ws, size_t wss, void* stream);
 int x_nvrtcCreateProgram(void** p, const char* src, const char* name, int n, const char* const* hs, const char* const* ns);
 int x_nvrtcCompileProgram(void* p, int n, const char* const* opts);
 int x_nvrtcGetProgramLogSize(void* p, size_t* s);
@@ -63,6 +77,7 @@ int x_nvmlSystemGetDriverVersion(char* buf, unsigned int n);
 
 const char* load_cudnn(const char* p, const char** m);
 const char* load_cublas(const char* p, const char** m);
+const char* load_cublaslt(const char* p, const char** m);
 const char* load_nvrtc(const char* p, const char** m);
 const char* load_nvml(const char* p, const char** m);
 void* dptr(unsigned long long p);

@@ -19,6 +19,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/gemm"
+	"cnntime/gpu/libfind"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
 )
@@ -46,6 +47,7 @@ func (w Worker) SelfTest(ctx context.Context, index int) (selftest.Report, error
 	}
 	rep.Device = b.Device()
 	rep.Versions = b.versions()
+	rep.Libraries = append([]libfind.Candidate(nil), loaded...)
 	refs := map[string]*cpu.Reference{} // configuration key, rounded or not -> reference
 	for _, check := range selftest.Plan() {
 		for _, phase := range measure.Phases {
@@ -85,6 +87,10 @@ func (b *Backend) versions() selftest.Versions {
 	}
 	if nvrtcErr == nil {
 		v.NVRTC = fmt.Sprintf("%d.%d", nvrtcMajor, nvrtcMinor)
+	}
+	v.Paths = map[string]string{}
+	for k, p := range paths {
+		v.Paths[k] = p
 	}
 	return v
 }

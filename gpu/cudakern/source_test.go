@@ -67,7 +67,12 @@ type nvrtcResult struct {
 func runNVRTC(t *testing.T, py, src string, opts [][]string) nvrtcResult {
 	t.Helper()
 	optJSON, _ := json.Marshal(opts)
-	args := append([]string{"-c", nvrtcScript, src, string(optJSON)}, libfind.NVRTC.Candidates("", libfind.CUDAHome())...)
+	args := []string{"-c", nvrtcScript, src, string(optJSON)}
+	for _, c := range libfind.NVRTC.Search(libfind.System(), "") {
+		if c.Loadable() {
+			args = append(args, c.Path)
+		}
+	}
 	out, err := exec.Command(py, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3 calling NVRTC: %v\n%s", err, out)

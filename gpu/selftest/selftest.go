@@ -7,17 +7,22 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"cnntime/gpu/libfind"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
-// Versions are the driver's and libraries' versions the worker found ("" when absent).
+// Versions are the driver's and libraries' versions the worker found ("" when absent),
+// and the files it loaded them from.
 type Versions struct {
 	Driver string `json:"driver"`
 	CUDA   string `json:"cuda"`
 	CuDNN  string `json:"cudnn"`
 	CuBLAS string `json:"cublas"`
 	NVRTC  string `json:"nvrtc"`
+	// Paths are the files loaded, by library ("cuDNN", "cuBLAS", "cuBLASLt", "NVRTC",
+	// "NVML"): a soname where the loader resolved it.
+	Paths map[string]string `json:"paths,omitempty"`
 }
 
 // Verdict is one check's outcome.
@@ -61,6 +66,9 @@ type Report struct {
 	Versions Versions       `json:"versions"`
 	Rows     []Row          `json:"rows"`
 	Sweep    Sweep          `json:"sweep"`
+	// Libraries are the places the worker looked for each library, in order, with the
+	// one it loaded and why the others were skipped.
+	Libraries []libfind.Candidate `json:"libraries,omitempty"`
 }
 
 // Precisions are the ones the self-test checks.
