@@ -166,6 +166,8 @@ type Backend struct {
 	ctx           cu.CUContext
 	cudnn         unsafe.Pointer
 	cublas        unsafe.Pointer
+	lt            unsafe.Pointer // cuBLASLt's handle; nil without cuBLASLt (ltErr says why)
+	ltWarned      bool
 	k32, k16      *kernels // nil when kernelsErr says why
 	kernelsErr    error
 	kernelsWarned bool
@@ -202,6 +204,11 @@ func Open(index int, o Options) (*Backend, error) {
 	if err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(&b.cublas)); err != nil {
 		return nil, err
 	}
+	if ltErr == nil {
+		if err := ltCheck("cublasLtCreate", C.x_cublasLtCreate(&b.lt)); err != nil {
+			ltErr, b.lt = err, nil
+		}
+	}
 	fmt.Sscanf(d.ComputeCapability, "%d.%d", &b.cc[0], &b.cc[1])
 	b.kernelsErr = nvrtcErr
 	if b.kernelsErr == nil {
@@ -233,6 +240,10 @@ func (b *Backend) Check() string {
 	if b.kernelsErr != nil && !b.kernelsWarned {
 		b.kernelsWarned = true
 		return fmt.Sprintf("the memory-bound layers (activations, pooling, add, ...) are recorded unsupported: %v", b.kernelsErr)
+	}
+	if ltErr != nil && !b.ltWarned {
+		b.ltWarned = true
+		return fmt.Sprintf("linear layers add their bias in a second GEMM pass, not in the matmul's epilogue as PyTorch 2 does: %v", ltErr)
 	}
 	if cudnnPreloadErr != nil && !b.preloadWarned {
 		b.preloadWarned = true

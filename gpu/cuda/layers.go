@@ -373,13 +373,15 @@ func (l *convLayer) free() {
 }
 
 // linearLayer runs y = x·Wᵀ (+ b) through cuBLAS GEMMs alone: package gemm's calls,
-// the bias included (a rank-1 GEMM against a vector of ones, as PyTorch's addmm).
+// the bias included (the forward GEMM's epilogue through cuBLASLt, as PyTorch 2's addmm;
+// without cuBLASLt a rank-1 GEMM against a vector of ones first).
 type linearLayer struct {
 	mem
 	b              *Backend
 	shape          gemm.Linear
 	dtype, compute C.int
 	ptr            map[gemm.Operand]uint64
+	lt             map[int]*ltMatmul // the forward's bias-epilogue GEMMs, by call index
 }
 
 const (
@@ -394,7 +396,8 @@ const (
 
 func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, error) {
 	l := &linearLayer{mem: mem{half: half}, b: b, dtype: cudaR32F, compute: cublasCompute32F, ptr: map[gemm.Operand]uint64{},
-		shape: gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias}}
+		shape: gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias, Epilogue: b.lt != nil},
+		lt:    map[int]*ltMatmul{}}
 	if half {
 		l.dtype = cudaR16F
 	} else if tf32 {
@@ -422,11 +425,42 @@ func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, er
 }
 
 func (l *linearLayer) prepare(phase measure.Phase) (string, int64, error) {
-	return "cublasGemmEx", 0, nil
+	algo, ws := "cublasGemmEx", int64(0)
+	for i, g := range l.shape.Calls(phase) {
+		if !g.AddBias || l.lt[i] != nil {
+			continue
+		}
+		m, err := l.newLtMatmul(g)
+		if m != nil {
+			l.lt[i] = m
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		algo, ws = "cublasLtMatmul, bias epilogue", int64(m.algo.workspaceSize)
+	}
+	return algo, ws, nil
+}
+
+func (l *linearLayer) free() {
+	for _, m := range l.lt {
+		m.free()
+	}
+	l.mem.free()
 }
 
 func (l *linearLayer) run(phase measure.Phase) error {
-	for _, g := range l.shape.Calls(phase) {
+	for i, g := range l.shape.Calls(phase) {
+		if g.AddBias {
+			m := l.lt[i]
+			if m == nil {
+				return fmt.Errorf("the bias-epilogue GEMM of %s was not prepared", phase)
+			}
+			if err := m.run(l.b.lt); err != nil {
+				return err
+			}
+			continue
+		}
 		one, beta := float32(1), g.Beta
 		ta, tb := C.int(cublasOpN), C.int(cublasOpN)
 		if g.TransA {

@@ -132,5 +132,11 @@ const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms,
 // opens its sub-libraries by name); it returns NULL or dlerror's text.
 const char* preload(const char* p) { return dlopen(p, RTLD_NOW | RTLD_GLOBAL) ? NULL : dlerror(); }
 
+// lt_set_int and lt_set_ptr set a cuBLASLt matmul attribute of 32 bits (a transpose, the
+// epilogue) or a device address (the bias); lt_pref_workspace the workspace cap, 64 bits.
+int lt_set_int(void* d, int attr, int v) { return p_cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof v); }
+int lt_set_ptr(void* d, int attr, unsigned long long p) { void* v = (void*)p; return p_cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof v); }
+int lt_pref_workspace(void* p, unsigned long long bytes) { unsigned long long v = bytes; return p_cublasLtMatmulPreferenceSetAttribute(p, 1 /* MAX_WORKSPACE_BYTES */, &v, sizeof v); }
+
 // dptr turns a CUDA device address into the pointer the libraries take.
 void* dptr(unsigned long long p) { return (void*)p; }

@@ -80,6 +80,9 @@ const char* load_cublas(const char* p, const char** m);
 const char* load_cublaslt(const char* p, const char** m);
 const char* load_nvrtc(const char* p, const char** m);
 const char* load_nvml(const char* p, const char** m);
+int lt_set_int(void* d, int attr, int v);
+int lt_set_ptr(void* d, int attr, unsigned long long p);
+int lt_pref_workspace(void* p, unsigned long long bytes);
 void* dptr(unsigned long long p);
 const char* preload(const char* p);
 #endif
