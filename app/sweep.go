@@ -117,10 +117,16 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		return SweepPlan{}, err
 	}
 	measured := make(map[gpu.Key]bool, len(have))
-	for k := range have {
-		measured[gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}] = true
+	unsettled := map[gpu.Key]bool{}
+	for k, status := range have {
+		key := gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}
+		if gpu.Settled(dev.Backend, status) {
+			measured[key] = true
+		} else {
+			unsettled[key] = true
+		}
 	}
-	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured}
+	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured, Unsettled: unsettled}
 	if dev.Backend == "cpu" {
 		opts.Phases = predictor.EveryPhaseKernels.Phases // what the CPU predicts its own steps from
 	}

@@ -124,3 +124,75 @@ func TestSweepRecordsAFailedItemAndGoesOn(t *testing.T) {
 		t.Errorf("cached %+v, %v; want batches 1 and 3", ms, err)
 	}
 }
+
+// TestPlanSweepRetriesWhatAGPUCouldNotRun: a GPU's cached out-of-memory and unsupported
+// rows are planned again (another process held the memory; NVRTC or a cuDNN library was
+// missing then), a time is not; on the CPU all three stand.
+func TestPlanSweepRetriesWhatAGPUCouldNotRun(t *testing.T) {
+	ctx := context.Background()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var relu, conv, pool string
+	for _, l := range net.Layers {
+		switch {
+		case l.Config.Op == cnn.OpReLU && relu == "":
+			relu = l.Config.Key()
+		case l.Config.Op == cnn.OpConv2d && conv == "":
+			conv = l.Config.Key()
+		case l.Config.Op == cnn.OpMaxPool && pool == "":
+			pool = l.Config.Key()
+		}
+	}
+	for _, dev := range []measure.Device{
+		{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA A100", SMs: 108, ClockMHz: 1410},
+		{Key: "cpu:host:cpu", Backend: "cpu", Name: "a CPU", SMs: 2},
+	} {
+		policy := measure.Heuristic
+		if dev.Backend == "cpu" {
+			policy = measure.NoPolicy
+		}
+		row := func(config string, status measure.Status) measure.Measurement {
+			m := measure.Measurement{DeviceKey: dev.Key, ConfigKey: config, Batch: 2, Precision: measure.FP32, Phase: measure.Forward,
+				Policy: policy, Status: status, Repeats: 1}
+			if status == measure.OK {
+				m.MedianMS = 0.5
+			}
+			return m
+		}
+		if err := cache.PutMeasurements(ctx, []measure.Measurement{
+			row(conv, measure.OK), row(relu, measure.Unsupported), row(pool, measure.OutOfMemory)}); err != nil {
+			t.Fatal(err)
+		}
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats = []string{"resnet18"}, 32, []int{2}, 1
+		plan, err := PlanSweep(ctx, cache, dev, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned := map[string]bool{}
+		for _, it := range plan.Kernels.Items {
+			if it.Phase == measure.Forward && it.Batch == 2 {
+				planned[it.Config.Key()] = true
+			}
+		}
+		wantRetry := dev.Backend == "cuda"
+		if planned[conv] || planned[relu] != wantRetry || planned[pool] != wantRetry {
+			t.Errorf("%s: planned again: a measured conv %v, an unsupported relu %v, an out-of-memory pool %v; want false, %v, %v",
+				dev.Key, planned[conv], planned[relu], planned[pool], wantRetry, wantRetry)
+		}
+		wantCached, wantRetried := 3, 0
+		if wantRetry {
+			wantCached, wantRetried = 1, 2
+		}
+		if plan.Kernels.Cached != wantCached || plan.Kernels.Retried != wantRetried {
+			t.Errorf("%s: %d cached and %d retried, want %d and %d", dev.Key, plan.Kernels.Cached, plan.Kernels.Retried, wantCached, wantRetried)
+		}
+	}
+}

@@ -305,9 +305,9 @@ func TestMeasurementsRoundTripAndQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSet := map[MeasuredKey]bool{
-		{"conv/1", 32, measure.Forward}: true, {"conv/1", 64, measure.Forward}: true,
-		{"conv/2", 32, measure.BackwardData}: true, {"conv/2", 4096, measure.BackwardData}: true,
+	wantSet := map[MeasuredKey]measure.Status{
+		{"conv/1", 32, measure.Forward}: measure.OK, {"conv/1", 64, measure.Forward}: measure.OK,
+		{"conv/2", 32, measure.BackwardData}: measure.OK, {"conv/2", 4096, measure.BackwardData}: measure.OutOfMemory,
 	}
 	if !reflect.DeepEqual(set, wantSet) {
 		t.Errorf("MeasuredSet = %v, want %v", set, wantSet)

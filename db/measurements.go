@@ -182,22 +182,25 @@ func compareMeasurements(a, b measure.Measurement) int {
 }
 
 // MeasuredSet returns what the cache holds for one device at one precision and policy,
-// whatever the outcome (a time, out of memory, unsupported): the kernels a sweep may skip.
-func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]bool, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase
+// with each kernel's outcome (a time, out of memory, unsupported): the sweep planner
+// leaves out the ones that need no new measurement (gpu.Settled) and tries the others
+// again.
+func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]measure.Status, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase, m.status
 		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id
 		WHERE d.key = ? AND m.precision = ? AND m.policy = ?`, deviceKey, string(precision), string(policy))
 	if err != nil {
 		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
 	}
 	defer rows.Close()
-	out := map[MeasuredKey]bool{}
+	out := map[MeasuredKey]measure.Status{}
 	for rows.Next() {
 		var k MeasuredKey
-		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase); err != nil {
+		var status measure.Status
+		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase, &status); err != nil {
 			return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
 		}
-		out[k] = true
+		out[k] = status
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)

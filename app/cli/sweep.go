@@ -135,8 +135,8 @@ func runSweep(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache), %d steps; estimate %s\n",
-		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, len(plan.Steps), roundDuration(plan.Kernels.Estimate))
+	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache%s), %d steps; estimate %s\n",
+		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, app.RetriedNote(plan), len(plan.Steps), roundDuration(plan.Kernels.Estimate))
 	bar := &progressBar{w: env.Stderr}
 	res, err := app.RunSweep(env.Ctx, cache, sw, plan, bar.update)
 	bar.finish()

@@ -3,9 +3,11 @@ package cudakern_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"cnntime/gpu/cudakern"
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -123,5 +125,23 @@ func TestLayerNormIsAWarpPerRow(t *testing.T) {
 	chunks := w[0].Args[len(w[0].Args)-1].(int64)
 	if perLane := (rows + chunks - 1) / chunks / 8; int64(w[0].Grid) != 3*chunks || perLane > 128 {
 		t.Errorf("rownorm_wgrad: %d blocks over %d chunks (%d rows per thread): want 3 column tiles × chunks of at most 128 rows per thread", w[0].Grid, chunks, perLane)
+	}
+}
+
+// TestOwnKindsAreTheKernelsBuilt: the self-test's list of the kinds cnntime's own
+// kernels run (which it requires to run before it trusts a GPU) is exactly the kinds
+// Build has a program for.
+func TestOwnKindsAreTheKernelsBuilt(t *testing.T) {
+	for _, c := range selftest.Cases() {
+		_, err := cudakern.Build(c, 2, h100SMs)
+		own := slices.Contains(selftest.OwnKinds, c.Op)
+		switch {
+		case own && err != nil:
+			t.Errorf("%s is in selftest.OwnKinds but Build fails: %v", c.Op, err)
+		case !own && err == nil:
+			t.Errorf("Build runs %s with cnntime's own kernels but selftest.OwnKinds lacks it", c.Op)
+		case !own && !errors.Is(err, cudakern.ErrNoKernel):
+			t.Errorf("%s: %v", c.Op, err)
+		}
 	}
 }

@@ -224,4 +224,3 @@ func TestCompanionOf(t *testing.T) {
 		}
 	}
 }
-

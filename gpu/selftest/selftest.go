@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -166,14 +167,37 @@ func Plan() []Check {
 // their FP32 checks do not pass, the libraries are broken and nothing can be trusted.
 var coreKinds = []cnn.Op{cnn.OpConv2d, cnn.OpLinear, cnn.OpBatchNorm}
 
+// OwnKinds are the layer kinds cnntime's own kernels run (package cudakern's, compiled
+// with NVRTC at start-up): the memory-bound layers cuDNN and cuBLAS do not cover.
+var OwnKinds = []cnn.Op{cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
+	cnn.OpAdd, cnn.OpMul, cnn.OpScale, cnn.OpConcat, cnn.OpChannelShuffle, cnn.OpPermute, cnn.OpDropout, cnn.OpStochasticDepth,
+	cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg, cnn.OpLayerNorm, cnn.OpLoss}
+
 // Problems lists what keeps the report from being trusted: a check that mismatched the
 // reference or failed; an FP32 convolution, linear or batch-norm check that did not pass
 // (a cuDNN or cuBLAS install that cannot run them is broken, whatever status it gave);
+// FP32 checks of cnntime's own kernels that were unsupported (NVRTC absent, or the
+// kernels did not compile or load: every sweep would record those layers unsupported);
 // a timed sweep that stopped, or whose items failed.
 func (r Report) Problems() []string {
 	var out []string
 	if m, f := r.Count(Mismatch), r.Count(Failed); m+f > 0 {
 		out = append(out, fmt.Sprintf("%d checks mismatched the CPU reference and %d failed", m, f))
+	}
+	var ownOff []Row
+	ownChecked := 0
+	for _, row := range r.Rows {
+		if row.Precision != measure.FP32 || !slices.Contains(OwnKinds, row.Kind) {
+			continue
+		}
+		ownChecked++
+		if row.Verdict == Unsupported {
+			ownOff = append(ownOff, row)
+		}
+	}
+	if len(ownOff) > 0 {
+		out = append(out, fmt.Sprintf("cnntime's own kernels did not run: %d of %d FP32 checks of the memory-bound layers are unsupported, so sweeps would record those layers unsupported (%s: %s)",
+			len(ownOff), ownChecked, ownOff[0].Layer, ownOff[0].Why))
 	}
 	for _, kind := range coreKinds {
 		seen := false

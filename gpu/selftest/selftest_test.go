@@ -130,6 +130,18 @@ func TestProblemsOfABrokenInstall(t *testing.T) {
 			r.Sweep.Measured, r.Sweep.Failures = 5, []string{"conv2d at batch 32 (fwd): cuDNN: CUDNN_STATUS_EXECUTION_FAILED (5000)"}
 		}), "1 items of the timed sweep failed (first: conv2d at batch 32 (fwd)"},
 		{"sweep short", with(func(r *Report) { r.Sweep.Measured = 4 }), "the timed sweep measured 4 of its 6 items"},
+		// NVRTC loaded, but the kernels did not compile or load: every memory-bound
+		// layer is unsupported while cuDNN and cuBLAS pass.
+		{"own kernels unsupported", with(func(r *Report) {
+			why := "unsupported: relu needs cnntime's own kernels, and cnntime's kernels could not be built: load the --gpu-architecture=sm_90 image into the GPU: CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
+			r.Rows = append(r.Rows,
+				Row{Layer: "relu:in=8x6x6,out=8x6x6", Kind: cnn.OpReLU, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: why},
+				Row{Layer: "maxpool2d", Kind: cnn.OpMaxPool, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: why},
+				Row{Layer: "add", Kind: cnn.OpAdd, Precision: measure.FP32, Phase: measure.Forward, Verdict: Pass})
+		}), "cnntime's own kernels did not run: 2 of 3 FP32 checks of the memory-bound layers are unsupported"},
+		{"a view has no kernel: not a fault", with(func(r *Report) {
+			r.Rows = append(r.Rows, Row{Layer: "flatten", Kind: cnn.OpFlatten, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: "unsupported: no kernel of cnntime's own: flatten"})
+		}), ""},
 	} {
 		problems := c.rep.Problems()
 		switch {
