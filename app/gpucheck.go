@@ -91,10 +91,17 @@ func (g GPUCheck) Write(w io.Writer) error {
 // WriteQuarantined prints the quarantined items, if any.
 func (g GPUCheck) WriteQuarantined(w io.Writer) error {
 	if len(g.Quarantined) > 0 {
-		fmt.Fprintf(w, "\n%d items quarantined by earlier sweeps (they crashed or hung the worker; delete them from %s to retry):\n", len(g.Quarantined), g.Quarantine)
+		fmt.Fprintf(w, "\n%d items quarantined by earlier sweeps (they crashed, hung or failed in the worker; a new worker build or cuDNN tries them again; delete them from %s to retry now):\n", len(g.Quarantined), g.Quarantine)
 		for _, q := range g.Quarantined {
-			fmt.Fprintf(w, "  %s on %s: %s, %s\n", q, q.DeviceKey, q.Reason, q.At.Format("2006-01-02 15:04"))
+			fmt.Fprintf(w, "  %s on %s (worker %s, cuDNN %s): %s, %s\n", q, q.DeviceKey, orUnknown(q.Worker), orUnknown(q.CuDNN), q.Reason, q.At.Format("2006-01-02 15:04"))
 		}
 	}
 	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

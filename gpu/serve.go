@@ -91,7 +91,7 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 			},
 			Failed: func(f Failure) error {
 				done++
-				return send.Send(protocol.Message{Type: protocol.Failed, Done: f.Index, Total: len(job.Items), Message: f.Reason, Sticky: f.Sticky})
+				return send.Send(protocol.Message{Type: protocol.Failed, Done: f.Index, Total: len(job.Items), Message: f.Reason, Sticky: f.Sticky, Install: f.Install})
 			},
 		}
 		if err := Execute(ctx, b, job, sink); err != nil {

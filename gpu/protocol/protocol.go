@@ -96,7 +96,8 @@ type Message struct {
 	Done        int                  `json:"done,omitempty"`
 	Total       int                  `json:"total,omitempty"`
 	Message     string               `json:"message,omitempty"`
-	Sticky      bool                 `json:"sticky,omitempty"` // failed: the GPU's context is broken; the worker exits next
+	Sticky      bool                 `json:"sticky,omitempty"`  // failed: the GPU's context is broken; the worker exits next
+	Install     bool                 `json:"install,omitempty"` // failed: the libraries as installed, not the item (not quarantined)
 	Report      *selftest.Report     `json:"report,omitempty"`
 }
 
