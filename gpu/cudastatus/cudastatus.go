@@ -6,12 +6,12 @@ import "fmt"
 type Category int
 
 const (
-	OK           Category = iota
-	OutOfMemory           // the configuration does not fit: a measurement with status oom
-	Unsupported           // the library cannot run it: a measurement with status unsupported
-	BadParameter          // the worker passed a wrong argument: an error naming the layer
-	Failed                // anything else: an error
-	BrokenInstall         // the library cannot run anything here as installed: an error about the machine, not the item
+	OK            Category = iota
+	OutOfMemory            // the configuration does not fit: a measurement with status oom
+	Unsupported            // the library cannot run it: a measurement with status unsupported
+	BadParameter           // the worker passed a wrong argument: an error naming the layer
+	Failed                 // anything else: an error
+	BrokenInstall          // the library cannot run anything here as installed: an error about the machine, not the item
 )
 
 func (c Category) String() string {
