@@ -520,3 +520,33 @@ func TestUserMachinesAndPriceOverrides(t *testing.T) {
 
 func posInf() float64   { return math.Inf(1) }
 func nanValue() float64 { return math.NaN() }
+
+// TestMeasurementNotesTravel: the worker's notes on a time (host-bound, l2-flushed) are
+// kept, replaced with the measurement, and merged with it into another cache.
+func TestMeasurementNotesTravel(t *testing.T) {
+	ctx := context.Background()
+	src := openTemp(t)
+	m := kernel("cuda:A", "relu/1", 1, measure.Forward, 0.004)
+	m.Notes = "host-bound,l2-flushed"
+	if err := src.PutMeasurements(ctx, []measure.Measurement{m}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.Measurements(ctx, "cuda:A", nil)
+	if err != nil || len(got) != 1 || got[0].Notes != m.Notes {
+		t.Fatalf("read back %+v, %v: want the notes %q", got, err, m.Notes)
+	}
+	dst := openTemp(t)
+	if _, err := dst.ImportCache(ctx, src.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dst.Measurements(ctx, "cuda:A", nil); err != nil || len(got) != 1 || got[0].Notes != m.Notes {
+		t.Errorf("imported %+v, %v: want the notes %q", got, err, m.Notes)
+	}
+	m.Notes, m.At = "", m.At.Add(time.Hour) // measured again, nothing to note
+	if err := src.PutMeasurements(ctx, []measure.Measurement{m}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := src.Measurements(ctx, "cuda:A", nil); len(got) != 1 || got[0].Notes != "" {
+		t.Errorf("a new measurement kept the old notes: %+v", got)
+	}
+}

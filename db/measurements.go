@@ -71,13 +71,14 @@ func putMeasurements(ctx context.Context, tx *sql.Tx, ms []measure.Measurement) 
 	defer configs.close()
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO measurements (device_id, config_id, batch,
 			precision, phase, policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes,
-			status, sweep_id, at, source)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+			status, sweep_id, at, source, notes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
 		ON CONFLICT (device_id, config_id, batch, precision, phase, policy) DO UPDATE SET
 			algorithm = excluded.algorithm, median_ms = excluded.median_ms,
 			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
-			sweep_id = excluded.sweep_id, at = excluded.at, source = excluded.source`)
+			sweep_id = excluded.sweep_id, at = excluded.at, source = excluded.source,
+			notes = excluded.notes`)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func putMeasurements(ctx context.Context, tx *sql.Tx, ms []measure.Measurement) 
 		}
 		if _, err := insert.ExecContext(ctx, deviceID, configID, m.Batch, string(m.Precision),
 			string(m.Phase), string(m.Policy), m.Algorithm, m.MedianMS, m.SpreadMS, m.Repeats,
-			m.WorkspaceBytes, string(m.Status), sweep, unixNanos(m.At)); err != nil {
+			m.WorkspaceBytes, string(m.Status), sweep, unixNanos(m.At), m.Notes); err != nil {
 			return fmt.Errorf("save %s at batch %d: %w", m.ConfigKey, m.Batch, err)
 		}
 	}
@@ -139,7 +140,7 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 	}
 	query := `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy, m.algorithm,
 			m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
-			coalesce(m.sweep_id, 0), m.at
+			coalesce(m.sweep_id, 0), m.at, m.notes
 		FROM ` + from
 	rows, err := d.sql.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -152,7 +153,7 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 		var at int64
 		if err := rows.Scan(&m.DeviceKey, &m.ConfigKey, &m.Batch, &m.Precision, &m.Phase, &m.Policy,
 			&m.Algorithm, &m.MedianMS, &m.SpreadMS, &m.Repeats, &m.WorkspaceBytes, &m.Status,
-			&m.SweepID, &at); err != nil {
+			&m.SweepID, &at, &m.Notes); err != nil {
 			return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
 		}
 		m.At = fromUnixNanos(at)

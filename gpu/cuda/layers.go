@@ -26,14 +26,19 @@ type layer interface {
 	// the forward pass once when a backward phase needs what it saves.
 	prepare(phase measure.Phase) (algorithm string, workspace int64, err error)
 	run(phase measure.Phase) error
+	// footprint is the bytes of device memory the layer holds: what a run can touch.
+	footprint() int64
 	free()
 }
 
 // mem owns device allocations.
 type mem struct {
-	ptrs []cu.DevicePtr
-	half bool
+	ptrs  []cu.DevicePtr
+	half  bool
+	bytes int64
 }
+
+func (m *mem) footprint() int64 { return m.bytes }
 
 func (m *mem) elem() int64 {
 	if m.half {
@@ -86,6 +91,7 @@ func (m *mem) alloc(bytes int64) (uint64, error) {
 		return 0, err
 	}
 	m.ptrs = append(m.ptrs, p)
+	m.bytes += max(bytes, 4)
 	return uint64(p), nil
 }
 
@@ -93,7 +99,7 @@ func (m *mem) free() {
 	for _, p := range m.ptrs {
 		_ = cu.MemFree(p)
 	}
-	m.ptrs = nil
+	m.ptrs, m.bytes = nil, 0
 }
 
 const (

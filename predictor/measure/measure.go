@@ -103,6 +103,10 @@ type Measurement struct {
 	Status         Status    `json:"status"`
 	SweepID        int64     `json:"sweep_id,omitempty"`
 	At             time.Time `json:"at"`
+	// Notes say how to read the time, comma-separated (package gpu/timing): host-bound
+	// (the host may have paced the kernels), l2-flushed (buffers that fit in the L2,
+	// timed after a flush), l2-hot (the same, with no flush: a warm cache).
+	Notes string `json:"notes,omitempty"`
 }
 
 // Validate reports the first thing wrong with m, or nil.
