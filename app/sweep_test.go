@@ -196,3 +196,34 @@ func TestPlanSweepRetriesWhatAGPUCouldNotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerRowsPredictAGPUBeforePyTorchs: a GPU measured both by cnntime's worker and
+// by pytorch_sweep.py --layers (under its own key) is predicted from the worker's rows,
+// whichever key sorts first; PyTorch's serve a GPU the worker never measured.
+func TestWorkerRowsPredictAGPUBeforePyTorchs(t *testing.T) {
+	ctx := context.Background()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	for _, dev := range []measure.Device{
+		{Key: "cuda:GPU-0a" + measure.PyTorchGPUSuffix, Backend: "cuda", Name: "NVIDIA A100-SXM4-80GB", GPUID: "a100-sxm4-80gb"},
+		{Key: "cuda:GPU-9f", Backend: "cuda", Name: "NVIDIA A100-SXM4-80GB", GPUID: "a100-sxm4-80gb"},
+		{Key: "cuda:GPU-77" + measure.PyTorchGPUSuffix, Backend: "cuda", Name: "NVIDIA H100 80GB HBM3", GPUID: "h100-sxm5-80gb"},
+	} {
+		if err := cache.PutDevice(ctx, dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := NewEngine(ctx, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.MeasuredDevice("a100-sxm4-80gb"); got != "cuda:GPU-9f" {
+		t.Errorf("the A100 is predicted from %q, want the worker's cuda:GPU-9f", got)
+	}
+	if got := e.MeasuredDevice("h100-sxm5-80gb"); got != "cuda:GPU-77:pytorch" {
+		t.Errorf("the H100 is predicted from %q, want PyTorch's rows, the only ones", got)
+	}
+}

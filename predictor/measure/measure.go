@@ -186,3 +186,17 @@ func CPUFramework(key string) string {
 	}
 	return FrameworkPyTorch
 }
+
+// PyTorchGPUSuffix ends the device key of a GPU's layer rows that scripts/pytorch_sweep.py
+// --layers measured ("cuda:GPU-<uuid>:pytorch"): kept apart from the rows of cnntime's
+// CUDA worker, which measure other things on the same GPU.
+const PyTorchGPUSuffix = ":pytorch"
+
+// MeasuredByPyTorch reports whether the device of key is one PyTorch measured: a CPU's
+// "cpu:…:pytorch-<N>-threads" or a GPU's "cuda:…:pytorch".
+func MeasuredByPyTorch(key string) bool {
+	if strings.HasPrefix(key, "cuda:") {
+		return strings.HasSuffix(key, PyTorchGPUSuffix)
+	}
+	return CPUFramework(key) == FrameworkPyTorch
+}
