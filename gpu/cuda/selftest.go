@@ -24,9 +24,6 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// selfTestBatch is the batch size of the self-test's layers.
-const selfTestBatch = 2
-
 // checkable is a layer whose results the self-test compares with the CPU reference:
 // check uploads the reference's inputs and parameters, prepares and runs the phase once,
 // and returns each result it produced beside the reference's value of it.
@@ -114,7 +111,7 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 		}
 		return row, true
 	}
-	l, err := b.newLayer(cfg, selfTestBatch, prec, check.Policy)
+	l, err := b.newLayer(cfg, selftest.Batch, prec, check.Policy)
 	if l != nil {
 		defer l.free()
 	}
@@ -132,7 +129,7 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 			if half {
 				round = selftest.RoundToHalf
 			}
-			if ref, err = cpu.NewRoundedReference(cfg, selfTestBatch, 1, round); err != nil {
+			if ref, err = cpu.NewRoundedReference(cfg, selftest.Batch, 1, round); err != nil {
 				row.Verdict, row.Why = selftest.Failed, "the CPU reference: "+err.Error()
 				return row, true
 			}
@@ -151,11 +148,13 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 			return fail(err)
 		}
 		row.Verdict, row.Why = selftest.Ran, "ran without error; its results are not compared"
+		row.MS = quickTime(l, phase)
 		return row, true
 	}
 	if err != nil {
 		return fail(err)
 	}
+	row.MS = quickTime(l, phase)
 	row.Verdict, row.Tolerance = selftest.Pass, selftest.Tolerance(prec)
 	for i := range got {
 		e, ok := selftest.Compare(got[i], want[i], prec)
@@ -166,6 +165,44 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 		}
 	}
 	return row, true
+}
+
+// quickTime is a rough time of one run of a prepared layer phase, in ms, for the
+// report's MS column: a few runs to warm up, then the mean of 20 back to back between
+// two events; 0 when it cannot be had. Sweeps time properly (TimeLayer).
+func quickTime(l layer, phase measure.Phase) float64 {
+	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return 0
+	}
+	defer cu.DestroyEvent(&start)
+	end, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	if err != nil {
+		return 0
+	}
+	defer cu.DestroyEvent(&end)
+	for i := 0; i < 3; i++ {
+		if l.run(phase) != nil {
+			return 0
+		}
+	}
+	const runs = 20
+	if start.Record(cu.Stream{}) != nil {
+		return 0
+	}
+	for i := 0; i < runs; i++ {
+		if l.run(phase) != nil {
+			return 0
+		}
+	}
+	if end.Record(cu.Stream{}) != nil || end.Synchronize() != nil {
+		return 0
+	}
+	ms, err := start.Elapsed(end)
+	if err != nil {
+		return 0
+	}
+	return float64(ms) / runs
 }
 
 // upload copies FP32 values to the device as the layer's element type (half: FP16).

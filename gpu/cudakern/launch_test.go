@@ -221,3 +221,26 @@ func TestRunAllocatesNothing(t *testing.T) {
 		t.Errorf("dropout seeds %v: each forward run must draw a new mask", seeds)
 	}
 }
+
+// TestSelfTestRunsTheWarpPerRowLayerNorm: on GPUs of 132 and 256 SMs one of the
+// self-test's layer norms is reduced a warp per row, the path real layer norms take
+// (72 rows were a block each).
+func TestSelfTestRunsTheWarpPerRowLayerNorm(t *testing.T) {
+	for _, sms := range []int{h100SMs, 256} {
+		paths := map[int64]bool{}
+		for _, c := range selftest.Cases() {
+			if c.Op != cnn.OpLayerNorm {
+				continue
+			}
+			p, err := cudakern.Build(c, selftest.Batch, sms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := p.Phases[measure.Forward][0]
+			paths[l.Args[len(l.Args)-1].(int64)] = true
+		}
+		if !paths[32] || !paths[cudakern.Block] {
+			t.Errorf("%d SMs: the self-test's layer norms reduce rows with groups of %v threads, want both a warp (32) and a block", sms, paths)
+		}
+	}
+}

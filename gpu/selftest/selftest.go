@@ -110,6 +110,9 @@ func Compare(got, want []float32, p measure.Precision) (float64, bool) {
 	return worst, worst <= Tolerance(p)
 }
 
+// Batch is the batch size of the self-test's layers.
+const Batch = 2
+
 // Cases are the small configurations the self-test runs: one of every kind the worker
 // measures, at shapes that take microseconds.
 func Cases() []cnn.Config {
@@ -121,7 +124,12 @@ func Cases() []cnn.Config {
 		Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{2, 2}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 8}
 	out := []cnn.Config{conv, dw,
 		{Op: cnn.OpLinear, In: cnn.Shape{C: 32, H: 1, W: 1}, Out: cnn.Shape{C: 10, H: 1, W: 1}, NumInputs: 1, Bias: true},
-		one(cnn.OpBatchNorm), one(cnn.OpLayerNorm)}
+		// ConvNeXt's MLP: a linear layer on channels-last positions.
+		{Op: cnn.OpLinear, In: cnn.Shape{C: 8, H: 3, W: 3}, Out: cnn.Shape{C: 12, H: 3, W: 3}, NumInputs: 1, Bias: true},
+		one(cnn.OpBatchNorm), one(cnn.OpLayerNorm),
+		// Enough rows (2×32×32) that every GPU of up to 256 SMs reduces them a warp per
+		// row, as real layer norms are: 72 rows take the block-per-row path.
+		{Op: cnn.OpLayerNorm, In: cnn.Shape{C: 8, H: 32, W: 32}, Out: cnn.Shape{C: 8, H: 32, W: 32}, NumInputs: 1}}
 	for _, op := range []cnn.Op{cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
 		cnn.OpScale, cnn.OpChannelShuffle, cnn.OpDropout, cnn.OpStochasticDepth, cnn.OpFlatten, cnn.OpPermute} {
 		c := one(op)
@@ -135,6 +143,8 @@ func Cases() []cnn.Config {
 	}
 	out = append(out, pool(cnn.OpMaxPool), pool(cnn.OpAvgPool),
 		cnn.Config{Op: cnn.OpAdaptiveAvg, In: s, Out: cnn.Shape{C: 8, H: 1, W: 1}, NumInputs: 1},
+		// An adaptive average to 4×4 from 6×6: overlapping windows of two sizes.
+		cnn.Config{Op: cnn.OpAdaptiveAvg, In: s, Out: cnn.Shape{C: 8, H: 4, W: 4}, NumInputs: 1},
 		cnn.Config{Op: cnn.OpAdd, In: s, Out: s, NumInputs: 2},
 		cnn.Config{Op: cnn.OpMul, In: s, Out: s, NumInputs: 2},
 		cnn.Config{Op: cnn.OpConcat, In: cnn.Shape{C: 16, H: 6, W: 6}, Out: cnn.Shape{C: 16, H: 6, W: 6}, NumInputs: 2},
@@ -151,8 +161,9 @@ type Check struct {
 }
 
 // Plan lists the self-test's checks: every case at every precision with cuDNN's
-// heuristic choice, and the dense convolution in FP32 with the fastest algorithm
-// (cudnnFind*AlgorithmEx, which sweeps with --policy fastest use).
+// heuristic choice, and the dense convolution at every precision with the fastest
+// algorithm (cudnnFind*AlgorithmEx, which sweeps with --policy fastest use: under TF32
+// and amp it may pick a tensor-core algorithm the heuristic does not).
 func Plan() []Check {
 	var out []Check
 	for _, c := range Cases() {
@@ -160,7 +171,10 @@ func Plan() []Check {
 			out = append(out, Check{Config: c, Precision: p, Policy: measure.Heuristic})
 		}
 	}
-	return append(out, Check{Config: Cases()[0], Precision: measure.FP32, Policy: measure.Fastest})
+	for _, p := range Precisions {
+		out = append(out, Check{Config: Cases()[0], Precision: p, Policy: measure.Fastest})
+	}
+	return out
 }
 
 // coreKinds are the layer kinds every sweep measures through cuDNN and cuBLAS: when

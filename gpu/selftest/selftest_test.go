@@ -41,7 +41,7 @@ func TestCasesCoverEveryKindOnce(t *testing.T) {
 	kinds := map[cnn.Op]int{}
 	for _, c := range Cases() {
 		kinds[c.Op]++
-		if c.In.Elems() <= 0 || c.Out.Elems() <= 0 || c.In.Elems() > 1<<12 {
+		if c.In.Elems() <= 0 || c.Out.Elems() <= 0 || c.In.Elems() > 1<<13 {
 			t.Errorf("case %s is not a small valid shape", c.Key())
 		}
 	}
@@ -158,19 +158,46 @@ func TestProblemsOfABrokenInstall(t *testing.T) {
 	}
 }
 
-// TestPlanChecksTheFastestAlgorithm: the self-test times one convolution through
-// cudnnFind*AlgorithmEx (the fastest policy) besides every case under the heuristic.
+// TestPlanChecksTheFastestAlgorithm: the self-test runs the convolution through
+// cudnnFind*AlgorithmEx (the fastest policy) at every precision — under TF32 and amp it
+// may choose tensor-core algorithms the heuristic does not — besides every case under
+// the heuristic.
 func TestPlanChecksTheFastestAlgorithm(t *testing.T) {
-	fastest := 0
+	fastest := map[measure.Precision]int{}
 	for _, c := range Plan() {
 		if c.Policy == measure.Fastest {
-			fastest++
-			if c.Config.Op != cnn.OpConv2d || c.Precision != measure.FP32 {
-				t.Errorf("fastest-algorithm check of %s in %s: want an FP32 convolution", c.Config.Key(), c.Precision)
+			fastest[c.Precision]++
+			if c.Config.Op != cnn.OpConv2d {
+				t.Errorf("fastest-algorithm check of %s in %s: want a convolution", c.Config.Key(), c.Precision)
 			}
 		}
 	}
-	if fastest != 1 || len(Plan()) != len(Cases())*len(Precisions)+1 {
-		t.Errorf("plan of %d checks with %d fastest: want every case at every precision and one fastest convolution", len(Plan()), fastest)
+	for _, p := range Precisions {
+		if fastest[p] != 1 {
+			t.Errorf("%d fastest-algorithm checks in %s, want 1", fastest[p], p)
+		}
+	}
+	if len(Plan()) != (len(Cases())+1)*len(Precisions) {
+		t.Errorf("plan of %d checks: want every case at every precision and the fastest convolution at each", len(Plan()))
+	}
+}
+
+// TestCasesCoverWhatRealLayersRun: the channels-last linear layer of ConvNeXt's MLP, an
+// adaptive average pooling to more than 1×1, and a layer norm with rows enough for the
+// warp-per-row path (package cudakern's test checks the path it takes).
+func TestCasesCoverWhatRealLayersRun(t *testing.T) {
+	var channelsLast, adaptive, manyRows bool
+	for _, c := range Cases() {
+		switch c.Op {
+		case cnn.OpLinear:
+			channelsLast = channelsLast || c.In.H*c.In.W > 1
+		case cnn.OpAdaptiveAvg:
+			adaptive = adaptive || c.Out.H*c.Out.W > 1
+		case cnn.OpLayerNorm:
+			manyRows = manyRows || Batch*c.In.H*c.In.W >= 8*256
+		}
+	}
+	if !channelsLast || !adaptive || !manyRows {
+		t.Errorf("cases lack a channels-last linear layer (%v), an adaptive pooling beyond 1x1 (%v), a layer norm of many rows (%v)", channelsLast, adaptive, manyRows)
 	}
 }
