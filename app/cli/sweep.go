@@ -4,21 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"cnntime/app"
+	"cnntime/app/firstrun"
 	"cnntime/db"
 	"cnntime/gpu"
+	"cnntime/gpu/libfind"
 	"cnntime/predictor/measure"
 )
 
 func sweepCommands(register func(Command)) {
 	register(Command{
 		Name:    "devices",
-		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs; --check runs the CUDA worker's self-test",
-		Usage:   "devices [--check [--device N]] [--json]",
-		Run:     runDevices,
+		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs; --check runs the CUDA worker's self-test; --first-run DIR checks a new GPU machine end to end",
+		Usage:   "devices [--check | --first-run DIR] [--device N] [--python PATH] [--json]",
+		Details: "--check lists where the CUDA libraries were looked for and what the worker would load (also\n" +
+			"without a GPU), runs the worker's self-test and lists the items earlier sweeps quarantined; it\n" +
+			"exits 1 when the measurements cannot be trusted or there is no GPU.\n" +
+			"--first-run DIR runs, within ten minutes on one GPU, the self-test, a short sweep of resnet18\n" +
+			"and mobilenet_v2 (fp32, amp; tf32 on Ampere and later), scripts/pytorch_sweep.py on the same\n" +
+			"layers and steps when PyTorch with CUDA is there, and validate --table steps, into a cache and\n" +
+			"a quarantine in DIR; it writes DIR/first-run.json and DIR/first-run.txt and exits 0 when every\n" +
+			"check passed, 1 when one did not, 3 when there is no usable GPU (the report says why).\n" +
+			"--python names the Python whose pip wheels (PyTorch's cuDNN, cuBLAS, NVRTC) are searched and\n" +
+			"which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH).",
+		Run: runDevices,
 	})
 	register(Command{
 		Name:    "sweep",
@@ -30,8 +44,10 @@ func sweepCommands(register func(Command)) {
 
 func runDevices(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["devices"])
-	check := fs.Bool("check", false, "run the CUDA worker's self-test: every layer kind against the CPU reference, a short timed sweep, the versions found")
-	device := fs.Int("device", 0, "the GPU --check tests (cuda:N's N)")
+	check := fs.Bool("check", false, "run the CUDA worker's self-test: every layer kind against the CPU reference, a short timed sweep, the versions found, where the CUDA libraries are")
+	firstRun := fs.String("first-run", "", "check a new GPU machine end to end into the folder `DIR` (its own cache, quarantine and report)")
+	device := fs.Int("device", 0, "the GPU --check and --first-run test (cuda:N's N)")
+	python := fs.String("python", "", "the Python interpreter whose pip wheels are searched for CUDA libraries and which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,6 +56,18 @@ func runDevices(env *Env, args []string) error {
 	}
 	if *device < 0 {
 		return Usagef("--device is %d: give a GPU's index (0 for cuda:0, see cnntime devices)", *device)
+	}
+	if *check && *firstRun != "" {
+		return Usagef("give --check or --first-run DIR, not both: the first run includes the check")
+	}
+	if *python != "" {
+		// The worker (a child process) and pytorch_sweep.py's runner read it too.
+		if err := os.Setenv(libfind.PythonEnv, *python); err != nil {
+			return err
+		}
+	}
+	if *firstRun != "" {
+		return runFirstRun(env, *firstRun, *device)
 	}
 	if *check {
 		return runDevicesCheck(env, *device)
@@ -70,14 +98,46 @@ func runDevicesCheck(env *Env, device int) error {
 		err = WriteJSON(env.Stdout, res)
 	} else if res.Report != nil {
 		err = res.Write(env.Stdout)
-	} else { // the reason goes to stderr below; what earlier sweeps quarantined is still news
-		err = res.WriteQuarantined(env.Stdout)
+	} else { // the reason goes to stderr below; where the libraries are and what earlier sweeps quarantined is still news
+		if err = app.WriteLibraries(env.Stdout, res.Libraries); err == nil {
+			err = res.WriteQuarantined(env.Stdout)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	if !res.Trusted {
 		return errors.New(res.Reason)
+	}
+	return nil
+}
+
+// runFirstRun checks the GPU end to end into dir (package firstrun) and prints the
+// report; no usable GPU exits 3, a check that did not pass 1.
+func runFirstRun(env *Env, dir string, device int) error {
+	o := firstrun.DefaultOptions(dir)
+	o.Device, o.Log = device, env.Stderr
+	rep, err := firstrun.Run(env.Ctx, o, firstrun.System())
+	if rep != nil {
+		var werr error
+		if env.JSON {
+			werr = WriteJSON(env.Stdout, rep)
+		} else {
+			werr = rep.Write(env.Stdout)
+		}
+		if werr != nil {
+			return werr
+		}
+		fmt.Fprintf(env.Stderr, "the report is in %s and %s\n", filepath.Join(rep.Dir, firstrun.JSONFile), filepath.Join(rep.Dir, firstrun.TextFile))
+	}
+	var noGPU *firstrun.NoGPUError
+	switch {
+	case errors.As(err, &noGPU):
+		return &ExitError{Code: 3, Err: err}
+	case err != nil:
+		return err
+	case rep.Verdict != firstrun.OK:
+		return errors.New(rep.Reason)
 	}
 	return nil
 }

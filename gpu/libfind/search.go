@@ -222,7 +222,8 @@ func (s *searcher) look(source, dir, why string) {
 // directory; a site-packages directory without any of them is one absent candidate.
 func (s *searcher) wheels(source string, sites []string, why string) {
 	if len(s.lib.Wheels) == 0 {
-		return // a driver library: no wheel has it
+		s.add(Candidate{Source: source, Verdict: Skipped, Why: s.lib.What + " comes with the NVIDIA driver: no pip wheel has it"})
+		return
 	}
 	for _, site := range sites {
 		any := false
@@ -279,7 +280,9 @@ func (s *searcher) everywhere() {
 	} else {
 		s.add(Candidate{Source: FromConda, Verdict: Skipped, Why: "no conda environment is activated (CONDA_PREFIX is not set)"})
 	}
-	if h.SitePackages != nil && len(s.lib.Wheels) > 0 {
+	if len(s.lib.Wheels) == 0 {
+		s.wheels(FromPython, nil, "")
+	} else if h.SitePackages != nil {
 		sites, py, err := h.SitePackages(h.Getenv(PythonEnv))
 		switch {
 		case err != nil:
