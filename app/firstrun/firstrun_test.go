@@ -167,7 +167,9 @@ func TestFirstRunWithoutAGPU(t *testing.T) {
 		want string
 	}{
 		{"no worker, no NVIDIA GPU", func(m Machine) Machine {
-			m.FindWorker = func() (string, error) { return "", fmt.Errorf("%w: cnntime-gpu is not beside cnntime", gpu.ErrNoWorker) }
+			m.FindWorker = func() (string, error) {
+				return "", fmt.Errorf("%w: cnntime-gpu is not beside cnntime", gpu.ErrNoWorker)
+			}
 			m.NVIDIA = func() (bool, bool) { return false, true }
 			return m
 		}, "this computer has no NVIDIA GPU"},
