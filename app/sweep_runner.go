@@ -381,10 +381,11 @@ func DescribePlan(p SweepPlan) string {
 }
 
 // RetriedNote says how many of the plan's kernels the cache held as out of memory or
-// unsupported on this GPU and are tried again; "" when none.
+// unsupported on this GPU, or measured through the other cuDNN API, and are measured
+// again; "" when none.
 func RetriedNote(p SweepPlan) string {
 	if p.Kernels.Retried == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d out of memory or unsupported before, tried again", p.Kernels.Retried)
+	return fmt.Sprintf("; %d out of memory, unsupported or of the other cuDNN API before, tried again", p.Kernels.Retried)
 }

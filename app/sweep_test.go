@@ -227,3 +227,61 @@ func TestWorkerRowsPredictAGPUBeforePyTorchs(t *testing.T) {
 		t.Errorf("the H100 is predicted from %q, want PyTorch's rows, the only ones", got)
 	}
 }
+
+// TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI: a GPU's convolutions measured through
+// cuDNN's legacy API are measured again by a v8 sweep (and the reverse); layers no cuDNN
+// API chooses for (cnntime's kernels) stand.
+func TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI(t *testing.T) {
+	ctx := context.Background()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conv, relu string
+	for _, l := range net.Layers {
+		switch {
+		case l.Config.Op == cnn.OpConv2d && conv == "":
+			conv = l.Config.Key()
+		case l.Config.Op == cnn.OpReLU && relu == "":
+			relu = l.Config.Key()
+		}
+	}
+	dev := measure.Device{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA A100", SMs: 108, ClockMHz: 1410}
+	row := func(config, algorithm string) measure.Measurement {
+		return measure.Measurement{DeviceKey: dev.Key, ConfigKey: config, Batch: 2, Precision: measure.FP32, Phase: measure.Forward,
+			Policy: measure.Heuristic, Algorithm: algorithm, Status: measure.OK, MedianMS: 0.5, Repeats: 1}
+	}
+	if err := cache.PutMeasurements(ctx, []measure.Measurement{row(conv, "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM"), row(relu, "cnntime-kernel")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		api       string
+		convAgain bool
+	}{{"", false}, {"legacy", false}, {"v8", true}} {
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats, req.CuDNNAPI = []string{"resnet18"}, 32, []int{2}, 1, c.api
+		plan, err := PlanSweep(ctx, cache, dev, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned := map[string]bool{}
+		for _, it := range plan.Kernels.Items {
+			if it.Phase == measure.Forward {
+				planned[it.Config.Key()] = true
+			}
+		}
+		if planned[conv] != c.convAgain || planned[relu] {
+			t.Errorf("--cudnn-api %q: the legacy-measured convolution planned %v, the kernel's relu %v; want %v, false", c.api, planned[conv], planned[relu], c.convAgain)
+		}
+	}
+	req := DefaultSweepRequest()
+	req.Models, req.CuDNNAPI = []string{"resnet18"}, "v9"
+	if _, err := PlanSweep(ctx, cache, dev, req); err == nil {
+		t.Error("a sweep through cuDNN API v9 was planned")
+	}
+}

@@ -305,9 +305,9 @@ func TestMeasurementsRoundTripAndQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSet := map[MeasuredKey]measure.Status{
-		{"conv/1", 32, measure.Forward}: measure.OK, {"conv/1", 64, measure.Forward}: measure.OK,
-		{"conv/2", 32, measure.BackwardData}: measure.OK, {"conv/2", 4096, measure.BackwardData}: measure.OutOfMemory,
+	wantSet := map[MeasuredKey]Cached{
+		{"conv/1", 32, measure.Forward}: {measure.OK, "IMPLICIT_GEMM"}, {"conv/1", 64, measure.Forward}: {measure.OK, "IMPLICIT_GEMM"},
+		{"conv/2", 32, measure.BackwardData}: {measure.OK, "IMPLICIT_GEMM"}, {"conv/2", 4096, measure.BackwardData}: {measure.OutOfMemory, "IMPLICIT_GEMM"},
 	}
 	if !reflect.DeepEqual(set, wantSet) {
 		t.Errorf("MeasuredSet = %v, want %v", set, wantSet)

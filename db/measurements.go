@@ -182,26 +182,32 @@ func compareMeasurements(a, b measure.Measurement) int {
 	)
 }
 
+// Cached is what the cache holds of one kernel: its outcome (a time, out of memory,
+// unsupported) and the algorithm that ran.
+type Cached struct {
+	Status    measure.Status
+	Algorithm string
+}
+
 // MeasuredSet returns what the cache holds for one device at one precision and policy,
-// with each kernel's outcome (a time, out of memory, unsupported): the sweep planner
-// leaves out the ones that need no new measurement (gpu.Settled) and tries the others
-// again.
-func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]measure.Status, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase, m.status
+// with each kernel's outcome and algorithm: the sweep planner leaves out the ones that
+// need no new measurement (gpu.Settled) and tries the others again.
+func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]Cached, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase, m.status, m.algorithm
 		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id
 		WHERE d.key = ? AND m.precision = ? AND m.policy = ?`, deviceKey, string(precision), string(policy))
 	if err != nil {
 		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
 	}
 	defer rows.Close()
-	out := map[MeasuredKey]measure.Status{}
+	out := map[MeasuredKey]Cached{}
 	for rows.Next() {
 		var k MeasuredKey
-		var status measure.Status
-		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase, &status); err != nil {
+		var c Cached
+		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase, &c.Status, &c.Algorithm); err != nil {
 			return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
 		}
-		out[k] = status
+		out[k] = c
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"cnntime/gpu/convalgo"
+
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -26,6 +28,17 @@ type Key struct {
 // limit alone, so they stand.
 func Settled(backend string, s measure.Status) bool {
 	return s == measure.OK || backend != "cuda"
+}
+
+// SameAPI reports whether a cached convolution's algorithm (its label says which API
+// chose it: convalgo.APIOf) is of the cuDNN API a sweep asks for ("" is legacy); a
+// measurement that names no API (cnntime's kernels, cuBLAS, a CPU, an older row) is.
+func SameAPI(algorithm, api string) bool {
+	got := convalgo.APIOf(algorithm)
+	if api == "" {
+		api = convalgo.Legacy
+	}
+	return got == "" || got == api
 }
 
 // Item is one measurement a sweep takes.
@@ -81,7 +94,7 @@ type Plan struct {
 	Configs  int           // distinct layer configurations across the selected networks
 	Layers   int           // layers with a kernel across the selected networks
 	Cached   int           // measurements left out because the cache holds them
-	Retried  int           // items planned again: the cache holds an outcome to retry (out of memory or unsupported on a GPU)
+	Retried  int           // items planned again: the cache holds an outcome to retry (out of memory or unsupported on a GPU, or another cuDNN API's)
 	Estimate time.Duration // rough time to take every item
 }
 

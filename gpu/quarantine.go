@@ -31,6 +31,7 @@ type Quarantined struct {
 	Phase     measure.Phase     `json:"phase"`
 	Precision measure.Precision `json:"precision"`
 	Policy    measure.Policy    `json:"policy,omitempty"`
+	CuDNNAPI  string            `json:"cudnn_api,omitempty"` // the API convolutions chose through ("" legacy)
 	Reason    string            `json:"reason"`
 	At        time.Time         `json:"at"`
 }
@@ -41,7 +42,7 @@ func (q Quarantined) String() string {
 
 func (q Quarantined) same(o Quarantined) bool {
 	return q.DeviceKey == o.DeviceKey && q.Worker == o.Worker && q.CuDNN == o.CuDNN && q.ConfigKey == o.ConfigKey &&
-		q.Batch == o.Batch && q.Phase == o.Phase && q.Precision == o.Precision && q.Policy == o.Policy
+		q.Batch == o.Batch && q.Phase == o.Phase && q.Precision == o.Precision && q.Policy == o.Policy && q.CuDNNAPI == o.CuDNNAPI
 }
 
 // Quarantine is the file of quarantined items (JSON). Delete an entry, or the file, to
@@ -118,7 +119,7 @@ func (q *Quarantine) Add(item Quarantined) error {
 // build and the cuDNN it loaded.
 func quarantineKey(dev measure.Device, worker string, job Job, it Item) Quarantined {
 	return Quarantined{DeviceKey: dev.Key, Worker: worker, CuDNN: dev.CuDNN, ConfigKey: it.Config.Key(), Batch: it.Batch,
-		Phase: it.Phase, Precision: job.Precision, Policy: job.Policy}
+		Phase: it.Phase, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI}
 }
 
 // WorkerBuild identifies the worker executable at path: the start of its contents'

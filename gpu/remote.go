@@ -178,7 +178,7 @@ func (e *stickyStop) Error() string {
 // after the failed one and a *stickyStop.
 func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]Item, error) {
 	req := protocol.Request{
-		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy,
+		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI,
 		Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
 	}
 	for i, it := range items {

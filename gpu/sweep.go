@@ -15,6 +15,15 @@ type Job struct {
 	Policy    measure.Policy
 	Repeats   int
 	Items     []Item
+	// CuDNNAPI is the cuDNN API convolutions choose their algorithm through on a GPU:
+	// "" (legacy) or v8 (package gpu/convalgo).
+	CuDNNAPI string
+}
+
+// APISetter is implemented by backends whose convolutions can choose their algorithm
+// through either cuDNN API.
+type APISetter interface {
+	SetCuDNNAPI(api string) error
 }
 
 // Sink receives a sweep's results as they happen.

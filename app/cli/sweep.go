@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/firstrun"
+	"cnntime/app/validate"
 	"cnntime/db"
 	"cnntime/gpu"
 	"cnntime/gpu/libfind"
@@ -37,7 +39,7 @@ func sweepCommands(register func(Command)) {
 	register(Command{
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
-		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--repeats K] [--input N] [--step] [--json]",
+		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--cudnn-api legacy|v8] [--repeats K] [--input N] [--step] [--json]",
 		Run:     runSweep,
 	})
 }
@@ -117,7 +119,7 @@ func runDevicesCheck(env *Env, device int) error {
 func runFirstRun(env *Env, dir string, device int) error {
 	o := firstrun.DefaultOptions(dir)
 	o.Device, o.Log = device, env.Stderr
-	rep, err := firstrun.Run(env.Ctx, o, firstrun.System())
+	rep, err := firstrun.Run(env.Ctx, o, firstrun.System(validateStepsOf))
 	if rep != nil {
 		var werr error
 		if env.JSON {
@@ -142,6 +144,23 @@ func runFirstRun(env *Env, dir string, device int) error {
 	return nil
 }
 
+// validateStepsOf is `cnntime validate --table steps` on cache d, for the first run.
+func validateStepsOf(ctx context.Context, d *db.DB) (firstrun.Validation, error) {
+	eng, err := app.NewEngine(ctx, nil) // the embedded calibration alone, as cnntime validate
+	if err != nil {
+		return firstrun.Validation{}, err
+	}
+	v, err := validate.Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		return firstrun.Validation{}, err
+	}
+	var table strings.Builder
+	if err := validate.WriteStepsTable(&table, &v); err != nil {
+		return firstrun.Validation{}, err
+	}
+	return firstrun.Validation{MAPEPct: v.MAPEPct, Steps: len(v.Rows), Skipped: v.Skipped, Table: table.String()}, nil
+}
+
 func runSweep(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["sweep"])
 	req := app.DefaultSweepRequest()
@@ -151,6 +170,7 @@ func runSweep(env *Env, args []string) error {
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
 	precision := fs.String("precision", string(req.Precision), "fp32, tf32 or amp (the CPU measures fp32)")
 	policy := fs.String("policy", string(req.Policy), "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest (True)")
+	fs.StringVar(&req.CuDNNAPI, "cudnn-api", "legacy", "the cuDNN API a GPU's convolutions choose their algorithm through: legacy (cudnnGet/Find*Algorithm) or v8 (the graph API's engines, as PyTorch 2)")
 	fs.IntVar(&req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	fs.IntVar(&req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"cnntime/app"
-	"cnntime/app/validate"
 	"cnntime/db"
 	"cnntime/gpu"
 	"cnntime/gpu/libfind"
@@ -87,10 +86,21 @@ type Machine struct {
 	Sweeper func(ctx context.Context, worker string, device int, quarantine string) (gpu.Sweeper, error)
 	// PyTorch runs scripts/pytorch_sweep.py and returns the PyTorch it ran.
 	PyTorch func(ctx context.Context, job PyTorchJob) (string, error)
+	// Validate is `cnntime validate --table steps` on a cache (the command line's
+	// accuracy tables: app/cli gives it); nil skips the check.
+	Validate func(ctx context.Context, d *db.DB) (Validation, error)
 }
 
-// System is this machine.
-func System() Machine {
+// Validation is what `cnntime validate --table steps` found in the run's cache.
+type Validation struct {
+	MAPEPct float64  `json:"mape_pct"`
+	Steps   int      `json:"steps"`   // steps predicted
+	Skipped []string `json:"skipped"` // steps not predicted, and why
+	Table   string   `json:"table"`   // the table as the command prints it
+}
+
+// System is this machine; validate is `cnntime validate --table steps`.
+func System(validate func(ctx context.Context, d *db.DB) (Validation, error)) Machine {
 	return Machine{
 		Libraries:  app.SearchLibraries,
 		NVIDIA:     app.NVIDIAPresence,
@@ -104,7 +114,8 @@ func System() Machine {
 			r.Quarantine = &gpu.Quarantine{Path: quarantine}
 			return r, nil
 		},
-		PyTorch: runPyTorch,
+		PyTorch:  runPyTorch,
+		Validate: validate,
 	}
 }
 
@@ -396,22 +407,21 @@ func (r *run) pytorch(ctx context.Context) bool {
 // validate runs `cnntime validate --table steps` on the run's cache.
 func (r *run) validate(ctx context.Context) error {
 	r.step("validate", func(c *Check) {
-		eng, err := app.NewEngine(ctx, nil) // the embedded calibration, as cnntime validate uses it
-		if err != nil {
-			c.Verdict, c.Why = Failed, err.Error()
+		if r.m.Validate == nil {
+			c.Verdict, c.Why = Skipped, "no validate here"
 			return
 		}
-		v, err := validate.Steps(ctx, r.cache, eng.Kernels().Calibration())
+		v, err := r.m.Validate(ctx, r.cache)
 		if err != nil {
 			c.Verdict, c.Why = Failed, err.Error()
 			return
 		}
 		r.rep.Validate = &v
-		if len(v.Rows) == 0 {
+		if v.Steps == 0 {
 			c.Verdict, c.Why = Skipped, fmt.Sprintf("no whole step in the run's cache could be predicted (%d skipped): PyTorch's steps come from the pytorch check", len(v.Skipped))
 			return
 		}
-		c.Verdict, c.Why = OK, fmt.Sprintf("MAPE %.1f%% over %d steps", v.MAPEPct, len(v.Rows))
+		c.Verdict, c.Why = OK, fmt.Sprintf("MAPE %.1f%% over %d steps", v.MAPEPct, v.Steps)
 	})
 	return nil
 }

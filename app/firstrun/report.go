@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"cnntime/app"
-	"cnntime/app/validate"
 	"cnntime/gpu/libfind"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
@@ -110,15 +109,15 @@ type Report struct {
 	Checks    []Check             `json:"checks"`          // in the order they ran
 	Libraries []libfind.Candidate `json:"libraries"`       // where each library was looked for (cnntime's search; the self-test has the worker's)
 
-	GPU      *measure.Device         `json:"gpu,omitempty"`
-	Versions *selftest.Versions      `json:"versions,omitempty"` // driver, CUDA, cuDNN, cuBLAS, NVRTC and the files loaded
-	SelfTest *selftest.Report        `json:"selftest,omitempty"`
-	Sweep    *SweepSummary           `json:"sweep,omitempty"`
-	PyTorch  string                  `json:"pytorch,omitempty"` // the PyTorch that ran, "torch 2.5.1+cu124 on python …"
-	Layers   []LayerRatio            `json:"layers,omitempty"`
-	Kinds    []RatioSummary          `json:"layer_kinds,omitempty"`
-	Steps    []StepComparison        `json:"steps,omitempty"`
-	Validate *validate.StepsAccuracy `json:"validate,omitempty"`
+	GPU      *measure.Device    `json:"gpu,omitempty"`
+	Versions *selftest.Versions `json:"versions,omitempty"` // driver, CUDA, cuDNN, cuBLAS, NVRTC and the files loaded
+	SelfTest *selftest.Report   `json:"selftest,omitempty"`
+	Sweep    *SweepSummary      `json:"sweep,omitempty"`
+	PyTorch  string             `json:"pytorch,omitempty"` // the PyTorch that ran, "torch 2.5.1+cu124 on python …"
+	Layers   []LayerRatio       `json:"layers,omitempty"`
+	Kinds    []RatioSummary     `json:"layer_kinds,omitempty"`
+	Steps    []StepComparison   `json:"steps,omitempty"`
+	Validate *Validation        `json:"validate,omitempty"`
 }
 
 // check returns the named check, nil when it did not run.
@@ -232,9 +231,7 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	if r.Validate != nil {
 		b.WriteString("\ncnntime validate --table steps, on the run's cache:\n")
-		if err := validate.WriteStepsTable(&b, r.Validate); err != nil {
-			return err
-		}
+		b.WriteString(r.Validate.Table)
 	}
 	if r.SelfTest != nil {
 		b.WriteString("\nthe worker's self-test:\n")

@@ -178,6 +178,7 @@ type Backend struct {
 	l2Bytes       int64     // the L2 cache's size
 	nvml          unsafe.Pointer
 	throttle      timing.Throttle
+	api           string // the cuDNN API convolutions choose through: convalgo.Legacy ("") or V8
 	flushes       uint // how many L2 flushes so far: each writes a new value
 }
 

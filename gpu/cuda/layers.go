@@ -152,6 +152,10 @@ type convLayer struct {
 	algo                      map[measure.Phase]C.int
 	ws                        map[measure.Phase]uint64
 	wsSize                    map[measure.Phase]C.size_t
+	api                       string                      // convalgo.Legacy or convalgo.V8
+	cfg                       cnn.Config                  // for the graph API's descriptors
+	batch                     int                         //
+	v8                        map[measure.Phase]*v8Choice // the graph API's plans, by phase
 }
 
 func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, policy measure.Policy) (layer, error) {
@@ -161,7 +165,8 @@ func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, polic
 	}
 	math, half := convalgo.Start(prec)
 	l := &convLayer{mem: mem{half: half}, b: b, policy: policy, prec: prec, hasBias: c.Bias,
-		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{}}
+		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{},
+		api: b.cudnnAPI(), cfg: c, batch: batch, v8: map[measure.Phase]*v8Choice{}}
 	dtype := cudnnFloat
 	if half {
 		dtype = cudnnHalf
@@ -235,6 +240,9 @@ func algoName(phase measure.Phase, a int) string {
 // whose workspace fits, as PyTorch does, and sets the math type it was ranked under on
 // the descriptor.
 func (l *convLayer) prepare(phase measure.Phase) (string, int64, error) {
+	if l.api == convalgo.V8 {
+		return l.prepareV8(phase)
+	}
 	const want = 10
 	perf := make([]C.perf_t, want)
 	var got C.int
@@ -342,6 +350,9 @@ func (l *convLayer) run(phase measure.Phase) error {
 	one, zero := float32(1), float32(0)
 	al, be := unsafe.Pointer(&one), unsafe.Pointer(&zero)
 	h, algo, ws, wss := l.b.cudnn, l.algo[phase], dev(l.ws[phase]), l.wsSize[phase]
+	if v8 := l.v8[phase]; v8 != nil {
+		return l.runV8(phase, v8)
+	}
 	switch phase {
 	case measure.Forward:
 		if err := cudnnCheck("cudnnConvolutionForward", C.x_cudnnConvolutionForward(h, al, l.xD, dev(l.x), l.wD, dev(l.w), l.cD, algo, ws, wss, be, l.yD, dev(l.y))); err != nil {
@@ -364,6 +375,9 @@ func (l *convLayer) run(phase measure.Phase) error {
 }
 
 func (l *convLayer) free() {
+	for _, c := range l.v8 {
+		c.free()
+	}
 	for _, d := range []unsafe.Pointer{l.xD, l.yD, l.biasD} {
 		if d != nil {
 			C.x_cudnnDestroyTensorDescriptor(d)

@@ -112,21 +112,28 @@ static sym_t nvml_syms[] = {
 };
 
 // load opens a library and resolves its symbols; it returns NULL or what went wrong
-// (missing is the first symbol not found).
-static const char* load(const char* path, sym_t* syms, int n, const char** missing) {
-	void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-	if (!lib) return dlerror();
+// (missing is the first symbol not found). lib, when not NULL, gets the library's handle.
+static const char* load(const char* path, sym_t* syms, int n, const char** missing, void** lib) {
+	void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) return dlerror();
 	for (int i = 0; i < n; i++) {
-		*syms[i].ptr = dlsym(lib, syms[i].name);
+		*syms[i].ptr = dlsym(h, syms[i].name);
 		if (!*syms[i].ptr) { *missing = syms[i].name; return "missing symbol"; }
 	}
+	if (lib) *lib = h;
 	return NULL;
 }
-const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_syms, sizeof cudnn_syms / sizeof cudnn_syms[0], m); }
-const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m); }
-const char* load_cublaslt(const char* p, const char** m) { return load(p, cublaslt_syms, sizeof cublaslt_syms / sizeof cublaslt_syms[0], m); }
-const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m); }
-const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m); }
+
+// cudnn_lib is the cuDNN loaded: its graph (v8 backend) API is resolved from it apart
+// (cudnnv8.c), so that a cuDNN without it still serves the legacy API.
+static void* cudnn_lib;
+void* cudnn_library(void) { return cudnn_lib; }
+
+const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_syms, sizeof cudnn_syms / sizeof cudnn_syms[0], m, &cudnn_lib); }
+const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m, NULL); }
+const char* load_cublaslt(const char* p, const char** m) { return load(p, cublaslt_syms, sizeof cublaslt_syms / sizeof cublaslt_syms[0], m, NULL); }
+const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m, NULL); }
+const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m, NULL); }
 
 // preload opens a library globally so that a later dlopen of its soname finds it (cuDNN
 // opens its sub-libraries by name); it returns NULL or dlerror's text.

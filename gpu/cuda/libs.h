@@ -84,5 +84,30 @@ int lt_set_int(void* d, int attr, int v);
 int lt_set_ptr(void* d, int attr, unsigned long long p);
 int lt_pref_workspace(void* p, unsigned long long bytes);
 void* dptr(unsigned long long p);
+void* cudnn_library(void);
+
+// cuDNN's graph (v8 backend) API for convolutions (cudnnv8.c).
+typedef struct {
+	int phase;      // 0 forward, 1 data gradient, 2 weight gradient
+	int dtype;      // cudnnDataType_t of the tensors
+	int ctype;      // of the arithmetic
+	long long x[4], w[4], y[4];
+	long long pad[2], stride[2], dilation[2];
+} v8_conv_t;
+typedef struct {
+	void* cfg;          // the engine configuration
+	void* plan;         // its execution plan, or NULL when it did not finalize
+	int status;         // the plan's finalize status
+	long long engine;   // the engine's global index
+	long long workspace;
+	int nnotes;
+	int notes[16];
+	int nknobs;
+	long long knob_type[16], knob_value[16];
+} v8_cand_t;
+const char* v8_load(const char** missing);
+int v8_conv_candidates(void* handle, const v8_conv_t* c, v8_cand_t* out, int max, int* n, const char** where);
+int v8_execute(void* handle, void* plan, unsigned long long a, unsigned long long b, unsigned long long c, unsigned long long ws);
+void v8_destroy(void* d);
 const char* preload(const char* p);
 #endif

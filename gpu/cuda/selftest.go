@@ -96,7 +96,9 @@ func (b *Backend) versions() selftest.Versions {
 // the layer does not have.
 func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs map[string]*cpu.Reference) (selftest.Row, bool) {
 	cfg, prec := check.Config, check.Precision
-	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase, Policy: check.Policy}
+	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase, Policy: check.Policy, API: check.API}
+	defer func(api string) { b.api = api }(b.api)
+	b.api = check.API
 	fail := func(err error) (selftest.Row, bool) {
 		if errors.Is(err, errUnsupported) && err.Error() == errUnsupported.Error() {
 			return row, false // the layer has no such phase

@@ -44,6 +44,7 @@ type Row struct {
 	Precision measure.Precision `json:"precision"`
 	Phase     measure.Phase     `json:"phase"`
 	Policy    measure.Policy    `json:"policy,omitempty"` // fastest: the algorithm cudnnFind*AlgorithmEx timed best
+	API       string            `json:"cudnn_api,omitempty"` // v8: the convolution ran through cuDNN's graph API, as PyTorch 2's
 	Verdict   Verdict           `json:"verdict"`
 	MaxError  float64           `json:"max_error,omitempty"` // largest error relative to the reference's largest magnitude
 	Tolerance float64           `json:"tolerance,omitempty"`
@@ -153,17 +154,20 @@ func Cases() []cnn.Config {
 	return out
 }
 
-// Check is one configuration the self-test runs, at one precision and algorithm policy.
+// Check is one configuration the self-test runs, at one precision and algorithm policy,
+// through one cuDNN API ("" legacy, "v8" the graph API) for a convolution.
 type Check struct {
 	Config    cnn.Config
 	Precision measure.Precision
 	Policy    measure.Policy
+	API       string
 }
 
 // Plan lists the self-test's checks: every case at every precision with cuDNN's
 // heuristic choice, and the dense convolution at every precision with the fastest
 // algorithm (cudnnFind*AlgorithmEx, which sweeps with --policy fastest use: under TF32
-// and amp it may pick a tensor-core algorithm the heuristic does not).
+// and amp it may pick a tensor-core algorithm the heuristic does not) and through cuDNN's
+// graph API (the engines PyTorch 2 runs, which sweeps with --cudnn-api v8 use).
 func Plan() []Check {
 	var out []Check
 	for _, c := range Cases() {
@@ -172,7 +176,8 @@ func Plan() []Check {
 		}
 	}
 	for _, p := range Precisions {
-		out = append(out, Check{Config: Cases()[0], Precision: p, Policy: measure.Fastest})
+		out = append(out, Check{Config: Cases()[0], Precision: p, Policy: measure.Fastest},
+			Check{Config: Cases()[0], Precision: p, Policy: measure.Heuristic, API: "v8"})
 	}
 	return out
 }
@@ -216,7 +221,7 @@ func (r Report) Problems() []string {
 	for _, kind := range coreKinds {
 		seen := false
 		for _, row := range r.Rows {
-			if row.Kind != kind || row.Precision != measure.FP32 {
+			if row.Kind != kind || row.Precision != measure.FP32 || row.API == "v8" { // the graph API is an option, not what sweeps need
 				continue
 			}
 			seen = true
@@ -281,7 +286,11 @@ func (r Report) Write(w io.Writer) error {
 		if row.MS > 0 {
 			msText = fmt.Sprintf("%.4f", row.MS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, row.Policy, row.Verdict, errText, tolText, msText, row.Why)
+		policy := string(row.Policy)
+		if row.API != "" {
+			policy += " " + row.API
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, policy, row.Verdict, errText, tolText, msText, row.Why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

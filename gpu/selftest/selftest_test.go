@@ -139,6 +139,9 @@ func TestProblemsOfABrokenInstall(t *testing.T) {
 				Row{Layer: "maxpool2d", Kind: cnn.OpMaxPool, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: why},
 				Row{Layer: "add", Kind: cnn.OpAdd, Precision: measure.FP32, Phase: measure.Forward, Verdict: Pass})
 		}), "cnntime's own kernels did not run: 2 of 3 FP32 checks of the memory-bound layers are unsupported"},
+		{"the graph API unsupported is a gap, not a fault", with(func(r *Report) {
+			r.Rows = append(r.Rows, Row{Kind: cnn.OpConv2d, Precision: measure.FP32, Phase: measure.Forward, API: "v8", Verdict: Unsupported, Why: "cuDNN's graph API is not in the cuDNN loaded"})
+		}), ""},
 		{"a view has no kernel: not a fault", with(func(r *Report) {
 			r.Rows = append(r.Rows, Row{Layer: "flatten", Kind: cnn.OpFlatten, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: "unsupported: no kernel of cnntime's own: flatten"})
 		}), ""},
@@ -177,8 +180,19 @@ func TestPlanChecksTheFastestAlgorithm(t *testing.T) {
 			t.Errorf("%d fastest-algorithm checks in %s, want 1", fastest[p], p)
 		}
 	}
-	if len(Plan()) != (len(Cases())+1)*len(Precisions) {
-		t.Errorf("plan of %d checks: want every case at every precision and the fastest convolution at each", len(Plan()))
+	v8 := map[measure.Precision]int{}
+	for _, c := range Plan() {
+		if c.API == "v8" {
+			v8[c.Precision]++
+		}
+	}
+	for _, p := range Precisions {
+		if v8[p] != 1 {
+			t.Errorf("%d checks through cuDNN's graph API in %s, want 1", v8[p], p)
+		}
+	}
+	if len(Plan()) != (len(Cases())+2)*len(Precisions) {
+		t.Errorf("plan of %d checks: want every case at every precision, and the convolution at each with the fastest algorithm and through the graph API", len(Plan()))
 	}
 }
 
