@@ -179,7 +179,7 @@ type Backend struct {
 	nvml          unsafe.Pointer
 	throttle      timing.Throttle
 	api           string // the cuDNN API convolutions choose through: convalgo.Legacy ("") or V8
-	flushes       uint // how many L2 flushes so far: each writes a new value
+	flushes       uint   // how many L2 flushes so far: each writes a new value
 }
 
 // Open makes device index's primary context current, creates the library handles and

@@ -43,7 +43,7 @@ type Row struct {
 	Kind      cnn.Op            `json:"kind"`
 	Precision measure.Precision `json:"precision"`
 	Phase     measure.Phase     `json:"phase"`
-	Policy    measure.Policy    `json:"policy,omitempty"` // fastest: the algorithm cudnnFind*AlgorithmEx timed best
+	Policy    measure.Policy    `json:"policy,omitempty"`    // fastest: the algorithm cudnnFind*AlgorithmEx timed best
 	API       string            `json:"cudnn_api,omitempty"` // v8: the convolution ran through cuDNN's graph API, as PyTorch 2's
 	Verdict   Verdict           `json:"verdict"`
 	MaxError  float64           `json:"max_error,omitempty"` // largest error relative to the reference's largest magnitude
