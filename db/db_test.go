@@ -306,7 +306,7 @@ func TestMeasurementsRoundTripAndQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSet := map[MeasuredKey]Cached{
-		{"conv/1", 32, measure.Forward}: {measure.OK, "IMPLICIT_GEMM"}, {"conv/1", 64, measure.Forward}: {measure.OK, "IMPLICIT_GEMM"},
+		{"conv/1", 32, measure.Forward}: {measure.OK, "WINOGRAD"}, {"conv/1", 64, measure.Forward}: {measure.OK, "IMPLICIT_GEMM"},
 		{"conv/2", 32, measure.BackwardData}: {measure.OK, "IMPLICIT_GEMM"}, {"conv/2", 4096, measure.BackwardData}: {measure.OutOfMemory, "IMPLICIT_GEMM"},
 	}
 	if !reflect.DeepEqual(set, wantSet) {
