@@ -128,28 +128,32 @@ func TestSweepRecordsAFailedItemAndGoesOn(t *testing.T) {
 // TestPlanSweepRetriesWhatAGPUCouldNotRun: a GPU's cached out-of-memory and unsupported
 // rows are planned again (another process held the memory; NVRTC or a cuDNN library was
 // missing then), a time is not; on the CPU all three stand.
-func TestPlanSweepRetriesWhatAGPUCouldNotRun(t *testing.T) {
-	ctx := context.Background()
+// resnet18Cache is an empty cache and the key of resnet18's (at 32 px) first layer of
+// each kind.
+func resnet18Cache(t *testing.T) (*db.DB, map[cnn.Op]string) {
+	t.Helper()
 	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cache.Close()
+	t.Cleanup(func() { cache.Close() })
 	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var relu, conv, pool string
+	first := map[cnn.Op]string{}
 	for _, l := range net.Layers {
-		switch {
-		case l.Config.Op == cnn.OpReLU && relu == "":
-			relu = l.Config.Key()
-		case l.Config.Op == cnn.OpConv2d && conv == "":
-			conv = l.Config.Key()
-		case l.Config.Op == cnn.OpMaxPool && pool == "":
-			pool = l.Config.Key()
+		if _, ok := first[l.Config.Op]; !ok {
+			first[l.Config.Op] = l.Config.Key()
 		}
 	}
+	return cache, first
+}
+
+func TestPlanSweepRetriesWhatAGPUCouldNotRun(t *testing.T) {
+	ctx := context.Background()
+	cache, first := resnet18Cache(t)
+	relu, conv, pool := first[cnn.OpReLU], first[cnn.OpConv2d], first[cnn.OpMaxPool]
 	for _, dev := range []measure.Device{
 		{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA A100", SMs: 108, ClockMHz: 1410},
 		{Key: "cpu:host:cpu", Backend: "cpu", Name: "a CPU", SMs: 2},
@@ -233,24 +237,8 @@ func TestWorkerRowsPredictAGPUBeforePyTorchs(t *testing.T) {
 // API chooses for (cnntime's kernels) stand.
 func TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI(t *testing.T) {
 	ctx := context.Background()
-	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cache.Close()
-	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conv, relu string
-	for _, l := range net.Layers {
-		switch {
-		case l.Config.Op == cnn.OpConv2d && conv == "":
-			conv = l.Config.Key()
-		case l.Config.Op == cnn.OpReLU && relu == "":
-			relu = l.Config.Key()
-		}
-	}
+	cache, first := resnet18Cache(t)
+	conv, relu := first[cnn.OpConv2d], first[cnn.OpReLU]
 	dev := measure.Device{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA A100", SMs: 108, ClockMHz: 1410}
 	row := func(config, algorithm string) measure.Measurement {
 		return measure.Measurement{DeviceKey: dev.Key, ConfigKey: config, Batch: 2, Precision: measure.FP32, Phase: measure.Forward,

@@ -1,8 +1,10 @@
 package firstrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,21 +78,9 @@ func LayerRatios(worker, pytorch map[layerKey]measure.Measurement) ([]LayerRatio
 		rows = append(rows, LayerRatio{Config: k.config, Op: op, Phase: k.phase, Batch: k.batch, Precision: k.precision,
 			WorkerMS: w.MedianMS, PyTorchMS: p.MedianMS, Ratio: w.MedianMS / p.MedianMS, Notes: w.Notes})
 	}
-	sort.Slice(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if a.Op != b.Op {
-			return a.Op < b.Op
-		}
-		if a.Precision != b.Precision {
-			return a.Precision < b.Precision
-		}
-		if a.Config != b.Config {
-			return a.Config < b.Config
-		}
-		if a.Batch != b.Batch {
-			return a.Batch < b.Batch
-		}
-		return a.Phase < b.Phase
+	slices.SortFunc(rows, func(a, b LayerRatio) int {
+		return cmp.Or(cmp.Compare(a.Op, b.Op), cmp.Compare(a.Precision, b.Precision), cmp.Compare(a.Config, b.Config),
+			cmp.Compare(a.Batch, b.Batch), cmp.Compare(a.Phase, b.Phase))
 	})
 	type kind struct {
 		op   string
@@ -171,15 +161,8 @@ func (r *run) predictSteps(ctx context.Context, measured []measure.Step, worker,
 			Framework: s.Framework, PredictedMS: p, ErrorPct: 100 * (p - s.MedianMS) / s.MedianMS,
 			WorkerLayersMS: layerSum(net, s.Batch, s.Precision, g, worker), PyTorchLayerMS: layerSum(net, s.Batch, s.Precision, g, pytorch)})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Model != b.Model {
-			return a.Model < b.Model
-		}
-		if a.Precision != b.Precision {
-			return a.Precision < b.Precision
-		}
-		return a.Batch < b.Batch
+	slices.SortFunc(out, func(a, b StepComparison) int {
+		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Precision, b.Precision), cmp.Compare(a.Batch, b.Batch))
 	})
 	return out, nil
 }

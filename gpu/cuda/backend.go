@@ -325,16 +325,11 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		return m, fmt.Errorf("prepare %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
 	}
 	m.Algorithm, m.WorkspaceBytes = algo, ws
-	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	start, end, release, err := eventPair()
 	if err != nil {
-		return m, fmt.Errorf("create a CUDA event: %w", err)
+		return m, err
 	}
-	defer cu.DestroyEvent(&start)
-	end, err := cu.MakeEvent(cu.BlockingSyncEvent)
-	if err != nil {
-		return m, fmt.Errorf("create a CUDA event: %w", err)
-	}
-	defer cu.DestroyEvent(&end)
+	defer release()
 	// A layer whose buffers fit in the L2 is timed one run per sample after a flush of
 	// the L2 (timing.L2Resident): back to back, each run would find the last one's data.
 	var flush cu.DevicePtr
@@ -455,6 +450,19 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	}
 	m.Notes = strings.Join(notes, ",")
 	return m, nil
+}
+
+// eventPair creates the two CUDA events a timed sample lies between; release destroys
+// them.
+func eventPair() (start, end cu.Event, release func(), err error) {
+	if start, err = cu.MakeEvent(cu.BlockingSyncEvent); err != nil {
+		return start, end, nil, fmt.Errorf("create a CUDA event: %w", err)
+	}
+	if end, err = cu.MakeEvent(cu.BlockingSyncEvent); err != nil {
+		cu.DestroyEvent(&start)
+		return start, end, nil, fmt.Errorf("create a CUDA event: %w", err)
+	}
+	return start, end, func() { cu.DestroyEvent(&start); cu.DestroyEvent(&end) }, nil
 }
 
 // errUnsupported marks a phase or configuration the CUDA backend has no kernel for.

@@ -230,16 +230,11 @@ func (l *convLayer) timeV8(phase measure.Phase, cands []C.v8_cand_t, engines []c
 	if ws != 0 {
 		defer cu.MemFree(ws)
 	}
-	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	start, end, release, err := eventPair()
 	if err != nil {
-		return nil, fmt.Errorf("create a CUDA event: %w", err)
+		return nil, err
 	}
-	defer cu.DestroyEvent(&start)
-	end, err := cu.MakeEvent(cu.BlockingSyncEvent)
-	if err != nil {
-		return nil, fmt.Errorf("create a CUDA event: %w", err)
-	}
-	defer cu.DestroyEvent(&end)
+	defer release()
 	ms := make([]float64, len(engines))
 	var failed []string
 	for i, e := range engines {

@@ -173,16 +173,11 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 // report's MS column: a few runs to warm up, then the mean of 20 back to back between
 // two events; 0 when it cannot be had. Sweeps time properly (TimeLayer).
 func quickTime(l layer, phase measure.Phase) float64 {
-	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	start, end, release, err := eventPair()
 	if err != nil {
 		return 0
 	}
-	defer cu.DestroyEvent(&start)
-	end, err := cu.MakeEvent(cu.BlockingSyncEvent)
-	if err != nil {
-		return 0
-	}
-	defer cu.DestroyEvent(&end)
+	defer release()
 	for i := 0; i < 3; i++ {
 		if l.run(phase) != nil {
 			return 0
