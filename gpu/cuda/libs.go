@@ -87,6 +87,9 @@ func (l library) open(path string) (string, error) {
 		return chosen, nil
 	}
 	if len(tried) == 0 {
+		if len(cands) == 1 && (cands[0].Source == libfind.FromFlag || cands[0].Source == libfind.FromEnv) {
+			return "", fmt.Errorf("load %s: %s", l.What, cands[0].Why)
+		}
 		return "", fmt.Errorf("load %s: found nowhere (searched %s); install it, or name its path with %s, and see cnntime devices --check", l.What, libfind.SearchOrder, l.Env)
 	}
 	if len(tried) > 4 { // the first few say enough
