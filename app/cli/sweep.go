@@ -15,6 +15,7 @@ import (
 	"cnntime/app/validate"
 	"cnntime/db"
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
 	"cnntime/gpu/libfind"
 	"cnntime/predictor/measure"
 )
@@ -39,8 +40,9 @@ func sweepCommands(register func(Command)) {
 	register(Command{
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
-		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--cudnn-api legacy|v8] [--repeats K] [--input N] [--step] [--json]",
-		Run:     runSweep,
+		Usage: "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
+			"        [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "] [--repeats K] [--input N] [--step] [--json]",
+		Run: runSweep,
 	})
 }
 
@@ -168,9 +170,10 @@ func runSweep(env *Env, args []string) error {
 	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
-	precision := fs.String("precision", string(req.Precision), "fp32, tf32 or amp (the CPU measures fp32)")
-	policy := fs.String("policy", string(req.Policy), "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest (True)")
-	fs.StringVar(&req.CuDNNAPI, "cudnn-api", "legacy", "the cuDNN API a GPU's convolutions choose their algorithm through: legacy (cudnnGet/Find*Algorithm) or v8 (the graph API's engines, as PyTorch 2)")
+	var precision, policy, api string
+	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
+	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
+	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
 	fs.IntVar(&req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	fs.IntVar(&req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
@@ -195,13 +198,16 @@ func runSweep(env *Env, args []string) error {
 		}
 		req.Batches = b
 	}
-	p, err := measure.ParsePrecision(*precision)
+	p, err := measure.ParsePrecision(precision)
 	if err != nil {
 		return Usagef("--precision: %v", err)
 	}
 	req.Precision = p
-	if req.Policy, err = measure.ParsePolicy(*policy); err != nil {
+	if req.Policy, err = measure.ParsePolicy(policy); err != nil {
 		return Usagef("--policy: %v", err)
+	}
+	if req.CuDNNAPI, err = convalgo.ParseAPI(api); err != nil {
+		return Usagef("--cudnn-api: %v", err)
 	}
 	cache, err := env.Cache()
 	if err != nil {
@@ -297,4 +303,12 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// cudnnAPIChoices are --cudnn-api's values (package gpu/convalgo).
+func cudnnAPIChoices() []choice {
+	return choicesOf(convalgo.APIs, map[string]string{
+		convalgo.Legacy: "cuDNN's legacy cudnnGet/Find*Algorithm calls, recorded by algorithm name",
+		convalgo.V8:     "cuDNN's graph API, as PyTorch 2 chooses: the heuristics' engines, recorded by engine and knobs",
+	}, nil)
 }

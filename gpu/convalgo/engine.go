@@ -19,6 +19,9 @@ const (
 	V8 = "v8"
 )
 
+// APIs are the cuDNN APIs a sweep may choose convolution algorithms through.
+var APIs = []string{Legacy, V8}
+
 // ParseAPI accepts legacy or v8 ("" is legacy).
 func ParseAPI(s string) (string, error) {
 	switch s {
