@@ -88,10 +88,12 @@ type Overheads struct {
 	// the backward pass: NCCL's kernels run on the SMs and memory the backward
 	// kernels use. StepJitter is the relative spread of one worker's step time (its
 	// loader, host and clocks); every step waits for the slowest of N workers, on
-	// average StepJitter × sqrt(2 ln N) steps more than the mean. Both are fitted on
-	// the tuning sources of the scaling table (`cnntime validate` table 5,
-	// app/validate.FitScaling) with NetworkModel.Efficiency: the published runs show
-	// 2.25% jitter and no interference beyond it (the fit's best is 0 on a grid to 0.5).
+	// average StepJitter × sqrt(2 ln N) steps more than the mean (over several nodes
+	// NetworkModel.NodeJitter adds the slowest node's wait). Both are fitted on the
+	// tuning sources of the scaling table (`cnntime validate` table 5,
+	// app/validate.FitScaling) with NetworkModel.Efficiency and NodeJitter: the
+	// published runs show 2% jitter and no interference beyond it (the fit's best is 0
+	// on a grid to 0.5).
 	CommInterference float64
 	StepJitter       float64
 
@@ -109,7 +111,7 @@ type Overheads struct {
 // DefaultOverheads are the figures the predictor uses, for PyTorch eager training on
 // a current GPU. The launch costs were tuned on one part of the published
 // whole-network measurements (dmikushin's V100 rows at batch ≤ 8, launch-bound), the
-// other sources held out (see the README's accuracy section); the rest are physical
+// other sources held out (see docs/accuracy.md); the rest are physical
 // figures or PyTorch's own settings (DDP's 25 MB buckets).
 var DefaultOverheads = Overheads{
 	LaunchForwardUS:           20,
@@ -128,7 +130,7 @@ var DefaultOverheads = Overheads{
 	NVLinkAllReduceEfficiency: 0.75,
 	PCIeAllReduceEfficiency:   0.3,
 	CommInterference:          0,
-	StepJitter:                0.0225,
+	StepJitter:                0.02,
 	AllReduceLatencyUS:        10,
 	OverlapFraction:           0.8,
 	BucketBytes:               25 << 20,

@@ -7,8 +7,11 @@
 # once; then cancels one task part-way, requeues it and checks it resumes in its shard
 # without measuring again. Every daemon is stopped by its PID at the end, pass or fail.
 #
+# The nodes run the headless build (make headless: no graphics library, as a compute node
+# has none), checked to link no graphics library before anything runs.
+#
 # Needs root (the daemons run as root here) and Debian's slurm-wlm and munge, which it
-# installs when missing. CNNTIME names a built cnntime binary; without it one is built.
+# installs when missing. CNNTIME names a built cnntime-headless; without it one is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,14 +59,21 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
-# cnntime itself.
+# cnntime itself: the headless build, as on a cluster.
 if [ -n "${CNNTIME:-}" ]; then
 	cp "$CNNTIME" "$T/cnntime"
 else
-	say "building cnntime"
-	go build -o "$T/cnntime" .
+	say "building cnntime-headless"
+	CGO_ENABLED=0 go build -tags headless -o "$T/cnntime" .
 fi
 bin=$T/cnntime
+if libs=$(ldd "$bin" 2>&1) && grep -E 'lib(GL|GLX|EGL|X11|wayland|xkbcommon)' <<<"$libs"; then
+	fail "$bin needs a graphics library, which a compute node lacks: build it with make headless"
+fi
+if "$bin" >/dev/null 2>&1; then
+	fail "$bin opened without a command: it is not the headless build (make headless)"
+fi
+say "cnntime-headless: $(head -n 1 <<<"$libs")"
 
 # munge, with a key made here and its own socket.
 mkdir -p "$T/munge" && chmod 700 "$T/munge"
@@ -209,4 +219,17 @@ all=$(measurements "$T/work/ref8.db")
 sum=0
 for s in shards/shard-"$job"-*.db; do sum=$((sum + $(measurements "$s"))); done
 [ "$sum" = "$all" ] || fail "job $job's shards hold $sum measurements, the plan $all"
+# ---- 3. The training job `cnntime launch slurm` writes passes sbatch --test-only
+# (issue 33's check, apart from the sweeps above). This cluster hands out no GPUs, so the
+# GPU machine's script asks for none (--gres none) and one CPU; its nodes and time limit
+# are its own. This computer's CPU, measured above, needs no such overrides.
+"$bin" --db merged.db launch slurm --model resnet50 --machine aws/p4d.24xlarge --batch 256 --gres none --cpus-per-task 1 \
+	--partition test --out train-gpu.sbatch >/dev/null
+"$bin" --db merged.db launch slurm --model squeezenet1_1 --machine local/cpu --batch 2 --out train-cpu.sbatch >/dev/null
+for f in train-gpu.sbatch train-cpu.sbatch; do
+	grep -q '^#SBATCH --time=[0-9]*-[0-9][0-9]:[0-9][0-9]:00$' "$f" || fail "$f has no time limit: $(cat "$f")"
+	sbatch --test-only "$f" 2>test-only.err || fail "sbatch --test-only refuses $f: $(cat test-only.err)"
+	say "launch slurm, $f: $(tail -n 1 test-only.err)"
+done
+
 say "test-cluster passed"

@@ -16,12 +16,21 @@ type Slurm struct {
 	Time      string // time limit, e.g. 02:00:00; "" for the partition's default
 	CPUs      int    // --cpus-per-task; 0 for the cluster's default
 	Shards    string // folder the shards go to, relative to the submit folder or absolute; "" for shards
-	Binary    string // the cnntime binary as the nodes see it; "" for cnntime on PATH
+	Binary    string // the cnntime binary as the nodes see it (the headless build); "" for cnntime on PATH
 }
 
 // directiveValue is what an #SBATCH value may hold: sbatch reads these lines itself,
 // without a shell, so nothing can be quoted there.
 var directiveValue = regexp.MustCompile(`^[A-Za-z0-9._:=+@/,%-]+$`)
+
+// CheckDirective refuses a value for an #SBATCH line (given by flag) that sbatch could
+// misread: "" (left out) and plain values pass.
+func CheckDirective(flag, v string) error {
+	if v != "" && !directiveValue.MatchString(v) {
+		return fmt.Errorf("%s %q: Slurm reads #SBATCH lines without a shell, so only letters, digits and . _ : = + @ / , %% - are allowed", flag, v)
+	}
+	return nil
+}
 
 // tasks is the array size the job uses.
 func (j Slurm) tasks() int {
@@ -43,8 +52,8 @@ func (j Slurm) Check() error {
 		return fmt.Errorf("--array %d: the sweep has only %d (model, batch) pairs to share; give at most %d tasks", j.Tasks, j.Pairs(), j.Pairs())
 	}
 	for _, d := range []struct{ flag, v string }{{"--job-name", j.JobName}, {"--partition", j.Partition}, {"--gres", j.Gres}, {"--time", j.Time}} {
-		if d.v != "" && !directiveValue.MatchString(d.v) {
-			return fmt.Errorf("%s %q: Slurm reads #SBATCH lines without a shell, so only letters, digits and . _ : = + @ / , %% - are allowed", d.flag, d.v)
+		if err := CheckDirective(d.flag, d.v); err != nil {
+			return err
 		}
 	}
 	if j.CPUs < 0 {
@@ -75,6 +84,8 @@ func (j Slurm) Script() (string, error) {
 	b.WriteString("# Submit with `sbatch FILE`; each task sweeps into its own cache shard, and a requeued task\n")
 	b.WriteString("# resumes in its shard without measuring again. Merge the shards when all are done:\n")
 	fmt.Fprintf(&b, "#   cnntime cache import %s/shard-*.db\n", shellWord(or(j.Shards, "shards"))) // people paste it
+	b.WriteString("# The nodes run the headless cnntime (make headless: cnntime-headless, no graphics library\n")
+	b.WriteString("# needed; the desktop build needs OpenGL and X11, which compute nodes lack), named by --cnntime.\n")
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", name)
 	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", n-1)
 	b.WriteString("#SBATCH --requeue\n")

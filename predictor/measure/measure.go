@@ -33,11 +33,15 @@ const (
 	AMP        Precision = "amp"
 )
 
-// ParsePrecision accepts one of the names above.
+// Precisions lists every precision ParsePrecision accepts, in the order help shows them.
+var Precisions = []Precision{FP32, FP32Strict, TF32, AMP}
+
+// ParsePrecision accepts one of Precisions.
 func ParsePrecision(s string) (Precision, error) {
-	switch p := Precision(s); p {
-	case FP32, FP32Strict, TF32, AMP:
-		return p, nil
+	for _, p := range Precisions {
+		if string(p) == s {
+			return p, nil
+		}
 	}
 	return "", fmt.Errorf("unknown precision %q: use fp32, fp32-strict, tf32 or amp", s)
 }
@@ -51,11 +55,15 @@ const (
 	NoPolicy  Policy = ""          // backends without a choice (CPU)
 )
 
-// ParsePolicy accepts "heuristic" or "fastest".
+// Policies lists the policies ParsePolicy accepts, in the order help shows them.
+var Policies = []Policy{Heuristic, Fastest}
+
+// ParsePolicy accepts one of Policies: "heuristic" or "fastest".
 func ParsePolicy(s string) (Policy, error) {
-	switch p := Policy(s); p {
-	case Heuristic, Fastest:
-		return p, nil
+	for _, p := range Policies {
+		if string(p) == s {
+			return p, nil
+		}
 	}
 	return "", fmt.Errorf("unknown algorithm policy %q: use heuristic or fastest", s)
 }
@@ -103,6 +111,10 @@ type Measurement struct {
 	Status         Status    `json:"status"`
 	SweepID        int64     `json:"sweep_id,omitempty"`
 	At             time.Time `json:"at"`
+	// Notes say how to read the time, comma-separated (package gpu/timing): host-bound
+	// (the host may have paced the kernels), l2-flushed (buffers that fit in the L2,
+	// timed after a flush), l2-hot (the same, with no flush: a warm cache).
+	Notes string `json:"notes,omitempty"`
 }
 
 // Validate reports the first thing wrong with m, or nil.
@@ -181,4 +193,18 @@ func CPUFramework(key string) string {
 		return FrameworkCnntimeCPU
 	}
 	return FrameworkPyTorch
+}
+
+// PyTorchGPUSuffix ends the device key of a GPU's layer rows that scripts/pytorch_sweep.py
+// --layers measured ("cuda:GPU-<uuid>:pytorch"): kept apart from the rows of cnntime's
+// CUDA worker, which measure other things on the same GPU.
+const PyTorchGPUSuffix = ":pytorch"
+
+// MeasuredByPyTorch reports whether the device of key is one PyTorch measured: a CPU's
+// "cpu:…:pytorch-<N>-threads" or a GPU's "cuda:…:pytorch".
+func MeasuredByPyTorch(key string) bool {
+	if strings.HasPrefix(key, "cuda:") {
+		return strings.HasSuffix(key, PyTorchGPUSuffix)
+	}
+	return CPUFramework(key) == FrameworkPyTorch
 }
