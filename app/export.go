@@ -5,8 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,41 +12,35 @@ import (
 	"unicode/utf8"
 
 	"cnntime/app/charts"
+	"cnntime/app/outfile"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
 
 // ExportChart writes a chart to path in the format its extension names (.png, .svg or
-// .pdf) at w×h pixels. The file appears whole or not at all.
+// .pdf) at w×h pixels, as ExportFile writes a file.
 func ExportChart(path string, c *charts.Chart, w, h int) error {
 	format, err := charts.FormatOf(path)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(out io.Writer) error { return c.Write(out, format, w, h) })
+	return ExportFile(path, func(out io.Writer) error { return c.Write(out, format, w, h) })
 }
 
-// ExportCSV writes a CSV file with write; the file appears whole or not at all.
+// ExportCSV writes a CSV file with write, as ExportFile writes a file.
 func ExportCSV(path string, write func(io.Writer) error) error {
-	return writeFileAtomic(path, write)
+	return ExportFile(path, write)
 }
 
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("export to %s: %w (is the folder there and writable?)", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
+// ExportFile writes an export (what write writes) to path with outfile.Write: a
+// regular file appears whole or not at all, with the user's umask; a terminal,
+// /dev/null, a named pipe or /dev/stdout is written into and keeps its type; a folder,
+// a disk, a cache, a read-only file and the missing target of a dangling link are
+// refused.
+func ExportFile(path string, write func(io.Writer) error) error {
+	if err := outfile.Write(path, write); err != nil {
+		return fmt.Errorf("export to %s: %w", Printable(path), err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -604,5 +605,60 @@ func TestInfo(t *testing.T) {
 	wantSources := []SourceCount{{"csv:s.csv", 1}, {"lab-box", 2}}
 	if !reflect.DeepEqual(info.StepSources, wantSources) {
 		t.Errorf("Info().StepSources = %+v, want %+v", info.StepSources, wantSources)
+	}
+}
+
+// A cache export is made under a temporary name and named at the end: a failed one
+// (here cancelled) leaves nothing at the destination nor beside it, a finished one is a
+// whole cache by itself (no log beside it) with the umask's mode, and a dangling link is
+// refused without its target being created.
+func TestExportCacheNamesTheFileWhenComplete(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	if err := d.PutMeasurements(ctx, []measure.Measurement{kernel("cuda:A", "conv/1", 32, measure.Forward, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	failed := filepath.Join(dir, "failed.db")
+	if _, err := d.ExportCache(cancelled, failed, ExportFilter{}); err == nil {
+		t.Fatal("a cancelled export succeeded")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed export left %v", entries)
+	}
+
+	old := syscall.Umask(0o027)
+	path := filepath.Join(dir, "whole.db")
+	rep, err := d.ExportCache(ctx, path, ExportFilter{})
+	syscall.Umask(old)
+	if err != nil || rep.Measurements != 1 {
+		t.Fatalf("export: %+v, %v", rep, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "whole.db" {
+		t.Errorf("the folder holds %v, want whole.db alone", entries)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
+		t.Errorf("with umask 027 the export is %v, want 0640", st.Mode().Perm())
+	}
+	back, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := back.Info(ctx)
+	back.Close()
+	if err != nil || info.Measurements != 1 {
+		t.Errorf("the export reads back as %+v, %v", info, err)
+	}
+
+	dangling := filepath.Join(dir, "dangling.db")
+	os.Symlink(filepath.Join(dir, "target.db"), dangling)
+	if _, err := d.ExportCache(ctx, dangling, ExportFilter{}); err == nil || !strings.Contains(err.Error(), "which does not exist") {
+		t.Errorf("export to a dangling link: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "target.db")); err == nil {
+		t.Error("the dangling link's target was created")
 	}
 }

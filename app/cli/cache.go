@@ -4,13 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/outfile"
 	"cnntime/db"
 	"cnntime/predictor/cnn"
 )
@@ -303,8 +303,9 @@ func runCacheExport(env *Env, args []string) error {
 	return nil
 }
 
-// exportCSV writes the CSV to out ("-" for stdout) through a temporary file, so a
-// failed export leaves no half-written file; it refuses to overwrite a file.
+// exportCSV writes the CSV to out ("-" for stdout) with outfile.Write: a file appears
+// whole or not at all, a pipe or a terminal is written into; it refuses to overwrite a
+// file.
 func exportCSV(env *Env, d *db.DB, out string, f db.ExportFilter, layers bool) (int, error) {
 	write := d.ExportStepsCSV
 	if layers {
@@ -313,25 +314,17 @@ func exportCSV(env *Env, d *db.DB, out string, f db.ExportFilter, layers bool) (
 	if out == "-" {
 		return write(env.Ctx, env.Stdout, f)
 	}
-	if _, err := os.Stat(out); err == nil {
-		return 0, fmt.Errorf("export to %s: the file exists; choose a new file name", out)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return 0, fmt.Errorf("export to %s: %w", out, err)
+	if st, err := os.Stat(out); err == nil && st.Mode().IsRegular() {
+		return 0, fmt.Errorf("export to %s: the file exists; choose a new file name", app.Printable(out))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	n := 0
+	err := outfile.Write(out, func(w io.Writer) error {
+		var err error
+		n, err = write(env.Ctx, w, f)
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("export to %s: %w", out, err)
-	}
-	defer os.Remove(tmp.Name())
-	n, err := write(env.Ctx, tmp, f)
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("export to %s: %w", out, err)
+		return 0, fmt.Errorf("export to %s: %w", app.Printable(out), err)
 	}
 	return n, nil
 }
