@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"cnntime/app"
-	"cnntime/app/outfile"
 	"cnntime/app/cluster"
+	"cnntime/app/outfile"
 	"cnntime/predictor/cnn"
 )
 
