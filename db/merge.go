@@ -451,7 +451,7 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
 			sweep_id = NULL, at = excluded.at, source = excluded.source
-		WHERE excluded.at > main.measurements.at`, source)
+		WHERE excluded.at > main.measurements.at OR `+storedInFuture("main.measurements.at"), source)
 	rep.Measurements = merged(incoming, changed, count("measurements")-before)
 
 	if err == nil {
@@ -466,7 +466,7 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 		ON CONFLICT (device_key, model, batch, precision, framework, source) DO UPDATE SET
 			median_ms = excluded.median_ms, spread_ms = excluded.spread_ms,
 			status = excluded.status, at = excluded.at
-		WHERE excluded.at > main.steps.at`, source)
+		WHERE excluded.at > main.steps.at OR `+storedInFuture("main.steps.at"), source)
 	rep.Steps = merged(incoming, changed, count("steps")-before)
 
 	before = count("user_machines")

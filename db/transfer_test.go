@@ -662,3 +662,76 @@ func TestExportCacheNamesTheFileWhenComplete(t *testing.T) {
 		t.Error("the dangling link's target was created")
 	}
 }
+
+// Times a cache cannot store or must not trust are refused naming the line: 9999-12-31
+// overflowed Unix nanoseconds into 2261-07-22 and then hid every later genuine row of
+// its key. The cache is left as it was, and a later genuine row is then stored, even
+// over a row an older cnntime stored with an overflowed (future) time.
+func TestImportRefusesTimesOutOfRange(t *testing.T) {
+	const header = "gpu,model,batch_size,precision,framework,step_ms,spread_ms,status,source,measured_at\n"
+	row := func(ms, at string) string { return "t4,resnet50,32,amp,pytorch 2.5.1," + ms + ",1,ok,lab," + at + "\n" }
+	future := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := Open(filepath.Join(dir, "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	seed := filepath.Join(dir, "seed.csv")
+	writeFile(t, seed, header+row("100", "2026-03-01T12:00:00Z"))
+	if _, err := d.Import(ctx, seed); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ at, want string }{
+		{"9999-12-31T23:59:59Z", "bad.csv line 3: measured_at 9999-12-31T23:59:59Z is after 2262-04-11"},
+		{"2262-04-12T00:00:00Z", "bad.csv line 3: measured_at 2262-04-12T00:00:00Z is after 2262-04-11"},
+		{"1969-12-31T23:59:59Z", "bad.csv line 3: measured_at 1969-12-31T23:59:59Z is before 1970"},
+		{"0001-01-01T00:00:01Z", "bad.csv line 3: measured_at 0001-01-01T00:00:01Z is before 1970"},
+		{future, "bad.csv line 3: measured_at " + future + " is in the future"},
+	} {
+		bad := filepath.Join(dir, "bad.csv")
+		writeFile(t, bad, header+row("90", "2026-03-02T12:00:00Z")+row("80", tc.at))
+		if _, err := d.Import(ctx, bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.at, err, tc.want)
+		}
+		steps, _ := d.Steps(ctx, StepFilter{})
+		if len(steps) != 1 || steps[0].MedianMS != 100 {
+			t.Errorf("%s: after the refusal the cache holds %+v, want the seed alone", tc.at, steps)
+		}
+	}
+	for _, bad := range []measure.Step{
+		{DeviceKey: "gpu:t4", Model: "resnet50", Batch: 32, Precision: measure.AMP, Framework: "x", Source: "lab", MedianMS: 1, Status: measure.OK,
+			At: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
+	} {
+		if err := d.PutSteps(ctx, []measure.Step{bad}); err == nil || !strings.Contains(err.Error(), "after 2262-04-11") {
+			t.Errorf("PutSteps at %v: %v", bad.At, err)
+		}
+	}
+
+	// A row an older cnntime stored at an overflowed time, 2261-07-22: a genuine later
+	// row replaces it.
+	if _, err := d.sql.Exec(`UPDATE steps SET at = ?`, time.Date(2261, 7, 22, 0, 0, 0, 0, time.UTC).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.csv")
+	writeFile(t, good, header+row("70", "2026-03-03T12:00:00Z"))
+	rep, err := d.Import(ctx, good)
+	if err != nil || rep.Steps != (Merged{Replaced: 1}) {
+		t.Fatalf("genuine row: %+v, %v; want it to replace the one from 2261", rep.Steps, err)
+	}
+	steps, _ := d.Steps(ctx, StepFilter{})
+	if len(steps) != 1 || steps[0].MedianMS != 70 || steps[0].At.Year() != 2026 {
+		t.Errorf("the cache holds %+v, want the genuine row of 2026", steps)
+	}
+
+	// The kernel measurement and loader-rate CSVs follow the same rule.
+	if _, err := ParseLoaderRateCSV(strings.NewReader("loader,images_per_s_per_worker,workers,cpu,host,measured_at\npytorch,100,1,X,h,253402300799\n"), "rates.csv"); err == nil || !strings.Contains(err.Error(), "rates.csv line 2: measured_at 9999-12-31T23:59:59Z is after 2262-04-11") {
+		t.Errorf("loader rate at 9999: %v", err)
+	}
+	layers := "device,config,batch_size,precision,phase,policy,algorithm,median_ms,spread_ms,repeats,workspace_bytes,status,sweep_id,measured_at,source,device_info\n" +
+		"cuda:A,conv/1,32,fp32,forward,heuristic,,2,0,5,0,ok,,9999-12-31T23:59:59Z,,\n"
+	if _, err := ParseMeasurementsCSV(strings.NewReader(layers), "layers.csv"); err == nil || !strings.Contains(err.Error(), "layers.csv line 2: measured_at 9999-12-31T23:59:59Z is after") {
+		t.Errorf("kernel measurement at 9999: %v", err)
+	}
+}
