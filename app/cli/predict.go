@@ -283,7 +283,9 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 		out := predictCSV{}
 		text := out.header()
 		for i := range curves {
-			text = out.curve(text, &curves[i])
+			if text, err = out.curve(text, &curves[i]); err != nil {
+				return err
+			}
 		}
 		_, err := env.Stdout.Write(text)
 		return writeErr("CSV", err)

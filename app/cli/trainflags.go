@@ -19,6 +19,15 @@ type trainFlags struct {
 	like          string
 }
 
+// The ranges of a recipe's own figures beyond what convergence.Custom checks: past them
+// the epochs and times derived from them stop being printable numbers (a critical batch
+// of 1e300 printed a 300-digit formula, 1e-300 epochs a run of 0 s).
+const (
+	minRefEpochs     = 0.01
+	maxRefBatch      = 1 << 24
+	maxCriticalBatch = 1e9
+)
+
 // TrainUsage explains the training flags, for `cnntime help predict` and the README.
 const TrainUsage = `training (how long the run is):
   --train epochs       (default) every batch trains for --epochs (today's schedule)
@@ -34,9 +43,9 @@ const TrainUsage = `training (how long the run is):
 
 func (tf *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&tf.mode, "train", string(app.TrainEpochs), "epochs (a fixed --epochs) or to-target (the epochs each batch needs to reach a target accuracy)")
-	fs.Float64Var(&tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
+	decimalVar(fs, &tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
 	fs.IntVar(&tf.refBatch, "ref-batch", 0, "to-target with your own recipe: the global batch it reached its target at in --ref-epochs")
-	fs.Float64Var(&tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
+	decimalVar(fs, &tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
 	fs.StringVar(&tf.like, "like", "", "to-target with your own recipe: take the critical batch of a preset ("+strings.Join(convergence.PresetNames(), ", ")+")")
 }
 
@@ -60,6 +69,14 @@ func (tf *trainFlags) training(set map[string]bool) (app.Training, error) {
 		return t, Usagef("your own recipe needs both --ref-epochs E and --ref-batch B (it reaches its target in E epochs at global batch B)")
 	case set["critical-batch"] == set["like"]:
 		return t, Usagef("with --ref-epochs and --ref-batch give --critical-batch N or --like %s (one of them)", strings.Join(convergence.PresetNames(), "|"))
+	}
+	switch {
+	case tf.refEpochs > 0 && tf.refEpochs < minRefEpochs:
+		return t, Usagef("--ref-epochs %g: give the epochs your recipe takes at --ref-batch, from %g up", tf.refEpochs, minRefEpochs)
+	case tf.refBatch > maxRefBatch:
+		return t, Usagef("--ref-batch %d: give the global batch your recipe reached its target at, 1 to %d", tf.refBatch, maxRefBatch)
+	case tf.criticalBatch > maxCriticalBatch:
+		return t, Usagef("--critical-batch %g: give the batch at which the epochs double, 1 to %g", tf.criticalBatch, float64(maxCriticalBatch))
 	}
 	t.Custom = convergence.Custom{Epochs: tf.refEpochs, Batch: tf.refBatch, CriticalBatch: tf.criticalBatch, Like: tf.like}
 	if _, err := t.Custom.Model(); err != nil {
