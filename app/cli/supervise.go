@@ -108,6 +108,10 @@ func childStatus(werr error, crash []byte, stderr io.Writer) int {
 			return 1
 		case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
 			return 128 + int(sig) // stopped as asked: the shell's convention
+		case syscall.SIGPIPE:
+			// Standard output's reader stopped reading (cnntime models | head -1): it
+			// has what it wanted, so the command ends quietly and well.
+			return 0
 		default:
 			fmt.Fprintf(stderr, "cnntime: internal error: the command was stopped by signal %v\n", sig)
 			return 1

@@ -97,3 +97,37 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// A reader of standard output that stops early (cnntime predict … | head -1) ends the
+// command quietly with status 0; it was "internal error: the command was stopped by
+// signal broken pipe" and status 1.
+func TestSuperviseEndsQuietlyOnABrokenPipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "--db", dir+"/cache.db", "predict", "--model", "resnet18", "--machine", "aws/p3.2xlarge", "--batches", "1-1024", "--csv")
+	cmd.Env = append(os.Environ(), superviseTestEnv+"=none", "TMPDIR="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 10)
+	if _, err := out.Read(line); err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // as head does after its line: the rest of 300 kB of CSV meets a closed pipe
+	err = cmd.Wait()
+	if err != nil || stderr.Len() > 0 {
+		t.Errorf("exit %v, stderr %q; want status 0 and nothing said", err, stderr.String())
+	}
+}
