@@ -12,6 +12,7 @@ import (
 	"cnntime/db"
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
+	"cnntime/gpu/lifeline"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
@@ -300,6 +301,9 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	}
 	sink := gpu.Sink{
 		Measured: func(m measure.Measurement) error {
+			if err := lifeline.Check(); err != nil { // whoever asked for the sweep is gone
+				return err
+			}
 			m.SweepID = res.SweepID
 			if err := cache.PutMeasurements(context.WithoutCancel(ctx), []measure.Measurement{m}); err != nil {
 				return err
@@ -330,6 +334,9 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 		err = runSteps(ctx, cache, sw, plan, &res, report)
 	}
 	res.Elapsed = time.Since(start)
+	if errors.Is(err, lifeline.ErrOrphaned) {
+		return res, err // nothing more is written: the sweep reads as interrupted, as it was
+	}
 	res.State = db.SweepDone
 	switch {
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSweepPaused):
@@ -361,6 +368,9 @@ func runSteps(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	}
 	for _, it := range plan.Steps {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := lifeline.Check(); err != nil {
 			return err
 		}
 		s, err := local.Backend.RunStep(ctx, nets[it.Model], it.Batch, plan.Request.Precision, plan.Request.Repeats)

@@ -489,7 +489,7 @@ func TestSweeps(t *testing.T) {
 		got[i].Created, got[i].Updated = time.Time{}, time.Time{}
 	}
 	want := []Sweep{
-		{ID: second, DeviceKey: "cpu:h:x", Plan: `{}`, State: SweepRunning, Total: 4},
+		{ID: second, DeviceKey: "cpu:h:x", Plan: `{}`, State: SweepRunning, Total: 4, PID: os.Getpid()},
 		{ID: first, DeviceKey: "cuda:A", Plan: `{"models":["resnet50"]}`, State: SweepPaused, Total: 10, Done: 7},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -78,6 +78,9 @@ type ExportReport struct {
 func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (ExportReport, error) {
 	rep := ExportReport{File: path}
 	fail := func(err error) (ExportReport, error) {
+		if IsDiskFull(err) {
+			return rep, fmt.Errorf("export to %s: the disk holding it is full: nothing was left there; free some space, or export to another disk (%w)", path, err)
+		}
 		return rep, fmt.Errorf("export to %s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)

@@ -139,14 +139,14 @@ func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin a transaction on %s: %w", d.path, err)
+		return fmt.Errorf("begin a transaction on %s: %w", d.path, Explain(d.path, err))
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return Explain(d.path, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit to %s: %w", d.path, err)
+		return fmt.Errorf("commit to %s: %w", d.path, Explain(d.path, err))
 	}
 	return nil
 }

@@ -110,6 +110,9 @@ func runCacheInfo(env *Env, args []string) error {
 	if info.InterruptedSweeps > 0 {
 		fmt.Fprintf(env.Stdout, "%d sweeps were interrupted (their process died while they ran): running the same sweep again continues each, measuring only what is missing\n", info.InterruptedSweeps)
 	}
+	for _, s := range info.StoppedSweeps {
+		fmt.Fprintln(env.Stdout, app.Printable(s))
+	}
 	if len(info.Devices) > 0 {
 		fmt.Fprintln(env.Stdout)
 		t := app.NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")

@@ -236,6 +236,8 @@ func TestDamagedCacheIsSaidDamaged(t *testing.T) {
 		{[]string{"cache", "info"}, "is damaged"},
 		{[]string{"machine", "set-price", "aws/p3.2xlarge", "2"}, "is damaged"},
 		{[]string{"machine", "add", "--name", "lab", "--gpu", "t4", "--price", "1"}, "is damaged"},
+		// Commands that only read say it too, not SQLite's "database disk image is malformed (11)" alone.
+		{[]string{"cache", "export", "--csv", "-"}, "database disk image is malformed (11)): restore it from a copy, or export what still reads"},
 	} {
 		code, out, errOut := runCLIWithDB(t, path, tc.args...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {

@@ -213,6 +213,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
+	if env.cache != nil { // a full disk or a damaged file, said in words
+		err = db.Explain(env.cache.Path(), err)
+	}
 	if cerr := env.closeCache(); cerr != nil && err == nil {
 		err = cerr
 	}

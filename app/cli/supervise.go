@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"cnntime/gpu/lifeline"
 )
 
 // A command runs in a child process of the same binary, watched by its parent, so that
@@ -20,7 +22,8 @@ import (
 // ("fatal error: out of memory" exits 2), a panic on any goroutine, or the kernel's
 // out-of-memory killer (SIGKILL). The child writes such a crash's report to a pipe
 // (debug.SetCrashOutput) as well as to stderr; the parent saves it to a file and says
-// where. Standard input, output and error are the child's own: nothing is copied.
+// where. Standard input, output and error are the child's own: nothing is copied. The
+// child dies with its parent (lifeline.Tie).
 
 // supervisedEnv marks the child process: it runs the command itself.
 const supervisedEnv = "CNNTIME_SUPERVISED"
@@ -43,6 +46,7 @@ func Supervise(args []string) (code int, ran bool) {
 		}
 		return 0, false
 	}
+	lifeline.Forget() // this process runs on its own, whoever started whatever started it
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, false
@@ -55,6 +59,9 @@ func Supervise(args []string) (code int, ran bool) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), supervisedEnv+"=1")
 	cmd.ExtraFiles = []*os.File{writer}
+	// The child dies with this process: a kill -9 of cnntime leaves no command running
+	// on (a sweep measuring, an import committing) that no one waits for.
+	lifeline.Tie(cmd)
 	// A signal to the parent (a job scheduler's SIGTERM, Ctrl-C) is passed on: the child
 	// stops as the command does when it is signalled itself.
 	signals := make(chan os.Signal, 4)
