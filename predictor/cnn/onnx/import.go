@@ -1702,6 +1702,7 @@ func (c *converter) slice(a attrs, ins []value) error {
 // outputs turns the graph's outputs into the loss's inputs: class scores [N, K] (or
 // [N, K, 1, 1]), all with the same K.
 func (c *converter) outputs() (classes int, layers []string, err error) {
+	listed := map[string]bool{} // layers already in the list: linear in the outputs
 	for _, o := range c.g.GetOutput() {
 		v, ok := c.vals[o.GetName()]
 		if !ok {
@@ -1721,7 +1722,8 @@ func (c *converter) outputs() (classes int, layers []string, err error) {
 			return 0, nil, fmt.Errorf("import ONNX: the graph's outputs have %d and %d class scores: cnntime trains one classifier (auxiliary heads must have as many classes)", classes, s.C)
 		}
 		classes = s.C
-		if !slices.Contains(layers, v.layer) {
+		if !listed[v.layer] {
+			listed[v.layer] = true
 			layers = append(layers, v.layer)
 		}
 	}
