@@ -200,7 +200,7 @@ func runCacheImport(env *Env, args []string) error {
 	for _, rep := range reps {
 		if rep.Kind == "cache" {
 			fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations, %d user machines and %d custom models added\n",
-				rep.File, rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
+				app.Printable(rep.File), rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
 			if len(rep.CustomModelClashes) > 0 {
 				fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours with 'cnntime model remove NAME' or the app's File → Remove model…, and import again to take theirs)\n",
 					app.Printable(strings.Join(rep.CustomModelClashes, ", ")))
@@ -209,14 +209,14 @@ func runCacheImport(env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "cloud prices: %s\n", app.PricesMergedText(rep.Prices))
 		} else if rep.Kind == "loader-csv" {
 			fmt.Fprintf(env.Stdout, "imported loader-rate CSV %s: %s (predictions for this computer's machines use it: user/workstation, local/…)\n",
-				rep.File, app.MergedText(rep.LoaderRates))
+				app.Printable(rep.File), app.MergedText(rep.LoaderRates))
 			continue
 		} else if rep.Kind == "layers-csv" {
-			fmt.Fprintf(env.Stdout, "imported kernel measurement CSV %s: %d devices and %d layer configurations added\n", rep.File, rep.Devices, rep.Configs)
+			fmt.Fprintf(env.Stdout, "imported kernel measurement CSV %s: %d devices and %d layer configurations added\n", app.Printable(rep.File), rep.Devices, rep.Configs)
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
 			continue
 		} else {
-			fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
+			fmt.Fprintf(env.Stdout, "imported step CSV %s\n", app.Printable(rep.File))
 		}
 		fmt.Fprintf(env.Stdout, "step measurements: %s\n", app.MergedText(rep.Steps))
 	}
@@ -286,7 +286,7 @@ func runCacheExport(env *Env, args []string) error {
 			return WriteJSON(env.Stdout, rep)
 		}
 		fmt.Fprintf(env.Stdout, "exported %d kernel measurements (%d devices, %d layer configurations) and %d step measurements to %s\n",
-			rep.Measurements, rep.Devices, rep.Configs, rep.Steps, out)
+			rep.Measurements, rep.Devices, rep.Configs, rep.Steps, app.Printable(out))
 		return nil
 	}
 	n, err := exportCSV(env, d, out, filter, *layers)
@@ -301,7 +301,7 @@ func runCacheExport(env *Env, args []string) error {
 		return WriteJSON(env.Stdout, map[string]any{"file": out, "rows": n, "what": what})
 	}
 	if out != "-" {
-		fmt.Fprintf(env.Stdout, "exported %d %s to %s\n", n, what, out)
+		fmt.Fprintf(env.Stdout, "exported %d %s to %s\n", n, what, app.Printable(out))
 	}
 	return nil
 }

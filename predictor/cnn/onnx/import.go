@@ -7,10 +7,15 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/cnn/onnx/onnxpb"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // Options choose what Import makes of a file.
@@ -190,6 +195,7 @@ func (c *converter) note(format string, args ...any) {
 }
 
 func (c *converter) run() error {
+	quoteOpTypes(c.g)
 	if err := c.initializers(); err != nil {
 		return err
 	}
@@ -502,7 +508,10 @@ func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 	if base == "" {
 		base = last
 	}
-	base += suffix
+	// A node's name is the file's, anything at all: made a name a layer may have, short
+	// enough for the suffixes below.
+	base = clipName(cnn.CleanLayerName(base)) + suffix
+	last = clipName(cnn.CleanLayerName(last))
 	cands := []string{base, base + "." + last + suffix}
 	for _, s := range cands {
 		if !c.names[s] {
@@ -517,6 +526,27 @@ func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 			return s
 		}
 	}
+}
+
+// quoteOpTypes writes out, as a Go string literal, each op type of g a terminal would
+// act on or could not show ("Evil\x1b[2J", "Op\nInjected line"): every message that
+// names a node's op then shows it escaped. No real op type changes.
+func quoteOpTypes(g *onnxpb.GraphProto) {
+	for _, n := range g.GetNode() {
+		op := n.GetOpType()
+		if !utf8.ValidString(op) || strings.IndexFunc(op, func(r rune) bool { return !unicode.IsGraphic(r) }) >= 0 {
+			n.OpType = proto.String(strconv.Quote(op))
+		}
+	}
+}
+
+// clipName cuts s to at most a third of a layer name, at a rune's boundary.
+func clipName(s string) string {
+	for len(s) > cnn.MaxLayerName/3 {
+		_, n := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-n]
+	}
+	return s
 }
 
 // modulePath joins torch.onnx's scope names into a module path: each scope is named

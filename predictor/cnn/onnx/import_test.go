@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -451,4 +452,39 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// What the file says is text a terminal could act on: an op type with an ANSI escape or
+// a line break is named escaped in the refusal (it was printed raw), and node names
+// with ESC, NUL or a line break make layer names without them.
+func TestImportEscapesWhatTheFileSays(t *testing.T) {
+	for _, op := range []string{"Evil\x1b[2J\x1b[31mRED", "Op\nInjected line", "Zero\u200bWidth"} {
+		g := ot.New(1, 8, 16, 16)
+		g.Output(head(g, g.Node(op, []string{"image"}), 8))
+		_, err := onnx.Import(bytes.NewReader(g.Bytes()), onnx.Options{Name: "x"})
+		quoted := strconv.Quote(op)
+		if err == nil || !strings.Contains(err.Error(), "("+quoted+"): cnntime has no layer for "+quoted) {
+			t.Errorf("op %q: err %v, want it named as %s", op, err, quoted)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\x1b\n\u200b") {
+			t.Errorf("op %q: the refusal holds it raw: %q", op, err)
+		}
+	}
+
+	g := ot.New(1, 8, 16, 16)
+	x := g.Node("Relu", []string{"image"})
+	g.Model.Graph.Node[len(g.Model.Graph.Node)-1].Name = proto.String("/blk\x1b[2J\x00/act\nInjected/Relu")
+	g.Output(head(g, x, 8))
+	m, err := onnx.Import(bytes.NewReader(g.Bytes()), onnx.Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range m.Network.Layers {
+		if err := cnn.CheckLayerName(l.Name); err != nil {
+			t.Errorf("layer %q: %v", l.Name, err)
+		}
+	}
+	if l := m.Network.Layers[0]; l.Name != "blk_[2J_.act_Injected" {
+		t.Errorf("the Relu's layer is named %q, want blk_[2J_.act_Injected", l.Name)
+	}
 }
