@@ -56,6 +56,10 @@ type NodeError struct {
 
 func (e *NodeError) Error() string { return fmt.Sprintf("node %q (%s): %s", e.Node, e.Op, e.Msg) }
 
+// maxOpset is far above the newest ONNX opset (23 in 2025; about one a year is added):
+// a larger one is a corrupt or made-up file.
+const maxOpset = 100
+
 // Import reads an ONNX model from r (see Decode) and maps its graph onto cnntime's layers.
 func Import(r io.Reader, opt Options) (*Model, error) {
 	m, err := Decode(r)
@@ -92,6 +96,8 @@ func Convert(m *onnxpb.ModelProto, opt Options) (*Model, error) {
 		return nil, errors.New("import ONNX: the file names no ONNX opset (opset_import), which every model does after its graph: the file is truncated or not an ONNX model; export or copy it again")
 	case opset < 7:
 		return nil, fmt.Errorf("import ONNX: the file uses opset %d; cnntime reads opset 7 and later: export it again with a newer opset (torch.onnx.export(..., opset_version=17))", opset)
+	case opset > maxOpset:
+		return nil, fmt.Errorf("import ONNX: the file says it uses opset %d, which is no ONNX opset (they are numbered in the twenties): the file is corrupt; export it again", opset)
 	}
 	c := &converter{g: m.GetGraph(), opt: opt, name: name, vals: map[string]value{}, names: map[string]bool{"input": true, "loss": true},
 		layerAt: map[string]int{}, wrote: map[string]string{}}
@@ -307,6 +313,11 @@ func (c *converter) graphInputs() ([3]int, error) {
 		dims, ok, err := dimsOf(vi)
 		if err != nil {
 			return in, err
+		}
+		if tt := vi.GetType().GetTensorType(); tt != nil {
+			if err := checkDataType(tt.GetElemType()); err != nil {
+				return in, fmt.Errorf("import ONNX: input %q: %w", name, err)
+			}
 		}
 		if image == "" {
 			image = name

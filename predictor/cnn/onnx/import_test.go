@@ -308,6 +308,29 @@ func TestImportOps(t *testing.T) {
 		{name: "a conv weight that does not fit the input's channels", body: func(g *ot.Graph) string {
 			return head(g, g.Node("Conv", []string{"image", g.Weight(8, 3, 3, 3)}), 8)
 		}, wantErr: "does not fit its input's 8 channels"},
+		// Types and opsets no CNN has.
+		{name: "an image of strings", body: func(g *ot.Graph) string {
+			g.Model.Graph.Input[0].Type.GetTensorType().ElemType = proto.Int32(int32(onnxpb.TensorProto_STRING))
+			return head(g, "image", 8)
+		}, wantErr: `input "image": it holds STRING values: a CNN's images, weights and constants are numbers`},
+		{name: "a weight of strings", body: func(g *ot.Graph) string {
+			w := g.Weight(8, 8, 3, 3)
+			g.Model.Graph.Initializer[len(g.Model.Graph.Initializer)-1].DataType = proto.Int32(int32(onnxpb.TensorProto_STRING))
+			return head(g, g.Node("Conv", []string{"image", w}, ot.AttrInts("pads", 1, 1, 1, 1)), 8)
+		}, wantErr: `initializer "w_1": it holds STRING values`},
+		{name: "a weight of element type 999", body: func(g *ot.Graph) string {
+			w := g.Weight(8, 8, 3, 3)
+			g.Model.Graph.Initializer[len(g.Model.Graph.Initializer)-1].DataType = proto.Int32(999)
+			return head(g, g.Node("Conv", []string{"image", w}, ot.AttrInts("pads", 1, 1, 1, 1)), 8)
+		}, wantErr: `initializer "w_1": its data type 999 is not an ONNX type`},
+		{name: "an image of element type 999", body: func(g *ot.Graph) string {
+			g.Model.Graph.Input[0].Type.GetTensorType().ElemType = proto.Int32(999)
+			return head(g, "image", 8)
+		}, wantErr: `input "image": its data type 999 is not an ONNX type`},
+		{name: "opset 2^40", body: func(g *ot.Graph) string {
+			g.Model.OpsetImport[0].Version = proto.Int64(1 << 40)
+			return head(g, "image", 8)
+		}, wantErr: "opset 1099511627776, which is no ONNX opset"},
 		{name: "a grouped, strided, dilated conv", body: func(g *ot.Graph) string {
 			c := g.Node("Conv", []string{"image", g.Weight(16, 2, 3, 3), g.Weight(16)}, ot.AttrInt("group", 4),
 				ot.AttrInts("strides", 2, 2), ot.AttrInts("dilations", 2, 2), ot.AttrInts("pads", 2, 2, 2, 2))
