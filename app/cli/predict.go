@@ -245,6 +245,9 @@ func predictCommands(register func(Command)) {
 		}
 		switch {
 		case env.JSON:
+			if err := checkJSONSize(q); err != nil {
+				return err
+			}
 			return streamPredict(env, eng, q, jsonRows{rows: predictJSON})
 		case pf.csv:
 			return streamPredict(env, eng, q, predictCSV{})
@@ -252,6 +255,45 @@ func predictCommands(register func(Command)) {
 		return streamPredictTable(env, eng, q)
 	}
 	register(cmd)
+}
+
+// maxJSONBytes bounds what predict --json writes: one JSON array, which a reader takes
+// in whole; far more than any reader's memory is a mistake of the flags, found before
+// predicting (every zoo model on every catalog machine at 1–65,536 is 300 million rows,
+// some 450 GB).
+const maxJSONBytes = 16_000_000_000
+
+// jsonRowBytes and csvRowBytes are about what one row of predict --json and --csv takes.
+const (
+	jsonRowBytes = 1500
+	csvRowBytes  = 260
+)
+
+// checkJSONSize refuses, with the size it would write, a predict --json of q larger
+// than maxJSONBytes.
+func checkJSONSize(q app.Query) error {
+	if q.Span.Min > 0 { // to a target: each curve stops at the largest batch that fits
+		return nil
+	}
+	rows := int64(len(q.Models)) * int64(len(q.Targets)) * int64(len(q.Batches))
+	if rows*jsonRowBytes <= maxJSONBytes {
+		return nil
+	}
+	return Usagef("--json would write about %s (%s rows of about %s), more than %s, which no JSON reader takes in: ask for fewer models, machines or batch sizes, or write --csv (about %s, a row at a time)",
+		byteText(rows*jsonRowBytes), groupDigits(rows), byteText(jsonRowBytes), byteText(maxJSONBytes), byteText(rows*csvRowBytes))
+}
+
+// byteText writes a size in bytes, kB, MB, GB or TB (powers of 1000, 3 digits).
+func byteText(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
+	x, u := float64(n), 0
+	for x >= 1000 && u < len(units)-1 {
+		x, u = x/1000, u+1
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.3g %s", x, units[u])
 }
 
 // predictOneBatch predicts q at its one batch size: every row is checked to fit before
@@ -414,20 +456,8 @@ func ageText(days *int) string {
 	return strconv.Itoa(*days)
 }
 
-// duration writes seconds as "42.0s", "12m05s" or "3h12m".
-func duration(s float64) string {
-	switch {
-	case math.IsNaN(s) || s < 0:
-		return "-"
-	case s >= 1e6*3600: // a million hours: the whole-number forms below would overflow
-		return fmt.Sprintf("%.3gh", s/3600)
-	case s < 60:
-		return fmt.Sprintf("%.1fs", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", int(s)/60, int(s)%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(s)/3600, int(s)%3600/60)
-}
+// duration writes seconds as "42.0s", "12m05s" or "3h12m" (appendDuration).
+func duration(s float64) string { return string(appendDuration(nil, s)) }
 
 // BestRow is one line of `cnntime best --json`: one CNN on one machine at its fastest
 // batch size. Best is null when no batch size fits.

@@ -327,49 +327,6 @@ func predictJSON(c *predictor.Curve) []any {
 	return out
 }
 
-// streamPredictTable writes predict's table, a block of rows at a time (each block's
-// columns aligned), then the networks the multi-node rows assume.
-func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
-	const block = 4096 // rows aligned together
-	toTarget := q.Run.ToTarget != nil
-	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
-	var notes nodeNotes
-	var priced []PredictRow // one row per curve, for writePriceNotes
-	pending := 0
-	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) ([]PredictRow, error) {
-		rows := make([]PredictRow, len(c.Points))
-		for i, p := range c.Points {
-			rows[i] = rowOf(c, p)
-		}
-		return rows, nil
-	}, func(rows []PredictRow) error {
-		for _, r := range rows {
-			predictTableRow(t, r, toTarget)
-		}
-		if len(rows) > 0 { // the notes are per curve: its first row says them
-			notes.add(rows[0].Machine, rows[0].Nodes, rows[0].Network, "")
-			priced = append(priced, rows[0])
-		}
-		if pending += len(rows); pending >= block {
-			pending = 0
-			return t.Flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	writePriceNotes(env, priced)
-	notes.write(env)
-	if note := epochsNote(q.Run.ToTarget); note != "" {
-		fmt.Fprintln(env.Stdout, note)
-	}
-	return nil
-}
-
 // nodeNotes are the lines printed under a table for its multi-node machines: each
 // machine's network, what the times assume, with its source (or that it is assumed).
 type nodeNotes struct {
