@@ -231,16 +231,7 @@ func TestImportStepsCSVReplacesOnlyWithLater(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			d, err := Open(filepath.Join(dir, "cache.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			seed := filepath.Join(dir, "seed.csv")
-			writeFile(t, seed, header+cached)
-			if _, err := d.Import(ctx, seed); err != nil {
-				t.Fatal(err)
-			}
+			d := cacheWithSteps(t, dir, header+cached)
 			path := filepath.Join(dir, "incoming.csv")
 			writeFile(t, path, header+tc.row)
 			rep, err := d.Import(ctx, path)
@@ -673,16 +664,7 @@ func TestImportRefusesTimesOutOfRange(t *testing.T) {
 	future := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := Open(filepath.Join(dir, "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	seed := filepath.Join(dir, "seed.csv")
-	writeFile(t, seed, header+row("100", "2026-03-01T12:00:00Z"))
-	if _, err := d.Import(ctx, seed); err != nil {
-		t.Fatal(err)
-	}
+	d := cacheWithSteps(t, dir, header+row("100", "2026-03-01T12:00:00Z"))
 	for _, tc := range []struct{ at, want string }{
 		{"9999-12-31T23:59:59Z", "bad.csv line 3: measured_at 9999-12-31T23:59:59Z is after 2262-04-11"},
 		{"2262-04-12T00:00:00Z", "bad.csv line 3: measured_at 2262-04-12T00:00:00Z is after 2262-04-11"},
@@ -734,4 +716,21 @@ func TestImportRefusesTimesOutOfRange(t *testing.T) {
 	if _, err := ParseMeasurementsCSV(strings.NewReader(layers), "layers.csv"); err == nil || !strings.Contains(err.Error(), "layers.csv line 2: measured_at 9999-12-31T23:59:59Z is after") {
 		t.Errorf("kernel measurement at 9999: %v", err)
 	}
+}
+
+// cacheWithSteps opens a new cache in dir, closed when the test ends, holding the steps of
+// the step CSV text.
+func cacheWithSteps(t *testing.T, dir, text string) *DB {
+	t.Helper()
+	d, err := Open(filepath.Join(dir, "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	seed := filepath.Join(dir, "seed.csv")
+	writeFile(t, seed, text)
+	if _, err := d.Import(context.Background(), seed); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"cnntime/db"
 	"cnntime/predictor/measure"
@@ -272,24 +270,12 @@ func TestCacheExportTargets(t *testing.T) {
 	}
 
 	fifo := filepath.Join(dir, "pipe")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan string, 1)
-	go func() {
-		b, _ := os.ReadFile(fifo)
-		read <- string(b)
-	}()
+	read := readPipe(t, fifo)
 	if code, _, stderr := runWithDB(t, cache, "", "cache", "export", "--csv", fifo); code != 0 {
 		t.Fatalf("export to a named pipe: exit %d: %s", code, stderr)
 	}
-	select {
-	case got := <-read:
-		if strings.Count(got, "\n") != 4 || !strings.HasPrefix(got, strings.Join(db.StepCSVColumns, ",")) {
-			t.Errorf("the pipe's reader got %q", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("nothing was written into the named pipe")
+	if got := read(); strings.Count(got, "\n") != 4 || !strings.HasPrefix(got, strings.Join(db.StepCSVColumns, ",")) {
+		t.Errorf("the pipe's reader got %q", got)
 	}
 	if st, _ := os.Lstat(fifo); st.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("the named pipe is now %v", st.Mode())

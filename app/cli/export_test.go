@@ -14,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"cnntime/app"
 	"cnntime/db"
@@ -193,24 +192,12 @@ func TestExportWritesIntoWhatTheUserNamed(t *testing.T) {
 	}
 
 	fifo := filepath.Join(dir, "pipe.csv")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan string, 1)
-	go func() {
-		b, _ := os.ReadFile(fifo)
-		read <- string(b)
-	}()
+	read := readPipe(t, fifo)
 	if code, _, stderr := runExportCLI(t, append(sel, "--csv", fifo)...); code != 0 {
 		t.Fatalf("--csv FIFO: exit %d: %s", code, stderr)
 	}
-	select {
-	case got := <-read:
-		if !strings.HasPrefix(got, header) {
-			t.Errorf("the pipe's reader got %q", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("nothing was written into the named pipe")
+	if got := read(); !strings.HasPrefix(got, header) {
+		t.Errorf("the pipe's reader got %q", got)
 	}
 	if st, _ := os.Lstat(fifo); st.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("the named pipe is now %v", st.Mode())

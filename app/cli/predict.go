@@ -342,11 +342,7 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	writePriceNotes(env, rows)
-	notes.write(env)
-	if note := epochsNote(q.Run.ToTarget); note != "" {
-		fmt.Fprintln(env.Stdout, note)
-	}
+	writeTableNotes(env, rows, &notes, q)
 	return nil
 }
 

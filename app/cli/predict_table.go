@@ -294,10 +294,17 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	if err := write(); err != nil {
 		return err
 	}
-	writePriceNotes(env, priced)
+	writeTableNotes(env, priced, &notes, q)
+	return nil
+}
+
+// writeTableNotes writes what predict says under its table: each machine's price and
+// each GPU's sources (rows: one per curve), the networks of the multi-node rows, and,
+// to a target, where the epochs come from.
+func writeTableNotes(env *Env, rows []PredictRow, notes *nodeNotes, q app.Query) {
+	writePriceNotes(env, rows)
 	notes.write(env)
 	if note := epochsNote(q.Run.ToTarget); note != "" {
 		fmt.Fprintln(env.Stdout, note)
 	}
-	return nil
 }
