@@ -23,6 +23,10 @@ import (
 // way what was measured stays in the cache, and the next sweep resumes from there.
 var ErrSweepPaused = errors.New("sweep paused")
 
+// MaxSweepRepeats bounds a sweep's timed runs of each kernel: more only takes longer
+// (and 99999999999 ran out of memory holding the times).
+const MaxSweepRepeats = 1000
+
 // SweepRequest says what to measure.
 type SweepRequest struct {
 	Device    string            `json:"device"` // "cpu" or "cuda:N"
@@ -91,6 +95,9 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	}
 	if req.Repeats < 1 {
 		return SweepPlan{}, Inputf("%d repeats: measure each kernel at least once", req.Repeats)
+	}
+	if req.Repeats > MaxSweepRepeats {
+		return SweepPlan{}, Inputf("%d repeats: measure each kernel at most %d times (the median of 5 is steady)", req.Repeats, MaxSweepRepeats)
 	}
 	switch req.Precision {
 	case measure.FP32, measure.TF32, measure.AMP:

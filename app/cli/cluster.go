@@ -72,6 +72,15 @@ func runCluster(env *Env, args []string) error {
 	if *out == "" {
 		return Usagef("--out is required: the file to write the job to")
 	}
+	for _, err := range []error{
+		inRange("repeats", sw.Repeats, 1, maxRepeats, true, "the timed runs per kernel"),
+		inRange("cpus-per-task", sl.CPUs, 1, maxCPUs, true, "the CPUs of a task"),
+		inRange("parallel", k8.Parallel, 1, maxParallel, true, "the pods at once"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
 	sw.Models = splitList(*models)
 	for _, m := range sw.Models { // a custom model file is the nodes' to find; a zoo name is checked here
 		if !app.IsModelFile(m) && cnn.Family(m) == "" {

@@ -31,6 +31,15 @@ func TestNumericFlagRanges(t *testing.T) {
 		{with(add, "--vcpus", "99999999999"), "--vcpus 99999999999: give the machine's CPU threads, 1 to 4096 (0: unknown)"},
 		{with(add, "--vcpus", "-1"), "--vcpus -1: give the machine's CPU threads"},
 		{with(add, "--memory", "1e300"), "--memory 1e+300: give the machine's RAM in GiB, up to 65536 (0: unknown)"},
+		// Counts: 99999999999 repeats ran out of memory; huge CPUs and pods went into job files.
+		{[]string{"sweep", "--device", "cpu", "--models", "resnet18", "--batches", "1", "--repeats", "99999999999"}, "99999999999 repeats: measure each kernel at most 1000 times"},
+		{[]string{"validate", "--repeats", "99999999999"}, "--repeats 99999999999: give the timed repeats of each CPU measurement, 1 to 1000"},
+		{[]string{"validate", "--rounds", "1000000"}, "--rounds 1000000: give the CPU rounds, 1 to 100"},
+		{[]string{"cluster", "slurm", "--models", "resnet18", "--batches", "1-4", "--out", "s.sbatch", "--repeats", "99999999999"}, "--repeats 99999999999: give the timed runs per kernel, 1 to 1000"},
+		{[]string{"cluster", "slurm", "--models", "resnet18", "--batches", "1-4", "--out", "s.sbatch", "--cpus-per-task", "99999999999"}, "--cpus-per-task 99999999999: give the CPUs of a task, 1 to 4096"},
+		{[]string{"cluster", "k8s", "--models", "resnet18", "--batches", "1-4", "--image", "x", "--out", "k.yaml", "--parallel", "99999999999"}, "--parallel 99999999999: give the pods at once, 1 to 10000"},
+		{[]string{"launch", "slurm", "--model", "resnet50", "--machine", "aws/p3.2xlarge", "--batch", "64", "--out", "l.sh", "--cpus-per-task", "99999999999"}, "--cpus-per-task 99999999999: give the CPUs of a node's task, 1 to 4096"},
+		{[]string{"prices", "update", "--max-mib", "99999999999999"}, "--max-mib 99999999999999: give the largest price file to take, in MiB, 1 to 4096"},
 	}
 	for _, tc := range tests {
 		code, stdout, stderr := runExportCLI(t, tc.args...)
