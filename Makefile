@@ -58,7 +58,7 @@ cgo-free:
 # (a cache left by another cnntime build, of a newer schema, would fail them).
 test-go: test-deps
 	scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
-		CNNTIME_DB="$$scratch/default-cache.db" $(GO) test -tags ci -count=1 ./...
+		CNNTIME_DB="$$scratch/default-cache.db" $(GO) test -tags ci -count=1 -timeout 45m ./...
 
 test: fmt-check tidy-check vet cgo-free test-go
 
