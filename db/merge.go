@@ -445,10 +445,10 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 	}
 	before = count("measurements")
 	changed := exec(`INSERT INTO main.measurements (device_id, config_id, batch, precision, phase,
-			policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source)
+			policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source, notes)
 		SELECT md.id, mc.id, s.batch, s.precision, s.phase, s.policy, s.algorithm, s.median_ms,
 			s.spread_ms, s.repeats, s.workspace_bytes, s.status, NULL, s.at,
-			CASE s.source WHEN '' THEN ? ELSE s.source END
+			CASE s.source WHEN '' THEN ? ELSE s.source END, s.notes
 		FROM src.measurements s
 			JOIN src.devices sd ON sd.id = s.device_id JOIN main.devices md ON md.key = sd.key
 			JOIN src.configs sc ON sc.id = s.config_id JOIN main.configs mc ON mc.key = sc.key
@@ -457,7 +457,7 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 			algorithm = excluded.algorithm, median_ms = excluded.median_ms,
 			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
-			sweep_id = NULL, at = excluded.at, source = excluded.source
+			sweep_id = NULL, at = excluded.at, source = excluded.source, notes = excluded.notes
 		WHERE excluded.at > main.measurements.at OR `+storedInFuture("main.measurements.at"), source)
 	rep.Measurements = merged(incoming, changed, count("measurements")-before)
 
