@@ -517,8 +517,12 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 	}
 	pred.Reserve(r, p.reserve[tableUse{i / len(p.q.Targets), pred, r.GPU.ID, r.DeviceKey}])
 	c, err := pred.Curve(r)
+	c.Dataset = p.q.Data.Dataset
 	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
 		c.Backend = measure.CPUFramework(t.DeviceKey)
+		for j := range c.Points {
+			c.Points[j].Bound = cpuBound(c.Points[j].Bound)
+		}
 	}
 	return c, err
 }
@@ -574,6 +578,15 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	return r, e.predictorFor(t), nil
+}
+
+// cpuBound is a measured CPU's bound: its own kernels, where the step model says
+// "gpu" (the device that runs them).
+func cpuBound(bound string) string {
+	if bound == BoundGPU {
+		return BoundCPU
+	}
+	return bound
 }
 
 // predictorFor is the engine that predicts on t: a measured CPU's own step model, else

@@ -44,21 +44,10 @@ type ExportRequest struct {
 // goroutine). Charts are drawn with a legend, in the light style; the extension picks
 // the format.
 func (mw *MainWindow) Export(req ExportRequest) error {
-	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), mw.priceDates(), req)
+	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), req)
 }
 
-// priceDates are the dates of the selected machines' prices.
-func (mw *MainWindow) priceDates() []string {
-	var out []string
-	for _, id := range mw.state.Settings.Machines {
-		if m, ok := mw.Selection.byID[id]; ok && m.PriceDate != "" {
-			out = append(out, m.PriceDate)
-		}
-	}
-	return out
-}
-
-func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, priceDates []string, req ExportRequest) error {
+func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, req ExportRequest) error {
 	switch req.What {
 	case exportWhyChart, exportWhyCSV:
 		if why == nil {
@@ -71,8 +60,14 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 			return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteExplanationCSV(w, why) })
 		}
 		run := st.Settings
-		run.Models = nil
-		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why)), run, priceDates)
+		run.Models, run.Machines = nil, nil
+		var curves []predictor.Curve
+		for _, c := range st.Curves {
+			if c.Model == why.Model && c.Machine == why.Machine {
+				curves = append(curves, c)
+			}
+		}
+		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why)), run, curves)
 		return app.ExportChart(req.Path, charts.Breakdown(breakdownBars(why), charts.BreakdownOptions{Title: title, Style: charts.LightStyle}), req.Width, req.Height)
 	}
 	if len(st.Curves) == 0 {
@@ -90,11 +85,11 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 		if metric == "" {
 			metric = charts.MetricTotal
 		}
-		opt.Title = app.ChartTitle(metric.Title()+" vs batch size", st.Settings, priceDates)
+		opt.Title = app.ChartTitle(metric.TitleFor(st.Curves)+" vs batch size", st.Settings, st.Curves)
 		return app.ExportChart(req.Path, charts.Curves(st.Curves, opt), req.Width, req.Height)
 	case exportScatter:
 		opt.LogX, opt.LogY = st.View.ScatterLog, st.View.ScatterLog
-		opt.Title = app.ChartTitle("Min total time vs cost", st.Settings, priceDates)
+		opt.Title = app.ChartTitle(charts.ScatterTitle(st.Curves), st.Settings, st.Curves)
 		return app.ExportChart(req.Path, charts.Scatter(st.Curves, opt), req.Width, req.Height)
 	case exportResultsCSV:
 		return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteSummariesCSV(w, rows) })
@@ -175,9 +170,9 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 		h, _ := strconv.Atoi(strings.TrimSpace(height.Text))
 		req := ExportRequest{What: what.Selected, Path: strings.TrimSpace(path.Text), Width: w, Height: h}
 		mw.Status.SetText("Exporting " + req.Path + "…")
-		st, rows, why, dates := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), mw.priceDates()
+		st, rows, why := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation()
 		go func() {
-			err := exportState(st, rows, why, dates, req)
+			err := exportState(st, rows, why, req)
 			fyne.Do(func() {
 				if err != nil {
 					mw.showError(err)

@@ -510,7 +510,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 				}
 				return
 			}
-			mw.Why.Set(x, mw.chartStyle())
+			mw.Why.Set(x, mw.curveOf(model, machine), mw.chartStyle())
 			mw.explainedRun = settings
 			if show && mw.tabs != nil {
 				mw.tabs.Select(mw.whyTab)
@@ -523,6 +523,16 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 			}
 		})
 	}()
+}
+
+// curveOf is the shown curve of model on machine; nil when it is not shown.
+func (mw *MainWindow) curveOf(model, machine string) *predictor.Curve {
+	for i := range mw.state.Curves {
+		if c := &mw.state.Curves[i]; c.Model == model && c.Machine == machine {
+			return c
+		}
+	}
+	return nil
 }
 
 // sameRun reports whether two settings describe the same run: what an explanation

@@ -35,6 +35,36 @@ func (m Metric) TargetLabel() string {
 	return m.Label()
 }
 
+// TargetTitle is the metric's short name for curves trained to a target: "Time to
+// target", "Cost to target", else Title.
+func (m Metric) TargetTitle() string {
+	switch m {
+	case MetricTotal, "":
+		return "Time to target"
+	case MetricCost:
+		return "Cost to target"
+	}
+	return m.Title()
+}
+
+// TitleFor is the metric's short name for these curves: TargetTitle when any is
+// trained to a target, else Title.
+func (m Metric) TitleFor(curves []predictor.Curve) string {
+	if ToTarget(curves) {
+		return m.TargetTitle()
+	}
+	return m.Title()
+}
+
+// ScatterTitle is the scatter's title for these curves: "Min total time vs cost", or
+// to a target "Min time to target vs cost".
+func ScatterTitle(curves []predictor.Curve) string {
+	if ToTarget(curves) {
+		return "Min time to target vs cost"
+	}
+	return "Min total time vs cost"
+}
+
 // targetMarks draws, behind the curves of runs to a target, where the epochs model
 // leaves the regime the usual optimizer is known to hold in (a shaded region from that
 // batch on, named by the regime beyond it, e.g. "LARS") and the critical batch

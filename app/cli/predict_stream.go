@@ -328,14 +328,29 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
 	var notes nodeNotes
 	var priced []PredictRow // one row per curve, for writePriceNotes
+	var warnings []string   // the curves' own (app.RunWarnings), each once
 	pending := 0
-	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) ([]PredictRow, error) {
+	type curveRows struct {
+		rows     []PredictRow
+		warnings []string
+	}
+	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (curveRows, error) {
 		rows := make([]PredictRow, len(c.Points))
 		for i, p := range c.Points {
 			rows[i] = rowOf(c, p)
 		}
-		return rows, nil
-	}, func(rows []PredictRow) error {
+		var ws []string
+		for _, w := range app.RunWarnings(c) {
+			ws = append(ws, warningLine(c.Model, c.Machine, w))
+		}
+		return curveRows{rows, ws}, nil
+	}, func(cr curveRows) error {
+		rows := cr.rows
+		for _, w := range cr.warnings {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
 		for _, r := range rows {
 			predictTableRow(t, r, toTarget)
 		}
@@ -357,6 +372,9 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	}
 	writePriceNotes(env, priced)
 	notes.write(env)
+	for _, w := range warnings {
+		fmt.Fprintln(env.Stdout, w)
+	}
 	if note := epochsNote(q.Run.ToTarget); note != "" {
 		fmt.Fprintln(env.Stdout, note)
 	}
