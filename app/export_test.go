@@ -39,7 +39,7 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500,
 				PriceUSDPerHour: 1.5, Price: hw.PriceBasis{Kind: hw.PriceKind(tc.name), Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
 				Epochs: 37.5, EpochsSource: tc.name, Script: predictor.Reference, ScriptMS: 0.33, Framework: predictor.PyTorch1,
-				CPU: &hw.CPU{Model: tc.name, Assumed: true},
+				CPU:       &hw.CPU{Model: tc.name, Assumed: true},
 				Precision: "amp", Policy: "fastest", Dataset: tc.name, Images: 50000, Loader: "dali", MemoryFormat: "nhwc", Nodes: 2,
 				TrainMode: TrainToTarget, Target: tc.name, ImagesPerS: 42.5, RecommendedBatch: 32, NearMin: 16, NearMax: 64, Warnings: []string{tc.name}}
 			var buf bytes.Buffer
