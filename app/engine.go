@@ -234,6 +234,14 @@ func (e *Engine) addLocalTargets(local []localMachine, ms []measure.Measurement,
 	}
 }
 
+// isLocal reports whether id is a device measured in the cache (predictable or not).
+func (e *Engine) isLocal(id string) bool {
+	key := strings.ToLower(strings.TrimSpace(id))
+	_, ok := e.local[key]
+	_, bad := e.localErr[key]
+	return ok || bad
+}
+
 // MachineTarget looks a machine up by id: a catalog instance, one of the user's, or a
 // device measured in the cache.
 func (e *Engine) MachineTarget(id string) (Target, error) {

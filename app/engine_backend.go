@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -155,26 +156,74 @@ func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
 	return net.Name, nil
 }
 
-// PredictCurves predicts every model × machine of the settings, models outer.
+// PredictCurves predicts every model × machine of the settings, models outer. A CNN or
+// machine the cache no longer has (another program removed it) is left out and the
+// others are predicted: the error is then a *MissingError with the curves.
 func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error) {
 	b.mu.Lock()
 	e := b.engine
 	b.mu.Unlock()
+	var missing MissingError
+	known := map[string]bool{}
+	for _, id := range e.MachineIDs() {
+		known[strings.ToLower(id)] = true
+	}
 	targets := make([]Target, 0, len(s.Machines))
 	for _, id := range s.Machines {
 		t, err := e.MachineTarget(id)
 		if err != nil {
+			if !known[strings.ToLower(id)] && !e.isLocal(id) {
+				missing.Machines = append(missing.Machines, id)
+				continue
+			}
 			return nil, err
 		}
 		targets = append(targets, t)
+	}
+	custom := e.CustomNames()
+	var models []string
+	for _, name := range s.Models {
+		if cnn.Family(name) == "" && !slices.Contains(custom, name) {
+			missing.Models = append(missing.Models, name)
+			continue
+		}
+		models = append(models, name)
 	}
 	run, err := s.Run()
 	if err != nil {
 		return nil, err
 	}
-	q := Query{Models: s.Models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
+	q := Query{Models: models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
 		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
-	return e.Curves(ctx, q)
+	var curves []predictor.Curve
+	if len(models) > 0 && len(targets) > 0 {
+		if curves, err = e.Curves(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if len(missing.Models)+len(missing.Machines) > 0 {
+		return curves, &missing
+	}
+	return curves, nil
+}
+
+// MissingError names the selected CNNs and machines the cache does not have (any more):
+// another program removed them, or the cache was replaced. They stay selected, and
+// the others are predicted.
+type MissingError struct {
+	Models, Machines []string
+}
+
+func (e *MissingError) Error() string {
+	var parts []string
+	if len(e.Models) > 0 {
+		parts = append(parts, "CNN "+strings.Join(e.Models, ", "))
+	}
+	if len(e.Machines) > 0 {
+		parts = append(parts, "machine "+strings.Join(e.Machines, ", "))
+	}
+	return fmt.Sprintf("not predicted: %s, not in the cache any more (removed by another program?); the rest is shown. Untick it, or add it back ('cnntime machine add'; a model with File, Add model)",
+		strings.Join(parts, " and "))
 }
 
 // Explainer is a SessionBackend that can say why a number is what it is; the app's

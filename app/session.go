@@ -326,8 +326,9 @@ func (s *Session) predict(gen uint64) {
 		return
 	}
 	s.curves, s.err, s.took = curves, err, took
-	if err != nil {
-		s.curves = nil
+	var missing *MissingError
+	if err != nil && !errors.As(err, &missing) {
+		s.curves = nil // a CNN or machine gone from the cache leaves the others' curves
 	}
 	s.styles.Assign(s.curves)
 	s.running, s.pending, s.cancel = false, false, nil

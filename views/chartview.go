@@ -44,8 +44,9 @@ type ChartView struct {
 	// (a breakdown chart in a scroll); 0 for the usual minimum.
 	MinHeight float32
 
-	crosshair bool
-	emptyText string
+	crosshair    bool
+	emptyText    string
+	defaultEmpty string // the text it was made with
 
 	image   *canvas.Image
 	vLine   *canvas.Line
@@ -168,7 +169,7 @@ const maxColumnDots = 24
 
 // NewChartView makes an empty chart view; emptyText is shown while it has no data.
 func NewChartView(crosshair bool, emptyText string) *ChartView {
-	v := &ChartView{crosshair: crosshair, emptyText: emptyText}
+	v := &ChartView{crosshair: crosshair, emptyText: emptyText, defaultEmpty: emptyText}
 	v.image = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	v.image.FillMode = canvas.ImageFillStretch
 	v.image.ScaleMode = canvas.ImageScaleFastest
@@ -217,6 +218,21 @@ func (v *ChartView) SetChart(c *charts.Chart) {
 	v.render.mu.Unlock()
 	v.hideHover()
 	v.rerender(v.Size())
+}
+
+// SetEmptyText sets what the view says while it has no data to draw ("" for the text
+// it was made with): why, when a prediction failed.
+func (v *ChartView) SetEmptyText(text string) {
+	if text == "" {
+		text = v.defaultEmpty
+	}
+	if text == v.emptyText {
+		return
+	}
+	v.emptyText = text
+	if v.empty.Visible() {
+		v.empty.SetText(text)
+	}
 }
 
 // SetBusy dims the chart under a spinner while new data is computed, or shows it

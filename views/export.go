@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -105,7 +106,10 @@ func (mw *MainWindow) ShowExportDialog() { mw.showExportDialogFor(exportCurves) 
 
 // showExportDialogFor opens the export dialog with one kind of export chosen.
 func (mw *MainWindow) showExportDialogFor(kind string) {
-	home, _ := os.UserHomeDir()
+	if mw.exportOpen != nil { // one at a time: Ctrl+E again leaves the open one, which Esc closes
+		return
+	}
+	home := mw.exportDir()
 	what := widget.NewSelect(exportKinds, nil)
 	path := newEscapeEntry()
 	width, height := newEscapeEntry(), newEscapeEntry()
@@ -154,6 +158,9 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 			path.SetText(p)
 		}, mw.Window)
 		save.SetFileName(filepath.Base(path.Text))
+		if dir, err := storage.ListerForURI(storage.NewFileURI(filepath.Dir(path.Text))); err == nil {
+			save.SetLocation(dir) // the folder the file name is in: the last export's
+		}
 		save.Show()
 	})
 	items := []*widget.FormItem{
@@ -178,13 +185,27 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 					mw.showError(err)
 					return
 				}
+				mw.App.Preferences().SetString(prefExportDir, filepath.Dir(req.Path)) // the next export starts there
 				mw.Status.SetText("Exported " + req.Path + ".")
 			})
 		}()
 	}, mw.Window)
 	d.Resize(fyne.NewSize(620, 300))
-	closeOnEscape(d, mw.Window)
+	mw.exportOpen = d
+	closeOnEscape(d, mw.Window, func() { mw.exportOpen = nil })
 	d.Show()
+}
+
+// exportDir is the folder exports start in: the last export's while it is there,
+// else the home folder.
+func (mw *MainWindow) exportDir() string {
+	if dir := mw.App.Preferences().String(prefExportDir); dir != "" {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+	}
+	home, _ := os.UserHomeDir()
+	return home
 }
 
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(io.LimitReader(r, 16<<20)) }

@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -371,10 +372,20 @@ func (p *SelectionPanel) QuickPick(q app.QuickPick) {
 		p.info(msg)
 		return
 	}
+	var dropped []string // what the pick replaces: said, never lost silently
+	for _, id := range p.session.Settings().Machines {
+		if !slices.Contains(ids, id) {
+			dropped = append(dropped, id)
+		}
+	}
 	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = ids }))
 	p.machines.setChecked(ids)
 	p.refreshChips()
-	p.info(fmt.Sprintf("%s: %s.", q.Title(), charts.Count(len(ids), "machine", "machines")))
+	msg := fmt.Sprintf("%s: %s", q.Title(), charts.Count(len(ids), "machine", "machines"))
+	if len(dropped) > 0 {
+		msg += fmt.Sprintf(", in place of %s (%s); tick them again to compare", charts.Count(len(dropped), "machine", "machines"), strings.Join(dropped, ", "))
+	}
+	p.info(msg + ".")
 }
 
 // FocusModelSearch shows the CNN list and puts the cursor in its search field.

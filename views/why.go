@@ -114,6 +114,31 @@ func (p *WhyPanel) Set(x predictor.Explanation, c *predictor.Curve, style charts
 	p.refreshRows()
 }
 
+// Text is the panel as text: its sentences, then the table shown (tab-separated, under
+// its titles); "" when nothing is explained.
+func (p *WhyPanel) Text() string {
+	if p.x == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(p.Header.Text)
+	b.WriteString("\n\n")
+	rows, cols := p.tableSize()
+	titles := make([]string, cols)
+	for c := range titles {
+		titles[c] = p.columnTitle(c)
+	}
+	writeRow(&b, titles)
+	for r := 0; r < rows; r++ {
+		cells := make([]string, cols)
+		for c := range cells {
+			cells[c] = p.Cell(r, c)
+		}
+		writeRow(&b, cells)
+	}
+	return b.String()
+}
+
 // Clear empties the panel (the explained curve is no longer shown).
 func (p *WhyPanel) Clear() {
 	p.x, p.bars, p.rows = nil, nil, nil

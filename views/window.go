@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -29,6 +30,13 @@ import (
 const (
 	prefWindowWidth  = "window.width"
 	prefWindowHeight = "window.height"
+	prefExportDir    = "export.dir" // the folder of the last export
+)
+
+// The window's size when none is remembered (fitScreen shrinks it to a smaller screen).
+const (
+	defaultWidth  = 1280
+	defaultHeight = 800
 )
 
 // predictDelay is how long the session waits after a change before predicting, so a
@@ -69,6 +77,11 @@ type MainWindow struct {
 	// Warnings is the status bar's button for what was left out at start (a saved
 	// custom model that no longer reads); hidden when nothing was.
 	Warnings *widget.Button
+	// OnCacheReloaded is called on the UI goroutine after the window took in a change
+	// another program made to the cache (tests wait on it).
+	OnCacheReloaded func()
+	stopWatch       func() // stops the cache watch
+	exportOpen      dialog.Dialog
 
 	// Benchmark is the Benchmark tab's view; nil when the cache could not be opened.
 	Benchmark *Benchmark
@@ -201,19 +214,15 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	a.Settings().AddListener(func(fyne.Settings) { fyne.Do(func() { mw.show(mw.state) }) })
 
 	prefs := a.Preferences()
-	width := float32(prefs.FloatWithFallback(prefWindowWidth, 1280))
-	height := float32(prefs.FloatWithFallback(prefWindowHeight, 800))
+	width := float32(prefs.FloatWithFallback(prefWindowWidth, defaultWidth))
+	height := float32(prefs.FloatWithFallback(prefWindowHeight, defaultHeight))
 	w.Resize(fyne.NewSize(width, height))
-	w.SetCloseIntercept(func() {
-		size := w.Canvas().Size()
-		prefs.SetFloat(prefWindowWidth, float64(size.Width))
-		prefs.SetFloat(prefWindowHeight, float64(size.Height))
-		mw.Session.Close()
-		if mw.Backend != nil {
-			mw.Backend.Close()
-		}
-		w.Close()
+	w.SetCloseIntercept(mw.Close)
+	a.Lifecycle().SetOnStarted(func() {
+		// Once the window is on its screen, at its scale: not larger than that screen.
+		time.AfterFunc(300*time.Millisecond, func() { fyne.Do(mw.fitScreen) })
 	})
+	mw.watchCache()
 	mw.show(mw.Session.State())
 	mw.showStartWarnings(mw.Session.Warnings())
 	if startErr != nil {
@@ -377,14 +386,21 @@ func (mw *MainWindow) show(st app.SessionState) {
 	}
 	mw.Scatter.SetBusy(false)
 	mw.Curves.SetBusy(false)
+	var missing *app.MissingError
+	failed := ""
 	switch {
+	case errors.As(st.Err, &missing):
+		mw.Status.SetText(capitalise(st.Err.Error()) + ".")
 	case st.Err != nil:
-		mw.Status.SetText("Prediction failed: " + st.Err.Error())
+		failed = "Prediction failed: " + st.Err.Error()
+		mw.Status.SetText(failed)
 	case n == 0:
 		mw.Status.SetText("Ready. Pick at least one CNN and one machine.")
 	default:
 		mw.Status.SetText(mw.predictedText(st))
 	}
+	mw.Scatter.SetEmptyText(failed) // a failed prediction says why, not "select CNNs and machines"
+	mw.Curves.SetEmptyText(failed)
 	scatter, curves := st.Charts(mw.chartStyle())
 	mw.Scatter.SetChart(scatter)
 	mw.Curves.SetChart(curves)
@@ -396,7 +412,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 	metric := st.View.Metric
 	mw.Legend.Set(st.Curves, st.View.Hidden, st.Styles, metric, mw.chartStyle().Background)
 	mw.Results.SetCurves(st.Curves)
-	if st.Err == nil {
+	if st.Err == nil || missing != nil {
 		mw.refreshWhy(st)
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
@@ -617,12 +633,13 @@ func windowShortcuts() []shortcut {
 		{key: fyne.KeyF, what: "Search the CNNs", run: func(mw *MainWindow) { mw.Selection.FocusModelSearch(mw.Window.Canvas()) }},
 		{key: fyne.KeyI, what: "Import…", run: func(mw *MainWindow) { mw.importDialog() }},
 		{key: fyne.KeyE, what: "Export…", run: func(mw *MainWindow) { mw.ShowExportDialog() }},
-		{key: fyne.KeyQ, what: "Quit", run: func(mw *MainWindow) { mw.App.Quit() }},
+		{key: fyne.KeyQ, what: "Quit", run: func(mw *MainWindow) { mw.Close() }},
+		{key: fyne.KeyW, what: "Close the window (quits)", run: func(mw *MainWindow) { mw.Close() }},
 		{key: fyne.Key1, what: "Maximise the scatter (again: back)", run: func(mw *MainWindow) { mw.ToggleMaximise("scatter") }},
 		{key: fyne.Key2, what: "Maximise the curves (again: back)", run: func(mw *MainWindow) { mw.ToggleMaximise("curves") }},
 		{key: fyne.Key0, what: "Reset both charts' zoom", run: func(mw *MainWindow) { mw.Scatter.ResetZoom(); mw.Curves.ResetZoom() }},
 		{key: fyne.KeyR, what: "Results tab", run: func(mw *MainWindow) { mw.tabs.SelectIndex(1) }},
-		{key: fyne.KeyW, what: "Why this number? tab", run: func(mw *MainWindow) { mw.tabs.Select(mw.whyTab) }},
+		{key: fyne.KeyY, what: "Why this number? tab", run: func(mw *MainWindow) { mw.tabs.Select(mw.whyTab) }},
 		{key: fyne.KeyB, what: "Benchmark tab", run: func(mw *MainWindow) { mw.tabs.SelectIndex(3) }},
 		{key: fyne.KeyH, what: "Keyboard and mouse help", run: func(mw *MainWindow) { mw.showShortcuts() }},
 	}
@@ -649,7 +666,7 @@ var readmeSections = []string{"The desktop app", "Measuring your own CPU or GPU:
 
 func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	quit := mw.menuItem("Quit", "Quit")
-	quit.IsQuit = true
+	quit.IsQuit = true // saves the window's size and closes the cache as closing the window does
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Add model…", mw.addModelDialog),
 		fyne.NewMenuItem("Remove model…", mw.removeModelDialog),
@@ -657,10 +674,13 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		mw.menuItem("Export…", "Export…"),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Update prices from SkyPilot…", mw.updatePricesDialog),
-		fyne.NewMenuItem("Import prices (SkyPilot vms.csv)…", mw.importPricesDialog),
+		fyne.NewMenuItem("Import prices (SkyPilot vms.csv or catalog folder)…", mw.importPricesDialog),
 		fyne.NewMenuItemSeparator(),
 		quit,
 	)
+	copyItem := fyne.NewMenuItem("Copy (the tab shown)", mw.copyShown)
+	copyItem.Shortcut = &fyne.ShortcutCopy{}
+	edit := fyne.NewMenu("Edit", copyItem)
 	view := fyne.NewMenu("View",
 		mw.menuItem("Search the CNNs", "Search the CNNs"),
 		fyne.NewMenuItemSeparator(),
@@ -681,7 +701,7 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		closeOnEscape(d, mw.Window)
 		d.Show()
 	}))
-	return fyne.NewMainMenu(file, view, fyne.NewMenu("Help", helpItems...))
+	return fyne.NewMainMenu(file, edit, view, fyne.NewMenu("Help", helpItems...))
 }
 
 // readmeURL is the project's site (FyneApp.toml's Website), where the README is.
@@ -694,6 +714,7 @@ func ShortcutsText() string {
 	for _, s := range windowShortcuts() {
 		fmt.Fprintf(&b, "  Ctrl+%s\t%s\n", s.key, s.what)
 	}
+	b.WriteString("  Ctrl+C\tcopy the tab shown: Machines, Results or Why this number? (Edit → Copy)\n")
 	b.WriteString("  Esc\tclose a dialog; clear a search field\n  Enter\tin a search field: tick the first match\n\n")
 	b.WriteString("Mouse on a chart:\n  hover\tread a point (the curves: every series at that batch size)\n  click\texplain the point (Why this number?); on the scatter also highlight its curve\n  drag\tzoom into the box drawn\n  Shift+drag\tpan\n  right-click\tshow all again\n")
 	return b.String()
@@ -765,6 +786,16 @@ func readmeAnchor(heading string) string {
 	return b.String()
 }
 
+// capitalise puts a sentence's first letter in upper case.
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
 // sameSelection reports whether two settings select the same CNNs and machines.
 func sameSelection(a, b app.SessionSettings) bool {
 	return strings.Join(a.Models, ",") == strings.Join(b.Models, ",") && strings.Join(a.Machines, ",") == strings.Join(b.Machines, ",")
@@ -777,6 +808,8 @@ func (mw *MainWindow) addShortcuts() {
 	for _, s := range windowShortcuts() {
 		c.AddShortcut(s.keys(), func(fyne.Shortcut) { s.run(mw) })
 	}
+	// Ctrl+C copies the tab shown (a focused text field copies its own selection).
+	c.AddShortcut(&fyne.ShortcutCopy{}, func(fyne.Shortcut) { mw.copyShown() })
 	escapeStackOf(c) // Esc closes the dialogs opened with closeOnEscape
 }
 
@@ -839,9 +872,10 @@ func (mw *MainWindow) importDialog() {
 	})
 }
 
-// pickFile asks for a file to read and hands its path to use; cancelling does nothing.
-func (mw *MainWindow) pickFile(use func(path string)) {
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+// pickFile asks for a file to read, listing only those whose name ends in one of exts
+// (".csv"; none: every file), and hands its path to use; cancelling does nothing.
+func (mw *MainWindow) pickFile(use func(path string), exts ...string) {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
@@ -852,6 +886,23 @@ func (mw *MainWindow) pickFile(use func(path string)) {
 		path := r.URI().Path()
 		r.Close()
 		use(path)
+	}, mw.Window)
+	if len(exts) > 0 {
+		d.SetFilter(storage.NewExtensionFileFilter(exts))
+	}
+	d.Show()
+}
+
+// pickFolder asks for a folder and hands its path to use; cancelling does nothing.
+func (mw *MainWindow) pickFolder(use func(path string)) {
+	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil {
+			mw.showError(err)
+			return
+		}
+		if u != nil {
+			use(u.Path())
+		}
 	}, mw.Window)
 }
 
@@ -869,6 +920,70 @@ func (mw *MainWindow) reloadChoices() {
 	}
 	mw.uiMu.Unlock()
 	mw.Session.Refresh() // its state comes back through show, which takes uiMu itself
+}
+
+// Close saves the window's size, stops the predictions and the cache watch, closes
+// the cache and the window: what closing the window, File → Quit, Ctrl+Q and Ctrl+W
+// all do, so the size is remembered however the window goes.
+func (mw *MainWindow) Close() {
+	size := mw.Window.Canvas().Size()
+	if size.Width > 0 && size.Height > 0 {
+		prefs := mw.App.Preferences()
+		prefs.SetFloat(prefWindowWidth, float64(size.Width))
+		prefs.SetFloat(prefWindowHeight, float64(size.Height))
+	}
+	if mw.stopWatch != nil {
+		mw.stopWatch()
+	}
+	mw.Session.Close()
+	if mw.Backend != nil {
+		mw.Backend.Close()
+	}
+	mw.Window.Close()
+}
+
+// watchCache follows the cache while the window is open: machines, models and prices
+// another program adds (`cnntime machine add`, `cnntime prices update`, another
+// window, a sweep on the command line) appear within a few seconds and can be picked.
+// The window's own sweep reloads when it ends, so the watch waits for that.
+func (mw *MainWindow) watchCache() {
+	if mw.Backend == nil || mw.Backend.DB() == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mw.stopWatch = cancel
+	path := mw.Backend.DB().Path()
+	go app.WatchCache(ctx, path, app.DefaultCacheWatch, func() {
+		if mw.Benchmark != nil && mw.Benchmark.Runner.Running() {
+			return // its end reloads
+		}
+		if err := mw.Backend.Reload(ctx); err != nil {
+			if ctx.Err() == nil {
+				fyne.Do(func() { mw.Status.SetText("The cache changed but could not be read again: " + err.Error()) })
+			}
+			return
+		}
+		ms, err := mw.Session.Machines(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		fyne.DoAndWait(func() {
+			mw.uiMu.Lock()
+			mw.Selection.RefreshModels()
+			if err == nil {
+				mw.Selection.SetMachines(ms)
+				mw.Specs.SetMachines(ms, catalogGPUs())
+			}
+			mw.uiMu.Unlock()
+			if mw.Benchmark != nil {
+				mw.Benchmark.RefreshHoldings()
+			}
+			mw.Session.Refresh()
+			if mw.OnCacheReloaded != nil {
+				mw.OnCacheReloaded()
+			}
+		})
+	})
 }
 
 func catalogGPUs() []hw.GPU {
