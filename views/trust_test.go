@@ -182,7 +182,7 @@ func TestMenusShowShortcutsAndHelpListsThem(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(names, ",") != "File,View,Help" || shortcuts < 8 {
+	if strings.Join(names, ",") != "File,Edit,View,Help" || shortcuts < 9 {
 		t.Errorf("menus %v with %d shortcuts shown", names, shortcuts)
 	}
 	help := ShortcutsText()

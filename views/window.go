@@ -676,6 +676,7 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Update prices from SkyPilot…", mw.updatePricesDialog),
 		fyne.NewMenuItem("Import prices (SkyPilot vms.csv or catalog folder)…", mw.importPricesDialog),
 		fyne.NewMenuItemSeparator(),
+		mw.menuItem("Close the window (quits)", "Close window"),
 		quit,
 	)
 	copyItem := fyne.NewMenuItem("Copy (the tab shown)", mw.copyShown)
