@@ -160,6 +160,48 @@ func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
 // machine the cache no longer has (another program removed it) is left out and the
 // others are predicted: the error is then a *MissingError with the curves.
 func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error) {
+	e, q, missing, err := b.query(s)
+	if err != nil {
+		return nil, err
+	}
+	var curves []predictor.Curve
+	if len(q.Models) > 0 && len(q.Targets) > 0 {
+		if curves, err = e.Curves(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if len(missing.Models)+len(missing.Machines) > 0 {
+		return curves, &missing
+	}
+	return curves, nil
+}
+
+// Warm prepares the engine for the predictions of s (their step tables), one curve at
+// a time on the calling goroutine so that it leaves the other cores to the window; it
+// stops when ctx ends. PredictCurves of s then comes at once.
+func (b *EngineBackend) Warm(ctx context.Context, s SessionSettings) error {
+	e, q, _, err := b.query(s)
+	if err != nil || len(q.Models) == 0 || len(q.Targets) == 0 {
+		return err
+	}
+	p, err := e.plan(q)
+	if err != nil {
+		return err
+	}
+	for i := range p.count() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := p.curve(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// query is the engine and the query of the settings, with the selected CNNs and
+// machines the engine does not have left out and named in missing.
+func (b *EngineBackend) query(s SessionSettings) (*Engine, Query, MissingError, error) {
 	b.mu.Lock()
 	e := b.engine
 	b.mu.Unlock()
@@ -176,7 +218,7 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 				missing.Machines = append(missing.Machines, id)
 				continue
 			}
-			return nil, err
+			return nil, Query{}, missing, err
 		}
 		targets = append(targets, t)
 	}
@@ -191,20 +233,11 @@ func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([
 	}
 	run, err := s.Run()
 	if err != nil {
-		return nil, err
+		return nil, Query{}, missing, err
 	}
 	q := Query{Models: models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
 		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
-	var curves []predictor.Curve
-	if len(models) > 0 && len(targets) > 0 {
-		if curves, err = e.Curves(ctx, q); err != nil {
-			return nil, err
-		}
-	}
-	if len(missing.Models)+len(missing.Machines) > 0 {
-		return curves, &missing
-	}
-	return curves, nil
+	return e, q, missing, nil
 }
 
 // MissingError names the selected CNNs and machines the cache does not have (any more):

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"math"
 	"slices"
 
 	"fyne.io/fyne/v2"
@@ -226,10 +227,14 @@ func fitWidths(least []float32, titles []string, rows int, cell func(row, col in
 		for row := 0; row < rows; row++ {
 			w = fyne.Max(w, measure(cell(row, col)))
 		}
+		w = float32(math.Ceil(float64(w)/widthStep)) * widthStep // a few pixels more or less: the same width, no relayout
 		out[col] = fyne.Min(fyne.Max(w, least[col]), fyne.Max(most, least[col]))
 	}
 	return out
 }
+
+// widthStep is what fitWidths rounds a column's width up to.
+const widthStep = 20
 
 func (l *stretchColumns) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Move(fyne.NewPos(0, 0))

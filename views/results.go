@@ -36,9 +36,9 @@ func NewResultsTable() *ResultsTable {
 	t.table = widget.NewTable(
 		func() (int, int) { return len(t.rows), len(app.SummaryColumns) },
 		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis // a long machine id must not run into the next column
-			return l
+			// The columns are as wide as their cells (fitWidths): no text is cut, and
+			// cutting a few hundred cells to fit on every prediction costs a redraw's time.
+			return widget.NewLabel("")
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {

@@ -40,8 +40,10 @@ const (
 )
 
 // predictDelay is how long the session waits after a change before predicting, so a
-// burst of clicks or keystrokes makes one prediction.
-const predictDelay = 150 * time.Millisecond
+// burst of clicks or keystrokes (faster than a person types) makes one prediction; a
+// prediction a later change overtakes is cancelled. Short: a change should redraw both
+// charts within 150 ms (BenchmarkRedraw).
+const predictDelay = 30 * time.Millisecond
 
 // Options configure the main window.
 type Options struct {
@@ -77,6 +79,9 @@ type MainWindow struct {
 	// Warnings is the status bar's button for what was left out at start (a saved
 	// custom model that no longer reads); hidden when nothing was.
 	Warnings *widget.Button
+	// redraw is how long the last show took to build the charts and to lay out the
+	// rest (BenchmarkRedraw reads it).
+	redraw redrawTimes
 	// OnCacheReloaded is called on the UI goroutine after the window took in a change
 	// another program made to the cache (tests wait on it).
 	OnCacheReloaded func()
@@ -401,9 +406,12 @@ func (mw *MainWindow) show(st app.SessionState) {
 	}
 	mw.Scatter.SetEmptyText(failed) // a failed prediction says why, not "select CNNs and machines"
 	mw.Curves.SetEmptyText(failed)
+	began := time.Now()
 	scatter, curves := st.Charts(mw.chartStyle())
 	mw.Scatter.SetChart(scatter)
 	mw.Curves.SetChart(curves)
+	built := time.Now()
+	defer func() { mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1} }()
 	if left := scatter.Unpriced(); len(left) > 0 {
 		mw.ScatterNote.SetText(fmt.Sprintf("Not shown, price unknown: %s (set one with cnntime machine set-price).", strings.Join(left, "; ")))
 	} else {
@@ -416,6 +424,14 @@ func (mw *MainWindow) show(st app.SessionState) {
 		mw.refreshWhy(st)
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
+}
+
+// redrawTimes are the parts of a redraw show does on the UI goroutine: building both
+// charts (their series, marks and legends), and laying out the rest of the window
+// (legend, results table, Why tab, machine table).
+type redrawTimes struct {
+	build, layout time.Duration
+	shows         int // counts the shows of a prediction
 }
 
 // predictedText is the status line after a prediction: how many curves, in the
