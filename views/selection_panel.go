@@ -24,6 +24,10 @@ import (
 // older listings hidden unless asked for, quick picks) and the training run's
 // settings. Every change goes to the session at once.
 type SelectionPanel struct {
+	// runForm is the Run tab's form: its labels dim with their fields only when it
+	// refreshes (showTrain refreshes it).
+	runForm *widget.Form
+
 	session  *app.Session
 	onError  func(error)
 	onInfo   func(string)
@@ -110,6 +114,7 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 
 	trainFor, recipe := p.trainItems()
 	form := widget.NewForm(trainFor, widget.NewFormItem("Epochs", p.Epochs))
+	p.runForm = form
 	for _, it := range recipe {
 		form.AppendItem(it)
 	}

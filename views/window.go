@@ -97,6 +97,7 @@ type MainWindow struct {
 	metric     *widget.Select
 	logX, logY *widget.Check
 	bands      *widget.Check // error bands on the curves and whiskers on the scatter
+	legend     *widget.Check // the curves' legend shown
 	scatterLog *widget.Check
 	state      app.SessionState
 	warnings   []string // what was left out at start, behind the Warnings button
@@ -262,6 +263,10 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.HideErrorBands = !on }))
 	})
 	mw.bands.SetChecked(!view.HideErrorBands)
+	mw.legend = widget.NewCheck("legend", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.HideLegend = !on }))
+	})
+	mw.legend.SetChecked(!view.HideLegend)
 	mw.scatterLog = widget.NewCheck("log axes", func(on bool) {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.ScatterLog = on }))
 	})
@@ -271,10 +276,12 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	mw.ScatterNote.Truncation = fyne.TextTruncateEllipsis
 	mw.maxButtons, mw.zoomButtons = map[string]*widget.Button{}, map[string]*widget.Button{}
 	scatterBar := mw.chartBar("scatter", "Min time vs cost", mw.scatterLog)
-	curvesBar := mw.chartBar("curves", "Training time vs batch size", mw.metric, mw.logX, mw.logY, mw.bands)
+	curvesBar := mw.chartBar("curves", "Time vs batch size", mw.metric, mw.logX, mw.logY, mw.bands, mw.legend)
 	mw.scatterPanel = container.NewBorder(scatterBar, mw.ScatterNote, nil, nil, mw.Scatter)
 	// The legend goes beside the curves on a wide window, under them on a narrow one.
-	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.34}, mw.Curves, mw.Legend.Content())
+	// Below, it takes at most a quarter of the panel and scrolls: the curves keep the
+	// rest, however many series there are.
+	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.25}, mw.Curves, mw.Legend.Content())
 	mw.curvesPanel = container.NewBorder(curvesBar, nil, nil, nil, legend)
 	mw.chartsSplit = container.NewHSplit(mw.scatterPanel, mw.curvesPanel)
 	mw.chartsSplit.Offset = 0.4
@@ -419,6 +426,14 @@ func (mw *MainWindow) show(st app.SessionState) {
 	}
 	metric := st.View.Metric
 	mw.Legend.Set(st.Curves, st.View.Hidden, st.Styles, metric, mw.chartStyle().Background)
+	if legend := mw.Legend.Content(); legend.Visible() == st.View.HideLegend {
+		if st.View.HideLegend {
+			legend.Hide()
+		} else {
+			legend.Show()
+		}
+		mw.curvesPanel.Refresh()
+	}
 	mw.Results.SetCurves(st.Curves)
 	if st.Err == nil || missing != nil {
 		mw.refreshWhy(st)
@@ -443,13 +458,28 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 	}
 	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
 		target, _, _ := strings.Cut(m.Target, " (")
-		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.",
+		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.%s",
 			charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
-			target, charts.FormatCount(int64(st.Settings.Images)))
+			target, charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
 	}
-	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.",
+	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.%s",
 		charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
-		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
+		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
+}
+
+// warningsNote says, after the status line, how many curves carry a warning (few steps
+// an epoch, epochs fitted on other networks) and where to read them.
+func warningsNote(st app.SessionState) string {
+	n := 0
+	for i := range st.Curves {
+		if len(app.AdviceWarnings(&st.Curves[i])) > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %s: see the Results tab's Warnings column.", charts.Count(n, "curve has a warning", "curves have warnings"))
 }
 
 // formatTook writes a prediction's duration: milliseconds under a second.

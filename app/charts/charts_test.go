@@ -497,14 +497,14 @@ func TestScatterTooltip(t *testing.T) {
 	c := synthCurve("resnet50", "aws/p3.2xlarge", 1, 256, 3.06)
 	got := ScatterTooltip(c, c.Points[c.Best])
 	// best batch 128: 19.658 h (17.299 to 22.017 h), $60.15 ($52.94 to $67.37), ±12%
-	want := "resnet50 on aws/p3.2xlarge\nbest batch size 128\ntotal time 19.7 h (17.3 h to 22.0 h)\ncost $60.15 ($52.94 to $67.37)\nsource: estimated (±12%)"
+	want := "resnet50 on aws/p3.2xlarge\nbest batch size 128\ntotal time 19.7 h (17.3 h to 22.0 h)\ncost $60.15 ($52.94 to $67.37)\nsource: estimated (±12%)\nrecommended batch 64 (within 1%: 64 to 256)"
 	if got != want {
 		t.Errorf("ScatterTooltip =\n%s\nwant\n%s", got, want)
 	}
 	exact := c.Points[c.Best]
 	exact.ErrorPct, exact.Source = 0, predictor.Measured
 	got = ScatterTooltip(c, exact)
-	want = "resnet50 on aws/p3.2xlarge\nbest batch size 128\ntotal time 19.7 h\ncost $60.15\nsource: measured"
+	want = "resnet50 on aws/p3.2xlarge\nbest batch size 128\ntotal time 19.7 h\ncost $60.15\nsource: measured\nrecommended batch 64 (within 1%: 64 to 256)"
 	if got != want {
 		t.Errorf("ScatterTooltip with no error =\n%s\nwant\n%s", got, want)
 	}

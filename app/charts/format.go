@@ -228,6 +228,11 @@ func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
 		fmt.Fprintf(&b, " (%s to %s)", FormatUSD(lo*k), FormatUSD(hi*k))
 	}
 	fmt.Fprintf(&b, "\nsource: %s%s", p.Source, errorNote(p))
+	if c.Recommended > 0 && c.Recommended != p.Batch {
+		fmt.Fprintf(&b, "\nrecommended batch %s (within %g%%: %s to %s)", FormatCount(int64(c.Recommended)), predictor.NearBestPct, FormatCount(int64(c.NearMin)), FormatCount(int64(c.NearMax)))
+	} else if c.Recommended > 0 && c.NearMax > c.NearMin {
+		fmt.Fprintf(&b, "\nrecommended too (within %g%%: %s to %s)", predictor.NearBestPct, FormatCount(int64(c.NearMin)), FormatCount(int64(c.NearMax)))
+	}
 	return b.String()
 }
 
