@@ -63,7 +63,7 @@ func writeRow(b *strings.Builder, cells []string) {
 func (mw *MainWindow) copyShown() {
 	text := mw.CopyText()
 	if text == "" {
-		mw.Status.SetText("Nothing to copy here: Edit → Copy copies the Machines, Results or Why this number? tab.")
+		mw.Status.SetText("Nothing to copy here: Edit › Copy copies the Machines, Results or Why this number? tab.")
 		return
 	}
 	mw.App.Clipboard().SetContent(text)

@@ -84,7 +84,7 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 		key := charts.SeriesKey(c)
 		text := c.Model + " · " + c.Machine
 		if others := same[i]; len(others) > 0 {
-			text += fmt.Sprintf(" (≡ %s: the same curve)", strings.Join(others, ", "))
+			text += fmt.Sprintf(" (= %s: the same curve)", strings.Join(others, ", "))
 		}
 		l.texts = append(l.texts, text)
 		e := l.entries[key]

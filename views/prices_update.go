@@ -93,7 +93,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.Pr
 			defer mw.uiMu.Unlock()
 			var offline *app.OfflineError
 			if errors.As(err, &offline) {
-				err = fmt.Errorf("%w (in this window: File → Import prices (SkyPilot vms.csv)…)", err)
+				err = fmt.Errorf("%w (in this window: File › Import prices (SkyPilot vms.csv)…)", err)
 			}
 			if err != nil {
 				mw.showError(err)

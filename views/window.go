@@ -761,7 +761,7 @@ func ShortcutsText() string {
 	for _, s := range windowShortcuts() {
 		fmt.Fprintf(&b, "  Ctrl+%s\t%s\n", s.key, s.what)
 	}
-	b.WriteString("  Ctrl+C\tcopy the tab shown: Machines, Results or Why this number? (Edit → Copy)\n")
+	b.WriteString("  Ctrl+C\tcopy the tab shown: Machines, Results or Why this number? (Edit › Copy)\n")
 	b.WriteString("  Esc\tclose a dialog; clear a search field\n  Enter\tin a search field: tick the first match\n\n")
 	b.WriteString("Mouse on a chart:\n  hover\tread a point (the curves: every series at that batch size)\n  click\texplain the point (Why this number?); on the scatter also highlight its curve\n  drag\tzoom into the box drawn\n  Shift+drag\tpan\n  right-click\tshow all again\n")
 	return b.String()
@@ -779,7 +779,7 @@ func (mw *MainWindow) showShortcuts() {
 // the README on the web.
 func (mw *MainWindow) showReadme(heading string) {
 	link, _ := url.Parse(readmeURL + "#" + readmeAnchor(heading))
-	body := readmeSection(mw.readme, heading)
+	body := readableMarkdown(readmeSection(mw.readme, heading))
 	if body == "" {
 		body = "This build carries no copy of the README; the link opens it on the web."
 	}
@@ -817,6 +817,35 @@ func readmeSection(readme, heading string) string {
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
+
+// readableMarkdown is Markdown as Fyne's rich text shows it whole: nested list items
+// become top-level ones (Fyne does not take a nested list's indent off its width, so
+// its lines run off the right edge), and "→", which the theme's font lacks (its
+// fallback then draws the space after it as a missing glyph), becomes "›". Fenced code
+// is left as it is.
+func readableMarkdown(md string) string {
+	lines := strings.Split(md, "\n")
+	fenced := false
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			lines[i] = strings.TrimSpace(line)
+			continue
+		}
+		if fenced {
+			continue
+		}
+		lines[i] = uiText(strings.TrimLeft(line, " \t"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// uiText is text with the characters the window's font cannot draw well replaced:
+// "→" by "›" (the fallback font draws the arrow but not the space after it) and "≡"
+// by "=".
+func uiText(s string) string { return uiGlyphs.Replace(s) }
+
+var uiGlyphs = strings.NewReplacer("\u2192", "›", "≡", "=")
 
 // readmeAnchor is GitHub's anchor for a heading: lower case, spaces to dashes, and
 // everything but letters, digits, dashes and underscores dropped.
