@@ -321,7 +321,7 @@ func ChartTitle(what string, s SessionSettings, curves []predictor.Curve) string
 	var parts []string
 	if on := listText(s.Models, 4); on != "" {
 		if ms := listText(s.Machines, 3); ms != "" {
-			on += " on " + ms
+			on = fmt.Sprintf("%s × %s: %s on %s", charts.Count(len(s.Models), "CNN", "CNNs"), charts.Count(len(s.Machines), "machine", "machines"), on, ms)
 		}
 		parts = append(parts, on)
 	}

@@ -143,17 +143,17 @@ func TestChartTitle(t *testing.T) {
 		want   string
 	}{
 		{"one price date", nil, priced("2026-01-21", "2026-01-21"),
-			"Total time vs batch size — resnet50, vgg16 on aws/p3.2xlarge · 90 epochs · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices of 2026-01-21"},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · 90 epochs · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices of 2026-01-21"},
 		{"dates differ", func(s *SessionSettings) { s.Precision, s.Data.Framework, s.Data.Loader = "amp", "graph", "dali" },
 			priced("2026-01-21", "", "2025-06"),
-			"Total time vs batch size — resnet50, vgg16 on aws/p3.2xlarge · 90 epochs · imagenet-1k (1,281,167 images) · amp · graph · dali loader · prices of 2025-06 to 2026-01-21"},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · 90 epochs · imagenet-1k (1,281,167 images) · amp · graph · dali loader · prices of 2025-06 to 2026-01-21"},
 		{"no curves, six CNNs", func(s *SessionSettings) { s.Models, s.Epochs = []string{"a", "b", "c", "d", "e", "f"}, 1 }, nil,
-			"Total time vs batch size — a, b, c, d and 2 more on aws/p3.2xlarge · 1 epoch · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			"Total time vs batch size — 6 CNNs × 1 machine: a, b, c, d and 2 more on aws/p3.2xlarge · 1 epoch · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 		{"to target", func(s *SessionSettings) { s.Train.Mode = TrainToTarget },
 			[]predictor.Curve{{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 36}}, Convergence: &target}},
-			"Total time vs batch size — resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 		{"to target, nothing predicted", func(s *SessionSettings) { s.Train.Mode = TrainToTarget }, nil,
-			"Total time vs batch size — resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 	} {
 		st := s.clone()
 		if c.change != nil {

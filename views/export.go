@@ -68,7 +68,7 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 				curves = append(curves, c)
 			}
 		}
-		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why)), run, curves)
+		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s, %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why), app.BoundSentence(why)), run, curves)
 		return app.ExportChart(req.Path, charts.Breakdown(breakdownBars(why), charts.BreakdownOptions{Title: title, Style: charts.LightStyle}), req.Width, req.Height)
 	}
 	if len(st.Curves) == 0 {

@@ -418,7 +418,9 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.Scatter.SetChart(scatter)
 	mw.Curves.SetChart(curves)
 	built := time.Now()
-	defer func() { mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1} }()
+	defer func() {
+		mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1}
+	}()
 	if left := scatter.Unpriced(); len(left) > 0 {
 		mw.ScatterNote.SetText(fmt.Sprintf("Not shown, price unknown: %s (set one with cnntime machine set-price).", strings.Join(left, "; ")))
 	} else {

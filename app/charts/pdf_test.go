@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,11 +14,18 @@ import (
 func pdfContent(t *testing.T, pdf []byte) string {
 	t.Helper()
 	var out strings.Builder
-	streams := regexp.MustCompile(`(?s)stream\r?\n(.*?)\r?\nendstream`)
-	for _, m := range streams.FindAllSubmatch(pdf, -1) {
-		r, err := zlib.NewReader(bytes.NewReader(m[1]))
+	// A stream is as long as its dictionary's /Length says (its bytes may end in a
+	// line break of their own).
+	streams := regexp.MustCompile(`/Length (\d+)[^>]*>>\s*stream\r?\n`)
+	for _, m := range streams.FindAllSubmatchIndex(pdf, -1) {
+		n, _ := strconv.Atoi(string(pdf[m[2]:m[3]]))
+		if m[1]+n > len(pdf) {
+			t.Fatalf("a stream of %d bytes runs past the PDF's end", n)
+		}
+		stream := pdf[m[1] : m[1]+n]
+		r, err := zlib.NewReader(bytes.NewReader(stream))
 		if err != nil {
-			out.Write(m[1])
+			out.Write(stream)
 			continue
 		}
 		data, _ := io.ReadAll(r)
