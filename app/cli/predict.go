@@ -573,6 +573,17 @@ func warningLine(model, machine, w string) string {
 	return fmt.Sprintf("warning: %s on %s: %s", model, machine, w)
 }
 
+// bestDetails is best's help before the shared run flags'.
+const bestDetails = `best predicts each CNN on each machine over the window's batch sizes (every size to 64,
+then multiples of 8, 32, 128 and 512 and the powers of two, up to the largest batch that fits;
+--batches gives others) and prints the batch with the least total time (to a target: time and
+cost to the target) and, as the window does, the batch to recommend: the smallest within 1% of
+the best time and cost, as a multiple of 8 per GPU (a power of two where that is within 1% too),
+with the range of batches within 1% (JSON: recommended_batch, recommended, within_1pct; CSV:
+recommended_batch, within_1pct_min, within_1pct_max). A warning line follows the table where a
+fixed number of epochs at the batch makes fewer than 50 steps an epoch, or where epochs to a
+target come from a preset fitted on other networks or another input size.`
+
 // recommendNote says under best's table what the recommended batch is.
 const recommendNote = "RECOMMENDED is the batch to pick: the smallest within 1% of the best time and cost, as a multiple of 8 per GPU (a power of two where that is within 1% too); in brackets every batch from … to … is within 1%."
 
@@ -581,7 +592,7 @@ func bestCommands(register func(Command)) {
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
 		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage + trainFlagsUsage,
-		Details: RunDataUsage + "\n\n" + TrainUsage,
+		Details: bestDetails + "\n\n" + RunDataUsage + "\n\n" + TrainUsage,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, q, eng, err := predictSetup(env, cmd, args, false)
