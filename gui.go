@@ -1,7 +1,7 @@
 package main
 
 import (
-	_ "embed"
+	"embed"
 
 	fyneapp "fyne.io/fyne/v2/app"
 
@@ -11,15 +11,15 @@ import (
 // appID is the application's unique id; Fyne keeps preferences under it.
 const appID = "io.github.cnntime"
 
-// readme is the README the Help menu's sections show, as this build has it.
+// docs are the README and the manual the Help menu's sections show, as this build has them.
 //
-//go:embed README.md
-var readme string
+//go:embed README.md docs/*.md
+var docs embed.FS
 
 func runGUI(dbPath string) error {
 	a := fyneapp.NewWithID(appID)
 	a.SetIcon(views.Icon)
-	w := views.NewMainWindow(a, views.Options{DBPath: dbPath, Readme: readme})
+	w := views.NewMainWindow(a, views.Options{DBPath: dbPath, Docs: docs})
 	w.ShowAndRun()
 	return nil
 }

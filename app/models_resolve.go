@@ -51,7 +51,7 @@ func IsModelFile(entry string) bool {
 }
 
 // ReadCustomModelFile reads and checks a custom model file (cnn.ParseCustom's format,
-// see the README's "models" section). Its errors name the file and, for a mistake in
+// see docs/models.md). Its errors name the file and, for a mistake in
 // a layer, the layer's index and name.
 //
 // An ONNX file (.onnx) is imported (see ReadONNXFile) under its file's base name.

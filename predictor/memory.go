@@ -10,7 +10,7 @@ import (
 )
 
 // MemoryModel holds the parts of a GPU's memory use that do not come from the network.
-// Each figure is a published measurement; see the README's predict section.
+// Each figure is a published measurement; see docs/predicting.md, "How a step is composed".
 type MemoryModel struct {
 	// ContextBytes is what the process holds outside PyTorch's allocator: the CUDA
 	// context with the cuDNN and cuBLAS kernels it has loaded. PyTorch 2 with CUDA's lazy

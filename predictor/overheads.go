@@ -103,7 +103,7 @@ type Overheads struct {
 // DefaultOverheads are the figures the predictor uses, for PyTorch eager training on
 // a current GPU. The launch costs were tuned on one part of the published
 // whole-network measurements (dmikushin's V100 rows at batch ≤ 8, launch-bound), the
-// other sources held out (see the README's accuracy section); the rest are physical
+// other sources held out (see docs/accuracy.md); the rest are physical
 // figures or PyTorch's own settings (DDP's 25 MB buckets).
 var DefaultOverheads = Overheads{
 	LaunchForwardUS:           20,

@@ -384,7 +384,7 @@ def to_cnntime(model, name, channels, size):
             elif isinstance(m, (nn.Softmax, nn.LogSoftmax)):
                 y = x  # the cross-entropy loss computes it
             else:
-                raise Unsupported(f"module {node.target} ({type(m).__name__}) has no cnntime layer: replace it with one cnntime models (README, \"Your own CNN\"); the ONNX route (--out FILE.onnx) maps more patterns")
+                raise Unsupported(f"module {node.target} ({type(m).__name__}) has no cnntime layer: replace it with one cnntime models (docs/models.md, \"Your own CNN\"); the ONNX route (--out FILE.onnx) maps more patterns")
             vals[node] = y
             continue
 
@@ -467,7 +467,7 @@ def to_cnntime(model, name, channels, size):
         elif fn in ("size", "dim", "getattr") or not any(isinstance(a, Act) for a in args):
             y = None  # sizes and arithmetic on them: not tensors
         else:
-            raise Unsupported(f"node {node.name} ({fn}) has no cnntime layer: replace it with one cnntime models (README, \"Your own CNN\"); the ONNX route (--out FILE.onnx) maps more patterns")
+            raise Unsupported(f"node {node.name} ({fn}) has no cnntime layer: replace it with one cnntime models (docs/models.md, \"Your own CNN\"); the ONNX route (--out FILE.onnx) maps more patterns")
         vals[node] = y
     raise Unsupported("the traced graph has no output")
 

@@ -6,8 +6,8 @@ backward, SGD update with momentum) of torchvision models on synthetic data, tim
 CUDA events after warm-up, per batch size. Out-of-memory is caught and recorded; it marks
 where the batch range ends, so larger batches of that model are not tried.
 
-The output is the step CSV that `cnntime cache import FILE.csv` reads (see the README's
-cache section): gpu, model, batch_size, precision, framework, step_ms, spread_ms, status,
+The output is the step CSV that `cnntime cache import FILE.csv` reads (see docs/cache.md,
+"Step CSV format"): gpu, model, batch_size, precision, framework, step_ms, spread_ms, status,
 source, measured_at. Rows are written (and flushed) as they are measured, so an
 interrupted run keeps what it measured. Text cells that a spreadsheet would run as a
 formula (a --gpu or host name starting with =, +, - or @) get a leading apostrophe, which

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -48,9 +49,9 @@ const predictDelay = 30 * time.Millisecond
 // Options configure the main window.
 type Options struct {
 	DBPath string // the measurement cache; "" for the default
-	// Readme is the README's Markdown, for the Help menu's sections; "" leaves them
-	// out (the web link stays).
-	Readme string
+	// Docs holds the manual's pages (docs/*.md, at those paths) for the Help menu's
+	// sections; nil leaves them out (the web link stays).
+	Docs fs.FS
 }
 
 // Icon is the application icon as a Fyne resource.
@@ -115,7 +116,7 @@ type MainWindow struct {
 	maximised                 string // "", "scatter" or "curves"
 	maxButtons                map[string]*widget.Button
 	zoomButtons               map[string]*widget.Button
-	readme                    string
+	docs                      fs.FS
 
 	// uiMu serialises show with other UI work. Fyne's driver runs both on its one UI
 	// goroutine already; Fyne's test driver runs fyne.Do on the caller's goroutine.
@@ -134,7 +135,7 @@ func OpenMainWindow(a fyne.App, opts Options) *MainWindow {
 	w := a.NewWindow("cnntime")
 	w.SetIcon(Icon)
 	w.SetMaster()
-	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…"), readme: opts.Readme}
+	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…"), docs: opts.Docs}
 
 	var startErr error
 	path := opts.DBPath
@@ -709,8 +710,17 @@ func (mw *MainWindow) menuItem(what, label string) *fyne.MenuItem {
 	return fyne.NewMenuItem(label, nil)
 }
 
-// readmeSections are the README sections the Help menu opens, by heading.
-var readmeSections = []string{"The desktop app", "Measuring your own CPU or GPU: sweeps", "Why this number? (`cnntime explain`)", "Machines: GPUs, cloud instances and your own", "Accuracy"}
+// manualSection is a section of the manual the Help menu opens: a heading of a page.
+type manualSection struct{ page, heading string }
+
+// manualSections are the manual's sections the Help menu opens.
+var manualSections = []manualSection{
+	{"docs/window.md", "The window"},
+	{"docs/measuring.md", "Measuring your own CPU or GPU: sweeps"},
+	{"docs/predicting.md", "Why this number? (`cnntime explain`)"},
+	{"docs/machines.md", "Machines: GPUs, cloud instances and your own"},
+	{"docs/accuracy.md", "Accuracy"},
+}
 
 func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	quit := mw.menuItem("Quit", "Quit")
@@ -742,8 +752,8 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		mw.menuItem("Benchmark tab", "Benchmark"),
 	)
 	helpItems := []*fyne.MenuItem{mw.menuItem("Keyboard and mouse help", "Keyboard and mouse…"), fyne.NewMenuItemSeparator()}
-	for _, sec := range readmeSections {
-		helpItems = append(helpItems, fyne.NewMenuItem("README: "+strings.ReplaceAll(sec, "`", "")+"…", func() { mw.showReadme(sec) }))
+	for _, sec := range manualSections {
+		helpItems = append(helpItems, fyne.NewMenuItem("Manual: "+strings.ReplaceAll(sec.heading, "`", "")+"…", func() { mw.showReadme(sec.heading) }))
 	}
 	helpItems = append(helpItems, fyne.NewMenuItemSeparator(), fyne.NewMenuItem("About", func() {
 		d := dialog.NewInformation("About cnntime", fmt.Sprintf("cnntime %s\n\nPredicts how long and how much it costs to train a CNN\non a GPU machine at every mini-batch size.\n\n%s", app.Version, readmeURL), mw.Window)
@@ -777,13 +787,24 @@ func (mw *MainWindow) showShortcuts() {
 	d.Show()
 }
 
-// showReadme shows one README section (as built into the program) with a link to
-// the README on the web.
+// showReadme shows one of manualSections, by heading (as built into the program),
+// with a link to its page on the web.
 func (mw *MainWindow) showReadme(heading string) {
-	link, _ := url.Parse(readmeURL + "#" + readmeAnchor(heading))
-	body := readableMarkdown(readmeSection(mw.readme, heading))
+	page := "README.md"
+	for _, sec := range manualSections {
+		if sec.heading == heading {
+			page = sec.page
+		}
+	}
+	link, _ := url.Parse(readmeURL + "/blob/main/" + page + "#" + readmeAnchor(heading))
+	var body string
+	if mw.docs != nil {
+		if md, err := fs.ReadFile(mw.docs, page); err == nil {
+			body = readableMarkdown(readmeSection(string(md), heading))
+		}
+	}
 	if body == "" {
-		body = "This build carries no copy of the README; the link opens it on the web."
+		body = "This build carries no copy of the manual; the link opens it on the web."
 	}
 	text := widget.NewRichTextFromMarkdown(body)
 	text.Wrapping = fyne.TextWrapWord

@@ -123,7 +123,7 @@ func Public(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
 		}
 		p := c.Points[0]
 		if !p.Fits {
-			continue // the source ran it, so our memory model is too tight here; counted in the README
+			continue // the source ran it, so our memory model is too tight here; counted in docs/accuracy.md
 		}
 		out = append(out, PublicComparison{Source: get("source"), GPU: gpuID, Model: model, Framework: fw,
 			Precision: get("precision"), Batch: batch, MeasuredMS: ms, PredictedMS: p.IterMS,

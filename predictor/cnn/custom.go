@@ -340,7 +340,7 @@ func jsonError(file []byte, base int64, err error) error {
 		return errors.New("bad JSON: the file ends early: check for a missing closing brace or bracket")
 	}
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown field %s: check its spelling against the format in the README", f)
+		return fmt.Errorf("unknown field %s: check its spelling against the format in docs/models.md", f)
 	}
 	return fmt.Errorf("bad JSON: %v", err)
 }

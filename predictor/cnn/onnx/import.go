@@ -110,7 +110,7 @@ func Convert(m *onnxpb.ModelProto, opt Options) (*Model, error) {
 	return out, nil
 }
 
-// jsonFile and jsonLayer are cnn.ParseCustom's format (see the README's "Your own CNN").
+// jsonFile and jsonLayer are cnn.ParseCustom's format (see docs/models.md, "Your own CNN").
 type jsonFile struct {
 	Name    string      `json:"name"`
 	Input   [3]int      `json:"input"`
@@ -851,7 +851,7 @@ func (c *converter) convertOp(op string, a attrs, ins []value) error {
 		return c.fail("its inputs are not all constants (one is %s): cnntime folds %s only as shape arithmetic", firstNonConst(ins), op)
 	}
 	return c.fail("cnntime has no layer for %s. It imports Conv, Gemm/MatMul, BatchNormalization, LayerNormalization, Relu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU, GELU, pooling, Add, Mul, Concat, Split/Slice of channels, Flatten/Reshape, Transpose, Dropout and Softmax; "+
-		"replace the module with one of those, or describe the model as a custom model file (README, \"Your own CNN\")", op)
+		"replace the module with one of those, or describe the model as a custom model file (docs/models.md, \"Your own CNN\")", op)
 }
 
 func firstNonConst(ins []value) string {
