@@ -210,7 +210,7 @@ func EpochsText(epochs float64, source string) string {
 	return strconv.FormatFloat(epochs, 'f', 1, 64) + " (" + source + ")"
 }
 
-// PriceText says which price a row's cost uses: "$0.92/h spot us-east-1, 2026-11-20",
+// PriceText says which price a row's cost uses: "$0.918/h spot us-east-1, 2026-11-20",
 // with "OLD" after a price older than hw.StalePriceDays, or why there is none.
 func (r Summary) PriceText() string {
 	if !r.CostKnown {
@@ -219,7 +219,7 @@ func (r Summary) PriceText() string {
 		}
 		return "none"
 	}
-	s := charts.FormatUSD(r.PriceUSDPerHour) + "/h"
+	s := "$" + strconv.FormatFloat(r.PriceUSDPerHour, 'g', 4, 64) + "/h" // four digits, as the CLI's price column
 	if r.Price.Kind != "" {
 		s += " " + string(r.Price.Kind)
 	}

@@ -1,8 +1,10 @@
 package views
 
 import (
+	"fmt"
 	"image"
 	"image/color"
+	"strings"
 	"sync"
 	"time"
 
@@ -436,6 +438,14 @@ func (v *ChartView) Hover(pos fyne.Position) (charts.Mark, bool) {
 	}
 	v.tip.SetText(text)
 	tipSize := v.tip.MinSize()
+	if lines := strings.Split(text, "\n"); tipSize.Height > v.Size().Height && len(lines) > 2 {
+		// Taller than the chart (a column of many series): the lines that fit, and how
+		// many more, so the tip never runs over the legend or the tabs below.
+		per := tipSize.Height / float32(len(lines))
+		keep := max(int(v.Size().Height/per)-1, 1)
+		v.tip.SetText(strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-keep))
+		tipSize = v.tip.MinSize()
+	}
 	tx, ty := at.X+14, at.Y+14
 	if tx+tipSize.Width > v.Size().Width {
 		tx = max(at.X-14-tipSize.Width, 0)
