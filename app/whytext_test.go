@@ -132,14 +132,7 @@ func TestWhyHeadlineBoundIsTheTables(t *testing.T) {
 // Why tab said the GPU kernels bound the step and the table said input. Both say input now.
 func TestWhyEfficientNetOnG5IsInputBound(t *testing.T) {
 	ctx := context.Background()
-	eng, err := NewEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := eng.MachineTarget("aws/g5.xlarge")
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, tg := engineOn(t, "aws/g5.xlarge")
 	q := Query{Models: []string{"efficientnet_b0"}, Targets: []Target{tg}, Batches: []int{17}, Precision: measure.FP32, Policy: measure.Heuristic,
 		Run: predictor.Run{Epochs: 90, Images: 1281167}, Data: DefaultRunData()}
 	curves, err := eng.Curves(ctx, q)
@@ -201,20 +194,27 @@ func TestWhyTextsSplitTheBatchEvenly(t *testing.T) {
 // the two batches that do, instead of an explanation of ceil(B/GPUs) images each.
 func TestExplainRefusesAnUnevenSplit(t *testing.T) {
 	ctx := context.Background()
-	eng, err := NewEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := eng.MachineTarget("aws/g6.xlarge")
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, tg := engineOn(t, "aws/g6.xlarge")
 	q := Query{Precision: measure.FP32, Policy: measure.Heuristic, Data: DefaultRunData(), Nodes: 4}
-	_, err = eng.Explain(ctx, q, "resnet50", tg, 21)
+	_, err := eng.Explain(ctx, q, "resnet50", tg, 21)
 	if err == nil || !strings.Contains(err.Error(), "use 20 or 24") {
 		t.Fatalf("batch 21 on 4 instances: %v, want a refusal naming 20 and 24", err)
 	}
 	if _, err := eng.Explain(ctx, q, "resnet50", tg, 24); err != nil {
 		t.Fatalf("batch 24 on 4 instances: %v", err)
 	}
+}
+
+// engineOn is the engine over the embedded catalog and calibration, and one machine of it.
+func engineOn(t *testing.T, machine string) (*Engine, Target) {
+	t.Helper()
+	eng, err := NewEngine(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := eng.MachineTarget(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, tg
 }

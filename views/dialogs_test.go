@@ -62,9 +62,10 @@ func TestExportDialogOnceAndShortcutKeys(t *testing.T) {
 func TestCopyTheTabShown(t *testing.T) {
 	mw := newTestWindow(t)
 	onUI(mw, func() {
-		mw.Selection.ToggleModel("resnet50", true)
-		mw.Selection.ToggleMachine("aws/p3.2xlarge", true)
-		mw.Selection.ToggleMachine("gcp/a2-highgpu-1g", true)
+		for _, id := range []string{"resnet50", "aws/p3.2xlarge", "gcp/a2-highgpu-1g"} {
+			mw.Selection.ToggleModel(id, id == "resnet50")
+			mw.Selection.ToggleMachine(id, id != "resnet50")
+		}
 	})
 	settle(t, mw)
 	onUI(mw, func() { mw.tabs.SelectIndex(1); mw.copyShown() })

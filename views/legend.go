@@ -111,7 +111,7 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 	}
 	l.entries = kept
 	l.grid.natural = natural
-	if !sameObjects(l.box.Objects, objs) {
+	if !slices.Equal(l.box.Objects, objs) { // the same entries in the same order: nothing to lay out
 		l.box.Objects = objs
 		l.box.Refresh()
 		l.scroll.Refresh()
@@ -183,19 +183,6 @@ func sameLook(a, b legendLook) bool {
 	br, bg, bb, ba := b.bg.RGBA()
 	return ar == br && ag == bg && ab == bb && aa == ba && a.style.Color == b.style.Color && a.style.Shape == b.style.Shape &&
 		slices.Equal(a.style.Dashes, b.style.Dashes)
-}
-
-// sameObjects reports whether two lists hold the same objects in the same order.
-func sameObjects(a, b []fyne.CanvasObject) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // legendGrid lays the entries out in columns as wide as the widest entry needs (at

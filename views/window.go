@@ -1011,6 +1011,12 @@ func (mw *MainWindow) pickFolder(use func(path string)) {
 // It runs on the UI goroutine.
 func (mw *MainWindow) reloadChoices() {
 	ms, err := mw.Session.Machines(context.Background())
+	mw.showChoices(ms, err)
+}
+
+// showChoices shows the models the session lists and the machines read (unless err),
+// and predicts again. It runs on the UI goroutine.
+func (mw *MainWindow) showChoices(ms []hw.Machine, err error) {
 	mw.uiMu.Lock()
 	mw.Selection.RefreshModels()
 	if err == nil {
@@ -1067,17 +1073,10 @@ func (mw *MainWindow) watchCache() {
 			return
 		}
 		fyne.DoAndWait(func() {
-			mw.uiMu.Lock()
-			mw.Selection.RefreshModels()
-			if err == nil {
-				mw.Selection.SetMachines(ms)
-				mw.Specs.SetMachines(ms, catalogGPUs())
-			}
-			mw.uiMu.Unlock()
 			if mw.Benchmark != nil {
 				mw.Benchmark.RefreshHoldings()
 			}
-			mw.Session.Refresh()
+			mw.showChoices(ms, err)
 			if mw.OnCacheReloaded != nil {
 				mw.OnCacheReloaded()
 			}

@@ -24,13 +24,18 @@ func ToTarget(curves []predictor.Curve) bool {
 	return false
 }
 
+// targetNames are the axis label and the short name of the metrics that change
+// meaning for curves trained to a target: the time and the cost to the target.
+var targetNames = map[Metric][2]string{
+	MetricTotal: {"time to target accuracy (h)", "Time to target"},
+	"":          {"time to target accuracy (h)", "Time to target"},
+	MetricCost:  {"cost to target accuracy (USD)", "Cost to target"},
+}
+
 // TargetLabel is the axis label of the metric for curves trained to a target.
 func (m Metric) TargetLabel() string {
-	switch m {
-	case MetricTotal, "":
-		return "time to target accuracy (h)"
-	case MetricCost:
-		return "cost to target accuracy (USD)"
+	if n, ok := targetNames[m]; ok {
+		return n[0]
 	}
 	return m.Label()
 }
@@ -38,11 +43,8 @@ func (m Metric) TargetLabel() string {
 // TargetTitle is the metric's short name for curves trained to a target: "Time to
 // target", "Cost to target", else Title.
 func (m Metric) TargetTitle() string {
-	switch m {
-	case MetricTotal, "":
-		return "Time to target"
-	case MetricCost:
-		return "Cost to target"
+	if n, ok := targetNames[m]; ok {
+		return n[1]
 	}
 	return m.Title()
 }
