@@ -64,7 +64,8 @@ func TestTorchvisionParity(t *testing.T) {
 		args = append(args, "--models", parityModels)
 	}
 	cmd := exec.Command(py, args...)
-	cmd.Env = append(os.Environ(), cliEnv+"=1")
+	// Its own cache: the user's default one may be another cnntime's (a newer schema).
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "CNNTIME_DB="+filepath.Join(t.TempDir(), "cache.db"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
