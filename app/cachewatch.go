@@ -37,9 +37,10 @@ func (s CacheStamp) Equal(o CacheStamp) bool {
 // models and prices another program adds appear within a few seconds.
 const DefaultCacheWatch = 2 * time.Second
 
-// WatchCache looks at the cache file at path every interval until ctx ends and calls
-// changed (on the watching goroutine) once for each time it finds the cache written
-// since it last looked. A write made while changed runs is found at the next look.
+// WatchCache looks at the cache file at path every interval until ctx ends, or the file
+// is gone (removed: nothing to follow), and calls changed (on the watching goroutine)
+// once for each time it finds the cache written since it last looked. A write made
+// while changed runs is found at the next look.
 func WatchCache(ctx context.Context, path string, interval time.Duration, changed func()) {
 	last := StampCache(path)
 	t := time.NewTicker(interval)
@@ -50,7 +51,11 @@ func WatchCache(ctx context.Context, path string, interval time.Duration, change
 			return
 		case <-t.C:
 		}
-		if now := StampCache(path); !now.Equal(last) {
+		now := StampCache(path)
+		if now.Equal(CacheStamp{}) {
+			return
+		}
+		if !now.Equal(last) {
 			last = now
 			changed()
 		}

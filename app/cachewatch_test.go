@@ -59,3 +59,61 @@ func TestWatchCacheSeesAnotherWriter(t *testing.T) {
 		t.Error("the machine the other handle added is not listed")
 	}
 }
+
+// The backend's watch reloads the engine after another program's write, so a machine
+// it added can be predicted; it lets a change pass while busy, and ends with the backend.
+func TestBackendWatchReloads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	b, err := OpenEngineBackend(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := make(chan bool, 1)
+	busy <- false
+	isBusy := func() bool { v := <-busy; busy <- v; return v }
+	reloaded := make(chan struct{}, 8)
+	b.Watch(context.Background(), isBusy, func() { reloaded <- struct{}{} }, func(err error) { t.Error(err) })
+
+	other, err := OpenCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	m := hw.Machine{ID: "user/box", Provider: "user", Instance: "box", GPUID: "t4", GPUCount: 1, PriceUSDPerHour: 0.3}
+	if err := other.PutUserMachine(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reloaded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reload after another program added a machine")
+	}
+	s := DefaultSessionSettings()
+	s.Models, s.Machines = []string{"resnet18"}, []string{m.ID}
+	if curves, err := b.PredictCurves(context.Background(), s); err != nil || len(curves) != 1 {
+		t.Fatalf("predicting the added machine: %d curves, %v", len(curves), err)
+	}
+
+	// Busy (a sweep of this window's): the change passes without a reload.
+	<-busy
+	busy <- true
+	if err := other.RemoveUserMachine(context.Background(), m.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reloaded:
+		t.Error("reloaded while busy")
+	case <-time.After(3 * DefaultCacheWatch / 2):
+	}
+	<-busy
+	busy <- false
+	b.Close()
+	if err := other.PutUserMachine(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-reloaded:
+		t.Error("reloaded after the backend closed")
+	case <-time.After(3 * DefaultCacheWatch / 2):
+	}
+}

@@ -40,6 +40,9 @@ type EngineBackend struct {
 	mu     sync.Mutex
 	engine *Engine
 	added  []*cnn.Network // custom models added since start, registered again when the engine is rebuilt
+	// stop ends the cache watches (Watch) when the backend closes.
+	stop    context.CancelFunc
+	stopped context.Context
 }
 
 // OpenEngineBackend opens the cache at dbPath (created when missing) and loads the
@@ -60,7 +63,39 @@ func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, erro
 		}
 		return nil, err
 	}
-	return &EngineBackend{cache: d, engine: e}, nil
+	stopped, stop := context.WithCancel(context.Background())
+	return &EngineBackend{cache: d, engine: e, stopped: stopped, stop: stop}, nil
+}
+
+// Watch follows the cache (WatchCache, every DefaultCacheWatch) while ctx lasts and the
+// backend is open: after another program wrote to it, the engine is loaded again and
+// then changed is called, on the watching goroutine; reloadErr gets a reload that failed.
+// A change while busy() (this window's own sweep, which reloads when it ends) is let
+// pass. Without a cache there is nothing to watch.
+func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed func(), reloadErr func(error)) {
+	if b.cache == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(b.stopped, cancel)
+	go func() {
+		defer stop()
+		defer cancel()
+		WatchCache(ctx, b.cache.Path(), DefaultCacheWatch, func() {
+			if busy() {
+				return
+			}
+			if err := b.Reload(ctx); err != nil {
+				if ctx.Err() == nil {
+					reloadErr(err)
+				}
+				return
+			}
+			if ctx.Err() == nil {
+				changed()
+			}
+		})
+	}()
 }
 
 // DB is the open measurement cache, nil when working without one.
@@ -114,8 +149,11 @@ func (b *EngineBackend) Warnings() []string {
 	return b.engine.Warnings()
 }
 
-// Close closes the cache.
+// Close stops the cache watches and closes the cache.
 func (b *EngineBackend) Close() error {
+	if b.stop != nil {
+		b.stop()
+	}
 	if b.cache == nil {
 		return nil
 	}

@@ -1050,24 +1050,17 @@ func (mw *MainWindow) Close() {
 // watchCache follows the cache while the window is open: machines, models and prices
 // another program adds (`cnntime machine add`, `cnntime prices update`, another
 // window, a sweep on the command line) appear within a few seconds and can be picked.
-// The window's own sweep reloads when it ends, so the watch waits for that.
+// The window's own sweep reloads when it ends, so the watch waits for that. The watch
+// ends with the window, or with the backend.
 func (mw *MainWindow) watchCache() {
-	if mw.Backend == nil || mw.Backend.DB() == nil {
+	if mw.Backend == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mw.stopWatch = cancel
-	path := mw.Backend.DB().Path()
-	go app.WatchCache(ctx, path, app.DefaultCacheWatch, func() {
-		if mw.Benchmark != nil && mw.Benchmark.Runner.Running() {
-			return // its end reloads
-		}
-		if err := mw.Backend.Reload(ctx); err != nil {
-			if ctx.Err() == nil {
-				fyne.Do(func() { mw.Status.SetText("The cache changed but could not be read again: " + err.Error()) })
-			}
-			return
-		}
+	mw.Window.SetOnClosed(cancel)
+	sweeping := func() bool { return mw.Benchmark != nil && mw.Benchmark.Runner.Running() } // its end reloads
+	mw.Backend.Watch(ctx, sweeping, func() {
 		ms, err := mw.Session.Machines(ctx)
 		if ctx.Err() != nil {
 			return
@@ -1081,6 +1074,8 @@ func (mw *MainWindow) watchCache() {
 				mw.OnCacheReloaded()
 			}
 		})
+	}, func(err error) {
+		fyne.Do(func() { mw.Status.SetText("The cache changed but could not be read again: " + err.Error()) })
 	})
 }
 
