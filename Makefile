@@ -1,6 +1,6 @@
 # cnntime's build. Every target installs what it needs when it is missing, then acts.
 #   make run    build and open the desktop app
-#   make test   format check, vet, every test (the GUI end-to-end test under Xvfb)
+#   make test   format check, go.mod tidy, vet, every test (the GUI end-to-end test under Xvfb)
 SHELL := /bin/bash
 GO    ?= go
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -9,10 +9,11 @@ APT_ENV := DEBIAN_FRONTEND=noninteractive
 # Debian packages Fyne needs to build (OpenGL, X11, Wayland headers) and the ones the
 # GUI end-to-end test needs (a virtual X server, a window finder, a screenshot tool),
 # PyTorch with torchvision for /usr/bin/python3 (the zoo's parity test against torchvision),
-# and g++ (gpu/cudakern's tests compile the CUDA worker's kernels for a CPU emulator).
+# g++ (gpu/cudakern's tests compile the CUDA worker's kernels for a CPU emulator), and zsh
+# and fish (the shell completion scripts are run in each shell; bash is always there).
 FYNE_DEBS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
 	libxinerama-dev libxi-dev libxxf86vm-dev libxkbcommon-dev libwayland-dev
-TEST_DEBS := xvfb xdotool imagemagick x11-utils python3-torch python3-torchvision g++
+TEST_DEBS := xvfb xdotool imagemagick x11-utils python3-torch python3-torchvision g++ zsh fish
 
 define install_debs
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -22,7 +23,7 @@ define install_debs
 	fi
 endef
 
-.PHONY: run build deps test-deps test vet fmt-check test-go cgo-free package clean gpu-worker test-cluster
+.PHONY: run build deps test-deps test vet fmt-check tidy-check test-go cgo-free package clean gpu-worker test-cluster
 
 build: deps
 	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
@@ -39,6 +40,13 @@ test-deps: deps
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 
+# go.mod and go.sum are what 'go mod tidy' makes them: every dependency the code imports
+# required as direct, nothing unused. -diff changes no file; it prints what tidy would
+# change and fails. (It reads the module cache, downloading from the Go module proxy only
+# what is missing there, as a build does.)
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run 'go mod tidy' and commit the result"; exit 1; }
+
 vet: deps
 	$(GO) vet -tags ci ./...
 
@@ -46,10 +54,13 @@ vet: deps
 cgo-free:
 	CGO_ENABLED=0 $(GO) build $$($(GO) list ./... | grep -v -e '^cnntime$$' -e '^cnntime/views')
 
+# The tests never read or write the user's own cache: CNNTIME_DB names a scratch file
+# (a cache left by another cnntime build, of a newer schema, would fail them).
 test-go: test-deps
-	$(GO) test -tags ci -count=1 ./...
+	scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
+		CNNTIME_DB="$$scratch/default-cache.db" $(GO) test -tags ci -count=1 -timeout 45m ./...
 
-test: fmt-check vet cgo-free test-go
+test: fmt-check tidy-check vet cgo-free test-go
 
 # Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
 # this machine runs the script `cnntime cluster slurm` writes, then a cancelled and

@@ -64,7 +64,7 @@ func TestTorchvisionParity(t *testing.T) {
 		args = append(args, "--models", parityModels)
 	}
 	cmd := exec.Command(py, args...)
-	// Its own cache: the user's default one may be another cnntime's (a newer schema).
+	// Its own cache: the user's default one may belong to another cnntime build.
 	cmd.Env = append(os.Environ(), cliEnv+"=1", "CNNTIME_DB="+filepath.Join(t.TempDir(), "cache.db"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

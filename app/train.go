@@ -17,13 +17,26 @@ const (
 	TrainToTarget TrainMode = "to-target"
 )
 
-// ParseTrainMode reads a training mode ("epochs" or "to-target"; "" is epochs).
+// TrainModes lists the training modes, in the order help shows them.
+var TrainModes = []TrainMode{TrainEpochs, TrainToTarget}
+
+// TrainModeAliases are other spellings ParseTrainMode accepts.
+var TrainModeAliases = map[string]TrainMode{"target": TrainToTarget, "totarget": TrainToTarget}
+
+// ParseTrainMode reads a training mode (one of TrainModes or TrainModeAliases, in any
+// case; "" is epochs).
 func ParseTrainMode(s string) (TrainMode, error) {
-	switch m := TrainMode(strings.ToLower(strings.TrimSpace(s))); m {
-	case "", TrainEpochs:
+	n := strings.ToLower(strings.TrimSpace(s))
+	if n == "" {
 		return TrainEpochs, nil
-	case TrainToTarget, "target", "totarget":
-		return TrainToTarget, nil
+	}
+	for _, m := range TrainModes {
+		if string(m) == n {
+			return m, nil
+		}
+	}
+	if m, ok := TrainModeAliases[n]; ok {
+		return m, nil
 	}
 	return "", fmt.Errorf("training %q: count the run as epochs (a fixed number) or to-target (the epochs each batch needs to a target accuracy)", s)
 }

@@ -21,13 +21,23 @@ const (
 	NHWC MemoryFormat = "nhwc"
 )
 
-// ParseMemoryFormat accepts nchw or nhwc (channels_last is accepted for nhwc).
+// MemoryFormats lists the memory formats, in the order help shows them.
+var MemoryFormats = []MemoryFormat{NCHW, NHWC}
+
+// MemoryFormatAliases are PyTorch's names for the memory formats, which
+// ParseMemoryFormat accepts too.
+var MemoryFormatAliases = map[string]MemoryFormat{"contiguous": NCHW, "channels_last": NHWC}
+
+// ParseMemoryFormat accepts nchw or nhwc, or one of MemoryFormatAliases (channels_last
+// for nhwc).
 func ParseMemoryFormat(s string) (MemoryFormat, error) {
-	switch s {
-	case "nchw", "contiguous":
-		return NCHW, nil
-	case "nhwc", "channels_last":
-		return NHWC, nil
+	for _, f := range MemoryFormats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	if f, ok := MemoryFormatAliases[s]; ok {
+		return f, nil
 	}
 	return "", fmt.Errorf("unknown memory format %q: use nchw (PyTorch's default) or nhwc (channels_last)", s)
 }

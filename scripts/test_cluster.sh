@@ -209,4 +209,17 @@ all=$(measurements "$T/work/ref8.db")
 sum=0
 for s in shards/shard-"$job"-*.db; do sum=$((sum + $(measurements "$s"))); done
 [ "$sum" = "$all" ] || fail "job $job's shards hold $sum measurements, the plan $all"
+# ---- 3. The training job `cnntime launch slurm` writes passes sbatch --test-only
+# (issue 33's check, apart from the sweeps above). This cluster hands out no GPUs, so the
+# GPU machine's script asks for none (--gres none) and one CPU; its nodes and time limit
+# are its own. This computer's CPU, measured above, needs no such overrides.
+"$bin" --db merged.db launch slurm --model resnet50 --machine aws/p4d.24xlarge --batch 256 --gres none --cpus-per-task 1 \
+	--partition test --out train-gpu.sbatch >/dev/null
+"$bin" --db merged.db launch slurm --model squeezenet1_1 --machine local/cpu --batch 2 --out train-cpu.sbatch >/dev/null
+for f in train-gpu.sbatch train-cpu.sbatch; do
+	grep -q '^#SBATCH --time=[0-9]*-[0-9][0-9]:[0-9][0-9]:00$' "$f" || fail "$f has no time limit: $(cat "$f")"
+	sbatch --test-only "$f" 2>test-only.err || fail "sbatch --test-only refuses $f: $(cat test-only.err)"
+	say "launch slurm, $f: $(tail -n 1 test-only.err)"
+done
+
 say "test-cluster passed"

@@ -730,6 +730,7 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Remove model…", mw.removeModelDialog),
 		mw.menuItem("Import…", "Import…"),
 		mw.menuItem("Export…", "Export…"),
+		fyne.NewMenuItem("Export launch file…", mw.showLaunchDialog),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Update prices from SkyPilot…", mw.updatePricesDialog),
 		fyne.NewMenuItem("Import prices (SkyPilot vms.csv or catalog folder)…", mw.importPricesDialog),

@@ -24,8 +24,9 @@ type Env struct {
 	DBPath string // the cache file; see DefaultDBPath
 	JSON   bool   // --json: machine-readable output (each command documents its shape)
 
-	usageShown bool   // a FlagSet from Flags printed the usage: the command line was wrong
-	cache      *db.DB // the one cache handle of this command, opened by Cache; RunCLI closes it
+	usageShown bool       // a FlagSet from Flags printed the usage: the command line was wrong
+	cache      *db.DB     // the one cache handle of this command, opened by Cache; RunCLI closes it
+	collect    *[]flagSet // when set, every FlagSet Flags makes (for help, the reference, completion)
 }
 
 // Cache is the command's measurement cache at DBPath, opened (and created when
@@ -59,14 +60,10 @@ func (e *Env) Flags(cmd Command) *flag.FlagSet {
 	fs.BoolVar(&e.JSON, "json", e.JSON, "print JSON instead of a table")
 	fs.Usage = func() {
 		e.usageShown = true
-		fmt.Fprintf(e.Stderr, "usage: cnntime %s\n\n%s\n", cmd.Usage, cmd.Summary)
-		if cmd.Details != "" {
-			fmt.Fprintf(e.Stderr, "\n%s\n", cmd.Details)
-		}
-		if hasFlags(fs) {
-			fmt.Fprintln(e.Stderr, "\nflags:")
-			fs.PrintDefaults()
-		}
+		writeCommandHelp(e.Stderr, cmd, []flagSet{{cmd.Name, fs}})
+	}
+	if e.collect != nil {
+		*e.collect = append(*e.collect, flagSet{cmd.Name, fs})
 	}
 	return fs
 }
@@ -94,7 +91,7 @@ func commandSets() []func(register func(Command)) {
 		predictCommands, bestCommands, explainCommands, exportCommands,
 		modelCommands, machineCommands, priceCommands,
 		sweepCommands, cacheCommands, calibrateCommands, validateCommands,
-		clusterCommands,
+		clusterCommands, launchCommands, completionCommands,
 	}
 }
 
@@ -282,28 +279,25 @@ func helpAndVersionCommands(register func(Command)) {
 	register(Command{
 		Name:    "help",
 		Summary: "show the commands, or one command's usage",
-		Usage:   "help [COMMAND]",
+		Usage:   "help [COMMAND | --markdown]",
+		Details: "help --markdown prints the command reference (docs/commands.md) in Markdown.",
 		Run: func(env *Env, args []string) error {
 			if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 				printHelp(env.Stdout)
 				return nil
 			}
+			if args[0] == "--markdown" || args[0] == "-markdown" {
+				return writeReference(env.Stdout)
+			}
 			c, ok := commandIndex()[args[0]]
 			if !ok {
 				return Usagef("unknown command %q%s", args[0], app.Suggest(args[0], commandNames()))
 			}
-			// A command answers -h with its usage and flags; one whose flags belong to
-			// its actions (cluster slurm …) gets its usage from here.
+			// Every flag of the command and of its actions (cluster slurm …), from the
+			// FlagSets they register.
 			var help bytes.Buffer
-			err := c.Run(&Env{Ctx: env.Ctx, Stdin: env.Stdin, Stdout: &help, Stderr: &help, DBPath: env.DBPath}, []string{"-h"})
-			if err != nil && !errors.Is(err, flag.ErrHelp) {
-				help.Reset()
-				fmt.Fprintf(&help, "usage: cnntime %s\n\n%s\n", c.Usage, c.Summary)
-				if c.Details != "" {
-					fmt.Fprintf(&help, "\n%s\n", c.Details)
-				}
-			}
-			_, err = env.Stdout.Write(help.Bytes())
+			writeCommandHelp(&help, c, commandFlagSets(c))
+			_, err := env.Stdout.Write(help.Bytes())
 			return err
 		},
 	})

@@ -9,15 +9,18 @@ import (
 	"cnntime/app"
 	"cnntime/app/cluster"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/measure"
 )
 
 func clusterCommands(register func(Command)) {
 	register(Command{
 		Name:    "cluster",
 		Summary: "write a batch job that sweeps on many nodes: a Slurm array script or a Kubernetes Indexed Job",
-		Usage: "cluster slurm --models a,b --batches 1-64 --device cpu|cuda:0 [--precision fp32|tf32|amp] [--partition P] [--gres gpu:1]\n" +
+		Usage: "cluster slurm --models a,b --batches 1-64 --device cpu|cuda:0 [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
+			"        [--policy " + alternatives(policyChoices()) + "] [--repeats K] [--partition P] [--gres gpu:1] [--cpus-per-task N]\n" +
 			"        [--time HH:MM:SS] [--array N] [--shards DIR] [--cnntime PATH] [--job-name NAME] --out sweep.sbatch\n" +
-			"  cnntime cluster k8s --models a,b --batches 1-64 --device cpu|cuda:0 --image IMAGE [--array N] [--name NAME]\n" +
+			"  cnntime cluster k8s --models a,b --batches 1-64 --device cpu|cuda:0 [--precision P] [--policy P] [--repeats K]\n" +
+			"        --image IMAGE [--array N] [--name NAME]\n" +
 			"        [--namespace NS] [--claim PVC] [--storage 1Gi] [--parallel K] --out sweep.yaml",
 		Run: runCluster,
 	})
@@ -36,8 +39,8 @@ func runCluster(env *Env, args []string) error {
 	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json) as the nodes see them")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128")
 	fs.StringVar(&sw.Device, "device", "cpu", "cpu, or cuda:N (N the GPU index on each node; cuda:0 with one GPU per task)")
-	fs.StringVar(&sw.Precision, "precision", "", "fp32, tf32 or amp (default: the sweep's, fp32)")
-	fs.StringVar(&sw.Policy, "policy", "", "cuDNN algorithm choice: heuristic or fastest (default: the sweep's)")
+	choiceVar(fs, &sw.Precision, "precision", "", "the kernels' precision (default: the sweep's, fp32)", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
+	choiceVar(fs, &sw.Policy, "policy", "", "cuDNN's convolution algorithm choice (default: the sweep's)", policyChoices(), errorOf(measure.ParsePolicy))
 	fs.IntVar(&sw.Repeats, "repeats", 0, "timed runs per kernel (default: the sweep's)")
 	tasks := fs.Int("array", 0, "tasks (array size or completions); default one per (model, batch) pair, at most 16")
 	out := fs.String("out", "", "the file to write")

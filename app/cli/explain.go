@@ -13,14 +13,15 @@ import (
 )
 
 // explainUsage is explain's synopsis.
-const explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--precision fp32|fp32-strict|amp]\n" +
-	"        [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
-	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|examples|lightning]\n" +
-	"        [--framework pytorch2|pytorch1|graph] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
+var explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--precision " + alternatives(trainingPrecisionChoices()) + "]\n" +
+	"        [--policy " + alternatives(policyChoices()) + "] [--epochs 90] [--images N] [--region R] [--spot]\n" +
+	"        [--dataset " + alternatives(datasetChoices()) + "] [--input N] [--classes K]\n" +
+	"        [--loader " + alternatives(loaderChoices()) + "] [--workers N]\n" +
+	"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--script " + alternatives(scriptChoices()) + "]\n" +
+	"        [--framework " + alternatives(frameworkChoices()) + "] " + nodesUsage + " [--layers N] [--json|--csv]" + trainFlagsUsage
 
 // explainDetails is explain's help after the summary.
-const explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
+var explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
 global batch size. The table shows:
   the header    the run, the iteration time ± its expected error, images/s, what bounds the
                 step (the GPU or the input pipeline), the least trusted source of its kernels
@@ -46,7 +47,7 @@ slowest); --csv prints one row per layer. Training to a target (--train to-targe
 adds the epochs the batch needs, the factor the batch costs in epochs (1 + B/B_noise) and,
 above the batch where the usual optimizer is known to hold, the regime the epochs assume.
 
-` + RunDataUsage + "\n\n" + TrainUsage
+` + runDataNote + "\n\n" + trainNote
 
 // explainFlags are explain's own flags beside the shared run flags.
 type explainFlags struct {

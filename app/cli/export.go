@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"cnntime/app"
 	"cnntime/app/charts"
@@ -22,8 +23,9 @@ func exportCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "export",
 		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
-		Usage:   "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart curves|scatter --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table results|curves] [chart flags]" + trainFlagsUsage,
-		Details: RunDataUsage + "\n\n" + TrainUsage,
+		Usage: "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart " + alternatives(exportCharts) + " --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table " + alternatives(exportTables) + "]\n" +
+			"        [--metric " + alternatives(metricChoices()) + "] [--logx] [--logy] [--no-error-bands] [--width W] [--height H] [--title T]" + trainFlagsUsage,
+		Details: runDataNote + "\n\n" + trainNote,
 	}
 	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
 	register(cmd)
@@ -33,11 +35,12 @@ func runExport(env *Env, cmd Command, args []string) error {
 	fs := env.Flags(cmd)
 	var pf runFlags
 	pf.register(fs, false)
-	chart := fs.String("chart", "", "curves or scatter (default curves when --out is given)")
+	var chart, table, metric string
+	choiceVar(fs, &chart, "chart", "", "the chart --out draws (default curves)", exportCharts, acceptChoice("chart", exportCharts))
 	out := fs.String("out", "", "the chart file; its extension picks the format: .png, .svg or .pdf")
 	csvPath := fs.String("csv", "", "a CSV file to write")
-	table := fs.String("table", "results", "what the CSV holds: results (best batch per CNN×machine) or curves (every batch size)")
-	metric := fs.String("metric", "total", "the curves chart's y axis: total, iter, epoch, throughput or cost")
+	choiceVar(fs, &table, "table", "results", "what the CSV holds", exportTables, acceptChoice("table", exportTables))
+	choiceVar(fs, &metric, "metric", "total", "the curves chart's y axis", metricChoices(), errorOf(charts.ParseMetric))
 	logX := fs.Bool("logx", false, "logarithmic x axis")
 	logY := fs.Bool("logy", false, "logarithmic y axis")
 	noBands := fs.Bool("no-error-bands", false, "leave out the expected-error bands (curves) and whiskers (scatter)")
@@ -52,19 +55,19 @@ func runExport(env *Env, cmd Command, args []string) error {
 	}
 
 	// Check every flag before predicting or writing anything.
-	if *chart != "" && *out == "" {
-		return Usagef("--chart %s needs --out FILE.png, .svg or .pdf", *chart)
+	if chart != "" && *out == "" {
+		return Usagef("--chart %s needs --out FILE.png, .svg or .pdf", chart)
 	}
 	if *out == "" && *csvPath == "" {
 		return Usagef("nothing to write: give --chart and --out FILE, or --csv FILE")
 	}
 	var format charts.Format
 	if *out != "" {
-		if *chart == "" {
-			*chart = "curves"
+		if chart == "" {
+			chart = "curves"
 		}
-		if *chart != "curves" && *chart != "scatter" {
-			return Usagef("--chart %q: use curves or scatter", *chart)
+		if !isChoice(exportCharts, chart) {
+			return Usagef("--chart %q: use %s", chart, strings.Join(strings.Split(alternatives(exportCharts), "|"), " or "))
 		}
 		f, err := charts.FormatOf(*out)
 		if err != nil {
@@ -72,10 +75,10 @@ func runExport(env *Env, cmd Command, args []string) error {
 		}
 		format = f
 	}
-	if *table != "results" && *table != "curves" {
-		return Usagef("--table %q: use results or curves", *table)
+	if !isChoice(exportTables, table) {
+		return Usagef("--table %q: use %s", table, strings.Join(strings.Split(alternatives(exportTables), "|"), " or "))
 	}
-	m, err := charts.ParseMetric(*metric)
+	m, err := charts.ParseMetric(metric)
 	if err != nil {
 		return Usagef("--metric: %v", err)
 	}
@@ -112,37 +115,37 @@ func runExport(env *Env, cmd Command, args []string) error {
 		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title, NoErrorBands: *noBands}
 		if *title == "" { // the window's title for the same chart: what it shows and the run
 			what := m.TitleFor(curves) + " vs batch size"
-			if *chart == "scatter" {
+			if chart == "scatter" {
 				what = charts.ScatterTitle(curves)
 			}
 			opt.Title = app.ChartTitle(what, app.QuerySettings(q), curves)
 		}
 		c := charts.Curves(curves, opt)
-		if *chart == "scatter" {
+		if chart == "scatter" {
 			c = charts.Scatter(curves, opt)
 		}
 		if err := app.ExportChart(*out, c, *width, *height); err != nil {
 			return err
 		}
-		if err := record(*out, *chart+" chart", string(format)); err != nil {
+		if err := record(*out, chart+" chart", string(format)); err != nil {
 			return err
 		}
 	}
 	if *csvPath != "" {
 		write := func(w io.Writer) error { return app.WriteSummariesCSV(w, app.Summarize(curves)) }
-		if *table == "curves" {
+		if table == "curves" {
 			write = func(w io.Writer) error { return app.WriteCurvesCSV(w, curves) }
 		}
 		if curves == nil { // no chart: predict while writing, a curve at a time
 			write = func(w io.Writer) error { return app.StreamSummariesCSV(env.Ctx, w, eng, q) }
-			if *table == "curves" {
+			if table == "curves" {
 				write = func(w io.Writer) error { return app.StreamCurvesCSV(env.Ctx, w, eng, q) }
 			}
 		}
 		if err := app.ExportCSV(*csvPath, write); err != nil {
 			return err
 		}
-		if err := record(*csvPath, *table+" CSV", "csv"); err != nil {
+		if err := record(*csvPath, table+" CSV", "csv"); err != nil {
 			return err
 		}
 	}

@@ -234,7 +234,7 @@ func predictCommands(register func(Command)) {
 		Name:    "predict",
 		Summary: "predict training time, cost and memory of CNNs on machines at batch sizes",
 		Usage:   "predict " + runFlagsUsage + " " + nodesUsage + " [--batch B] [--json|--csv]" + trainFlagsUsage,
-		Details: RunDataUsage + "\n\n" + TrainUsage,
+		Details: runDataNote + "\n\n" + trainNote,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, q, eng, err := predictSetup(env, cmd, args, true)
@@ -592,7 +592,7 @@ func bestCommands(register func(Command)) {
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
 		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage + trainFlagsUsage,
-		Details: bestDetails + "\n\n" + RunDataUsage + "\n\n" + TrainUsage,
+		Details: bestDetails + "\n\n" + runDataNote + "\n\n" + trainNote,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, q, eng, err := predictSetup(env, cmd, args, false)

@@ -23,47 +23,22 @@ type runDataFlags struct {
 	framework    string
 }
 
-// RunDataUsage explains each run-data flag, for `cnntime help predict` and the README.
-const RunDataUsage = `run data (how the run gets its images):
-  --dataset imagenet-1k|cifar-10|cifar-100   the training set: images per epoch, input size and classes
-                       (imagenet-1k: 1,281,167 JPEGs, each model at its weights' crop size, 1000 classes;
-                       cifar-10/100: 50,000 images of 32x32 held in memory, 10/100 classes)
-  --input N            input size in pixels, overriding the dataset's and the model's (e.g. 160)
-  --classes K          output classes, overriding the dataset's
-  --images N           training images per epoch, overriding the dataset's
-  --loader synthetic|pytorch|dali
-                       synthetic: data already on the GPU (what benchmarks report);
-                       pytorch (default): DataLoader workers decode JPEGs with PIL on the CPU
-                       (about 134 ImageNet images/s per worker on its own core);
-                       dali: nvJPEG decodes on the GPU, which costs GPU time
-  --workers N          loader workers per GPU (default: the machine's vCPUs per GPU less one,
-                       at least 1; 8 for a bare --gpu, whose vCPUs are unknown)
-  --memory-format nchw|nhwc
-                       nchw (PyTorch's default) pays layout transposes around tensor-core
-                       convolutions under amp; nhwc is channels_last
-  --script lean|reference|lightning
-                       the training script around the step, a per-step cost of its own
-                       ("script_ms"): reference (default; torchvision's reference script:
-                       accuracy, .item() reads and meters every step), lean (a tight loop,
-                       as benchmarks run) or lightning (a Lightning Trainer)
-  --framework pytorch2|pytorch1|graph
-                       what runs the step, for its work per parameter tensor (the step's
-                       intercept): pytorch2 (default; foreach optimizer, gradients set to
-                       None), pytorch1 (PyTorch 1.x: the optimizer loops over the parameters
-                       in Python and gradients are zeroed and accumulated, several small
-                       kernels per tensor) or graph (a compiled step: TensorFlow, MXNet, XLA)
-A step takes the longer of the GPU's step and the loader's time for the batch: each row
-says which ("bound": "gpu" or "input") and gives the loader's own rate.`
+// runDataNote is the help on the run-data flags, after a command's summary; each flag
+// and choice explains itself in the flags' list.
+const runDataNote = `The run-data flags (--dataset, --input, --classes, --images, --loader, --workers,
+--memory-format, --script, --framework) say how the run gets its images and what runs its
+step. A step takes the longer of the GPU's step and the loader's time for the batch: each
+row says which ("bound": "gpu" or "input") and gives the loader's own rate.`
 
 func (rf *runDataFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&rf.dataset, "dataset", dataset.Default, "training set: "+strings.Join(dataset.Names(), ", "))
+	choiceVar(fs, &rf.dataset, "dataset", dataset.Default, "the training set: images per epoch, input size and classes", datasetChoices(), normalised(errorOf(dataset.Preset)))
 	fs.IntVar(&rf.input, "input", 0, "input size in pixels (default: the dataset's, else the model's own: 224, 299 for inception_v3, 380 for efficientnet_b4, ...)")
 	fs.IntVar(&rf.classes, "classes", 0, "output classes (default: the dataset's)")
-	fs.StringVar(&rf.loader, "loader", string(pipeline.PyTorch), "input pipeline: synthetic (data on the GPU), pytorch (DataLoader workers decoding JPEGs) or dali (decoding on the GPU)")
+	choiceVar(fs, &rf.loader, "loader", string(pipeline.PyTorch), "the input pipeline", loaderChoices(), normalised(errorOf(pipeline.ParseLoader)))
 	fs.IntVar(&rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
-	fs.StringVar(&rf.memoryFormat, "memory-format", "nchw", "activation layout: nchw (PyTorch's default) or nhwc (channels_last)")
-	fs.StringVar(&rf.script, "script", string(predictor.DefaultScript), "training script around the step: reference (per-step metrics and .item() reads), lean (a tight loop) or lightning")
-	fs.StringVar(&rf.framework, "framework", string(predictor.PyTorch2), "what runs the step: pytorch2 (foreach optimizer), pytorch1 (a Python loop over the parameters, zeroed gradients) or graph (a compiled step)")
+	choiceVar(fs, &rf.memoryFormat, "memory-format", string(predictor.NCHW), "the activations' layout", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
+	choiceVar(fs, &rf.script, "script", string(predictor.DefaultScript), `the training script around the step, a per-step cost of its own ("script_ms")`, scriptChoices(), normalised(errorOf(predictor.ParseScript)))
+	choiceVar(fs, &rf.framework, "framework", string(predictor.PyTorch2), "what runs the step, for its work per parameter tensor (the step's intercept)", frameworkChoices(), normalised(errorOf(predictor.ParseFramework)))
 }
 
 // runData checks the flags and returns the run data they describe; a mistake is a

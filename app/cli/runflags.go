@@ -68,8 +68,8 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	if !rf.oneBatch {
 		fs.StringVar(&rf.batches, "batches", "", "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both (default: the window's grid, from 1 up to the largest batch that fits each machine)")
 	}
-	fs.StringVar(&rf.precision, "precision", "fp32", "fp32 (PyTorch's default: TF32 convolutions on Ampere and later), fp32-strict or amp")
-	fs.StringVar(&rf.policy, "policy", "heuristic", "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest")
+	choiceVar(fs, &rf.precision, "precision", "fp32", "the training precision", trainingPrecisionChoices(), errorOf(predictor.ParseTrainingPrecision))
+	choiceVar(fs, &rf.policy, "policy", "heuristic", "cuDNN's convolution algorithm choice", policyChoices(), errorOf(measure.ParsePolicy))
 	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
 	fs.IntVar(&rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
 	fs.StringVar(&rf.region, "region", "", "price the machines in this region, e.g. us-east-1 (default: each machine's cheapest region)")
@@ -80,17 +80,19 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 }
 
 // runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage; the
-// node flags follow it (nodesUsage, or best's bestNodesUsage).
-const runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches B[-B],…]\n" +
-	"        [--precision fp32|fp32-strict|amp] [--policy heuristic|fastest] [--epochs 90] [--images N]\n" +
+// node flags follow it (nodesUsage, or best's bestNodesUsage). Its choices are the
+// flags' own (TestSynopsisChoicesAreTheFlags).
+var runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches B[-B],…]\n" +
+	"        [--precision " + alternatives(trainingPrecisionChoices()) + "] [--policy " + alternatives(policyChoices()) + "] [--epochs 90] [--images N]\n" +
 	"        [--region R] [--spot]\n" +
-	"        [--dataset imagenet-1k|cifar-10|cifar-100] [--input N] [--classes K] [--loader synthetic|pytorch|dali]\n" +
-	"        [--workers N] [--memory-format nchw|nhwc] [--script lean|reference|lightning]\n" +
-	"        [--framework pytorch2|pytorch1|graph]"
+	"        [--dataset " + alternatives(datasetChoices()) + "] [--input N] [--classes K]\n" +
+	"        [--loader " + alternatives(loaderChoices()) + "] [--workers N]\n" +
+	"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--script " + alternatives(scriptChoices()) + "]\n" +
+	"        [--framework " + alternatives(frameworkChoices()) + "]"
 
 // trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
 // with it.
-const trainFlagsUsage = "\n        [--train epochs|to-target [--ref-epochs E --ref-batch B (--critical-batch N | --like imagenet-1k|cifar-10)]]"
+var trainFlagsUsage = "\n        [--train " + alternatives(trainModeChoices()) + " [--ref-epochs E --ref-batch B (--critical-batch N | --like " + alternatives(likeChoices()) + ")]]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.

@@ -47,7 +47,7 @@ func TestHelpShowsOneDefaultPerMeaning(t *testing.T) {
 		return got
 	}
 	predict, export := flagsOf("predict"), flagsOf("export")
-	for _, f := range []string{"-model", "-models", "-machine", "-machines", "-gpu", "-gpus", "-batches", "-precision", "-policy", "-epochs", "-images"} {
+	for _, f := range []string{"--model", "--models", "--machine", "--machines", "--gpu", "--gpus", "--batches", "--precision", "--policy", "--epochs", "--images"} {
 		if predict[f] == "" || predict[f] != export[f] {
 			t.Errorf("%s: predict says %q, export says %q", f, predict[f], export[f])
 		}

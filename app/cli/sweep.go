@@ -23,8 +23,9 @@ func sweepCommands(register func(Command)) {
 	register(Command{
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
-		Usage:   "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision fp32|tf32|amp] [--policy heuristic|fastest] [--repeats K] [--input N] [--step] [--json]",
-		Run:     runSweep,
+		Usage: "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
+			"        [--policy " + alternatives(policyChoices()) + "] [--repeats K] [--input N] [--step] [--json]",
+		Run: runSweep,
 	})
 }
 
@@ -89,8 +90,9 @@ func runSweep(env *Env, args []string) error {
 	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
-	precision := fs.String("precision", string(req.Precision), "fp32, tf32 or amp (the CPU measures fp32)")
-	policy := fs.String("policy", string(req.Policy), "cuDNN algorithm choice: heuristic (cudnn.benchmark=False) or fastest (True)")
+	var precision, policy string
+	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
+	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
 	fs.IntVar(&req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	fs.IntVar(&req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
@@ -115,12 +117,12 @@ func runSweep(env *Env, args []string) error {
 		}
 		req.Batches = b
 	}
-	p, err := measure.ParsePrecision(*precision)
+	p, err := measure.ParsePrecision(precision)
 	if err != nil {
 		return Usagef("--precision: %v", err)
 	}
 	req.Precision = p
-	if req.Policy, err = measure.ParsePolicy(*policy); err != nil {
+	if req.Policy, err = measure.ParsePolicy(policy); err != nil {
 		return Usagef("--policy: %v", err)
 	}
 	cache, err := env.Cache()

@@ -19,25 +19,21 @@ type trainFlags struct {
 	like          string
 }
 
-// TrainUsage explains the training flags, for `cnntime help predict` and the README.
-const TrainUsage = `training (how long the run is):
-  --train epochs       (default) every batch trains for --epochs (today's schedule)
-  --train to-target    every batch trains for the epochs it needs to reach a target accuracy:
-                       E(B) = E_min·(1 + B/B_noise) (McCandlish et al. 2018), from the dataset's
-                       preset (imagenet-1k: MLPerf ResNet-50 to 75.9% top-1; cifar-10: DAWNBench
-                       to 94%), or from your own figures; best then picks the least time to target
-  --ref-epochs E --ref-batch B
-                       your recipe reaches its target in E epochs at global batch B
-  --critical-batch N   ... and its critical batch (the batch at which the epochs double)
-  --like imagenet-1k|cifar-10
-                       ... or take the critical batch of a preset`
+// trainNote is the help on the training flags, after a command's summary.
+const trainNote = `--train to-target counts each batch's run to a target accuracy, E(B) = E_min·(1 + B/B_noise)
+epochs (McCandlish et al. 2018), from the dataset's preset (imagenet-1k: MLPerf ResNet-50 to
+75.9% top-1; cifar-10: DAWNBench to 94%) or from your own recipe (--ref-epochs E --ref-batch B
+with --critical-batch N or --like PRESET); best then picks the least time to the target.`
 
 func (tf *trainFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&tf.mode, "train", string(app.TrainEpochs), "epochs (a fixed --epochs) or to-target (the epochs each batch needs to reach a target accuracy)")
+	choiceVar(fs, &tf.mode, "train", string(app.TrainEpochs), "how long the run is", trainModeChoices(), errorOf(app.ParseTrainMode))
 	fs.Float64Var(&tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
 	fs.IntVar(&tf.refBatch, "ref-batch", 0, "to-target with your own recipe: the global batch it reached its target at in --ref-epochs")
 	fs.Float64Var(&tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
-	fs.StringVar(&tf.like, "like", "", "to-target with your own recipe: take the critical batch of a preset ("+strings.Join(convergence.PresetNames(), ", ")+")")
+	choiceVar(fs, &tf.like, "like", "", "to-target with your own recipe: take the critical batch of a preset", likeChoices(), func(s string) error {
+		_, err := convergence.Custom{Epochs: 1, Batch: 1, Like: s}.Model()
+		return err
+	})
 }
 
 // training checks the flags (set: the flags given) and returns the training they

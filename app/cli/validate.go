@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"strings"
 
 	"cnntime/app"
 	"cnntime/app/validate"
@@ -11,25 +12,26 @@ func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
 		Summary: "measure and print the predictor's accuracy: CPU steps, per-layer across GPUs, published networks",
-		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table steps|convergence] [--json]",
+		Usage:   "validate [--skip-cpu] [--rounds N] [--repeats N] [--table " + alternatives(validateTables) + "] [--json]",
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
 		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
 		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
-		table := fs.String("table", "", "steps: only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing); convergence: only the epochs-to-target model against the published figures")
+		var table string
+		choiceVar(fs, &table, "table", "", "print one table alone (default: every table)", validateTables, acceptChoice("table", validateTables))
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
-		switch *table {
+		switch table {
 		case "":
 		case "steps":
 			return runValidateSteps(env)
 		case "convergence":
 			return runValidateConvergence(env)
 		default:
-			return Usagef("--table %q: the tables are steps and convergence", *table)
+			return Usagef("--table %q: the tables are %s", table, strings.Join(strings.Split(alternatives(validateTables), "|"), " and "))
 		}
 		if fs.NArg() > 0 {
 			return Usagef("unexpected argument %q", fs.Arg(0))

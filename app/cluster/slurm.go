@@ -23,6 +23,15 @@ type Slurm struct {
 // without a shell, so nothing can be quoted there.
 var directiveValue = regexp.MustCompile(`^[A-Za-z0-9._:=+@/,%-]+$`)
 
+// CheckDirective refuses a value for an #SBATCH line (given by flag) that sbatch could
+// misread: "" (left out) and plain values pass.
+func CheckDirective(flag, v string) error {
+	if v != "" && !directiveValue.MatchString(v) {
+		return fmt.Errorf("%s %q: Slurm reads #SBATCH lines without a shell, so only letters, digits and . _ : = + @ / , %% - are allowed", flag, v)
+	}
+	return nil
+}
+
 // tasks is the array size the job uses.
 func (j Slurm) tasks() int {
 	if j.Tasks > 0 {
@@ -43,8 +52,8 @@ func (j Slurm) Check() error {
 		return fmt.Errorf("--array %d: the sweep has only %d (model, batch) pairs to share; give at most %d tasks", j.Tasks, j.Pairs(), j.Pairs())
 	}
 	for _, d := range []struct{ flag, v string }{{"--job-name", j.JobName}, {"--partition", j.Partition}, {"--gres", j.Gres}, {"--time", j.Time}} {
-		if d.v != "" && !directiveValue.MatchString(d.v) {
-			return fmt.Errorf("%s %q: Slurm reads #SBATCH lines without a shell, so only letters, digits and . _ : = + @ / , %% - are allowed", d.flag, d.v)
+		if err := CheckDirective(d.flag, d.v); err != nil {
+			return err
 		}
 	}
 	if j.CPUs < 0 {

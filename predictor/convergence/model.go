@@ -145,12 +145,12 @@ func (c Custom) Model() (Model, error) {
 
 // likeName maps the short names a person may type to a preset's.
 func likeName(s string) string {
-	switch n := strings.ToLower(strings.TrimSpace(s)); n {
-	case "imagenet", "imagenet1k":
-		return "imagenet-1k"
-	case "cifar", "cifar10":
-		return "cifar-10"
-	default:
-		return n
+	n := strings.ToLower(strings.TrimSpace(s))
+	if p, ok := LikeAliases[n]; ok {
+		return p
 	}
+	return n
 }
+
+// LikeAliases are the other names Custom.Like takes for a preset.
+var LikeAliases = map[string]string{"imagenet": "imagenet-1k", "imagenet1k": "imagenet-1k", "cifar": "cifar-10", "cifar10": "cifar-10"}

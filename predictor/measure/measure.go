@@ -33,11 +33,15 @@ const (
 	AMP        Precision = "amp"
 )
 
-// ParsePrecision accepts one of the names above.
+// Precisions lists every precision ParsePrecision accepts, in the order help shows them.
+var Precisions = []Precision{FP32, FP32Strict, TF32, AMP}
+
+// ParsePrecision accepts one of Precisions.
 func ParsePrecision(s string) (Precision, error) {
-	switch p := Precision(s); p {
-	case FP32, FP32Strict, TF32, AMP:
-		return p, nil
+	for _, p := range Precisions {
+		if string(p) == s {
+			return p, nil
+		}
 	}
 	return "", fmt.Errorf("unknown precision %q: use fp32, fp32-strict, tf32 or amp", s)
 }
@@ -51,11 +55,15 @@ const (
 	NoPolicy  Policy = ""          // backends without a choice (CPU)
 )
 
-// ParsePolicy accepts "heuristic" or "fastest".
+// Policies lists the policies ParsePolicy accepts, in the order help shows them.
+var Policies = []Policy{Heuristic, Fastest}
+
+// ParsePolicy accepts one of Policies: "heuristic" or "fastest".
 func ParsePolicy(s string) (Policy, error) {
-	switch p := Policy(s); p {
-	case Heuristic, Fastest:
-		return p, nil
+	for _, p := range Policies {
+		if string(p) == s {
+			return p, nil
+		}
 	}
 	return "", fmt.Errorf("unknown algorithm policy %q: use heuristic or fastest", s)
 }

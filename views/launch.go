@@ -1,0 +1,98 @@
+package views
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"cnntime/app"
+)
+
+// launchKinds are the launch files File → Export launch file… writes, as it offers them.
+var launchKinds = []struct{ label, kind, name string }{
+	{"SkyPilot task (YAML): sky launch FILE", app.LaunchSkyPilot, "cnntime-train.yaml"},
+	{"Slurm batch script: sbatch FILE", app.LaunchSlurm, "cnntime-train.sbatch"},
+}
+
+// errNothingChosen is what Export launch file… says before a point is chosen.
+var errNothingChosen = errors.New("no run chosen yet: click a results row, a scatter point or a curve point (its CNN, machine and batch are the run), then File → Export launch file…")
+
+// showLaunchDialog writes the launch file of the point the Why tab explains (the one
+// last clicked): it asks which file and, optionally, the user's own training command
+// and a Slurm partition, then where to save it.
+func (mw *MainWindow) showLaunchDialog() {
+	x := mw.Why.Explanation()
+	if x == nil {
+		mw.showError(errNothingChosen)
+		return
+	}
+	model, machine, batch := x.Model, x.Machine, x.Batch
+	var labels []string
+	for _, k := range launchKinds {
+		labels = append(labels, k.label)
+	}
+	kind := widget.NewRadioGroup(labels, nil)
+	kind.SetSelected(labels[0])
+	command := newEscapeEntry()
+	command.SetPlaceHolder("torchvision's reference script (train.py under torchrun)")
+	partition := newEscapeEntry()
+	partition.SetPlaceHolder("the cluster's default")
+	items := []*widget.FormItem{
+		widget.NewFormItem("Run", widget.NewLabel(fmt.Sprintf("%s on %s at %s", model, machine, app.BatchWords(x)))),
+		widget.NewFormItem("File", kind),
+		widget.NewFormItem("Your own command", command),
+		widget.NewFormItem("Slurm partition", partition),
+	}
+	d := dialog.NewForm("Export launch file", "Save…", "Cancel", items, func(ok bool) {
+		if !ok {
+			return
+		}
+		req, name := app.LaunchRequest{Command: command.Text}, ""
+		for _, k := range launchKinds {
+			if k.label == kind.Selected {
+				req.Kind, name = k.kind, k.name
+			}
+		}
+		req.Slurm.Partition = strings.TrimSpace(partition.Text)
+		save := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
+			if err != nil || wc == nil {
+				return
+			}
+			path := wc.URI().Path()
+			wc.Close()
+			os.Remove(path) // written whole below, or not at all
+			mw.Status.SetText("Writing " + path + "…")
+			go func() {
+				err := mw.exportLaunch(context.Background(), model, machine, batch, req, path)
+				fyne.Do(func() {
+					if err != nil {
+						mw.showError(err)
+						return
+					}
+					mw.Status.SetText(fmt.Sprintf("Wrote %s for %s on %s at batch %d.", path, model, machine, batch))
+				})
+			}()
+		}, mw.Window)
+		save.SetFileName(name)
+		save.Show()
+	}, mw.Window)
+	d.Resize(fyne.NewSize(640, 320))
+	closeOnEscape(d, mw.Window)
+	d.Show()
+}
+
+// exportLaunch writes the launch file of model on machine at batch, under the run
+// settings shown, to path.
+func (mw *MainWindow) exportLaunch(ctx context.Context, model, machine string, batch int, req app.LaunchRequest, path string) error {
+	content, err := mw.Session.LaunchFile(ctx, model, machine, batch, req)
+	if err != nil {
+		return err
+	}
+	return app.ExportLaunchFile(path, content)
+}

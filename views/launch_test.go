@@ -1,0 +1,72 @@
+package views
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"gopkg.in/yaml.v3"
+
+	"cnntime/app"
+)
+
+// File → Export launch file… writes the launch file of the point last clicked (the one
+// the Why tab explains), under the run shown; before a click it says what to do.
+func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
+	a := test.NewTempApp(t)
+	a.Preferences().SetString(app.PrefSaved, "1")
+	b, err := app.OpenEngineBackend(context.Background(), filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw := OpenMainWindowWith(a, b)
+	mw.Window.Resize(fyne.NewSize(1400, 900))
+	mw.Window.Show()
+	t.Cleanup(mw.Session.Close)
+
+	onUI(mw, mw.showLaunchDialog)
+	if text := dialogText(t, mw); !strings.Contains(text, "No run chosen yet") {
+		t.Fatalf("before a click the dialog says %q", text)
+	}
+	onUI(mw, func() { mw.Window.Canvas().Overlays().Top().Hide() })
+
+	mw.ExplainPoint("resnet50", "aws/p3.2xlarge", 128)
+	for end := time.Now().Add(10 * time.Second); mw.Why.Explanation() == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the point was not explained")
+		}
+	}
+	onUI(mw, mw.showLaunchDialog)
+	if text := dialogText(t, mw); !strings.Contains(text, "resnet50 on aws/p3.2xlarge at batch 128") {
+		t.Errorf("the dialog does not name the run: %q", text)
+	}
+
+	path := filepath.Join(t.TempDir(), "train.yaml")
+	if err := mw.exportLaunch(context.Background(), "resnet50", "aws/p3.2xlarge", 128, app.LaunchRequest{Kind: app.LaunchSkyPilot}, path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task struct {
+		Resources struct{ Cloud, Accelerators string }
+		Envs      map[string]string
+	}
+	if err := yaml.Unmarshal(data, &task); err != nil {
+		t.Fatal(err)
+	}
+	if task.Resources.Cloud != "aws" || task.Resources.Accelerators != "V100:1" || task.Envs["MODEL"] != "resnet50" || task.Envs["GLOBAL_BATCH"] != "128" ||
+		task.Envs["EPOCHS"] != "90" {
+		t.Errorf("the task is %+v", task)
+	}
+	// A Slurm script for the same point.
+	if err := mw.exportLaunch(context.Background(), "resnet50", "aws/p3.2xlarge", 128, app.LaunchRequest{Kind: app.LaunchSlurm}, filepath.Join(t.TempDir(), "t.sbatch")); err != nil {
+		t.Error(err)
+	}
+}
