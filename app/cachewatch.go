@@ -42,7 +42,12 @@ const DefaultCacheWatch = 2 * time.Second
 // once for each time it finds the cache written since it last looked. A write made
 // while changed runs is found at the next look.
 func WatchCache(ctx context.Context, path string, interval time.Duration, changed func()) {
-	last := StampCache(path)
+	watchFrom(ctx, path, interval, StampCache(path), changed)
+}
+
+// watchFrom is WatchCache from the stamp last: a write after it was read, before the
+// watching goroutine first looks, is a change too.
+func watchFrom(ctx context.Context, path string, interval time.Duration, last CacheStamp, changed func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

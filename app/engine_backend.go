@@ -78,10 +78,12 @@ func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed fun
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(b.stopped, cancel)
+	path := b.cache.Path()
+	from := StampCache(path) // now, not when the goroutine first runs: a write in between counts
 	go func() {
 		defer stop()
 		defer cancel()
-		WatchCache(ctx, b.cache.Path(), DefaultCacheWatch, func() {
+		watchFrom(ctx, path, DefaultCacheWatch, from, func() {
 			if busy() {
 				return
 			}
