@@ -1,8 +1,11 @@
 # cnntime's build. Every target installs what it needs when it is missing, then acts.
-#   make run    build and open the desktop app
-#   make test   format check, go.mod tidy, vet, every test (the GUI end-to-end test under Xvfb)
+#   make run        build and open the desktop app
+#   make test       format check, go.mod tidy, vet, every test (the GUI end-to-end test under Xvfb)
+#   make headless   cnntime-headless: every command, no window, for servers and clusters
 SHELL := /bin/bash
 GO    ?= go
+VERSION := $(shell sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)
+LDFLAGS := -X cnntime/app.Version=$(VERSION)
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_ENV := DEBIAN_FRONTEND=noninteractive
 
@@ -23,10 +26,16 @@ define install_debs
 	fi
 endef
 
-.PHONY: run build deps test-deps test vet fmt-check tidy-check test-go cgo-free package clean gpu-worker test-cluster
+.PHONY: run build headless deps test-deps test vet fmt-check tidy-check test-go cgo-free package clean gpu-worker test-cluster container
 
 build: deps
-	$(GO) build -ldflags "-X cnntime/app.Version=$$(sed -n 's/^ *Version *= *"\(.*\)"/\1/p' FyneApp.toml)" -o cnntime .
+	$(GO) build -ldflags "$(LDFLAGS)" -o cnntime .
+
+# The headless build for GPU servers, Slurm nodes and containers: the same commands, no
+# window, no graphics library (no Fyne, no cgo: a static binary). With no command it says
+# to use the desktop build.
+headless:
+	CGO_ENABLED=0 $(GO) build -tags headless -ldflags "$(LDFLAGS)" -o cnntime-headless .
 
 run: build
 	./cnntime
@@ -65,16 +74,30 @@ test: fmt-check tidy-check vet cgo-free test-go
 # Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
 # this machine runs the script `cnntime cluster slurm` writes, then a cancelled and
 # requeued task resumes; slurm-wlm and munge are installed when missing. Needs root.
-test-cluster: deps
-	$(SUDO) env "PATH=$$PATH" bash scripts/test_cluster.sh
+test-cluster: headless
+	$(SUDO) env "PATH=$$PATH" CNNTIME="$(CURDIR)/cnntime-headless" bash scripts/test_cluster.sh
 
-# A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon.
-package: deps
+# A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon; and
+# beside it cnntime-headless.tar.xz for servers: the headless binary and the PyTorch scripts.
+package: deps headless
 	$(GO) tool fyne package --target linux --release
-	@ls -l cnntime.tar.xz
+	tar -cJf cnntime-headless.tar.xz cnntime-headless scripts/pytorch_sweep.py scripts/dataloader_rate.py
+	@ls -l cnntime.tar.xz cnntime-headless.tar.xz
 
 clean:
-	rm -f cnntime cnntime-gpu cnntime.tar.xz
+	rm -f cnntime cnntime-gpu cnntime-headless cnntime.tar.xz cnntime-headless.tar.xz
+
+# The container image for Kubernetes and GPU servers (Containerfile): the headless cnntime,
+# cnntime-gpu and the scripts on NVIDIA's CUDA runtime image with cuDNN, tagged $(IMAGE).
+# Needs podman, or docker with a running engine; go test ./app/cluster lints the
+# Containerfile where neither is.
+IMAGE ?= cnntime:$(VERSION)
+container:
+	@if command -v podman >/dev/null 2>&1; then b=podman; \
+	elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then b=docker; \
+	else echo "make container: no container builder here: install podman, or docker with a running engine (the Containerfile is linted by go test ./app/cluster)"; exit 1; fi; \
+	echo "$$b build -f Containerfile --build-arg VERSION=$(VERSION) -t $(IMAGE) ."; \
+	$$b build -f Containerfile --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 # The CUDA sweep worker, a separate binary (gorgonia.org/cu exits the process when no GPU
 # is present, so it is never linked into cnntime). Building needs cuda.h and libcuda: from

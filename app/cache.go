@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 
 	"cnntime/db"
 )
@@ -10,9 +11,15 @@ func MergedText(m db.Merged) string {
 	return fmt.Sprintf("%d added, %d replaced older ones, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
 }
 
-// PricesMergedText says how an imported cache's clouds of prices met the cache's.
-func PricesMergedText(m db.Merged) string {
-	return fmt.Sprintf("%d clouds added, %d replaced by later prices, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
+// PricesMergedText says how an imported cache's clouds of prices met the cache's, and
+// which were refused as no catalog cnntime keeps.
+func PricesMergedText(rep db.ImportReport) string {
+	m := rep.Prices
+	text := fmt.Sprintf("%d clouds added, %d replaced by later prices, %d left out (the cache's were as new)", m.Added, m.Replaced, m.Kept)
+	if len(rep.PricesRefused) > 0 {
+		text += fmt.Sprintf("; refused, as no price catalog cnntime keeps: %s", strings.Join(rep.PricesRefused, "; "))
+	}
+	return text
 }
 
 // OpenCache opens the cache at path (db.Open) with the checks of imports that need the

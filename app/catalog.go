@@ -89,7 +89,9 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 	if err != nil {
 		return nil, nil, err
 	}
-	offers, sources, err := importedPrices(ctx, d)
+	// Only offers whose accelerator cnntime can predict become machines: the others'
+	// rows are not read (the prices command lists them).
+	offers, sources, err := importedPrices(ctx, d, hw.PredictableAccelerators())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,7 +300,7 @@ func cloudMachine(ctx context.Context, d *db.DB, id string) (hw.Machine, bool, e
 	var offers []hw.CloudOffer
 	var sources map[string]hw.PriceSource
 	if d != nil {
-		if offers, sources, err = importedPrices(ctx, d); err != nil {
+		if offers, sources, err = importedPrices(ctx, d, hw.PredictableAccelerators()); err != nil {
 			return hw.Machine{}, false, err
 		}
 	}

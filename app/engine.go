@@ -86,9 +86,15 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 		e.machines[strings.ToLower(m.ID)] = m
 		e.machineIDs = append(e.machineIDs, m.ID)
 	}
-	for _, dev := range devices { // sorted by key: the first measured device of a GPU wins
-		if dev.Backend == "cuda" && dev.GPUID != "" && e.measured[dev.GPUID] == "" {
-			e.measured[dev.GPUID] = dev.Key
+	// The measured device of a GPU: cnntime's worker's (sorted by key, the first wins),
+	// else PyTorch's layer rows (scripts/pytorch_sweep.py --layers, kept under a key of
+	// their own: a small layer's time holds Python's issue rate there, which the step
+	// model adds as host time).
+	for _, pytorch := range []bool{false, true} {
+		for _, dev := range devices {
+			if dev.Backend == "cuda" && dev.GPUID != "" && e.measured[dev.GPUID] == "" && measure.MeasuredByPyTorch(dev.Key) == pytorch {
+				e.measured[dev.GPUID] = dev.Key
+			}
 		}
 	}
 	e.kernels = kernels.NewModel(cal, cat.GPUs(), devices, ms)
@@ -101,6 +107,10 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// MeasuredDevice is the key of the measured device whose rows predict the catalog GPU
+// gpuID ("" when none): cnntime's worker's where there is one, else PyTorch's.
+func (e *Engine) MeasuredDevice(gpuID string) string { return e.measured[gpuID] }
 
 // Warnings says what NewEngine left out of the cache, and why.
 func (e *Engine) Warnings() []string { return append([]string(nil), e.warnings...) }

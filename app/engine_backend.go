@@ -118,8 +118,8 @@ func (b *EngineBackend) Import(ctx context.Context, path string) (string, error)
 	}
 	msg := fmt.Sprintf("Imported %s (%s): %d devices; measurements: %s; step times: %s; %d custom models.",
 		rep.File, rep.Kind, rep.Devices, MergedText(rep.Measurements), MergedText(rep.Steps), rep.CustomModels)
-	if p := rep.Prices; p.Added+p.Replaced > 0 {
-		msg += " Cloud prices: " + PricesMergedText(p) + "."
+	if p := rep.Prices; p.Added+p.Replaced > 0 || len(rep.PricesRefused) > 0 {
+		msg += " Cloud prices: " + PricesMergedText(rep) + "."
 	}
 	if len(rep.CustomModelClashes) > 0 {
 		msg += fmt.Sprintf(" Not imported, as yours of the same name differ: %s.", strings.Join(rep.CustomModelClashes, ", "))

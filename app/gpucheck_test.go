@@ -97,7 +97,7 @@ func TestCheckGPU(t *testing.T) {
 		if err := got.Write(&b); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), c.text) || !strings.Contains(b.String(), "conv2d:x at batch 512 (fwd, amp) on cuda:GPU-1: crashed the worker") {
+		if !strings.Contains(b.String(), c.text) || !strings.Contains(b.String(), "conv2d:x at batch 512 (fwd, amp) on cuda:GPU-1 (worker unknown, cuDNN unknown): crashed the worker") {
 			t.Errorf("%s: text lacks %q or the quarantined item:\n%s", c.name, c.text, b.String())
 		}
 	}

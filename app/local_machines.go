@@ -89,9 +89,13 @@ func localMachines(ctx context.Context, d *db.DB, prices map[string]float64) ([]
 			if dev.GPUID == "" || err != nil {
 				continue // no catalog GPU: nothing to predict its memory or transfer with
 			}
-			m = hw.Machine{ID: hw.LocalProvider + "/" + g.ID, Instance: "This computer's GPU: " + dev.Name, GPUID: g.ID}
+			name := dev.Name
+			if measure.MeasuredByPyTorch(dev.Key) { // pytorch_sweep.py --layers, apart from the worker's rows
+				name += " (PyTorch's layer timings)"
+			}
+			m = hw.Machine{ID: hw.LocalProvider + "/" + g.ID, Instance: "This computer's GPU: " + name, GPUID: g.ID}
 			if !ours {
-				m.Instance = "GPU of " + dev.Host + ": " + dev.Name
+				m.Instance = "GPU of " + dev.Host + ": " + name
 			}
 		default:
 			continue

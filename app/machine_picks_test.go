@@ -89,9 +89,9 @@ func TestQuickPicks(t *testing.T) {
 		// the cheapest current one-GPU machine of each provider with a current GPU
 		{PickCheapest, []string{"aws/g4dn.xlarge", "gcp/n1-standard-4-1x-nvidia-tesla-t4", "azure/Standard_NC4as_T4_v3", "lambda/gpu_1x_a6000", "runpod/rtx-4090-community-cloud"}},
 		// the fastest GPU of each provider by published tensor rate, one GPU: Azure's
-		// H100 NVL (835.5 dense FP16 TFLOPS) beats its A100, and Lambda's GH200 (990)
-		// edges its H100 SXM (989.4)
-		{PickFastest, []string{"aws/p5.4xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC40ads_H100_v5", "lambda/gpu_1x_gh200", "runpod/l40s-secure-cloud"}},
+		// H100 NVL (835.5 dense FP16 TFLOPS) beats its A100, and Lambda's one-GPU B200
+		// (2250) its GH200 (990) and H100 SXM (989.4)
+		{PickFastest, []string{"aws/p5.4xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC40ads_H100_v5", "lambda/gpu_1x_b200_sxm6", "runpod/l40s-secure-cloud"}},
 		{PickWorkstation, []string{"local/rtx-4090"}},
 		{QuickPick("nonsense"), nil},
 	}

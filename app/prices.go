@@ -110,9 +110,13 @@ func ImportPrices(ctx context.Context, d *db.DB, path string, opts ImportOptions
 		if err != nil {
 			return PricesReport{}, fmt.Errorf("%w; nothing was imported", err)
 		}
-		date := opts.Date
+		date, what := opts.Date, "the date given"
 		if date == "" {
-			date = mod.UTC().Format(time.DateOnly)
+			date, what = mod.UTC().Format(time.DateOnly), "its modification day"
+		}
+		if now := today().Format(time.DateOnly); date > now {
+			return PricesReport{}, Inputf("%s: %s, %s, is after today (%s): prices dated in the future never look old; give the day the prices are of (--date YYYY-MM-DD); nothing was imported",
+				f.path, what, date, now)
 		}
 		abs, _ := filepath.Abs(f.path)
 		sets = append(sets, db.CloudPrices{
@@ -276,19 +280,23 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 	offline := 0
 	for _, cl := range clouds {
 		addr := base + "/" + cl + "/" + hw.SkyPilotFile
+		shown := pricefeed.Redact(addr) // what is stored and said: never the credentials an address may carry
 		prev, err := d.PriceCatalog(ctx, cl)
 		if err != nil && !errors.Is(err, db.ErrNotFound) {
 			return PricesReport{}, err
 		}
 		req := pricefeed.Request{URL: addr, MaxBytes: opts.MaxBytes}
-		if err == nil && prev.Source == addr {
+		// The validators of the cache's copy go with a request for the same file; after
+		// a redirect the source is where the file came from, and the next download is
+		// unconditional.
+		if err == nil && prev.Source == shown {
 			req.ETag, req.LastModified = prev.ETag, prev.LastModified
 		}
 		fctx, cancel := context.WithTimeout(ctx, timeout)
 		res, err := pricefeed.Fetch(fctx, client, req)
 		cancel()
 		fail := func(err error) {
-			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: addr, Status: "failed", Error: err.Error()})
+			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: shown, Status: "failed", Error: err.Error()})
 		}
 		var off *pricefeed.OfflineError
 		switch {
@@ -300,24 +308,28 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 			fail(err)
 			continue
 		case res.NotModified && prev.Cloud == "":
-			fail(fmt.Errorf("GET %s: the server answered 304 Not Modified to a request for a file the cache does not have", addr))
+			fail(fmt.Errorf("GET %s: the server answered 304 Not Modified to a request for a file the cache does not have", shown))
 			continue
 		case res.NotModified:
 			unchanged = append(unchanged, cl)
-			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: addr, Status: "unchanged", Date: prev.PriceDate, Rows: prev.Rows, Offers: prev.Offers})
+			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: prev.Source, Status: "unchanged", Date: prev.PriceDate, Rows: prev.Rows, Offers: prev.Offers})
 			continue
 		}
-		cat, err := hw.ParseSkyPilotCatalog(cl, addr, res.Body)
+		date := res.Date.Format(time.DateOnly)
+		if err := checkFeedDate(res.URL, date, prev); err != nil {
+			fail(err)
+			continue
+		}
+		cat, err := hw.ParseSkyPilotCatalog(cl, res.URL, res.Body)
 		if err != nil {
 			fail(err)
 			continue
 		}
-		date := res.Date.Format(time.DateOnly)
 		sets = append(sets, db.CloudPrices{
-			Catalog: db.PriceCatalog{Cloud: cl, Source: addr, PriceDate: date, ImportedAt: time.Now(), ETag: res.ETag, LastModified: res.LastModified, Rows: cat.Rows},
+			Catalog: db.PriceCatalog{Cloud: cl, Source: res.URL, PriceDate: date, ImportedAt: time.Now(), ETag: res.ETag, LastModified: res.LastModified, Rows: cat.Rows},
 			Offers:  cat.Offers,
 		})
-		rep.Clouds = append(rep.Clouds, reportOf(c, cat, addr, date, "imported"))
+		rep.Clouds = append(rep.Clouds, reportOf(c, cat, res.URL, date, "imported"))
 	}
 	if err := d.ReplacePrices(ctx, sets); err != nil {
 		return PricesReport{}, err
@@ -332,13 +344,27 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 	case len(failed) == 0:
 		return rep, nil
 	case offline == len(clouds):
-		return rep, &OfflineError{Host: hostOf(base), Keeping: keptPrices(ctx, d)}
+		return rep, &OfflineError{Host: hostOf(pricefeed.Redact(base)), Keeping: keptPrices(ctx, d)}
 	}
 	names := make([]string, len(failed))
 	for i, f := range failed {
 		names[i] = f.Cloud + " (" + f.Error + ")"
 	}
 	return rep, fmt.Errorf("the prices of %s were not updated and stay as they were%s", strings.Join(names, "; "), othersNote(len(failed), len(clouds)))
+}
+
+// checkFeedDate refuses a downloaded file dated (by its server's Last-Modified) after
+// today, which would never age, or before the prices the cache holds of its cloud
+// (prev), which it would replace with older ones.
+func checkFeedDate(source, date string, prev db.PriceCatalog) error {
+	now := today().Format(time.DateOnly)
+	switch {
+	case date > now:
+		return fmt.Errorf("%s: the server dates the file %s (Last-Modified), after today (%s): a wrong date would keep these prices from ever looking old; nothing was stored", source, date, now)
+	case prev.Cloud != "" && date < prev.PriceDate && prev.PriceDate <= now:
+		return fmt.Errorf("%s: the file is of %s, older than the %s prices the cache holds (of %s, from %s); the cache keeps the newer ones", source, date, prev.Cloud, prev.PriceDate, prev.Source)
+	}
+	return nil
 }
 
 func othersNote(failed, all int) string {
@@ -445,7 +471,7 @@ type PricesStatus struct {
 
 // Prices reports the cache's prices; with a nil cache, only the shipped ones.
 func Prices(ctx context.Context, d *db.DB) (PricesStatus, error) {
-	st := PricesStatus{Shipped: ShippedPriceDates(), URL: PricesURL(), Today: today().Format(time.DateOnly),
+	st := PricesStatus{Shipped: ShippedPriceDates(), URL: pricefeed.Redact(PricesURL()), Today: today().Format(time.DateOnly),
 		Imported: []db.PriceCatalog{}, NoPerformanceData: []hw.UnpredictableOffer{}}
 	if d == nil {
 		return st, nil
@@ -454,7 +480,7 @@ func Prices(ctx context.Context, d *db.DB) (PricesStatus, error) {
 	if err != nil {
 		return st, err
 	}
-	offers, sources, err := importedPrices(ctx, d)
+	offers, sources, err := importedPrices(ctx, d, nil)
 	if err != nil {
 		return st, err
 	}
@@ -464,25 +490,29 @@ func Prices(ctx context.Context, d *db.DB) (PricesStatus, error) {
 	if st.Imported == nil {
 		st.Imported = []db.PriceCatalog{}
 	}
+	for i := range st.Imported { // a source stored before credentials were kept out of it
+		st.Imported[i].Source = pricefeed.Redact(st.Imported[i].Source)
+	}
 	if _, unknown := c.WithOffers(offers, sources); unknown != nil {
 		st.NoPerformanceData = unknown
 	}
 	return st, nil
 }
 
-// importedPrices reads the cache's offers and where each cloud's came from.
-func importedPrices(ctx context.Context, d *db.DB) ([]hw.CloudOffer, map[string]hw.PriceSource, error) {
+// importedPrices reads the cache's offers of the accelerators named (nil: all) and where
+// each cloud's came from.
+func importedPrices(ctx context.Context, d *db.DB, accelerators []string) ([]hw.CloudOffer, map[string]hw.PriceSource, error) {
 	cats, err := d.PriceCatalogs(ctx)
 	if err != nil || len(cats) == 0 {
 		return nil, nil, err
 	}
-	offers, err := d.CloudOffers(ctx)
+	offers, err := d.CloudOffersOf(ctx, accelerators)
 	if err != nil {
 		return nil, nil, err
 	}
 	sources := make(map[string]hw.PriceSource, len(cats))
 	for _, c := range cats {
-		sources[c.Cloud] = hw.PriceSource{Cloud: c.Cloud, Source: c.Source, Date: c.PriceDate}
+		sources[c.Cloud] = hw.PriceSource{Cloud: c.Cloud, Source: pricefeed.Redact(c.Source), Date: c.PriceDate}
 	}
 	return offers, sources, nil
 }

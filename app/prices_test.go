@@ -152,6 +152,16 @@ func TestImportPricesRefusesBadInputAndChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	header, _, _ := strings.Cut(string(good), "\n")
+	future := write("mtime/aws", string(good))
+	if err := os.Chtimes(future, time.Now(), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	var million strings.Builder
+	million.WriteString(header + "\n")
+	for i := 0; i < 1_000_000; i++ {
+		fmt.Fprintf(&million, "x%d,A100,8,96,1152,,30.5,10.1,r%d,z%d\n", i%100, i%3, i%5)
+	}
+	hostile := write("million/aws", million.String())
 	tests := []struct {
 		name    string
 		path    string
@@ -166,6 +176,11 @@ func TestImportPricesRefusesBadInputAndChangesNothing(t *testing.T) {
 		{"no catalog in the directory", t.TempDir(), ImportOptions{}, "no SkyPilot catalog in"},
 		{"file of an unnamed cloud", write("Not A Cloud", string(good)), ImportOptions{}, "say which cloud"},
 		{"bad date", write("date/aws", string(good)), ImportOptions{Date: "yesterday"}, "not a day such as"},
+		{"a date in the future", write("future/aws", string(good)), ImportOptions{Date: "2999-01-01"}, "the date given, 2999-01-01, is after today"},
+		{"a file modified in the future", future, ImportOptions{}, "its modification day, 2200-01-01, is after today"},
+		{"hexadecimal price", write("hex/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,0x1p4,0.9,us-east-1,use1-az4\n"), ImportOptions{}, `field Price: "0x1p4" is not a number`},
+		{"a billion GPUs", write("gpus/aws", header+"\np3.2xlarge,V100,1e9,8.0,61.0,,3.06,0.9,us-east-1,use1-az4\n"), ImportOptions{}, "field AcceleratorCount: 1e+09 is more than any instance has"},
+		{"a million rows", hostile, ImportOptions{}, "line 250002, field row: the catalog holds more than 250000 rows"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,7 +216,7 @@ func newCatalogServer(t *testing.T) *catalogServer {
 	t.Helper()
 	cs := &catalogServer{broken: map[string]string{}, hits: map[string]int{}}
 	cs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cloud := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/catalogs/v7/"), "/vms.csv")
+		cloud := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/moved"), "/catalogs/v7/"), "/vms.csv")
 		data, err := os.ReadFile(filepath.Join(fixtureCatalogs, cloud, "vms.csv"))
 		if err != nil {
 			http.NotFound(w, r)
@@ -236,6 +251,19 @@ func newCatalogServer(t *testing.T) *catalogServer {
 			w.Header().Set("Content-Length", fmt.Sprint(int64(1)<<30))
 			w.Write(data)
 			return
+		case "future", "older": // a new file dated in year 9999, or before the cache's copy
+			w.Header().Set("ETag", `"`+how+`"`)
+			w.Header().Set("Last-Modified", map[string]string{"future": "Fri, 31 Dec 9999 23:59:59 GMT", "older": "Thu, 01 Oct 2026 08:00:00 GMT"}[how])
+			w.Write(data)
+			return
+		case "elsewhere": // to another host, plain http
+			http.Redirect(w, r, strings.Replace(cs.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusFound)
+			return
+		case "moved": // within this host
+			if !strings.HasPrefix(r.URL.Path, "/moved/") {
+				http.Redirect(w, r, "/moved"+r.URL.Path, http.StatusMovedPermanently)
+				return
+			}
 		}
 		if r.Header.Get("If-None-Match") == etag {
 			w.WriteHeader(http.StatusNotModified)
@@ -362,6 +390,61 @@ func TestUpdatePrices(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The price feed keeps what it stores true (issue 30): no file dated in the future or
+// older than the cache's prices, no redirect to plain http, the source where the file
+// came from, and never the credentials of an address.
+func TestUpdatePricesRefusesBadDatesRedirectsAndKeepsCredentialsOut(t *testing.T) {
+	ctx := context.Background()
+	defer func(c func() time.Time) { clock = c }(clock)
+	clock = func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
+	cs := newCatalogServer(t)
+	withCreds := strings.Replace(cs.URL, "http://", "http://u:secret@", 1) + "/catalogs/v7"
+	opts := UpdateOptions{BaseURL: withCreds, Clouds: []string{"aws"}, Timeout: 2 * time.Second}
+	d := openCache(t)
+	rep, err := UpdatePrices(ctx, d, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cat := pricesOf(t, d, "aws")
+	st, err := Prices(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cs.URL + "/catalogs/v7/aws/vms.csv"; cat.Source != want || rep.Clouds[0].Source != want || st.Imported[0].Source != want {
+		t.Errorf("the source is stored as %q, reported as %q and shown as %q; want %q, without the credentials", cat.Source, rep.Clouds[0].Source, st.Imported[0].Source, want)
+	}
+	for _, tc := range []struct{ how, wantErr string }{
+		{"future", "the server dates the file 9999-12-31 (Last-Modified), after today (2026-11-27)"},
+		{"older", "the file is of 2026-10-01, older than the aws prices the cache holds (of 2026-11-20"},
+		{"elsewhere", "the server redirected to " + strings.Replace(cs.URL, "127.0.0.1", "localhost", 1) + "/catalogs/v7/aws/vms.csv: prices are downloaded over HTTPS only"},
+	} {
+		cs.breakCloud("aws", tc.how)
+		rep, err := UpdatePrices(ctx, d, opts)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("update with aws %s = %v; want an error with %q and no password", tc.how, err, tc.wantErr)
+		}
+		if len(rep.Failed()) != 1 || strings.Contains(rep.Failed()[0].Source, "secret") {
+			t.Errorf("update with aws %s reported %+v", tc.how, rep.Clouds)
+		}
+		if _, after := pricesOf(t, d, "aws"); !reflect.DeepEqual(after, cat) {
+			t.Errorf("update with aws %s changed the prices' record to %+v", tc.how, after)
+		}
+	}
+	// A redirect within the mirror is followed, and the source is where the file came from.
+	cs.breakCloud("aws", "moved")
+	if _, err := UpdatePrices(ctx, openCache(t), opts); err != nil {
+		t.Fatal(err)
+	}
+	d2 := openCache(t)
+	if _, err := UpdatePrices(ctx, d2, opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, moved := pricesOf(t, d2, "aws"); moved.Source != cs.URL+"/moved/catalogs/v7/aws/vms.csv" {
+		t.Errorf("after a redirect the source is %q, want the final address", moved.Source)
+	}
+	cs.breakCloud("aws", "")
 }
 
 func TestUpdatePricesOffline(t *testing.T) {

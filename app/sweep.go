@@ -12,6 +12,7 @@ import (
 
 	"cnntime/db"
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
@@ -33,6 +34,9 @@ type SweepRequest struct {
 	Repeats   int               `json:"repeats"`
 	Input     int               `json:"input,omitempty"` // input resolution; 0 for each model's default
 	Steps     bool              `json:"steps,omitempty"` // also time whole training steps
+	// CuDNNAPI is the cuDNN API a GPU's convolutions choose their algorithm through: ""
+	// (legacy) or v8, the graph API PyTorch 2 uses (package gpu/convalgo).
+	CuDNNAPI string `json:"cudnn_api,omitempty"`
 }
 
 // DefaultSweepRequest is a sweep of the CPU with the usual settings; callers fill Models.
@@ -106,6 +110,12 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	} else if _, err := measure.ParsePolicy(string(req.Policy)); err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
+	if _, err := convalgo.ParseAPI(req.CuDNNAPI); err != nil {
+		return SweepPlan{}, Inputf("%v", err)
+	}
+	if dev.Backend == "cpu" && req.CuDNNAPI != "" && req.CuDNNAPI != convalgo.Legacy {
+		return SweepPlan{}, Inputf("the CPU has no cuDNN: --cudnn-api %s applies to a GPU sweep", req.CuDNNAPI)
+	}
 	for _, name := range req.Models {
 		net, err := LoadNamedModel(ctx, cache, name, req.Input, 0)
 		if err != nil {
@@ -118,10 +128,16 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		return SweepPlan{}, err
 	}
 	measured := make(map[gpu.Key]bool, len(have))
-	for k := range have {
-		measured[gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}] = true
+	unsettled := map[gpu.Key]bool{}
+	for k, c := range have {
+		key := gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}
+		if gpu.Settled(dev.Backend, c.Status) && (dev.Backend != "cuda" || gpu.SameAPI(c.Algorithm, req.CuDNNAPI)) {
+			measured[key] = true
+		} else {
+			unsettled[key] = true
+		}
 	}
-	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured}
+	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured, Unsettled: unsettled}
 	if dev.Backend == "cpu" {
 		opts.Phases = predictor.EveryPhaseKernels.Phases // what the CPU predicts its own steps from
 	}
@@ -324,7 +340,7 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 			return nil
 		},
 	}
-	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items}
+	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items, CuDNNAPI: plan.Request.CuDNNAPI}
 	err = sw.Sweep(ctx, job, sink)
 	if err == nil {
 		err = runSteps(ctx, cache, sw, plan, &res, report)

@@ -376,6 +376,16 @@ func DescribePlan(p SweepPlan) string {
 	if p.CalibratedFrom > 0 {
 		how = fmt.Sprintf("calibrated on %d kernels this device measured", p.CalibratedFrom)
 	}
-	return fmt.Sprintf("%d kernels of %d layer configurations to measure (%d already in the cache), %d steps; estimate %s (%s).",
-		len(p.Kernels.Items), p.Kernels.Configs, p.Kernels.Cached, len(p.Steps), p.Kernels.Estimate.Round(time.Second), how)
+	return fmt.Sprintf("%d kernels of %d layer configurations to measure (%d already in the cache%s), %d steps; estimate %s (%s).",
+		len(p.Kernels.Items), p.Kernels.Configs, p.Kernels.Cached, RetriedNote(p), len(p.Steps), p.Kernels.Estimate.Round(time.Second), how)
+}
+
+// RetriedNote says how many of the plan's kernels the cache held as out of memory or
+// unsupported on this GPU, or measured through the other cuDNN API, and are measured
+// again; "" when none.
+func RetriedNote(p SweepPlan) string {
+	if p.Kernels.Retried == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d out of memory, unsupported or of the other cuDNN API before, tried again", p.Kernels.Retried)
 }

@@ -149,3 +149,152 @@ func TestSweepETA(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSweepRetriesWhatAGPUCouldNotRun: a GPU's cached out-of-memory and unsupported
+// rows are planned again (another process held the memory; NVRTC or a cuDNN library was
+// missing then), a time is not; on the CPU all three stand.
+// resnet18Cache is an empty cache and the key of resnet18's (at 32 px) first layer of
+// each kind.
+func resnet18Cache(t *testing.T) (*db.DB, map[cnn.Op]string) {
+	t.Helper()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
+	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := map[cnn.Op]string{}
+	for _, l := range net.Layers {
+		if _, ok := first[l.Config.Op]; !ok {
+			first[l.Config.Op] = l.Config.Key()
+		}
+	}
+	return cache, first
+}
+
+func TestPlanSweepRetriesWhatAGPUCouldNotRun(t *testing.T) {
+	ctx := context.Background()
+	cache, first := resnet18Cache(t)
+	relu, conv, pool := first[cnn.OpReLU], first[cnn.OpConv2d], first[cnn.OpMaxPool]
+	for _, dev := range []measure.Device{
+		{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA A100", SMs: 108, ClockMHz: 1410},
+		{Key: "cpu:host:cpu", Backend: "cpu", Name: "a CPU", SMs: 2},
+	} {
+		policy := measure.Heuristic
+		if dev.Backend == "cpu" {
+			policy = measure.NoPolicy
+		}
+		row := func(config string, status measure.Status) measure.Measurement {
+			m := measure.Measurement{DeviceKey: dev.Key, ConfigKey: config, Batch: 2, Precision: measure.FP32, Phase: measure.Forward,
+				Policy: policy, Status: status, Repeats: 1}
+			if status == measure.OK {
+				m.MedianMS = 0.5
+			}
+			return m
+		}
+		if err := cache.PutMeasurements(ctx, []measure.Measurement{
+			row(conv, measure.OK), row(relu, measure.Unsupported), row(pool, measure.OutOfMemory)}); err != nil {
+			t.Fatal(err)
+		}
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats = []string{"resnet18"}, 32, []int{2}, 1
+		plan, err := PlanSweep(ctx, cache, dev, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned := map[string]bool{}
+		for _, it := range plan.Kernels.Items {
+			if it.Phase == measure.Forward && it.Batch == 2 {
+				planned[it.Config.Key()] = true
+			}
+		}
+		wantRetry := dev.Backend == "cuda"
+		if planned[conv] || planned[relu] != wantRetry || planned[pool] != wantRetry {
+			t.Errorf("%s: planned again: a measured conv %v, an unsupported relu %v, an out-of-memory pool %v; want false, %v, %v",
+				dev.Key, planned[conv], planned[relu], planned[pool], wantRetry, wantRetry)
+		}
+		wantCached, wantRetried := 3, 0
+		if wantRetry {
+			wantCached, wantRetried = 1, 2
+		}
+		if plan.Kernels.Cached != wantCached || plan.Kernels.Retried != wantRetried {
+			t.Errorf("%s: %d cached and %d retried, want %d and %d", dev.Key, plan.Kernels.Cached, plan.Kernels.Retried, wantCached, wantRetried)
+		}
+	}
+}
+
+// TestWorkerRowsPredictAGPUBeforePyTorchs: a GPU measured both by cnntime's worker and
+// by pytorch_sweep.py --layers (under its own key) is predicted from the worker's rows,
+// whichever key sorts first; PyTorch's serve a GPU the worker never measured.
+func TestWorkerRowsPredictAGPUBeforePyTorchs(t *testing.T) {
+	ctx := context.Background()
+	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	for _, dev := range []measure.Device{
+		{Key: "cuda:GPU-0a" + measure.PyTorchGPUSuffix, Backend: "cuda", Name: "NVIDIA A100-SXM4-80GB", GPUID: "a100-sxm4-80gb"},
+		{Key: "cuda:GPU-9f", Backend: "cuda", Name: "NVIDIA A100-SXM4-80GB", GPUID: "a100-sxm4-80gb"},
+		{Key: "cuda:GPU-77" + measure.PyTorchGPUSuffix, Backend: "cuda", Name: "NVIDIA H100 80GB HBM3", GPUID: "h100-sxm5-80gb"},
+	} {
+		if err := cache.PutDevice(ctx, dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := NewEngine(ctx, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.MeasuredDevice("a100-sxm4-80gb"); got != "cuda:GPU-9f" {
+		t.Errorf("the A100 is predicted from %q, want the worker's cuda:GPU-9f", got)
+	}
+	if got := e.MeasuredDevice("h100-sxm5-80gb"); got != "cuda:GPU-77:pytorch" {
+		t.Errorf("the H100 is predicted from %q, want PyTorch's rows, the only ones", got)
+	}
+}
+
+// TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI: a GPU's convolutions measured through
+// cuDNN's legacy API are measured again by a v8 sweep (and the reverse); layers no cuDNN
+// API chooses for (cnntime's kernels) stand.
+func TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI(t *testing.T) {
+	ctx := context.Background()
+	cache, first := resnet18Cache(t)
+	conv, relu := first[cnn.OpConv2d], first[cnn.OpReLU]
+	dev := measure.Device{Key: "cuda:GPU-1", Backend: "cuda", Name: "NVIDIA A100", SMs: 108, ClockMHz: 1410}
+	row := func(config, algorithm string) measure.Measurement {
+		return measure.Measurement{DeviceKey: dev.Key, ConfigKey: config, Batch: 2, Precision: measure.FP32, Phase: measure.Forward,
+			Policy: measure.Heuristic, Algorithm: algorithm, Status: measure.OK, MedianMS: 0.5, Repeats: 1}
+	}
+	if err := cache.PutMeasurements(ctx, []measure.Measurement{row(conv, "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM"), row(relu, "cnntime-kernel")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		api       string
+		convAgain bool
+	}{{"", false}, {"legacy", false}, {"v8", true}} {
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats, req.CuDNNAPI = []string{"resnet18"}, 32, []int{2}, 1, c.api
+		plan, err := PlanSweep(ctx, cache, dev, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned := map[string]bool{}
+		for _, it := range plan.Kernels.Items {
+			if it.Phase == measure.Forward {
+				planned[it.Config.Key()] = true
+			}
+		}
+		if planned[conv] != c.convAgain || planned[relu] {
+			t.Errorf("--cudnn-api %q: the legacy-measured convolution planned %v, the kernel's relu %v; want %v, false", c.api, planned[conv], planned[relu], c.convAgain)
+		}
+	}
+	req := DefaultSweepRequest()
+	req.Models, req.CuDNNAPI = []string{"resnet18"}, "v9"
+	if _, err := PlanSweep(ctx, cache, dev, req); err == nil {
+		t.Error("a sweep through cuDNN API v9 was planned")
+	}
+}

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"cnntime/db/csvsafe"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -199,9 +199,9 @@ func parseMS(column, v string) (float64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("%s %q is not a number of milliseconds", column, v)
+	x, ok := hw.ParseDecimal(v) // decimal only: not "0x1p4", "1_0.5", "Inf" or "NaN"
+	if !ok {
+		return 0, fmt.Errorf("%s %q is not a number of milliseconds (write it in decimal, e.g. 12.5)", column, v)
 	}
 	if x < 0 {
 		return 0, fmt.Errorf("%s %v is negative: a time must be 0 or more", column, x)

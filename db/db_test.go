@@ -305,9 +305,9 @@ func TestMeasurementsRoundTripAndQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSet := map[MeasuredKey]bool{
-		{"conv/1", 32, measure.Forward}: true, {"conv/1", 64, measure.Forward}: true,
-		{"conv/2", 32, measure.BackwardData}: true, {"conv/2", 4096, measure.BackwardData}: true,
+	wantSet := map[MeasuredKey]Cached{
+		{"conv/1", 32, measure.Forward}: {measure.OK, "WINOGRAD"}, {"conv/1", 64, measure.Forward}: {measure.OK, "IMPLICIT_GEMM"},
+		{"conv/2", 32, measure.BackwardData}: {measure.OK, "IMPLICIT_GEMM"}, {"conv/2", 4096, measure.BackwardData}: {measure.OutOfMemory, "IMPLICIT_GEMM"},
 	}
 	if !reflect.DeepEqual(set, wantSet) {
 		t.Errorf("MeasuredSet = %v, want %v", set, wantSet)
@@ -520,3 +520,33 @@ func TestUserMachinesAndPriceOverrides(t *testing.T) {
 
 func posInf() float64   { return math.Inf(1) }
 func nanValue() float64 { return math.NaN() }
+
+// TestMeasurementNotesTravel: the worker's notes on a time (host-bound, l2-flushed) are
+// kept, replaced with the measurement, and merged with it into another cache.
+func TestMeasurementNotesTravel(t *testing.T) {
+	ctx := context.Background()
+	src := openTemp(t)
+	m := kernel("cuda:A", "relu/1", 1, measure.Forward, 0.004)
+	m.Notes = "host-bound,l2-flushed"
+	if err := src.PutMeasurements(ctx, []measure.Measurement{m}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.Measurements(ctx, "cuda:A", nil)
+	if err != nil || len(got) != 1 || got[0].Notes != m.Notes {
+		t.Fatalf("read back %+v, %v: want the notes %q", got, err, m.Notes)
+	}
+	dst := openTemp(t)
+	if _, err := dst.ImportCache(ctx, src.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := dst.Measurements(ctx, "cuda:A", nil); err != nil || len(got) != 1 || got[0].Notes != m.Notes {
+		t.Errorf("imported %+v, %v: want the notes %q", got, err, m.Notes)
+	}
+	m.Notes, m.At = "", m.At.Add(time.Hour) // measured again, nothing to note
+	if err := src.PutMeasurements(ctx, []measure.Measurement{m}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := src.Measurements(ctx, "cuda:A", nil); len(got) != 1 || got[0].Notes != "" {
+		t.Errorf("a new measurement kept the old notes: %+v", got)
+	}
+}

@@ -71,13 +71,14 @@ func putMeasurements(ctx context.Context, tx *sql.Tx, ms []measure.Measurement) 
 	defer configs.close()
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO measurements (device_id, config_id, batch,
 			precision, phase, policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes,
-			status, sweep_id, at, source)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+			status, sweep_id, at, source, notes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)
 		ON CONFLICT (device_id, config_id, batch, precision, phase, policy) DO UPDATE SET
 			algorithm = excluded.algorithm, median_ms = excluded.median_ms,
 			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
-			sweep_id = excluded.sweep_id, at = excluded.at, source = excluded.source`)
+			sweep_id = excluded.sweep_id, at = excluded.at, source = excluded.source,
+			notes = excluded.notes`)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func putMeasurements(ctx context.Context, tx *sql.Tx, ms []measure.Measurement) 
 		}
 		if _, err := insert.ExecContext(ctx, deviceID, configID, m.Batch, string(m.Precision),
 			string(m.Phase), string(m.Policy), m.Algorithm, m.MedianMS, m.SpreadMS, m.Repeats,
-			m.WorkspaceBytes, string(m.Status), sweep, unixNanos(m.At)); err != nil {
+			m.WorkspaceBytes, string(m.Status), sweep, unixNanos(m.At), m.Notes); err != nil {
 			return fmt.Errorf("save %s at batch %d: %w", m.ConfigKey, m.Batch, err)
 		}
 	}
@@ -139,7 +140,7 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 	}
 	query := `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy, m.algorithm,
 			m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
-			coalesce(m.sweep_id, 0), m.at
+			coalesce(m.sweep_id, 0), m.at, m.notes
 		FROM ` + from
 	rows, err := d.sql.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -152,7 +153,7 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 		var at int64
 		if err := rows.Scan(&m.DeviceKey, &m.ConfigKey, &m.Batch, &m.Precision, &m.Phase, &m.Policy,
 			&m.Algorithm, &m.MedianMS, &m.SpreadMS, &m.Repeats, &m.WorkspaceBytes, &m.Status,
-			&m.SweepID, &at); err != nil {
+			&m.SweepID, &at, &m.Notes); err != nil {
 			return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
 		}
 		m.At = fromUnixNanos(at)
@@ -181,23 +182,32 @@ func compareMeasurements(a, b measure.Measurement) int {
 	)
 }
 
+// Cached is what the cache holds of one kernel: its outcome (a time, out of memory,
+// unsupported) and the algorithm that ran.
+type Cached struct {
+	Status    measure.Status
+	Algorithm string
+}
+
 // MeasuredSet returns what the cache holds for one device at one precision and policy,
-// whatever the outcome (a time, out of memory, unsupported): the kernels a sweep may skip.
-func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]bool, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase
+// with each kernel's outcome and algorithm: the sweep planner leaves out the ones that
+// need no new measurement (gpu.Settled) and tries the others again.
+func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]Cached, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase, m.status, m.algorithm
 		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id
 		WHERE d.key = ? AND m.precision = ? AND m.policy = ?`, deviceKey, string(precision), string(policy))
 	if err != nil {
 		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
 	}
 	defer rows.Close()
-	out := map[MeasuredKey]bool{}
+	out := map[MeasuredKey]Cached{}
 	for rows.Next() {
 		var k MeasuredKey
-		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase); err != nil {
+		var c Cached
+		if err := rows.Scan(&k.Config, &k.Batch, &k.Phase, &c.Status, &c.Algorithm); err != nil {
 			return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)
 		}
-		out[k] = true
+		out[k] = c
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read what %s holds for %s: %w", d.path, deviceKey, err)

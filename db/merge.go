@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -31,8 +33,13 @@ type ImportReport struct {
 	// Prices counts an imported cache's clouds of prices (prices import/update): a
 	// cloud the cache lacks is added, one whose prices are of a later day replaces the
 	// cache's whole, and one the cache holds as new or newer is left out.
-	Prices       Merged `json:"prices"`
-	CustomModels int    `json:"custom_models_added"`
+	Prices Merged `json:"prices"`
+	// PricesRefused names the imported cache's clouds of prices that were left out as
+	// no catalog cnntime keeps, and why: more instance types or regions than any cloud
+	// has (hw.MaxCloudOffers …), a figure no instance has, a date in the future or not a
+	// date, or more than the cache keeps with the others (hw.MaxStoredOffers).
+	PricesRefused []string `json:"prices_refused,omitempty"`
+	CustomModels  int      `json:"custom_models_added"`
 	// CustomModelClashes names the imported cache's custom models that the cache holds
 	// under the same name with a different definition: the cache keeps its own.
 	CustomModelClashes []string `json:"custom_model_clashes,omitempty"`
@@ -438,10 +445,10 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 	}
 	before = count("measurements")
 	changed := exec(`INSERT INTO main.measurements (device_id, config_id, batch, precision, phase,
-			policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source)
+			policy, algorithm, median_ms, spread_ms, repeats, workspace_bytes, status, sweep_id, at, source, notes)
 		SELECT md.id, mc.id, s.batch, s.precision, s.phase, s.policy, s.algorithm, s.median_ms,
 			s.spread_ms, s.repeats, s.workspace_bytes, s.status, NULL, s.at,
-			CASE s.source WHEN '' THEN ? ELSE s.source END
+			CASE s.source WHEN '' THEN ? ELSE s.source END, s.notes
 		FROM src.measurements s
 			JOIN src.devices sd ON sd.id = s.device_id JOIN main.devices md ON md.key = sd.key
 			JOIN src.configs sc ON sc.id = s.config_id JOIN main.configs mc ON mc.key = sc.key
@@ -450,7 +457,7 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 			algorithm = excluded.algorithm, median_ms = excluded.median_ms,
 			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
-			sweep_id = NULL, at = excluded.at, source = excluded.source
+			sweep_id = NULL, at = excluded.at, source = excluded.source, notes = excluded.notes
 		WHERE excluded.at > main.measurements.at`, source)
 	rep.Measurements = merged(incoming, changed, count("measurements")-before)
 
@@ -492,27 +499,59 @@ func mergePrices(ctx context.Context, tx *sql.Tx, rep *ImportReport) error {
 	if err != nil {
 		return fmt.Errorf("read the imported cache's prices: %w", err)
 	}
-	var take []string
+	type candidate struct {
+		cloud        string
+		added, newer bool
+	}
+	var candidates []candidate
 	for rows.Next() {
-		var cloud string
-		var added, newer bool
-		if err := rows.Scan(&cloud, &added, &newer); err != nil {
+		var c candidate
+		if err := rows.Scan(&c.cloud, &c.added, &c.newer); err != nil {
 			rows.Close()
 			return err
 		}
-		switch {
-		case added:
-			rep.Prices.Added++
-		case newer:
-			rep.Prices.Replaced++
-		default:
-			rep.Prices.Kept++
-			continue
-		}
-		take = append(take, cloud)
+		candidates = append(candidates, c)
 	}
 	if err := rows.Close(); err != nil {
 		return err
+	}
+	var total, clouds int
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM main.cloud_offers), (SELECT count(*) FROM main.price_catalogs)`).Scan(&total, &clouds); err != nil {
+		return fmt.Errorf("count the cache's prices: %w", err)
+	}
+	var take []string
+	for _, c := range candidates {
+		if !c.added && !c.newer {
+			rep.Prices.Kept++
+			continue
+		}
+		offers, why, err := importablePrices(ctx, tx, c.cloud)
+		if err != nil {
+			return err
+		}
+		var held int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM main.cloud_offers WHERE cloud = ?`, c.cloud).Scan(&held); err != nil {
+			return fmt.Errorf("count the cache's %s prices: %w", c.cloud, err)
+		}
+		switch {
+		case why != "":
+		case total-held+offers > hw.MaxStoredOffers:
+			why = fmt.Sprintf("with them the cache would hold %d instance types × regions across its clouds, more than cnntime keeps (%d)", total-held+offers, hw.MaxStoredOffers)
+		case c.added && clouds+1 > hw.MaxPriceClouds:
+			why = fmt.Sprintf("the cache holds the prices of %d clouds already, the most cnntime keeps", clouds)
+		}
+		if why != "" {
+			rep.PricesRefused = append(rep.PricesRefused, fmt.Sprintf("%q (%s)", c.cloud, why))
+			continue
+		}
+		total += offers - held
+		if c.added {
+			clouds++
+			rep.Prices.Added++
+		} else {
+			rep.Prices.Replaced++
+		}
+		take = append(take, c.cloud)
 	}
 	for _, cloud := range take {
 		for _, q := range []string{
@@ -530,6 +569,40 @@ func mergePrices(ctx context.Context, tx *sql.Tx, rep *ImportReport) error {
 		}
 	}
 	return nil
+}
+
+// importablePrices counts the attached cache's offers of cloud and says why they are
+// no prices cnntime keeps ("" when they are): a cloud name no catalog has, a price date
+// that is not a day or is in the future, more instance types or instance types ×
+// regions than any cloud has, or a figure no instance has (hw.CheckOffer's bounds).
+func importablePrices(ctx context.Context, tx *sql.Tx, cloud string) (offers int, why string, err error) {
+	if err := hw.CheckCloudName(cloud); err != nil {
+		return 0, err.Error(), nil
+	}
+	var date string
+	var types, bad int
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT price_date FROM src.price_catalogs WHERE cloud = ?1), count(*), count(DISTINCT instance),
+			coalesce(sum(CASE WHEN price_usd BETWEEN 0 AND ?2 AND spot_usd BETWEEN 0 AND ?2 AND accelerator_count > 0 AND accelerator_count <= ?3
+				AND vcpus BETWEEN 0 AND ?4 AND memory_gib BETWEEN 0 AND ?5 THEN 0 ELSE 1 END), 0)
+		FROM src.cloud_offers WHERE cloud = ?1`,
+		cloud, hw.MaxPriceUSDPerHour, hw.MaxMachineGPUs, hw.MaxOfferVCPUs, hw.MaxOfferMemoryGiB).Scan(&date, &offers, &types, &bad)
+	if err != nil {
+		return 0, "", fmt.Errorf("read the imported cache's %s prices: %w", cloud, err)
+	}
+	day, perr := time.Parse(time.DateOnly, date)
+	switch {
+	case perr != nil:
+		return 0, fmt.Sprintf("their date %q is not a day such as 2026-11-20", date), nil
+	case day.After(time.Now().UTC()):
+		return 0, fmt.Sprintf("their date %s is in the future", date), nil
+	case offers > hw.MaxCloudOffers:
+		return 0, fmt.Sprintf("%d instance types × regions, more than any cloud's catalog holds (cnntime keeps %d)", offers, hw.MaxCloudOffers), nil
+	case types > hw.MaxCloudInstanceTypes:
+		return 0, fmt.Sprintf("%d instance types, more than any cloud's catalog holds (cnntime keeps %d)", types, hw.MaxCloudInstanceTypes), nil
+	case bad > 0:
+		return 0, fmt.Sprintf("%d of their instance types × regions have a price, GPU count, vCPU count or memory no instance has", bad), nil
+	}
+	return offers, "", nil
 }
 
 // mergeCustomModels adds the attached cache's custom models that main lacks, in the

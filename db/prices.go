@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -70,13 +71,32 @@ func (d *DB) ReplacePrices(ctx context.Context, sets []CloudPrices) error {
 				}
 			}
 		}
-		return nil
+		return checkStoredPrices(ctx, tx, "main")
 	})
 }
 
+// checkStoredPrices refuses prices that together exceed what cnntime keeps
+// (hw.MaxStoredOffers instance types × regions, hw.MaxPriceClouds clouds), so that the
+// transaction storing them rolls back.
+func checkStoredPrices(ctx context.Context, tx *sql.Tx, schema string) error {
+	var offers, clouds int
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+schema+`.cloud_offers), (SELECT count(*) FROM `+schema+`.price_catalogs)`).Scan(&offers, &clouds); err != nil {
+		return err
+	}
+	switch {
+	case clouds > hw.MaxPriceClouds:
+		return fmt.Errorf("store the prices: the cache would hold the prices of %d clouds, more than cnntime keeps (%d); nothing was stored", clouds, hw.MaxPriceClouds)
+	case offers > hw.MaxStoredOffers:
+		return fmt.Errorf("store the prices: the cache would hold %d instance types × regions across its clouds, more than cnntime keeps (%d); nothing was stored: import fewer clouds",
+			offers, hw.MaxStoredOffers)
+	}
+	return nil
+}
+
 // checkCloudPrices refuses a set the cache would store wrongly: no cloud, source or
-// date, an offer of another cloud, or a price or size that is not a finite number of
-// zero or more.
+// date, an offer of another cloud, a figure no instance has (hw.CheckOffer), or more
+// instance types or instance types × regions than cnntime keeps of a cloud
+// (hw.MaxCloudInstanceTypes, hw.MaxCloudOffers).
 func checkCloudPrices(s CloudPrices) error {
 	c := s.Catalog
 	switch {
@@ -86,16 +106,21 @@ func checkCloudPrices(s CloudPrices) error {
 		return fmt.Errorf("store the prices of %s: the source and the date are required", c.Cloud)
 	case c.Rows < 0:
 		return fmt.Errorf("store the prices of %s: %d rows is negative", c.Cloud, c.Rows)
+	case len(s.Offers) > hw.MaxCloudOffers:
+		return fmt.Errorf("store the prices of %s: %d instance types × regions, more than cnntime keeps of a cloud (%d)", c.Cloud, len(s.Offers), hw.MaxCloudOffers)
 	}
+	types := map[string]bool{}
 	for _, o := range s.Offers {
 		if o.Cloud != c.Cloud {
 			return fmt.Errorf("store the prices of %s: an offer of %s (%s) is among them", c.Cloud, o.Cloud, o.Instance)
 		}
-		for _, x := range []float64{o.AcceleratorCount, o.VCPUs, o.MemoryGiB, o.PriceUSD, o.SpotUSD} {
-			if !validAmount(x) {
-				return fmt.Errorf("store the prices of %s: %s in %s has %v, not a finite number of zero or more", c.Cloud, o.Instance, o.Region, x)
-			}
+		if err := hw.CheckOffer(o); err != nil {
+			return fmt.Errorf("store the prices of %s: %s in %s: %w", c.Cloud, o.Instance, o.Region, err)
 		}
+		types[o.Instance] = true
+	}
+	if len(types) > hw.MaxCloudInstanceTypes {
+		return fmt.Errorf("store the prices of %s: %d instance types, more than cnntime keeps of a cloud (%d)", c.Cloud, len(types), hw.MaxCloudInstanceTypes)
 	}
 	return nil
 }
@@ -156,9 +181,25 @@ func (d *DB) PriceCatalog(ctx context.Context, cloud string) (PriceCatalog, erro
 
 // CloudOffers lists every imported offer, by cloud, instance and region.
 func (d *DB) CloudOffers(ctx context.Context) ([]hw.CloudOffer, error) {
+	return d.CloudOffersOf(ctx, nil)
+}
+
+// CloudOffersOf lists the imported offers whose accelerator is one of accelerators
+// (compared without case; nil: every offer), by cloud, instance and region: what reads
+// prices for some accelerators costs nothing for the others' rows.
+func (d *DB) CloudOffersOf(ctx context.Context, accelerators []string) ([]hw.CloudOffer, error) {
+	where, args := "", []any{}
+	if accelerators != nil {
+		where = "WHERE lower(accelerator) IN (SELECT lower(value) FROM json_each(?))"
+		list, err := json.Marshal(accelerators)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, string(list))
+	}
 	rows, err := d.sql.QueryContext(ctx, `SELECT cloud, instance, region, accelerator, accelerator_count,
 			vcpus, memory_gib, price_usd, spot_usd, spot_zone
-		FROM cloud_offers ORDER BY cloud, instance, region`)
+		FROM cloud_offers `+where+` ORDER BY cloud, instance, region`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read the imported prices in %s: %w", d.path, err)
 	}

@@ -72,6 +72,14 @@ func TestReplacePricesRefusesBadSetsAndChangesNothing(t *testing.T) {
 	foreign := awsPrices("2026-11-20", 2)
 	foreign.Offers[1].Cloud = "gcp"
 	undated := awsPrices("", 2)
+	absurd := awsPrices("2026-11-20", 1.7e308)
+	gpus := awsPrices("2026-11-20", 2)
+	gpus.Offers[0].AcceleratorCount = 2e19
+	wide := awsPrices("2026-11-20", 2)
+	wide.Offers = nil
+	for i := 0; i <= hw.MaxCloudOffers; i++ {
+		wide.Offers = append(wide.Offers, hw.CloudOffer{Cloud: "aws", Instance: "p3.2xlarge", Region: fmt.Sprintf("r%d", i), Accelerator: "V100", AcceleratorCount: 1, PriceUSD: 3})
+	}
 	// A duplicate instance and region breaks the primary key half-way through the
 	// transaction: nothing of it may stay.
 	duplicate := awsPrices("2026-11-20", 2)
@@ -81,8 +89,11 @@ func TestReplacePricesRefusesBadSetsAndChangesNothing(t *testing.T) {
 		set     CloudPrices
 		wantErr string
 	}{
-		{"negative price", negative, "not a finite number of zero or more"},
-		{"NaN price", nan, "not a finite number of zero or more"},
+		{"negative price", negative, "p3.2xlarge in us-east-1: Price -1 is negative"},
+		{"NaN price", nan, "p3.2xlarge in us-east-1: Price NaN is not a number"},
+		{"absurd price", absurd, "Price 1.7e+308 is more than any instance has"},
+		{"2e19 GPUs", gpus, "AcceleratorCount 2e+19 is more than any instance has"},
+		{"more regions than any cloud has", wide, fmt.Sprintf("%d instance types × regions, more than cnntime keeps of a cloud (%d)", hw.MaxCloudOffers+1, hw.MaxCloudOffers)},
 		{"offer of another cloud", foreign, "an offer of gcp"},
 		{"no date", undated, "the source and the date are required"},
 		{"duplicate offer", duplicate, "UNIQUE"},
@@ -231,5 +242,125 @@ func TestImportCacheTakesNewerPrices(t *testing.T) {
 	}
 	if want := (Merged{Kept: 3}); again.Prices != want {
 		t.Errorf("importing the same cache again merged prices %+v, want %+v", again.Prices, want)
+	}
+}
+
+// manyOffers stores n offers of cloud (one instance type, a region each) straight into
+// the cache, as a hostile or damaged cache could hold them.
+func manyOffers(t *testing.T, d *DB, cloud, date string, n int, price float64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := d.sql.ExecContext(ctx, `INSERT INTO price_catalogs (cloud, source, price_date, imported_at, checked_at) VALUES (?, 'hostile', ?, 1, 1)`, cloud, date); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.sql.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+		INSERT INTO cloud_offers (cloud, instance, region, accelerator, accelerator_count, price_usd) SELECT ?, 'x' || (i % 100), 'r' || i, 'A100', 8, ? FROM n`,
+		n, cloud, price); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A cache brings prices no catalog holds: they are left out, named with why, and the
+// rest of the import (here a sound cloud) goes in (issue 30).
+func TestImportCacheRefusesHostilePrices(t *testing.T) {
+	ctx := context.Background()
+	otherPath := filepath.Join(t.TempDir(), "hostile.db")
+	other, err := Open(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manyOffers(t, other, "aws", "2026-11-20", hw.MaxCloudOffers+1, 30.5)
+	manyOffers(t, other, "gcp", "9999-12-31", 1, 3)
+	manyOffers(t, other, "azure", "2026-11-20", 2, 1.7e308)
+	manyOffers(t, other, "Evil\x1b[2J", "2026-11-20", 1, 3)
+	if err := other.ReplacePrices(ctx, []CloudPrices{lambdaPrices()}); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+
+	d := openTemp(t)
+	rep, err := d.ImportCache(ctx, otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Merged{Added: 1}); rep.Prices != want {
+		t.Errorf("prices merged %+v, want %+v (lambda alone)", rep.Prices, want)
+	}
+	refused := strings.Join(rep.PricesRefused, "\n")
+	for _, want := range []string{
+		fmt.Sprintf(`"aws" (%d instance types × regions, more than any cloud's catalog holds`, hw.MaxCloudOffers+1),
+		`"gcp" (their date 9999-12-31 is in the future)`,
+		`"azure" (2 of their instance types × regions have a price, GPU count, vCPU count or memory no instance has)`,
+		`"Evil\x1b[2J" ("Evil\x1b[2J" is not a cloud name`,
+	} {
+		if !strings.Contains(refused, want) {
+			t.Errorf("refused prices:\n%s\nwant a line with %s", refused, want)
+		}
+	}
+	cats, err := d.PriceCatalogs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cats) != 1 || cats[0].Cloud != "lambda" || cats[0].Offers != 1 {
+		t.Errorf("the cache took %+v; want lambda's one offer", cats)
+	}
+}
+
+// Together, the clouds of a cache hold at most hw.MaxStoredOffers: neither a price
+// import nor a cache import goes beyond it.
+func TestStoredPricesAreBoundedAcrossClouds(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	clouds := 0
+	for left := hw.MaxStoredOffers; left > 0; left -= hw.MaxCloudOffers {
+		manyOffers(t, d, fmt.Sprintf("cloud%d", clouds), "2026-11-20", min(left, hw.MaxCloudOffers), 1)
+		clouds++
+	}
+	err := d.ReplacePrices(ctx, []CloudPrices{lambdaPrices()})
+	if want := fmt.Sprintf("the cache would hold %d instance types × regions across its clouds, more than cnntime keeps (%d)", hw.MaxStoredOffers+1, hw.MaxStoredOffers); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ReplacePrices beyond the bound = %v, want an error with %q", err, want)
+	}
+	if cats, _ := d.PriceCatalogs(ctx); len(cats) != clouds {
+		t.Errorf("a refused replacement left %d clouds", len(cats))
+	}
+	otherPath := filepath.Join(t.TempDir(), "other.db")
+	other, err := Open(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.ReplacePrices(ctx, []CloudPrices{lambdaPrices()}); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	rep, err := d.ImportCache(ctx, otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.PricesRefused) != 1 || !strings.Contains(rep.PricesRefused[0], fmt.Sprintf("more than cnntime keeps (%d)", hw.MaxStoredOffers)) || rep.Prices != (Merged{}) {
+		t.Errorf("a cache import beyond the bound: merged %+v, refused %q", rep.Prices, rep.PricesRefused)
+	}
+}
+
+// CloudOffersOf reads the offers of the accelerators asked for, whatever their case, and
+// nothing of the others: the machines' list does not pay for rows it cannot predict.
+func TestCloudOffersOfReadsOnlyTheAcceleratorsAsked(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	tpus := CloudPrices{Catalog: PriceCatalog{Cloud: "gcp", Source: "gcp/vms.csv", PriceDate: "2026-11-20"}}
+	for i := 0; i < 1000; i++ {
+		tpus.Offers = append(tpus.Offers, hw.CloudOffer{Cloud: "gcp", Instance: fmt.Sprintf("tpu-v5-%d", i), Region: "us-central1", Accelerator: "tpu-v5p", AcceleratorCount: 1, PriceUSD: 4})
+	}
+	if err := d.ReplacePrices(ctx, []CloudPrices{awsPrices("2026-11-20", 3.06), lambdaPrices(), tpus}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.CloudOffersOf(ctx, []string{"v100", "gh200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(awsPrices("", 3.06).Offers, lambdaPrices().Offers...); !reflect.DeepEqual(got, want) {
+		t.Errorf("CloudOffersOf(v100, gh200) =\n%+v\nwant\n%+v", got, want)
+	}
+	if all, _ := d.CloudOffers(ctx); len(all) != 1003 {
+		t.Errorf("CloudOffers() = %d offers, want all 1003", len(all))
 	}
 }

@@ -184,6 +184,11 @@ var migrations = [][]string{
 			source          TEXT NOT NULL DEFAULT ''
 		)`,
 	},
+	// Version 7: notes on a kernel measurement, which say how to read its time (the GPU
+	// worker's: host-bound, l2-flushed, l2-hot); '' for none.
+	{
+		`ALTER TABLE measurements ADD COLUMN notes TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // latestVersion is the schema version this cnntime writes.

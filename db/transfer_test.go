@@ -102,6 +102,15 @@ func TestImportRefusesBadFilesAndLeavesTheCacheUnchanged(t *testing.T) {
 		{"csv with a non-numeric time", func(t *testing.T, path string) {
 			writeFile(t, path, header+row+"t4,resnet50,64,fp32,pytorch,fast,1,ok,lab\n")
 		}, []string{"line 3", `step_ms "fast" is not a number`}},
+		{"csv with a hexadecimal time", func(t *testing.T, path string) {
+			writeFile(t, path, header+row+"t4,resnet50,64,fp32,pytorch,0x1p4,1,ok,lab\n")
+		}, []string{"line 3", `step_ms "0x1p4" is not a number`}},
+		{"csv with an underscored time", func(t *testing.T, path string) {
+			writeFile(t, path, header+row+"t4,resnet50,64,fp32,pytorch,1_0.5,1,ok,lab\n")
+		}, []string{"line 3", `step_ms "1_0.5" is not a number`}},
+		{"csv with an infinite spread", func(t *testing.T, path string) {
+			writeFile(t, path, header+row+"t4,resnet50,64,fp32,pytorch,5,Inf,ok,lab\n")
+		}, []string{"line 3", `spread_ms "Inf" is not a number`}},
 		{"csv with a negative time", func(t *testing.T, path string) {
 			writeFile(t, path, header+"t4,resnet50,64,fp32,pytorch,-4,1,ok,lab\n"+row)
 		}, []string{"line 2", "negative"}},

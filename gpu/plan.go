@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"cnntime/gpu/convalgo"
+
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -15,6 +17,28 @@ type Key struct {
 	Config string // cnn.Config.Key()
 	Batch  int
 	Phase  measure.Phase
+}
+
+// Settled says whether a cached outcome on a device of backend ("cuda", "cpu") needs no
+// new measurement. A time never does. Out of memory and unsupported do on a GPU: the
+// first may be another process holding memory at the time, the second a broken or
+// partial install (NVRTC absent, the kernels not built, a cuDNN sub-library missing)
+// fixed since; trying them again is cheap (an allocation or a set-up that fails at
+// once). cnntime's Go CPU backend decides both from the configuration and its memory
+// limit alone, so they stand.
+func Settled(backend string, s measure.Status) bool {
+	return s == measure.OK || backend != "cuda"
+}
+
+// SameAPI reports whether a cached convolution's algorithm (its label says which API
+// chose it: convalgo.APIOf) is of the cuDNN API a sweep asks for ("" is legacy); a
+// measurement that names no API (cnntime's kernels, cuBLAS, a CPU, an older row) is.
+func SameAPI(algorithm, api string) bool {
+	got := convalgo.APIOf(algorithm)
+	if api == "" {
+		api = convalgo.Legacy
+	}
+	return got == "" || got == api
 }
 
 // Item is one measurement a sweep takes.
@@ -52,9 +76,12 @@ type PlanOptions struct {
 	Batches  []int
 	Repeats  int
 	Rate     Rate
-	// Measured holds what the cache already has for this device, precision and policy;
-	// those items are left out of the plan.
+	// Measured holds what the cache already has for this device, precision and policy
+	// and need not measure again (Settled); those items are left out of the plan.
 	Measured map[Key]bool
+	// Unsettled holds what the cache has with an outcome to try again (Settled is
+	// false): those items are planned, and counted in Plan.Retried.
+	Unsettled map[Key]bool
 	// Phases lists the kernels a layer runs on the device; nil is PyTorch on cuDNN
 	// (cnn.Layer.Phases). The CPU backend runs more (views copy, batch norm's weight
 	// gradient is a kernel of its own).
@@ -67,6 +94,7 @@ type Plan struct {
 	Configs  int           // distinct layer configurations across the selected networks
 	Layers   int           // layers with a kernel across the selected networks
 	Cached   int           // measurements left out because the cache holds them
+	Retried  int           // items planned again: the cache holds an outcome to retry (out of memory or unsupported on a GPU, or another cuDNN API's)
 	Estimate time.Duration // rough time to take every item
 }
 
@@ -136,9 +164,13 @@ func MakePlan(o PlanOptions) (Plan, error) {
 				if !src.phases[ph] {
 					continue
 				}
-				if o.Measured[Key{Config: key, Batch: b, Phase: ph}] {
+				k := Key{Config: key, Batch: b, Phase: ph}
+				if o.Measured[k] {
 					p.Cached++
 					continue
+				}
+				if o.Unsettled[k] {
+					p.Retried++
 				}
 				est := estimateSeconds(src.layer, b, ph, o.Rate) * float64(o.Repeats+WarmupRuns)
 				p.Items = append(p.Items, Item{Config: src.layer.Config, Batch: b, Phase: ph, EstimateS: est})

@@ -273,3 +273,18 @@ func TestPlanMeasuresTheDevicesOwnPhases(t *testing.T) {
 		}
 	}
 }
+
+func TestSettled(t *testing.T) {
+	for _, c := range []struct {
+		backend string
+		status  measure.Status
+		want    bool
+	}{
+		{"cuda", measure.OK, true}, {"cuda", measure.OutOfMemory, false}, {"cuda", measure.Unsupported, false},
+		{"cpu", measure.OK, true}, {"cpu", measure.OutOfMemory, true}, {"cpu", measure.Unsupported, true},
+	} {
+		if got := Settled(c.backend, c.status); got != c.want {
+			t.Errorf("Settled(%s, %s) = %v, want %v", c.backend, c.status, got, c.want)
+		}
+	}
+}

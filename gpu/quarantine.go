@@ -1,9 +1,12 @@
 package gpu
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,15 +19,19 @@ import (
 // QuarantineEnv names a file that replaces the default quarantine file.
 const QuarantineEnv = "CNNTIME_GPU_QUARANTINE"
 
-// Quarantined is a sweep item that crashed or hung the worker: later sweeps skip it and
-// say so, instead of dying on it again.
+// Quarantined is a sweep item that crashed or hung the worker, or failed in it: later
+// sweeps with the same worker build and cuDNN skip it and say so, instead of dying on
+// it again. A new worker or cuDNN tries it again: the fault may have been theirs.
 type Quarantined struct {
 	DeviceKey string            `json:"device"`
+	Worker    string            `json:"worker"` // the worker build's identity (WorkerBuild)
+	CuDNN     string            `json:"cudnn"`  // the cuDNN version the worker loaded
 	ConfigKey string            `json:"config"`
 	Batch     int               `json:"batch"`
 	Phase     measure.Phase     `json:"phase"`
 	Precision measure.Precision `json:"precision"`
 	Policy    measure.Policy    `json:"policy,omitempty"`
+	CuDNNAPI  string            `json:"cudnn_api,omitempty"` // the API convolutions chose through ("" legacy)
 	Reason    string            `json:"reason"`
 	At        time.Time         `json:"at"`
 }
@@ -34,8 +41,8 @@ func (q Quarantined) String() string {
 }
 
 func (q Quarantined) same(o Quarantined) bool {
-	return q.DeviceKey == o.DeviceKey && q.ConfigKey == o.ConfigKey && q.Batch == o.Batch && q.Phase == o.Phase &&
-		q.Precision == o.Precision && q.Policy == o.Policy
+	return q.DeviceKey == o.DeviceKey && q.Worker == o.Worker && q.CuDNN == o.CuDNN && q.ConfigKey == o.ConfigKey &&
+		q.Batch == o.Batch && q.Phase == o.Phase && q.Precision == o.Precision && q.Policy == o.Policy && q.CuDNNAPI == o.CuDNNAPI
 }
 
 // Quarantine is the file of quarantined items (JSON). Delete an entry, or the file, to
@@ -108,7 +115,24 @@ func (q *Quarantine) Add(item Quarantined) error {
 	return os.Rename(tmp, q.Path)
 }
 
-// key is an item's quarantine identity in a job on a device.
-func quarantineKey(dev string, job Job, it Item) Quarantined {
-	return Quarantined{DeviceKey: dev, ConfigKey: it.Config.Key(), Batch: it.Batch, Phase: it.Phase, Precision: job.Precision, Policy: job.Policy}
+// quarantineKey is an item's quarantine identity in a job on a device, with a worker
+// build and the cuDNN it loaded.
+func quarantineKey(dev measure.Device, worker string, job Job, it Item) Quarantined {
+	return Quarantined{DeviceKey: dev.Key, Worker: worker, CuDNN: dev.CuDNN, ConfigKey: it.Config.Key(), Batch: it.Batch,
+		Phase: it.Phase, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI}
+}
+
+// WorkerBuild identifies the worker executable at path: the start of its contents'
+// SHA-256, so that a rebuilt or updated worker is a new build; "" when it cannot be read.
+func WorkerBuild(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }

@@ -106,6 +106,15 @@ type Remote struct {
 	Quarantine *Quarantine   // nil: nothing is quarantined
 	Stall      time.Duration // 0: DefaultStall
 	device     measure.Device
+	build      string // WorkerBuild of Path, read once
+}
+
+// workerBuild is the worker's identity in quarantine keys.
+func (r *Remote) workerBuild() string {
+	if r.build == "" {
+		r.build = WorkerBuild(r.Path)
+	}
+	return r.build
 }
 
 // OpenRemote finds CUDA device index through the worker at path.
@@ -169,7 +178,7 @@ func (e *stickyStop) Error() string {
 // after the failed one and a *stickyStop.
 func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]Item, error) {
 	req := protocol.Request{
-		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy,
+		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI,
 		Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
 	}
 	for i, it := range items {
@@ -214,7 +223,7 @@ func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]I
 	}
 	var crash *WorkerCrash
 	if errors.As(err, &crash) && crash.Item >= 0 && crash.Item < len(items) {
-		q := quarantineKey(r.device.Key, job, items[crash.Item])
+		q := quarantineKey(r.device, r.workerBuild(), job, items[crash.Item])
 		q.Reason, q.At = crash.Reason(), time.Now().UTC()
 		crash.Quarantined = &q
 		if r.Quarantine != nil {
@@ -227,11 +236,12 @@ func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]I
 	return nil, err
 }
 
-// failed quarantines an item whose measurement returned an error and hands it on.
+// failed quarantines an item whose measurement returned an error and hands it on; an
+// item that failed because the libraries are broken as installed is not quarantined.
 func (r *Remote) failed(job Job, it Item, m protocol.Message, sink Sink) error {
-	f := Failure{Index: m.Done, Item: it, Reason: m.Message, Sticky: m.Sticky}
-	if r.Quarantine != nil {
-		q := quarantineKey(r.device.Key, job, it)
+	f := Failure{Index: m.Done, Item: it, Reason: m.Message, Sticky: m.Sticky, Install: m.Install}
+	if r.Quarantine != nil && !m.Install {
+		q := quarantineKey(r.device, r.workerBuild(), job, it)
 		q.Reason, q.At = "failed ("+m.Message+")", time.Now().UTC()
 		if err := r.Quarantine.Add(q); err != nil {
 			return err
@@ -258,7 +268,7 @@ func (r *Remote) skipQuarantined(job Job, sink Sink) ([]Item, error) {
 	}
 	var keep []Item
 	for _, it := range job.Items {
-		k := quarantineKey(r.device.Key, job, it)
+		k := quarantineKey(r.device, r.workerBuild(), job, it)
 		skipped := false
 		for _, q := range list {
 			if q.same(k) {

@@ -14,6 +14,7 @@ import (
 
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
+	"cnntime/gpu/cudastatus"
 	"cnntime/gpu/protocol"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/cnn"
@@ -80,6 +81,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "install-on-batch-2": // batch 2 fails as a cuDNN missing a sub-library does
+		if err := gpu.Serve(context.Background(), failingWorker{install: true}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "chatty": // a library prints to stdout and exits, as gorgonia.org/cu's init does
 		fmt.Println("Error in initialization, please refer to the docs: no CUDA-capable device is detected")
 		os.Exit(1)
@@ -142,23 +148,26 @@ func (b dyingBackend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, 
 // when always, every item from batch 2 on fails that way.
 type failingWorker struct {
 	cpu.Worker
-	sticky, always bool
+	sticky, always, install bool
 }
 
 func (w failingWorker) Open(index int) (gpu.Backend, error) {
 	b, err := w.Worker.Open(index)
-	return &failingBackend{Backend: b, sticky: w.sticky, always: w.always}, err
+	return &failingBackend{Backend: b, sticky: w.sticky, always: w.always, install: w.install}, err
 }
 
 type failingBackend struct {
 	gpu.Backend
-	sticky, always, broken bool
+	sticky, always, broken, install bool
 }
 
 func (b *failingBackend) TimeLayer(ctx context.Context, cfg cnn.Config, batch int, phase measure.Phase, prec measure.Precision, policy measure.Policy, repeats int) (measure.Measurement, error) {
 	switch {
 	case b.broken:
 		return measure.Measurement{}, fmt.Errorf("run %s: CUDA_ERROR_ILLEGAL_ADDRESS (an earlier kernel broke the context): %w", cfg.Key(), gpu.ErrSticky)
+	case batch == 2 && b.install:
+		return measure.Measurement{}, fmt.Errorf("run %s: %w", cfg.Key(), &cudastatus.Error{Lib: "cuDNN", Call: "cudnnConvolutionForward",
+			Text: "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", Code: 1008, Category: cudastatus.CuDNN(90600, 1008), Hint: cudastatus.CuDNNHint(90600, 1008)})
 	case batch == 2 || (b.always && batch > 2):
 		if b.sticky {
 			b.broken = true
@@ -416,6 +425,74 @@ func TestRemoteRecordsAFailedItemAndGoesOn(t *testing.T) {
 	}
 	if fmt.Sprint(again.batches) != "[1 3]" || len(again.failures) != 0 || len(again.warnings) != 1 || !strings.Contains(again.warnings[0], "skipped relu:in=8x8x8,out=8x8x8 at batch 2") {
 		t.Errorf("second sweep: measured %v, failures %v, warnings %q: want batch 2 skipped with a warning", again.batches, again.failures, again.warnings)
+	}
+}
+
+// TestRemoteDoesNotQuarantineABrokenInstall: an item that failed because cuDNN cannot
+// run as installed (a sub-library missing) is not quarantined: after the install is
+// fixed the next sweep measures it.
+func TestRemoteDoesNotQuarantineABrokenInstall(t *testing.T) {
+	ctx := context.Background()
+	r, err := gpu.OpenRemote(ctx, fakeWorker(t, "install-on-batch-2"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ {
+		var got collected
+		if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(3)}, got.sink()); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.failures) != 1 || !got.failures[0].Install || got.failures[0].Quarantine != "" ||
+			!strings.Contains(got.failures[0].String(), "not quarantined: the install failed") {
+			t.Fatalf("round %d: failures %+v, want batch 2 failed by the install, not quarantined", round, got.failures)
+		}
+		if len(got.warnings) != 0 {
+			t.Errorf("round %d: warnings %q: batch 2 was skipped", round, got.warnings)
+		}
+	}
+	if list, err := r.Quarantine.List(); err != nil || len(list) != 0 {
+		t.Errorf("quarantine %+v, %v: want empty", list, err)
+	}
+}
+
+// TestQuarantineIsPerWorkerBuildAndCuDNN: an item quarantined under another worker build
+// or another cuDNN is tried again; under the same ones it is skipped.
+func TestQuarantineIsPerWorkerBuildAndCuDNN(t *testing.T) {
+	ctx := context.Background()
+	path := fakeWorker(t, "cpu")
+	r, err := gpu.OpenRemote(ctx, path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := reluItems(2)[1]
+	entry := gpu.Quarantined{DeviceKey: r.Device().Key, Worker: gpu.WorkerBuild(path), CuDNN: r.Device().CuDNN, ConfigKey: item.Config.Key(),
+		Batch: 2, Phase: measure.Forward, Precision: measure.FP32, Reason: "failed (cuDNN: CUDNN_STATUS_EXECUTION_FAILED)"}
+	for _, c := range []struct {
+		name    string
+		change  func(q *gpu.Quarantined)
+		skipped bool
+	}{
+		{"an older worker build", func(q *gpu.Quarantined) { q.Worker = "0123456789ab" }, false},
+		{"another cuDNN", func(q *gpu.Quarantined) { q.CuDNN = "8.9.7" }, false},
+		{"a quarantine from before versions were recorded", func(q *gpu.Quarantined) { q.Worker, q.CuDNN = "", "" }, false},
+		{"the same build and cuDNN", func(q *gpu.Quarantined) {}, true},
+	} {
+		r.Quarantine = &gpu.Quarantine{Path: filepath.Join(t.TempDir(), "q.json")}
+		q := entry
+		c.change(&q)
+		if err := r.Quarantine.Add(q); err != nil {
+			t.Fatal(err)
+		}
+		var got collected
+		if err := r.Sweep(ctx, gpu.Job{Precision: measure.FP32, Repeats: 1, Items: reluItems(2)}, got.sink()); err != nil {
+			t.Fatal(err)
+		}
+		if skipped := fmt.Sprint(got.batches) == "[1]"; skipped != c.skipped {
+			t.Errorf("%s: measured %v, warnings %q; want batch 2 skipped %v", c.name, got.batches, got.warnings, c.skipped)
+		}
+	}
+	if gpu.WorkerBuild(path) == "" || gpu.WorkerBuild(path) != gpu.WorkerBuild(path) || gpu.WorkerBuild(filepath.Join(t.TempDir(), "absent")) != "" {
+		t.Error("WorkerBuild is not a stable identity of a readable file")
 	}
 }
 

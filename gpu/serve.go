@@ -68,11 +68,20 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 		if err != nil {
 			return fail(err)
 		}
+		if req.CuDNNAPI != "" {
+			s, ok := b.(APISetter)
+			if !ok {
+				return fail(fmt.Errorf("this worker's backend has no cuDNN API choice (asked for %s)", req.CuDNNAPI))
+			}
+			if err := s.SetCuDNNAPI(req.CuDNNAPI); err != nil {
+				return fail(err)
+			}
+		}
 		dev := b.Device()
 		if err := send.Send(protocol.Message{Type: protocol.Device, Device: &dev}); err != nil {
 			return err
 		}
-		job := Job{Precision: req.Precision, Policy: req.Policy, Repeats: req.Repeats, Items: make([]Item, len(req.Items))}
+		job := Job{Precision: req.Precision, Policy: req.Policy, Repeats: req.Repeats, Items: make([]Item, len(req.Items)), CuDNNAPI: req.CuDNNAPI}
 		for i, it := range req.Items {
 			job.Items[i] = Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase}
 		}
@@ -91,7 +100,7 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 			},
 			Failed: func(f Failure) error {
 				done++
-				return send.Send(protocol.Message{Type: protocol.Failed, Done: f.Index, Total: len(job.Items), Message: f.Reason, Sticky: f.Sticky})
+				return send.Send(protocol.Message{Type: protocol.Failed, Done: f.Index, Total: len(job.Items), Message: f.Reason, Sticky: f.Sticky, Install: f.Install})
 			},
 		}
 		if err := Execute(ctx, b, job, sink); err != nil {

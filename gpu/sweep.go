@@ -15,6 +15,15 @@ type Job struct {
 	Policy    measure.Policy
 	Repeats   int
 	Items     []Item
+	// CuDNNAPI is the cuDNN API convolutions choose their algorithm through on a GPU:
+	// "" (legacy) or v8 (package gpu/convalgo).
+	CuDNNAPI string
+}
+
+// APISetter is implemented by backends whose convolutions can choose their algorithm
+// through either cuDNN API.
+type APISetter interface {
+	SetCuDNNAPI(api string) error
 }
 
 // Sink receives a sweep's results as they happen.
@@ -46,17 +55,30 @@ type Failure struct {
 	Item   Item
 	Reason string
 	Sticky bool // the error was sticky: the worker restarts before the next item
+	// Install says the libraries failed as installed (a cuDNN sub-library missing, a
+	// CUDA runtime it does not accept), not the item: it is not quarantined.
+	Install bool
 	// Quarantine, when not empty, is the file the item is now listed in: later sweeps
-	// skip it.
+	// with the same worker and cuDNN skip it.
 	Quarantine string
 }
 
 func (f Failure) String() string {
 	s := fmt.Sprintf("%s at batch %d (%s) failed: %s", f.Item.Config.Key(), f.Item.Batch, f.Item.Phase, f.Reason)
-	if f.Quarantine != "" {
-		s += fmt.Sprintf("; it is quarantined, later sweeps skip it (delete it from %s to try again)", f.Quarantine)
+	switch {
+	case f.Quarantine != "":
+		s += fmt.Sprintf("; it is quarantined, later sweeps with this worker and cuDNN skip it (delete it from %s to try again)", f.Quarantine)
+	case f.Install:
+		s += "; not quarantined: the install failed, not the item (fix it, see cnntime devices --check, and sweep again)"
 	}
 	return s
+}
+
+// IsInstallFault reports whether err comes from a library that cannot run here as
+// installed (cudastatus.Error's InstallFault), rather than from the item measured.
+func IsInstallFault(err error) bool {
+	var f interface{ InstallFault() bool }
+	return errors.As(err, &f) && f.InstallFault()
 }
 
 // Sweeper runs sweeps on one device: in this process (Local) or in the worker (Remote).
@@ -121,7 +143,7 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 				if sink.Failed == nil {
 					return err
 				}
-				f := Failure{Index: i, Item: it, Reason: err.Error(), Sticky: errors.Is(err, ErrSticky)}
+				f := Failure{Index: i, Item: it, Reason: err.Error(), Sticky: errors.Is(err, ErrSticky), Install: IsInstallFault(err)}
 				if ferr := sink.Failed(f); ferr != nil {
 					return ferr
 				}

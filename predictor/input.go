@@ -90,6 +90,9 @@ func networkInput(net *cnn.Network) int {
 // data gradient: output gradient and input gradient; weight gradient: input and
 // output gradient) to and from NHWC, reading and writing each element once in FP16.
 // Depthwise convolutions are left alone: PyTorch runs its own NCHW kernels for them.
+// Only estimates from specifications get the transposes: a time measured on a GPU (this
+// one, interpolated, or another one transferred) was measured with NCHW tensors, so
+// cuDNN's layout work is in it already.
 // NVIDIA's "Convolutional Layers" performance guide (NHWC for Tensor Cores) and the
 // PyTorch channels_last tutorial describe these transposes.
 type layoutTimer struct {
@@ -113,7 +116,7 @@ func (t layoutTimer) Times(dev kernels.Device, req kernels.Request, batches []in
 	}
 	perImageMS := 2 * 2 * float64(c.In.Elems()+c.Out.Elems()) / (bw * 1e9 * t.memEff) * 1000
 	for i, b := range batches {
-		if out[i].MS > 0 {
+		if out[i].MS > 0 && out[i].Source == kernels.Estimated {
 			out[i].MS += float64(b) * perImageMS
 		}
 	}

@@ -86,6 +86,25 @@ func TestNCHWPaysTransposesUnderAMP(t *testing.T) {
 			t.Errorf("%s: %v ms more than without transposes, want %v", tc.name, got, tc.extra)
 		}
 	}
+	// A measured convolution (here, interpolated or transferred from another GPU) was
+	// timed on NCHW tensors: cuDNN's layout work is in its time, so none is added.
+	for _, src := range []Source{Measured, Interpolated, Transferred} {
+		timer := newLinearTimer(1)
+		timer.source = src
+		measured := NewEngine(timer, noOverheads(), DefaultMemoryModel)
+		times := map[MemoryFormat]float64{}
+		for _, f := range []MemoryFormat{"", NCHW} {
+			c, err := measured.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: testGPU,
+				Precision: measure.AMP, Batches: []int{10}, Run: Run{Epochs: 1, Images: 10}, MemoryFormat: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			times[f] = c.Points[0].IterMS
+		}
+		if d := times[NCHW] - times[""]; math.Abs(d) > 1e-12 {
+			t.Errorf("amp nchw, %s convolutions: %v ms of transposes added to times that hold them already", src, d)
+		}
+	}
 	if _, err := ParseMemoryFormat("nchwc"); err == nil {
 		t.Error("ParseMemoryFormat accepted nchwc")
 	}

@@ -47,8 +47,12 @@ built once and kept). Only the phases PyTorch runs in a training step are timed 
 `phases` cnntime lists per layer: none for a view, no data gradient for a layer on the
 image, batch norm's whole backward, parameters included, as one phase). The output is
 cnntime's kernel measurement CSV (device, config, batch_size, precision, phase, policy,
-..., see `cnntime cache export --csv --layers`) under the same device key as the steps,
-so `cnntime validate --table steps` joins them.
+..., see `cnntime cache export --csv --layers`). On the CPU its device key is the steps'
+one, so `cnntime validate --table steps` joins them; on a GPU it is the GPU's key with
+:pytorch added (cuda:GPU-<uuid>:pytorch), kept apart from cnntime's own worker's rows
+of that GPU, which measure other things (see layer_device_key). A layer whose input is
+a permute's output (ConvNeXt's layer norm) gets the permuted, non-contiguous view, as in
+the step: the copy is in its forward pass, the permute's own row times the view.
 
 On the CPU, a phase that yields parameter gradients also applies SGD with momentum to
 them (to a copy of the parameters, so the kept graph stays valid), as torch.optim.SGD
@@ -159,8 +163,17 @@ def summarize(times):
     return q2, (q3 - q1) / 2
 
 
+# What PyTorch raises when a batch does not fit: its allocator's "CUDA out of memory"
+# (torch.cuda.OutOfMemoryError), cuDNN finding no algorithm whose workspace it could
+# allocate ("Unable to find a valid cuDNN algorithm to run convolution"), and cuBLAS failing
+# to allocate its workspace (CUBLAS_STATUS_ALLOC_FAILED). Each marks where the batch range
+# ends, as cnntime's worker records it.
+OOM_MESSAGES = ("out of memory", "unable to find a valid cudnn algorithm to run convolution", "cublas_status_alloc_failed")
+
+
 def is_oom(err):
-    return "out of memory" in str(err).lower() or type(err).__name__ == "OutOfMemoryError"
+    text = str(err).lower()
+    return type(err).__name__ == "OutOfMemoryError" or any(m in text for m in OOM_MESSAGES)
 
 
 def logits_of(out):
@@ -370,6 +383,7 @@ def layer_configs(cmd, models, resolution, classes):
             raise SystemExit(f"pytorch_sweep.py: {' '.join(cmd + args)} failed: {out.stderr.strip()}")
         graph = json.loads(out.stdout)
         amp_out = amp_dtypes(graph["layers"])
+        permuted = permuted_inputs(graph["layers"])
         for layer in graph["layers"]:
             if "config" not in layer or "phases" not in layer:
                 raise SystemExit("pytorch_sweep.py --layers: this cnntime's `model --json` gives no configuration keys; use a newer cnntime")
@@ -379,12 +393,21 @@ def layer_configs(cmd, models, resolution, classes):
             if c is None:
                 c = configs[layer["config"]] = {"key": layer["config"], "spec": parse_config_key(layer["config"]),
                                                 "phases": set(), "inplace": False, "in_shapes": layer["in_shapes"],
-                                                "amp_in": [amp_out.get(i, "half") for i in layer.get("inputs", [])]}
+                                                "amp_in": [amp_out.get(i, "half") for i in layer.get("inputs", [])],
+                                                "permuted_in": layer["index"] in permuted}
             c["phases"].update(layer["phases"])
             c["inplace"] = c["inplace"] or bool(layer.get("inplace"))
     for c in configs.values():
         c["phases"] = [p for p in PHASES if p in c["phases"]]
     return list(configs.values())
+
+
+def permuted_inputs(layers):
+    """The indices of the layers whose input is a permute's output: torchvision's Permute
+    is a view, so such a layer (ConvNeXt's layer norm) gets a non-contiguous tensor and
+    its forward pass makes the copy (the permute's own row times the view alone)."""
+    permutes = {layer["index"] for layer in layers if layer.get("op") == "permute"}
+    return {layer["index"] for layer in layers if any(i in permutes for i in layer.get("inputs", []))}
 
 
 # Under torch.autocast (amp), what each op outputs: convolutions and matrix products run
@@ -484,7 +507,7 @@ class Layer:
         elif op == "channelshuffle":
             from torchvision.models.shufflenetv2 import channel_shuffle
             self.fn = lambda xs: channel_shuffle(xs[0], 2)
-        elif op == "permute":  # torchvision's Permute: a view, the copy happens in the next op
+        elif op == "permute":  # torchvision's Permute: a view; the copy happens in the next op (its input is this view)
             self.fn = lambda xs: xs[0].permute(0, 2, 3, 1)
         elif op == "crossentropy":
             self.fn = None  # needs the targets: see case()
@@ -505,6 +528,23 @@ class Layer:
             return [self.half] * n
         kinds = self.c.get("amp_in") or ["half"] * n
         return [self.half if k == "half" else torch.float32 for k in kinds]
+
+    def make_inputs(self, batch, requires_grad):
+        """The leaf tensors of the inputs at a batch size (what gradients are taken with
+        respect to) and a function from them to what the op is called on: the leaves
+        themselves, or, after a permute, their channels-last views (not contiguous, as
+        torchvision's Permute leaves them)."""
+        torch = self.torch
+        leaves, views = [], []
+        for shape, dtype in zip(self.input_shapes(batch), self.input_dtypes()):
+            if self.c.get("permuted_in") and len(shape) == 4:
+                n, h, w, ch = shape
+                leaves.append(torch.randn((n, ch, h, w), device=self.device, dtype=dtype).requires_grad_(requires_grad))
+                views.append(lambda t: t.permute(0, 2, 3, 1))
+            else:
+                leaves.append(torch.randn(shape, device=self.device, dtype=dtype).requires_grad_(requires_grad))
+                views.append(lambda t: t)
+        return leaves, lambda ts: [v(t) for v, t in zip(views, ts)]
 
     def input_shapes(self, batch):
         """The inputs' tensor shapes at a batch size, in the layout torchvision runs the op in."""
@@ -536,6 +576,12 @@ class Layer:
                 self.shadow[i].add_(buf, alpha=-0.01)
 
 
+def contextlib_null():
+    """No autocast: a context factory that does nothing (FP32)."""
+    import contextlib
+    return contextlib.nullcontext
+
+
 def layer_case(torch, layer, batch, device, autocast, update):
     """The timed calls of one layer at one batch size: {phase: (prepare, run)}; prepare
     is untimed (a fresh copy of an in-place op's input), run is timed."""
@@ -543,8 +589,7 @@ def layer_case(torch, layer, batch, device, autocast, update):
     phases = c["phases"]
     # Inputs require grad unless the layer is on the image (no data gradient), as in a step.
     grad_in = "bwd_data" in phases or op in ("add", "concat")
-    xs = [torch.randn(shape, device=device, dtype=dtype).requires_grad_(grad_in)
-          for shape, dtype in zip(layer.input_shapes(batch), layer.input_dtypes())]
+    xs, view = layer.make_inputs(batch, grad_in)
     fn = layer.fn
     if op == "crossentropy":
         target = torch.randint(0, xs[0].shape[1], (batch,), device=device)
@@ -552,7 +597,7 @@ def layer_case(torch, layer, batch, device, autocast, update):
         fn = lambda ins: torch.nn.functional.cross_entropy(ins[0].float(), target)
 
     def inputs():
-        return [x.clone() for x in xs] if layer.inplace else xs
+        return view([x.clone() for x in xs] if layer.inplace else xs)
 
     def forward(ins):
         with autocast():
@@ -792,6 +837,20 @@ def time_layers_cuda(torch, configs, batches, args, device, precision, emit, hal
         torch.cuda.empty_cache()
 
 
+def layer_device_key(gpu, on_cpu):
+    """The device key of --layers rows. On a GPU, PyTorch's layer timings are kept apart
+    from cnntime's worker's under a key of their own, cuda:GPU-<uuid>:pytorch: they
+    measure other things (a small layer's time includes Python's issue rate, amp's layer
+    norm runs in FP32 behind a cast, permute is a view), and under the GPU's own key one
+    would overwrite the other. cnntime predicts from the worker's rows where a GPU has
+    both. Steps keep the GPU's key (their framework column tells them apart), so
+    `cnntime validate --table steps` predicts PyTorch's steps from the worker's layers. On
+    the CPU the key is PyTorch's already (cpu:<host>:<model>:pytorch-<threads>-threads)."""
+    if not on_cpu and gpu.startswith("cuda:") and not gpu.endswith(":pytorch"):
+        return gpu + ":pytorch"
+    return gpu
+
+
 def cuda_device(torch, spec):
     """The GPU --device names (cuda or cuda:N), made the current device: CUDA events, the
     current stream and torch.cuda.synchronize() without an argument act on the current
@@ -923,6 +982,7 @@ def main():
                 "cudnn": str(torch.backends.cudnn.version() or ""), "driver": f"pytorch {torch.__version__}", "host": host}
 
     device_info = json.dumps(info, separators=(",", ":"))
+    layer_device = layer_device_key(gpu, on_cpu)
     files = []
 
     def writer_for(path, layers):
@@ -940,7 +1000,7 @@ def main():
             src = f"{base[:-1]}, {note})" if note else base
             when = now.isoformat().replace("+00:00", "Z")
             if layers:
-                row.update(device=gpu, source=src, measured_at=when, device_info=device_info)
+                row.update(device=layer_device, source=src, measured_at=when, device_info=device_info)
             else:
                 row.update(gpu=gpu, framework=framework, source=src, measured_at=when)
             writer.writerow({k: csv_text(v) if k in TEXT_COLUMNS else v for k, v in row.items()})

@@ -7,8 +7,11 @@
 # once; then cancels one task part-way, requeues it and checks it resumes in its shard
 # without measuring again. Every daemon is stopped by its PID at the end, pass or fail.
 #
+# The nodes run the headless build (make headless: no graphics library, as a compute node
+# has none), checked to link no graphics library before anything runs.
+#
 # Needs root (the daemons run as root here) and Debian's slurm-wlm and munge, which it
-# installs when missing. CNNTIME names a built cnntime binary; without it one is built.
+# installs when missing. CNNTIME names a built cnntime-headless; without it one is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,14 +59,21 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 
-# cnntime itself.
+# cnntime itself: the headless build, as on a cluster.
 if [ -n "${CNNTIME:-}" ]; then
 	cp "$CNNTIME" "$T/cnntime"
 else
-	say "building cnntime"
-	go build -o "$T/cnntime" .
+	say "building cnntime-headless"
+	CGO_ENABLED=0 go build -tags headless -o "$T/cnntime" .
 fi
 bin=$T/cnntime
+if libs=$(ldd "$bin" 2>&1) && grep -E 'lib(GL|GLX|EGL|X11|wayland|xkbcommon)' <<<"$libs"; then
+	fail "$bin needs a graphics library, which a compute node lacks: build it with make headless"
+fi
+if "$bin" >/dev/null 2>&1; then
+	fail "$bin opened without a command: it is not the headless build (make headless)"
+fi
+say "cnntime-headless: $(head -n 1 <<<"$libs")"
 
 # munge, with a key made here and its own socket.
 mkdir -p "$T/munge" && chmod 700 "$T/munge"

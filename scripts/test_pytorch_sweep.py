@@ -235,6 +235,76 @@ class OutOfMemoryWhileTiming(unittest.TestCase):
         self.assertEqual({status[(RELU["key"], b, ph)] for b in (1, 2, 3, 4) for ph in RELU["phases"]}, {"ok"})
 
 
+class OutOfMemoryByAnyName(unittest.TestCase):
+    def test_cudnn_and_cublas_out_of_memory_are_oom(self):
+        """cuDNN and cuBLAS report a batch that does not fit in their own words: both are
+        oom rows, not a stopped sweep; another error still stops it."""
+        for msg in ("CUDA out of memory. Tried to allocate 2.00 GiB",
+                    "Unable to find a valid cuDNN algorithm to run convolution",
+                    "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"):
+            self.assertTrue(ps.is_oom(RuntimeError(msg)), msg)
+            real = ps.layer_case
+
+            def layer_case(torch_, layer, batch, device, autocast, update, msg=msg):
+                calls = real(torch_, layer, batch, device, autocast, update)
+                if batch < 2:
+                    return calls
+
+                def boom():
+                    raise RuntimeError(msg)
+                return {ph: (prep, boom) for ph, (prep, run) in calls.items()}
+
+            rows = []
+            with mock.patch.object(ps, "layer_case", layer_case), FakeCUDA():
+                ps.time_layers_cuda(torch, [CONV], [1, 2, 3], args(), torch.device("cpu"), "fp32",
+                                    lambda row, note="": rows.append(dict(row)), half=torch.bfloat16, autocast_device="cpu")
+            status = {(r["batch_size"], r["phase"]): r["status"] for r in rows}
+            self.assertEqual({status[(1, ph)] for ph in CONV["phases"]}, {"ok"}, msg)
+            self.assertEqual({status[(b, ph)] for b in (2, 3) for ph in CONV["phases"]}, {"oom"}, msg)
+        self.assertFalse(ps.is_oom(RuntimeError("cuDNN error: CUDNN_STATUS_EXECUTION_FAILED")))
+
+
+class PermuteIsAView(unittest.TestCase):
+    def test_layer_norm_after_a_permute_makes_the_copy(self):
+        """ConvNeXt's permute is a view: the layer norm after it gets a non-contiguous
+        input and its forward pass makes the copy a step makes; a layer norm after anything
+        else gets a contiguous input."""
+        graph = [{"index": 0, "op": "conv2d", "inputs": [-1]},
+                 {"index": 1, "op": "permute", "inputs": [0]},
+                 {"index": 2, "op": "layernorm", "inputs": [1]},
+                 {"index": 3, "op": "linear", "inputs": [2]},
+                 {"index": 4, "op": "layernorm", "inputs": [3]}]
+        self.assertEqual(ps.permuted_inputs(graph), {2})
+
+        def copies(c):
+            layer = ps.Layer(torch, c, torch.device("cpu"), True)
+            calls = ps.layer_case(torch, layer, 2, torch.device("cpu"), ps.contextlib_null(), update=False)
+            prep, run = calls["fwd"]
+            prep()
+            with torch.autograd.profiler.profile() as prof:
+                run()
+            names = [e.name for e in prof.function_events]
+            return [n for n in names if n in ("aten::copy_", "aten::clone", "aten::contiguous")], layer
+
+        permuted, layer = copies(dict(LAYERNORM, permuted_in=True))
+        self.assertTrue(permuted, "a layer norm on a permuted view made no copy in its forward pass")
+        leaves, view = layer.make_inputs(2, True)
+        self.assertEqual(tuple(view(leaves)[0].shape), (2, 3, 3, 8))
+        self.assertFalse(view(leaves)[0].is_contiguous())
+        contiguous, _ = copies(LAYERNORM)
+        self.assertEqual(contiguous, [], "a layer norm on a contiguous input copied it")
+
+
+class KeptApartFromTheWorker(unittest.TestCase):
+    def test_layer_rows_of_a_gpu_have_a_key_of_their_own(self):
+        """PyTorch's layer rows of a GPU are kept apart from cnntime's worker's (they measure
+        other things); a CPU's key is PyTorch's already, a catalog id stays."""
+        self.assertEqual(ps.layer_device_key("cuda:GPU-1234", False), "cuda:GPU-1234:pytorch")
+        self.assertEqual(ps.layer_device_key("cuda:GPU-1234:pytorch", False), "cuda:GPU-1234:pytorch")
+        self.assertEqual(ps.layer_device_key("cpu:h:EPYC:pytorch-1-threads", True), "cpu:h:EPYC:pytorch-1-threads")
+        self.assertEqual(ps.layer_device_key("a100-sxm4-80gb", False), "a100-sxm4-80gb")
+
+
 class SetDevice(unittest.TestCase):
     def test_cuda_n_becomes_the_current_device(self):
         """--device cuda:1 makes GPU 1 current, so its events are recorded there."""

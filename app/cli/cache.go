@@ -203,7 +203,7 @@ func runCacheImport(env *Env, args []string) error {
 					app.Printable(strings.Join(rep.CustomModelClashes, ", ")))
 			}
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
-			fmt.Fprintf(env.Stdout, "cloud prices: %s\n", app.PricesMergedText(rep.Prices))
+			fmt.Fprintf(env.Stdout, "cloud prices: %s\n", app.PricesMergedText(rep))
 		} else if rep.Kind == "loader-csv" {
 			fmt.Fprintf(env.Stdout, "imported loader-rate CSV %s: %s (predictions for this computer's machines use it: user/workstation, local/…)\n",
 				rep.File, app.MergedText(rep.LoaderRates))

@@ -215,9 +215,13 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	var ue *UsageError
 	var ie *app.InputError
+	var ee *ExitError
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &ee):
+		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		return ee.Code
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case env.usageShown: // a flag the command does not know; the usage is printed already
@@ -231,6 +235,16 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 1
 	}
 }
+
+// ExitError is a failure with an exit status of its own: 3 for "no usable GPU", as the
+// CUDA worker's.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
 
 // UsageError is a mistake in the command line; it exits with status 2.
 type UsageError struct{ Msg string }

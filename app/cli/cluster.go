@@ -53,9 +53,9 @@ func runCluster(env *Env, args []string) error {
 		fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per task")
 		fs.StringVar(&sl.JobName, "job-name", "", "job name (default cnntime-sweep)")
 		fs.StringVar(&sl.Shards, "shards", "", "folder for the shards, relative to the submit folder (default shards)")
-		fs.StringVar(&sl.Binary, "cnntime", "", "the cnntime binary as the nodes see it (default cnntime on PATH)")
+		fs.StringVar(&sl.Binary, "cnntime", "", "the cnntime binary as the nodes see it: the headless build, cnntime-headless from make headless (default cnntime on PATH)")
 	} else {
-		fs.StringVar(&k8.Image, "image", "", "container image with cnntime on its PATH (and cnntime-gpu for cuda)")
+		fs.StringVar(&k8.Image, "image", "", "container image with cnntime on its PATH (and cnntime-gpu for cuda): make container builds one from the Containerfile")
 		fs.StringVar(&k8.Name, "name", "", "the Job's name (default cnntime-sweep)")
 		fs.StringVar(&k8.Namespace, "namespace", "", "namespace (default: the current one)")
 		fs.StringVar(&k8.Claim, "claim", "", "PersistentVolumeClaim for the shards (default NAME-shards, written in the file)")

@@ -28,7 +28,10 @@ func priceCommands(register func(Command)) {
 			"                    performance data\n" +
 			"  prices import     read a vms.csv, a cloud's directory or a directory of clouds; all or nothing\n" +
 			"  prices update     download each cloud's vms.csv (" + app.PricesURLEnv + " or --url changes where from); an\n" +
-			"                    unchanged file is not downloaded again; a cloud that fails keeps its prices",
+			"                    unchanged file is not downloaded again; a cloud that fails keeps its prices;\n" +
+			"                    HTTPS on every redirect; a password in the URL is used, never stored\n\n" +
+			"A catalog over " + strconv.Itoa(hw.MaxCatalogRows) + " rows or " + strconv.Itoa(hw.MaxCloudInstanceTypes) + " instance types per cloud, figures no instance has, or a date\n" +
+			"in the future or older than the cache's prices is refused, and the prices stay as they were.",
 		Run: runPrices,
 	})
 }

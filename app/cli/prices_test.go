@@ -253,7 +253,7 @@ func TestPricesUsageErrors(t *testing.T) {
 	os.MkdirAll(filepath.Dir(bad), 0o755)
 	os.WriteFile(bad, []byte("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\np3.2xlarge,V100,1,8,61,abc,,us-east-1\n"), 0o644)
 	code, _, errOut := runMachinesCLI(t, dbPath, "prices", "import", bad)
-	if code != 1 || !strings.Contains(errOut, `line 2, field Price: "abc" is not a number; nothing was imported`) {
+	if code != 1 || !strings.Contains(errOut, `line 2, field Price: "abc" is not a number (write it in decimal, e.g. 3.06); nothing was imported`) {
 		t.Errorf("prices import of a bad file: exit %d: %s", code, errOut)
 	}
 }

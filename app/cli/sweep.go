@@ -1,38 +1,57 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"cnntime/app"
+	"cnntime/app/firstrun"
+	"cnntime/app/validate"
 	"cnntime/db"
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
+	"cnntime/gpu/libfind"
 	"cnntime/predictor/measure"
 )
 
 func sweepCommands(register func(Command)) {
 	register(Command{
 		Name:    "devices",
-		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs; --check runs the CUDA worker's self-test",
-		Usage:   "devices [--check [--device N]] [--json]",
-		Run:     runDevices,
+		Summary: "list the devices a sweep can measure: the CPU and the CUDA GPUs; --check runs the CUDA worker's self-test; --first-run DIR checks a new GPU machine end to end",
+		Usage:   "devices [--check | --first-run DIR] [--device N] [--python PATH] [--json]",
+		Details: "--check lists where the CUDA libraries were looked for and what the worker would load (also\n" +
+			"without a GPU), runs the worker's self-test and lists the items earlier sweeps quarantined; it\n" +
+			"exits 1 when the measurements cannot be trusted or there is no GPU.\n" +
+			"--first-run DIR runs, within ten minutes on one GPU, the self-test, a short sweep of resnet18\n" +
+			"and mobilenet_v2 (fp32, amp; tf32 on Ampere and later), scripts/pytorch_sweep.py on the same\n" +
+			"layers and steps when PyTorch with CUDA is there, and validate --table steps, into a cache and\n" +
+			"a quarantine in DIR; it writes DIR/first-run.json and DIR/first-run.txt and exits 0 when every\n" +
+			"check passed, 1 when one did not, 3 when there is no usable GPU (the report says why).\n" +
+			"--python names the Python whose pip wheels (PyTorch's cuDNN, cuBLAS, NVRTC) are searched and\n" +
+			"which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH).",
+		Run: runDevices,
 	})
 	register(Command{
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
 		Usage: "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
-			"        [--policy " + alternatives(policyChoices()) + "] [--repeats K] [--input N] [--step] [--json]",
+			"        [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "] [--repeats K] [--input N] [--step] [--json]",
 		Run: runSweep,
 	})
 }
 
 func runDevices(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["devices"])
-	check := fs.Bool("check", false, "run the CUDA worker's self-test: every layer kind against the CPU reference, a short timed sweep, the versions found")
-	device := fs.Int("device", 0, "the GPU --check tests (cuda:N's N)")
+	check := fs.Bool("check", false, "run the CUDA worker's self-test: every layer kind against the CPU reference, a short timed sweep, the versions found, where the CUDA libraries are")
+	firstRun := fs.String("first-run", "", "check a new GPU machine end to end into the folder `DIR` (its own cache, quarantine and report)")
+	device := fs.Int("device", 0, "the GPU --check and --first-run test (cuda:N's N)")
+	python := fs.String("python", "", "the Python interpreter whose pip wheels are searched for CUDA libraries and which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,6 +60,18 @@ func runDevices(env *Env, args []string) error {
 	}
 	if *device < 0 {
 		return Usagef("--device is %d: give a GPU's index (0 for cuda:0, see cnntime devices)", *device)
+	}
+	if *check && *firstRun != "" {
+		return Usagef("give --check or --first-run DIR, not both: the first run includes the check")
+	}
+	if *python != "" {
+		// The worker (a child process) and pytorch_sweep.py's runner read it too.
+		if err := os.Setenv(libfind.PythonEnv, *python); err != nil {
+			return err
+		}
+	}
+	if *firstRun != "" {
+		return runFirstRun(env, *firstRun, *device)
 	}
 	if *check {
 		return runDevicesCheck(env, *device)
@@ -71,8 +102,10 @@ func runDevicesCheck(env *Env, device int) error {
 		err = WriteJSON(env.Stdout, res)
 	} else if res.Report != nil {
 		err = res.Write(env.Stdout)
-	} else { // the reason goes to stderr below; what earlier sweeps quarantined is still news
-		err = res.WriteQuarantined(env.Stdout)
+	} else { // the reason goes to stderr below; where the libraries are and what earlier sweeps quarantined is still news
+		if err = app.WriteLibraries(env.Stdout, res.Libraries); err == nil {
+			err = res.WriteQuarantined(env.Stdout)
+		}
 	}
 	if err != nil {
 		return err
@@ -83,6 +116,53 @@ func runDevicesCheck(env *Env, device int) error {
 	return nil
 }
 
+// runFirstRun checks the GPU end to end into dir (package firstrun) and prints the
+// report; no usable GPU exits 3, a check that did not pass 1.
+func runFirstRun(env *Env, dir string, device int) error {
+	o := firstrun.DefaultOptions(dir)
+	o.Device, o.Log = device, env.Stderr
+	rep, err := firstrun.Run(env.Ctx, o, firstrun.System(validateStepsOf))
+	if rep != nil {
+		var werr error
+		if env.JSON {
+			werr = WriteJSON(env.Stdout, rep)
+		} else {
+			werr = rep.Write(env.Stdout)
+		}
+		if werr != nil {
+			return werr
+		}
+		fmt.Fprintf(env.Stderr, "the report is in %s and %s\n", filepath.Join(rep.Dir, firstrun.JSONFile), filepath.Join(rep.Dir, firstrun.TextFile))
+	}
+	var noGPU *firstrun.NoGPUError
+	switch {
+	case errors.As(err, &noGPU):
+		return &ExitError{Code: 3, Err: err}
+	case err != nil:
+		return err
+	case rep.Verdict != firstrun.OK:
+		return errors.New(rep.Reason)
+	}
+	return nil
+}
+
+// validateStepsOf is `cnntime validate --table steps` on cache d, for the first run.
+func validateStepsOf(ctx context.Context, d *db.DB) (firstrun.Validation, error) {
+	eng, err := app.NewEngine(ctx, nil) // the embedded calibration alone, as cnntime validate
+	if err != nil {
+		return firstrun.Validation{}, err
+	}
+	v, err := validate.Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		return firstrun.Validation{}, err
+	}
+	var table strings.Builder
+	if err := validate.WriteStepsTable(&table, &v); err != nil {
+		return firstrun.Validation{}, err
+	}
+	return firstrun.Validation{MAPEPct: v.MAPEPct, Steps: len(v.Rows), Skipped: v.Skipped, Table: table.String()}, nil
+}
+
 func runSweep(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["sweep"])
 	req := app.DefaultSweepRequest()
@@ -90,9 +170,10 @@ func runSweep(env *Env, args []string) error {
 	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
-	var precision, policy string
+	var precision, policy, api string
 	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
 	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
+	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
 	fs.IntVar(&req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	fs.IntVar(&req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
@@ -125,6 +206,9 @@ func runSweep(env *Env, args []string) error {
 	if req.Policy, err = measure.ParsePolicy(policy); err != nil {
 		return Usagef("--policy: %v", err)
 	}
+	if req.CuDNNAPI, err = convalgo.ParseAPI(api); err != nil {
+		return Usagef("--cudnn-api: %v", err)
+	}
 	cache, err := env.Cache()
 	if err != nil {
 		return err
@@ -137,8 +221,8 @@ func runSweep(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache), %d steps; estimate %s\n",
-		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, len(plan.Steps), roundDuration(plan.Kernels.Estimate))
+	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache%s), %d steps; estimate %s\n",
+		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, app.RetriedNote(plan), len(plan.Steps), roundDuration(plan.Kernels.Estimate))
 	bar := &progressBar{w: env.Stderr}
 	res, err := app.RunSweep(env.Ctx, cache, sw, plan, bar.update)
 	bar.finish()
@@ -219,4 +303,12 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// cudnnAPIChoices are --cudnn-api's values (package gpu/convalgo).
+func cudnnAPIChoices() []choice {
+	return choicesOf(convalgo.APIs, map[string]string{
+		convalgo.Legacy: "cuDNN's legacy cudnnGet/Find*Algorithm calls, recorded by algorithm name",
+		convalgo.V8:     "cuDNN's graph API, as PyTorch 2 chooses: the heuristics' engines, recorded by engine and knobs",
+	}, nil)
 }

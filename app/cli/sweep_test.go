@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"cnntime/app"
+	"cnntime/app/firstrun"
 	"cnntime/db"
 	"cnntime/gpu/cpu"
 )
@@ -204,5 +207,93 @@ func TestDevicesCheckWithoutAGPU(t *testing.T) {
 				t.Errorf("json: %+v, %v (%q)", res, err, out.String())
 			}
 		}
+	}
+}
+
+// TestDevicesCheckListsThePipWheelsOfAVirtualEnvironment: with no GPU, devices --check
+// --json still lists where each CUDA library was looked for and which file the worker
+// would load: here the cuDNN of PyTorch's pip wheel in the activated virtual environment.
+func TestDevicesCheckListsThePipWheelsOfAVirtualEnvironment(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the fake library is an x86-64 one")
+	}
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	t.Setenv("CNNTIME_GPU_QUARANTINE", filepath.Join(t.TempDir(), "q.json"))
+	t.Setenv("CNNTIME_CUDNN", "")
+	t.Setenv("LD_LIBRARY_PATH", "")
+	venv := t.TempDir()
+	lib := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cudnn", "lib", "libcudnn.so.9")
+	elf, err := os.ReadFile(filepath.Join("testdata", "elf-x86-64.so")) // an x86-64 shared library's ELF header
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(lib), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lib, elf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VIRTUAL_ENV", venv)
+	var out, errOut bytes.Buffer
+	code := RunCLI(context.Background(), []string{"--db", filepath.Join(t.TempDir(), "c.db"), "--json", "devices", "--check"}, nil, &out, &errOut)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 without a GPU (stderr %q)", code, errOut.String())
+	}
+	var res app.GPUCheck
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]map[string]bool{} // library -> sources listed
+	var loads []string
+	for _, c := range res.Libraries {
+		if sources[c.Library] == nil {
+			sources[c.Library] = map[string]bool{}
+		}
+		sources[c.Library][c.Source] = true
+		if c.Verdict == "load" {
+			loads = append(loads, c.Library+" "+c.Path)
+		}
+	}
+	for _, l := range []string{"cuDNN", "cuBLAS", "NVRTC", "NVML"} {
+		for _, src := range []string{"LD_LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "loader"} {
+			if !sources[l][src] {
+				t.Errorf("%s: no candidate from %s in %v", l, src, sources[l])
+			}
+		}
+	}
+	if !slices.Contains(loads, "cuDNN "+lib) {
+		t.Errorf("would load %q, want cuDNN from %s", loads, lib)
+	}
+	var text bytes.Buffer
+	RunCLI(context.Background(), []string{"--db", filepath.Join(t.TempDir(), "c.db"), "devices", "--check"}, nil, &text, &errOut)
+	if !strings.Contains(text.String(), "cuDNN: would load "+lib) {
+		t.Errorf("the text lacks the cuDNN it would load:\n%s", text.String())
+	}
+}
+
+// TestFirstRunWithoutAGPU: on a machine with no usable GPU, devices --first-run DIR
+// exits 3 with the reason and writes its report there saying so.
+func TestFirstRunWithoutAGPU(t *testing.T) {
+	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
+	dir := filepath.Join(t.TempDir(), "first-run")
+	var out, errOut bytes.Buffer
+	code := RunCLI(context.Background(), []string{"devices", "--first-run", dir}, nil, &out, &errOut)
+	if code != 3 || !strings.Contains(errOut.String(), "CUDA worker not found") {
+		t.Fatalf("exit %d, stderr %q: want 3 and the reason", code, errOut.String())
+	}
+	var rep firstrun.Report
+	data, err := os.ReadFile(filepath.Join(dir, firstrun.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || rep.Verdict != firstrun.NoGPU || !strings.Contains(rep.Reason, "CUDA worker not found") || len(rep.Libraries) == 0 {
+		t.Errorf("first-run.json: verdict %q, reason %q, %d library candidates, %v", rep.Verdict, rep.Reason, len(rep.Libraries), err)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, firstrun.TextFile))
+	if err != nil || !strings.Contains(string(text), "NO GPU") || !strings.Contains(out.String(), "NO GPU") {
+		t.Errorf("first-run.txt %q (%v), stdout %q: want the report saying there is no GPU", text, err, out.String())
+	}
+	if code := RunCLI(context.Background(), []string{"devices", "--check", "--first-run", dir}, nil, &out, &errOut); code != 2 {
+		t.Errorf("--check with --first-run: exit %d, want 2", code)
 	}
 }

@@ -181,6 +181,7 @@ func TestK8sIndexedJob(t *testing.T) {
 		"kind: Job\n", "  completionMode: Indexed\n", "  completions: 2\n", "  parallelism: 2\n",
 		`          image: "registry.example.com/cnntime:1.0"` + "\n", "              nvidia.com/gpu: 1\n",
 		`            claimName: "cnntime-sweep-shards"` + "\n", `              mountPath: "/shards"` + "\n",
+		"      securityContext:\n        fsGroup: 10001\n", // the Containerfile's user writes the claim
 	} {
 		if !strings.Contains(y, want) {
 			t.Errorf("YAML lacks %q:\n%s", want, y)

@@ -14,7 +14,7 @@ type K8s struct {
 	Tasks     int    // completions; 0: one per (model, batch) pair, at most 16
 	Name      string // the Job's name (a DNS label); "" for cnntime-sweep
 	Namespace string // "" for the current namespace
-	Image     string // a container image with cnntime (and for cuda, the cnntime-gpu worker) on PATH
+	Image     string // a container image with cnntime (and for cuda, the cnntime-gpu worker) on PATH: the Containerfile's
 	Claim     string // the PersistentVolumeClaim for the shards; "" for NAME-shards
 	Storage   string // the claim's size, e.g. 1Gi; "" for 1Gi
 	Parallel  int    // pods at once; 0 for all
@@ -27,6 +27,11 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 var quantity = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$`)
 
 const shardMount = "/shards"
+
+// ImageUID is the user the Containerfile's image runs as: the Job's pods get it as
+// their fsGroup, so that the claim's shards are writable by it (an image running as
+// root writes them anyway).
+const ImageUID = 10001
 
 func (k K8s) tasks() int {
 	if k.Tasks > 0 {
@@ -95,6 +100,8 @@ func (k K8s) YAML() (string, error) {
 	b.WriteString("# (ReadWriteMany: the pods may run on different nodes); a retried pod resumes in its shard.\n")
 	fmt.Fprintf(&b, "# Merge when the Job is complete: copy %s/shard-*.db out of the claim, then\n", shardMount)
 	b.WriteString("#   cnntime cache import shard-*.db\n")
+	b.WriteString("# The image: `make container` builds one from the repository's Containerfile (the headless\n")
+	b.WriteString("# cnntime, cnntime-gpu and the scripts on NVIDIA's CUDA runtime image with cuDNN).\n")
 	fmt.Fprintf(&b, `apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
@@ -117,6 +124,8 @@ spec:
   template:
     spec:
       restartPolicy: OnFailure
+      securityContext:
+        fsGroup: %d
       containers:
         - name: sweep
           image: %s
@@ -131,7 +140,7 @@ spec:
           volumeMounts:
             - name: shards
               mountPath: %s
-`, q(claim), ns, q(or(k.Storage, "1Gi")), q(name), ns, n, par, 3*n, q(k.Image), q(script), q(name), q(shardMount))
+`, q(claim), ns, q(or(k.Storage, "1Gi")), q(name), ns, n, par, 3*n, ImageUID, q(k.Image), q(script), q(name), q(shardMount))
 	if k.GPU() {
 		b.WriteString("          resources:\n            limits:\n              nvidia.com/gpu: 1\n")
 	}

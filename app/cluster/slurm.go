@@ -16,7 +16,7 @@ type Slurm struct {
 	Time      string // time limit, e.g. 02:00:00; "" for the partition's default
 	CPUs      int    // --cpus-per-task; 0 for the cluster's default
 	Shards    string // folder the shards go to, relative to the submit folder or absolute; "" for shards
-	Binary    string // the cnntime binary as the nodes see it; "" for cnntime on PATH
+	Binary    string // the cnntime binary as the nodes see it (the headless build); "" for cnntime on PATH
 }
 
 // directiveValue is what an #SBATCH value may hold: sbatch reads these lines itself,
@@ -84,6 +84,8 @@ func (j Slurm) Script() (string, error) {
 	b.WriteString("# Submit with `sbatch FILE`; each task sweeps into its own cache shard, and a requeued task\n")
 	b.WriteString("# resumes in its shard without measuring again. Merge the shards when all are done:\n")
 	fmt.Fprintf(&b, "#   cnntime cache import %s/shard-*.db\n", shellWord(or(j.Shards, "shards"))) // people paste it
+	b.WriteString("# The nodes run the headless cnntime (make headless: cnntime-headless, no graphics library\n")
+	b.WriteString("# needed; the desktop build needs OpenGL and X11, which compute nodes lack), named by --cnntime.\n")
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", name)
 	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", n-1)
 	b.WriteString("#SBATCH --requeue\n")

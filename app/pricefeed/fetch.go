@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -26,34 +27,55 @@ type Request struct {
 }
 
 // Result is a finished download: NotModified (the caller's copy is current; Body is
-// empty), or the whole Body with the validators to send next time. Date is the day the
-// file was last changed by the server's Last-Modified, else the day it was fetched.
+// empty), or the whole Body with the validators to send next time. URL is the address
+// the file came from after any redirect, without credentials: the source to record.
+// Date is the day the file was last changed by the server's Last-Modified, else the day
+// it was fetched.
 type Result struct {
 	NotModified  bool
 	Body         []byte
+	URL          string
 	ETag         string
 	LastModified string
 	Date         time.Time
 }
 
+// maxRedirects is how many redirects Fetch follows, as Go's default client does.
+const maxRedirects = 10
+
 // Fetch downloads r.URL with client (nil: http.DefaultClient; its Timeout, or ctx's
 // deadline, bounds the whole download). It accepts https, and plain http only to this
-// computer (a local mirror, a test server). Every failure is an error saying what
-// happened: *OfflineError when the host cannot be reached, *StatusError for an answer
-// other than 200 or 304, a timeout, a body larger than the limit, or one cut short.
+// computer (a local mirror, a test server); every hop of a redirect is held to the same
+// rule, a plain-http hop only on the first address's own host. Credentials in the
+// address (https://user:password@host/…) are sent to that host and never appear in a
+// result or an error. Every failure is an error saying what happened: *OfflineError
+// when the host cannot be reached, *StatusError for an answer other than 200 or 304, a
+// redirect to where prices are not downloaded from, a timeout, a body larger than the
+// limit, or one cut short.
 func Fetch(ctx context.Context, client *http.Client, r Request) (Result, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil || u.Host == "" {
-		return Result{}, fmt.Errorf("%q is not an address such as https://example.org/catalogs/v7", r.URL)
+		return Result{}, fmt.Errorf("%q is not an address such as https://example.org/catalogs/v7", Redact(r.URL))
 	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
-	default:
-		return Result{}, fmt.Errorf("%s: prices are downloaded over HTTPS only (plain http only from this computer)", r.URL)
+	shown := Redact(r.URL)
+	if err := allowed(u, u); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", shown, err)
 	}
 	if client == nil {
 		client = http.DefaultClient
+	}
+	hops := *client // the caller's client, held to the rule on every hop
+	hops.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if err := allowed(u, next.URL); err != nil {
+			return &redirectError{to: Redact(next.URL.String()), err: err}
+		}
+		if client.CheckRedirect != nil {
+			return client.CheckRedirect(next, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
 	}
 	limit := r.MaxBytes
 	if limit <= 0 {
@@ -61,7 +83,7 @@ func Fetch(ctx context.Context, client *http.Client, r Request) (Result, error) 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
 	if err != nil {
-		return Result{}, fmt.Errorf("GET %s: %w", r.URL, err)
+		return Result{}, fmt.Errorf("GET %s: %w", shown, err)
 	}
 	req.Header.Set("User-Agent", "cnntime (price catalog refresh)")
 	if r.ETag != "" {
@@ -70,36 +92,102 @@ func Fetch(ctx context.Context, client *http.Client, r Request) (Result, error) 
 	if r.LastModified != "" {
 		req.Header.Set("If-Modified-Since", r.LastModified)
 	}
-	resp, err := client.Do(req)
+	resp, err := hops.Do(req)
 	if err != nil {
-		return Result{}, describe(r.URL, u.Host, err)
+		var re *redirectError
+		if errors.As(err, &re) {
+			return Result{}, fmt.Errorf("GET %s: the server redirected to %s: %w; nothing was downloaded", shown, re.to, re.err)
+		}
+		return Result{}, describe(shown, failedHost(err, u.Host), err)
 	}
 	defer resp.Body.Close()
+	final := shown
+	if resp.Request != nil && resp.Request.URL != nil {
+		final = Redact(resp.Request.URL.String())
+	}
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		return Result{NotModified: true, ETag: r.ETag, LastModified: r.LastModified, Date: fileDate(resp)}, nil
+		return Result{NotModified: true, URL: final, ETag: r.ETag, LastModified: r.LastModified, Date: fileDate(resp)}, nil
 	case http.StatusOK:
 	default:
-		return Result{}, &StatusError{URL: r.URL, Code: resp.StatusCode, Status: resp.Status}
+		return Result{}, &StatusError{URL: final, Code: resp.StatusCode, Status: resp.Status}
 	}
 	if resp.ContentLength > limit {
-		return Result{}, tooLarge(r.URL, resp.ContentLength, limit)
+		return Result{}, tooLarge(final, resp.ContentLength, limit)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return Result{}, fmt.Errorf("GET %s: the download was cut short after %d of %d bytes; try again", r.URL, len(body), resp.ContentLength)
+			return Result{}, fmt.Errorf("GET %s: the download was cut short after %d of %d bytes; try again", final, len(body), resp.ContentLength)
 		}
-		return Result{}, describe(r.URL, u.Host, err)
+		return Result{}, describe(final, hostOf(final), err)
 	}
 	if int64(len(body)) > limit {
-		return Result{}, tooLarge(r.URL, -1, limit)
+		return Result{}, tooLarge(final, -1, limit)
 	}
 	if resp.ContentLength >= 0 && int64(len(body)) != resp.ContentLength {
-		return Result{}, fmt.Errorf("GET %s: the download was cut short after %d of %d bytes; try again", r.URL, len(body), resp.ContentLength)
+		return Result{}, fmt.Errorf("GET %s: the download was cut short after %d of %d bytes; try again", final, len(body), resp.ContentLength)
 	}
-	return Result{Body: body, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Date: fileDate(resp)}, nil
+	return Result{Body: body, URL: final, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Date: fileDate(resp)}, nil
 }
+
+// allowed says why prices may not be downloaded from u, the first address being first:
+// over HTTPS only, plain http only from this computer's own host (a local mirror, a
+// test server) and, after a redirect, only on the first address's host.
+func allowed(first, u *url.URL) error {
+	switch {
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && isLoopback(u.Hostname()) && strings.EqualFold(u.Host, first.Host):
+		return nil
+	}
+	return errors.New("prices are downloaded over HTTPS only (plain http only from this computer, and not to another host after a redirect)")
+}
+
+// redirectError is a redirect Fetch refuses to follow, and where to.
+type redirectError struct {
+	to  string
+	err error
+}
+
+func (e *redirectError) Error() string { return "redirect to " + e.to + ": " + e.err.Error() }
+
+// failedHost is the host of the request a transport error is about (after a redirect,
+// not the first address's), else first.
+func failedHost(err error, first string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			return u.Host
+		}
+	}
+	return first
+}
+
+func hostOf(addr string) string {
+	if u, err := url.Parse(addr); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return addr
+}
+
+// Redact is addr without the credentials an address may carry (user:password@): what
+// may be shown, stored or exported. Anything that is not such an address (a file path)
+// comes back as it is.
+func Redact(addr string) string {
+	u, err := url.Parse(addr)
+	switch {
+	case err != nil:
+		return userinfo.ReplaceAllString(addr, "$1") // not an address Go reads: drop what may be credentials all the same
+	case u.User == nil:
+		return addr
+	}
+	u.User = nil
+	return u.String()
+}
+
+// userinfo is the user:password@ of an address: after the scheme, before the host.
+var userinfo = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@`)
 
 func tooLarge(addr string, size, limit int64) error {
 	what := "more than"

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -46,6 +47,11 @@ var (
 	nvrtcErr               error
 	nvrtcMajor, nvrtcMinor int
 	nvmlOK                 bool
+	// ltErr says why cuBLASLt did not load: linear layers then add their bias in a
+	// second GEMM pass instead of the matmul's epilogue.
+	ltErr error
+	// paths are the files loaded, by library.
+	paths = map[string]string{}
 )
 
 func loadLibs(o Options) error {
@@ -54,22 +60,31 @@ func loadLibs(o Options) error {
 			lib  library
 			path string
 		}{{libCuDNN, o.CuDNN}, {libCuBLAS, o.CuBLAS}} {
-			if _, err := l.lib.open(l.path); err != nil {
+			p, err := l.lib.open(l.path)
+			if err != nil {
 				libsErr = err
 				return
 			}
+			paths[l.lib.What] = p
 		}
 		cudnnVersion = int(C.x_cudnnGetVersion())
-		if _, err := libNVRTC.open(o.NVRTC); err != nil {
+		if p, err := openCompanion(libCuBLASLt, paths[libCuBLAS.What]); err != nil {
+			ltErr = err
+		} else {
+			paths[libCuBLASLt.What] = p
+		}
+		if p, err := libNVRTC.open(o.NVRTC); err != nil {
 			nvrtcErr = err
 		} else {
+			paths[libNVRTC.What] = p
 			var major, minor C.int
 			if C.x_nvrtcVersion(&major, &minor) == 0 {
 				nvrtcMajor, nvrtcMinor = int(major), int(minor)
 			}
 		}
-		if _, err := libNVML.open(""); err == nil && C.x_nvmlInit_v2() == 0 {
+		if p, err := libNVML.open(""); err == nil && C.x_nvmlInit_v2() == 0 {
 			nvmlOK = true
+			paths[libNVML.What] = p
 		}
 	})
 	return libsErr
@@ -152,15 +167,19 @@ type Backend struct {
 	ctx           cu.CUContext
 	cudnn         unsafe.Pointer
 	cublas        unsafe.Pointer
+	lt            unsafe.Pointer // cuBLASLt's handle; nil without cuBLASLt (ltErr says why)
+	ltWarned      bool
 	k32, k16      *kernels // nil when kernelsErr says why
 	kernelsErr    error
 	kernelsWarned bool
 	preloadWarned bool
 	lastBusy      time.Time // when the last timing ended: a busy GPU needs a short warm-up only
 	cc            [2]int    // compute capability
+	l2Bytes       int64     // the L2 cache's size
 	nvml          unsafe.Pointer
-	peakMHz       uint
-	warned        bool
+	throttle      timing.Throttle
+	api           string // the cuDNN API convolutions choose through: convalgo.Legacy ("") or V8
+	flushes       uint   // how many L2 flushes so far: each writes a new value
 }
 
 // Open makes device index's primary context current, creates the library handles and
@@ -182,11 +201,19 @@ func Open(index int, o Options) (*Backend, error) {
 		return nil, fmt.Errorf("use the CUDA context of device %d: %w", index, err)
 	}
 	b := &Backend{device: d, ctx: ctx}
+	if l2, err := dev.Attribute(cu.L2CacheSize); err == nil {
+		b.l2Bytes = int64(l2)
+	}
 	if err := cudnnCheck("cudnnCreate", C.x_cudnnCreate(&b.cudnn)); err != nil {
 		return nil, err
 	}
 	if err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(&b.cublas)); err != nil {
 		return nil, err
+	}
+	if ltErr == nil {
+		if err := ltCheck("cublasLtCreate", C.x_cublasLtCreate(&b.lt)); err != nil {
+			ltErr, b.lt = err, nil
+		}
 	}
 	fmt.Sscanf(d.ComputeCapability, "%d.%d", &b.cc[0], &b.cc[1])
 	b.kernelsErr = nvrtcErr
@@ -214,11 +241,16 @@ func Open(index int, o Options) (*Backend, error) {
 func (b *Backend) Device() measure.Device { return b.device }
 
 // Check reports throttling: the SM clock well below the highest seen during the sweep
-// while the driver names a power or thermal reason.
+// while the driver names a power or thermal reason, once the change has lasted
+// (timing.Throttle: power-capped tensor-core layers alternate with memory-bound ones).
 func (b *Backend) Check() string {
 	if b.kernelsErr != nil && !b.kernelsWarned {
 		b.kernelsWarned = true
 		return fmt.Sprintf("the memory-bound layers (activations, pooling, add, ...) are recorded unsupported: %v", b.kernelsErr)
+	}
+	if ltErr != nil && !b.ltWarned {
+		b.ltWarned = true
+		return fmt.Sprintf("linear layers add their bias in a second GEMM pass, not in the matmul's epilogue as PyTorch 2 does: %v", ltErr)
 	}
 	if cudnnPreloadErr != nil && !b.preloadWarned {
 		b.preloadWarned = true
@@ -233,19 +265,9 @@ func (b *Backend) Check() string {
 		return ""
 	}
 	C.x_nvmlDeviceGetCurrentClocksThrottleReasons(b.nvml, &reasons)
-	b.peakMHz = max(b.peakMHz, uint(mhz))
 	// SW power cap, HW slowdown, SW thermal, HW thermal, HW power brake.
 	const slowdown = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
-	low := float64(mhz) < 0.9*float64(b.peakMHz)
-	switch {
-	case low && reasons&slowdown != 0 && !b.warned:
-		b.warned = true
-		return fmt.Sprintf("the GPU is throttling: its SM clock fell from %d to %d MHz (reasons 0x%x); measurements taken now are slower than its best", b.peakMHz, uint(mhz), uint64(reasons))
-	case !low && b.warned:
-		b.warned = false
-		return fmt.Sprintf("the GPU's SM clock is back at %d MHz", uint(mhz))
-	}
-	return ""
+	return b.throttle.Observe(time.Now(), uint(mhz), reasons&slowdown != 0)
 }
 
 // precisionOf maps a kernel precision to the element size and whether TF32 is allowed.
@@ -303,41 +325,65 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		return m, fmt.Errorf("prepare %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
 	}
 	m.Algorithm, m.WorkspaceBytes = algo, ws
-	start, err := cu.MakeEvent(cu.BlockingSyncEvent)
+	start, end, release, err := eventPair()
 	if err != nil {
-		return m, fmt.Errorf("create a CUDA event: %w", err)
+		return m, err
 	}
-	defer cu.DestroyEvent(&start)
-	end, err := cu.MakeEvent(cu.BlockingSyncEvent)
-	if err != nil {
-		return m, fmt.Errorf("create a CUDA event: %w", err)
-	}
-	defer cu.DestroyEvent(&end)
-	// sample times k back-to-back runs between two events: the host's launch overhead
-	// overlaps the GPU's work instead of reading as kernel time.
-	sample := func(k int) (float64, error) {
-		if err := ctx.Err(); err != nil {
-			return 0, err
+	defer release()
+	// A layer whose buffers fit in the L2 is timed one run per sample after a flush of
+	// the L2 (timing.L2Resident): back to back, each run would find the last one's data.
+	var flush cu.DevicePtr
+	flushBytes := int64(0)
+	resident := timing.L2Resident(l.footprint(), b.l2Bytes)
+	if resident {
+		flushBytes = timing.FlushBytes(b.l2Bytes)
+		if flush, err = cu.MemAlloc(flushBytes); err != nil {
+			flush, flushBytes = 0, 0 // no room: timed warm, and noted so
+		} else {
+			defer cu.MemFree(flush)
 		}
+	}
+	// sample times k back-to-back runs between two events, after a flush of the L2 when
+	// asked and behind a spin kernel of spinMS (when cnntime's kernels are loaded), so
+	// that the host has queued the runs before the first starts. It returns the GPU's
+	// time, the host's time to issue the runs, and whether the spin covered it.
+	sample := func(k int, flushIt bool, spinMS float64) (eventMS, hostMS float64, spun bool, err error) {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, false, err
+		}
+		if flushIt && flush != 0 {
+			b.flushes++
+			if err := cu.MemsetD32Async(flush, uint(b.flushes), flushBytes/4, cu.Stream{}); err != nil {
+				return 0, 0, false, fmt.Errorf("flush the L2: %w", err)
+			}
+		}
+		if spinMS > 0 && b.k32 != nil {
+			if err := b.k32.launch("spin", 1, 1, []uint64{uint64(timing.SpinCycles(spinMS, b.device.ClockMHz))}); err != nil {
+				return 0, 0, false, err
+			}
+			spun = true
+		}
+		t0 := time.Now()
 		if err := start.Record(cu.Stream{}); err != nil {
-			return 0, fmt.Errorf("record a CUDA event: %w", err)
+			return 0, 0, false, fmt.Errorf("record a CUDA event: %w", err)
 		}
 		for j := 0; j < k; j++ {
 			if err := l.run(phase); err != nil {
-				return 0, err
+				return 0, 0, false, err
 			}
 		}
 		if err := end.Record(cu.Stream{}); err != nil {
-			return 0, fmt.Errorf("record a CUDA event: %w", err)
+			return 0, 0, false, fmt.Errorf("record a CUDA event: %w", err)
 		}
+		hostMS = float64(time.Since(t0)) / float64(time.Millisecond)
 		if err := end.Synchronize(); err != nil {
-			return 0, fmt.Errorf("wait for %s on the GPU: %w", cfg.Key(), err)
+			return 0, 0, false, fmt.Errorf("wait for %s on the GPU: %w", cfg.Key(), err)
 		}
 		ms, err := start.Elapsed(end)
 		if err != nil {
-			return 0, fmt.Errorf("read a CUDA event: %w", err)
+			return 0, 0, false, fmt.Errorf("read a CUDA event: %w", err)
 		}
-		return float64(ms), nil
+		return float64(ms), hostMS, spun && hostMS <= timing.Spin(spinMS), nil
 	}
 	runErr := func(err error) (measure.Measurement, error) {
 		if status, ok := classify(err); ok {
@@ -349,40 +395,74 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		}
 		return m, fmt.Errorf("run %s %s at batch %d: %w", cfg.Key(), phase, batch, err)
 	}
-	// Warm up by time, until the clocks have settled, then estimate one run from a few.
-	var warmRuns int
-	var warmMS float64
 	idle := time.Duration(-1) // never busy: the full warm-up
 	if !b.lastBusy.IsZero() {
 		idle = time.Since(b.lastBusy)
 	}
 	target := timing.WarmupTarget(idle)
 	defer func() { b.lastBusy = time.Now() }()
-	for !timing.Warm(warmRuns, warmMS, target) {
-		ms, err := sample(1)
-		if err != nil {
-			return runErr(err)
-		}
-		warmRuns++
-		warmMS += ms
-	}
-	const probe = 4
-	probeMS, err := sample(probe)
+	// One run alone for a first estimate, then warm-up by GPU time in samples of K runs
+	// (as timed), each behind a spin as long as the host took to issue the last one.
+	oneMS, hostMS, _, err := sample(1, false, 0)
 	if err != nil {
 		return runErr(err)
 	}
-	k := timing.RunsPerSample(probeMS / probe)
-	times := make([]float64, 0, repeats)
-	for i := 0; i < repeats; i++ {
-		ms, err := sample(k)
+	k := timing.RunsPerSample(oneMS)
+	hostMS *= float64(k)
+	warmMS, lastMS := oneMS, oneMS*float64(k)
+	for warm := 0; !timing.Warm(warm, warmMS, target); warm++ {
+		ms, host, _, err := sample(k, false, hostMS)
 		if err != nil {
 			return runErr(err)
 		}
+		warmMS, lastMS, hostMS = warmMS+ms, ms, host
+	}
+	warmK := k
+	perRun := lastMS / float64(warmK)
+	if k = timing.RunsPerSample(perRun); resident {
+		k = 1
+	}
+	hostMS = hostMS * float64(k) / float64(warmK) // the last sample's issue time, for k runs
+	times := make([]float64, 0, repeats)
+	note := ""
+	for i := 0; i < repeats; i++ {
+		ms, host, spun, err := sample(k, resident, hostMS)
+		if err != nil {
+			return runErr(err)
+		}
+		if n := timing.HostNote(host, ms, spun); n != "" {
+			note = n
+		}
 		times = append(times, ms/float64(k))
+		hostMS = host
 	}
 	m.MedianMS, m.SpreadMS = gpu.Summarize(times)
 	m.Repeats = repeats
+	var notes []string
+	if note != "" {
+		notes = append(notes, note)
+	}
+	switch {
+	case resident && flush != 0:
+		notes = append(notes, timing.NoteL2Flushed)
+	case resident:
+		notes = append(notes, timing.NoteL2Hot)
+	}
+	m.Notes = strings.Join(notes, ",")
 	return m, nil
+}
+
+// eventPair creates the two CUDA events a timed sample lies between; release destroys
+// them.
+func eventPair() (start, end cu.Event, release func(), err error) {
+	if start, err = cu.MakeEvent(cu.BlockingSyncEvent); err != nil {
+		return start, end, nil, fmt.Errorf("create a CUDA event: %w", err)
+	}
+	if end, err = cu.MakeEvent(cu.BlockingSyncEvent); err != nil {
+		cu.DestroyEvent(&start)
+		return start, end, nil, fmt.Errorf("create a CUDA event: %w", err)
+	}
+	return start, end, func() { cu.DestroyEvent(&start); cu.DestroyEvent(&end) }, nil
 }
 
 // errUnsupported marks a phase or configuration the CUDA backend has no kernel for.

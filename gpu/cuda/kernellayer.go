@@ -24,7 +24,7 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 		return nil, fmt.Errorf("%w: %s needs cnntime's own kernels, and %v", errUnsupported, c.Op, b.kernelsErr)
 	}
 	p, err := cudakern.Build(c, batch, b.device.SMs)
-	if errors.Is(err, cudakern.ErrNoKernel) { // flatten and slice are views; anything else has no kernel here
+	if errors.Is(err, cudakern.ErrNoKernel) || errors.Is(err, cudakern.ErrTooLarge) { // a view (flatten, slice), a layer with no kernel here, or over 2^31 elements
 		return nil, fmt.Errorf("%w: %v", errUnsupported, err)
 	}
 	if err != nil {

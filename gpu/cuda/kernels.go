@@ -3,7 +3,21 @@
 package cuda
 
 /*
+#include <cuda.h>
 #include "libs.h"
+
+static int module_load(const void* image, CUmodule* m) { return (int)cuModuleLoadData(m, image); }
+static int module_function(CUmodule m, const char* name, CUfunction* f) { return (int)cuModuleGetFunction(f, m, name); }
+static const char* cuda_error_name(int r) { const char* s = NULL; if (cuGetErrorName((CUresult)r, &s) != CUDA_SUCCESS || !s) s = "an unknown CUDA error"; return s; }
+
+// launch_kernel launches f with n 8-byte arguments read from args during the call (the
+// driver copies them), on the default stream: no allocation per launch.
+static int launch_kernel(CUfunction f, unsigned grid, unsigned block, const unsigned long long* args, int n) {
+	void* params[32];
+	if (n > 32) return (int)CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < n; i++) params[i] = (void*)&args[i];
+	return (int)cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
+}
 */
 import "C"
 
@@ -12,15 +26,21 @@ import (
 	"strings"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"cnntime/gpu/cudakern"
 	"cnntime/gpu/libfind"
 )
 
 // kernels is the compiled kernel set for one element type (package cudakern's source).
 type kernels struct {
-	fn map[string]cu.Function
+	fn map[string]C.CUfunction
+}
+
+// cudaErr names a failed driver call.
+func cudaErr(call string, r C.int) error {
+	if r == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s (%d)", call, C.GoString(C.cuda_error_name(r)), int(r))
 }
 
 // compileKernels compiles the source with NVRTC to a CUBIN for the device's own
@@ -38,8 +58,8 @@ func compileKernels(half bool, cc [2]int) (*kernels, error) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		mod, err := cu.LoadData(string(image))
-		if err != nil {
+		var mod C.CUmodule
+		if err := cudaErr("cuModuleLoadData", C.module_load(unsafe.Pointer(&image[0]), &mod)); err != nil {
 			errs = append(errs, fmt.Sprintf("load the %s image into the GPU: %v", t.Option, err))
 			continue
 		}
@@ -95,10 +115,13 @@ func nvrtcCompile(t libfind.Target, half bool) ([]byte, error) {
 }
 
 // kernelsOf finds the kernels in a loaded module.
-func kernelsOf(mod cu.Module) (*kernels, error) {
-	k := &kernels{fn: map[string]cu.Function{}}
+func kernelsOf(mod C.CUmodule) (*kernels, error) {
+	k := &kernels{fn: map[string]C.CUfunction{}}
 	for _, name := range cudakern.Names {
-		f, err := mod.Function(name)
+		cs := C.CString(name)
+		var f C.CUfunction
+		err := cudaErr("cuModuleGetFunction", C.module_function(mod, cs, &f))
+		C.free(unsafe.Pointer(cs))
 		if err != nil {
 			return nil, fmt.Errorf("find kernel %s: %w", name, err)
 		}
@@ -108,16 +131,14 @@ func kernelsOf(mod cu.Module) (*kernels, error) {
 }
 
 // launch runs kernel name on grid blocks of block threads with its arguments, each an
-// 8-byte word (package cudakern's Instance makes them).
+// 8-byte word (package cudakern's Instance makes them once); nothing is allocated.
 func (k *kernels) launch(name string, grid, block int, args []uint64) error {
 	f, ok := k.fn[name]
 	if !ok {
 		return fmt.Errorf("no kernel %s", name)
 	}
-	vals := append([]uint64(nil), args...)
-	params := make([]unsafe.Pointer, len(vals))
-	for i := range vals {
-		params[i] = unsafe.Pointer(&vals[i])
+	if len(args) == 0 {
+		return fmt.Errorf("kernel %s launched without arguments", name)
 	}
-	return f.Launch(grid, 1, 1, block, 1, 1, 0, cu.Stream{}, params)
+	return cudaErr("cuLaunchKernel", C.launch_kernel(f, C.uint(grid), C.uint(block), (*C.ulonglong)(unsafe.Pointer(&args[0])), C.int(len(args))))
 }

@@ -26,14 +26,19 @@ type layer interface {
 	// the forward pass once when a backward phase needs what it saves.
 	prepare(phase measure.Phase) (algorithm string, workspace int64, err error)
 	run(phase measure.Phase) error
+	// footprint is the bytes of device memory the layer holds: what a run can touch.
+	footprint() int64
 	free()
 }
 
 // mem owns device allocations.
 type mem struct {
-	ptrs []cu.DevicePtr
-	half bool
+	ptrs  []cu.DevicePtr
+	half  bool
+	bytes int64
 }
+
+func (m *mem) footprint() int64 { return m.bytes }
 
 func (m *mem) elem() int64 {
 	if m.half {
@@ -86,6 +91,7 @@ func (m *mem) alloc(bytes int64) (uint64, error) {
 		return 0, err
 	}
 	m.ptrs = append(m.ptrs, p)
+	m.bytes += max(bytes, 4)
 	return uint64(p), nil
 }
 
@@ -93,7 +99,7 @@ func (m *mem) free() {
 	for _, p := range m.ptrs {
 		_ = cu.MemFree(p)
 	}
-	m.ptrs = nil
+	m.ptrs, m.bytes = nil, 0
 }
 
 const (
@@ -146,6 +152,10 @@ type convLayer struct {
 	algo                      map[measure.Phase]C.int
 	ws                        map[measure.Phase]uint64
 	wsSize                    map[measure.Phase]C.size_t
+	api                       string                      // convalgo.Legacy or convalgo.V8
+	cfg                       cnn.Config                  // for the graph API's descriptors
+	batch                     int                         //
+	v8                        map[measure.Phase]*v8Choice // the graph API's plans, by phase
 }
 
 func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, policy measure.Policy) (layer, error) {
@@ -155,7 +165,8 @@ func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, polic
 	}
 	math, half := convalgo.Start(prec)
 	l := &convLayer{mem: mem{half: half}, b: b, policy: policy, prec: prec, hasBias: c.Bias,
-		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{}}
+		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{},
+		api: b.cudnnAPI(), cfg: c, batch: batch, v8: map[measure.Phase]*v8Choice{}}
 	dtype := cudnnFloat
 	if half {
 		dtype = cudnnHalf
@@ -229,6 +240,9 @@ func algoName(phase measure.Phase, a int) string {
 // whose workspace fits, as PyTorch does, and sets the math type it was ranked under on
 // the descriptor.
 func (l *convLayer) prepare(phase measure.Phase) (string, int64, error) {
+	if l.api == convalgo.V8 {
+		return l.prepareV8(phase)
+	}
 	const want = 10
 	perf := make([]C.perf_t, want)
 	var got C.int
@@ -336,6 +350,9 @@ func (l *convLayer) run(phase measure.Phase) error {
 	one, zero := float32(1), float32(0)
 	al, be := unsafe.Pointer(&one), unsafe.Pointer(&zero)
 	h, algo, ws, wss := l.b.cudnn, l.algo[phase], dev(l.ws[phase]), l.wsSize[phase]
+	if v8 := l.v8[phase]; v8 != nil {
+		return l.runV8(phase, v8)
+	}
 	switch phase {
 	case measure.Forward:
 		if err := cudnnCheck("cudnnConvolutionForward", C.x_cudnnConvolutionForward(h, al, l.xD, dev(l.x), l.wD, dev(l.w), l.cD, algo, ws, wss, be, l.yD, dev(l.y))); err != nil {
@@ -358,6 +375,9 @@ func (l *convLayer) run(phase measure.Phase) error {
 }
 
 func (l *convLayer) free() {
+	for _, c := range l.v8 {
+		c.free()
+	}
 	for _, d := range []unsafe.Pointer{l.xD, l.yD, l.biasD} {
 		if d != nil {
 			C.x_cudnnDestroyTensorDescriptor(d)
@@ -373,13 +393,15 @@ func (l *convLayer) free() {
 }
 
 // linearLayer runs y = x·Wᵀ (+ b) through cuBLAS GEMMs alone: package gemm's calls,
-// the bias included (a rank-1 GEMM against a vector of ones, as PyTorch's addmm).
+// the bias included (the forward GEMM's epilogue through cuBLASLt, as PyTorch 2's addmm;
+// without cuBLASLt a rank-1 GEMM against a vector of ones first).
 type linearLayer struct {
 	mem
 	b              *Backend
 	shape          gemm.Linear
 	dtype, compute C.int
 	ptr            map[gemm.Operand]uint64
+	lt             map[int]*ltMatmul // the forward's bias-epilogue GEMMs, by call index
 }
 
 const (
@@ -394,7 +416,8 @@ const (
 
 func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, error) {
 	l := &linearLayer{mem: mem{half: half}, b: b, dtype: cudaR32F, compute: cublasCompute32F, ptr: map[gemm.Operand]uint64{},
-		shape: gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias}}
+		shape: gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias, Epilogue: b.lt != nil},
+		lt:    map[int]*ltMatmul{}}
 	if half {
 		l.dtype = cudaR16F
 	} else if tf32 {
@@ -422,11 +445,42 @@ func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, er
 }
 
 func (l *linearLayer) prepare(phase measure.Phase) (string, int64, error) {
-	return "cublasGemmEx", 0, nil
+	algo, ws := "cublasGemmEx", int64(0)
+	for i, g := range l.shape.Calls(phase) {
+		if !g.AddBias || l.lt[i] != nil {
+			continue
+		}
+		m, err := l.newLtMatmul(g)
+		if m != nil {
+			l.lt[i] = m
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		algo, ws = "cublasLtMatmul, bias epilogue", int64(m.algo.workspaceSize)
+	}
+	return algo, ws, nil
+}
+
+func (l *linearLayer) free() {
+	for _, m := range l.lt {
+		m.free()
+	}
+	l.mem.free()
 }
 
 func (l *linearLayer) run(phase measure.Phase) error {
-	for _, g := range l.shape.Calls(phase) {
+	for i, g := range l.shape.Calls(phase) {
+		if g.AddBias {
+			m := l.lt[i]
+			if m == nil {
+				return fmt.Errorf("the bias-epilogue GEMM of %s was not prepared", phase)
+			}
+			if err := m.run(l.b.lt); err != nil {
+				return err
+			}
+			continue
+		}
 		one, beta := float32(1), g.Beta
 		ta, tb := C.int(cublasOpN), C.int(cublasOpN)
 		if g.TransA {

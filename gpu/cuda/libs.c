@@ -48,6 +48,18 @@ DECL(int, cublasSetMathMode, (P h, int m), (h, m))
 DECL(int, cublasGetVersion_v2, (P h, int* v), (h, v))
 DECL(int, cublasGemmEx, (P h, int ta, int tb, int m, int n, int k, CP al, CP a, int at, int lda, CP b, int bt, int ldb, CP be, P c, int ct, int ldc, int comp, int algo), (h, ta, tb, m, n, k, al, a, at, lda, b, bt, ldb, be, c, ct, ldc, comp, algo))
 
+DECL(int, cublasLtCreate, (P* h), (h))
+DECL(int, cublasLtMatmulDescCreate, (P* d, int compute, int scale), (d, compute, scale))
+DECL(int, cublasLtMatmulDescSetAttribute, (P d, int attr, CP buf, size_t n), (d, attr, buf, n))
+DECL(int, cublasLtMatmulDescDestroy, (P d), (d))
+DECL(int, cublasLtMatrixLayoutCreate, (P* l, int type, unsigned long long rows, unsigned long long cols, long long ld), (l, type, rows, cols, ld))
+DECL(int, cublasLtMatrixLayoutDestroy, (P l), (l))
+DECL(int, cublasLtMatmulPreferenceCreate, (P* p), (p))
+DECL(int, cublasLtMatmulPreferenceSetAttribute, (P p, int attr, CP buf, size_t n), (p, attr, buf, n))
+DECL(int, cublasLtMatmulPreferenceDestroy, (P p), (p))
+DECL(int, cublasLtMatmulAlgoGetHeuristic, (P h, P op, P a, P b, P c, P d, P pref, int n, lt_heuristic_t* r, int* got), (h, op, a, b, c, d, pref, n, r, got))
+DECL(int, cublasLtMatmul, (P h, P op, CP al, CP a, P ad, CP b, P bd, CP be, CP c, P cd, P d, P dd, CP algo, P ws, size_t wss, P stream), (h, op, al, a, ad, b, bd, be, c, cd, d, dd, algo, ws, wss, stream))
+
 DECL(int, nvrtcCreateProgram, (P* p, const char* src, const char* name, int n, const char* const* hs, const char* const* ns), (p, src, name, n, hs, ns))
 DECL(int, nvrtcCompileProgram, (P p, int n, const char* const* opts), (p, n, opts))
 DECL(int, nvrtcGetProgramLogSize, (P p, size_t* s), (p, s))
@@ -83,6 +95,12 @@ static sym_t cudnn_syms[] = {
 	SYM(cudnnAddTensor), SYM(cudnnBatchNormalizationForwardTraining), SYM(cudnnBatchNormalizationBackward),
 };
 static sym_t cublas_syms[] = { SYM(cublasCreate_v2), SYM(cublasSetMathMode), SYM(cublasGetVersion_v2), SYM(cublasGemmEx) };
+static sym_t cublaslt_syms[] = {
+	SYM(cublasLtCreate), SYM(cublasLtMatmulDescCreate), SYM(cublasLtMatmulDescSetAttribute), SYM(cublasLtMatmulDescDestroy),
+	SYM(cublasLtMatrixLayoutCreate), SYM(cublasLtMatrixLayoutDestroy), SYM(cublasLtMatmulPreferenceCreate),
+	SYM(cublasLtMatmulPreferenceSetAttribute), SYM(cublasLtMatmulPreferenceDestroy), SYM(cublasLtMatmulAlgoGetHeuristic),
+	SYM(cublasLtMatmul),
+};
 static sym_t nvrtc_syms[] = {
 	SYM(nvrtcCreateProgram), SYM(nvrtcCompileProgram), SYM(nvrtcGetProgramLogSize), SYM(nvrtcGetProgramLog),
 	SYM(nvrtcGetPTXSize), SYM(nvrtcGetPTX), SYM(nvrtcGetCUBINSize), SYM(nvrtcGetCUBIN), SYM(nvrtcVersion),
@@ -94,24 +112,38 @@ static sym_t nvml_syms[] = {
 };
 
 // load opens a library and resolves its symbols; it returns NULL or what went wrong
-// (missing is the first symbol not found).
-static const char* load(const char* path, sym_t* syms, int n, const char** missing) {
-	void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-	if (!lib) return dlerror();
+// (missing is the first symbol not found). lib, when not NULL, gets the library's handle.
+static const char* load(const char* path, sym_t* syms, int n, const char** missing, void** lib) {
+	void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) return dlerror();
 	for (int i = 0; i < n; i++) {
-		*syms[i].ptr = dlsym(lib, syms[i].name);
+		*syms[i].ptr = dlsym(h, syms[i].name);
 		if (!*syms[i].ptr) { *missing = syms[i].name; return "missing symbol"; }
 	}
+	if (lib) *lib = h;
 	return NULL;
 }
-const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_syms, sizeof cudnn_syms / sizeof cudnn_syms[0], m); }
-const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m); }
-const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m); }
-const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m); }
+
+// cudnn_lib is the cuDNN loaded: its graph (v8 backend) API is resolved from it apart
+// (cudnnv8.c), so that a cuDNN without it still serves the legacy API.
+static void* cudnn_lib;
+void* cudnn_library(void) { return cudnn_lib; }
+
+const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_syms, sizeof cudnn_syms / sizeof cudnn_syms[0], m, &cudnn_lib); }
+const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m, NULL); }
+const char* load_cublaslt(const char* p, const char** m) { return load(p, cublaslt_syms, sizeof cublaslt_syms / sizeof cublaslt_syms[0], m, NULL); }
+const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m, NULL); }
+const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m, NULL); }
 
 // preload opens a library globally so that a later dlopen of its soname finds it (cuDNN
 // opens its sub-libraries by name); it returns NULL or dlerror's text.
 const char* preload(const char* p) { return dlopen(p, RTLD_NOW | RTLD_GLOBAL) ? NULL : dlerror(); }
+
+// lt_set_int and lt_set_ptr set a cuBLASLt matmul attribute of 32 bits (a transpose, the
+// epilogue) or a device address (the bias); lt_pref_workspace the workspace cap, 64 bits.
+int lt_set_int(void* d, int attr, int v) { return p_cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof v); }
+int lt_set_ptr(void* d, int attr, unsigned long long p) { void* v = (void*)p; return p_cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof v); }
+int lt_pref_workspace(void* p, unsigned long long bytes) { unsigned long long v = bytes; return p_cublasLtMatmulPreferenceSetAttribute(p, 1 /* MAX_WORKSPACE_BYTES */, &v, sizeof v); }
 
 // dptr turns a CUDA device address into the pointer the libraries take.
 void* dptr(unsigned long long p) { return (void*)p; }

@@ -19,12 +19,10 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/gemm"
+	"cnntime/gpu/libfind"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
 )
-
-// selfTestBatch is the batch size of the self-test's layers.
-const selfTestBatch = 2
 
 // checkable is a layer whose results the self-test compares with the CPU reference:
 // check uploads the reference's inputs and parameters, prepares and runs the phase once,
@@ -46,6 +44,7 @@ func (w Worker) SelfTest(ctx context.Context, index int) (selftest.Report, error
 	}
 	rep.Device = b.Device()
 	rep.Versions = b.versions()
+	rep.Libraries = append([]libfind.Candidate(nil), loaded...)
 	refs := map[string]*cpu.Reference{} // configuration key, rounded or not -> reference
 	for _, check := range selftest.Plan() {
 		for _, phase := range measure.Phases {
@@ -86,6 +85,10 @@ func (b *Backend) versions() selftest.Versions {
 	if nvrtcErr == nil {
 		v.NVRTC = fmt.Sprintf("%d.%d", nvrtcMajor, nvrtcMinor)
 	}
+	v.Paths = map[string]string{}
+	for k, p := range paths {
+		v.Paths[k] = p
+	}
 	return v
 }
 
@@ -93,7 +96,9 @@ func (b *Backend) versions() selftest.Versions {
 // the layer does not have.
 func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs map[string]*cpu.Reference) (selftest.Row, bool) {
 	cfg, prec := check.Config, check.Precision
-	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase, Policy: check.Policy}
+	row := selftest.Row{Layer: cfg.Key(), Kind: cfg.Op, Precision: prec, Phase: phase, Policy: check.Policy, API: check.API}
+	defer func(api string) { b.api = api }(b.api)
+	b.api = check.API
 	fail := func(err error) (selftest.Row, bool) {
 		if errors.Is(err, errUnsupported) && err.Error() == errUnsupported.Error() {
 			return row, false // the layer has no such phase
@@ -108,7 +113,7 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 		}
 		return row, true
 	}
-	l, err := b.newLayer(cfg, selfTestBatch, prec, check.Policy)
+	l, err := b.newLayer(cfg, selftest.Batch, prec, check.Policy)
 	if l != nil {
 		defer l.free()
 	}
@@ -126,7 +131,7 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 			if half {
 				round = selftest.RoundToHalf
 			}
-			if ref, err = cpu.NewRoundedReference(cfg, selfTestBatch, 1, round); err != nil {
+			if ref, err = cpu.NewRoundedReference(cfg, selftest.Batch, 1, round); err != nil {
 				row.Verdict, row.Why = selftest.Failed, "the CPU reference: "+err.Error()
 				return row, true
 			}
@@ -145,11 +150,13 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 			return fail(err)
 		}
 		row.Verdict, row.Why = selftest.Ran, "ran without error; its results are not compared"
+		row.MS = quickTime(l, phase)
 		return row, true
 	}
 	if err != nil {
 		return fail(err)
 	}
+	row.MS = quickTime(l, phase)
 	row.Verdict, row.Tolerance = selftest.Pass, selftest.Tolerance(prec)
 	for i := range got {
 		e, ok := selftest.Compare(got[i], want[i], prec)
@@ -160,6 +167,39 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 		}
 	}
 	return row, true
+}
+
+// quickTime is a rough time of one run of a prepared layer phase, in ms, for the
+// report's MS column: a few runs to warm up, then the mean of 20 back to back between
+// two events; 0 when it cannot be had. Sweeps time properly (TimeLayer).
+func quickTime(l layer, phase measure.Phase) float64 {
+	start, end, release, err := eventPair()
+	if err != nil {
+		return 0
+	}
+	defer release()
+	for i := 0; i < 3; i++ {
+		if l.run(phase) != nil {
+			return 0
+		}
+	}
+	const runs = 20
+	if start.Record(cu.Stream{}) != nil {
+		return 0
+	}
+	for i := 0; i < runs; i++ {
+		if l.run(phase) != nil {
+			return 0
+		}
+	}
+	if end.Record(cu.Stream{}) != nil || end.Synchronize() != nil {
+		return 0
+	}
+	ms, err := start.Elapsed(end)
+	if err != nil {
+		return 0
+	}
+	return float64(ms) / runs
 }
 
 // upload copies FP32 values to the device as the layer's element type (half: FP16).

@@ -75,6 +75,7 @@ type launch struct {
 	kernel      string
 	grid, block int
 	args        []uint64
+	bufs        []bool // which arguments are buffers (args holds their indices)
 }
 
 // emulate runs launches over buffers (their bytes) in the emulator and returns the
@@ -96,7 +97,12 @@ func emulate(t *testing.T, half bool, bufs [][]byte, launches []launch) [][]byte
 		w(uint64(l.grid))
 		w(uint64(l.block))
 		w(uint64(len(l.args)))
-		for _, a := range l.args {
+		for i, a := range l.args {
+			kind := uint64(0)
+			if l.bufs[i] {
+				kind = 1
+			}
+			w(kind)
 			w(a)
 		}
 	}
@@ -177,10 +183,22 @@ func runOnCPU(t *testing.T, p *cudakern.Program, ref *cpu.Reference, phase measu
 	}
 	addrs := make([]uint64, len(p.Buffers))
 	for i := range addrs {
-		addrs[i] = 1<<63 | uint64(i+1)
+		addrs[i] = uint64(i)
 	}
+	// The launches in the order the worker makes them: the forward pass first for a
+	// backward phase, then the phase; which of their arguments are buffers.
+	var order []cudakern.Launch
+	if phase != measure.Forward {
+		order = append(order, p.Phases[measure.Forward]...)
+	}
+	order = append(order, p.Phases[phase]...)
 	in := &cudakern.Instance{Program: p, Addrs: addrs, Launch: func(k string, grid, block int, args []uint64) error {
-		ls = append(ls, launch{k, grid, block, args})
+		l := order[len(ls)]
+		bufs := make([]bool, len(l.Args))
+		for i, a := range l.Args {
+			_, bufs[i] = a.(cudakern.Buf)
+		}
+		ls = append(ls, launch{k, grid, block, append([]uint64(nil), args...), bufs}) // args is reused after the call
 		return nil
 	}}
 	if err := in.Prepare(phase); err != nil {

@@ -88,6 +88,6 @@ func wgrad(sms int, rows, cols, chunks int64, args ...any) Launch {
 	tiles := ceilDiv(cols, warp)
 	grid := gridOf(tiles*chunks, sms)
 	perLane := ceilDiv(ceilDiv(rows, chunks), Block/warp)
-	return Launch{Kernel: "rownorm_wgrad", Grid: grid, Block: Block, Args: append(args, chunks),
+	return Launch{Kernel: "rownorm_wgrad", Grid: grid, Block: Block, Args: append(args, chunks, Div(tiles), ceilDiv(rows, chunks)),
 		Serial: ceilDiv(tiles*chunks, int64(grid)) * perLane * 2, Elems: rows * cols * 2}
 }

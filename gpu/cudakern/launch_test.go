@@ -3,9 +3,12 @@ package cudakern_test
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 	"testing"
 
 	"cnntime/gpu/cudakern"
+	"cnntime/gpu/selftest"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -120,8 +123,124 @@ func TestLayerNormIsAWarpPerRow(t *testing.T) {
 	if len(w) != 3 || w[0].Kernel != "rownorm_wgrad" || w[1].Kernel != "column_sum" || w[2].Kernel != "column_sum" {
 		t.Fatalf("weight-gradient launches %v: want rownorm_wgrad, then column_sum for dγ and dβ", w)
 	}
-	chunks := w[0].Args[len(w[0].Args)-1].(int64)
+	chunks := w[0].Args[len(w[0].Args)-3].(int64) // then the column tiles and the rows per chunk
 	if perLane := (rows + chunks - 1) / chunks / 8; int64(w[0].Grid) != 3*chunks || perLane > 128 {
 		t.Errorf("rownorm_wgrad: %d blocks over %d chunks (%d rows per thread): want 3 column tiles × chunks of at most 128 rows per thread", w[0].Grid, chunks, perLane)
+	}
+}
+
+// TestOwnKindsAreTheKernelsBuilt: the self-test's list of the kinds cnntime's own
+// kernels run (which it requires to run before it trusts a GPU) is exactly the kinds
+// Build has a program for.
+func TestOwnKindsAreTheKernelsBuilt(t *testing.T) {
+	for _, c := range selftest.Cases() {
+		_, err := cudakern.Build(c, 2, h100SMs)
+		own := slices.Contains(selftest.OwnKinds, c.Op)
+		switch {
+		case own && err != nil:
+			t.Errorf("%s is in selftest.OwnKinds but Build fails: %v", c.Op, err)
+		case !own && err == nil:
+			t.Errorf("Build runs %s with cnntime's own kernels but selftest.OwnKinds lacks it", c.Op)
+		case !own && !errors.Is(err, cudakern.ErrNoKernel):
+			t.Errorf("%s: %v", c.Op, err)
+		}
+	}
+}
+
+// TestPackDivisor checks the kernels' division by a multiply and a shift (udiv in
+// kernels.cu, done here as the GPU does it) against Go's for divisors and indices up to
+// the 32-bit limit.
+func TestPackDivisor(t *testing.T) {
+	udiv := func(n uint32, packed uint64) uint32 {
+		d, m := uint32(packed), uint32(packed>>32)
+		s := uint(32 - bits.LeadingZeros32(d-1))
+		hi := uint32((uint64(n) * uint64(m)) >> 32)
+		return (hi + n) >> s
+	}
+	divisors := []int64{1, 2, 3, 5, 7, 8, 9, 10, 31, 32, 49, 56, 96, 196, 768, 1000, 3136, 12544, 65535, 65537, 1 << 20, 1<<30 + 1, cudakern.MaxIndex}
+	ns := []uint32{0, 1, 2, 3, 31, 32, 33, 1000, 65535, 65536, 1<<24 + 7, 1<<30 - 1, 1 << 30, cudakern.MaxIndex - 1, cudakern.MaxIndex}
+	for i := uint32(0); i < 2000; i++ {
+		ns = append(ns, i*1073741+i*i) // spread over the range
+	}
+	for _, d := range divisors {
+		packed, err := cudakern.PackDivisor(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range ns {
+			if n > cudakern.MaxIndex {
+				continue
+			}
+			if got, want := udiv(n, packed), n/uint32(d); got != want {
+				t.Fatalf("%d / %d = %d by the magic number, want %d", n, d, got, want)
+			}
+		}
+	}
+	for _, bad := range []int64{0, -3, cudakern.MaxIndex + 1} {
+		if _, err := cudakern.PackDivisor(bad); err == nil {
+			t.Errorf("PackDivisor(%d) accepted a divisor out of range", bad)
+		}
+	}
+}
+
+// TestTensorsOver2To31ElementsAreTooLarge: the kernels index in 32 bits; a larger
+// tensor is refused (the worker records it unsupported), not indexed wrongly.
+func TestTensorsOver2To31ElementsAreTooLarge(t *testing.T) {
+	s := cnn.Shape{C: 64, H: 112, W: 112}
+	relu := cnn.Config{Op: cnn.OpReLU, In: s, Out: s, NumInputs: 1}
+	if _, err := cudakern.Build(relu, 2048, h100SMs); err != nil { // 1.6 billion elements
+		t.Errorf("batch 2048: %v", err)
+	}
+	if _, err := cudakern.Build(relu, 4096, h100SMs); !errors.Is(err, cudakern.ErrTooLarge) {
+		t.Errorf("batch 4096 (3.3 billion elements): %v, want ErrTooLarge", err)
+	}
+}
+
+// TestRunAllocatesNothing: a run of a program builds no argument lists (the host then
+// issues kernels at the driver's rate), and dropout's seed still advances each forward.
+func TestRunAllocatesNothing(t *testing.T) {
+	s := cnn.Shape{C: 64, H: 14, W: 14}
+	p, err := cudakern.Build(cnn.Config{Op: cnn.OpDropout, In: s, Out: s, NumInputs: 1}, 8, h100SMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []uint64
+	in := &cudakern.Instance{Program: p, Addrs: make([]uint64, len(p.Buffers)), Launch: func(k string, grid, block int, args []uint64) error {
+		if len(seeds) < 3 {
+			seeds = append(seeds, args[len(args)-1])
+		}
+		return nil
+	}}
+	if err := in.Run(measure.Forward); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = in.Run(measure.Forward) }); allocs != 0 {
+		t.Errorf("a forward run allocates %v times", allocs)
+	}
+	if seeds[0] == seeds[1] || seeds[1] == seeds[2] {
+		t.Errorf("dropout seeds %v: each forward run must draw a new mask", seeds)
+	}
+}
+
+// TestSelfTestRunsTheWarpPerRowLayerNorm: on GPUs of 132 and 256 SMs one of the
+// self-test's layer norms is reduced a warp per row, the path real layer norms take
+// (72 rows were a block each).
+func TestSelfTestRunsTheWarpPerRowLayerNorm(t *testing.T) {
+	for _, sms := range []int{h100SMs, 256} {
+		paths := map[int64]bool{}
+		for _, c := range selftest.Cases() {
+			if c.Op != cnn.OpLayerNorm {
+				continue
+			}
+			p, err := cudakern.Build(c, selftest.Batch, sms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := p.Phases[measure.Forward][0]
+			paths[l.Args[len(l.Args)-1].(int64)] = true
+		}
+		if !paths[32] || !paths[cudakern.Block] {
+			t.Errorf("%d SMs: the self-test's layer norms reduce rows with groups of %v threads, want both a warp (32) and a block", sms, paths)
+		}
 	}
 }

@@ -47,6 +47,35 @@ type Buf int
 // Seed is a launch argument: the dropout seed, which each forward run advances.
 type Seed struct{}
 
+// Div is a launch argument: a divisor the kernel divides indices by, passed with its
+// magic number (PackDivisor) so that no 64-bit division runs per element.
+type Div int64
+
+// MaxIndex bounds every index a launch computes (and so every buffer's elements): the
+// kernels index in 32 bits, as PyTorch's do where a tensor allows it.
+const MaxIndex = 1<<31 - 1
+
+// ErrTooLarge is returned by Build for a configuration whose tensors have more than
+// MaxIndex elements at that batch: the worker records it unsupported, as cuDNN's
+// legacy API does such convolutions.
+var ErrTooLarge = errors.New("more than 2^31 elements in one tensor")
+
+// PackDivisor packs a divisor d (1 ≤ d ≤ MaxIndex) with its magic number m, the
+// smallest for which n / d = (⌊n·m / 2^32⌋ + n) >> s for every n < 2^31, s = ⌈log2 d⌉
+// (Granlund and Montgomery's method, as PyTorch's IntDivider): m in the high 32 bits,
+// d in the low ones.
+func PackDivisor(d int64) (uint64, error) {
+	if d < 1 || d > MaxIndex {
+		return 0, fmt.Errorf("divisor %d is out of 1..2^31-1", d)
+	}
+	s := uint(0)
+	for int64(1)<<s < d {
+		s++
+	}
+	m := (uint64(1)<<32)*(uint64(1)<<s-uint64(d))/uint64(d) + 1
+	return m<<32 | uint64(d), nil
+}
+
 // From names a value of the CPU reference (cpu.Reference).
 type From int
 
@@ -166,15 +195,15 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 			if i > 1 {
 				src = y
 			}
-			p.Phases[fwd] = append(p.Phases[fwd], elementwise(sms, "binary", out, 2, int64(0), src, xs[i], y, out, int64(1), int64(1)))
+			p.Phases[fwd] = append(p.Phases[fwd], elementwise(sms, "binary", out, 2, int64(0), src, xs[i], y, out, Div(1), Div(1)))
 		}
 		io(ins, map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}})
 	case cnn.OpMul: // x · s, s per (sample, channel) as in squeeze-and-excitation
 		x, s, y, dy, dx := buf("x", Data, in), buf("s", Data, n*ch), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
 		ds := buf("ds", Float, n*ch)
-		p.Phases[fwd] = []Launch{elementwise(sms, "binary", out, 2, int64(1), x, s, y, out, plane, int64(1))}
+		p.Phases[fwd] = []Launch{elementwise(sms, "binary", out, 2, int64(1), x, s, y, out, Div(plane), Div(1))}
 		p.Phases[bwdData] = []Launch{
-			elementwise(sms, "binary", out, 2, int64(1), dy, s, dx, out, plane, int64(1)),
+			elementwise(sms, "binary", out, 2, int64(1), dy, s, dx, out, Div(plane), Div(1)),
 			rowwise(sms, "plane_dot", n*ch, plane, 2, dy, x, ds, n*ch, plane),
 		}
 		io([]Transfer{{Buf: x, From: Input}, {Buf: s, From: Input, Index: 1}, {Buf: dy, From: OutputGrad}},
@@ -183,8 +212,8 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 	case cnn.OpScale: // ConvNeXt's layer scale: x · γ per channel
 		x, g, y, dy, dx := buf("x", Data, in), buf("gamma", Data, ch), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
 		part, dg := buf("dgamma per sample", Float, n*ch), buf("dgamma", Float, ch)
-		p.Phases[fwd] = []Launch{elementwise(sms, "binary", out, 2, int64(2), x, g, y, out, plane, ch)}
-		p.Phases[bwdData] = []Launch{elementwise(sms, "binary", out, 2, int64(2), dy, g, dx, out, plane, ch)}
+		p.Phases[fwd] = []Launch{elementwise(sms, "binary", out, 2, int64(2), x, g, y, out, Div(plane), Div(ch))}
+		p.Phases[bwdData] = []Launch{elementwise(sms, "binary", out, 2, int64(2), dy, g, dx, out, Div(plane), Div(ch))}
 		p.Phases[bwdWeights] = []Launch{
 			rowwise(sms, "plane_dot", n*ch, plane, 2, dy, x, part, n*ch, plane),
 			columnSum(sms, part, dg, n, ch, 1),
@@ -200,21 +229,21 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 			per := s.Elems()
 			x := buf(fmt.Sprintf("x%d", i), Data, n*per)
 			ins = append(ins, Transfer{Buf: x, From: Input, Index: i})
-			p.Phases[fwd] = append(p.Phases[fwd], elementwise(sms, "copy_runs", n*per, 1, x, y, n, per, int64(0), c.Out.Elems(), off, per))
+			p.Phases[fwd] = append(p.Phases[fwd], elementwise(sms, "copy_runs", n*per, 1, x, y, n, per, int64(0), c.Out.Elems(), off, Div(per)))
 			off += per
 		}
 		io(ins, map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}})
 	case cnn.OpChannelShuffle:
 		g := int64(max(c.Groups, 2))
 		x, y, dy, dx := buf("x", Data, in), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
-		p.Phases[fwd] = []Launch{elementwise(sms, "transpose", in, 1, x, y, n, g, ch/g, plane)}
-		p.Phases[bwdData] = []Launch{elementwise(sms, "transpose", in, 1, dy, dx, n, ch/g, g, plane)}
+		p.Phases[fwd] = []Launch{elementwise(sms, "transpose", in, 1, x, y, n, Div(g), Div(ch/g), Div(plane))}
+		p.Phases[bwdData] = []Launch{elementwise(sms, "transpose", in, 1, dy, dx, n, Div(ch/g), Div(g), Div(plane))}
 		io([]Transfer{{Buf: x, From: Input}, {Buf: dy, From: OutputGrad}},
 			map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}, bwdData: {{Buf: dx, From: InputGrad}}})
 	case cnn.OpPermute: // channel-first to channel-last per sample, and back for the gradient
 		x, y, dy, dx := buf("x", Data, in), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
-		p.Phases[fwd] = []Launch{elementwise(sms, "transpose", in, 1, x, y, n, ch, plane, int64(1))}
-		p.Phases[bwdData] = []Launch{elementwise(sms, "transpose", in, 1, dy, dx, n, plane, ch, int64(1))}
+		p.Phases[fwd] = []Launch{elementwise(sms, "transpose", in, 1, x, y, n, Div(ch), Div(plane), Div(1))}
+		p.Phases[bwdData] = []Launch{elementwise(sms, "transpose", in, 1, dy, dx, n, Div(plane), Div(ch), Div(1))}
 		io([]Transfer{{Buf: x, From: Input}, {Buf: dy, From: OutputGrad}},
 			map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}, bwdData: {{Buf: dx, From: InputGrad}}})
 	case cnn.OpDropout, cnn.OpStochasticDepth:
@@ -224,8 +253,8 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 		}
 		threshold := DropThreshold(prob)
 		x, y, dy, dx := buf("x", Data, in), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
-		p.Phases[fwd] = []Launch{elementwise(sms, "drop", in, 1, x, y, in, row, threshold, Seed{})}
-		p.Phases[bwdData] = []Launch{elementwise(sms, "drop", in, 1, dy, dx, in, row, threshold, Seed{})}
+		p.Phases[fwd] = []Launch{elementwise(sms, "drop", in, 1, x, y, in, Div(row), threshold, Seed{})}
+		p.Phases[bwdData] = []Launch{elementwise(sms, "drop", in, 1, dy, dx, in, Div(row), threshold, Seed{})}
 		io([]Transfer{{Buf: x, From: Input}, {Buf: dy, From: OutputGrad}},
 			map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}, bwdData: {{Buf: dx, From: InputGrad}}})
 	case cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg:
@@ -236,7 +265,7 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 		h, w, oh, ow := int64(c.In.H), int64(c.In.W), int64(c.Out.H), int64(c.Out.W)
 		kh, kw := int64(c.Kernel[0]), int64(c.Kernel[1])
 		sh, sw := int64(max(c.Stride[0], 1)), int64(max(c.Stride[1], 1))
-		geo := []any{planes, h, w, oh, ow, kh, kw, sh, sw, int64(c.Padding[0]), int64(c.Padding[1])}
+		geo := []any{planes, Div(h), Div(w), Div(oh), Div(ow), Div(h * w), Div(oh * ow), Div(sh), Div(sw), kh, kw, int64(c.Padding[0]), int64(c.Padding[1])}
 		// What one output reads (its window) and one input gathers: the gradient (and
 		// for max pooling the winner) of each window over it.
 		window, over := kh*kw, ceilDiv(kh, sh)*ceilDiv(kw, sw)
@@ -278,14 +307,19 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 		x, dx := buf("logits", Data, in), buf("dlogits", Data, in)
 		prob, loss, mean := buf("softmax", Float, in), buf("loss per sample", Float, n), buf("loss", Float, 1)
 		p.Phases[fwd] = []Launch{
-			rowwise(sms, "xent_fwd", n, classes, 3, x, prob, loss, n, classes),
+			rowwise(sms, "xent_fwd", n, classes, 3, x, prob, loss, n, Div(classes)),
 			columnSum(sms, loss, mean, n, 1, 1/float64(n)),
 		}
-		p.Phases[bwdData] = []Launch{elementwise(sms, "xent_bwd", in, 1, prob, dx, n, classes)}
+		p.Phases[bwdData] = []Launch{elementwise(sms, "xent_bwd", in, 1, prob, dx, n, Div(classes))}
 		io([]Transfer{{Buf: x, From: Input}},
 			map[measure.Phase][]Transfer{fwd: {{Buf: mean, From: Output, Len: 1}}, bwdData: {{Buf: dx, From: InputGrad}}})
 	default:
 		return nil, fmt.Errorf("%w: %s", ErrNoKernel, c.Op)
+	}
+	for _, b := range p.Buffers {
+		if b.Elems > MaxIndex {
+			return nil, fmt.Errorf("%w: %s at batch %d has %d in %s; cnntime's kernels index in 32 bits", ErrTooLarge, c.Key(), batch, b.Elems, b.Name)
+		}
 	}
 	return p, nil
 }
@@ -295,8 +329,11 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 type Instance struct {
 	Program *Program
 	Addrs   []uint64 // one per buffer
-	Launch  func(kernel string, grid, block int, args []uint64) error
-	seed    int64
+	// Launch launches a kernel; args is only read during the call (Instance reuses it).
+	Launch func(kernel string, grid, block int, args []uint64) error
+	seed   int64
+	words  map[measure.Phase][][]uint64 // each launch's arguments, built on the first run
+	seeds  map[measure.Phase][][2]int   // (launch, argument) of each seed argument
 }
 
 // Has says whether the layer has phase ph.
@@ -314,21 +351,51 @@ func (in *Instance) Prepare(ph measure.Phase) error {
 	return nil
 }
 
-// Run launches the phase's kernels.
+// Run launches the phase's kernels. Their arguments are built once: a run allocates
+// nothing, so the host issues kernels at the rate the driver allows.
 func (in *Instance) Run(ph measure.Phase) error {
 	if ph == measure.Forward {
 		in.seed++
 	}
-	for _, l := range in.Program.Phases[ph] {
-		args, err := in.args(l)
-		if err != nil {
-			return err
-		}
-		if err := in.Launch(l.Kernel, l.Grid, l.Block, args); err != nil {
+	words, err := in.phaseWords(ph)
+	if err != nil {
+		return err
+	}
+	for _, at := range in.seeds[ph] {
+		words[at[0]][at[1]] = uint64(in.seed)
+	}
+	for i, l := range in.Program.Phases[ph] {
+		if err := in.Launch(l.Kernel, l.Grid, l.Block, words[i]); err != nil {
 			return fmt.Errorf("launch %s: %w", l.Kernel, err)
 		}
 	}
 	return nil
+}
+
+// phaseWords returns the phase's launch arguments, building them on first use.
+func (in *Instance) phaseWords(ph measure.Phase) ([][]uint64, error) {
+	if w, ok := in.words[ph]; ok {
+		return w, nil
+	}
+	if in.words == nil {
+		in.words, in.seeds = map[measure.Phase][][]uint64{}, map[measure.Phase][][2]int{}
+	}
+	launches := in.Program.Phases[ph]
+	w := make([][]uint64, len(launches))
+	for i, l := range launches {
+		args, err := in.args(l)
+		if err != nil {
+			return nil, err
+		}
+		w[i] = args
+		for j, a := range l.Args {
+			if _, ok := a.(Seed); ok {
+				in.seeds[ph] = append(in.seeds[ph], [2]int{i, j})
+			}
+		}
+	}
+	in.words[ph] = w
+	return w, nil
 }
 
 // args turns a launch's arguments into the 8-byte words the kernel takes.
@@ -340,6 +407,12 @@ func (in *Instance) args(l Launch) ([]uint64, error) {
 			out[i] = uint64(v)
 		case float64:
 			out[i] = math.Float64bits(v)
+		case Div:
+			w, err := PackDivisor(int64(v))
+			if err != nil {
+				return nil, fmt.Errorf("kernel %s argument %d: %w", l.Kernel, i, err)
+			}
+			out[i] = w
 		case Buf:
 			if int(v) < 0 || int(v) >= len(in.Addrs) {
 				return nil, fmt.Errorf("kernel %s argument %d is buffer %d of %d", l.Kernel, i, v, len(in.Addrs))

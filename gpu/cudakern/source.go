@@ -9,4 +9,4 @@ var Source string
 
 // Names lists the kernels Source defines.
 var Names = []string{"act_fwd", "act_bwd", "binary", "plane_dot", "plane_mean", "column_sum", "drop", "copy_runs",
-	"transpose", "pool_fwd", "pool_bwd", "rownorm_fwd", "rownorm_bwd", "rownorm_wgrad", "xent_fwd", "xent_bwd"}
+	"transpose", "pool_fwd", "pool_bwd", "rownorm_fwd", "rownorm_bwd", "rownorm_wgrad", "xent_fwd", "xent_bwd", "spin"}

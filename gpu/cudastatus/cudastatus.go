@@ -6,11 +6,12 @@ import "fmt"
 type Category int
 
 const (
-	OK           Category = iota
-	OutOfMemory           // the configuration does not fit: a measurement with status oom
-	Unsupported           // the library cannot run it: a measurement with status unsupported
-	BadParameter          // the worker passed a wrong argument: an error naming the layer
-	Failed                // anything else: an error
+	OK            Category = iota
+	OutOfMemory            // the configuration does not fit: a measurement with status oom
+	Unsupported            // the library cannot run it: a measurement with status unsupported
+	BadParameter           // the worker passed a wrong argument: an error naming the layer
+	Failed                 // anything else: an error
+	BrokenInstall          // the library cannot run anything here as installed: an error about the machine, not the item
 )
 
 func (c Category) String() string {
@@ -23,6 +24,8 @@ func (c Category) String() string {
 		return "unsupported"
 	case BadParameter:
 		return "bad parameter"
+	case BrokenInstall:
+		return "broken install"
 	}
 	return "failed"
 }
@@ -39,6 +42,9 @@ const (
 
 // cuDNN 9's categorised status codes (cudnn_graph.h of 9.x).
 const (
+	cudnn9NotInitialized        = 1001
+	cudnn9SublibraryVersion     = 1002
+	cudnn9SublibraryLoading     = 1008
 	cudnn9IncompatibleDriver    = 3005
 	cudnn9IncompatibleCudart    = 3006
 	cudnn9PrerequisiteMissing   = 3008
@@ -55,7 +61,8 @@ const brokenInstall = "cuDNN cannot run on this machine as installed (a driver o
 func CuDNNHint(version, code int) string {
 	if version >= cudnn9Major {
 		switch code {
-		case cudnn9IncompatibleDriver, cudnn9IncompatibleCudart, cudnn9PrerequisiteMissing, cudnn9SublibraryUnavailable:
+		case cudnn9IncompatibleDriver, cudnn9IncompatibleCudart, cudnn9PrerequisiteMissing, cudnn9SublibraryUnavailable,
+			cudnn9NotInitialized, cudnn9SublibraryVersion, cudnn9SublibraryLoading:
 			return brokenInstall
 		}
 		return ""
@@ -76,7 +83,7 @@ func CuDNN(version, code int) Category {
 		return OK
 	}
 	if CuDNNHint(version, code) != "" {
-		return Failed // a broken install, not a configuration the library lacks
+		return BrokenInstall // not a configuration the library lacks
 	}
 	if version >= cudnn9Major {
 		switch code {
@@ -132,6 +139,11 @@ type Error struct {
 	Category        Category
 	Hint            string // what to do, when the status says (CuDNNHint)
 }
+
+// InstallFault reports whether the call failed because of how the library is installed
+// here (not because of the item): a sweep does not quarantine such an item, since it
+// runs once the install is fixed.
+func (e *Error) InstallFault() bool { return e.Category == BrokenInstall }
 
 func (e *Error) Error() string {
 	what := fmt.Sprintf("status %d", e.Code)

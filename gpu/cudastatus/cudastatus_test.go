@@ -18,22 +18,23 @@ func TestCuDNN(t *testing.T) {
 		{"8 invalid value", v8, 5, BadParameter},
 		{"8 arch mismatch", v8, 6, Unsupported},
 		{"8 not supported", v8, 9, Unsupported},
-		{"8 runtime prerequisite missing", v8, 11, Failed},
+		{"8 runtime prerequisite missing", v8, 11, BrokenInstall},
 		{"8 internal error", v8, 4, Failed},
 		{"8 execution failed", v8, 8, Failed},
 		{"9 success", v9, 0, OK},
-		{"9 not initialized", v9, 1001, Failed},
-		{"9 sublibrary loading failed", v9, 1008, Failed},
+		{"9 not initialized", v9, 1001, BrokenInstall},
+		{"9 sublibrary loading failed", v9, 1008, BrokenInstall},
+		{"9 sublibrary version mismatch", v9, 1002, BrokenInstall},
 		{"9 bad param", v9, 2000, BadParameter},
 		{"9 bad param null pointer", v9, 2002, BadParameter},
 		{"9 bad param descriptor type", v9, 2012, BadParameter},
 		{"9 not supported", v9, 3000, Unsupported},
 		{"9 not supported shape", v9, 3002, Unsupported},
 		{"9 arch mismatch", v9, 3007, Unsupported},
-		{"9 incompatible CUDA driver", v9, 3005, Failed},
-		{"9 incompatible CUDA runtime", v9, 3006, Failed},
-		{"9 runtime prerequisite missing", v9, 3008, Failed},
-		{"9 sub-library unavailable", v9, 3009, Failed},
+		{"9 incompatible CUDA driver", v9, 3005, BrokenInstall},
+		{"9 incompatible CUDA runtime", v9, 3006, BrokenInstall},
+		{"9 runtime prerequisite missing", v9, 3008, BrokenInstall},
+		{"9 sub-library unavailable", v9, 3009, BrokenInstall},
 		{"9 not supported padding", v9, 3011, Unsupported},
 		{"9 not supported cuda graph", v9, 3013, Unsupported},
 		{"9 internal error", v9, 4000, Failed},
@@ -70,10 +71,10 @@ func TestBadParameterSaysItIsABug(t *testing.T) {
 // failures whose message says how to fix the install; a configuration cuDNN lacks is
 // not.
 func TestBrokenInstallSaysWhatToDo(t *testing.T) {
-	for _, c := range []struct{ version, code int }{{90600, 3005}, {90600, 3006}, {90600, 3008}, {90600, 3009}, {8907, 11}} {
+	for _, c := range []struct{ version, code int }{{90600, 3005}, {90600, 3006}, {90600, 3008}, {90600, 3009}, {90600, 1008}, {90600, 1002}, {8907, 11}} {
 		hint := CuDNNHint(c.version, c.code)
 		e := &Error{Lib: "cuDNN", Call: "cudnnConvolutionForward", Code: c.code, Category: CuDNN(c.version, c.code), Hint: hint}
-		if e.Category != Failed || !strings.Contains(e.Error(), "install the cuDNN built for this CUDA") {
+		if e.Category != BrokenInstall || !e.InstallFault() || !strings.Contains(e.Error(), "install the cuDNN built for this CUDA") {
 			t.Errorf("cuDNN %d status %d: %v, %q", c.version, c.code, e.Category, e.Error())
 		}
 	}

@@ -17,8 +17,10 @@ const (
 	Ones                // rows ones: the bias's broadcast and reduction
 )
 
-// Call is one cublasGemmEx, column-major: C = op(A)·op(B) + Beta·C, op transposing where
-// TransA or TransB says (alpha is 1).
+// Call is one GEMM, column-major: C = op(A)·op(B) + Beta·C, op transposing where
+// TransA or TransB says (alpha is 1); with AddBias, the bias (operand B, one value per
+// row of C) is added to every column in the same pass: cuBLASLt's bias epilogue
+// (cublasLtMatmul with CUBLASLT_EPILOGUE_BIAS), else a cublasGemmEx.
 type Call struct {
 	TransA, TransB bool
 	M, N, K        int
@@ -29,12 +31,18 @@ type Call struct {
 	C              Operand
 	LDC            int
 	Beta           float32
+	AddBias        bool
 }
 
 // Linear is a linear layer applied at rows positions (batch × H × W).
 type Linear struct {
 	Rows, In, Out int
 	Bias          bool
+	// Epilogue says the bias can be added by the forward GEMM itself (cuBLASLt loaded):
+	// one pass over the output, as PyTorch 2's addmm does through cuBLASLt. Without it
+	// the bias is broadcast into the output first and the product added to it, a second
+	// pass.
+	Epilogue bool
 }
 
 // Elems returns every operand's size in elements (absent: the layer has no such
@@ -54,6 +62,9 @@ func (l Linear) Calls(phase measure.Phase) []Call {
 	rows, in, out := l.Rows, l.In, l.Out
 	switch phase {
 	case measure.Forward:
+		if l.Bias && l.Epilogue { // Yᵀ = W·Xᵀ + b, one pass
+			return []Call{{TransA: true, M: out, N: rows, K: in, A: W, LDA: in, B: X, LDB: in, C: Y, LDC: out, AddBias: true}}
+		}
 		var calls []Call
 		beta := float32(0)
 		if l.Bias { // Yᵀ = b · onesᵀ, then Yᵀ += W·Xᵀ

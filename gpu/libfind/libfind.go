@@ -1,7 +1,6 @@
 package libfind
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -13,51 +12,78 @@ type Library struct {
 	What  string   // e.g. "cuDNN"
 	Env   string   // the environment variable that names its path
 	Names []string // sonames, newest first
+	// Wheels are the directories under site-packages where pip wheels put it: PyTorch's
+	// CUDA 12 wheels depend on nvidia-cudnn-cu12, nvidia-cublas-cu12 and
+	// nvidia-cuda-nvrtc-cu12 (nvidia/<name>/lib each), its CUDA 13 wheels on
+	// nvidia-cudnn-cu13 (nvidia/cudnn/lib) and the CUDA 13 component wheels, which all
+	// share nvidia/cu13/lib; PyTorch 1.x's CUDA wheels carried cuDNN and cuBLAS in
+	// torch/lib.
+	Wheels []string
 }
 
 var (
-	CuDNN  = Library{"cuDNN", "CNNTIME_CUDNN", []string{"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}}
-	CuBLAS = Library{"cuBLAS", "CNNTIME_CUBLAS", []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}}
-	NVRTC  = Library{"NVRTC", "CNNTIME_NVRTC", []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}}
-	NVML   = Library{"NVML", "CNNTIME_NVML", []string{"libnvidia-ml.so.1", "libnvidia-ml.so"}}
+	CuDNN = Library{"cuDNN", "CNNTIME_CUDNN", []string{"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"},
+		[]string{"nvidia/cudnn/lib", "torch/lib"}}
+	CuBLAS = Library{"cuBLAS", "CNNTIME_CUBLAS", []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"},
+		[]string{"nvidia/cu13/lib", "nvidia/cublas/lib", "torch/lib"}}
+	// CuBLASLt is cuBLAS's matmul library, beside it in every layout; the worker loads
+	// the one of cuBLAS's directory (CompanionOf), for the bias epilogue.
+	CuBLASLt = Library{"cuBLASLt", "CNNTIME_CUBLASLT", []string{"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"},
+		[]string{"nvidia/cu13/lib", "nvidia/cublas/lib", "torch/lib"}}
+	NVRTC = Library{"NVRTC", "CNNTIME_NVRTC", []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"},
+		[]string{"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}}
+	// NVML comes with the driver, never in a wheel.
+	NVML = Library{"NVML", "CNNTIME_NVML", []string{"libnvidia-ml.so.1", "libnvidia-ml.so"}, nil}
 )
 
-// CUDAHome is where NVIDIA's installers put the toolkit, or $CUDA_HOME.
-func CUDAHome() string {
-	if h := os.Getenv("CUDA_HOME"); h != "" {
-		return h
+// Libraries are the ones the worker loads, in the order it loads them.
+var Libraries = []Library{CuDNN, CuBLAS, NVRTC, NVML}
+
+// CompanionOf is the file of library l that goes with the loaded file path of another
+// (cuBLASLt with cuBLAS): the same major version in the same directory, or the bare
+// soname when path is one.
+func (l Library) CompanionOf(path string) string {
+	major := soMajor(filepath.Base(path))
+	for _, n := range l.Names {
+		if soMajor(n) == major {
+			if !strings.Contains(path, "/") {
+				return n
+			}
+			return filepath.Join(filepath.Dir(path), n)
+		}
 	}
-	return "/usr/local/cuda"
+	if !strings.Contains(path, "/") {
+		return l.Names[len(l.Names)-1]
+	}
+	return filepath.Join(filepath.Dir(path), l.Names[len(l.Names)-1])
 }
 
-// Candidates lists what to try to open, in order: explicit (a flag, else $Env) alone
-// when set (a directory stands for the sonames in it), else every soname through the loader's path, then under home's library
-// directories (lib64, lib and targets/<arch>-linux/lib), where an NVIDIA install that
-// is not in ld.so.conf keeps them.
-func (l Library) Candidates(explicit, home string) []string {
-	if explicit == "" {
-		explicit = os.Getenv(l.Env)
+// Preloads are the files to open before the library at path so that it finds them by
+// name (a directory outside the loader's path has them beside it): cuDNN's
+// sub-libraries (CuDNNSubLibraries), cuBLAS's cuBLASLt, NVRTC's builtins. None for a bare
+// soname: the loader finds them where it found the library.
+func (l Library) Preloads(path string) []string {
+	if !strings.Contains(path, "/") {
+		return nil
 	}
-	if explicit != "" {
-		if st, err := os.Stat(explicit); err == nil && st.IsDir() { // a directory: its sonames
-			var out []string
-			for _, n := range l.Names {
-				out = append(out, filepath.Join(explicit, n))
-			}
-			return out
+	switch l.What {
+	case CuDNN.What:
+		return CuDNNSubLibraries(path)
+	case CuBLAS.What:
+		return []string{CuBLASLt.CompanionOf(path)}
+	case NVRTC.What:
+		major := soMajor(filepath.Base(path))
+		if major == "" {
+			return nil
 		}
-		return []string{explicit}
-	}
-	out := append([]string(nil), l.Names...)
-	if home == "" {
-		return out
-	}
-	for _, dir := range []string{"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"} {
-		for _, n := range l.Names {
-			out = append(out, filepath.Join(home, dir, n))
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "libnvrtc-builtins.so."+major+"*"))
+		sort.Slice(m, func(i, j int) bool { return len(m[i]) < len(m[j]) || (len(m[i]) == len(m[j]) && m[i] < m[j]) })
+		if len(m) > 1 {
+			m = m[:1]
 		}
+		return m
 	}
-	return out
+	return nil
 }
 
 // cuDNN's sub-libraries in the order their dependencies need: cuDNN 9's graph library

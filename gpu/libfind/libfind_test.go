@@ -7,34 +7,6 @@ import (
 	"testing"
 )
 
-func TestCandidates(t *testing.T) {
-	t.Setenv("CNNTIME_CUBLAS", "")
-	got := CuBLAS.Candidates("", "/usr/local/cuda")
-	for _, want := range []string{"libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.12"} {
-		found := false
-		for _, g := range got {
-			found = found || g == want
-		}
-		if !found {
-			t.Errorf("cuBLAS candidates lack %s: %v", want, got)
-		}
-	}
-	if got[0] != "libcublas.so.13" {
-		t.Errorf("first cuBLAS candidate is %s, want the CUDA 13 soname", got[0])
-	}
-	if got := NVRTC.Candidates("/opt/nvrtc/libnvrtc.so.12", "/usr/local/cuda"); !reflect.DeepEqual(got, []string{"/opt/nvrtc/libnvrtc.so.12"}) {
-		t.Errorf("an explicit path is tried alone, got %v", got)
-	}
-	dir := t.TempDir()
-	if got := CuDNN.Candidates(dir, ""); !reflect.DeepEqual(got, []string{filepath.Join(dir, "libcudnn.so.9"), filepath.Join(dir, "libcudnn.so.8"), filepath.Join(dir, "libcudnn.so")}) {
-		t.Errorf("a directory stands for the sonames in it, got %v", got)
-	}
-	t.Setenv("CNNTIME_NVRTC", "/env/libnvrtc.so.13")
-	if got := NVRTC.Candidates("", ""); !reflect.DeepEqual(got, []string{"/env/libnvrtc.so.13"}) {
-		t.Errorf("$CNNTIME_NVRTC is tried alone, got %v", got)
-	}
-}
-
 func touch(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	for _, n := range names {

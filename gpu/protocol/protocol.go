@@ -45,8 +45,11 @@ type Request struct {
 	Device    int               `json:"device,omitempty"`
 	Precision measure.Precision `json:"precision,omitempty"`
 	Policy    measure.Policy    `json:"policy,omitempty"`
-	Repeats   int               `json:"repeats,omitempty"`
-	Items     []Item            `json:"items,omitempty"`
+	// CuDNNAPI is the cuDNN API convolutions choose their algorithm through: "" or
+	// legacy, or v8 (package gpu/convalgo).
+	CuDNNAPI string `json:"cudnn_api,omitempty"`
+	Repeats  int    `json:"repeats,omitempty"`
+	Items    []Item `json:"items,omitempty"`
 }
 
 // Validate reports the first thing wrong with a request, or nil.
@@ -72,6 +75,9 @@ func (r Request) Validate() error {
 			return err
 		}
 	}
+	if r.CuDNNAPI != "" && r.CuDNNAPI != "legacy" && r.CuDNNAPI != "v8" {
+		return fmt.Errorf("unknown cuDNN API %q: want legacy or v8", r.CuDNNAPI)
+	}
 	if r.Repeats < 1 {
 		return fmt.Errorf("repeats is %d: must be at least 1", r.Repeats)
 	}
@@ -96,7 +102,8 @@ type Message struct {
 	Done        int                  `json:"done,omitempty"`
 	Total       int                  `json:"total,omitempty"`
 	Message     string               `json:"message,omitempty"`
-	Sticky      bool                 `json:"sticky,omitempty"` // failed: the GPU's context is broken; the worker exits next
+	Sticky      bool                 `json:"sticky,omitempty"`  // failed: the GPU's context is broken; the worker exits next
+	Install     bool                 `json:"install,omitempty"` // failed: the libraries as installed, not the item (not quarantined)
 	Report      *selftest.Report     `json:"report,omitempty"`
 }
 

@@ -6,5 +6,6 @@
 // report travels over the worker protocol so the app can ask for it. It does not import
 // the CUDA libraries and is tested without a GPU.
 //
-// Imports: predictor/cnn and predictor/measure; no CUDA.
+// Imports: gpu/libfind (where each library was looked for), predictor/cnn and
+// predictor/measure; no CUDA.
 package selftest

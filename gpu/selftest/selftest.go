@@ -4,20 +4,26 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"cnntime/gpu/libfind"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
-// Versions are the driver's and libraries' versions the worker found ("" when absent).
+// Versions are the driver's and libraries' versions the worker found ("" when absent),
+// and the files it loaded them from.
 type Versions struct {
 	Driver string `json:"driver"`
 	CUDA   string `json:"cuda"`
 	CuDNN  string `json:"cudnn"`
 	CuBLAS string `json:"cublas"`
 	NVRTC  string `json:"nvrtc"`
+	// Paths are the files loaded, by library ("cuDNN", "cuBLAS", "cuBLASLt", "NVRTC",
+	// "NVML"): a soname where the loader resolved it.
+	Paths map[string]string `json:"paths,omitempty"`
 }
 
 // Verdict is one check's outcome.
@@ -37,7 +43,8 @@ type Row struct {
 	Kind      cnn.Op            `json:"kind"`
 	Precision measure.Precision `json:"precision"`
 	Phase     measure.Phase     `json:"phase"`
-	Policy    measure.Policy    `json:"policy,omitempty"` // fastest: the algorithm cudnnFind*AlgorithmEx timed best
+	Policy    measure.Policy    `json:"policy,omitempty"`    // fastest: the algorithm cudnnFind*AlgorithmEx timed best
+	API       string            `json:"cudnn_api,omitempty"` // v8: the convolution ran through cuDNN's graph API, as PyTorch 2's
 	Verdict   Verdict           `json:"verdict"`
 	MaxError  float64           `json:"max_error,omitempty"` // largest error relative to the reference's largest magnitude
 	Tolerance float64           `json:"tolerance,omitempty"`
@@ -61,6 +68,9 @@ type Report struct {
 	Versions Versions       `json:"versions"`
 	Rows     []Row          `json:"rows"`
 	Sweep    Sweep          `json:"sweep"`
+	// Libraries are the places the worker looked for each library, in order, with the
+	// one it loaded and why the others were skipped.
+	Libraries []libfind.Candidate `json:"libraries,omitempty"`
 }
 
 // Precisions are the ones the self-test checks.
@@ -101,6 +111,9 @@ func Compare(got, want []float32, p measure.Precision) (float64, bool) {
 	return worst, worst <= Tolerance(p)
 }
 
+// Batch is the batch size of the self-test's layers.
+const Batch = 2
+
 // Cases are the small configurations the self-test runs: one of every kind the worker
 // measures, at shapes that take microseconds.
 func Cases() []cnn.Config {
@@ -112,7 +125,12 @@ func Cases() []cnn.Config {
 		Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{2, 2}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 8}
 	out := []cnn.Config{conv, dw,
 		{Op: cnn.OpLinear, In: cnn.Shape{C: 32, H: 1, W: 1}, Out: cnn.Shape{C: 10, H: 1, W: 1}, NumInputs: 1, Bias: true},
-		one(cnn.OpBatchNorm), one(cnn.OpLayerNorm)}
+		// ConvNeXt's MLP: a linear layer on channels-last positions.
+		{Op: cnn.OpLinear, In: cnn.Shape{C: 8, H: 3, W: 3}, Out: cnn.Shape{C: 12, H: 3, W: 3}, NumInputs: 1, Bias: true},
+		one(cnn.OpBatchNorm), one(cnn.OpLayerNorm),
+		// Enough rows (2×32×32) that every GPU of up to 256 SMs reduces them a warp per
+		// row, as real layer norms are: 72 rows take the block-per-row path.
+		{Op: cnn.OpLayerNorm, In: cnn.Shape{C: 8, H: 32, W: 32}, Out: cnn.Shape{C: 8, H: 32, W: 32}, NumInputs: 1}}
 	for _, op := range []cnn.Op{cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
 		cnn.OpScale, cnn.OpChannelShuffle, cnn.OpDropout, cnn.OpStochasticDepth, cnn.OpFlatten, cnn.OpPermute} {
 		c := one(op)
@@ -126,6 +144,8 @@ func Cases() []cnn.Config {
 	}
 	out = append(out, pool(cnn.OpMaxPool), pool(cnn.OpAvgPool),
 		cnn.Config{Op: cnn.OpAdaptiveAvg, In: s, Out: cnn.Shape{C: 8, H: 1, W: 1}, NumInputs: 1},
+		// An adaptive average to 4×4 from 6×6: overlapping windows of two sizes.
+		cnn.Config{Op: cnn.OpAdaptiveAvg, In: s, Out: cnn.Shape{C: 8, H: 4, W: 4}, NumInputs: 1},
 		cnn.Config{Op: cnn.OpAdd, In: s, Out: s, NumInputs: 2},
 		cnn.Config{Op: cnn.OpMul, In: s, Out: s, NumInputs: 2},
 		cnn.Config{Op: cnn.OpConcat, In: cnn.Shape{C: 16, H: 6, W: 6}, Out: cnn.Shape{C: 16, H: 6, W: 6}, NumInputs: 2},
@@ -134,16 +154,20 @@ func Cases() []cnn.Config {
 	return out
 }
 
-// Check is one configuration the self-test runs, at one precision and algorithm policy.
+// Check is one configuration the self-test runs, at one precision and algorithm policy,
+// through one cuDNN API ("" legacy, "v8" the graph API) for a convolution.
 type Check struct {
 	Config    cnn.Config
 	Precision measure.Precision
 	Policy    measure.Policy
+	API       string
 }
 
 // Plan lists the self-test's checks: every case at every precision with cuDNN's
-// heuristic choice, and the dense convolution in FP32 with the fastest algorithm
-// (cudnnFind*AlgorithmEx, which sweeps with --policy fastest use).
+// heuristic choice, and the dense convolution at every precision with the fastest
+// algorithm (cudnnFind*AlgorithmEx, which sweeps with --policy fastest use: under TF32
+// and amp it may pick a tensor-core algorithm the heuristic does not) and through cuDNN's
+// graph API (the engines PyTorch 2 runs, which sweeps with --cudnn-api v8 use).
 func Plan() []Check {
 	var out []Check
 	for _, c := range Cases() {
@@ -151,26 +175,53 @@ func Plan() []Check {
 			out = append(out, Check{Config: c, Precision: p, Policy: measure.Heuristic})
 		}
 	}
-	return append(out, Check{Config: Cases()[0], Precision: measure.FP32, Policy: measure.Fastest})
+	for _, p := range Precisions {
+		out = append(out, Check{Config: Cases()[0], Precision: p, Policy: measure.Fastest},
+			Check{Config: Cases()[0], Precision: p, Policy: measure.Heuristic, API: "v8"})
+	}
+	return out
 }
 
 // coreKinds are the layer kinds every sweep measures through cuDNN and cuBLAS: when
 // their FP32 checks do not pass, the libraries are broken and nothing can be trusted.
 var coreKinds = []cnn.Op{cnn.OpConv2d, cnn.OpLinear, cnn.OpBatchNorm}
 
+// OwnKinds are the layer kinds cnntime's own kernels run (package cudakern's, compiled
+// with NVRTC at start-up): the memory-bound layers cuDNN and cuBLAS do not cover.
+var OwnKinds = []cnn.Op{cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
+	cnn.OpAdd, cnn.OpMul, cnn.OpScale, cnn.OpConcat, cnn.OpChannelShuffle, cnn.OpPermute, cnn.OpDropout, cnn.OpStochasticDepth,
+	cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg, cnn.OpLayerNorm, cnn.OpLoss}
+
 // Problems lists what keeps the report from being trusted: a check that mismatched the
 // reference or failed; an FP32 convolution, linear or batch-norm check that did not pass
 // (a cuDNN or cuBLAS install that cannot run them is broken, whatever status it gave);
+// FP32 checks of cnntime's own kernels that were unsupported (NVRTC absent, or the
+// kernels did not compile or load: every sweep would record those layers unsupported);
 // a timed sweep that stopped, or whose items failed.
 func (r Report) Problems() []string {
 	var out []string
 	if m, f := r.Count(Mismatch), r.Count(Failed); m+f > 0 {
 		out = append(out, fmt.Sprintf("%d checks mismatched the CPU reference and %d failed", m, f))
 	}
+	var ownOff []Row
+	ownChecked := 0
+	for _, row := range r.Rows {
+		if row.Precision != measure.FP32 || !slices.Contains(OwnKinds, row.Kind) {
+			continue
+		}
+		ownChecked++
+		if row.Verdict == Unsupported {
+			ownOff = append(ownOff, row)
+		}
+	}
+	if len(ownOff) > 0 {
+		out = append(out, fmt.Sprintf("cnntime's own kernels did not run: %d of %d FP32 checks of the memory-bound layers are unsupported, so sweeps would record those layers unsupported (%s: %s)",
+			len(ownOff), ownChecked, ownOff[0].Layer, ownOff[0].Why))
+	}
 	for _, kind := range coreKinds {
 		seen := false
 		for _, row := range r.Rows {
-			if row.Kind != kind || row.Precision != measure.FP32 {
+			if row.Kind != kind || row.Precision != measure.FP32 || row.API == "v8" { // the graph API is an option, not what sweeps need
 				continue
 			}
 			seen = true
@@ -235,7 +286,11 @@ func (r Report) Write(w io.Writer) error {
 		if row.MS > 0 {
 			msText = fmt.Sprintf("%.4f", row.MS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, row.Policy, row.Verdict, errText, tolText, msText, row.Why)
+		policy := string(row.Policy)
+		if row.API != "" {
+			policy += " " + row.API
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Layer, row.Precision, row.Phase, policy, row.Verdict, errText, tolText, msText, row.Why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

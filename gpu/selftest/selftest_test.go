@@ -41,7 +41,7 @@ func TestCasesCoverEveryKindOnce(t *testing.T) {
 	kinds := map[cnn.Op]int{}
 	for _, c := range Cases() {
 		kinds[c.Op]++
-		if c.In.Elems() <= 0 || c.Out.Elems() <= 0 || c.In.Elems() > 1<<12 {
+		if c.In.Elems() <= 0 || c.Out.Elems() <= 0 || c.In.Elems() > 1<<13 {
 			t.Errorf("case %s is not a small valid shape", c.Key())
 		}
 	}
@@ -130,6 +130,21 @@ func TestProblemsOfABrokenInstall(t *testing.T) {
 			r.Sweep.Measured, r.Sweep.Failures = 5, []string{"conv2d at batch 32 (fwd): cuDNN: CUDNN_STATUS_EXECUTION_FAILED (5000)"}
 		}), "1 items of the timed sweep failed (first: conv2d at batch 32 (fwd)"},
 		{"sweep short", with(func(r *Report) { r.Sweep.Measured = 4 }), "the timed sweep measured 4 of its 6 items"},
+		// NVRTC loaded, but the kernels did not compile or load: every memory-bound
+		// layer is unsupported while cuDNN and cuBLAS pass.
+		{"own kernels unsupported", with(func(r *Report) {
+			why := "unsupported: relu needs cnntime's own kernels, and cnntime's kernels could not be built: load the --gpu-architecture=sm_90 image into the GPU: CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
+			r.Rows = append(r.Rows,
+				Row{Layer: "relu:in=8x6x6,out=8x6x6", Kind: cnn.OpReLU, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: why},
+				Row{Layer: "maxpool2d", Kind: cnn.OpMaxPool, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: why},
+				Row{Layer: "add", Kind: cnn.OpAdd, Precision: measure.FP32, Phase: measure.Forward, Verdict: Pass})
+		}), "cnntime's own kernels did not run: 2 of 3 FP32 checks of the memory-bound layers are unsupported"},
+		{"the graph API unsupported is a gap, not a fault", with(func(r *Report) {
+			r.Rows = append(r.Rows, Row{Kind: cnn.OpConv2d, Precision: measure.FP32, Phase: measure.Forward, API: "v8", Verdict: Unsupported, Why: "cuDNN's graph API is not in the cuDNN loaded"})
+		}), ""},
+		{"a view has no kernel: not a fault", with(func(r *Report) {
+			r.Rows = append(r.Rows, Row{Layer: "flatten", Kind: cnn.OpFlatten, Precision: measure.FP32, Phase: measure.Forward, Verdict: Unsupported, Why: "unsupported: no kernel of cnntime's own: flatten"})
+		}), ""},
 	} {
 		problems := c.rep.Problems()
 		switch {
@@ -146,19 +161,57 @@ func TestProblemsOfABrokenInstall(t *testing.T) {
 	}
 }
 
-// TestPlanChecksTheFastestAlgorithm: the self-test times one convolution through
-// cudnnFind*AlgorithmEx (the fastest policy) besides every case under the heuristic.
+// TestPlanChecksTheFastestAlgorithm: the self-test runs the convolution through
+// cudnnFind*AlgorithmEx (the fastest policy) at every precision — under TF32 and amp it
+// may choose tensor-core algorithms the heuristic does not — besides every case under
+// the heuristic.
 func TestPlanChecksTheFastestAlgorithm(t *testing.T) {
-	fastest := 0
+	fastest := map[measure.Precision]int{}
 	for _, c := range Plan() {
 		if c.Policy == measure.Fastest {
-			fastest++
-			if c.Config.Op != cnn.OpConv2d || c.Precision != measure.FP32 {
-				t.Errorf("fastest-algorithm check of %s in %s: want an FP32 convolution", c.Config.Key(), c.Precision)
+			fastest[c.Precision]++
+			if c.Config.Op != cnn.OpConv2d {
+				t.Errorf("fastest-algorithm check of %s in %s: want a convolution", c.Config.Key(), c.Precision)
 			}
 		}
 	}
-	if fastest != 1 || len(Plan()) != len(Cases())*len(Precisions)+1 {
-		t.Errorf("plan of %d checks with %d fastest: want every case at every precision and one fastest convolution", len(Plan()), fastest)
+	for _, p := range Precisions {
+		if fastest[p] != 1 {
+			t.Errorf("%d fastest-algorithm checks in %s, want 1", fastest[p], p)
+		}
+	}
+	v8 := map[measure.Precision]int{}
+	for _, c := range Plan() {
+		if c.API == "v8" {
+			v8[c.Precision]++
+		}
+	}
+	for _, p := range Precisions {
+		if v8[p] != 1 {
+			t.Errorf("%d checks through cuDNN's graph API in %s, want 1", v8[p], p)
+		}
+	}
+	if len(Plan()) != (len(Cases())+2)*len(Precisions) {
+		t.Errorf("plan of %d checks: want every case at every precision, and the convolution at each with the fastest algorithm and through the graph API", len(Plan()))
+	}
+}
+
+// TestCasesCoverWhatRealLayersRun: the channels-last linear layer of ConvNeXt's MLP, an
+// adaptive average pooling to more than 1×1, and a layer norm with rows enough for the
+// warp-per-row path (package cudakern's test checks the path it takes).
+func TestCasesCoverWhatRealLayersRun(t *testing.T) {
+	var channelsLast, adaptive, manyRows bool
+	for _, c := range Cases() {
+		switch c.Op {
+		case cnn.OpLinear:
+			channelsLast = channelsLast || c.In.H*c.In.W > 1
+		case cnn.OpAdaptiveAvg:
+			adaptive = adaptive || c.Out.H*c.Out.W > 1
+		case cnn.OpLayerNorm:
+			manyRows = manyRows || Batch*c.In.H*c.In.W >= 8*256
+		}
+	}
+	if !channelsLast || !adaptive || !manyRows {
+		t.Errorf("cases lack a channels-last linear layer (%v), an adaptive pooling beyond 1x1 (%v), a layer norm of many rows (%v)", channelsLast, adaptive, manyRows)
 	}
 }

@@ -16,7 +16,7 @@ const (
 // The columns of the catalog files, in the order the embedded files have them.
 var (
 	gpuColumns = []string{"id", "name", "architecture", "compute_capability", "sm_count", "boost_clock_mhz",
-		"fp32_tflops", "tf32_tensor_tflops", "fp16_tensor_tflops", "memory_gb", "memory_type",
+		"fp32_tflops", "tf32_tensor_tflops", "fp16_tensor_tflops", "fp8_tensor_tflops", "memory_gb", "memory_type",
 		"memory_bandwidth_gbps", "l2_cache_mb", "pcie_gen", "pcie_lanes", "interconnect", "interconnect_gbps",
 		"interconnect_source", "tdp_w", "source", "notes"}
 	machineColumns = []string{"id", "provider", "instance", "gpu", "gpu_count", "vcpus", "memory_gib", "region",
@@ -121,7 +121,7 @@ func parseGPU(r record) (GPU, error) {
 		dst   *float64
 	}{
 		{"boost_clock_mhz", &g.BoostClockMHz}, {"fp32_tflops", &g.FP32TFLOPS}, {"tf32_tensor_tflops", &g.TF32TFLOPS},
-		{"fp16_tensor_tflops", &g.FP16TFLOPS}, {"memory_gb", &g.MemoryGB}, {"memory_bandwidth_gbps", &g.MemoryBandwidthGBs},
+		{"fp16_tensor_tflops", &g.FP16TFLOPS}, {"fp8_tensor_tflops", &g.FP8TFLOPS}, {"memory_gb", &g.MemoryGB}, {"memory_bandwidth_gbps", &g.MemoryBandwidthGBs},
 		{"l2_cache_mb", &g.L2MB}, {"interconnect_gbps", &g.InterconnectGBs}, {"tdp_w", &g.TDPW},
 	} {
 		if *f.dst, err = r.number(f.field); err != nil {

@@ -109,7 +109,22 @@ func TestCatalogFigures(t *testing.T) {
 		{"lambda/gpu_8x_h100_sxm5 price", machine("lambda/gpu_8x_h100_sxm5").PriceUSDPerHour, 31.92},
 		{"gcp/a2-highgpu-8g RAM", machine("gcp/a2-highgpu-8g").MemoryGiB, 680.0},
 		{"historical row flagged", machine("aws/p5.48xlarge-historical").Listing, ListingHistorical},
-		{"unpriced row flagged", machine("aws/p5e.48xlarge").Listing, ListingUnpriced},
+		{"unpriced row flagged", machine("aws/p6e-gb200.36xlarge").Listing, ListingUnpriced},
+		{"p5e priced by its Capacity Block rate", machine("aws/p5e.48xlarge").PriceUSDPerHour, 39.8},
+		{"p5e's rate flagged", machine("aws/p5e.48xlarge").Listing, ListingHistorical},
+		{"b200 SMs as the device reports", gpu("b200").SMs, 148},
+		{"b200 FP16 tensor dense", gpu("b200").FP16TFLOPS, 2250.0},
+		{"b200 FP8 tensor dense", gpu("b200").FP8TFLOPS, 4500.0},
+		{"b200 bandwidth", gpu("b200").MemoryBandwidthGBs, 7700.0},
+		{"b200 NVLink5 per direction", gpu("b200").InterconnectGBs, 900.0},
+		{"b200 compute capability", gpu("b200").ComputeCapability, "10.0"},
+		{"gb200 FP16 tensor dense", gpu("gb200").FP16TFLOPS, 2500.0},
+		{"gb200 memory", gpu("gb200").MemoryGB, 186.0},
+		{"gb200 host link is not PCIe", gpu("gb200").PCIeGen, 0},
+		{"aws/p6-b200.48xlarge price", machine("aws/p6-b200.48xlarge").PriceUSDPerHour, 113.9328},
+		{"gcp/a4-highgpu-8g GPUs", machine("gcp/a4-highgpu-8g").GPUID, "b200"},
+		{"lambda/gpu_8x_b200_sxm6 price", machine("lambda/gpu_8x_b200_sxm6").PriceUSDPerHour, 53.52},
+		{"gcp/a3-ultragpu-8g GPUs", machine("gcp/a3-ultragpu-8g").GPUID, "h200"},
 		{"GPU add-on flagged", machine("gcp/nvidia-tesla-t4-gpu-addon").Listing, ListingComponent},
 		{"current row", machine("aws/g4dn.xlarge").Listing, ListingCurrent},
 	}
@@ -136,9 +151,9 @@ func TestEveryNVLinkAndDerivedFigureSaysWhy(t *testing.T) {
 }
 
 const (
-	gpuHeader     = "id,name,architecture,compute_capability,sm_count,boost_clock_mhz,fp32_tflops,tf32_tensor_tflops,fp16_tensor_tflops,memory_gb,memory_type,memory_bandwidth_gbps,l2_cache_mb,pcie_gen,pcie_lanes,interconnect,interconnect_gbps,interconnect_source,tdp_w,source,notes\n"
-	gpuV100       = "v100-sxm2-16gb,Tesla V100 SXM2 16GB,Volta,7.0,80,1530,15.7,,125,16,HBM2,900,6,3,16,NVLink,150,NVLink2,300,datasheet,\n"
-	gpuT4         = "t4,Tesla T4,Turing,7.5,40,1590,8.1,,65,16,GDDR6,320,4,3,16,PCIe,16,gen3 x16,70,datasheet,\n"
+	gpuHeader     = "id,name,architecture,compute_capability,sm_count,boost_clock_mhz,fp32_tflops,tf32_tensor_tflops,fp16_tensor_tflops,fp8_tensor_tflops,memory_gb,memory_type,memory_bandwidth_gbps,l2_cache_mb,pcie_gen,pcie_lanes,interconnect,interconnect_gbps,interconnect_source,tdp_w,source,notes\n"
+	gpuV100       = "v100-sxm2-16gb,Tesla V100 SXM2 16GB,Volta,7.0,80,1530,15.7,,125,,16,HBM2,900,6,3,16,NVLink,150,NVLink2,300,datasheet,\n"
+	gpuT4         = "t4,Tesla T4,Turing,7.5,40,1590,8.1,,65,,16,GDDR6,320,4,3,16,PCIe,16,gen3 x16,70,datasheet,\n"
 	machineHeader = "id,provider,instance,gpu,gpu_count,vcpus,memory_gib,region,price_usd_per_hour,price_date,price_source,listing,notes\n"
 	machineP3     = "aws/p3.2xlarge,aws,p3.2xlarge,v100-sxm2-16gb,1,8,61,us-east-1,3.06,2026-01-21,vantage,current,\n"
 	machineG4     = "aws/g4dn.xlarge,aws,g4dn.xlarge,t4,1,4,16,us-east-1,0.526,2026-01-21,vantage,current,\n"

@@ -2,15 +2,19 @@ package hw
 
 // GPU is one GPU model's published specifications, each with its source.
 type GPU struct {
-	ID                 string  `json:"id"` // stable id, e.g. "v100-sxm2-16gb"
-	Name               string  `json:"name"`
-	Architecture       string  `json:"architecture"`       // e.g. "Volta"; "CPU" for a host processor
-	ComputeCapability  string  `json:"compute_capability"` // e.g. "7.0"
-	SMs                int     `json:"sm_count"`
-	BoostClockMHz      float64 `json:"boost_clock_mhz"`
-	FP32TFLOPS         float64 `json:"fp32_tflops"`
-	TF32TFLOPS         float64 `json:"tf32_tensor_tflops"` // dense; 0 where the GPU has no TF32
-	FP16TFLOPS         float64 `json:"fp16_tensor_tflops"` // dense, FP32 accumulate; 0 where it has no tensor cores
+	ID                string  `json:"id"` // stable id, e.g. "v100-sxm2-16gb"
+	Name              string  `json:"name"`
+	Architecture      string  `json:"architecture"`       // e.g. "Volta"; "CPU" for a host processor
+	ComputeCapability string  `json:"compute_capability"` // e.g. "7.0"
+	SMs               int     `json:"sm_count"`
+	BoostClockMHz     float64 `json:"boost_clock_mhz"`
+	FP32TFLOPS        float64 `json:"fp32_tflops"`
+	TF32TFLOPS        float64 `json:"tf32_tensor_tflops"` // dense; 0 where the GPU has no TF32
+	FP16TFLOPS        float64 `json:"fp16_tensor_tflops"` // dense, FP32 accumulate; 0 where it has no tensor cores
+	// FP8TFLOPS is the dense FP8 tensor rate (Hopper, Ada, Blackwell); 0 where the GPU
+	// has none or no source gives it. Predictions do not use it: cnntime trains in
+	// FP32, TF32, FP16 and BF16.
+	FP8TFLOPS          float64 `json:"fp8_tensor_tflops,omitempty"`
 	MemoryGB           float64 `json:"memory_gb"`
 	MemoryType         string  `json:"memory_type"`
 	MemoryBandwidthGBs float64 `json:"memory_bandwidth_gbps"`

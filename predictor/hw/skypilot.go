@@ -114,6 +114,7 @@ func ParseSkyPilotCatalog(cloud, name string, data []byte) (*SkyPilotCatalog, er
 	cat := &SkyPilotCatalog{Cloud: cloud}
 	type key struct{ instance, region string }
 	offers := map[key]*CloudOffer{}
+	types := map[string]bool{}
 	var gcpGPUs, gcpVMs []skyRow
 	for {
 		fields, err := r.Read()
@@ -125,6 +126,9 @@ func ParseSkyPilotCatalog(cloud, name string, data []byte) (*SkyPilotCatalog, er
 		}
 		line, _ := r.FieldPos(0)
 		rec := record{t: t, line: line, fields: fields}
+		if cat.Rows == MaxCatalogRows {
+			return nil, rec.errorf("row", "%s", tooLarge("rows", MaxCatalogRows, "about 40,000"))
+		}
 		row, err := readSkyRow(rec, hasZone)
 		if err != nil {
 			return nil, err
@@ -149,9 +153,13 @@ func ParseSkyPilotCatalog(cloud, name string, data []byte) (*SkyPilotCatalog, er
 		k := key{row.instance, row.region}
 		o := offers[k]
 		if o == nil {
+			if err := checkVolume(len(offers)+1, len(types)+boolInt(!types[row.instance])); err != "" {
+				return nil, rec.errorf("row", "%s", err)
+			}
 			o = &CloudOffer{Cloud: cloud, Instance: row.instance, Region: row.region, Accelerator: row.accelerator,
 				AcceleratorCount: row.count, VCPUs: row.vcpus, MemoryGiB: row.memory}
 			offers[k] = o
+			types[row.instance] = true
 		}
 		o.fold(row.price, row.spot, row.zone)
 	}
@@ -164,7 +172,11 @@ func ParseSkyPilotCatalog(cloud, name string, data []byte) (*SkyPilotCatalog, er
 			prev.fold(o.PriceUSD, o.SpotUSD, o.SpotZone)
 			continue
 		}
+		if err := checkVolume(len(offers)+1, len(types)+boolInt(!types[o.Instance])); err != "" {
+			return nil, &RowError{File: name, Line: cat.Rows + 1, Field: "row", Msg: err + " (GCP's GPUs on their VMs)"}
+		}
 		offers[k] = &o
+		types[o.Instance] = true
 	}
 	for _, o := range offers {
 		cat.Offers = append(cat.Offers, *o)
@@ -206,6 +218,26 @@ type skyRow struct {
 	count, vcpus, memory, price, spot   float64
 }
 
+// checkVolume says what is wrong when a cloud's catalog would hold offers instance
+// types × regions of types instance types with an accelerator: more than
+// MaxCloudOffers or MaxCloudInstanceTypes ("" when neither).
+func checkVolume(offers, types int) string {
+	switch {
+	case types > MaxCloudInstanceTypes:
+		return tooLarge("instance types with an accelerator", MaxCloudInstanceTypes, "a few hundred")
+	case offers > MaxCloudOffers:
+		return tooLarge("instance types × regions with an accelerator", MaxCloudOffers, "about 2,000")
+	}
+	return ""
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func readSkyRow(rec record, hasZone bool) (skyRow, error) {
 	row := skyRow{instance: rec.text("InstanceType"), accelerator: rec.text("AcceleratorName")}
 	var err error
@@ -230,7 +262,12 @@ func readSkyRow(rec record, hasZone bool) (skyRow, error) {
 	if row.accelerator != "" && !(row.count > 0) {
 		return row, rec.errorf("AcceleratorCount", "%q: an instance with accelerator %q needs a count above 0", rec.text("AcceleratorCount"), row.accelerator)
 	}
-	return row, nil
+	err = CheckOffer(CloudOffer{AcceleratorCount: row.count, VCPUs: row.vcpus, MemoryGiB: row.memory, PriceUSD: row.price, SpotUSD: row.spot})
+	var oe *OfferError
+	if errors.As(err, &oe) {
+		return row, rec.errorf(oe.Field, "%s", oe.Msg)
+	}
+	return row, err
 }
 
 // GCP attaches most GPUs to a VM of its own choosing, and SkyPilot's GCP catalog lists
@@ -243,8 +280,16 @@ var gcpHosts = map[string]map[int]string{
 	"H100":      {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"},
 	"H100-MEGA": {8: "a3-megagpu-8g"},
 	"H200":      {8: "a3-ultragpu-8g"},
+	"B200":      {8: "a4-highgpu-8g"},
+	"GB200":     {4: "a4x-highgpu-4g"},
 	"L4":        {1: "g2-standard-4", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"},
 }
+
+// gcpPricedByGPUs are the hosts whose whole price SkyPilot's GCP catalog puts on the
+// GPUs' row, listing the VM itself at $0.0 (catalogs/v8/gcp/vms.csv: a4-highgpu-8g 0.0,
+// its B200 × 8 at $64.44–90.216/h): their offer is the GPUs' price alone. Any other host
+// at $0 has no known price, and neither has its offer.
+var gcpPricedByGPUs = map[string]bool{"a4-highgpu-8g": true, "a4x-highgpu-4g": true}
 
 // gcpN1GPUs attach to an N1 VM the user chooses; cnntime prices them with 4 vCPUs
 // per GPU (n1-standard-4 for one, n1-standard-32 for eight), as its own catalog does.
@@ -296,10 +341,11 @@ func composeGCP(gpus, vms []skyRow) []CloudOffer {
 		}
 		o := CloudOffer{Cloud: "gcp", Instance: instance, Region: g.region, Accelerator: g.accelerator,
 			AcceleratorCount: g.count, VCPUs: h.vcpus, MemoryGiB: h.memory}
-		if g.price > 0 && h.price > 0 {
+		byGPUs := gcpPricedByGPUs[host]
+		if g.price > 0 && (h.price > 0 || byGPUs) {
 			o.PriceUSD = roundCents(g.price + h.price)
 		}
-		if g.spot > 0 && h.spot > 0 {
+		if g.spot > 0 && (h.spot > 0 || byGPUs) {
 			o.SpotUSD, o.SpotZone = roundCents(g.spot+h.spot), g.zone
 		}
 		out = append(out, o)
@@ -365,6 +411,8 @@ var AcceleratorRules = []AcceleratorRule{
 	{Accelerator: "H200", GPU: "h200"},
 	{Accelerator: "H200-SXM", GPU: "h200"},
 	{Accelerator: "GH200", GPU: "gh200"},
+	{Accelerator: "B200", GPU: "b200", Why: "AWS p6-b200, GCP a4-highgpu and Lambda sell the HGX B200 part"},
+	{Accelerator: "GB200", GPU: "gb200"},
 	{Accelerator: "A6000", GPU: "rtx-a6000"},
 	{Accelerator: "RTXA6000", GPU: "rtx-a6000"},
 	{Accelerator: "RTX4090", GPU: "rtx-4090"},
@@ -402,6 +450,20 @@ func GPUForOffer(o CloudOffer) (gpu string, count int, why string, ok bool) {
 		return r.GPU, int(o.AcceleratorCount), "", true
 	}
 	return "", 0, fmt.Sprintf("no performance data: cnntime's GPU catalog has no %q", o.Accelerator), false
+}
+
+// PredictableAccelerators are the SkyPilot accelerator names some rule of
+// AcceleratorRules maps onto a cnntime GPU: the only offers that can become machines.
+func PredictableAccelerators() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range AcceleratorRules {
+		if name := strings.ToLower(r.Accelerator); r.GPU != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // OfferMachineID is the machine id of a cloud's instance type: "cloud/instance", the

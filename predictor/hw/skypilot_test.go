@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,6 +70,47 @@ func TestParseSkyPilotCatalogAttachesGCPGPUsToTheirVM(t *testing.T) {
 	}
 }
 
+// gcpA4 are real rows of SkyPilot's catalogs/v8/gcp/vms.csv (@006059e0): the A4 and A3
+// Ultra VMs and their GPUs. A4's VM is listed at $0.0, its GPUs' row carrying the price.
+const gcpA4 = `InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+a3-ultragpu-8g,224.0,2952.0,,,,us-central1,us-central1-b,12.266,3.74713
+a4-highgpu-8g,224.0,3968.0,,,,us-central1,us-central1-b,0.0,0.0
+a4-highgpu-8g,224.0,3968.0,,,,us-east4,us-east4-b,0.0,0.0
+n1-standard-4,4.0,15.0,,,,us-central1,us-central1-b,0.0,0.0
+,,,B200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 184320}}]},us-central1,us-central1-b,90.216,32.6064
+,,,B200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 184320}}]},us-east4,us-east4-b,64.44,32.6064
+,,,H200,8,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 144384}}]},us-central1,us-central1-b,74.49392,37.2472
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-b,0.35,0.1383
+`
+
+// GCP's A4 (B200) is priced by its GPUs' row, its VM row being $0.0; another VM at $0
+// (here an N1 with no known price) leaves its offer unpriced, never at the GPUs' price alone.
+func TestParseSkyPilotCatalogPricesGCPA4ByItsGPUs(t *testing.T) {
+	cat, err := ParseSkyPilotCatalog("gcp", "gcp/vms.csv", []byte(gcpA4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]CloudOffer{}
+	for _, o := range cat.Offers {
+		got[o.Instance+" "+o.Region] = o
+	}
+	for key, want := range map[string][2]float64{
+		"a4-highgpu-8g us-central1":                    {90.216, 32.6064},
+		"a4-highgpu-8g us-east4":                       {64.44, 32.6064},
+		"a3-ultragpu-8g us-central1":                   {86.75992, 40.99433},
+		"n1-standard-4-1x-nvidia-tesla-t4 us-central1": {0, 0},
+	} {
+		o, ok := got[key]
+		if !ok {
+			t.Errorf("no offer %s among %v", key, cat.Offers)
+			continue
+		}
+		if o.PriceUSD != want[0] || o.SpotUSD != want[1] {
+			t.Errorf("%s priced %v (spot %v), want %v (spot %v)", key, o.PriceUSD, o.SpotUSD, want[0], want[1])
+		}
+	}
+}
+
 func TestParseSkyPilotCatalogRefusesWhatIsNotACatalog(t *testing.T) {
 	header := "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\n"
 	tests := []struct {
@@ -88,6 +130,15 @@ func TestParseSkyPilotCatalogRefusesWhatIsNotACatalog(t *testing.T) {
 		{"no region", "aws", header + "p3.2xlarge,V100,1,8,61,3.06,0.9,\n", "line 2, field Region: is empty"},
 		{"zero GPUs", "aws", header + "p3.2xlarge,V100,0,8,61,3.06,0.9,us-east-1\n", "needs a count above 0"},
 		{"GPU without VM outside GCP", "aws", header + ",V100,1,,,3.06,0.9,us-east-1\n", "only GCP lists GPUs without the VM"},
+		{"hexadecimal price", "aws", header + "p3.2xlarge,V100,1,8,61,0x1p4,0.9,us-east-1\n", `line 2, field Price: "0x1p4" is not a number`},
+		{"price with underscores", "aws", header + "p3.2xlarge,V100,1,8,61,1_0.5,0.9,us-east-1\n", `line 2, field Price: "1_0.5" is not a number`},
+		{"absurd price", "aws", header + "p3.2xlarge,V100,1,8,61,1.7e308,0.9,us-east-1\n", "line 2, field Price: 1.7e+308 is more than any instance has"},
+		{"price beyond float64", "aws", header + "p3.2xlarge,V100,1,8,61,1e999,0.9,us-east-1\n", `line 2, field Price: "1e999" is not a number`},
+		{"absurd spot price", "aws", header + "p3.2xlarge,V100,1,8,61,3.06,2e6,us-east-1\n", "line 2, field SpotPrice: 2e+06 is more than any instance has"},
+		{"2e19 GPUs", "aws", header + "p3.2xlarge,V100,2e19,8,61,3.06,0.9,us-east-1\n", "line 2, field AcceleratorCount: 2e+19 is more than any instance has (at most 64"},
+		{"a billion GPUs", "aws", header + "p3.2xlarge,V100,1e9,8,61,3.06,0.9,us-east-1\n", "field AcceleratorCount: 1e+09 is more than any instance has"},
+		{"1e300 vCPUs", "aws", header + "p3.2xlarge,V100,1,1e300,61,3.06,0.9,us-east-1\n", "line 2, field vCPUs: 1e+300 is more than any instance has"},
+		{"absurd memory", "aws", header + "p3.2xlarge,V100,1,8,1e12,3.06,0.9,us-east-1\n", "line 2, field MemoryGiB: 1e+12 is more than any instance has"},
 		{"reserved cloud name", "user", header + "p3.2xlarge,V100,1,8,61,3.06,0.9,us-east-1\n", "cnntime's own provider name"},
 		{"bad cloud name", "AWS!", header + "p3.2xlarge,V100,1,8,61,3.06,0.9,us-east-1\n", "not a cloud name"},
 	}
@@ -104,6 +155,71 @@ func TestParseSkyPilotCatalogRefusesWhatIsNotACatalog(t *testing.T) {
 	}
 }
 
+// hostileCatalog is a vms.csv of n rows, each made by row(i), after the header.
+func hostileCatalog(n int, row func(i int) string) []byte {
+	var b strings.Builder
+	b.WriteString("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n")
+	for i := 0; i < n; i++ {
+		b.WriteString(row(i))
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// A catalog beyond what any cloud's holds is refused whole, at the line where it went
+// over, before it is kept: so no file can make later commands slow (issue 30).
+func TestParseSkyPilotCatalogBoundsWhatItKeeps(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    []byte
+		wantErr string
+	}{
+		{"a million rows", hostileCatalog(1_000_000, func(i int) string { return fmt.Sprintf("c5.large,,,2,4,0.085,0.03,us-east-1,z%d", i%5) }),
+			fmt.Sprintf("line %d, field row: the catalog holds more than %d rows", MaxCatalogRows+2, MaxCatalogRows)},
+		{"an instance type per row", hostileCatalog(MaxCloudInstanceTypes+1, func(i int) string { return fmt.Sprintf("x%d,A100,8,96,1152,30.5,10.1,us-east-1,z1", i) }),
+			fmt.Sprintf("line %d, field row: the catalog holds more than %d instance types with an accelerator", MaxCloudInstanceTypes+2, MaxCloudInstanceTypes)},
+		{"a region per row", hostileCatalog(MaxCloudOffers+1, func(i int) string { return fmt.Sprintf("x%d,A100,8,96,1152,30.5,10.1,r%d,z1", i%100, i) }),
+			fmt.Sprintf("line %d, field row: the catalog holds more than %d instance types × regions", MaxCloudOffers+2, MaxCloudOffers)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, err := ParseSkyPilotCatalog("aws", "aws/vms.csv", tc.data)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("ParseSkyPilotCatalog = %v, want an error with %q", err, tc.wantErr)
+			}
+			if cat != nil {
+				t.Errorf("a refused file gave a catalog of %d offers", len(cat.Offers))
+			}
+		})
+	}
+	// At the bounds, and with every zone of a region folded, a catalog is kept whole.
+	atBounds := hostileCatalog(MaxCloudOffers*2, func(i int) string {
+		return fmt.Sprintf("x%d,A100,8,96,1152,30.5,10.1,r%d,z%d", i%MaxCloudInstanceTypes, i%MaxCloudOffers, i/MaxCloudOffers)
+	})
+	cat, err := ParseSkyPilotCatalog("aws", "aws/vms.csv", atBounds)
+	if err != nil {
+		t.Fatalf("a catalog at the bounds: %v", err)
+	}
+	if len(cat.Offers) != MaxCloudOffers || cat.Rows != 2*MaxCloudOffers {
+		t.Errorf("a catalog at the bounds kept %d offers of %d rows, want %d of %d", len(cat.Offers), cat.Rows, MaxCloudOffers, 2*MaxCloudOffers)
+	}
+}
+
+func TestParseDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"3.06", 3.06, true}, {"0", 0, true}, {".5", 0.5, true}, {"2e-3", 0.002, true}, {"-1.5", -1.5, true}, {"7.", 7, true},
+		{"0x1p4", 0, false}, {"1_0.5", 0, false}, {"Inf", 0, false}, {"NaN", 0, false}, {"1e999", 0, false}, {"", 0, false}, {" 1", 0, false}, {"1,5", 0, false},
+	} {
+		if got, ok := ParseDecimal(tc.in); got != tc.want || ok != tc.ok {
+			t.Errorf("ParseDecimal(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
 func TestGPUForOfferIsTheOneTable(t *testing.T) {
 	tests := []struct {
 		cloud, accelerator, instance string
@@ -117,6 +233,9 @@ func TestGPUForOfferIsTheOneTable(t *testing.T) {
 		{"aws", "A100-80GB", "p4de.24xlarge", 8, "a100-sxm4-80gb", ""},
 		{"aws", "H100", "p5.48xlarge", 8, "h100-sxm", ""},
 		{"aws", "H200", "p5en.48xlarge", 8, "h200", ""},
+		{"aws", "B200", "p6-b200.48xlarge", 8, "b200", ""},
+		{"lambda", "B200", "gpu_8x_b200_sxm6", 8, "b200", ""},
+		{"azure", "GB200", "Standard_ND128isr_NDR_GB200_v6", 4, "gb200", ""},
 		{"aws", "A10G", "g5.xlarge", 1, "a10g", ""},
 		{"aws", "l4", "g6.xlarge", 1, "l4", ""}, // names match case-insensitively
 		{"aws", "L40S", "g6e.xlarge", 1, "l40s", ""},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -126,9 +125,9 @@ func (r record) number(field string) (float64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, r.errorf(field, "%q is not a number", s)
+	v, ok := ParseDecimal(s)
+	if !ok {
+		return 0, r.errorf(field, "%q is not a number (write it in decimal, e.g. 3.06)", s)
 	}
 	if v < 0 {
 		return 0, r.errorf(field, "%s is negative", s)

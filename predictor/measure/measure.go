@@ -111,6 +111,10 @@ type Measurement struct {
 	Status         Status    `json:"status"`
 	SweepID        int64     `json:"sweep_id,omitempty"`
 	At             time.Time `json:"at"`
+	// Notes say how to read the time, comma-separated (package gpu/timing): host-bound
+	// (the host may have paced the kernels), l2-flushed (buffers that fit in the L2,
+	// timed after a flush), l2-hot (the same, with no flush: a warm cache).
+	Notes string `json:"notes,omitempty"`
 }
 
 // Validate reports the first thing wrong with m, or nil.
@@ -189,4 +193,18 @@ func CPUFramework(key string) string {
 		return FrameworkCnntimeCPU
 	}
 	return FrameworkPyTorch
+}
+
+// PyTorchGPUSuffix ends the device key of a GPU's layer rows that scripts/pytorch_sweep.py
+// --layers measured ("cuda:GPU-<uuid>:pytorch"): kept apart from the rows of cnntime's
+// CUDA worker, which measure other things on the same GPU.
+const PyTorchGPUSuffix = ":pytorch"
+
+// MeasuredByPyTorch reports whether the device of key is one PyTorch measured: a CPU's
+// "cpu:…:pytorch-<N>-threads" or a GPU's "cuda:…:pytorch".
+func MeasuredByPyTorch(key string) bool {
+	if strings.HasPrefix(key, "cuda:") {
+		return strings.HasSuffix(key, PyTorchGPUSuffix)
+	}
+	return CPUFramework(key) == FrameworkPyTorch
 }

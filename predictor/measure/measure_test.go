@@ -16,3 +16,17 @@ func TestCPUFramework(t *testing.T) {
 		}
 	}
 }
+
+func TestMeasuredByPyTorch(t *testing.T) {
+	for key, want := range map[string]bool{
+		"cuda:GPU-8e1f":                   false,
+		"cuda:GPU-8e1f:pytorch":           true,
+		"cpu:lab1:EPYC":                   false,
+		"cpu:lab1:EPYC:pytorch-2-threads": true,
+		"gpu:a100-sxm4-80gb":              false,
+	} {
+		if got := MeasuredByPyTorch(key); got != want {
+			t.Errorf("MeasuredByPyTorch(%q) = %v, want %v", key, got, want)
+		}
+	}
+}

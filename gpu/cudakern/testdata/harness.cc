@@ -3,8 +3,9 @@
 // Standard input, little-endian int64 words: the buffer count, then per buffer its size
 // in bytes and its bytes (padded to 8); the launch count, then per launch the kernel's
 // name (its length, then the name padded to 8), grid, block, the argument count and the
-// arguments (8-byte words; a buffer argument is its index + 1 with bit 63 set). Standard
-// output: every buffer's bytes after the launches, in order.
+// arguments, two 8-byte words each: its kind (1: a buffer, whose index follows; 0: a
+// value) and the word. Standard output: every buffer's bytes after the launches, in
+// order.
 #include "host_cuda.h"
 #include KERNELS
 #include <cstdio>
@@ -31,7 +32,7 @@ template <class... A> std::function<void(const std::vector<uint64_t>&)> kernel(v
 #define K(name) {#name, kernel(name)}
 static std::map<std::string, std::function<void(const std::vector<uint64_t>&)>> kernels = {
 	K(act_fwd), K(act_bwd), K(binary), K(plane_dot), K(plane_mean), K(column_sum), K(drop), K(copy_runs),
-	K(transpose), K(pool_fwd), K(pool_bwd), K(rownorm_fwd), K(rownorm_bwd), K(rownorm_wgrad), K(xent_fwd), K(xent_bwd),
+	K(transpose), K(pool_fwd), K(pool_bwd), K(rownorm_fwd), K(rownorm_bwd), K(rownorm_wgrad), K(xent_fwd), K(xent_bwd), K(spin),
 };
 
 static int64_t word() {
@@ -56,8 +57,12 @@ int main() {
 		long grid = word(), block = word();
 		std::vector<uint64_t> args(word());
 		for (auto& a : args) {
+			int64_t kind = word();
 			a = (uint64_t)word();
-			if (a >> 63) a = (uint64_t)bufs[(a & ~(1ull << 63)) - 1].data();
+			if (kind == 1) {
+				if (a >= bufs.size()) { fprintf(stderr, "no buffer %llu\n", (unsigned long long)a); return 2; }
+				a = (uint64_t)bufs[a].data();
+			}
 		}
 		auto k = kernels.find(name);
 		if (k == kernels.end()) { fprintf(stderr, "no kernel %s\n", name.c_str()); return 2; }

@@ -120,6 +120,9 @@ inline float __shfl_xor_sync(unsigned, float v, int mask) {
 	return r;
 }
 
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline long long clock64() { static long long c; return c += 1000; }
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
