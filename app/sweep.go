@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -307,9 +308,8 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	report := func(p SweepProgress) {
 		res.Done++
 		p.Done, p.Total, p.Cached, p.Elapsed = res.Done, res.Total, res.Cached, time.Since(start)
-		if res.Done < res.Total && estDone > 0 {
-			// The plan's estimate, scaled by how fast this device really went so far.
-			p.ETA = time.Duration(float64(p.Elapsed) * (estTotal - estDone) / estDone)
+		if res.Done < res.Total && estTotal > 0 {
+			p.ETA = sweepETA(p.Elapsed, estDone, estTotal)
 		}
 		if res.Done%16 == 0 || res.Done == res.Total {
 			_ = cache.UpdateSweep(context.WithoutCancel(ctx), res.SweepID, db.SweepRunning, res.Done)
@@ -375,6 +375,20 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	}
 	return res, err
 }
+
+// sweepETA is the time a sweep has left: the plan's estimate of what is left, scaled by
+// how much slower or faster than planned the device went so far. The scale starts at
+// the plan's own and moves to the measured one as the sweep goes: the plan weighs as
+// much as etaPrior of planned work (or a quarter of the plan, if less), so the first
+// few kernels — a warm-up, a cold cache — do not swing it 22 → 14 → 48 minutes.
+func sweepETA(elapsed time.Duration, estDone, estTotal float64) time.Duration {
+	prior := math.Min(etaPrior, estTotal/4)
+	scale := (elapsed.Seconds() + prior) / (estDone + prior)
+	return time.Duration((estTotal - estDone) * scale * float64(time.Second))
+}
+
+// etaPrior is how many seconds of planned work the plan's own pace weighs in sweepETA.
+const etaPrior = 60.0
 
 // runSteps times the plan's whole training steps on a local backend.
 func runSteps(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan, res *SweepResult, report func(SweepProgress)) error {

@@ -157,7 +157,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	if x.MaxBatch >= 0 {
 		largest = strconv.Itoa(x.MaxBatch)
 	}
-	h.Row("memory", fmt.Sprintf("%.1f GB per GPU; the largest batch that fits: %s", x.MemoryGB, largest))
+	h.Row("memory", fmt.Sprintf("%.1f GB per %s; the largest batch that fits: %s", x.MemoryGB, app.DeviceWord(x.GPU), largest))
 	cost := ""
 	if x.CostKnown {
 		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
@@ -179,9 +179,9 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	fmt.Fprintln(w)
 	t := app.NewTable(w, "PHASE", "MS", "SHARE")
 	for _, p := range x.Phases.List() {
-		t.Row(p.Phase, fmt.Sprintf("%.2f", p.MS), pct(p.MS, x.IterMS))
+		t.Row(p.Phase, fmt.Sprintf("%.2f", p.MS), app.ShareText(p.MS, x.Phases.Total()))
 	}
-	t.Row("iteration", fmt.Sprintf("%.2f", x.IterMS), pct(x.IterMS, x.IterMS))
+	t.Row("iteration", fmt.Sprintf("%.2f", x.IterMS), app.ShareText(x.IterMS, x.Phases.Total()))
 	if err := t.Flush(); err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	fmt.Fprintln(w)
 	t = app.NewTable(w, "KIND", "LAYERS", "MS", "SHARE OF LAYER KERNELS")
 	for _, k := range x.Kinds {
-		t.Row(k.Kind, strconv.Itoa(k.Layers), fmt.Sprintf("%.2f", k.MS), fmt.Sprintf("%.1f%%", k.SharePct))
+		t.Row(k.Kind, strconv.Itoa(k.Layers), fmt.Sprintf("%.2f", k.MS), app.ShareText(k.SharePct, 100))
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -213,12 +213,4 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 			fmt.Sprintf("%.3f", l.BackwardWeightMS), fmt.Sprintf("%.3f", l.MS()), src)
 	}
 	return t.Flush()
-}
-
-// pct is part as a percentage of whole.
-func pct(part, whole float64) string {
-	if !(whole > 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*part/whole)
 }

@@ -46,7 +46,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 	noBands := fs.Bool("no-error-bands", false, "leave out the expected-error bands (curves) and whiskers (scatter)")
 	width := fs.Int("width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
 	height := fs.Int("height", 750, "chart height in pixels")
-	title := fs.String("title", "", "chart title")
+	title := fs.String("title", "", "chart title (default: what it shows and the run: CNNs, machines, epochs or target, dataset, precision, framework, loader, prices' date)")
 	if err := checkFlagValues(fs, args); err != nil {
 		return err
 	}
@@ -130,6 +130,13 @@ func runExport(env *Env, cmd Command, args []string) error {
 	}
 	if *out != "" {
 		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title, NoErrorBands: *noBands}
+		if *title == "" { // the window's title for the same chart: what it shows and the run
+			what := m.TitleFor(curves) + " vs batch size"
+			if chart == "scatter" {
+				what = charts.ScatterTitle(curves)
+			}
+			opt.Title = app.ChartTitle(what, app.QuerySettings(q), curves)
+		}
 		c := charts.Curves(curves, opt)
 		if chart == "scatter" {
 			c = charts.Scatter(curves, opt)

@@ -112,13 +112,22 @@ func bestCurves(env *Env, eng *app.Engine, q app.Query, counts []int) ([]predict
 	return all, nil
 }
 
-// bestOnly is c with only its best point.
+// bestOnly is c with only its best point and its recommended one (in batch order).
 func bestOnly(c predictor.Curve) predictor.Curve {
 	if c.Best < 0 {
 		c.Points = nil
 		return c
 	}
-	c.Points, c.Best = []predictor.Point{c.Points[c.Best]}, 0
+	best := c.Points[c.Best]
+	rec, ok := app.RecommendedPoint(&c)
+	switch {
+	case !ok || rec.Batch == best.Batch:
+		c.Points, c.Best = []predictor.Point{best}, 0
+	case rec.Batch < best.Batch:
+		c.Points, c.Best = []predictor.Point{rec, best}, 1
+	default:
+		c.Points, c.Best = []predictor.Point{best, rec}, 0
+	}
 	return c
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -30,6 +31,8 @@ type tableCurve struct {
 	widest []int
 	rows   int
 	first  *PredictRow
+	// warnings are the curve's own (app.RunWarnings), as the lines under the table say them.
+	warnings []string
 }
 
 // tableCells builds a tableCurve a cell at a time.
@@ -276,12 +279,22 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		_, err := env.Stdout.Write(w.flush())
 		return writeErr("output", err)
 	}
+	var warnings []string // each once
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*tableCurve, error) {
-		return tableText(c, toTarget), nil
+		t := tableText(c, toTarget)
+		for _, w := range app.RunWarnings(c) {
+			t.warnings = append(t.warnings, warningLine(c.Model, c.Machine, w))
+		}
+		return t, nil
 	}, func(t *tableCurve) error {
 		if t.first != nil { // the notes are per curve: its first row says them
 			notes.add(t.first.Machine, t.first.Nodes, t.first.Network, "")
 			priced = append(priced, *t.first)
+		}
+		for _, w := range t.warnings {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
 		}
 		if w.add(t) {
 			return write()
@@ -294,16 +307,20 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	if err := write(); err != nil {
 		return err
 	}
-	writeTableNotes(env, priced, &notes, q)
+	writeTableNotes(env, priced, &notes, warnings, q)
 	return nil
 }
 
 // writeTableNotes writes what predict says under its table: each machine's price and
-// each GPU's sources (rows: one per curve), the networks of the multi-node rows, and,
-// to a target, where the epochs come from.
-func writeTableNotes(env *Env, rows []PredictRow, notes *nodeNotes, q app.Query) {
+// each GPU's sources (rows: one per curve), the networks of the multi-node rows, the
+// runs' warnings (lines already made by warningLine) and, to a target, where the epochs
+// come from.
+func writeTableNotes(env *Env, rows []PredictRow, notes *nodeNotes, warnings []string, q app.Query) {
 	writePriceNotes(env, rows)
 	notes.write(env)
+	for _, w := range warnings {
+		fmt.Fprintln(env.Stdout, w)
+	}
 	if note := epochsNote(q.Run.ToTarget); note != "" {
 		fmt.Fprintln(env.Stdout, note)
 	}

@@ -101,6 +101,10 @@ func epochsNote(m *convergence.Model) string {
 	if m.ErrorPct > 0 {
 		err = fmt.Sprintf("±%.0f%%", m.ErrorPct)
 	}
-	return fmt.Sprintf("to target: %s; epochs from %s, E(B) = %.2f·(1 + B/%.0f) (%s; %s). Total and cost are the time to the target; the band adds the epochs' error.",
-		m.Target, m.Name, m.EpochsMin, m.NoiseBatch, err, m.Basis)
+	fitted := ""
+	if m.FittedOn != "" {
+		fitted = ", fitted on " + m.FittedOn
+	}
+	return fmt.Sprintf("to target: %s; epochs from %s%s, E(B) = %.2f·(1 + B/%.0f) (%s; %s). Total and cost are the time to the target; the band adds the epochs' error.",
+		m.Target, m.Name, fitted, m.EpochsMin, m.NoiseBatch, err, m.Basis)
 }
