@@ -244,6 +244,14 @@ func (e *Engine) addLocalTargets(local []localMachine, ms []measure.Measurement,
 	}
 }
 
+// isLocal reports whether id is a device measured in the cache (predictable or not).
+func (e *Engine) isLocal(id string) bool {
+	key := strings.ToLower(strings.TrimSpace(id))
+	_, ok := e.local[key]
+	_, bad := e.localErr[key]
+	return ok || bad
+}
+
 // MachineTarget looks a machine up by id: a catalog instance, one of the user's, or a
 // device measured in the cache.
 func (e *Engine) MachineTarget(id string) (Target, error) {
@@ -527,8 +535,12 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 	}
 	pred.Reserve(r, p.reserve[tableUse{i / len(p.q.Targets), pred, r.GPU.ID, r.DeviceKey}])
 	c, err := pred.Curve(r)
+	c.Dataset = p.q.Data.Dataset
 	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
 		c.Backend = measure.CPUFramework(t.DeviceKey)
+		for j := range c.Points {
+			c.Points[j].Bound = cpuBound(c.Points[j].Bound)
+		}
 	}
 	return c, err
 }
@@ -584,6 +596,15 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	return r, e.predictorFor(t), nil
+}
+
+// cpuBound is a measured CPU's bound: its own kernels, where the step model says
+// "gpu" (the device that runs them).
+func cpuBound(bound string) string {
+	if bound == BoundGPU {
+		return BoundCPU
+	}
+	return bound
 }
 
 // predictorFor is the engine that predicts on t: a measured CPU's own step model, else

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,6 +40,9 @@ type EngineBackend struct {
 	mu     sync.Mutex
 	engine *Engine
 	added  []*cnn.Network // custom models added since start, registered again when the engine is rebuilt
+	// stop ends the cache watches (Watch) when the backend closes.
+	stop    context.CancelFunc
+	stopped context.Context
 }
 
 // OpenEngineBackend opens the cache at dbPath (created when missing) and loads the
@@ -59,7 +63,41 @@ func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, erro
 		}
 		return nil, err
 	}
-	return &EngineBackend{cache: d, engine: e}, nil
+	stopped, stop := context.WithCancel(context.Background())
+	return &EngineBackend{cache: d, engine: e, stopped: stopped, stop: stop}, nil
+}
+
+// Watch follows the cache (WatchCache, every DefaultCacheWatch) while ctx lasts and the
+// backend is open: after another program wrote to it, the engine is loaded again and
+// then changed is called, on the watching goroutine; reloadErr gets a reload that failed.
+// A change while busy() (this window's own sweep, which reloads when it ends) is let
+// pass. Without a cache there is nothing to watch.
+func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed func(), reloadErr func(error)) {
+	if b.cache == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(b.stopped, cancel)
+	path := b.cache.Path()
+	from := StampCache(path) // now, not when the goroutine first runs: a write in between counts
+	go func() {
+		defer stop()
+		defer cancel()
+		watchFrom(ctx, path, DefaultCacheWatch, from, func() {
+			if busy() {
+				return
+			}
+			if err := b.Reload(ctx); err != nil {
+				if ctx.Err() == nil {
+					reloadErr(err)
+				}
+				return
+			}
+			if ctx.Err() == nil {
+				changed()
+			}
+		})
+	}()
 }
 
 // DB is the open measurement cache, nil when working without one.
@@ -113,8 +151,11 @@ func (b *EngineBackend) Warnings() []string {
 	return b.engine.Warnings()
 }
 
-// Close closes the cache.
+// Close stops the cache watches and closes the cache.
 func (b *EngineBackend) Close() error {
+	if b.stop != nil {
+		b.stop()
+	}
 	if b.cache == nil {
 		return nil
 	}
@@ -155,26 +196,107 @@ func (b *EngineBackend) AddCustomModel(data []byte) (string, error) {
 	return net.Name, nil
 }
 
-// PredictCurves predicts every model × machine of the settings, models outer.
+// PredictCurves predicts every model × machine of the settings, models outer. A CNN or
+// machine the cache no longer has (another program removed it) is left out and the
+// others are predicted: the error is then a *MissingError with the curves.
 func (b *EngineBackend) PredictCurves(ctx context.Context, s SessionSettings) ([]predictor.Curve, error) {
+	e, q, missing, err := b.query(s)
+	if err != nil {
+		return nil, err
+	}
+	var curves []predictor.Curve
+	if len(q.Models) > 0 && len(q.Targets) > 0 {
+		if curves, err = e.Curves(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if len(missing.Models)+len(missing.Machines) > 0 {
+		return curves, &missing
+	}
+	return curves, nil
+}
+
+// Warm prepares the engine for the predictions of s (their step tables), one curve at
+// a time on the calling goroutine so that it leaves the other cores to the window; it
+// stops when ctx ends. PredictCurves of s then comes at once.
+func (b *EngineBackend) Warm(ctx context.Context, s SessionSettings) error {
+	e, q, _, err := b.query(s)
+	if err != nil || len(q.Models) == 0 || len(q.Targets) == 0 {
+		return err
+	}
+	p, err := e.plan(q)
+	if err != nil {
+		return err
+	}
+	for i := range p.count() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := p.curve(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// query is the engine and the query of the settings, with the selected CNNs and
+// machines the engine does not have left out and named in missing.
+func (b *EngineBackend) query(s SessionSettings) (*Engine, Query, MissingError, error) {
 	b.mu.Lock()
 	e := b.engine
 	b.mu.Unlock()
+	var missing MissingError
+	known := map[string]bool{}
+	for _, id := range e.MachineIDs() {
+		known[strings.ToLower(id)] = true
+	}
 	targets := make([]Target, 0, len(s.Machines))
 	for _, id := range s.Machines {
 		t, err := e.MachineTarget(id)
 		if err != nil {
-			return nil, err
+			if !known[strings.ToLower(id)] && !e.isLocal(id) {
+				missing.Machines = append(missing.Machines, id)
+				continue
+			}
+			return nil, Query{}, missing, err
 		}
 		targets = append(targets, t)
 	}
+	custom := e.CustomNames()
+	var models []string
+	for _, name := range s.Models {
+		if cnn.Family(name) == "" && !slices.Contains(custom, name) {
+			missing.Models = append(missing.Models, name)
+			continue
+		}
+		models = append(models, name)
+	}
 	run, err := s.Run()
 	if err != nil {
-		return nil, err
+		return nil, Query{}, missing, err
 	}
-	q := Query{Models: s.Models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
+	q := Query{Models: models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
 		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
-	return e.Curves(ctx, q)
+	return e, q, missing, nil
+}
+
+// MissingError names the selected CNNs and machines the cache does not have (any more):
+// another program removed them, or the cache was replaced. They stay selected, and
+// the others are predicted.
+type MissingError struct {
+	Models, Machines []string
+}
+
+func (e *MissingError) Error() string {
+	var parts []string
+	if len(e.Models) > 0 {
+		parts = append(parts, "CNN "+strings.Join(e.Models, ", "))
+	}
+	if len(e.Machines) > 0 {
+		parts = append(parts, "machine "+strings.Join(e.Machines, ", "))
+	}
+	return fmt.Sprintf("not predicted: %s, not in the cache any more (removed by another program?); the rest is shown. Untick it, or add it back ('cnntime machine add'; a model with File, Add model)",
+		strings.Join(parts, " and "))
 }
 
 // Explainer is a SessionBackend that can say why a number is what it is; the app's

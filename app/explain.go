@@ -53,5 +53,16 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	return pred.Explain(r, batch)
+	x, err := pred.Explain(r, batch)
+	if err != nil {
+		return x, err
+	}
+	if t.cpu != nil {
+		x.Bound = cpuBound(x.Bound)
+	}
+	// The host's share is the step less its parts: a rounding error below zero is none.
+	if x.Phases.HostMS < 0 && x.Phases.HostMS > -1e-6 {
+		x.Phases.HostMS = 0
+	}
+	return x, nil
 }

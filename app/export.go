@@ -5,8 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,41 +12,36 @@ import (
 	"unicode/utf8"
 
 	"cnntime/app/charts"
+	"cnntime/app/outfile"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/pipeline"
 )
 
 // ExportChart writes a chart to path in the format its extension names (.png, .svg or
-// .pdf) at w×h pixels. The file appears whole or not at all.
+// .pdf) at w×h pixels, as ExportFile writes a file.
 func ExportChart(path string, c *charts.Chart, w, h int) error {
 	format, err := charts.FormatOf(path)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(out io.Writer) error { return c.Write(out, format, w, h) })
+	return ExportFile(path, func(out io.Writer) error { return c.Write(out, format, w, h) })
 }
 
-// ExportCSV writes a CSV file with write; the file appears whole or not at all.
+// ExportCSV writes a CSV file with write, as ExportFile writes a file.
 func ExportCSV(path string, write func(io.Writer) error) error {
-	return writeFileAtomic(path, write)
+	return ExportFile(path, write)
 }
 
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("export to %s: %w (is the folder there and writable?)", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
+// ExportFile writes an export (what write writes) to path with outfile.Write: a
+// regular file appears whole or not at all, with the user's umask; a terminal,
+// /dev/null, a named pipe or /dev/stdout is written into and keeps its type; a folder,
+// a disk, a cache, a read-only file and the missing target of a dangling link are
+// refused.
+func ExportFile(path string, write func(io.Writer) error) error {
+	if err := outfile.Write(path, write); err != nil {
+		return fmt.Errorf("export to %s: %w", Printable(path), err)
 	}
 	return nil
 }
@@ -56,7 +49,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 // SummaryCSVHeader is the header of the results CSV.
 var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
 	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-	"epochs", "epochs_source", "script", "script_ms", "framework", "cpu", "cpu_assumed"}
+	"epochs", "epochs_source", "script", "script_ms", "framework", "cpu", "cpu_assumed",
+	"precision", "policy", "dataset", "images", "loader", "memory_format", "nodes", "train_mode", "target",
+	"images_per_s", "recommended_batch", "within_1pct_min", "within_1pct_max", "warnings"}
 
 // cpuCells are the CSV cells of the host CPU a prediction scaled its loader by: its
 // model and whether the reference CPU stood in for an unknown one.
@@ -94,7 +89,11 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		}
 		rec = append(rec, t(string(r.Script)), scriptMS, t(string(r.Framework)))
 		rec = append(rec, cpuCells(r.CPU)...)
+		rec = append(rec, t(string(r.Precision)), t(string(r.Policy)), t(r.Dataset), intCell(r.Images), t(string(r.Loader)),
+			t(string(r.MemoryFormat)), intCell(r.Nodes), t(string(r.TrainMode)), t(r.Target),
+			"", intCell(r.RecommendedBatch), intCell(r.NearMin), intCell(r.NearMax), t(joinWarnings(r.Warnings)))
 		if r.BestBatch > 0 {
+			rec[len(rec)-5] = num(r.ImagesPerS)
 			rec[4], rec[5], rec[6], rec[7] = strconv.Itoa(r.BestBatch), num(r.IterMS), num(r.EpochS), num(r.TotalS)
 			if r.CostKnown {
 				rec[8] = num(r.CostUSD)
@@ -116,7 +115,8 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
 	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
 	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-	"epochs", "epochs_source", "run_error_pct", "regime", "script", "script_ms", "framework", "cpu", "cpu_assumed"}
+	"epochs", "epochs_source", "run_error_pct", "regime", "script", "script_ms", "framework", "cpu", "cpu_assumed",
+	"policy", "dataset", "images", "nodes", "train_mode", "target", "recommended", "within_1pct"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
 // batch does not fit, and best is true on each curve's best batch size. Text cells are
@@ -194,6 +194,15 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 	for _, cell := range cpuCells(c.CPU) {
 		machine = AppendCSVField(append(machine, ','), cell)
 	}
+	// The run's other settings, the same on every row.
+	mode, target := TrainEpochs, ""
+	if c.Convergence != nil {
+		mode, target = TrainToTarget, c.Convergence.Target
+	}
+	for _, cell := range []string{csvsafe.Text(string(c.Policy)), csvsafe.Text(c.Dataset), intCell(c.Images), intCell(max(c.Nodes, 1)),
+		string(mode), csvsafe.Text(target)} {
+		machine = AppendCSVField(append(machine, ','), cell)
+	}
 	sources := map[string][]byte{} // the few texts the rows repeat, quoted once
 	repeated := func(b []byte, s string) []byte {
 		cell, ok := sources[s]
@@ -229,6 +238,8 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 		b = append(b, script...)
 		b = number(b, p.ScriptMS, p.Fits)
 		b = append(b, machine...)
+		b = strconv.AppendBool(append(b, ','), p.Batch == c.Recommended && p.Fits)
+		b = strconv.AppendBool(append(b, ','), p.Fits && c.NearMin > 0 && p.Batch >= c.NearMin && p.Batch <= c.NearMax && p.TotalS <= c.Points[c.Best].TotalS*(1+predictor.NearBestPct/100))
 		b = append(b, '\n')
 	}
 	return b
@@ -283,28 +294,46 @@ func csvNeedsQuotes(s string) bool {
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
-// ChartTitle is an exported chart's title: what it shows, the CNNs, the dataset and
-// its images, the precision, the epochs and the date of the prices the costs use
-// (one date, or the range when the machines' prices were read on different dates).
-// A chart leaves the window without the window around it, so its title carries
-// what the window's settings said.
-func ChartTitle(what string, s SessionSettings, priceDates []string) string {
-	var parts []string
-	if len(s.Models) > 0 {
-		models := strings.Join(s.Models, ", ")
-		if len(s.Models) > 4 {
-			models = strings.Join(s.Models[:4], ", ") + fmt.Sprintf(" and %d more", len(s.Models)-4)
-		}
-		parts = append(parts, models)
+// intCell is a count's CSV cell: empty for none (0).
+func intCell(n int) string {
+	if n <= 0 {
+		return ""
 	}
+	return strconv.Itoa(n)
+}
+
+// ChartTitle is an exported chart's title: what it shows, then the run it shows — the
+// CNNs and the machines, how the run is counted (its epochs, or to which target and on
+// what the epochs rest: EpochsBasis, as the window and the CLI say it), the dataset
+// and its images, the precision, the framework, the loader, and the date of the
+// prices the costs use (one date, or the range when the machines' prices were read on
+// different dates). A chart leaves the window without the window around it, so its
+// title carries what the window's settings said; the chart wraps it to its width.
+func ChartTitle(what string, s SessionSettings, curves []predictor.Curve) string {
+	var parts []string
+	if on := listText(s.Models, 4); on != "" {
+		if ms := listText(s.Machines, 3); ms != "" {
+			on = fmt.Sprintf("%s × %s: %s on %s", charts.Count(len(s.Models), "CNN", "CNNs"), charts.Count(len(s.Machines), "machine", "machines"), on, ms)
+		}
+		parts = append(parts, on)
+	}
+	parts = append(parts, runBasis(s, curves))
 	data := charts.FormatCount(int64(s.Images)) + " images"
 	if s.Data.Dataset != "" {
 		data = s.Data.Dataset + " (" + data + ")"
 	}
-	parts = append(parts, data, string(s.Precision), charts.Count(s.Epochs, "epoch", "epochs"))
+	framework := s.Data.Framework
+	if framework == "" {
+		framework = string(predictor.PyTorch2)
+	}
+	loader := s.Data.Loader
+	if loader == "" {
+		loader = string(pipeline.Synthetic)
+	}
+	parts = append(parts, data, string(s.Precision), framework, loader+" loader")
 	var dates []string
-	for _, d := range priceDates {
-		if d != "" && !slices.Contains(dates, d) {
+	for _, c := range curves {
+		if d := c.Price.Date; d != "" && !slices.Contains(dates, d) {
 			dates = append(dates, d)
 		}
 	}
@@ -318,6 +347,42 @@ func ChartTitle(what string, s SessionSettings, priceDates []string) string {
 		parts = append(parts, "prices of "+dates[0]+" to "+dates[len(dates)-1])
 	}
 	return what + " — " + strings.Join(parts, " · ")
+}
+
+// runBasis is how the run is counted, from its curves (EpochsBasis: the words every
+// other place uses), else from the settings.
+func runBasis(s SessionSettings, curves []predictor.Curve) string {
+	for i := range curves {
+		if curves[i].Best >= 0 {
+			return EpochsBasis(&curves[i])
+		}
+	}
+	if m, err := s.Train.EpochsModel(s.Data); err == nil && m != nil {
+		return EpochsBasis(&predictor.Curve{Convergence: m})
+	}
+	return charts.Count(s.Epochs, "epoch", "epochs")
+}
+
+// listText is a list of names, the first n and how many more.
+func listText(names []string, n int) string {
+	if len(names) > n+1 {
+		return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+	}
+	return strings.Join(names, ", ")
+}
+
+// QuerySettings are the settings a query predicts, as the window would hold them: what
+// an exported chart's title says of a run the command line predicted.
+func QuerySettings(q Query) SessionSettings {
+	s := SessionSettings{Models: q.Models, Epochs: q.Run.Epochs, Images: q.Run.Images, Precision: q.Precision, Policy: q.Policy,
+		BatchMin: q.Span.Min, BatchMax: q.Span.Cap, Data: q.Data, Nodes: q.Nodes, Price: q.Price}
+	for _, t := range q.Targets {
+		s.Machines = append(s.Machines, t.Machine.ID)
+	}
+	if q.Run.ToTarget != nil {
+		s.Train.Mode = TrainToTarget
+	}
+	return s
 }
 
 // priceCells are the price columns of a CSV row: the price per hour (empty when

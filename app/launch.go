@@ -160,9 +160,9 @@ func LaunchFile(r launch.Run, req LaunchRequest) ([]byte, error) {
 	return nil, fmt.Errorf("unknown launch file %q: use %s", req.Kind, strings.Join(LaunchKinds, " or "))
 }
 
-// ExportLaunchFile writes a launch file to path; it appears whole or not at all.
+// ExportLaunchFile writes a launch file to path as ExportFile writes an export.
 func ExportLaunchFile(path string, content []byte) error {
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return ExportFile(path, func(w io.Writer) error {
 		_, err := w.Write(content)
 		return err
 	})

@@ -13,16 +13,20 @@ import (
 )
 
 // CheckCustomNetwork says why a custom network cannot be added to an engine: it has
-// no name or no layers, or it has a zoo model's name (the two could not be told apart
-// in a --model list, a chart or the cache).
+// no name or no layers, it has a zoo model's name (the two could not be told apart in a
+// --model list, a chart or the cache), or its name breaks the rule every custom model's
+// name follows, however it came (CheckModelName: "a,b" could never be selected).
 func CheckCustomNetwork(n *cnn.Network) error {
 	switch {
 	case n == nil || n.Name == "":
 		return errors.New("add a custom model: it has no name; give it a \"name\" in its file")
 	case len(n.Layers) == 0:
-		return fmt.Errorf("add custom model %s: it has no layers", n.Name)
+		return fmt.Errorf("add custom model %s: it has no layers", Printable(n.Name))
 	case cnn.Family(n.Name) != "":
 		return fmt.Errorf("custom model %q has the name of a zoo model: rename it in its file", n.Name)
+	}
+	if err := CheckModelName(n.Name); err != nil {
+		return fmt.Errorf("custom model: %v (rename it in its file)", err)
 	}
 	return nil
 }

@@ -19,16 +19,17 @@ import (
 // IsONNXFile reports whether path names an ONNX model file: it ends in .onnx (in any case).
 func IsONNXFile(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".onnx") }
 
-// modelName is what a model's name may be: it travels in comma-separated --model lists,
-// chart legends, CSV cells and file names.
+// modelName is what a custom model's name may be, whichever way it comes (an ONNX
+// import, a custom model file, a colleague's cache): it travels in comma-separated
+// --model lists, chart legends, CSV cells, job scripts and file names.
 var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$`)
 
 // Subcommands of `cnntime model` that a model's name may not be, so that `cnntime model
 // NAME` always shows the model.
 var modelCommandWords = []string{"import", "remove"}
 
-// CheckImportName says why name cannot name an imported model.
-func CheckImportName(name string) error {
+// CheckModelName says why name cannot name a custom model (see modelName).
+func CheckModelName(name string) error {
 	switch {
 	case name == "":
 		return Inputf("the model needs a name")
@@ -69,7 +70,7 @@ func DefaultModelName(path string) string {
 // ImportONNX reads an ONNX model from r (see onnx.Import: its weights are skipped as they
 // stream past) and checks that it can join an engine under its name.
 func ImportONNX(r io.Reader, opt onnx.Options) (*onnx.Model, error) {
-	if err := CheckImportName(opt.Name); err != nil {
+	if err := CheckModelName(opt.Name); err != nil {
 		return nil, err
 	}
 	m, err := onnx.Import(r, opt)
@@ -122,7 +123,7 @@ func SaveModel(ctx context.Context, d *db.DB, net *cnn.Network, data []byte) (Sa
 		return SavedModel{}, err
 	}
 	replaced := slices.ContainsFunc(saved, func(m db.CustomModel) bool { return m.Name == net.Name })
-	if err := d.PutCustomModel(ctx, net.Name, data); err != nil {
+	if err := d.PutCustomModel(ctx, net.Name, cnn.TrimBOM(data)); err != nil {
 		return SavedModel{}, err
 	}
 	return SavedModel{Network: net, Replaced: replaced}, nil
@@ -216,7 +217,7 @@ func (b *EngineBackend) addNetwork(net *cnn.Network, data []byte) error {
 		return err
 	}
 	if b.cache != nil {
-		if err := b.cache.PutCustomModel(context.Background(), net.Name, data); err != nil {
+		if err := b.cache.PutCustomModel(context.Background(), net.Name, cnn.TrimBOM(data)); err != nil {
 			return err
 		}
 	}

@@ -52,6 +52,7 @@ const (
 	PrefLogY       = "chart.log_y"
 	PrefScatterLog = "chart.scatter_log"
 	PrefNoBands    = "chart.no_error_bands"
+	PrefNoLegend   = "chart.no_legend"
 )
 
 // firstLaunch reports whether p holds no choices of an earlier session.
@@ -135,6 +136,9 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefNoBands)); err == nil {
 		v.HideErrorBands = b
 	}
+	if b, err := strconv.ParseBool(p.String(PrefNoLegend)); err == nil {
+		v.HideLegend = b
+	}
 	return s, v
 }
 
@@ -175,4 +179,5 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefLogY, strconv.FormatBool(v.LogY))
 	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
 	p.SetString(PrefNoBands, strconv.FormatBool(v.HideErrorBands))
+	p.SetString(PrefNoLegend, strconv.FormatBool(v.HideLegend))
 }

@@ -356,7 +356,7 @@ func TestUpdatePrices(t *testing.T) {
 		{"truncated", "cut short"},
 		{"half", "cut short"},
 		{"slow", "timed out"},
-		{"huge", "larger than the limit"},
+		{"huge", "more than the limit of"},
 	}
 	for _, f := range failures {
 		t.Run(f.how, func(t *testing.T) {

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
 )
 
 // Summary is one row of the results table: a CNN×machine at its best batch size.
@@ -49,6 +52,30 @@ type Summary struct {
 	ScriptMS  float64             `json:"script_ms,omitempty"`
 	Framework predictor.Framework `json:"framework,omitempty"`
 	CPU       *hw.CPU             `json:"cpu,omitempty"`
+	// ImagesPerS is the best batch's rate; Loader the input pipeline (its rate is
+	// LoaderImagesPerS).
+	ImagesPerS float64         `json:"images_per_s,omitempty"`
+	Loader     pipeline.Loader `json:"loader,omitempty"`
+	// RecommendedBatch is the batch to advise and NearMin–NearMax the batches within
+	// predictor.NearBestPct of the best total time (Curve.Recommended); Warnings what
+	// to know before following the advice (RunWarnings at the best and the
+	// recommended batch).
+	RecommendedBatch int      `json:"recommended_batch,omitempty"`
+	NearMin          int      `json:"near_best_min,omitempty"`
+	NearMax          int      `json:"near_best_max,omitempty"`
+	Warnings         []string `json:"warnings,omitempty"`
+	// The run's settings, so a row can be traced back to them: precision, cuDNN's
+	// policy, dataset and its images per epoch, the activations' layout, how many
+	// instances train together, and how the run is counted (TrainMode, and to a
+	// target which Target).
+	Precision    measure.Precision      `json:"precision,omitempty"`
+	Policy       measure.Policy         `json:"policy,omitempty"`
+	Dataset      string                 `json:"dataset,omitempty"`
+	Images       int                    `json:"images,omitempty"`
+	MemoryFormat predictor.MemoryFormat `json:"memory_format,omitempty"`
+	Nodes        int                    `json:"nodes,omitempty"`
+	TrainMode    TrainMode              `json:"train_mode,omitempty"`
+	Target       string                 `json:"target,omitempty"`
 }
 
 // Summarize makes one results row per curve, in the curves' order.
@@ -57,12 +84,19 @@ func Summarize(curves []predictor.Curve) []Summary {
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
 			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown,
-			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, CPU: c.CPU}
+			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, CPU: c.CPU,
+			Loader: c.Loader, RecommendedBatch: c.Recommended, NearMin: c.NearMin, NearMax: c.NearMax,
+			Precision: c.Precision, Policy: c.Policy, Dataset: c.Dataset, Images: c.Images, MemoryFormat: c.Format, Nodes: max(c.Nodes, 1),
+			TrainMode: TrainEpochs}
+		if m := c.Convergence; m != nil {
+			row.TrainMode, row.Target = TrainToTarget, m.Target
+		}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
 			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
-			row.Epochs, row.ScriptMS = p.Epochs, p.ScriptMS
+			row.Epochs, row.ScriptMS, row.ImagesPerS = p.Epochs, p.ScriptMS, p.ImagesPerS
+			row.Warnings = AdviceWarnings(&curves[i])
 		}
 		row.EpochsSource = c.EpochsSource
 		out[i] = row
@@ -78,6 +112,7 @@ const (
 	ColumnCNN SummaryColumn = iota
 	ColumnMachine
 	ColumnBestBatch
+	ColumnRecommended
 	ColumnIteration
 	ColumnEpoch
 	ColumnTotal
@@ -88,14 +123,15 @@ const (
 	ColumnBound
 	ColumnPrice
 	ColumnEpochs
+	ColumnWarnings
 )
 
 // SummaryColumns are the results table's column titles, indexed by SummaryColumn.
 var SummaryColumns = []string{
-	ColumnCNN: "CNN", ColumnMachine: "Machine", ColumnBestBatch: "Best batch", ColumnIteration: "Iteration",
-	ColumnEpoch: "Epoch", ColumnTotal: "Total time", ColumnCost: "Cost", ColumnEnergy: "Energy",
+	ColumnCNN: "CNN", ColumnMachine: "Machine", ColumnBestBatch: "Best batch", ColumnRecommended: "Recommended (within 1%)",
+	ColumnIteration: "Iteration", ColumnEpoch: "Epoch", ColumnTotal: "Total time", ColumnCost: "Cost", ColumnEnergy: "Energy",
 	ColumnMaxBatch: "Max batch", ColumnSource: "Source", ColumnBound: "Bound", ColumnPrice: "Price",
-	ColumnEpochs: "Epochs",
+	ColumnEpochs: "Epochs", ColumnWarnings: "Warnings",
 }
 
 // Cell is a results row's text in column col.
@@ -111,6 +147,8 @@ func (r Summary) Cell(col SummaryColumn) string {
 			return "does not fit"
 		}
 		return strconv.Itoa(r.BestBatch)
+	case ColumnRecommended:
+		return orDash(none, RecommendedText(r.RecommendedBatch, r.NearMin, r.NearMax))
 	case ColumnIteration:
 		return orDash(none, charts.FormatMS(r.IterMS))
 	case ColumnEpoch:
@@ -126,7 +164,7 @@ func (r Summary) Cell(col SummaryColumn) string {
 		if !none && !r.EnergyKnown {
 			return "unknown"
 		}
-		return orDash(none, strconv.FormatFloat(r.EnergyKWh, 'f', 1, 64)+" kWh")
+		return orDash(none, charts.FormatKWh(r.EnergyKWh))
 	case ColumnMaxBatch:
 		if r.MaxBatch < 0 {
 			return "unknown"
@@ -138,13 +176,29 @@ func (r Summary) Cell(col SummaryColumn) string {
 		}
 		return string(r.Source)
 	case ColumnBound:
-		return orDash(none, r.Bound)
+		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS))
 	case ColumnPrice:
 		return r.PriceText()
 	case ColumnEpochs:
 		return orDash(none, EpochsText(r.Epochs, r.EpochsSource))
+	case ColumnWarnings:
+		return joinWarnings(r.Warnings)
 	}
 	return ""
+}
+
+// RecommendedText is the recommended batch with the range of batches within
+// predictor.NearBestPct of the best, "64 (16–1,024)"; the batch alone when the range is
+// that batch.
+func RecommendedText(batch, lo, hi int) string {
+	if batch <= 0 {
+		return "–"
+	}
+	b := charts.FormatCount(int64(batch))
+	if lo <= 0 || (lo == batch && hi == batch) {
+		return b
+	}
+	return fmt.Sprintf("%s (%s–%s)", b, charts.FormatCount(int64(lo)), charts.FormatCount(int64(hi)))
 }
 
 // EpochsText says how many epochs a run counts and where they come from: "90" for a
@@ -156,7 +210,7 @@ func EpochsText(epochs float64, source string) string {
 	return strconv.FormatFloat(epochs, 'f', 1, 64) + " (" + source + ")"
 }
 
-// PriceText says which price a row's cost uses: "$0.92/h spot us-east-1, 2026-11-20",
+// PriceText says which price a row's cost uses: "$0.918/h spot us-east-1, 2026-11-20",
 // with "OLD" after a price older than hw.StalePriceDays, or why there is none.
 func (r Summary) PriceText() string {
 	if !r.CostKnown {
@@ -165,7 +219,7 @@ func (r Summary) PriceText() string {
 		}
 		return "none"
 	}
-	s := charts.FormatUSD(r.PriceUSDPerHour) + "/h"
+	s := "$" + strconv.FormatFloat(r.PriceUSDPerHour, 'g', 4, 64) + "/h" // four digits, as the CLI's price column
 	if r.Price.Kind != "" {
 		s += " " + string(r.Price.Kind)
 	}
@@ -199,6 +253,10 @@ func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 			return 0, r.Machine + "\x00" + r.Model
 		case ColumnBestBatch:
 			return float64(r.BestBatch), ""
+		case ColumnRecommended:
+			return float64(r.RecommendedBatch), ""
+		case ColumnWarnings:
+			return float64(len(r.Warnings)), ""
 		case ColumnIteration:
 			return r.IterMS, ""
 		case ColumnEpoch:

@@ -10,6 +10,7 @@ import (
 	"cnntime/app/charts"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
 )
 
 // SessionState is a snapshot of a session for the GUI to show.
@@ -48,6 +49,7 @@ type Session struct {
 	gen      uint64         // counts changes; a prediction for an older one is dropped
 	timer    *time.Timer
 	cancel   context.CancelFunc
+	warmStop context.CancelFunc // stops the warm-up of the shown settings' neighbours
 	listener func(SessionState)
 	closed   bool
 	// firstLaunch is set when no choice was remembered and the session started with
@@ -271,6 +273,9 @@ func (s *Session) Close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.gen++
+	if s.warmStop != nil {
+		s.warmStop()
+	}
 	if s.timer != nil {
 		s.timer.Stop()
 	}
@@ -284,6 +289,10 @@ func (s *Session) Close() {
 func (s *Session) scheduleLocked(delay time.Duration) {
 	if s.closed {
 		return
+	}
+	if s.warmStop != nil { // the warm-up was for settings no longer shown
+		s.warmStop()
+		s.warmStop = nil
 	}
 	s.gen++
 	gen := s.gen
@@ -326,15 +335,49 @@ func (s *Session) predict(gen uint64) {
 		return
 	}
 	s.curves, s.err, s.took = curves, err, took
-	if err != nil {
-		s.curves = nil
+	var missing *MissingError
+	if err != nil && !errors.As(err, &missing) {
+		s.curves = nil // a CNN or machine gone from the cache leaves the others' curves
 	}
 	s.styles.Assign(s.curves)
 	s.running, s.pending, s.cancel = false, false, nil
 	s.idle.Broadcast()
 	state = s.stateLocked()
+	if w, ok := s.backend.(Warmer); ok && err == nil && len(s.curves) > 0 && !s.closed {
+		warmCtx, stop := context.WithCancel(context.Background())
+		s.warmStop = stop
+		time.AfterFunc(warmAfter, func() { s.warm(warmCtx, w, settings) })
+	}
 	s.mu.Unlock()
 	s.emit(state)
+}
+
+// Warmer is a SessionBackend that can prepare predictions it may be asked for next, so
+// that they come at once: the app's engine fills its step tables.
+type Warmer interface {
+	// Warm prepares the predictions of s; it stops when ctx ends.
+	Warm(ctx context.Context, s SessionSettings) error
+}
+
+// warmAfter is how long the window has to stay unchanged after a prediction before the
+// session prepares the ones a person may ask for next.
+const warmAfter = 400 * time.Millisecond
+
+// warm prepares, while nothing changes, the selection's predictions at the other
+// training precisions: switching precision then redraws at once instead of computing
+// a hundred new step models. A change stops it (scheduleLocked).
+func (s *Session) warm(ctx context.Context, w Warmer, settings SessionSettings) {
+	// The likeliest next first: amp, then the default fp32, then fp32-strict.
+	for _, p := range []measure.Precision{measure.AMP, measure.FP32, measure.FP32Strict} {
+		if p == settings.Precision || ctx.Err() != nil {
+			continue
+		}
+		other := settings.clone()
+		other.Precision = p
+		if err := w.Warm(ctx, other); err != nil {
+			return
+		}
+	}
 }
 
 // Charts builds the scatter and the curves chart of the last prediction in a style.

@@ -117,6 +117,9 @@ type ChartSettings struct {
 	// HideErrorBands leaves out the expected-error bands on the curves and the
 	// whiskers on the scatter.
 	HideErrorBands bool
+	// HideLegend leaves the curves chart's legend out of the window, the curves the
+	// whole of their panel (the series stay named in their tooltips and the tables).
+	HideLegend bool
 }
 
 // Run is the training run the settings describe: Epochs of Images, or to a target

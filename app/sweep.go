@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
+	"cnntime/gpu/lifeline"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
@@ -22,6 +24,10 @@ import (
 // cancel the sweep's context with context.WithCancelCause(…)(ErrSweepPaused). Either
 // way what was measured stays in the cache, and the next sweep resumes from there.
 var ErrSweepPaused = errors.New("sweep paused")
+
+// MaxSweepRepeats bounds a sweep's timed runs of each kernel: more only takes longer
+// (and 99999999999 ran out of memory holding the times).
+const MaxSweepRepeats = 1000
 
 // SweepRequest says what to measure.
 type SweepRequest struct {
@@ -94,6 +100,9 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	}
 	if req.Repeats < 1 {
 		return SweepPlan{}, Inputf("%d repeats: measure each kernel at least once", req.Repeats)
+	}
+	if req.Repeats > MaxSweepRepeats {
+		return SweepPlan{}, Inputf("%d repeats: measure each kernel at most %d times (the median of 5 is steady)", req.Repeats, MaxSweepRepeats)
 	}
 	switch req.Precision {
 	case measure.FP32, measure.TF32, measure.AMP:
@@ -299,9 +308,8 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	report := func(p SweepProgress) {
 		res.Done++
 		p.Done, p.Total, p.Cached, p.Elapsed = res.Done, res.Total, res.Cached, time.Since(start)
-		if res.Done < res.Total && estDone > 0 {
-			// The plan's estimate, scaled by how fast this device really went so far.
-			p.ETA = time.Duration(float64(p.Elapsed) * (estTotal - estDone) / estDone)
+		if res.Done < res.Total && estTotal > 0 {
+			p.ETA = sweepETA(p.Elapsed, estDone, estTotal)
 		}
 		if res.Done%16 == 0 || res.Done == res.Total {
 			_ = cache.UpdateSweep(context.WithoutCancel(ctx), res.SweepID, db.SweepRunning, res.Done)
@@ -316,6 +324,9 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	}
 	sink := gpu.Sink{
 		Measured: func(m measure.Measurement) error {
+			if err := lifeline.Check(); err != nil { // whoever asked for the sweep is gone
+				return err
+			}
 			m.SweepID = res.SweepID
 			if err := cache.PutMeasurements(context.WithoutCancel(ctx), []measure.Measurement{m}); err != nil {
 				return err
@@ -346,6 +357,9 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 		err = runSteps(ctx, cache, sw, plan, &res, report)
 	}
 	res.Elapsed = time.Since(start)
+	if errors.Is(err, lifeline.ErrOrphaned) {
+		return res, err // nothing more is written: the sweep reads as interrupted, as it was
+	}
 	res.State = db.SweepDone
 	switch {
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSweepPaused):
@@ -362,6 +376,20 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	return res, err
 }
 
+// sweepETA is the time a sweep has left: the plan's estimate of what is left, scaled by
+// how much slower or faster than planned the device went so far. The scale starts at
+// the plan's own and moves to the measured one as the sweep goes: the plan weighs as
+// much as etaPrior of planned work (or a quarter of the plan, if less), so the first
+// few kernels — a warm-up, a cold cache — do not swing it 22 → 14 → 48 minutes.
+func sweepETA(elapsed time.Duration, estDone, estTotal float64) time.Duration {
+	prior := math.Min(etaPrior, estTotal/4)
+	scale := (elapsed.Seconds() + prior) / (estDone + prior)
+	return time.Duration((estTotal - estDone) * scale * float64(time.Second))
+}
+
+// etaPrior is how many seconds of planned work the plan's own pace weighs in sweepETA.
+const etaPrior = 60.0
+
 // runSteps times the plan's whole training steps on a local backend.
 func runSteps(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan, res *SweepResult, report func(SweepProgress)) error {
 	if len(plan.Steps) == 0 {
@@ -377,6 +405,9 @@ func runSteps(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	}
 	for _, it := range plan.Steps {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := lifeline.Check(); err != nil {
 			return err
 		}
 		s, err := local.Backend.RunStep(ctx, nets[it.Model], it.Batch, plan.Request.Precision, plan.Request.Repeats)

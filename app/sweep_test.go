@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"cnntime/db"
 	"cnntime/gpu"
@@ -122,6 +123,30 @@ func TestSweepRecordsAFailedItemAndGoesOn(t *testing.T) {
 	ms, err := cache.Measurements(ctx, sw.Device().Key, nil)
 	if err != nil || len(ms) != 2 || ms[0].Batch == 2 || ms[1].Batch == 2 {
 		t.Errorf("cached %+v, %v; want batches 1 and 3", ms, err)
+	}
+}
+
+// The time left starts at the plan's estimate and follows the device's measured pace as
+// the sweep goes: one slow first kernel does not multiply it.
+func TestSweepETA(t *testing.T) {
+	const plan = 708.0 // 11m48s planned
+	for _, tc := range []struct {
+		name             string
+		elapsed          time.Duration
+		done             float64
+		wantMin, wantMax time.Duration
+	}{
+		{"at the start, the plan", 0, 0, 11*time.Minute + 40*time.Second, 11*time.Minute + 50*time.Second},
+		// The first kernel took 20 s for a planned 2 s (a warm-up): the bare ratio
+		// says 117 min left; the plan still weighs most.
+		{"a slow first kernel", 20 * time.Second, 2, 12 * time.Minute, 16 * time.Minute},
+		// Half the plan (5m54s) done in twice its time: nearly twice as slow from now on.
+		{"half done, twice as slow", 708 * time.Second, 354, 10 * time.Minute, 12 * time.Minute},
+	} {
+		got := sweepETA(tc.elapsed, tc.done, plan)
+		if got < tc.wantMin || got > tc.wantMax {
+			t.Errorf("%s: %v left, want %v to %v", tc.name, got, tc.wantMin, tc.wantMax)
+		}
 	}
 }
 

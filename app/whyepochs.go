@@ -23,3 +23,21 @@ func WhyEpochs(x *predictor.Explanation) string {
 		x.Epochs, x.EpochsErrorPct, x.EpochsSource, x.Epochs/x.EpochsFactor, x.EpochsFactor, charts.FormatCount(int64(x.Batch)),
 		charts.FormatCount(int64(x.CriticalBatch+0.5)), 100*(x.EpochsFactor-1), charts.FormatSeconds(x.EpochS), charts.FormatSeconds(x.TotalS), regime)
 }
+
+// WhyText is everything the Why tab's header says about one point of curve c (nil when
+// it is not at hand): the headline (WhyHeadline), to a target what the batch costs in
+// epochs (WhyEpochs) and on what the epochs rest (EpochsBasis), and the warnings a
+// person should read before following it (RunWarnings).
+func WhyText(x *predictor.Explanation, c *predictor.Curve) string {
+	text := WhyHeadline(x) + WhyEpochs(x)
+	if c == nil {
+		return text
+	}
+	if c.Convergence != nil {
+		text += " Epochs " + EpochsBasis(c) + "."
+	}
+	for _, w := range RunWarnings(c, x.Batch) {
+		text += "\nWarning: " + w + "."
+	}
+	return text
+}

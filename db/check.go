@@ -164,6 +164,9 @@ type Info struct {
 	// InterruptedSweeps counts the sweeps recorded as running that no live process
 	// holds (see SweepInterrupted).
 	InterruptedSweeps int `json:"interrupted_sweeps"`
+	// StoppedSweeps say, one sentence each, which sweeps ended when the cache could not
+	// record it (the disk was full), and why.
+	StoppedSweeps []string `json:"stopped_sweeps,omitempty"`
 	// Damage is what SQLite's quick check found wrong with the file; "" when intact.
 	Damage string `json:"damage,omitempty"`
 }
@@ -238,6 +241,9 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 	for _, s := range sweeps {
 		if s.State == SweepInterrupted {
 			info.InterruptedSweeps++
+		}
+		if s.Note != "" {
+			info.StoppedSweeps = append(info.StoppedSweeps, fmt.Sprintf("sweep %d of %s %s: %s; running the same sweep again continues it, measuring only what is missing", s.ID, s.DeviceKey, s.State, s.Note))
 		}
 	}
 	srows, err := d.sql.QueryContext(ctx, `SELECT source, count(*) FROM steps GROUP BY source ORDER BY source`)

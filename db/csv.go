@@ -182,7 +182,8 @@ func csvDeviceKey(column, v string) (string, error) {
 	return "gpu:" + v, nil
 }
 
-// parseMeasuredAt reads a measured_at cell (RFC 3339, in UTC); empty is the zero time.
+// parseMeasuredAt reads a measured_at cell (RFC 3339, in UTC, a time checkMeasuredAt
+// takes); empty is the zero time.
 func parseMeasuredAt(v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
@@ -190,6 +191,9 @@ func parseMeasuredAt(v string) (time.Time, error) {
 	at, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("measured_at %q is not an RFC 3339 time such as 2026-03-01T12:00:00Z", v)
+	}
+	if err := checkMeasuredAt(at); err != nil {
+		return time.Time{}, err
 	}
 	return at.UTC(), nil
 }

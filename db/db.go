@@ -173,14 +173,14 @@ func (d *DB) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) 
 	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("%s: begin a transaction on %s: %w", what, d.path, err)
+		return fmt.Errorf("%s: begin a transaction on %s: %w", what, d.path, Explain(d.path, err))
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, Explain(d.path, err))
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("%s: commit to %s: %w", what, d.path, err)
+		return fmt.Errorf("%s: commit to %s: %w", what, d.path, Explain(d.path, err))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,6 +155,47 @@ func TestOpenRefusesWithoutChangingTheFile(t *testing.T) {
 				t.Error("a WAL file was created next to the refused file")
 			}
 		})
+	}
+}
+
+// A cache path that names no regular file is refused before anything opens it: a
+// named pipe blocked open(2) for ever (deaf to Ctrl-C and SIGTERM), and a device, a
+// socket or a folder is no cache. Nothing is created beside it.
+func TestOpenRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.db")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "folder.db")
+	os.Mkdir(folder, 0o755)
+	link := filepath.Join(dir, "link.db")
+	os.Symlink(fifo, link)
+	for _, tc := range []struct{ path, want string }{
+		{fifo, "is a named pipe, not a file"},
+		{link, "is a named pipe, not a file"},
+		{"/dev/null", "is a device, not a file"},
+		{folder, "is a directory, not a file"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			d, err := Open(tc.path)
+			if err == nil {
+				d.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open(%s): %v, want an error saying it %s", tc.path, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Open(%s) is still blocked after 5 s", tc.path)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("the folder holds %v, want only what the test made", entries)
 	}
 }
 
@@ -447,7 +489,7 @@ func TestSweeps(t *testing.T) {
 		got[i].Created, got[i].Updated = time.Time{}, time.Time{}
 	}
 	want := []Sweep{
-		{ID: second, DeviceKey: "cpu:h:x", Plan: `{}`, State: SweepRunning, Total: 4},
+		{ID: second, DeviceKey: "cpu:h:x", Plan: `{}`, State: SweepRunning, Total: 4, PID: os.Getpid()},
 		{ID: first, DeviceKey: "cuda:A", Plan: `{"models":["resnet50"]}`, State: SweepPaused, Total: 10, Done: 7},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,37 +68,127 @@ type ExportReport struct {
 }
 
 // ExportCache writes the part of the cache f chooses to a new cache file at path; it
-// refuses to overwrite an existing file. The whole cache (the zero filter) includes
-// sweeps, user machines, price overrides and custom models; a filtered export holds the chosen
-// measurements and steps with the devices and configurations they refer to. On error
-// no file is left behind.
+// refuses to overwrite an existing file, and to create the missing target of a dangling
+// symbolic link. The whole cache (the zero filter) includes sweeps, user machines,
+// price overrides and custom models; a filtered export holds the chosen measurements and
+// steps with the devices and configurations they refer to. The file is made under a
+// temporary name beside path and given its name when complete, so path never holds a
+// partial cache (a killed export leaves only the temporary file, named
+// ".NAME.….tmp"); on error nothing is left behind.
 func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (ExportReport, error) {
 	rep := ExportReport{File: path}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return rep, fmt.Errorf("export to %s: %w", path, err)
-	}
-	if _, err := os.Stat(abs); err == nil {
-		return rep, fmt.Errorf("export to %s: the file exists; choose a new file name", path)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return rep, fmt.Errorf("export to %s: %w", path, err)
-	}
-	out, err := Open(abs)
-	if err != nil {
-		return rep, fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(abs)
-		return rep, fmt.Errorf("export to %s: %w", path, err)
-	}
-	err = d.attached(ctx, abs, "dst", func(tx *sql.Tx) error { return copyTo(ctx, tx, f, &rep) })
-	if err != nil {
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(abs + suffix)
+	fail := func(err error) (ExportReport, error) {
+		if IsDiskFull(err) {
+			return rep, fmt.Errorf("export to %s: the disk holding it is full: nothing was left there; free some space, or export to another disk (%w)", path, err)
 		}
 		return rep, fmt.Errorf("export to %s: %w", path, err)
 	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkNewFile(abs); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return fail(err)
+	}
+	tmp, err := reserveTemp(abs)
+	if err != nil {
+		return fail(fmt.Errorf("%w (is the folder writable?)", err))
+	}
+	defer removeCacheFiles(tmp) // once linked to path, only the temporary name goes
+	if err := createExportCache(tmp); err != nil {
+		return fail(err)
+	}
+	if err := d.attached(ctx, tmp, "dst", func(tx *sql.Tx) error { return copyTo(ctx, tx, f, &rep) }); err != nil {
+		return fail(err)
+	}
+	if err := linkNew(tmp, abs); err != nil {
+		return fail(err)
+	}
 	return rep, nil
+}
+
+// checkNewFile refuses a path that names a file (or a link to one) or a dangling link.
+func checkNewFile(abs string) error {
+	li, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case li.Mode()&fs.ModeSymlink != 0:
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			to, _ := os.Readlink(abs)
+			return fmt.Errorf("it is a symbolic link to %s, which does not exist: an export never creates a link's target; give the target's own path, or remove the link", to)
+		}
+	}
+	return errors.New("the file exists; choose a new file name")
+}
+
+// reserveTemp creates an empty file beside abs, named after it, with what the umask
+// makes of 0644 (as SQLite creates a cache), and returns its path.
+func reserveTemp(abs string) (string, error) {
+	dir, base := filepath.Split(abs)
+	if len(base) > 200 {
+		base = base[:200] // the name must stay within a file name's 255 bytes
+	}
+	for {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(name)
+			return "", err
+		}
+		return name, nil
+	}
+}
+
+// createExportCache makes an empty cache at path, in rollback-journal mode: an
+// export's writes then leave no write-ahead log beside it, and the finished file is
+// whole by itself (Open turns WAL on again when the cache is opened).
+func createExportCache(path string) error {
+	out, err := Open(path)
+	if err != nil {
+		return err
+	}
+	if _, err := out.sql.Exec("PRAGMA journal_mode = DELETE"); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// linkNew gives the finished file tmp the name abs, unless a file appeared there
+// meanwhile: a hard link fails where the name exists (a rename would replace it).
+func linkNew(tmp, abs string) error {
+	err := os.Link(tmp, abs)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return errors.New("the file exists; choose a new file name")
+	}
+	// A file system without hard links (FAT, some network shares): rename, after one
+	// more look.
+	if _, serr := os.Lstat(abs); serr == nil {
+		return errors.New("the file exists; choose a new file name")
+	}
+	return os.Rename(tmp, abs)
+}
+
+// removeCacheFiles removes the cache file at path with its journal, log and log index.
+func removeCacheFiles(path string) {
+	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
 }
 
 // copyTo copies what f chooses from main to the attached new cache "dst".

@@ -64,6 +64,9 @@ func parseHeader(b []byte) (fileHeader, bool) {
 // The file's own header is then stale or half-written, so the marks are read through
 // SQLite, which sees the committed state (see checkMarks).
 func checkExistingFile(path string) error {
+	if err := checkRegular(path); err != nil {
+		return err
+	}
 	h, size, err := readHeader(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -93,6 +96,33 @@ func checkExistingFile(path string) error {
 		return checkMarks(path)
 	}
 	return nil
+}
+
+// checkRegular refuses, before anything opens it, a path that names something other
+// than a regular file (or a link to one): opening a named pipe would wait for a writer
+// for ever, deaf to Ctrl-C, and a device or a socket is no cache. A missing path passes.
+func checkRegular(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read cache file %s: %w", path, err)
+	case st.Mode().IsRegular():
+		return nil
+	}
+	what := "not a regular file"
+	switch mode := st.Mode(); {
+	case mode.IsDir():
+		what = "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("cache file %s is %s, not a file: give a cache file path (--db PATH or CNNTIME_DB)", path, what)
 }
 
 // hasPendingWrites reports whether the file at path has a write-ahead log holding

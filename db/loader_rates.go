@@ -88,6 +88,9 @@ func readLoaderRates(s *csvStream) ([]LoaderRate, error) {
 			return nil, fmt.Errorf("%s line %d, measured_at: %q is not a time in Unix seconds", s.name, line, get("measured_at"))
 		}
 		lr.ImagesPerS, lr.Workers, lr.MeasuredAt = rate, workers, time.Unix(at, 0).UTC()
+		if err := checkMeasuredAt(lr.MeasuredAt); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", s.name, line, err)
+		}
 		out = append(out, lr)
 	}
 }

@@ -37,7 +37,7 @@ func TestLoaderRateCSV(t *testing.T) {
 	}{
 		{head + "PyTorch,120.5,1,CPU A,h,1700000000\n", Merged{Added: 1}, 120.5},
 		{head + "pytorch,90,2,CPU A,h,1600000000\n", Merged{Kept: 1}, 120.5},    // older: kept out
-		{head + "pytorch,150,1,CPU B,h,1800000000\n", Merged{Replaced: 1}, 150}, // newer: replaces
+		{head + "pytorch,150,1,CPU B,h,1750000000\n", Merged{Replaced: 1}, 150}, // newer: replaces
 	} {
 		rep, err := d.ImportCSV(ctx, strings.NewReader(tc.csv), "rate.csv")
 		if err != nil || rep.Kind != "loader-csv" || rep.LoaderRates != tc.want {

@@ -37,6 +37,9 @@ func validateMeasurement(m measure.Measurement) error {
 	if m.MedianMS < 0 || m.SpreadMS < 0 || m.Repeats < 0 || m.WorkspaceBytes < 0 {
 		return fmt.Errorf("measurement of %s at batch %d has a negative time, repeat count or workspace", m.ConfigKey, m.Batch)
 	}
+	if err := checkMeasuredAt(m.At); err != nil {
+		return fmt.Errorf("measurement of %s at batch %d: %w", m.ConfigKey, m.Batch, err)
+	}
 	return nil
 }
 

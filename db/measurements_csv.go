@@ -290,7 +290,7 @@ func (d *DB) importMeasurements(ctx context.Context, s *csvStream) (ImportReport
 				spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 				workspace_bytes = excluded.workspace_bytes, status = excluded.status,
 				sweep_id = NULL, at = excluded.at, source = excluded.source
-			WHERE excluded.at > measurements.at`)
+			WHERE excluded.at > measurements.at OR `+storedInFuture("measurements.at"))
 		if err != nil {
 			return err
 		}

@@ -146,14 +146,14 @@ func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin a transaction on %s: %w", d.path, err)
+		return fmt.Errorf("begin a transaction on %s: %w", d.path, Explain(d.path, err))
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return Explain(d.path, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit to %s: %w", d.path, err)
+		return fmt.Errorf("commit to %s: %w", d.path, Explain(d.path, err))
 	}
 	return nil
 }
@@ -458,7 +458,7 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 			spread_ms = excluded.spread_ms, repeats = excluded.repeats,
 			workspace_bytes = excluded.workspace_bytes, status = excluded.status,
 			sweep_id = NULL, at = excluded.at, source = excluded.source, notes = excluded.notes
-		WHERE excluded.at > main.measurements.at`, source)
+		WHERE excluded.at > main.measurements.at OR `+storedInFuture("main.measurements.at"), source)
 	rep.Measurements = merged(incoming, changed, count("measurements")-before)
 
 	if err == nil {
@@ -473,7 +473,7 @@ func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *Impo
 		ON CONFLICT (device_key, model, batch, precision, framework, source) DO UPDATE SET
 			median_ms = excluded.median_ms, spread_ms = excluded.spread_ms,
 			status = excluded.status, at = excluded.at
-		WHERE excluded.at > main.steps.at`, source)
+		WHERE excluded.at > main.steps.at OR `+storedInFuture("main.steps.at"), source)
 	rep.Steps = merged(incoming, changed, count("steps")-before)
 
 	before = count("user_machines")

@@ -47,6 +47,9 @@ func validateStep(s measure.Step) error {
 	if s.MedianMS < 0 || s.SpreadMS < 0 {
 		return fmt.Errorf("step measurement of %s at batch %d has a negative time", s.Model, s.Batch)
 	}
+	if err := checkMeasuredAt(s.At); err != nil {
+		return fmt.Errorf("step measurement of %s at batch %d: %w", s.Model, s.Batch, err)
+	}
 	return nil
 }
 
@@ -90,14 +93,15 @@ func putSteps(ctx context.Context, tx *sql.Tx, steps []measure.Step) (changed in
 }
 
 // upsertStep adds a step, or replaces the row of its key when the step was measured
-// later than it (the rule a cache import and a kernel CSV import follow too).
-const upsertStep = `INSERT INTO steps (device_key, model, batch, precision,
+// later than it, or the row's time lies in the future (storedInFuture): the rule a
+// cache import and a kernel CSV import follow too.
+var upsertStep = `INSERT INTO steps (device_key, model, batch, precision,
 		framework, source, median_ms, spread_ms, status, at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (device_key, model, batch, precision, framework, source) DO UPDATE SET
 		median_ms = excluded.median_ms, spread_ms = excluded.spread_ms,
 		status = excluded.status, at = excluded.at
-	WHERE excluded.at > steps.at`
+	WHERE excluded.at > steps.at OR ` + storedInFuture("steps.at")
 
 // Steps returns the whole-step measurements f chooses, ordered by device, model,
 // precision, framework, source and batch.

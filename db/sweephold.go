@@ -1,10 +1,13 @@
 package db
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -14,20 +17,30 @@ import (
 // dies (SIGKILL, a crash, a power-off), so a sweep recorded as running whose file no
 // process holds was interrupted: Sweeps reports it so (SweepInterrupted), and running
 // the same sweep again continues it, measuring only what is missing.
+//
+// The file says which process holds it ("pid N"), so a second sweep of the same plan
+// can name the one already running. A sweep that ends when the cache cannot record its
+// end (the disk is full) writes how it ended into the file instead, over bytes the file
+// already has, and leaves the file: Sweeps then reports that end, and the next sweep
+// recorded writes it into the cache.
 
 // SweepInterrupted is the state Sweeps reports for a sweep recorded as running that no
 // live process holds: it was killed or crashed; the same sweep run again continues it.
 const SweepInterrupted = "interrupted"
+
+// lockFileSize is the length of a sweep's lock file, written when it is taken: an end
+// written over it later needs no new space on the disk.
+const lockFileSize = 512
 
 // sweepLockPath is the lock file of sweep id of the cache at path.
 func sweepLockPath(path string, id int64) string {
 	return fmt.Sprintf("%s.sweep-%d.lock", path, id)
 }
 
-// holdSweep takes the lock of sweep id for this DB until releaseSweep or Close. A cache
-// in a directory this user may not write cannot be held; its sweep then reads as
-// interrupted once this process's own record of it is all there is, which is the truth
-// for every other process.
+// holdSweep takes the lock of sweep id for this DB until releaseSweep or Close, and
+// writes this process's id into it. A cache in a directory this user may not write
+// cannot be held; its sweep then reads as interrupted once this process's own record of
+// it is all there is, which is the truth for every other process.
 func (d *DB) holdSweep(id int64) {
 	d.holdMu.Lock()
 	defer d.holdMu.Unlock()
@@ -42,10 +55,19 @@ func (d *DB) holdSweep(id int64) {
 		f.Close()
 		return
 	}
+	_ = writeLockText(f, "pid "+strconv.Itoa(os.Getpid())+"\n")
 	if d.holds == nil {
 		d.holds = map[int64]*os.File{}
 	}
 	d.holds[id] = f
+}
+
+// writeLockText writes text at the start of a lock file, padded to lockFileSize.
+func writeLockText(f *os.File, text string) error {
+	b := bytes.Repeat([]byte{' '}, lockFileSize)
+	copy(b, text)
+	_, err := f.WriteAt(b, 0)
+	return err
 }
 
 // releaseSweep gives up the lock of sweep id, if this DB holds it, and removes its file.
@@ -57,6 +79,26 @@ func (d *DB) releaseSweep(id int64) {
 		f.Close()
 		delete(d.holds, id)
 	}
+}
+
+// leaveSweepEnd writes into the lock file of sweep id, which this DB holds, how the
+// sweep ended (state and why), and gives up the lock, keeping the file: the cache could
+// not record the end. It reports whether the end was written.
+func (d *DB) leaveSweepEnd(id int64, state, why string) bool {
+	d.holdMu.Lock()
+	defer d.holdMu.Unlock()
+	f, ok := d.holds[id]
+	if !ok {
+		return false
+	}
+	text := fmt.Sprintf("pid %d\nended %s %s\n", os.Getpid(), state, strings.ReplaceAll(why, "\n", " "))
+	if len(text) > lockFileSize {
+		text = text[:lockFileSize-1] + "\n"
+	}
+	err := writeLockText(f, text)
+	f.Close()
+	delete(d.holds, id)
+	return err == nil
 }
 
 // releaseSweeps gives up every lock this DB holds.
@@ -72,22 +114,40 @@ func (d *DB) releaseSweeps() {
 	}
 }
 
-// sweepHeld reports whether a live process holds sweep id: it opens the lock file
-// read-only (writing nothing, so a read-only cache can be asked) and tries a shared lock.
-func (d *DB) sweepHeld(id int64) bool {
+// sweepHolder is what the lock file of a sweep says: whether a live process holds it
+// and which (pid), or, for one no process holds, how it ended when the cache could not
+// record it (state and why; "" when it was interrupted).
+type sweepHolder struct {
+	held       bool
+	pid        int
+	state, why string
+}
+
+// sweepHeld reads the lock file of sweep id: it opens it read-only (writing nothing, so a
+// read-only cache can be asked) and tries a shared lock.
+func (d *DB) sweepHeld(id int64) sweepHolder {
 	f, err := os.Open(sweepLockPath(d.path, id))
 	if err != nil {
-		return false // no file: no holder
+		return sweepHolder{} // no file: no holder
 	}
 	defer f.Close()
+	var h sweepHolder
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return true
-	}
+	h.held = errors.Is(err, syscall.EWOULDBLOCK)
 	if err == nil {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	}
-	return false
+	b := make([]byte, lockFileSize)
+	n, _ := f.ReadAt(b, 0)
+	for _, line := range strings.Split(string(b[:n]), "\n") {
+		line = strings.TrimSpace(line)
+		if pid, ok := strings.CutPrefix(line, "pid "); ok {
+			h.pid, _ = strconv.Atoi(pid)
+		} else if end, ok := strings.CutPrefix(line, "ended "); ok && !h.held {
+			h.state, h.why, _ = strings.Cut(end, " ")
+		}
+	}
+	return h
 }
 
 // removeStaleSweepLocks removes the lock files of sweeps no process holds (left by

@@ -98,3 +98,105 @@ func TestSweepsLeftRunningByADeadProcessAreInterrupted(t *testing.T) {
 		t.Errorf("lock files while a sweep runs: %q, want its own", left)
 	}
 }
+
+// A second sweep of the same plan on the same device is refused while a live process
+// runs the first, naming it and its process; another plan or another device may run.
+// Once the first is interrupted, the same sweep again continues it, and when that one
+// is done it closes the interrupted one: cache info stops saying it was interrupted.
+func TestSweepsOfOnePlanRunOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	first, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(path) // another process, as far as locks go: its own open files
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	const plan = `{"models":["resnet18"],"batches":[1,2]}`
+	running, err := first.CreateSweep(ctx, "cpu:box", plan, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.CreateSweep(ctx, "cpu:box", plan, 10)
+	want := fmt.Sprintf("sweep %d, of the same plan on cpu:box, is running in process %d", running, os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a second sweep of the same plan: %v, want %q", err, want)
+	}
+	for _, tc := range []struct{ device, plan string }{{"cpu:box", `{"models":["vgg11"]}`}, {"cpu:other", plan}} {
+		id, err := other.CreateSweep(ctx, tc.device, tc.plan, 1)
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.device, tc.plan, err)
+		} else if err := other.UpdateSweep(ctx, id, SweepDone, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The first sweep's process dies: its sweep is interrupted; the same sweep again
+	// continues it and, done, closes it.
+	first.holdMu.Lock()
+	for _, f := range first.holds {
+		f.Close() // as a killed process's locks go: the file stays, no one holds it
+	}
+	first.holds = nil
+	first.holdMu.Unlock()
+	first.Close()
+	info, err := other.Info(ctx)
+	if err != nil || info.InterruptedSweeps != 1 {
+		t.Fatalf("Info = %+v, %v; want 1 interrupted sweep", info, err)
+	}
+	again, err := other.CreateSweep(ctx, "cpu:box", plan, 4)
+	if err != nil {
+		t.Fatalf("the same sweep after the first was interrupted: %v", err)
+	}
+	if err := other.UpdateSweep(ctx, again, SweepDone, 4); err != nil {
+		t.Fatal(err)
+	}
+	info, err = other.Info(ctx)
+	if err != nil || info.InterruptedSweeps != 0 {
+		t.Errorf("after the rerun finished: Info = %+v, %v; want no interrupted sweep", info, err)
+	}
+	sweeps, _ := other.Sweeps(ctx)
+	for _, s := range sweeps {
+		if s.ID == running && s.State != SweepDone {
+			t.Errorf("the interrupted sweep the rerun continued is %q, want done", s.State)
+		}
+	}
+}
+
+// A sweep whose end the cache cannot record (the disk is full) leaves it in its lock
+// file: Sweeps and Info say how it ended and why, not that its process died, and the
+// next sweep recorded writes that end into the cache.
+func TestSweepEndLeftInTheLockFile(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	id, err := d.CreateSweep(ctx, "cpu:box", "{}", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.leaveSweepEnd(id, SweepFailed, "the disk holding the cache was full") {
+		t.Fatal("the end was not written")
+	}
+	sweeps, err := d.Sweeps(ctx)
+	if err != nil || len(sweeps) != 1 || sweeps[0].State != SweepFailed || sweeps[0].Note != "the disk holding the cache was full" {
+		t.Fatalf("Sweeps = %+v, %v; want it failed because the disk was full", sweeps, err)
+	}
+	info, err := d.Info(ctx)
+	wantNote := fmt.Sprintf("sweep %d of cpu:box failed: the disk holding the cache was full; running the same sweep again continues it", id)
+	if err != nil || info.InterruptedSweeps != 0 || len(info.StoppedSweeps) != 1 || !strings.HasPrefix(info.StoppedSweeps[0], wantNote) {
+		t.Errorf("Info = %+v, %v; want no interrupted sweep and %q", info, err, wantNote)
+	}
+	next, err := d.CreateSweep(ctx, "cpu:box", `{"models":["x"]}`, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	if err := d.sql.QueryRow(`SELECT state FROM sweeps WHERE id = ?`, id).Scan(&state); err != nil || state != SweepFailed {
+		t.Errorf("the cache records the sweep as %q (%v), want failed", state, err)
+	}
+	if left, _ := filepath.Glob(d.path + ".sweep-*.lock"); len(left) != 1 || left[0] != sweepLockPath(d.path, next) {
+		t.Errorf("lock files %q, want the running sweep's alone", left)
+	}
+}

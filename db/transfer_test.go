@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,16 +240,7 @@ func TestImportStepsCSVReplacesOnlyWithLater(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			d, err := Open(filepath.Join(dir, "cache.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			seed := filepath.Join(dir, "seed.csv")
-			writeFile(t, seed, header+cached)
-			if _, err := d.Import(ctx, seed); err != nil {
-				t.Fatal(err)
-			}
+			d := cacheWithSteps(t, dir, header+cached)
 			path := filepath.Join(dir, "incoming.csv")
 			writeFile(t, path, header+tc.row)
 			rep, err := d.Import(ctx, path)
@@ -614,4 +606,140 @@ func TestInfo(t *testing.T) {
 	if !reflect.DeepEqual(info.StepSources, wantSources) {
 		t.Errorf("Info().StepSources = %+v, want %+v", info.StepSources, wantSources)
 	}
+}
+
+// A cache export is made under a temporary name and named at the end: a failed one
+// (here cancelled) leaves nothing at the destination nor beside it, a finished one is a
+// whole cache by itself (no log beside it) with the umask's mode, and a dangling link is
+// refused without its target being created.
+func TestExportCacheNamesTheFileWhenComplete(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t)
+	if err := d.PutMeasurements(ctx, []measure.Measurement{kernel("cuda:A", "conv/1", 32, measure.Forward, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	failed := filepath.Join(dir, "failed.db")
+	if _, err := d.ExportCache(cancelled, failed, ExportFilter{}); err == nil {
+		t.Fatal("a cancelled export succeeded")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed export left %v", entries)
+	}
+
+	old := syscall.Umask(0o027)
+	path := filepath.Join(dir, "whole.db")
+	rep, err := d.ExportCache(ctx, path, ExportFilter{})
+	syscall.Umask(old)
+	if err != nil || rep.Measurements != 1 {
+		t.Fatalf("export: %+v, %v", rep, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "whole.db" {
+		t.Errorf("the folder holds %v, want whole.db alone", entries)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
+		t.Errorf("with umask 027 the export is %v, want 0640", st.Mode().Perm())
+	}
+	back, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := back.Info(ctx)
+	back.Close()
+	if err != nil || info.Measurements != 1 {
+		t.Errorf("the export reads back as %+v, %v", info, err)
+	}
+
+	dangling := filepath.Join(dir, "dangling.db")
+	os.Symlink(filepath.Join(dir, "target.db"), dangling)
+	if _, err := d.ExportCache(ctx, dangling, ExportFilter{}); err == nil || !strings.Contains(err.Error(), "which does not exist") {
+		t.Errorf("export to a dangling link: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "target.db")); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+}
+
+// Times a cache cannot store or must not trust are refused naming the line: 9999-12-31
+// overflowed Unix nanoseconds into 2261-07-22 and then hid every later genuine row of
+// its key. The cache is left as it was, and a later genuine row is then stored, even
+// over a row an older cnntime stored with an overflowed (future) time.
+func TestImportRefusesTimesOutOfRange(t *testing.T) {
+	const header = "gpu,model,batch_size,precision,framework,step_ms,spread_ms,status,source,measured_at\n"
+	row := func(ms, at string) string { return "t4,resnet50,32,amp,pytorch 2.5.1," + ms + ",1,ok,lab," + at + "\n" }
+	future := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := cacheWithSteps(t, dir, header+row("100", "2026-03-01T12:00:00Z"))
+	for _, tc := range []struct{ at, want string }{
+		{"9999-12-31T23:59:59Z", "bad.csv line 3: measured_at 9999-12-31T23:59:59Z is after 2262-04-11"},
+		{"2262-04-12T00:00:00Z", "bad.csv line 3: measured_at 2262-04-12T00:00:00Z is after 2262-04-11"},
+		{"1969-12-31T23:59:59Z", "bad.csv line 3: measured_at 1969-12-31T23:59:59Z is before 1970"},
+		{"0001-01-01T00:00:01Z", "bad.csv line 3: measured_at 0001-01-01T00:00:01Z is before 1970"},
+		{future, "bad.csv line 3: measured_at " + future + " is in the future"},
+	} {
+		bad := filepath.Join(dir, "bad.csv")
+		writeFile(t, bad, header+row("90", "2026-03-02T12:00:00Z")+row("80", tc.at))
+		if _, err := d.Import(ctx, bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.at, err, tc.want)
+		}
+		steps, _ := d.Steps(ctx, StepFilter{})
+		if len(steps) != 1 || steps[0].MedianMS != 100 {
+			t.Errorf("%s: after the refusal the cache holds %+v, want the seed alone", tc.at, steps)
+		}
+	}
+	for _, bad := range []measure.Step{
+		{DeviceKey: "gpu:t4", Model: "resnet50", Batch: 32, Precision: measure.AMP, Framework: "x", Source: "lab", MedianMS: 1, Status: measure.OK,
+			At: time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
+	} {
+		if err := d.PutSteps(ctx, []measure.Step{bad}); err == nil || !strings.Contains(err.Error(), "after 2262-04-11") {
+			t.Errorf("PutSteps at %v: %v", bad.At, err)
+		}
+	}
+
+	// A row an older cnntime stored at an overflowed time, 2261-07-22: a genuine later
+	// row replaces it.
+	if _, err := d.sql.Exec(`UPDATE steps SET at = ?`, time.Date(2261, 7, 22, 0, 0, 0, 0, time.UTC).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.csv")
+	writeFile(t, good, header+row("70", "2026-03-03T12:00:00Z"))
+	rep, err := d.Import(ctx, good)
+	if err != nil || rep.Steps != (Merged{Replaced: 1}) {
+		t.Fatalf("genuine row: %+v, %v; want it to replace the one from 2261", rep.Steps, err)
+	}
+	steps, _ := d.Steps(ctx, StepFilter{})
+	if len(steps) != 1 || steps[0].MedianMS != 70 || steps[0].At.Year() != 2026 {
+		t.Errorf("the cache holds %+v, want the genuine row of 2026", steps)
+	}
+
+	// The kernel measurement and loader-rate CSVs follow the same rule.
+	if _, err := ParseLoaderRateCSV(strings.NewReader("loader,images_per_s_per_worker,workers,cpu,host,measured_at\npytorch,100,1,X,h,253402300799\n"), "rates.csv"); err == nil || !strings.Contains(err.Error(), "rates.csv line 2: measured_at 9999-12-31T23:59:59Z is after 2262-04-11") {
+		t.Errorf("loader rate at 9999: %v", err)
+	}
+	layers := "device,config,batch_size,precision,phase,policy,algorithm,median_ms,spread_ms,repeats,workspace_bytes,status,sweep_id,measured_at,source,device_info\n" +
+		"cuda:A,conv/1,32,fp32,forward,heuristic,,2,0,5,0,ok,,9999-12-31T23:59:59Z,,\n"
+	if _, err := ParseMeasurementsCSV(strings.NewReader(layers), "layers.csv"); err == nil || !strings.Contains(err.Error(), "layers.csv line 2: measured_at 9999-12-31T23:59:59Z is after") {
+		t.Errorf("kernel measurement at 9999: %v", err)
+	}
+}
+
+// cacheWithSteps opens a new cache in dir, closed when the test ends, holding the steps of
+// the step CSV text.
+func cacheWithSteps(t *testing.T, dir, text string) *DB {
+	t.Helper()
+	d, err := Open(filepath.Join(dir, "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	seed := filepath.Join(dir, "seed.csv")
+	writeFile(t, seed, text)
+	if _, err := d.Import(context.Background(), seed); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"cnntime/gpu/lifeline"
 	"cnntime/gpu/protocol"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
@@ -335,6 +336,7 @@ func talk(ctx context.Context, path string, req protocol.Request, stall time.Dur
 	cmd.Stdin = bytes.NewReader(append(line, '\n'))
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
+	lifeline.Tie(cmd) // the worker dies with this process, and checks between items that it lives
 	stderr := &tail{max: 4096}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"cnntime/gpu/lifeline"
 	"cnntime/gpu/protocol"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
@@ -88,6 +89,9 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 		done := 0
 		sink := Sink{
 			Measured: func(m measure.Measurement) error {
+				if err := lifeline.Check(); err != nil { // no one reads it any more
+					return err
+				}
 				done++
 				if err := send.Send(protocol.Message{Type: protocol.Measurement, Measurement: &m}); err != nil {
 					return err
@@ -96,6 +100,9 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 			},
 			Warning: func(s string) { _ = send.Send(protocol.Message{Type: protocol.Warning, Message: s}) },
 			Starting: func(i int) error {
+				if err := lifeline.Check(); err != nil { // the app that asked for it died
+					return err
+				}
 				return send.Send(protocol.Message{Type: protocol.Start, Done: i, Total: len(job.Items)})
 			},
 			Failed: func(f Failure) error {

@@ -183,6 +183,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		GPU:       req.GPU.ID,
 		GPUCount:  n,
 		Precision: req.Precision,
+		Policy:    req.Policy,
 		Points:    make([]Point, len(req.Batches)),
 		MaxBatch:  perGPUMax * n,
 		Input:     networkInput(req.Network),

@@ -48,6 +48,7 @@ func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
 // point's batch) times the epoch, ceil(images/B) steps. pricePerHour ≤ 0 means the price is unknown: cost stays zero and the
 // curve says so. wattsAt(b) is the machine's average power draw at global batch b.
 func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int) float64) {
+	c.Images = run.Images
 	for i := range c.Points {
 		p := &c.Points[i]
 		if !p.Fits {
@@ -91,6 +92,55 @@ func summarise(c *Curve, maxSweetSpots int, jumpPct float64) {
 		}
 	}
 	c.SweetSpots = sweetSpots(c.Points, maxSweetSpots, jumpPct)
+	recommend(c)
+}
+
+// NearBestPct is how close to the best batch's total time (and so its cost: on one
+// machine the cost is hours × price) a batch counts as as good: the recommended batch
+// and the range of batches within it (Curve.Recommended, Curve.NearMin–NearMax).
+const NearBestPct = 1.0
+
+// recommend sets the curve's advice besides its single best batch, which is often one
+// arbitrary point of a flat plateau: the range of batches whose total time is within
+// NearBestPct of the best's, and in it the batch to recommend: the smallest whose
+// per-GPU batch is a multiple of 8 (what tensor cores and memory like), or the
+// smallest power of two above that where it is within the range too; the smallest
+// batch in the range when none is a multiple of 8. Nothing is set when nothing fits.
+func recommend(c *Curve) {
+	c.Recommended, c.NearMin, c.NearMax = 0, 0, 0
+	if c.Best < 0 {
+		return
+	}
+	limit := c.Points[c.Best].TotalS * (1 + NearBestPct/100)
+	gpus := max(c.GPUCount, 1)
+	aligned, pow2 := 0, 0 // the smallest per-GPU multiple of 8, and power of two at least that
+	for _, p := range c.Points {
+		if !p.Fits || !(p.TotalS <= limit) {
+			continue
+		}
+		if c.NearMin == 0 {
+			c.NearMin = p.Batch
+		}
+		c.NearMax = p.Batch
+		per := p.Batch / gpus
+		if p.Batch%gpus != 0 || per%8 != 0 {
+			continue
+		}
+		if aligned == 0 {
+			aligned = p.Batch
+		}
+		if pow2 == 0 && bits.OnesCount(uint(per)) == 1 {
+			pow2 = p.Batch
+		}
+	}
+	switch {
+	case pow2 > 0:
+		c.Recommended = pow2
+	case aligned > 0:
+		c.Recommended = aligned
+	default:
+		c.Recommended = c.NearMin
+	}
 }
 
 // sweetSpots returns up to max batch sizes just below a jump: a point whose time per

@@ -130,3 +130,63 @@ func TestSweetSpotsKeepsDeepestInBatchOrder(t *testing.T) {
 		t.Errorf("sweetSpots = %v, want %v", got, want)
 	}
 }
+
+// TestRecommend checks the advice beside the best batch: the range of batches within
+// NearBestPct of the best total time and, in it, the smallest per-GPU multiple of 8, or
+// the power of two above it where that is in the range too.
+func TestRecommend(t *testing.T) {
+	plateau := func(best int, flatFrom, flatTo int) map[int]float64 { // total time per batch: 100 s on the plateau
+		totals := map[int]float64{}
+		for b := 1; b <= 64; b++ {
+			switch {
+			case b == best:
+				totals[b] = 99.5
+			case b >= flatFrom && b <= flatTo:
+				totals[b] = 100
+			default:
+				totals[b] = 130
+			}
+		}
+		return totals
+	}
+	for _, tc := range []struct {
+		name                 string
+		totals               map[int]float64
+		gpus                 int
+		batches              []int
+		want, wantLo, wantHi int
+	}{
+		// Every batch from 5 to 40 is within 1% of the best (17): 8 is a power of two.
+		{name: "plateau from 5", totals: plateau(17, 5, 40), want: 8, wantLo: 5, wantHi: 40},
+		// From 20 the first multiple of 8 is 24; 32, a power of two, is in the range too.
+		{name: "plateau from 20", totals: plateau(20, 20, 40), want: 32, wantLo: 20, wantHi: 40},
+		// From 20 to 30: 24, and no power of two in range.
+		{name: "plateau to 30", totals: plateau(25, 20, 30), want: 24, wantLo: 20, wantHi: 30},
+		// 3 to 6: no multiple of 8 in range, the smallest batch.
+		{name: "no multiple of 8", totals: plateau(4, 3, 6), want: 3, wantLo: 3, wantHi: 6},
+		// A lone best: itself.
+		{name: "sharp best", totals: plateau(13, 0, 0), want: 13, wantLo: 13, wantHi: 13},
+		// Four GPUs: per-GPU 8 is global 32; global 16 (4 per GPU) is not aligned.
+		{name: "four GPUs", totals: plateau(48, 16, 64), gpus: 4, batches: []int{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64}, want: 32, wantLo: 16, wantHi: 64},
+	} {
+		batches := tc.batches
+		if batches == nil {
+			for b := 1; b <= 64; b++ {
+				batches = append(batches, b)
+			}
+		}
+		c := Curve{GPUCount: max(tc.gpus, 1)}
+		for _, b := range batches {
+			c.Points = append(c.Points, Point{Batch: b, Fits: true, IterMS: 1, TotalS: tc.totals[b]})
+		}
+		summarise(&c, 5, 3)
+		if c.Recommended != tc.want || c.NearMin != tc.wantLo || c.NearMax != tc.wantHi {
+			t.Errorf("%s: recommended %d within %d–%d, want %d within %d–%d", tc.name, c.Recommended, c.NearMin, c.NearMax, tc.want, tc.wantLo, tc.wantHi)
+		}
+	}
+	none := curveOf(map[int]float64{}, []int{1, 2, 4})
+	summarise(&none, 5, 3)
+	if none.Recommended != 0 || none.NearMin != 0 || none.NearMax != 0 {
+		t.Errorf("nothing fits: recommended %d within %d–%d, want zeros", none.Recommended, none.NearMin, none.NearMax)
+	}
+}

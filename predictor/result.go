@@ -75,6 +75,14 @@ type Curve struct {
 	// total time the best batch takes than it.
 	BestPow2        int     `json:"best_pow2"`
 	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
+	// Recommended is the batch to advise, and NearMin–NearMax the range of batches
+	// whose total time (and cost) is within NearBestPct of the best's: Best is often
+	// one point of a flat plateau. Recommended is the smallest batch in the range
+	// whose per-GPU batch is a multiple of 8, or a power of two where that is in the
+	// range too (see recommend); 0 when nothing fits.
+	Recommended int `json:"recommended"`
+	NearMin     int `json:"near_best_min"`
+	NearMax     int `json:"near_best_max"`
 	// PriceUSDPerHour is the machine's price used for the costs; CostKnown is false
 	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
@@ -115,4 +123,10 @@ type Curve struct {
 	// then Best is the batch with the least time, and cost, to the target.
 	EpochsSource string             `json:"epochs_source,omitempty"`
 	Convergence  *convergence.Model `json:"convergence,omitempty"`
+	// Images is the training images of an epoch: an epoch is ceil(Images/batch) steps.
+	Images int `json:"images,omitempty"`
+	// Policy is cuDNN's algorithm choice the step assumes; Dataset the dataset the run
+	// trains on (a preset's name; "" when none was named), which the caller sets.
+	Policy  measure.Policy `json:"policy,omitempty"`
+	Dataset string         `json:"dataset,omitempty"`
 }

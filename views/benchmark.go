@@ -41,7 +41,7 @@ type Benchmark struct {
 	Models, Batches, Repeats, Input *widget.Entry
 	Precision, Policy               *widget.Select
 	PlanLabel, ETA, Holdings        *widget.Label
-	Progress                        *widget.ProgressBar
+	Progress                        *meter
 	StartButton, PauseButton        *widget.Button
 	CancelButton, PlanButton        *widget.Button
 	CheckButton                     *widget.Button // runs the CUDA worker's self-test
@@ -72,6 +72,10 @@ type Benchmark struct {
 
 	checked   chan struct{} // closed when the running GPU check has been shown
 	lastCheck app.GPUCheck
+
+	holdings   []app.DeviceHoldings // what RefreshHoldings last read
+	holdingsAt time.Time            // when, while a sweep runs
+	wasRunning bool                 // the last refresh showed a sweep running
 }
 
 // NewBenchmark builds the view of runner's sweeps and lists the devices.
@@ -102,7 +106,7 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 	b.ETA.Truncation = fyne.TextTruncateEllipsis
 	b.Holdings = widget.NewLabel("")
 	b.Holdings.Wrapping = fyne.TextWrapWord
-	b.Progress = widget.NewProgressBar()
+	b.Progress = newMeter()
 	b.log = widget.NewList(func() int { return len(b.logLines) },
 		func() fyne.CanvasObject {
 			l := widget.NewLabel("")
@@ -132,10 +136,11 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 		widget.NewFormItem("Repeats", b.Repeats),
 		widget.NewFormItem("Input pixels", b.Input),
 	)
-	// The buttons and the progress come first, where a short window still shows them.
+	// The buttons, the progress and the plan come first, where a short window still
+	// shows them; the form scrolls under them.
 	buttons := container.NewHBox(b.PlanButton, b.StartButton, b.PauseButton, b.CancelButton, b.CheckButton)
-	top := container.NewVBox(container.NewBorder(nil, nil, buttons, nil, b.Progress), b.ETA)
-	formSide := container.NewVScroll(container.NewVBox(form, b.PlanLabel))
+	top := container.NewVBox(container.NewBorder(nil, nil, buttons, nil, b.Progress), b.ETA, b.PlanLabel)
+	formSide := container.NewVScroll(form)
 	bold := fyne.TextStyle{Bold: true}
 	logBox := container.NewBorder(widget.NewLabelWithStyle("Log", fyne.TextAlignLeading, bold), nil, nil, nil, b.log)
 	cacheBox := container.NewBorder(widget.NewLabelWithStyle("Cache", fyne.TextAlignLeading, bold), nil, nil, nil,
@@ -150,7 +155,20 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 	b.RefreshDevices()
 	b.RefreshHoldings()
 	b.refresh()
+	b.ETA.SetText(b.lastSweepText())
 	return b
+}
+
+// lastSweepText is what the progress line says before this window ran a sweep: how
+// the cache's last sweep ended (a sweep of an earlier session, or another program's),
+// or that there has been none.
+func (b *Benchmark) lastSweepText() string {
+	for _, h := range b.holdings {
+		if h.LastSweep != "" {
+			return fmt.Sprintf("The last sweep of %s was %s; Start with the same models resumes it from the cache.", h.Device.Name, app.SweepStateText(h.LastSweep))
+		}
+	}
+	return "No sweep yet."
 }
 
 // Content is the view's root object, for the window's Benchmark tab.
@@ -188,6 +206,11 @@ func (b *Benchmark) RefreshHoldings() {
 		b.Holdings.SetText("cannot read the cache: " + err.Error())
 		return
 	}
+	b.holdings = hs
+	running := ""
+	if st := b.Runner.Status(); st.Running && st.Plan != nil {
+		running = st.Plan.Device.Key
+	}
 	if len(hs) == 0 {
 		b.Holdings.SetText("No measurements yet.")
 		return
@@ -195,7 +218,10 @@ func (b *Benchmark) RefreshHoldings() {
 	var sb strings.Builder
 	for _, h := range hs {
 		fmt.Fprintf(&sb, "%s\n  %s (%d out of memory), %s", h.Device.Name, charts.Count(h.Kernels, "kernel", "kernels"), h.OutOfMemory, charts.Count(h.Steps, "step", "steps"))
-		if h.LastSweep != "" {
+		switch {
+		case running != "" && h.Device.Key == running:
+			sb.WriteString(", a sweep running now") // the cache's row says "running" or an older sweep's end
+		case h.LastSweep != "":
 			fmt.Fprintf(&sb, ", last sweep %s", app.SweepStateText(h.LastSweep))
 		}
 		sb.WriteString("\n")
@@ -317,14 +343,22 @@ func (b *Benchmark) refresh() {
 		b.tick()
 		p := st.Progress
 		if p.Total > 0 {
-			b.Progress.SetValue(float64(p.Done) / float64(p.Total))
+			// Of the whole request: what the cache had before (a resumed sweep's
+			// earlier part) counts as done.
+			b.Progress.SetValue(float64(p.Done+p.Cached) / float64(p.Total+p.Cached))
 		}
 		b.ETA.SetText(describeRun(st))
+		// The cache panel follows the sweep: at its start, then every few seconds.
+		if !b.wasRunning || time.Since(b.holdingsAt) > holdingsEvery {
+			b.wasRunning, b.holdingsAt = true, time.Now()
+			b.RefreshHoldings()
+		}
 		if b.OnProgress != nil {
 			b.OnProgress(st)
 		}
 		return
 	}
+	b.wasRunning = false
 	if st.Result != nil && (st.Result != b.lastEnd || st.Err != b.shownErr) {
 		b.lastEnd, b.shownErr = st.Result, st.Err
 		b.finish(*st.Result, st.Err)
@@ -351,8 +385,16 @@ func describeRun(st app.SweepStatus) string {
 	if st.ETA > 0 {
 		eta = "about " + roundETA(st.ETA) + " left"
 	}
-	return fmt.Sprintf("%s: %s of %s, %s elapsed, %s.", what, charts.FormatCount(int64(p.Done)), charts.FormatCount(int64(p.Total)), st.Elapsed.Round(time.Second), eta)
+	before := ""
+	if p.Cached > 0 { // a resumed sweep counts on from what the cache had
+		before = fmt.Sprintf(" (%s measured before)", charts.FormatCount(int64(p.Cached)))
+	}
+	return fmt.Sprintf("%s: %s of %s%s, %s elapsed, %s.", what, charts.FormatCount(int64(p.Done+p.Cached)), charts.FormatCount(int64(p.Total+p.Cached)),
+		before, st.Elapsed.Round(time.Second), eta)
 }
+
+// holdingsEvery is how often the cache panel reads the cache again while a sweep runs.
+const holdingsEvery = 5 * time.Second
 
 // roundETA rounds a time left the way people say it: "40 s", "24 min", "2 h 05 min".
 func roundETA(d time.Duration) string {
@@ -485,7 +527,7 @@ func (b *Benchmark) finish(res app.SweepResult, err error) {
 			b.Progress.SetValue(1)
 			b.ETA.SetText(fmt.Sprintf("Done: %s measured in %s.", charts.FormatCount(int64(res.Done)), res.Elapsed.Round(time.Second)))
 		} else {
-			b.ETA.SetText(fmt.Sprintf("Sweep %s after %d of %d; Start resumes it.", res.State, res.Done, res.Total))
+			b.ETA.SetText(fmt.Sprintf("Sweep %s after %d of %d; Start resumes it.", res.State, res.Done+res.Cached, res.Total+res.Cached))
 		}
 	}
 	b.RefreshHoldings()

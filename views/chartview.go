@@ -1,8 +1,10 @@
 package views
 
 import (
+	"fmt"
 	"image"
 	"image/color"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,8 +46,9 @@ type ChartView struct {
 	// (a breakdown chart in a scroll); 0 for the usual minimum.
 	MinHeight float32
 
-	crosshair bool
-	emptyText string
+	crosshair    bool
+	emptyText    string
+	defaultEmpty string // the text it was made with
 
 	image   *canvas.Image
 	vLine   *canvas.Line
@@ -168,7 +171,7 @@ const maxColumnDots = 24
 
 // NewChartView makes an empty chart view; emptyText is shown while it has no data.
 func NewChartView(crosshair bool, emptyText string) *ChartView {
-	v := &ChartView{crosshair: crosshair, emptyText: emptyText}
+	v := &ChartView{crosshair: crosshair, emptyText: emptyText, defaultEmpty: emptyText}
 	v.image = canvas.NewImageFromImage(image.NewRGBA(image.Rect(0, 0, 1, 1)))
 	v.image.FillMode = canvas.ImageFillStretch
 	v.image.ScaleMode = canvas.ImageScaleFastest
@@ -217,6 +220,21 @@ func (v *ChartView) SetChart(c *charts.Chart) {
 	v.render.mu.Unlock()
 	v.hideHover()
 	v.rerender(v.Size())
+}
+
+// SetEmptyText sets what the view says while it has no data to draw ("" for the text
+// it was made with): why, when a prediction failed.
+func (v *ChartView) SetEmptyText(text string) {
+	if text == "" {
+		text = v.defaultEmpty
+	}
+	if text == v.emptyText {
+		return
+	}
+	v.emptyText = text
+	if v.empty.Visible() {
+		v.empty.SetText(text)
+	}
 }
 
 // SetBusy dims the chart under a spinner while new data is computed, or shows it
@@ -420,6 +438,14 @@ func (v *ChartView) Hover(pos fyne.Position) (charts.Mark, bool) {
 	}
 	v.tip.SetText(text)
 	tipSize := v.tip.MinSize()
+	if lines := strings.Split(text, "\n"); tipSize.Height > v.Size().Height && len(lines) > 2 {
+		// Taller than the chart (a column of many series): the lines that fit, and how
+		// many more, so the tip never runs over the legend or the tabs below.
+		per := tipSize.Height / float32(len(lines))
+		keep := max(int(v.Size().Height/per)-1, 1)
+		v.tip.SetText(strings.Join(lines[:keep], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-keep))
+		tipSize = v.tip.MinSize()
+	}
 	tx, ty := at.X+14, at.Y+14
 	if tx+tipSize.Width > v.Size().Width {
 		tx = max(at.X-14-tipSize.Width, 0)

@@ -21,7 +21,7 @@ func (mw *MainWindow) removeModelDialog() {
 		return
 	}
 	if len(names) == 0 {
-		d := dialog.NewInformation("Remove model", "There are no custom models to remove.\nAdd one with File → Add model….", mw.Window)
+		d := dialog.NewInformation("Remove model", "There are no custom models to remove.\nAdd one with File › Add model….", mw.Window)
 		closeOnEscape(d, mw.Window)
 		d.Show()
 		return
@@ -42,7 +42,7 @@ func (mw *MainWindow) removeModelDialog() {
 func (mw *MainWindow) confirmRemoveModel(name string) {
 	d := dialog.NewConfirm("Remove "+name+"?",
 		fmt.Sprintf("Remove the custom model %s from the CNN list and the measurement cache?\n"+
-			"Its file, if you still have it, is not touched: File → Add model… brings it back.", name),
+			"Its file, if you still have it, is not touched: File › Add model… brings it back.", name),
 		func(ok bool) {
 			if ok {
 				mw.removeModel(name)
@@ -105,7 +105,7 @@ func (mw *MainWindow) showStartWarnings(warnings []string) {
 
 func (mw *MainWindow) showWarnings(warnings []string) {
 	text := strings.Join(warnings, "\n\n") +
-		"\n\nA saved custom model that no longer reads can be removed with File → Remove model…, then added again from a corrected file."
+		"\n\nA saved custom model that no longer reads can be removed with File › Remove model…, then added again from a corrected file."
 	label := widget.NewLabel(text)
 	label.Wrapping = fyne.TextWrapWord
 	d := dialog.NewCustom("Left out at start", "OK", container.NewVScroll(label), mw.Window)

@@ -164,7 +164,7 @@ func TestStartWarningsAndRemovingCustomModels(t *testing.T) {
 	t.Cleanup(func() { mw.Session.Close(); mw.Backend.Close() })
 
 	// At start: the warning once as a dialog, and a button in the status bar.
-	if text := dialogText(t, mw); !strings.Contains(text, "custom model broken saved in "+path+" was left out") || !strings.Contains(text, "File → Remove model…") {
+	if text := dialogText(t, mw); !strings.Contains(text, "custom model broken saved in "+path+" was left out") || !strings.Contains(text, "File › Remove model…") {
 		t.Fatalf("the start-up dialog says:\n%s", text)
 	}
 	if !mw.Warnings.Visible() || mw.Warnings.Text != "1 warning at start" {

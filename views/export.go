@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -44,21 +45,10 @@ type ExportRequest struct {
 // goroutine). Charts are drawn with a legend, in the light style; the extension picks
 // the format.
 func (mw *MainWindow) Export(req ExportRequest) error {
-	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), mw.priceDates(), req)
+	return exportState(mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), req)
 }
 
-// priceDates are the dates of the selected machines' prices.
-func (mw *MainWindow) priceDates() []string {
-	var out []string
-	for _, id := range mw.state.Settings.Machines {
-		if m, ok := mw.Selection.byID[id]; ok && m.PriceDate != "" {
-			out = append(out, m.PriceDate)
-		}
-	}
-	return out
-}
-
-func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, priceDates []string, req ExportRequest) error {
+func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explanation, req ExportRequest) error {
 	switch req.What {
 	case exportWhyChart, exportWhyCSV:
 		if why == nil {
@@ -71,8 +61,14 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 			return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteExplanationCSV(w, why) })
 		}
 		run := st.Settings
-		run.Models = nil
-		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why)), run, priceDates)
+		run.Models, run.Machines = nil, nil
+		var curves []predictor.Curve
+		for _, c := range st.Curves {
+			if c.Model == why.Model && c.Machine == why.Machine {
+				curves = append(curves, c)
+			}
+		}
+		title := app.ChartTitle(fmt.Sprintf("%s on %s at %s, %s: milliseconds per iteration", why.Model, why.Machine, app.BatchWords(why), app.BoundSentence(why)), run, curves)
 		return app.ExportChart(req.Path, charts.Breakdown(breakdownBars(why), charts.BreakdownOptions{Title: title, Style: charts.LightStyle}), req.Width, req.Height)
 	}
 	if len(st.Curves) == 0 {
@@ -90,11 +86,11 @@ func exportState(st app.SessionState, rows []app.Summary, why *predictor.Explana
 		if metric == "" {
 			metric = charts.MetricTotal
 		}
-		opt.Title = app.ChartTitle(metric.Title()+" vs batch size", st.Settings, priceDates)
+		opt.Title = app.ChartTitle(metric.TitleFor(st.Curves)+" vs batch size", st.Settings, st.Curves)
 		return app.ExportChart(req.Path, charts.Curves(st.Curves, opt), req.Width, req.Height)
 	case exportScatter:
 		opt.LogX, opt.LogY = st.View.ScatterLog, st.View.ScatterLog
-		opt.Title = app.ChartTitle("Min total time vs cost", st.Settings, priceDates)
+		opt.Title = app.ChartTitle(charts.ScatterTitle(st.Curves), st.Settings, st.Curves)
 		return app.ExportChart(req.Path, charts.Scatter(st.Curves, opt), req.Width, req.Height)
 	case exportResultsCSV:
 		return app.ExportCSV(req.Path, func(w io.Writer) error { return app.WriteSummariesCSV(w, rows) })
@@ -110,7 +106,10 @@ func (mw *MainWindow) ShowExportDialog() { mw.showExportDialogFor(exportCurves) 
 
 // showExportDialogFor opens the export dialog with one kind of export chosen.
 func (mw *MainWindow) showExportDialogFor(kind string) {
-	home, _ := os.UserHomeDir()
+	if mw.exportOpen != nil { // one at a time: Ctrl+E again leaves the open one, which Esc closes
+		return
+	}
+	home := mw.exportDir()
 	what := widget.NewSelect(exportKinds, nil)
 	path := newEscapeEntry()
 	width, height := newEscapeEntry(), newEscapeEntry()
@@ -159,6 +158,9 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 			path.SetText(p)
 		}, mw.Window)
 		save.SetFileName(filepath.Base(path.Text))
+		if dir, err := storage.ListerForURI(storage.NewFileURI(filepath.Dir(path.Text))); err == nil {
+			save.SetLocation(dir) // the folder the file name is in: the last export's
+		}
 		save.Show()
 	})
 	items := []*widget.FormItem{
@@ -175,21 +177,35 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 		h, _ := strconv.Atoi(strings.TrimSpace(height.Text))
 		req := ExportRequest{What: what.Selected, Path: strings.TrimSpace(path.Text), Width: w, Height: h}
 		mw.Status.SetText("Exporting " + req.Path + "…")
-		st, rows, why, dates := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation(), mw.priceDates()
+		st, rows, why := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation()
 		go func() {
-			err := exportState(st, rows, why, dates, req)
+			err := exportState(st, rows, why, req)
 			fyne.Do(func() {
 				if err != nil {
 					mw.showError(err)
 					return
 				}
+				mw.App.Preferences().SetString(prefExportDir, filepath.Dir(req.Path)) // the next export starts there
 				mw.Status.SetText("Exported " + req.Path + ".")
 			})
 		}()
 	}, mw.Window)
 	d.Resize(fyne.NewSize(620, 300))
-	closeOnEscape(d, mw.Window)
+	mw.exportOpen = d
+	closeOnEscape(d, mw.Window, func() { mw.exportOpen = nil })
 	d.Show()
+}
+
+// exportDir is the folder exports start in: the last export's while it is there,
+// else the home folder.
+func (mw *MainWindow) exportDir() string {
+	if dir := mw.App.Preferences().String(prefExportDir); dir != "" {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+	}
+	home, _ := os.UserHomeDir()
+	return home
 }
 
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(io.LimitReader(r, 16<<20)) }

@@ -1,6 +1,9 @@
 package views
 
 import (
+	"math"
+	"slices"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
@@ -195,6 +198,43 @@ func (l *stretchColumns) columnLeft(col int) float32 {
 }
 
 func (l *stretchColumns) MinSize(objs []fyne.CanvasObject) fyne.Size { return objs[0].MinSize() }
+
+// setBase sets the columns' least widths (fitWidths), laid out again at once when
+// they changed.
+func (l *stretchColumns) setBase(widths []float32) {
+	if slices.Equal(widths, l.base) {
+		return
+	}
+	l.base = widths
+	if l.width > 0 {
+		w := l.width
+		l.width = 0
+		l.Layout([]fyne.CanvasObject{l.table}, fyne.NewSize(w, l.table.Size().Height))
+	}
+}
+
+// fitWidths is each column's width to show its title (with a sort arrow) and its
+// cells whole: at least least[col], at most most, measured in the theme's text.
+func fitWidths(least []float32, titles []string, rows int, cell func(row, col int) string, most float32) []float32 {
+	out := append([]float32(nil), least...)
+	size, pad := theme.TextSize(), 4*theme.Padding()
+	measure := func(s string) float32 { return fyne.MeasureText(s, size, fyne.TextStyle{}).Width + pad }
+	for col := range out {
+		w := out[col]
+		if col < len(titles) {
+			w = fyne.Max(w, measure(titles[col]+" ▼"))
+		}
+		for row := 0; row < rows; row++ {
+			w = fyne.Max(w, measure(cell(row, col)))
+		}
+		w = float32(math.Ceil(float64(w)/widthStep)) * widthStep // a few pixels more or less: the same width, no relayout
+		out[col] = fyne.Min(fyne.Max(w, least[col]), fyne.Max(most, least[col]))
+	}
+	return out
+}
+
+// widthStep is what fitWidths rounds a column's width up to.
+const widthStep = 20
 
 func (l *stretchColumns) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	objs[0].Move(fyne.NewPos(0, 0))

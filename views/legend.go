@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"image/color"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -19,18 +20,38 @@ import (
 // marker); unchecking one hides it in both charts. Series drawn on top of each other
 // (the same CNN on machines with the same GPU) say so, since only their interleaved
 // dashes tell them apart on the chart.
+//
+// A new prediction of the same series (a setting changed) keeps the entries and
+// changes only what changed: rebuilding a hundred entries' texts, checks and icons
+// would take most of a redraw.
 type Legend struct {
 	grid     *legendGrid
 	box      *fyne.Container
 	scroll   *container.Scroll
 	OnToggle func(key string, shown bool)
 	texts    []string // the entries' texts, in order (tests read them)
+	entries  map[string]*legendEntry
+}
+
+// legendEntry is one series' entry, kept while its series is shown.
+type legendEntry struct {
+	box   fyne.CanvasObject
+	icon  *canvas.Image
+	check *widget.Check
+	label *tapLabel
+	look  legendLook // what its icon was drawn for
+}
+
+// legendLook is what an entry's icon shows.
+type legendLook struct {
+	style charts.SeriesStyle
+	bg    color.Color
 }
 
 // NewLegend makes an empty legend: entries flowing into rows, scrolled when there are
 // more than the space given shows.
 func NewLegend() *Legend {
-	l := &Legend{grid: &legendGrid{}}
+	l := &Legend{grid: &legendGrid{}, entries: map[string]*legendEntry{}}
 	l.box = container.New(l.grid)
 	l.scroll = container.NewVScroll(l.box)
 	return l
@@ -56,34 +77,112 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 		}
 	}
 	objs := make([]fyne.CanvasObject, 0, len(curves))
+	kept := make(map[string]*legendEntry, len(curves))
 	l.texts = l.texts[:0]
-	l.grid.natural = 0
+	natural := float32(0)
 	for i, c := range curves {
 		key := charts.SeriesKey(c)
-		icon := canvas.NewImageFromImage(charts.SeriesIcon(styles.Of(c), int(legendIcon.Width), int(legendIcon.Height), bg))
-		icon.FillMode = canvas.ImageFillOriginal
-		icon.SetMinSize(legendIcon)
 		text := c.Model + " · " + c.Machine
 		if others := same[i]; len(others) > 0 {
-			text += fmt.Sprintf(" (≡ %s: the same curve)", strings.Join(others, ", "))
+			text += fmt.Sprintf(" (= %s: the same curve)", strings.Join(others, ", "))
 		}
 		l.texts = append(l.texts, text)
-		check := widget.NewCheck("", nil)
-		check.SetChecked(!hidden[key])
-		check.OnChanged = func(on bool) {
-			if l.OnToggle != nil {
-				l.OnToggle(key, on)
-			}
+		e := l.entries[key]
+		if e == nil {
+			e = l.newEntry(key, text)
 		}
-		label := newTapLabel(text, func() { check.SetChecked(!check.Checked) })
-		entry := container.NewBorder(nil, nil, container.NewHBox(container.NewCenter(icon), check), nil, label)
-		objs = append(objs, entry)
-		natural := legendIcon.Width + check.MinSize().Width + fyne.MeasureText(text, theme.TextSize(), fyne.TextStyle{}).Width + 4*theme.Padding()
-		l.grid.natural = fyne.Max(l.grid.natural, natural)
+		kept[key] = e
+		if look := (legendLook{styles.Of(c), bg}); !sameLook(look, e.look) {
+			e.look = look
+			e.icon.Image = charts.SeriesIcon(look.style, int(legendIcon.Width), int(legendIcon.Height), bg)
+			e.icon.Refresh()
+		}
+		if e.label.Text != text {
+			e.label.SetText(text)
+		}
+		if shown := !hidden[key]; e.check.Checked != shown {
+			on := e.check.OnChanged
+			e.check.OnChanged = nil // the view already says so: no toggle back
+			e.check.SetChecked(shown)
+			e.check.OnChanged = on
+		}
+		objs = append(objs, e.box)
+		natural = fyne.Max(natural, legendIcon.Width+e.check.MinSize().Width+fyne.MeasureText(text, theme.TextSize(), fyne.TextStyle{}).Width+4*theme.Padding())
 	}
-	l.box.Objects = objs
-	l.box.Refresh()
-	l.scroll.Refresh()
+	l.entries = kept
+	l.grid.natural = natural
+	if !slices.Equal(l.box.Objects, objs) { // the same entries in the same order: nothing to lay out
+		l.box.Objects = objs
+		l.box.Refresh()
+		l.scroll.Refresh()
+	}
+}
+
+// newEntry makes the entry of a series.
+func (l *Legend) newEntry(key, text string) *legendEntry {
+	icon := canvas.NewImageFromImage(nil)
+	icon.FillMode = canvas.ImageFillOriginal
+	icon.SetMinSize(legendIcon)
+	check := widget.NewCheck("", nil)
+	check.SetChecked(true)
+	check.OnChanged = func(on bool) {
+		if l.OnToggle != nil {
+			l.OnToggle(key, on)
+		}
+	}
+	label := newTapLabel(text, func() { check.SetChecked(!check.Checked) })
+	box := newQuietRow(container.NewBorder(nil, nil, container.NewHBox(container.NewCenter(icon), check), nil, label))
+	return &legendEntry{box: box, icon: icon, check: check, label: label}
+}
+
+// quietRow holds a legend entry's parts and passes a refresh of the legend on to them
+// only when the theme changed: each part refreshes itself when it changes (a text, a
+// check), and a hundred labels cut to fit again on every prediction would take most of
+// a redraw.
+type quietRow struct {
+	widget.BaseWidget
+	content fyne.CanvasObject
+}
+
+func newQuietRow(content fyne.CanvasObject) *quietRow {
+	r := &quietRow{content: content}
+	r.ExtendBaseWidget(r)
+	return r
+}
+
+func (r *quietRow) CreateRenderer() fyne.WidgetRenderer { return &quietRenderer{content: r.content} }
+
+type quietRenderer struct {
+	content fyne.CanvasObject
+	theme   fyne.Theme
+	variant fyne.ThemeVariant
+}
+
+func (q *quietRenderer) Layout(size fyne.Size) { q.content.Resize(size) }
+func (q *quietRenderer) MinSize() fyne.Size    { return q.content.MinSize() }
+func (q *quietRenderer) Objects() []fyne.CanvasObject {
+	return []fyne.CanvasObject{q.content}
+}
+func (q *quietRenderer) Destroy() {}
+
+// Refresh refreshes the parts when the theme or its variant changed since the last.
+func (q *quietRenderer) Refresh() {
+	s := fyne.CurrentApp().Settings()
+	if th, v := s.Theme(), s.ThemeVariant(); th != q.theme || v != q.variant {
+		q.theme, q.variant = th, v
+		q.content.Refresh()
+	}
+}
+
+// sameLook reports whether two icons would be drawn alike.
+func sameLook(a, b legendLook) bool {
+	if a.bg == nil || b.bg == nil {
+		return false
+	}
+	ar, ag, ab, aa := a.bg.RGBA()
+	br, bg, bb, ba := b.bg.RGBA()
+	return ar == br && ag == bg && ab == bb && aa == ba && a.style.Color == b.style.Color && a.style.Shape == b.style.Shape &&
+		slices.Equal(a.style.Dashes, b.style.Dashes)
 }
 
 // legendGrid lays the entries out in columns as wide as the widest entry needs (at

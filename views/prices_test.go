@@ -123,7 +123,7 @@ func TestRunTabPricesAreSpotOrOnDemandInARegion(t *testing.T) {
 	if !mw.Session.Settings().Price.Spot {
 		t.Error("choosing spot prices did not reach the session")
 	}
-	if got := priceCell(); !strings.Contains(got, "$1.10/h spot us-central1") {
+	if got := priceCell(); !strings.Contains(got, "$1.105/h spot us-central1") {
 		t.Errorf("price of %s with spot prices: %q", a2, got)
 	}
 	onUI(mw, func() { p.Prices.Region.SetSelected("eastus") })

@@ -36,14 +36,21 @@ func (mw *MainWindow) updatePricesDialog() {
 }
 
 // importPricesDialog reads a SkyPilot vms.csv the user picks (its cloud is the name of
-// its folder, as SkyPilot lays its catalog out: …/catalogs/v7/aws/vms.csv), all or
-// nothing: `cnntime prices import` in the window, for a machine with no network.
+// its folder, as SkyPilot lays its catalog out: …/catalogs/v7/aws/vms.csv) or a whole
+// catalog folder of clouds, all or nothing: `cnntime prices import` in the window, for
+// a machine with no network. The file picker lists only .csv files.
 func (mw *MainWindow) importPricesDialog() {
 	if mw.Backend == nil {
 		mw.showError(fmt.Errorf("importing prices is not available in this window: it has no measurement cache to keep them in"))
 		return
 	}
-	mw.pickFile(mw.importPrices)
+	var d dialog.Dialog
+	file := widget.NewButton("A cloud's vms.csv…", func() { d.Hide(); mw.pickFile(mw.importPrices, ".csv") })
+	folder := widget.NewButton("A catalog folder (one folder per cloud)…", func() { d.Hide(); mw.pickFolder(mw.importPrices) })
+	text := widget.NewLabel("Import SkyPilot's prices from a cloud's vms.csv (its cloud is its folder's name,\n…/catalogs/v7/aws/vms.csv) or from a catalog folder holding one folder per cloud.")
+	d = dialog.NewCustom("Import prices", "Cancel", container.NewVBox(text, file, folder), mw.Window)
+	closeOnEscape(d, mw.Window)
+	d.Show()
 }
 
 // importPrices imports the SkyPilot catalog at path (see app.ImportPrices).
@@ -86,7 +93,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.Pr
 			defer mw.uiMu.Unlock()
 			var offline *app.OfflineError
 			if errors.As(err, &offline) {
-				err = fmt.Errorf("%w (in this window: File → Import prices (SkyPilot vms.csv)…)", err)
+				err = fmt.Errorf("%w (in this window: File › Import prices (SkyPilot vms.csv)…)", err)
 			}
 			if err != nil {
 				mw.showError(err)

@@ -118,7 +118,7 @@ func TestUpdatePricesThroughTheWindow(t *testing.T) {
 	l.Close() // nothing answers there
 	clickMenu(t, mw, "Update prices from SkyPilot…")
 	tapDialogButton(t, mw, "Download")
-	if text := waitDialog(t, mw, "seems to be offline"); !strings.Contains(text, "File → Import prices") {
+	if text := waitDialog(t, mw, "seems to be offline"); !strings.Contains(text, "File › Import prices") {
 		t.Errorf("offline, the dialog says:\n%s\nwant the window's way to import a copy", text)
 	}
 }

@@ -15,13 +15,20 @@ type ResultsTable struct {
 	table      *widget.Table
 	content    fyne.CanvasObject
 	rows       []app.Summary
+	columns    *stretchColumns
 	sortColumn app.SummaryColumn // -1: the prediction's order
 	descending bool
 	// OnSelected is called with the row the user clicks.
 	OnSelected func(app.Summary)
 }
 
-var resultWidths = []float32{110, 230, 80, 85, 85, 85, 80, 90, 80, 80, 60, 260, 130}
+// resultWidths are the columns' least widths; a column is widened to its widest
+// cell (up to resultWidthMax) so no figure, price date or OLD is cut off.
+var resultWidths = []float32{110, 200, 80, 150, 80, 80, 80, 80, 80, 80, 80, 80, 250, 110, 200}
+
+// resultWidthMax is the widest a results column grows to fit its cells; a longer cell
+// (a list of warnings) is cut and its whole text is in the Why tab and the CSV.
+const resultWidthMax = 520
 
 // NewResultsTable makes an empty results table.
 func NewResultsTable() *ResultsTable {
@@ -29,9 +36,9 @@ func NewResultsTable() *ResultsTable {
 	t.table = widget.NewTable(
 		func() (int, int) { return len(t.rows), len(app.SummaryColumns) },
 		func() fyne.CanvasObject {
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis // a long machine id must not run into the next column
-			return l
+			// The columns are as wide as their cells (fitWidths): no text is cut, and
+			// cutting a few hundred cells to fit on every prediction costs a redraw's time.
+			return widget.NewLabel("")
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {
@@ -51,7 +58,7 @@ func NewResultsTable() *ResultsTable {
 		showSortHeader(o, app.SummaryColumns[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
 	t.table.StickyColumnCount = 2 // the CNN and the machine stay while the figures scroll
-	t.content, _ = newStretchTable(t.table, resultWidths)
+	t.content, t.columns = newStretchTable(t.table, resultWidths)
 	t.ExtendBaseWidget(t)
 	return t
 }
@@ -62,6 +69,9 @@ func (t *ResultsTable) SetCurves(curves []predictor.Curve) {
 	if t.sortColumn >= 0 {
 		app.SortSummaries(t.rows, t.sortColumn, t.descending)
 	}
+	t.columns.setBase(fitWidths(resultWidths, app.SummaryColumns, len(t.rows), func(row, col int) string {
+		return t.rows[row].Cell(app.SummaryColumn(col))
+	}, resultWidthMax))
 	t.table.Refresh()
 }
 

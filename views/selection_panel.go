@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,10 @@ import (
 // older listings hidden unless asked for, quick picks) and the training run's
 // settings. Every change goes to the session at once.
 type SelectionPanel struct {
+	// runForm is the Run tab's form: its labels dim with their fields only when it
+	// refreshes (showTrain refreshes it).
+	runForm *widget.Form
+
 	session  *app.Session
 	onError  func(error)
 	onInfo   func(string)
@@ -109,6 +114,7 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 
 	trainFor, recipe := p.trainItems()
 	form := widget.NewForm(trainFor, widget.NewFormItem("Epochs", p.Epochs))
+	p.runForm = form
 	for _, it := range recipe {
 		form.AppendItem(it)
 	}
@@ -371,10 +377,20 @@ func (p *SelectionPanel) QuickPick(q app.QuickPick) {
 		p.info(msg)
 		return
 	}
+	var dropped []string // what the pick replaces: said, never lost silently
+	for _, id := range p.session.Settings().Machines {
+		if !slices.Contains(ids, id) {
+			dropped = append(dropped, id)
+		}
+	}
 	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = ids }))
 	p.machines.setChecked(ids)
 	p.refreshChips()
-	p.info(fmt.Sprintf("%s: %s.", q.Title(), charts.Count(len(ids), "machine", "machines")))
+	msg := fmt.Sprintf("%s: %s", q.Title(), charts.Count(len(ids), "machine", "machines"))
+	if len(dropped) > 0 {
+		msg += fmt.Sprintf(", in place of %s (%s); tick them again to compare", charts.Count(len(dropped), "machine", "machines"), strings.Join(dropped, ", "))
+	}
+	p.info(msg + ".")
 }
 
 // FocusModelSearch shows the CNN list and puts the cursor in its search field.

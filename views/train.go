@@ -194,6 +194,9 @@ func (p *SelectionPanel) showTrain(st app.SessionSettings) {
 		setEnabled(!toTarget, p.Epochs)
 	}
 	c.Basis.SetText(TrainBasis(st))
+	if p.runForm != nil {
+		p.runForm.Refresh() // its labels dim with their fields now, not at the next toggle
+	}
 }
 
 func setEnabled(on bool, entries ...*widget.Entry) {

@@ -98,8 +98,9 @@ func (p *WhyPanel) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpl
 // Explanation is the explanation shown; nil when none.
 func (p *WhyPanel) Explanation() *predictor.Explanation { return p.x }
 
-// Set shows an explanation in a chart style.
-func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
+// Set shows an explanation of a point of curve c (nil when not at hand: no epochs'
+// basis and no warnings are said) in a chart style.
+func (p *WhyPanel) Set(x predictor.Explanation, c *predictor.Curve, style charts.Style) {
 	p.x, p.bars = &x, breakdownBars(&x)
 	groups := map[string]bool{}
 	for _, b := range p.bars {
@@ -107,10 +108,35 @@ func (p *WhyPanel) Set(x predictor.Explanation, style charts.Style) {
 	}
 	p.Chart.MinHeight = float32(len(p.bars)+len(groups))*whyRowHeight + 48 // the rows, their headings and the title
 	p.Chart.Refresh()
-	p.Header.SetText(WhyHeadline(&x))
+	p.Header.SetText(app.WhyText(&x, c))
 	p.Chart.SetChart(charts.Breakdown(p.bars, charts.BreakdownOptions{Title: "milliseconds per iteration", Style: style}))
 	p.Export.Enable()
 	p.refreshRows()
+}
+
+// Text is the panel as text: its sentences, then the table shown (tab-separated, under
+// its titles); "" when nothing is explained.
+func (p *WhyPanel) Text() string {
+	if p.x == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(p.Header.Text)
+	b.WriteString("\n\n")
+	rows, cols := p.tableSize()
+	titles := make([]string, cols)
+	for c := range titles {
+		titles[c] = p.columnTitle(c)
+	}
+	writeRow(&b, titles)
+	for r := 0; r < rows; r++ {
+		cells := make([]string, cols)
+		for c := range cells {
+			cells[c] = p.Cell(r, c)
+		}
+		writeRow(&b, cells)
+	}
+	return b.String()
 }
 
 // Clear empties the panel (the explained curve is no longer shown).
@@ -122,18 +148,20 @@ func (p *WhyPanel) Clear() {
 	p.table.Refresh()
 }
 
-// WhyHeadline says in a few sentences what the numbers are, what bounds them (the
-// largest phase group the chart shows) and where they come from (app.WhyHeadline);
-// to a target accuracy, what the batch costs in epochs beside it (app.WhyEpochs).
-func WhyHeadline(x *predictor.Explanation) string { return app.WhyHeadline(x) + app.WhyEpochs(x) }
-
 // barTooltip reads out a bar of the chart.
 func (p *WhyPanel) barTooltip(m charts.Mark) string {
 	if p.x == nil || m.Curve < 0 || m.Curve >= len(p.bars) {
 		return ""
 	}
 	b := p.bars[m.Curve]
-	return fmt.Sprintf("%s (%s)\n%s per iteration, %s of the step", b.Label, b.Group, charts.FormatMS(b.Value), share(b.Value, p.x.IterMS))
+	whole, of := p.x.Phases.Total(), "the step"
+	if b.Group == app.KindsGroup {
+		whole, of = 0, "the layers' kernel time"
+		for _, k := range p.x.Kinds {
+			whole += k.MS
+		}
+	}
+	return fmt.Sprintf("%s (%s)\n%s per iteration, %s of %s", b.Label, b.Group, charts.FormatMS(b.Value), app.ShareText(b.Value, whole), of)
 }
 
 // breakdownBars are the chart's bars: the phases under their groups, then the kinds
@@ -200,13 +228,13 @@ func (p *WhyPanel) Cell(row, col int) string {
 			return ""
 		}
 		ph := list[row]
-		return []string{phaseTitle(string(ph.Phase)), charts.FormatMS(ph.MS), share(ph.MS, p.x.Phases.Total())}[col]
+		return []string{phaseTitle(string(ph.Phase)), charts.FormatMS(ph.MS), app.ShareText(ph.MS, p.x.Phases.Total())}[col]
 	case whyKinds:
 		if row >= len(p.x.Kinds) || col > 3 {
 			return ""
 		}
 		k := p.x.Kinds[row]
-		return []string{k.Kind, strconv.Itoa(k.Layers), charts.FormatMS(k.MS), fmt.Sprintf("%.1f%%", k.SharePct)}[col]
+		return []string{k.Kind, strconv.Itoa(k.Layers), charts.FormatMS(k.MS), app.ShareText(k.SharePct, 100)}[col]
 	}
 	if row >= len(p.rows) {
 		return ""
@@ -237,11 +265,4 @@ func (p *WhyPanel) Cell(row, col int) string {
 		return string(l.Source)
 	}
 	return ""
-}
-
-func share(part, whole float64) string {
-	if !(whole > 0) {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f%%", 100*part/whole)
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -30,11 +31,20 @@ import (
 const (
 	prefWindowWidth  = "window.width"
 	prefWindowHeight = "window.height"
+	prefExportDir    = "export.dir" // the folder of the last export
+)
+
+// The window's size when none is remembered (fitScreen shrinks it to a smaller screen).
+const (
+	defaultWidth  = 1280
+	defaultHeight = 800
 )
 
 // predictDelay is how long the session waits after a change before predicting, so a
-// burst of clicks or keystrokes makes one prediction.
-const predictDelay = 150 * time.Millisecond
+// burst of clicks or keystrokes (faster than a person types) makes one prediction; a
+// prediction a later change overtakes is cancelled. Short: a change should redraw both
+// charts within 150 ms (BenchmarkRedraw).
+const predictDelay = 30 * time.Millisecond
 
 // Options configure the main window.
 type Options struct {
@@ -70,6 +80,14 @@ type MainWindow struct {
 	// Warnings is the status bar's button for what was left out at start (a saved
 	// custom model that no longer reads); hidden when nothing was.
 	Warnings *widget.Button
+	// redraw is how long the last show took to build the charts and to lay out the
+	// rest (BenchmarkRedraw reads it).
+	redraw redrawTimes
+	// OnCacheReloaded is called on the UI goroutine after the window took in a change
+	// another program made to the cache (tests wait on it).
+	OnCacheReloaded func()
+	stopWatch       func() // stops the cache watch
+	exportOpen      dialog.Dialog
 
 	// Benchmark is the Benchmark tab's view; nil when the cache could not be opened.
 	Benchmark *Benchmark
@@ -80,6 +98,7 @@ type MainWindow struct {
 	metric     *widget.Select
 	logX, logY *widget.Check
 	bands      *widget.Check // error bands on the curves and whiskers on the scatter
+	legend     *widget.Check // the curves' legend shown
 	scatterLog *widget.Check
 	state      app.SessionState
 	warnings   []string // what was left out at start, behind the Warnings button
@@ -202,19 +221,15 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	a.Settings().AddListener(func(fyne.Settings) { fyne.Do(func() { mw.show(mw.state) }) })
 
 	prefs := a.Preferences()
-	width := float32(prefs.FloatWithFallback(prefWindowWidth, 1280))
-	height := float32(prefs.FloatWithFallback(prefWindowHeight, 800))
+	width := float32(prefs.FloatWithFallback(prefWindowWidth, defaultWidth))
+	height := float32(prefs.FloatWithFallback(prefWindowHeight, defaultHeight))
 	w.Resize(fyne.NewSize(width, height))
-	w.SetCloseIntercept(func() {
-		size := w.Canvas().Size()
-		prefs.SetFloat(prefWindowWidth, float64(size.Width))
-		prefs.SetFloat(prefWindowHeight, float64(size.Height))
-		mw.Session.Close()
-		if mw.Backend != nil {
-			mw.Backend.Close()
-		}
-		w.Close()
+	w.SetCloseIntercept(mw.Close)
+	a.Lifecycle().SetOnStarted(func() {
+		// Once the window is on its screen, at its scale: not larger than that screen.
+		time.AfterFunc(300*time.Millisecond, func() { fyne.Do(mw.fitScreen) })
 	})
+	mw.watchCache()
 	mw.show(mw.Session.State())
 	mw.showStartWarnings(mw.Session.Warnings())
 	if startErr != nil {
@@ -249,6 +264,10 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.HideErrorBands = !on }))
 	})
 	mw.bands.SetChecked(!view.HideErrorBands)
+	mw.legend = widget.NewCheck("legend", func(on bool) {
+		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.HideLegend = !on }))
+	})
+	mw.legend.SetChecked(!view.HideLegend)
 	mw.scatterLog = widget.NewCheck("log axes", func(on bool) {
 		mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.ScatterLog = on }))
 	})
@@ -258,10 +277,12 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	mw.ScatterNote.Truncation = fyne.TextTruncateEllipsis
 	mw.maxButtons, mw.zoomButtons = map[string]*widget.Button{}, map[string]*widget.Button{}
 	scatterBar := mw.chartBar("scatter", "Min time vs cost", mw.scatterLog)
-	curvesBar := mw.chartBar("curves", "Training time vs batch size", mw.metric, mw.logX, mw.logY, mw.bands)
+	curvesBar := mw.chartBar("curves", "Time vs batch size", mw.metric, mw.logX, mw.logY, mw.bands, mw.legend)
 	mw.scatterPanel = container.NewBorder(scatterBar, mw.ScatterNote, nil, nil, mw.Scatter)
 	// The legend goes beside the curves on a wide window, under them on a narrow one.
-	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.34}, mw.Curves, mw.Legend.Content())
+	// Below, it takes at most a quarter of the panel and scrolls: the curves keep the
+	// rest, however many series there are.
+	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.25}, mw.Curves, mw.Legend.Content())
 	mw.curvesPanel = container.NewBorder(curvesBar, nil, nil, nil, legend)
 	mw.chartsSplit = container.NewHSplit(mw.scatterPanel, mw.curvesPanel)
 	mw.chartsSplit.Offset = 0.4
@@ -378,17 +399,29 @@ func (mw *MainWindow) show(st app.SessionState) {
 	}
 	mw.Scatter.SetBusy(false)
 	mw.Curves.SetBusy(false)
+	var missing *app.MissingError
+	failed := ""
 	switch {
+	case errors.As(st.Err, &missing):
+		mw.Status.SetText(capitalise(st.Err.Error()) + ".")
 	case st.Err != nil:
-		mw.Status.SetText("Prediction failed: " + st.Err.Error())
+		failed = "Prediction failed: " + st.Err.Error()
+		mw.Status.SetText(failed)
 	case n == 0:
 		mw.Status.SetText("Ready. Pick at least one CNN and one machine.")
 	default:
 		mw.Status.SetText(mw.predictedText(st))
 	}
+	mw.Scatter.SetEmptyText(failed) // a failed prediction says why, not "select CNNs and machines"
+	mw.Curves.SetEmptyText(failed)
+	began := time.Now()
 	scatter, curves := st.Charts(mw.chartStyle())
 	mw.Scatter.SetChart(scatter)
 	mw.Curves.SetChart(curves)
+	built := time.Now()
+	defer func() {
+		mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1}
+	}()
 	if left := scatter.Unpriced(); len(left) > 0 {
 		mw.ScatterNote.SetText(fmt.Sprintf("Not shown, price unknown: %s (set one with cnntime machine set-price).", strings.Join(left, "; ")))
 	} else {
@@ -396,11 +429,27 @@ func (mw *MainWindow) show(st app.SessionState) {
 	}
 	metric := st.View.Metric
 	mw.Legend.Set(st.Curves, st.View.Hidden, st.Styles, metric, mw.chartStyle().Background)
+	if legend := mw.Legend.Content(); legend.Visible() == st.View.HideLegend {
+		if st.View.HideLegend {
+			legend.Hide()
+		} else {
+			legend.Show()
+		}
+		mw.curvesPanel.Refresh()
+	}
 	mw.Results.SetCurves(st.Curves)
-	if st.Err == nil {
+	if st.Err == nil || missing != nil {
 		mw.refreshWhy(st)
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
+}
+
+// redrawTimes are the parts of a redraw show does on the UI goroutine: building both
+// charts (their series, marks and legends), and laying out the rest of the window
+// (legend, results table, Why tab, machine table).
+type redrawTimes struct {
+	build, layout time.Duration
+	shows         int // counts the shows of a prediction
 }
 
 // predictedText is the status line after a prediction: how many curves, in the
@@ -412,13 +461,28 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 	}
 	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
 		target, _, _ := strings.Cut(m.Target, " (")
-		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.",
+		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.%s",
 			charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
-			target, charts.FormatCount(int64(st.Settings.Images)))
+			target, charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
 	}
-	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.",
+	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.%s",
 		charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
-		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)))
+		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
+}
+
+// warningsNote says, after the status line, how many curves carry a warning (few steps
+// an epoch, epochs fitted on other networks) and where to read them.
+func warningsNote(st app.SessionState) string {
+	n := 0
+	for i := range st.Curves {
+		if len(app.AdviceWarnings(&st.Curves[i])) > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %s: see the Results tab's Warnings column.", charts.Count(n, "curve has a warning", "curves have warnings"))
 }
 
 // formatTook writes a prediction's duration: milliseconds under a second.
@@ -511,7 +575,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 				}
 				return
 			}
-			mw.Why.Set(x, mw.chartStyle())
+			mw.Why.Set(x, mw.curveOf(model, machine), mw.chartStyle())
 			mw.explainedRun = settings
 			if show && mw.tabs != nil {
 				mw.tabs.Select(mw.whyTab)
@@ -524,6 +588,16 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 			}
 		})
 	}()
+}
+
+// curveOf is the shown curve of model on machine; nil when it is not shown.
+func (mw *MainWindow) curveOf(model, machine string) *predictor.Curve {
+	for i := range mw.state.Curves {
+		if c := &mw.state.Curves[i]; c.Model == model && c.Machine == machine {
+			return c
+		}
+	}
+	return nil
 }
 
 // sameRun reports whether two settings describe the same run: what an explanation
@@ -608,12 +682,13 @@ func windowShortcuts() []shortcut {
 		{key: fyne.KeyF, what: "Search the CNNs", run: func(mw *MainWindow) { mw.Selection.FocusModelSearch(mw.Window.Canvas()) }},
 		{key: fyne.KeyI, what: "Import…", run: func(mw *MainWindow) { mw.importDialog() }},
 		{key: fyne.KeyE, what: "Export…", run: func(mw *MainWindow) { mw.ShowExportDialog() }},
-		{key: fyne.KeyQ, what: "Quit", run: func(mw *MainWindow) { mw.App.Quit() }},
+		{key: fyne.KeyQ, what: "Quit", run: func(mw *MainWindow) { mw.Close() }},
+		{key: fyne.KeyW, what: "Close the window (quits)", run: func(mw *MainWindow) { mw.Close() }},
 		{key: fyne.Key1, what: "Maximise the scatter (again: back)", run: func(mw *MainWindow) { mw.ToggleMaximise("scatter") }},
 		{key: fyne.Key2, what: "Maximise the curves (again: back)", run: func(mw *MainWindow) { mw.ToggleMaximise("curves") }},
 		{key: fyne.Key0, what: "Reset both charts' zoom", run: func(mw *MainWindow) { mw.Scatter.ResetZoom(); mw.Curves.ResetZoom() }},
 		{key: fyne.KeyR, what: "Results tab", run: func(mw *MainWindow) { mw.tabs.SelectIndex(1) }},
-		{key: fyne.KeyW, what: "Why this number? tab", run: func(mw *MainWindow) { mw.tabs.Select(mw.whyTab) }},
+		{key: fyne.KeyY, what: "Why this number? tab", run: func(mw *MainWindow) { mw.tabs.Select(mw.whyTab) }},
 		{key: fyne.KeyB, what: "Benchmark tab", run: func(mw *MainWindow) { mw.tabs.SelectIndex(3) }},
 		{key: fyne.KeyH, what: "Keyboard and mouse help", run: func(mw *MainWindow) { mw.showShortcuts() }},
 	}
@@ -649,7 +724,7 @@ var manualSections = []manualSection{
 
 func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 	quit := mw.menuItem("Quit", "Quit")
-	quit.IsQuit = true
+	quit.IsQuit = true // saves the window's size and closes the cache as closing the window does
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Add model…", mw.addModelDialog),
 		fyne.NewMenuItem("Remove model…", mw.removeModelDialog),
@@ -658,10 +733,14 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Export launch file…", mw.showLaunchDialog),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Update prices from SkyPilot…", mw.updatePricesDialog),
-		fyne.NewMenuItem("Import prices (SkyPilot vms.csv)…", mw.importPricesDialog),
+		fyne.NewMenuItem("Import prices (SkyPilot vms.csv or catalog folder)…", mw.importPricesDialog),
 		fyne.NewMenuItemSeparator(),
+		mw.menuItem("Close the window (quits)", "Close window"),
 		quit,
 	)
+	copyItem := fyne.NewMenuItem("Copy (the tab shown)", mw.copyShown)
+	copyItem.Shortcut = &fyne.ShortcutCopy{}
+	edit := fyne.NewMenu("Edit", copyItem)
 	view := fyne.NewMenu("View",
 		mw.menuItem("Search the CNNs", "Search the CNNs"),
 		fyne.NewMenuItemSeparator(),
@@ -682,7 +761,7 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		closeOnEscape(d, mw.Window)
 		d.Show()
 	}))
-	return fyne.NewMainMenu(file, view, fyne.NewMenu("Help", helpItems...))
+	return fyne.NewMainMenu(file, edit, view, fyne.NewMenu("Help", helpItems...))
 }
 
 // readmeURL is the project's site (FyneApp.toml's Website), where the README is.
@@ -695,6 +774,7 @@ func ShortcutsText() string {
 	for _, s := range windowShortcuts() {
 		fmt.Fprintf(&b, "  Ctrl+%s\t%s\n", s.key, s.what)
 	}
+	b.WriteString("  Ctrl+C\tcopy the tab shown: Machines, Results or Why this number? (Edit › Copy)\n")
 	b.WriteString("  Esc\tclose a dialog; clear a search field\n  Enter\tin a search field: tick the first match\n\n")
 	b.WriteString("Mouse on a chart:\n  hover\tread a point (the curves: every series at that batch size)\n  click\texplain the point (Why this number?); on the scatter also highlight its curve\n  drag\tzoom into the box drawn\n  Shift+drag\tpan\n  right-click\tshow all again\n")
 	return b.String()
@@ -721,7 +801,7 @@ func (mw *MainWindow) showReadme(heading string) {
 	var body string
 	if mw.docs != nil {
 		if md, err := fs.ReadFile(mw.docs, page); err == nil {
-			body = readmeSection(string(md), heading)
+			body = readableMarkdown(readmeSection(string(md), heading))
 		}
 	}
 	if body == "" {
@@ -762,6 +842,35 @@ func readmeSection(readme, heading string) string {
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
+// readableMarkdown is Markdown as Fyne's rich text shows it whole: nested list items
+// become top-level ones (Fyne does not take a nested list's indent off its width, so
+// its lines run off the right edge), and "→", which the theme's font lacks (its
+// fallback then draws the space after it as a missing glyph), becomes "›". Fenced code
+// is left as it is.
+func readableMarkdown(md string) string {
+	lines := strings.Split(md, "\n")
+	fenced := false
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			lines[i] = strings.TrimSpace(line)
+			continue
+		}
+		if fenced {
+			continue
+		}
+		lines[i] = uiText(strings.TrimLeft(line, " \t"))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// uiText is text with the characters the window's font cannot draw well replaced:
+// "→" by "›" (the fallback font draws the arrow but not the space after it) and "≡"
+// by "=".
+func uiText(s string) string { return uiGlyphs.Replace(s) }
+
+var uiGlyphs = strings.NewReplacer("\u2192", "›", "≡", "=")
+
 // readmeAnchor is GitHub's anchor for a heading: lower case, spaces to dashes, and
 // everything but letters, digits, dashes and underscores dropped.
 func readmeAnchor(heading string) string {
@@ -777,6 +886,16 @@ func readmeAnchor(heading string) string {
 	return b.String()
 }
 
+// capitalise puts a sentence's first letter in upper case.
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
 // sameSelection reports whether two settings select the same CNNs and machines.
 func sameSelection(a, b app.SessionSettings) bool {
 	return strings.Join(a.Models, ",") == strings.Join(b.Models, ",") && strings.Join(a.Machines, ",") == strings.Join(b.Machines, ",")
@@ -789,6 +908,8 @@ func (mw *MainWindow) addShortcuts() {
 	for _, s := range windowShortcuts() {
 		c.AddShortcut(s.keys(), func(fyne.Shortcut) { s.run(mw) })
 	}
+	// Ctrl+C copies the tab shown (a focused text field copies its own selection).
+	c.AddShortcut(&fyne.ShortcutCopy{}, func(fyne.Shortcut) { mw.copyShown() })
 	escapeStackOf(c) // Esc closes the dialogs opened with closeOnEscape
 }
 
@@ -851,9 +972,10 @@ func (mw *MainWindow) importDialog() {
 	})
 }
 
-// pickFile asks for a file to read and hands its path to use; cancelling does nothing.
-func (mw *MainWindow) pickFile(use func(path string)) {
-	dialog.ShowFileOpen(func(r fyne.URIReadCloser, err error) {
+// pickFile asks for a file to read, listing only those whose name ends in one of exts
+// (".csv"; none: every file), and hands its path to use; cancelling does nothing.
+func (mw *MainWindow) pickFile(use func(path string), exts ...string) {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
@@ -865,6 +987,23 @@ func (mw *MainWindow) pickFile(use func(path string)) {
 		r.Close()
 		use(path)
 	}, mw.Window)
+	if len(exts) > 0 {
+		d.SetFilter(storage.NewExtensionFileFilter(exts))
+	}
+	d.Show()
+}
+
+// pickFolder asks for a folder and hands its path to use; cancelling does nothing.
+func (mw *MainWindow) pickFolder(use func(path string)) {
+	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil {
+			mw.showError(err)
+			return
+		}
+		if u != nil {
+			use(u.Path())
+		}
+	}, mw.Window)
 }
 
 // reloadChoices shows what the cache holds now, after an import or a price update: the
@@ -873,6 +1012,12 @@ func (mw *MainWindow) pickFile(use func(path string)) {
 // It runs on the UI goroutine.
 func (mw *MainWindow) reloadChoices() {
 	ms, err := mw.Session.Machines(context.Background())
+	mw.showChoices(ms, err)
+}
+
+// showChoices shows the models the session lists and the machines read (unless err),
+// and predicts again. It runs on the UI goroutine.
+func (mw *MainWindow) showChoices(ms []hw.Machine, err error) {
 	mw.uiMu.Lock()
 	mw.Selection.RefreshModels()
 	if err == nil {
@@ -881,6 +1026,58 @@ func (mw *MainWindow) reloadChoices() {
 	}
 	mw.uiMu.Unlock()
 	mw.Session.Refresh() // its state comes back through show, which takes uiMu itself
+}
+
+// Close saves the window's size, stops the predictions and the cache watch, closes
+// the cache and the window: what closing the window, File → Quit, Ctrl+Q and Ctrl+W
+// all do, so the size is remembered however the window goes.
+func (mw *MainWindow) Close() {
+	size := mw.Window.Canvas().Size()
+	if size.Width > 0 && size.Height > 0 {
+		prefs := mw.App.Preferences()
+		prefs.SetFloat(prefWindowWidth, float64(size.Width))
+		prefs.SetFloat(prefWindowHeight, float64(size.Height))
+	}
+	if mw.stopWatch != nil {
+		mw.stopWatch()
+	}
+	mw.Session.Close()
+	if mw.Backend != nil {
+		mw.Backend.Close()
+	}
+	mw.Window.Close()
+}
+
+// watchCache follows the cache while the window is open: machines, models and prices
+// another program adds (`cnntime machine add`, `cnntime prices update`, another
+// window, a sweep on the command line) appear within a few seconds and can be picked.
+// The window's own sweep reloads when it ends, so the watch waits for that. The watch
+// ends with the window, or with the backend.
+func (mw *MainWindow) watchCache() {
+	if mw.Backend == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mw.stopWatch = cancel
+	mw.Window.SetOnClosed(cancel)
+	sweeping := func() bool { return mw.Benchmark != nil && mw.Benchmark.Runner.Running() } // its end reloads
+	mw.Backend.Watch(ctx, sweeping, func() {
+		ms, err := mw.Session.Machines(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		fyne.DoAndWait(func() {
+			if mw.Benchmark != nil {
+				mw.Benchmark.RefreshHoldings()
+			}
+			mw.showChoices(ms, err)
+			if mw.OnCacheReloaded != nil {
+				mw.OnCacheReloaded()
+			}
+		})
+	}, func(err error) {
+		fyne.Do(func() { mw.Status.SetText("The cache changed but could not be read again: " + err.Error()) })
+	})
 }
 
 func catalogGPUs() []hw.GPU {

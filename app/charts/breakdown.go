@@ -2,7 +2,6 @@ package charts
 
 import (
 	"cmp"
-	"fmt"
 	"image/color"
 	"math"
 	"slices"
@@ -22,6 +21,9 @@ type Bar struct {
 	// group's place, 0 for the first), each with its share of the group's sum.
 	// Groups come in the order they first appear; "" is a group with no heading.
 	Group string
+	// ShareOf, when positive, is the whole the bar's share is of (the step's time,
+	// say), instead of its group's sum.
+	ShareOf float64
 }
 
 // BreakdownOptions say how a breakdown chart is drawn.
@@ -41,7 +43,7 @@ const barThickness = 0.62
 
 // Breakdown builds a horizontal bar chart of how a step splits into parts, for a
 // "why this number?" panel: one row a bar, labelled on the left, its value in
-// milliseconds and its share of its group at the bar's end, and each group under a
+// milliseconds and its share (of Bar.ShareOf, else of its group) at the bar's end, and each group under a
 // heading of its name. It renders and exports like the other charts and is readable
 // at about 420×260 pixels with two groups of seven or eight bars.
 //
@@ -106,8 +108,11 @@ func Breakdown(bars []Bar, opt BreakdownOptions) *Chart {
 		for _, i := range g.idx {
 			b := bars[i]
 			value := FormatMS(b.Value)
-			if len(g.idx) > 1 && g.sum > 0 {
-				value += " (" + sharePct(b.Value/g.sum) + ")"
+			switch {
+			case b.ShareOf > 0:
+				value += " (" + FormatShare(b.Value, b.ShareOf) + ")"
+			case len(g.idx) > 1 && g.sum > 0:
+				value += " (" + FormatShare(b.Value, g.sum) + ")"
 			}
 			bp.bars = append(bp.bars, barRow{y: y(), value: b.Value, text: value, color: clr})
 			ticks = append(ticks, plot.Tick{Value: y(), Label: shorten(b.Label, maxBarLabel)})
@@ -143,17 +148,6 @@ func Breakdown(bars []Bar, opt BreakdownOptions) *Chart {
 
 // barValueGap is the space between a bar's end and its value.
 const barValueGap = vg.Length(3)
-
-// sharePct writes a share as a whole percentage; a share that rounds to 0 but is not
-// zero is "<1%".
-func sharePct(f float64) string {
-	switch {
-	case f > 0 && f < 0.005:
-		return "<1%"
-	default:
-		return fmt.Sprintf("%.0f%%", 100*f)
-	}
-}
 
 // shorten cuts a label to n characters, ending it in "…".
 func shorten(s string, n int) string {

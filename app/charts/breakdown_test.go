@@ -46,10 +46,10 @@ func TestBreakdownOrder(t *testing.T) {
 func TestBreakdownDrawn(t *testing.T) {
 	bars := sampleBars()
 	wantValue := map[string]string{
-		"backward-weight": "38.9 ms (35%)", "backward-data": "36.5 ms (33%)", "forward": "31.2 ms (28%)",
-		"optimizer": "2.40 ms (2%)", "host": "1.10 ms (1%)", "loader": "0.300 ms (<1%)", "communication": "0 ms (0%)",
-		"conv": "82.0 ms (75%)", "batch norm": "17.6 ms (16%)", "relu": "6.10 ms (6%)", "add": "1.90 ms (2%)",
-		"max pool": "0.800 ms (1%)", "linear": "0.250 ms (<1%)", "loss": "0.0400 ms (<1%)",
+		"backward-weight": "38.9 ms (35.2%)", "backward-data": "36.5 ms (33.1%)", "forward": "31.2 ms (28.3%)",
+		"optimizer": "2.40 ms (2.2%)", "host": "1.10 ms (1.0%)", "loader": "0.300 ms (0.3%)", "communication": "0 ms (0.0%)",
+		"conv": "82.0 ms (75.4%)", "batch norm": "17.6 ms (16.2%)", "relu": "6.10 ms (5.6%)", "add": "1.90 ms (1.7%)",
+		"max pool": "0.800 ms (0.7%)", "linear": "0.250 ms (0.2%)", "loss": "0.0400 ms (<0.1%)",
 	}
 	for _, style := range []Style{LightStyle, DarkStyle} {
 		const w, h = 420, 260
@@ -155,7 +155,7 @@ func TestBreakdownEdges(t *testing.T) {
 		}
 	}
 	all := strings.Join(texts, "|")
-	for _, want := range []string{"conv", "a very long layer kind …", "3.00 ms (75%)", "1.00 ms (25%)"} {
+	for _, want := range []string{"conv", "a very long layer kind …", "3.00 ms (75.0%)", "1.00 ms (25.0%)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("texts %q lack %q", texts, want)
 		}
@@ -219,7 +219,7 @@ func TestBreakdownExport(t *testing.T) {
 				t.Error("PNG export is not a PNG")
 			}
 		case SVG:
-			for _, want := range []string{"<svg", "backward-weight", "38.9 ms (35%)", "layer kind", "resnet50, batch 128"} {
+			for _, want := range []string{"<svg", "backward-weight", "38.9 ms (35.2%)", "layer kind", "resnet50, batch 128"} {
 				if !strings.Contains(buf.String(), want) {
 					t.Errorf("SVG export lacks %q", want)
 				}

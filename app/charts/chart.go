@@ -16,7 +16,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"cnntime/predictor"
@@ -79,6 +78,8 @@ type Chart struct {
 	bars     bool // a breakdown chart: marks are bars, one a row
 	// layout, when set, adjusts the plot to the canvas it is about to be drawn on.
 	layout func(plotArea draw.Canvas)
+	// title is drawn above the plot and its legend, wrapped to the chart's width.
+	title string
 }
 
 // Marks are the points the mouse can find, in drawing order.
@@ -100,7 +101,9 @@ func newChart(opt Options, xLabel, yLabel string) *Chart {
 	}
 	p := plot.New()
 	p.BackgroundColor = opt.Style.Background
-	p.Title.Text = opt.Title
+	// The title is drawn by draw, across the whole chart and wrapped to its width:
+	// gonum centres it over the plot alone, where a long one runs off the left edge
+	// and under the legend.
 	p.Title.TextStyle.Font = withSize(sans, 13)
 	p.Title.TextStyle.Color = opt.Style.Foreground
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
@@ -114,7 +117,7 @@ func newChart(opt Options, xLabel, yLabel string) *Chart {
 	}
 	p.X.Padding, p.Y.Padding = 0, 0
 	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{}, linearTicks{}
-	c := &Chart{plot: p, logX: opt.LogX, logY: opt.LogY, style: opt.Style}
+	c := &Chart{plot: p, logX: opt.LogX, logY: opt.LogY, style: opt.Style, title: opt.Title}
 	if opt.LogX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = logTicks{}
@@ -329,7 +332,7 @@ func denorm(t, lo, hi float64, logScale bool) float64 {
 // draw draws the chart on a canvas of the given size in points and returns where
 // the data went, with y measured from the bottom in points.
 func (c *Chart) draw(cv vg.CanvasSizer) (data vg.Rectangle) {
-	dc := draw.New(cv)
+	dc := c.drawTitle(draw.New(cv))
 	// A margin keeps the last tick labels off the edge.
 	plotArea := draw.Crop(dc, 4, -14, 4, -10)
 	if c.layout != nil {
@@ -345,6 +348,48 @@ func (c *Chart) draw(cv vg.CanvasSizer) (data vg.Rectangle) {
 		c.plot.Draw(plotArea)
 	}
 	return c.plot.DataCanvas(plotArea).Rectangle
+}
+
+// drawTitle draws the chart's title at the top of dc, left-aligned and wrapped at
+// word boundaries to dc's width (never cut), and returns the canvas below it.
+func (c *Chart) drawTitle(dc draw.Canvas) draw.Canvas {
+	if strings.TrimSpace(c.title) == "" {
+		return dc
+	}
+	sty := c.plot.Title.TextStyle
+	sty.Handler = c.plot.TextHandler
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+	const margin = 6
+	lines := wrapText(c.title, dc.Max.X-dc.Min.X-2*margin, sty.Width)
+	y := dc.Max.Y - margin
+	for _, line := range lines {
+		dc.FillText(sty, vg.Point{X: dc.Min.X + margin, Y: y}, line)
+		y -= sty.Height(line) * 1.1
+	}
+	return draw.Crop(dc, 0, 0, 0, -(dc.Max.Y-y)-2)
+}
+
+// wrapText breaks text into lines no wider than width (as measured by widthOf) at
+// spaces; a word wider than width gets a line of its own.
+func wrapText(text string, width vg.Length, widthOf func(string) vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line == "" {
+			line = word
+			continue
+		}
+		if widthOf(line+" "+word) > width {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		line += " " + word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func legendWidth(l *plot.Legend) vg.Length {
@@ -455,9 +500,7 @@ func (c *Chart) Write(out io.Writer, format Format, w, h int) error {
 	case SVG:
 		cv = vgsvg.New(wpt, hpt)
 	case PDF:
-		pdf := vgpdf.New(wpt, hpt)
-		pdf.EmbedFonts(true)
-		cv = pdf
+		cv = newPDFCanvas(wpt, hpt)
 	default:
 		return fmt.Errorf("unknown chart format %q: use png, svg or pdf", format)
 	}

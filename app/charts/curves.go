@@ -25,8 +25,10 @@ type curveSeries struct {
 	segments [][]plotter.XY
 	bands    [][]bandPoint // runs of neighbouring points with an expected error
 	best     *plotter.XY
-	cutFrom  *plotter.XY // the last batch size that fits ...
-	cutAt    *plotter.XY // ... and the first that does not, drawn at the same height
+	rec      *plotter.XY  // the recommended batch, when it is not the best
+	near     []plotter.XY // the curve from NearMin to NearMax: within 1% of the best
+	cutFrom  *plotter.XY  // the last batch size that fits ...
+	cutAt    *plotter.XY  // ... and the first that does not, drawn at the same height
 }
 
 // bandPoint is one batch size of an error band: the range the value may lie in.
@@ -123,6 +125,12 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 			if j == cv.Best {
 				s.best = &pt
 			}
+			if p.Batch == cv.Recommended && j != cv.Best {
+				s.rec = &pt
+			}
+			if cv.NearMin > 0 && cv.NearMax > cv.NearMin && p.Batch >= cv.NearMin && p.Batch <= cv.NearMax {
+				s.near = append(s.near, pt)
+			}
 		}
 		if len(seg) > 0 {
 			s.segments = append(s.segments, seg)
@@ -154,6 +162,8 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	}
 	if c.legend != nil && n(drawn, highlighted) > 0 {
 		c.legend.Add("best batch size (ringed)", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 4, Shape: draw.RingGlyph{}}})
+		c.legend.Add("recommended batch (boxed)", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 4, Shape: draw.SquareGlyph{}}})
+		c.legend.Add("within 1% of the best", lineThumb{color: nearColor(c.style.Foreground), width: nearWidth})
 		c.legend.Add("out of memory", glyphThumb{draw.GlyphStyle{Color: c.style.Foreground, Radius: 3.5, Shape: draw.CrossGlyph{}}})
 		if banded {
 			c.legend.Add("expected error", bandThumb{color: bandColor(c.style.Foreground)})
@@ -199,6 +209,17 @@ func (cp *curvesPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillPolygon(fill, c.ClipPolygonXY(poly))
 		}
 	}
+	// The batches within 1% of the best: a broad stroke under each line.
+	for _, s := range cp.series {
+		if len(s.near) < 2 {
+			continue
+		}
+		pts := make([]vg.Point, len(s.near))
+		for k, xy := range s.near {
+			pts[k] = vg.Point{X: tx(xy.X), Y: ty(xy.Y)}
+		}
+		c.StrokeLines(draw.LineStyle{Color: nearColor(s.color), Width: nearWidth}, c.ClipLinesXY(pts)...)
+	}
 	for _, s := range cp.series {
 		line := draw.LineStyle{Color: s.color, Width: s.width, Dashes: s.dashes, DashOffs: s.dashOffs}
 		for _, seg := range s.segments {
@@ -219,12 +240,29 @@ func (cp *curvesPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			c.StrokeLines(dotted, c.ClipLinesXY([]vg.Point{from, at})...)
 			c.DrawGlyph(draw.GlyphStyle{Color: s.color, Radius: 3.5, Shape: draw.CrossGlyph{}}, at)
 		}
+		if s.rec != nil {
+			pt := vg.Point{X: tx(s.rec.X), Y: ty(s.rec.Y)}
+			c.DrawGlyph(draw.GlyphStyle{Color: cp.ring, Radius: 5, Shape: draw.SquareGlyph{}}, pt)
+		}
 		if s.best != nil {
 			pt := vg.Point{X: tx(s.best.X), Y: ty(s.best.Y)}
 			c.DrawGlyph(draw.GlyphStyle{Color: s.color, Radius: 3.5, Shape: s.shape}, pt)
 			c.DrawGlyph(draw.GlyphStyle{Color: cp.ring, Radius: 5.5, Shape: draw.RingGlyph{}}, pt)
 		}
 	}
+}
+
+// nearWidth is the width of the stroke that marks the batches within 1% of the best.
+const nearWidth = vg.Length(7)
+
+// nearAlpha is that stroke's opacity, of 255.
+const nearAlpha = 80
+
+// nearColor is a series colour made translucent for its within-1% stroke.
+func nearColor(c color.Color) color.NRGBA {
+	n := bandColor(c)
+	n.A = nearAlpha
+	return n
 }
 
 // overlapDash is the dash length of series drawn on top of each other.

@@ -37,18 +37,58 @@ func FormatMS(ms float64) string {
 	return significant(ms, 3) + " ms"
 }
 
-// FormatUSD writes an amount of US dollars: "$0.42", "$12.34", "$1,234".
+// FormatUSD writes an amount of US dollars: "$0.42", "$12.34", "$1,234", and an
+// amount under a cent to two significant digits, "$0.0042", never "$0.00".
 func FormatUSD(usd float64) string {
 	switch {
 	case isBad(usd):
 		return "–"
 	case usd < 0:
 		return "-" + FormatUSD(-usd)
+	case usd > 0 && usd < 0.01:
+		return "$" + significant(usd, 2)
 	case usd < 1000:
 		return fmt.Sprintf("$%.2f", usd)
 	default:
 		return "$" + thousands(int64(math.Round(usd)))
 	}
+}
+
+// FormatKWh writes an energy in kilowatt-hours: "6.7 kWh", and under 1 kWh to two
+// significant digits, "0.012 kWh", never "0.0 kWh".
+func FormatKWh(kwh float64) string {
+	switch {
+	case isBad(kwh) || kwh < 0:
+		return "–"
+	case kwh > 0 && kwh < 1:
+		return significant(kwh, 2) + " kWh"
+	}
+	return strconv.FormatFloat(kwh, 'f', 1, 64) + " kWh"
+}
+
+// FormatShare writes part of whole as a percentage with one decimal, "42.3%": "<0.1%"
+// for a part that is not zero but rounds to it, "–" when there is no whole.
+func FormatShare(part, whole float64) string {
+	if !(whole > 0) || isBad(part) {
+		return "–"
+	}
+	f := 100 * part / whole
+	if f > 0 && f < 0.05 {
+		return "<0.1%"
+	}
+	if f < 0 && f > -0.05 {
+		f = 0 // a rounding error's "-0.0%"
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + "%"
+}
+
+// FormatRate writes images per second rounded to a whole image, "1,875": the rule
+// every place that shows a rate keeps (never truncated, never to three digits).
+func FormatRate(v float64) string {
+	if isBad(v) || v < 0 {
+		return "–"
+	}
+	return FormatCount(int64(math.Round(v)))
 }
 
 // FormatCount writes an integer with thousands separators: "1,281,167".
@@ -76,12 +116,12 @@ func Tooltip(c predictor.Curve, p predictor.Point) string {
 		}
 		fmt.Fprintf(&b, "\niteration %s\nepoch %s\nto target %s (±%.0f%%)\n%.1f epochs (%s%s)\n%s images/s\ncost %s\nsource: %s%s",
 			FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS), p.RunErrorPct(), p.Epochs, c.EpochsSource, regime,
-			significant(p.ImagesPerS, 3), FormatUSD(p.CostUSD), p.Source, errorNote(p))
+			FormatRate(p.ImagesPerS), costText(c, p), p.Source, errorNote(p))
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s%s",
 		FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS),
-		significant(p.ImagesPerS, 3), costText(c, p), p.Source, errorNote(p))
+		FormatRate(p.ImagesPerS), costText(c, p), p.Source, errorNote(p))
 	return b.String()
 }
 
@@ -120,6 +160,9 @@ func ColumnTooltip(curves []predictor.Curve, metric Metric, nearest Mark, column
 		if m.Curve < 0 || m.Curve >= len(curves) || m.Point < 0 || m.Point >= len(curves[m.Curve].Points) {
 			continue
 		}
+		if m.Curve == nearest.Curve {
+			m = nearest // the hovered series at the point read out above, never another of its batches
+		}
 		cv := curves[m.Curve]
 		pt := cv.Points[m.Point]
 		v, ok := metric.Value(pt)
@@ -134,7 +177,7 @@ func ColumnTooltip(curves []predictor.Curve, metric Metric, nearest Mark, column
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].v > rows[b].v })
 	var b strings.Builder
 	b.WriteString(text)
-	fmt.Fprintf(&b, "\n\n%s at batch %d, every series:", metric.Title(), p.Batch)
+	fmt.Fprintf(&b, "\n\n%s at batch %d, every series:", metric.TitleFor(curves), p.Batch)
 	for _, r := range rows {
 		at := ""
 		if r.batch != p.Batch {
@@ -153,7 +196,7 @@ func formatMetric(m Metric, v float64) string {
 	case MetricEpoch:
 		return FormatSeconds(v * 60)
 	case MetricThroughput:
-		return significant(v, 3) + " images/s"
+		return FormatRate(v) + " images/s"
 	case MetricCost:
 		return FormatUSD(v)
 	default:
@@ -185,6 +228,11 @@ func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
 		fmt.Fprintf(&b, " (%s to %s)", FormatUSD(lo*k), FormatUSD(hi*k))
 	}
 	fmt.Fprintf(&b, "\nsource: %s%s", p.Source, errorNote(p))
+	if c.Recommended > 0 && c.Recommended != p.Batch {
+		fmt.Fprintf(&b, "\nrecommended batch %s (within %g%%: %s to %s)", FormatCount(int64(c.Recommended)), predictor.NearBestPct, FormatCount(int64(c.NearMin)), FormatCount(int64(c.NearMax)))
+	} else if c.Recommended > 0 && c.NearMax > c.NearMin {
+		fmt.Fprintf(&b, "\nrecommended too (within %g%%: %s to %s)", predictor.NearBestPct, FormatCount(int64(c.NearMin)), FormatCount(int64(c.NearMax)))
+	}
 	return b.String()
 }
 

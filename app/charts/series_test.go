@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cnntime/predictor"
+	"cnntime/predictor/convergence"
 )
 
 // A machine keeps its colour, and a CNN its dash and marker, when other series come
@@ -183,6 +184,25 @@ func TestCrosshairReadsEverySeries(t *testing.T) {
 	// Far from every point, the column is empty.
 	if got := f.Column(f.X0-50, 3); len(got) != 0 {
 		t.Errorf("left of the data: %d marks", len(got))
+	}
+	// The column found the hovered series at another batch (its mark nearest the
+	// pointer's x is not the point nearest the pointer): the list reads the hovered
+	// point, as the lines above it do, never "(batch 48)" for the series read out.
+	other := append([]Mark(nil), col...)
+	other[2].Point, other[2].X = other[2].Point-1, 48
+	tip = ColumnTooltip(curves, MetricTotal, col[2], other)
+	for _, line := range strings.Split(tip, "\n") {
+		if strings.Contains(line, "aws/p3.2xlarge: ") && strings.Contains(line, "(batch") {
+			t.Errorf("the hovered series is listed at another batch: %q", line)
+		}
+	}
+	// To a target, the list is of the time to the target, not the total time.
+	conv := convergence.Model{Name: "imagenet-1k", Target: "75.9%", EpochsMin: 30, NoiseBatch: 40000, Regimes: []convergence.Regime{{Name: "sgd"}}}
+	for i := range curves {
+		curves[i].Convergence = &conv
+	}
+	if tip := ColumnTooltip(curves, MetricTotal, col[2], col); !strings.Contains(tip, "Time to target at batch 64, every series:") || strings.Contains(tip, "Total time") {
+		t.Errorf("to a target the crosshair says:\n%s", tip)
 	}
 }
 

@@ -24,15 +24,47 @@ func ToTarget(curves []predictor.Curve) bool {
 	return false
 }
 
+// targetNames are the axis label and the short name of the metrics that change
+// meaning for curves trained to a target: the time and the cost to the target.
+var targetNames = map[Metric][2]string{
+	MetricTotal: {"time to target accuracy (h)", "Time to target"},
+	"":          {"time to target accuracy (h)", "Time to target"},
+	MetricCost:  {"cost to target accuracy (USD)", "Cost to target"},
+}
+
 // TargetLabel is the axis label of the metric for curves trained to a target.
 func (m Metric) TargetLabel() string {
-	switch m {
-	case MetricTotal, "":
-		return "time to target accuracy (h)"
-	case MetricCost:
-		return "cost to target accuracy (USD)"
+	if n, ok := targetNames[m]; ok {
+		return n[0]
 	}
 	return m.Label()
+}
+
+// TargetTitle is the metric's short name for curves trained to a target: "Time to
+// target", "Cost to target", else Title.
+func (m Metric) TargetTitle() string {
+	if n, ok := targetNames[m]; ok {
+		return n[1]
+	}
+	return m.Title()
+}
+
+// TitleFor is the metric's short name for these curves: TargetTitle when any is
+// trained to a target, else Title.
+func (m Metric) TitleFor(curves []predictor.Curve) string {
+	if ToTarget(curves) {
+		return m.TargetTitle()
+	}
+	return m.Title()
+}
+
+// ScatterTitle is the scatter's title for these curves: "Min total time vs cost", or
+// to a target "Min time to target vs cost".
+func ScatterTitle(curves []predictor.Curve) string {
+	if ToTarget(curves) {
+		return "Min time to target vs cost"
+	}
+	return "Min total time vs cost"
 }
 
 // targetMarks draws, behind the curves of runs to a target, where the epochs model

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/outfile"
 	"cnntime/db"
 	"cnntime/predictor/cnn"
 )
@@ -110,6 +110,9 @@ func runCacheInfo(env *Env, args []string) error {
 	if info.InterruptedSweeps > 0 {
 		fmt.Fprintf(env.Stdout, "%d sweeps were interrupted (their process died while they ran): running the same sweep again continues each, measuring only what is missing\n", info.InterruptedSweeps)
 	}
+	for _, s := range info.StoppedSweeps {
+		fmt.Fprintln(env.Stdout, app.Printable(s))
+	}
 	if len(info.Devices) > 0 {
 		fmt.Fprintln(env.Stdout)
 		t := app.NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")
@@ -197,7 +200,7 @@ func runCacheImport(env *Env, args []string) error {
 	for _, rep := range reps {
 		if rep.Kind == "cache" {
 			fmt.Fprintf(env.Stdout, "imported cache %s: %d devices, %d layer configurations, %d user machines and %d custom models added\n",
-				rep.File, rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
+				app.Printable(rep.File), rep.Devices, rep.Configs, rep.UserMachines, rep.CustomModels)
 			if len(rep.CustomModelClashes) > 0 {
 				fmt.Fprintf(env.Stdout, "custom models not imported: %s (this cache has a different model of the same name and keeps it; remove yours with 'cnntime model remove NAME' or the app's File → Remove model…, and import again to take theirs)\n",
 					app.Printable(strings.Join(rep.CustomModelClashes, ", ")))
@@ -206,14 +209,14 @@ func runCacheImport(env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "cloud prices: %s\n", app.PricesMergedText(rep))
 		} else if rep.Kind == "loader-csv" {
 			fmt.Fprintf(env.Stdout, "imported loader-rate CSV %s: %s (predictions for this computer's machines use it: user/workstation, local/…)\n",
-				rep.File, app.MergedText(rep.LoaderRates))
+				app.Printable(rep.File), app.MergedText(rep.LoaderRates))
 			continue
 		} else if rep.Kind == "layers-csv" {
-			fmt.Fprintf(env.Stdout, "imported kernel measurement CSV %s: %d devices and %d layer configurations added\n", rep.File, rep.Devices, rep.Configs)
+			fmt.Fprintf(env.Stdout, "imported kernel measurement CSV %s: %d devices and %d layer configurations added\n", app.Printable(rep.File), rep.Devices, rep.Configs)
 			fmt.Fprintf(env.Stdout, "kernel measurements: %s\n", app.MergedText(rep.Measurements))
 			continue
 		} else {
-			fmt.Fprintf(env.Stdout, "imported step CSV %s\n", rep.File)
+			fmt.Fprintf(env.Stdout, "imported step CSV %s\n", app.Printable(rep.File))
 		}
 		fmt.Fprintf(env.Stdout, "step measurements: %s\n", app.MergedText(rep.Steps))
 	}
@@ -283,7 +286,7 @@ func runCacheExport(env *Env, args []string) error {
 			return WriteJSON(env.Stdout, rep)
 		}
 		fmt.Fprintf(env.Stdout, "exported %d kernel measurements (%d devices, %d layer configurations) and %d step measurements to %s\n",
-			rep.Measurements, rep.Devices, rep.Configs, rep.Steps, out)
+			rep.Measurements, rep.Devices, rep.Configs, rep.Steps, app.Printable(out))
 		return nil
 	}
 	n, err := exportCSV(env, d, out, filter, *layers)
@@ -298,13 +301,14 @@ func runCacheExport(env *Env, args []string) error {
 		return WriteJSON(env.Stdout, map[string]any{"file": out, "rows": n, "what": what})
 	}
 	if out != "-" {
-		fmt.Fprintf(env.Stdout, "exported %d %s to %s\n", n, what, out)
+		fmt.Fprintf(env.Stdout, "exported %d %s to %s\n", n, what, app.Printable(out))
 	}
 	return nil
 }
 
-// exportCSV writes the CSV to out ("-" for stdout) through a temporary file, so a
-// failed export leaves no half-written file; it refuses to overwrite a file.
+// exportCSV writes the CSV to out ("-" for stdout) with outfile.Write: a file appears
+// whole or not at all, a pipe or a terminal is written into; it refuses to overwrite a
+// file.
 func exportCSV(env *Env, d *db.DB, out string, f db.ExportFilter, layers bool) (int, error) {
 	write := d.ExportStepsCSV
 	if layers {
@@ -313,25 +317,17 @@ func exportCSV(env *Env, d *db.DB, out string, f db.ExportFilter, layers bool) (
 	if out == "-" {
 		return write(env.Ctx, env.Stdout, f)
 	}
-	if _, err := os.Stat(out); err == nil {
-		return 0, fmt.Errorf("export to %s: the file exists; choose a new file name", out)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return 0, fmt.Errorf("export to %s: %w", out, err)
+	if st, err := os.Stat(out); err == nil && st.Mode().IsRegular() {
+		return 0, fmt.Errorf("export to %s: the file exists; choose a new file name", app.Printable(out))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	n := 0
+	err := outfile.Write(out, func(w io.Writer) error {
+		var err error
+		n, err = write(env.Ctx, w, f)
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("export to %s: %w", out, err)
-	}
-	defer os.Remove(tmp.Name())
-	n, err := write(env.Ctx, tmp, f)
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("export to %s: %w", out, err)
+		return 0, fmt.Errorf("export to %s: %w", app.Printable(out), err)
 	}
 	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,10 +234,50 @@ func TestDamagedCacheIsSaidDamaged(t *testing.T) {
 		{[]string{"cache", "info"}, "is damaged"},
 		{[]string{"machine", "set-price", "aws/p3.2xlarge", "2"}, "is damaged"},
 		{[]string{"machine", "add", "--name", "lab", "--gpu", "t4", "--price", "1"}, "is damaged"},
+		// Commands that only read say it too, not SQLite's "database disk image is malformed (11)" alone.
+		{[]string{"cache", "export", "--csv", "-"}, "database disk image is malformed (11)): restore it from a copy, or export what still reads"},
 	} {
 		code, out, errOut := runCLIWithDB(t, path, tc.args...)
 		if code != 1 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, out, errOut, tc.want)
 		}
+	}
+}
+
+// cache export never follows a dangling link into a new file, writes its CSV into a
+// named pipe (which stays one), and still refuses to overwrite a file.
+func TestCacheExportTargets(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache.db")
+	csvPath := filepath.Join(dir, "steps.csv")
+	os.WriteFile(csvPath, []byte(stepsCSV), 0o644)
+	if code, _, stderr := runWithDB(t, cache, "", "cache", "import", csvPath); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	dangling := filepath.Join(dir, "dangling")
+	os.Symlink(filepath.Join(dir, "target"), dangling)
+	for _, args := range [][]string{{"cache", "export", dangling}, {"cache", "export", "--csv", dangling}} {
+		code, _, stderr := runWithDB(t, cache, "", args...)
+		if code != 1 || !strings.Contains(stderr, "which does not exist") {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal of the dangling link", args, code, stderr)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "target")); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+	if code, _, stderr := runWithDB(t, cache, "", "cache", "export", "--csv", csvPath); code != 1 || !strings.Contains(stderr, "the file exists") {
+		t.Errorf("export over a file: exit %d, stderr %q", code, stderr)
+	}
+
+	fifo := filepath.Join(dir, "pipe")
+	read := readPipe(t, fifo)
+	if code, _, stderr := runWithDB(t, cache, "", "cache", "export", "--csv", fifo); code != 0 {
+		t.Fatalf("export to a named pipe: exit %d: %s", code, stderr)
+	}
+	if got := read(); strings.Count(got, "\n") != 4 || !strings.HasPrefix(got, strings.Join(db.StepCSVColumns, ",")) {
+		t.Errorf("the pipe's reader got %q", got)
+	}
+	if st, _ := os.Lstat(fifo); st.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe is now %v", st.Mode())
 	}
 }

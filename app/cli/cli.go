@@ -210,6 +210,9 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
+	if env.cache != nil { // a full disk or a damaged file, said in words
+		err = db.Explain(env.cache.Path(), err)
+	}
 	if cerr := env.closeCache(); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -224,14 +227,16 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return ee.Code
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case isBrokenPipe(err): // standard output's reader stopped reading: it has what it wanted
+		return 0
 	case env.usageShown: // a flag the command does not know; the usage is printed already
-		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "cnntime %s: %s\n", name, printableLines(err.Error()))
 		return 2
 	case errors.As(err, &ue), errors.As(err, &ie):
-		fmt.Fprintf(stderr, "cnntime %s: %v\nusage: cnntime %s\n", name, err, cmd.Usage)
+		fmt.Fprintf(stderr, "cnntime %s: %s\nusage: cnntime %s\n", name, printableLines(err.Error()), cmd.Usage)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "cnntime %s: %s\n", name, printableLines(err.Error()))
 		return 1
 	}
 }

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"cnntime/app"
 	"cnntime/app/cluster"
+	"cnntime/app/outfile"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -71,6 +72,15 @@ func runCluster(env *Env, args []string) error {
 	if *out == "" {
 		return Usagef("--out is required: the file to write the job to")
 	}
+	for _, err := range []error{
+		inRange("repeats", sw.Repeats, 1, maxRepeats, true, "the timed runs per kernel"),
+		inRange("cpus-per-task", sl.CPUs, 1, maxCPUs, true, "the CPUs of a task"),
+		inRange("parallel", k8.Parallel, 1, maxParallel, true, "the pods at once"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
 	sw.Models = splitList(*models)
 	for _, m := range sw.Models { // a custom model file is the nodes' to find; a zoo name is checked here
 		if !app.IsModelFile(m) && cnn.Family(m) == "" {
@@ -119,30 +129,19 @@ var (
 	maxJobWhy   = map[string]string{"slurm": "max_script_size, 4 MB by default", "k8s": "an object is at most 1.5 MiB"}
 )
 
-// writeJobFile writes the job next to its final name and renames it into place, so a
-// failed write leaves no half file.
+// writeJobFile writes the job with outfile: a new file appears whole or not at all, with
+// the user's umask (a script is executable), and a pipe or a terminal is written into.
 func writeJobFile(path, text string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".cnntime-job-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(text); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	mode := os.FileMode(0o644)
+	perm := os.FileMode(0o666)
 	if strings.HasSuffix(path, ".sbatch") || strings.HasSuffix(path, ".sh") {
-		mode = 0o755
+		perm = 0o777
 	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
+	err := outfile.WriteMode(path, perm, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
 		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", app.Printable(path), err)
 	}
 	return nil
 }

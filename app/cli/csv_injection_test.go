@@ -15,8 +15,9 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// formulaNames are custom model names a spreadsheet would run as formulas, and one it
-// would not, with the cell every cnntime CSV must hold for each.
+// formulaNames are texts a spreadsheet would run as formulas, and one it would not,
+// with the cell every cnntime CSV must hold for each. (A custom model's name can no
+// longer start a formula: it starts with a letter or a digit, however it comes.)
 var formulaNames = []struct{ name, cell string }{
 	{"=1+2", "'=1+2"},
 	{"+x", "'+x"},
@@ -25,28 +26,28 @@ var formulaNames = []struct{ name, cell string }{
 	{"normal", "normal"},
 }
 
-// hostileCache is a cache holding a custom model for each of formulaNames and a user
-// machine whose name starts a formula.
+// hostileCache is a cache holding a user machine for each of formulaNames, whose
+// region (free text, a price's region in every CSV) is that name: user/f0, user/f1, ….
 func hostileCache(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cache.db")
-	for _, n := range formulaNames {
-		putModels(t, path, [2]string{n.name, tinyModelJSON(n.name)})
-	}
-	var out, errb bytes.Buffer
-	if code := RunCLI(context.Background(), []string{"--db", path, "machine", "add", "--name", "=HYPERLINK(\"http://x\")", "--gpu", "t4", "--price", "1"},
-		strings.NewReader(""), &out, &errb); code != 0 {
-		t.Fatalf("machine add: exit %d: %s", code, errb.String())
+	for i, n := range formulaNames {
+		var out, errb bytes.Buffer
+		if code := RunCLI(context.Background(), []string{"--db", path, "machine", "add", "--name", fmt.Sprintf("f%d", i), "--gpu", "t4", "--price", "1", "--region=" + n.name},
+			strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("machine add: exit %d: %s", code, errb.String())
+		}
 	}
 	return path
 }
 
-func modelList() string {
-	names := make([]string, len(formulaNames))
-	for i, n := range formulaNames {
-		names[i] = n.name
+// hostileMachines lists hostileCache's machines.
+func hostileMachines() string {
+	ids := make([]string, len(formulaNames))
+	for i := range formulaNames {
+		ids[i] = fmt.Sprintf("user/f%d", i)
 	}
-	return strings.Join(names, ",")
+	return strings.Join(ids, ",")
 }
 
 func runOn(t *testing.T, cache string, args ...string) string {
@@ -67,9 +68,9 @@ func csvRecords(t *testing.T, text string) [][]string {
 	return recs
 }
 
-// checkRows asserts that every row's model cell is the neutralised name of a distinct
-// custom model, that no text cell starts a formula, and that the numeric columns hold
-// numbers.
+// checkRows asserts that every row's price region cell is the neutralised region of a
+// distinct machine, that no text cell starts a formula, and that the numeric columns
+// hold numbers.
 func checkRows(t *testing.T, what string, recs [][]string, numeric ...string) {
 	t.Helper()
 	col := map[string]int{}
@@ -78,14 +79,14 @@ func checkRows(t *testing.T, what string, recs [][]string, numeric ...string) {
 	}
 	seen := map[string]int{}
 	for _, r := range recs[1:] {
-		seen[r[col["model"]]]++
+		seen[r[col["price_region"]]]++
 		for i, c := range r {
 			if c != "" && strings.ContainsRune("=+-@", rune(c[0])) {
 				t.Errorf("%s: column %s holds %q, a formula", what, recs[0][i], c)
 			}
 		}
-		if r[col["machine"]] != "user/hyperlink-http-x" {
-			t.Errorf("%s: machine cell %q, want the user machine's id user/hyperlink-http-x", what, r[col["machine"]])
+		if !strings.HasPrefix(r[col["machine"]], "user/f") {
+			t.Errorf("%s: machine cell %q, want one of user/f0 … user/f4", what, r[col["machine"]])
 		}
 		for _, h := range numeric {
 			if _, err := parseNumber(r[col[h]]); err != nil {
@@ -95,11 +96,11 @@ func checkRows(t *testing.T, what string, recs [][]string, numeric ...string) {
 	}
 	for _, n := range formulaNames {
 		if seen[n.cell] == 0 {
-			t.Errorf("%s: no row with model cell %q (rows by model: %v)", what, n.cell, seen)
+			t.Errorf("%s: no row with price region cell %q (rows by region: %v)", what, n.cell, seen)
 		}
 	}
 	if len(seen) != len(formulaNames) {
-		t.Errorf("%s: models %v, want exactly %d", what, seen, len(formulaNames))
+		t.Errorf("%s: regions %v, want exactly %d", what, seen, len(formulaNames))
 	}
 }
 
@@ -109,18 +110,18 @@ func parseNumber(s string) (float64, error) {
 	return x, err
 }
 
-// predict --csv, best --csv and export --csv (results and curves) neutralise custom
-// model names that start a formula; the numbers stay numbers.
+// predict --csv, best --csv and export --csv (results and curves) neutralise texts
+// that start a formula (a user machine's region); the numbers stay numbers.
 func TestCSVWritersNeutraliseFormulaNames(t *testing.T) {
 	cache := hostileCache(t)
-	machine := "user/hyperlink-http-x"
-	recs := csvRecords(t, runOn(t, cache, "predict", "--model", modelList(), "--machine", machine, "--batches", "4,8", "--csv"))
+	machine := hostileMachines()
+	recs := csvRecords(t, runOn(t, cache, "predict", "--model", "resnet18", "--machine", machine, "--batches", "4,8", "--csv"))
 	if len(recs) != 1+2*len(formulaNames) {
 		t.Fatalf("predict --csv: %d records, want %d", len(recs), 1+2*len(formulaNames))
 	}
 	checkRows(t, "predict --csv", recs, "gpu_count", "batch", "iter_ms", "images_per_s", "total_s", "cost_usd", "memory_gb")
 
-	recs = csvRecords(t, runOn(t, cache, "best", "--model", modelList(), "--machine", machine, "--batches", "1-16", "--csv"))
+	recs = csvRecords(t, runOn(t, cache, "best", "--model", "resnet18", "--machine", machine, "--batches", "1-16", "--csv"))
 	if len(recs) != 1+len(formulaNames) {
 		t.Fatalf("best --csv: %d records", len(recs))
 	}
@@ -128,8 +129,8 @@ func TestCSVWritersNeutraliseFormulaNames(t *testing.T) {
 
 	dir := t.TempDir()
 	results, curves := filepath.Join(dir, "results.csv"), filepath.Join(dir, "curves.csv")
-	runOn(t, cache, "export", "--models", modelList(), "--machines", machine, "--batches", "4,8", "--csv", results)
-	runOn(t, cache, "export", "--models", modelList(), "--machines", machine, "--batches", "4,8", "--table", "curves", "--csv", curves)
+	runOn(t, cache, "export", "--models", "resnet18", "--machines", machine, "--batches", "4,8", "--csv", results)
+	runOn(t, cache, "export", "--models", "resnet18", "--machines", machine, "--batches", "4,8", "--table", "curves", "--csv", curves)
 	for _, f := range []struct {
 		path    string
 		header  []string

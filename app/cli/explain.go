@@ -163,7 +163,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	if x.MaxBatch >= 0 {
 		largest = strconv.Itoa(x.MaxBatch)
 	}
-	h.Row("memory", fmt.Sprintf("%.1f GB per GPU; the largest batch that fits: %s", x.MemoryGB, largest))
+	h.Row("memory", fmt.Sprintf("%.1f GB per %s; the largest batch that fits: %s", x.MemoryGB, app.DeviceWord(x.GPU), largest))
 	cost := ""
 	if x.CostKnown {
 		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
@@ -185,9 +185,9 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	fmt.Fprintln(w)
 	t := app.NewTable(w, "PHASE", "MS", "SHARE")
 	for _, p := range x.Phases.List() {
-		t.Row(p.Phase, fmt.Sprintf("%.2f", p.MS), pct(p.MS, x.IterMS))
+		t.Row(p.Phase, fmt.Sprintf("%.2f", p.MS), app.ShareText(p.MS, x.Phases.Total()))
 	}
-	t.Row("iteration", fmt.Sprintf("%.2f", x.IterMS), pct(x.IterMS, x.IterMS))
+	t.Row("iteration", fmt.Sprintf("%.2f", x.IterMS), app.ShareText(x.IterMS, x.Phases.Total()))
 	if err := t.Flush(); err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	fmt.Fprintln(w)
 	t = app.NewTable(w, "KIND", "LAYERS", "MS", "SHARE OF LAYER KERNELS")
 	for _, k := range x.Kinds {
-		t.Row(k.Kind, strconv.Itoa(k.Layers), fmt.Sprintf("%.2f", k.MS), fmt.Sprintf("%.1f%%", k.SharePct))
+		t.Row(k.Kind, strconv.Itoa(k.Layers), fmt.Sprintf("%.2f", k.MS), app.ShareText(k.SharePct, 100))
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -264,12 +264,4 @@ func writeStackTable(w io.Writer, s *predictor.StackReport) error {
 		t.Row(name, fmt.Sprintf("%.2f", c.IterMS), fmt.Sprintf("%.0f", c.ImagesPerS), strconv.Itoa(c.Kernels), strconv.Itoa(c.Fused))
 	}
 	return t.Flush()
-}
-
-// pct is part as a percentage of whole.
-func pct(part, whole float64) string {
-	if !(whole > 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*part/whole)
 }

@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/app/outfile"
 	"cnntime/predictor"
 )
 
@@ -46,7 +46,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 	noBands := fs.Bool("no-error-bands", false, "leave out the expected-error bands (curves) and whiskers (scatter)")
 	width := fs.Int("width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
 	height := fs.Int("height", 750, "chart height in pixels")
-	title := fs.String("title", "", "chart title")
+	title := fs.String("title", "", "chart title (default: what it shows and the run: CNNs, machines, epochs or target, dataset, precision, framework, loader, prices' date)")
 	if err := checkFlagValues(fs, args); err != nil {
 		return err
 	}
@@ -86,6 +86,20 @@ func runExport(env *Env, cmd Command, args []string) error {
 		return Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
 	}
 
+	if *out == "-" {
+		return Usagef("--out -: a chart goes to a file (its extension picks the format); --csv - writes CSV to standard output")
+	}
+	if *csvPath == "-" && env.JSON {
+		return Usagef("--json with --csv -: both would go to standard output; write the CSV to a file, or leave --json out")
+	}
+	for _, path := range []string{*out, *csvPath} {
+		if path != "" && path != "-" {
+			if err := outfile.Check(path); err != nil { // before the work of predicting
+				return fmt.Errorf("export to %s: %w", app.Printable(path), err)
+			}
+		}
+	}
+
 	eng, closeDB, err := openEngine(env)
 	if err != nil {
 		return err
@@ -103,24 +117,32 @@ func runExport(env *Env, cmd Command, args []string) error {
 	}
 
 	var written []ExportWritten
-	record := func(path, what, format string) error {
-		st, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("check %s: %w", path, err)
+	// counted wraps write to count the bytes it writes: a pipe or a terminal has no size.
+	counted := func(path, what, format string, write func(io.Writer) error) func(io.Writer) error {
+		return func(w io.Writer) error {
+			cw := &countingWriter{w: w}
+			err := write(cw)
+			if err == nil && path != "-" {
+				written = append(written, ExportWritten{Path: path, What: what, Format: format, Bytes: cw.n})
+			}
+			return err
 		}
-		written = append(written, ExportWritten{Path: path, What: what, Format: format, Bytes: st.Size()})
-		return nil
 	}
 	if *out != "" {
 		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title, NoErrorBands: *noBands}
+		if *title == "" { // the window's title for the same chart: what it shows and the run
+			what := m.TitleFor(curves) + " vs batch size"
+			if chart == "scatter" {
+				what = charts.ScatterTitle(curves)
+			}
+			opt.Title = app.ChartTitle(what, app.QuerySettings(q), curves)
+		}
 		c := charts.Curves(curves, opt)
 		if chart == "scatter" {
 			c = charts.Scatter(curves, opt)
 		}
-		if err := app.ExportChart(*out, c, *width, *height); err != nil {
-			return err
-		}
-		if err := record(*out, chart+" chart", string(format)); err != nil {
+		draw := counted(*out, chart+" chart", string(format), func(w io.Writer) error { return c.Write(w, format, *width, *height) })
+		if err := app.ExportFile(*out, draw); err != nil {
 			return err
 		}
 	}
@@ -135,10 +157,13 @@ func runExport(env *Env, cmd Command, args []string) error {
 				write = func(w io.Writer) error { return app.StreamCurvesCSV(env.Ctx, w, eng, q) }
 			}
 		}
-		if err := app.ExportCSV(*csvPath, write); err != nil {
-			return err
+		write = counted(*csvPath, table+" CSV", "csv", write)
+		if *csvPath == "-" {
+			err = write(env.Stdout)
+		} else {
+			err = app.ExportCSV(*csvPath, write)
 		}
-		if err := record(*csvPath, table+" CSV", "csv"); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -146,7 +171,19 @@ func runExport(env *Env, cmd Command, args []string) error {
 		return WriteJSON(env.Stdout, map[string]any{"written": written})
 	}
 	for _, w := range written {
-		fmt.Fprintf(env.Stdout, "wrote %s (%s, %d bytes)\n", w.Path, w.What, w.Bytes)
+		fmt.Fprintf(env.Stdout, "wrote %s (%s, %d bytes)\n", app.Printable(w.Path), w.What, w.Bytes)
 	}
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

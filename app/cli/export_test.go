@@ -8,12 +8,15 @@ import (
 	"encoding/xml"
 	"fmt"
 	"image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"cnntime/app"
+	"cnntime/db"
 )
 
 func runExportCLI(t *testing.T, args ...string) (int, string, string) {
@@ -170,5 +173,77 @@ func TestExportWithoutErrorBands(t *testing.T) {
 	with, without := tinted(), tinted("--no-error-bands")
 	if without == 0 || without >= with {
 		t.Errorf("coloured pixels: %d with bands, %d without; want fewer without", with, without)
+	}
+}
+
+// Exports write into what the user named when it is not a regular file, and create
+// files with the umask: `--csv -` is standard output, a named pipe and a device node
+// keep their type (the rename of a temporary file made them regular 0600 files), a new
+// file is 0666 less the umask, a dangling link is refused without creating its target,
+// and a cache is never replaced by a CSV.
+func TestExportWritesIntoWhatTheUserNamed(t *testing.T) {
+	dir := t.TempDir()
+	sel := []string{"export", "--models", "resnet18", "--machines", "aws/p3.2xlarge", "--batches", "32,64"}
+	header := strings.Join(app.SummaryCSVHeader, ",") + "\n"
+
+	code, stdout, stderr := runExportCLI(t, append(sel, "--csv", "-")...)
+	if code != 0 || !strings.HasPrefix(stdout, header) || strings.Contains(stdout, "wrote") || strings.Count(stdout, "\n") != 2 {
+		t.Errorf("--csv -: exit %d, stdout %q, stderr %q; want the CSV alone", code, stdout, stderr)
+	}
+
+	fifo := filepath.Join(dir, "pipe.csv")
+	read := readPipe(t, fifo)
+	if code, _, stderr := runExportCLI(t, append(sel, "--csv", fifo)...); code != 0 {
+		t.Fatalf("--csv FIFO: exit %d: %s", code, stderr)
+	}
+	if got := read(); !strings.HasPrefix(got, header) {
+		t.Errorf("the pipe's reader got %q", got)
+	}
+	if st, _ := os.Lstat(fifo); st.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe is now %v", st.Mode())
+	}
+
+	null := filepath.Join(dir, "null")
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		null = "/dev/null" // this user may not make device nodes
+	}
+	if code, stdout, stderr := runExportCLI(t, append(sel, "--csv", null)...); code != 0 || !strings.Contains(stdout, "wrote "+null) {
+		t.Fatalf("--csv %s: exit %d: %s%s", null, code, stdout, stderr)
+	}
+	if st, err := os.Stat(null); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("%s is now %v (err %v), want a character device", null, st.Mode(), err)
+	}
+
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	csvPath := filepath.Join(dir, "r.csv")
+	if code, _, stderr := runExportCLI(t, append(sel, "--csv", csvPath)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if st, err := os.Stat(csvPath); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("with umask 027 the CSV is %v (err %v), want 0640", st.Mode().Perm(), err)
+	}
+
+	dangling := filepath.Join(dir, "dangling.csv")
+	os.Symlink(filepath.Join(dir, "target.csv"), dangling)
+	cache := filepath.Join(dir, "cache.db")
+	if d, err := db.Open(cache); err == nil {
+		d.Close()
+	}
+	before := sha(t, cache)
+	for _, tc := range []struct{ path, want string }{
+		{dangling, "symbolic link to " + filepath.Join(dir, "target.csv") + ", which does not exist"},
+		{cache, "SQLite database"},
+	} {
+		code, _, stderr := runExportCLI(t, append(sel, "--csv", tc.path)...)
+		if code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("--csv %s: exit %d, stderr %q; want a refusal mentioning %q", tc.path, code, stderr, tc.want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "target.csv")); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+	if sha(t, cache) != before {
+		t.Error("the cache was changed by an export onto it")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"cnntime/app"
 )
 
 // decimalNumber is a number as a person writes it: digits with an optional sign,
@@ -40,4 +42,26 @@ func decimalFlag(fs *flag.FlagSet, name string, value float64, usage string) *fl
 	p := new(float64)
 	decimalVar(fs, p, name, value, usage)
 	return p
+}
+
+// Ranges of the counts several commands take: far beyond what anyone asks for, and
+// short of what runs out of memory (--repeats 99999999999 did) or overflows a job
+// file's fields.
+const (
+	maxRepeats  = app.MaxSweepRepeats // timed runs of one kernel or step
+	maxCPUs     = 4096                // CPUs of one task
+	maxParallel = 10000               // pods at once
+)
+
+// inRange is a usage error naming the flag when v is outside lo..hi; a flag whose 0
+// means its default passes 0 with zeroIsDefault.
+func inRange(flag string, v, lo, hi int, zeroIsDefault bool, what string) error {
+	if (v == 0 && zeroIsDefault) || (v >= lo && v <= hi) {
+		return nil
+	}
+	dflt := ""
+	if zeroIsDefault {
+		dflt = "; leave it out for the default"
+	}
+	return Usagef("--%s %d: give %s, %d to %d%s", flag, v, what, lo, hi, dflt)
 }

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"cnntime/db"
 )
@@ -35,3 +38,28 @@ func tinyModelJSON(name string) string {
 
 // process the kill test kills); without it the test does nothing.
 const childSweepEnv = "CNNTIME_TEST_SWEEP_CHILD_DB"
+
+// readPipe makes a named pipe at path and reads it in the background, as a program
+// reading a command's output would; the function it returns waits for what was read,
+// failing the test when nothing arrives within 10 s.
+func readPipe(t *testing.T, path string) func() string {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(path)
+		read <- string(b)
+	}()
+	return func() string {
+		t.Helper()
+		select {
+		case s := <-read:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Error("nothing was written into the named pipe")
+			return ""
+		}
+	}
+}

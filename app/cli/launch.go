@@ -65,6 +65,9 @@ func runLaunch(env *Env, args []string) error {
 	if *out == "" {
 		return Usagef("--out is required: the file to write the %s to", launchWhat(kind))
 	}
+	if req.Slurm.CPUs > maxCPUs {
+		return inRange("cpus-per-task", req.Slurm.CPUs, 1, maxCPUs, true, "the CPUs of a node's task")
+	}
 	if n := len(splitList(rf.models)); n > 1 {
 		return Usagef("--model: a launch file trains one CNN (got %d)", n)
 	}

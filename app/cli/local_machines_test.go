@@ -355,3 +355,62 @@ func fmtPtr(p *float64) string {
 	}
 	return strconv.FormatFloat(*p, 'g', -1, 64)
 }
+
+// A measured CPU is described as a CPU everywhere: its step's bound is "cpu" in predict
+// and explain (not "gpu"), explain gives its memory per CPU, and the window's Why tab
+// says the CPU bounds it, charts its CPU kernels and says where an estimate comes from
+// in the CPU's terms (its own roofline, not a GPU's specifications).
+func TestLocalCPUIsDescribedAsACPU(t *testing.T) {
+	dbPath, model := sweptCPU(t)
+	for _, r := range predictRows(t, dbPath, "--model", model, "--machine", hw.LocalCPUID, "--batches", "1-4") {
+		if r.Bound != app.BoundCPU {
+			t.Errorf("batch %d: bound %q, want cpu", r.Batch, r.Bound)
+		}
+	}
+	code, out, errOut := runCLIWithDB(t, dbPath, "explain", "--model", model, "--machine", hw.LocalCPUID, "--batch", "4")
+	if code != 0 {
+		t.Fatalf("explain: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"bound      cpu", "GB per CPU"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain on %s lacks %q:\n%s", hw.LocalCPUID, want, out)
+		}
+	}
+	if strings.Contains(out, "per GPU") || strings.Contains(out, "-0.00") {
+		t.Errorf("explain on %s speaks of a GPU or a negative phase:\n%s", hw.LocalCPUID, out)
+	}
+
+	ctx := context.Background()
+	b, err := app.OpenEngineBackend(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	name, err := b.AddCustomModel([]byte(localNetJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := app.DefaultSessionSettings()
+	s.Models, s.Machines, s.Data = []string{name}, []string{hw.LocalCPUID}, app.RunData{}
+	x, err := b.Explain(ctx, s, name, hw.LocalCPUID, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := app.WhyHeadline(&x)
+	if !strings.Contains(head, "Bound: the CPU,") || strings.Contains(head, "GPU") {
+		t.Errorf("the Why tab on %s says:\n%s", hw.LocalCPUID, head)
+	}
+	for _, g := range app.PhaseGroups(&x) {
+		if g.Name == app.GroupGPU {
+			t.Errorf("the Why chart of %s has a %q group", hw.LocalCPUID, g.Name)
+		}
+	}
+	// Where it does not measure, its estimate is its own roofline's.
+	x, err = b.Explain(ctx, s, "resnet18", hw.LocalCPUID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head := app.WhyHeadline(&x); !strings.Contains(head, "the CPU's roofline") || strings.Contains(head, "GPU") {
+		t.Errorf("the Why tab on an estimated %s says:\n%s", hw.LocalCPUID, head)
+	}
+}

@@ -249,6 +249,9 @@ func runMachine(env *Env, args []string) error {
 			if err != nil {
 				return err
 			}
+			if m.PriceUSDPerHour == 0 {
+				return report(env, m, "price of %s is now none (0): %s", m.ID, noPriceNote)
+			}
 			return report(env, m, "price of %s is now $%g/h", m.ID, m.PriceUSDPerHour)
 		})
 	case "reset-price":
@@ -313,7 +316,7 @@ func runMachineAdd(env *Env, args []string) error {
 	name := fs.String("name", "", "the machine's name; its id becomes user/NAME (required)")
 	gpu := fs.String("gpu", "", "catalog GPU id, e.g. rtx-3090 (required; see cnntime machines)")
 	n := fs.Int("count", 1, "number of GPUs")
-	priceText := fs.String("price", "", "cost in US dollars per hour (required; 0 for free)")
+	priceText := fs.String("price", "", "cost in US dollars per hour (required; 0: no price, its costs show as unknown)")
 	vcpus := fs.Int("vcpus", 0, "CPU threads (0: unknown)")
 	memory := decimalFlag(fs, "memory", 0, "RAM in GiB (0: unknown)")
 	region := fs.String("region", "", "where it is (optional)")
@@ -329,11 +332,17 @@ func runMachineAdd(env *Env, args []string) error {
 	case *gpu == "":
 		return Usagef("--gpu is required (a catalog GPU id; see cnntime machines)")
 	case *priceText == "":
-		return Usagef("--price is required (US dollars per hour; 0 for free)")
+		return Usagef("--price is required (US dollars per hour; 0: no price, its costs show as unknown)")
 	}
 	usd, err := hw.ParsePrice(*priceText)
 	if err != nil {
 		return Usagef("--price: %v", err)
+	}
+	switch {
+	case *vcpus < 0 || *vcpus > maxVCPUs:
+		return Usagef("--vcpus %d: give the machine's CPU threads, 1 to %d (0: unknown)", *vcpus, maxVCPUs)
+	case !(*memory >= 0 && *memory <= maxMemoryGiB):
+		return Usagef("--memory %g: give the machine's RAM in GiB, up to %d (0: unknown)", *memory, maxMemoryGiB)
 	}
 	spec := app.MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes}
 	// Validate before opening the cache, so a bad command line leaves no file behind.
@@ -348,8 +357,27 @@ func runMachineAdd(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return report(env, m, "added %s: %d × %s at $%g/h", m.ID, m.GPUCount, m.GPUID, m.PriceUSDPerHour)
+	return report(env, m, "added %s: %d × %s %s", m.ID, m.GPUCount, m.GPUID, priceSentence(m.PriceUSDPerHour))
 }
+
+// The ranges of a user machine's vCPUs and RAM: far above the largest servers (448
+// threads and 24 TiB today); more is a typing mistake.
+const (
+	maxVCPUs     = 4096
+	maxMemoryGiB = 65536
+)
+
+// priceSentence says what a machine's price per hour means for its costs: a price of 0
+// is no price, so its costs show as unknown, not $0 (noPriceNote).
+func priceSentence(usd float64) string {
+	if usd == 0 {
+		return "with no price (0): " + noPriceNote
+	}
+	return fmt.Sprintf("at $%g/h", usd)
+}
+
+// noPriceNote says what a price of 0 means.
+const noPriceNote = "its costs show as unknown; give what an hour costs (electricity and wear for your own) to see them"
 
 // checkSpec validates a spec against the catalog without a cache.
 func checkSpec(spec app.MachineSpec) error {

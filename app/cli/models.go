@@ -148,7 +148,7 @@ func runModels(env *Env, args []string) error {
 		}
 		nets, warnings, err := app.ReadSavedModels(env.Ctx, d)
 		for _, w := range warnings {
-			fmt.Fprintln(env.Stderr, "warning: "+w)
+			fmt.Fprintln(env.Stderr, "warning: "+app.Printable(w))
 		}
 		if len(warnings) > 0 {
 			fmt.Fprintln(env.Stderr, "warning: 'cnntime model remove NAME' removes a saved model that no longer reads (or the app's File → Remove model…)")
@@ -176,7 +176,7 @@ func runModels(env *Env, args []string) error {
 		return err
 	}
 	if len(custom) > 0 {
-		fmt.Fprintf(env.Stdout, "\n* your own model, saved in the cache %s (the app's File → Add model…)\n", env.DBPath)
+		fmt.Fprintf(env.Stdout, "\n* your own model, saved in the cache %s (the app's File → Add model…)\n", app.Printable(env.DBPath))
 	}
 	return nil
 }
@@ -223,7 +223,7 @@ func runModel(env *Env, args []string) error {
 		return WriteJSON(env.Stdout, d)
 	}
 	fmt.Fprintf(env.Stdout, "%s (%s): input %dx%dx%d, %d classes, %s params, %.3f GMACs, %s saved for backward per sample (FP32)\n\n",
-		d.Name, d.Family, d.Input[0], d.Input[1], d.Input[2], d.Classes, groupDigits(d.Params), float64(d.MACs)/1e9, humanBytes(d.SavedBytes))
+		app.Printable(d.Name), app.Printable(d.Family), d.Input[0], d.Input[1], d.Input[2], d.Classes, groupDigits(d.Params), float64(d.MACs)/1e9, humanBytes(d.SavedBytes))
 	t := app.NewTable(env.Stdout, "#", "NAME", "OP", "INPUT", "OUTPUT", "PARAMS", "MACS", "ACTIVATION", "SAVED")
 	for _, l := range d.Layers {
 		ins := make([]string, len(l.InShapes))
@@ -327,7 +327,7 @@ func runModelImport(env *Env, args []string) error {
 		return err
 	}
 	for _, n := range notes {
-		fmt.Fprintln(env.Stderr, "note: "+n)
+		fmt.Fprintln(env.Stderr, "note: "+app.Printable(n))
 	}
 	if env.JSON {
 		out := ImportedModel{ModelSummary: CustomModelSummaries([]*cnn.Network{net})[0], Replaced: saved.Replaced, Notes: notes}
@@ -341,7 +341,7 @@ func runModelImport(env *Env, args []string) error {
 		replaced = ", replacing the model of that name saved before"
 	}
 	fmt.Fprintf(env.Stdout, "imported %s from %s: %d layers, %s params, %.3f GMACs, input %dx%dx%d, %d classes; saved in the cache %s%s\n",
-		net.Name, path, len(net.Layers), groupDigits(net.Params()), float64(net.MACs())/1e9, net.Input.C, net.Input.H, net.Input.W, net.Classes, d.Path(), replaced)
+		app.Printable(net.Name), app.Printable(path), len(net.Layers), groupDigits(net.Params()), float64(net.MACs())/1e9, net.Input.C, net.Input.H, net.Input.W, net.Classes, app.Printable(d.Path()), replaced)
 	fmt.Fprintf(env.Stdout, "see it with 'cnntime model %s'; predict it with 'cnntime predict --model %s'\n", net.Name, net.Name)
 	return nil
 }
@@ -359,7 +359,7 @@ func runModelRemove(env *Env, args []string) error {
 	if env.JSON {
 		return WriteJSON(env.Stdout, map[string]string{"removed": name})
 	}
-	fmt.Fprintf(env.Stdout, "removed the custom model %s from the cache %s\n", app.Printable(name), env.DBPath)
+	fmt.Fprintf(env.Stdout, "removed the custom model %s from the cache %s\n", app.Printable(name), app.Printable(env.DBPath))
 	return nil
 }
 

@@ -211,6 +211,8 @@ func TestModelImportRefusesBadFilesAndChangesNothing(t *testing.T) {
 			n[0].Input[0] = n[len(n)-1].Output[0]
 		}), nil, "is on a cycle", 1},
 		{"unknown_op", mutate(func(g *ot.Graph) { g.Model.Graph.Node[2].OpType = proto.String("FancyOp") }), nil, `(FancyOp): cnntime has no layer for FancyOp`, 1},
+		{"evil_op", mutate(func(g *ot.Graph) { g.Model.Graph.Node[2].OpType = proto.String("Evil\x1b[2J\x1b[31mRED") }), nil, `("Evil\x1b[2J\x1b[31mRED"): cnntime has no layer for "Evil\x1b[2J\x1b[31mRED"`, 1},
+		{"op_with_a_line_break", mutate(func(g *ot.Graph) { g.Model.Graph.Node[2].OpType = proto.String("Op\nInjected line") }), nil, `("Op\nInjected line"): cnntime has no layer`, 1},
 		{"negative_dims", mutate(func(g *ot.Graph) { g.Model.Graph.Initializer[0].Dims[0] = -8 }), nil, "dimension -8 is negative", 1},
 		{"negative_input", mutate(func(g *ot.Graph) {
 			g.Model.Graph.Input[0] = ot.ValueInfo("image", 1, 3, -16, 16)
@@ -235,6 +237,9 @@ func TestModelImportRefusesBadFilesAndChangesNothing(t *testing.T) {
 			if code != tc.code || !strings.Contains(errOut, tc.want) || out != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and a message saying %q", code, out, errOut, tc.code, tc.want)
 			}
+			if strings.ContainsRune(errOut, 0x1b) || (tc.code == 1 && strings.Count(errOut, "\n") > 1) {
+				t.Errorf("stderr holds what the file says raw: %q", errOut)
+			}
 			after := snapshot(t, cacheDir)
 			if len(after) != len(before) {
 				t.Fatalf("the cache's directory holds %d files, %d before", len(after), len(before))
@@ -248,5 +253,15 @@ func TestModelImportRefusesBadFilesAndChangesNothing(t *testing.T) {
 	}
 	if code, out, _ := runCLIWithDB(t, dbPath, "models"); code != 0 || !strings.Contains(out, "tiny_onnx") {
 		t.Errorf("the model saved before is gone: %s", out)
+	}
+}
+
+// The line that says a model was imported escapes the file's path as every table does.
+func TestModelImportEscapesThePath(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "ti\x1b[2Jny.onnx", ot.TinyCNN(16, 4).Bytes())
+	code, out, errOut := runCLIWithDB(t, filepath.Join(dir, "cache.db"), "model", "import", file)
+	if code != 0 || !strings.Contains(out, `ti\x1b[2Jny.onnx`) || strings.ContainsRune(out+errOut, 0x1b) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the path escaped", code, out, errOut)
 	}
 }

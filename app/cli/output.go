@@ -2,8 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"syscall"
+
+	"cnntime/app"
 )
 
 // WriteJSON writes v as indented JSON followed by a newline: the stable --json form.
@@ -15,3 +20,17 @@ func WriteJSON(w io.Writer, v any) error {
 	}
 	return nil
 }
+
+// printableLines is a message made printable (app.Printable) line by line: an error
+// quotes names and paths from files, and a control character in one must not act on
+// the terminal, but the message's own line breaks stay.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = app.Printable(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isBrokenPipe reports whether err is a write to a pipe whose reader is gone.
+func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }

@@ -12,6 +12,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/pipeline"
 )
 
 // predictOutput is predict's and best's flags: the shared run flags and --csv.
@@ -245,6 +246,9 @@ func predictCommands(register func(Command)) {
 		}
 		switch {
 		case env.JSON:
+			if err := checkJSONSize(q); err != nil {
+				return err
+			}
 			return streamPredict(env, eng, q, jsonRows{rows: predictJSON})
 		case pf.csv:
 			return streamPredict(env, eng, q, predictCSV{})
@@ -252,6 +256,45 @@ func predictCommands(register func(Command)) {
 		return streamPredictTable(env, eng, q)
 	}
 	register(cmd)
+}
+
+// maxJSONBytes bounds what predict --json writes: one JSON array, which a reader takes
+// in whole; far more than any reader's memory is a mistake of the flags, found before
+// predicting (every zoo model on every catalog machine at 1–65,536 is 300 million rows,
+// some 450 GB).
+const maxJSONBytes = 16_000_000_000
+
+// jsonRowBytes and csvRowBytes are about what one row of predict --json and --csv takes.
+const (
+	jsonRowBytes = 1500
+	csvRowBytes  = 260
+)
+
+// checkJSONSize refuses, with the size it would write, a predict --json of q larger
+// than maxJSONBytes.
+func checkJSONSize(q app.Query) error {
+	if q.Span.Min > 0 { // to a target: each curve stops at the largest batch that fits
+		return nil
+	}
+	rows := int64(len(q.Models)) * int64(len(q.Targets)) * int64(len(q.Batches))
+	if rows*jsonRowBytes <= maxJSONBytes {
+		return nil
+	}
+	return Usagef("--json would write about %s (%s rows of about %s), more than %s, which no JSON reader takes in: ask for fewer models, machines or batch sizes, or write --csv (about %s, a row at a time)",
+		byteText(rows*jsonRowBytes), groupDigits(rows), byteText(jsonRowBytes), byteText(maxJSONBytes), byteText(rows*csvRowBytes))
+}
+
+// byteText writes a size in bytes, kB, MB, GB or TB (powers of 1000, 3 digits).
+func byteText(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
+	x, u := float64(n), 0
+	for x >= 1000 && u < len(units)-1 {
+		x, u = x/1000, u+1
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.3g %s", x, units[u])
 }
 
 // predictOneBatch predicts q at its one batch size: every row is checked to fit before
@@ -283,7 +326,9 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 		out := predictCSV{}
 		text := out.header()
 		for i := range curves {
-			text = out.curve(text, &curves[i])
+			if text, err = out.curve(text, &curves[i]); err != nil {
+				return err
+			}
 		}
 		_, err := env.Stdout.Write(text)
 		return writeErr("CSV", err)
@@ -298,11 +343,13 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	writePriceNotes(env, rows)
-	notes.write(env)
-	if note := epochsNote(q.Run.ToTarget); note != "" {
-		fmt.Fprintln(env.Stdout, note)
+	var warnings []string
+	for i := range curves {
+		for _, w := range app.RunWarnings(&curves[i], curves[i].Points[0].Batch) {
+			warnings = append(warnings, warningLine(curves[i].Model, curves[i].Machine, w))
+		}
 	}
+	writeTableNotes(env, rows, &notes, warnings, q)
 	return nil
 }
 
@@ -396,12 +443,14 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 	}
 }
 
-// boundText says what sets a row's pace, with the loader's rate when it is the loader.
+// boundText says what sets a row's pace, with the loader's rate when it is the loader
+// (app.BoundText: the window's results table says it in the same words).
 func boundText(r PredictRow) string {
-	if r.Bound == "input" && r.LoaderImagesPerS != nil {
-		return fmt.Sprintf("input (%s %.0f/s)", r.Loader, *r.LoaderImagesPerS)
+	rate := 0.0
+	if r.LoaderImagesPerS != nil {
+		rate = *r.LoaderImagesPerS
 	}
-	return r.Bound
+	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate)
 }
 
 // ageText is a price's age in days, "" when undated.
@@ -412,20 +461,8 @@ func ageText(days *int) string {
 	return strconv.Itoa(*days)
 }
 
-// duration writes seconds as "42.0s", "12m05s" or "3h12m".
-func duration(s float64) string {
-	switch {
-	case math.IsNaN(s) || s < 0:
-		return "-"
-	case s >= 1e6*3600: // a million hours: the whole-number forms below would overflow
-		return fmt.Sprintf("%.3gh", s/3600)
-	case s < 60:
-		return fmt.Sprintf("%.1fs", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", int(s)/60, int(s)%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(s)/3600, int(s)%3600/60)
-}
+// duration writes seconds as "42.0s", "12m05s" or "3h12m" (appendDuration).
+func duration(s float64) string { return string(appendDuration(nil, s)) }
 
 // BestRow is one line of `cnntime best --json`: one CNN on one machine at its fastest
 // batch size. Best is null when no batch size fits.
@@ -452,6 +489,22 @@ type BestRow struct {
 	// --nodes gave several, is each count's best batch with its epochs, time and cost.
 	Objective  string       `json:"objective"`
 	NodeCounts []NodeChoice `json:"node_counts,omitempty"`
+	// RecommendedBatch is the batch to advise beside the single best one (often a
+	// point of a flat plateau): the smallest within 1% of the best time and cost,
+	// rounded to a per-GPU multiple of 8 or a power of two where that is within 1%
+	// too; Recommended is its row and Within1Pct the range of batches within 1% of
+	// the best. Warnings say what to know before following either (few steps per
+	// epoch at fixed epochs, epochs to a target fitted on other networks).
+	RecommendedBatch int         `json:"recommended_batch"`
+	Recommended      *PredictRow `json:"recommended"`
+	Within1Pct       *BatchRange `json:"within_1pct"`
+	Warnings         []string    `json:"warnings,omitempty"`
+}
+
+// BatchRange is a range of global batch sizes, both ends included.
+type BatchRange struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
 }
 
 // NodeChoice is one node count best considered: its best batch, the epochs that batch
@@ -516,16 +569,59 @@ func bestOf(c *predictor.Curve) BestRow {
 	if c.Best >= 0 {
 		row := rowOf(c, c.Points[c.Best])
 		r.Best = &row
+		if p, ok := app.RecommendedPoint(c); ok {
+			rec := rowOf(c, p)
+			r.RecommendedBatch, r.Recommended = p.Batch, &rec
+			r.Within1Pct = &BatchRange{Min: c.NearMin, Max: c.NearMax}
+		}
+		r.Warnings = app.AdviceWarnings(c)
 	}
 	return r
 }
+
+// recommendedText is a best row's recommended batch and its 1% range, as the window
+// shows it: "64 (16–1,024)".
+func recommendedText(r BestRow) string {
+	if r.Within1Pct == nil {
+		return "-"
+	}
+	return app.RecommendedText(r.RecommendedBatch, r.Within1Pct.Min, r.Within1Pct.Max)
+}
+
+// writeWarnings prints each row's warnings under a table (warningLine).
+func writeWarnings(env *Env, rows []BestRow) {
+	for _, r := range rows {
+		for _, w := range r.Warnings {
+			fmt.Fprintln(env.Stdout, warningLine(r.Model, r.Machine, w))
+		}
+	}
+}
+
+// warningLine is a warning under a table: "warning: model on machine: …".
+func warningLine(model, machine, w string) string {
+	return fmt.Sprintf("warning: %s on %s: %s", model, machine, w)
+}
+
+// bestDetails is best's help before the shared run flags'.
+const bestDetails = `best predicts each CNN on each machine over the window's batch sizes (every size to 64,
+then multiples of 8, 32, 128 and 512 and the powers of two, up to the largest batch that fits;
+--batches gives others) and prints the batch with the least total time (to a target: time and
+cost to the target) and, as the window does, the batch to recommend: the smallest within 1% of
+the best time and cost, as a multiple of 8 per GPU (a power of two where that is within 1% too),
+with the range of batches within 1% (JSON: recommended_batch, recommended, within_1pct; CSV:
+recommended_batch, within_1pct_min, within_1pct_max). A warning line follows the table where a
+fixed number of epochs at the batch makes fewer than 50 steps an epoch, or where epochs to a
+target come from a preset fitted on other networks or another input size.`
+
+// recommendNote says under best's table what the recommended batch is.
+const recommendNote = "RECOMMENDED is the batch to pick: the smallest within 1% of the best time and cost, as a multiple of 8 per GPU (a power of two where that is within 1% too); in brackets every batch from … to … is within 1%."
 
 func bestCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "best",
 		Summary: "the fastest batch size of each CNN on each machine, with its time and cost",
 		Usage:   "best " + runFlagsUsage + " [--json|--csv]\n        " + bestNodesUsage + trainFlagsUsage,
-		Details: runDataNote + "\n\n" + trainNote,
+		Details: bestDetails + "\n\n" + runDataNote + "\n\n" + trainNote,
 	}
 	cmd.Run = func(env *Env, args []string) error {
 		pf, q, eng, err := predictSetup(env, cmd, args, false)
@@ -563,24 +659,26 @@ func bestCommands(register func(Command)) {
 		case toTarget:
 			return writeBestToTarget(env, rows, notes, q.Run.ToTarget)
 		}
-		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
 			priced = append(priced, *b)
-			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-				fmt.Sprintf("%.0f", *b.ImagesPerS), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
+			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), recommendedText(r), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
+				fmt.Sprintf("%.0f", *b.ImagesPerS), boundText(*b), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
 				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
 				intsText(r.SweetSpots), b.Source)
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		writeWarnings(env, rows)
+		fmt.Fprintln(env.Stdout, recommendNote)
 		writePriceNotes(env, priced)
 		ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
 		for i, r := range rows {
@@ -597,21 +695,23 @@ func bestCommands(register func(Command)) {
 // regime; each node count considered with its epochs and speed-up; and where the
 // epochs come from.
 func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.Model) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "ITER MS", "IMAGES/S", "EPOCHS", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "EPOCHS", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
 	for _, r := range rows {
 		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 		if r.Best == nil {
-			t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
+			t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
 			continue
 		}
 		b := r.Best
-		t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-			fmt.Sprintf("%.0f", *b.ImagesPerS), fmt.Sprintf("%.1f", *b.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct),
+		t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), recommendedText(r), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
+			fmt.Sprintf("%.0f", *b.ImagesPerS), boundText(*b), fmt.Sprintf("%.1f", *b.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct),
 			fmtOpt(b.CostUSD, "%.2f", "unknown"), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
 	}
 	if err := t.Flush(); err != nil {
 		return err
 	}
+	writeWarnings(env, rows)
+	fmt.Fprintln(env.Stdout, recommendNote)
 	for _, r := range rows {
 		if len(r.NodeCounts) < 2 {
 			continue
@@ -676,17 +776,23 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 	w.Write([]string{"model", "machine", "gpu", "gpu_count", "precision", "best_batch", "iter_ms", "images_per_s", "total_s",
 		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
 		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-		"epochs", "epochs_source", "run_error_pct", "regime", "objective"})
+		"epochs", "epochs_source", "run_error_pct", "regime", "objective",
+		"recommended_batch", "within_1pct_min", "within_1pct_max", "bound", "warnings"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
-			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective)}
+			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective),
+			"", "", "", "", t(strings.Join(r.Warnings, "; "))}
+		if w := r.Within1Pct; w != nil {
+			rec[26], rec[27], rec[28] = strconv.Itoa(r.RecommendedBatch), strconv.Itoa(w.Min), strconv.Itoa(w.Max)
+		}
 		if b := r.Best; b != nil {
 			rec[5], rec[6], rec[7], rec[8] = strconv.Itoa(b.Batch), fmtOpt(b.IterMS, "%g", ""), fmtOpt(b.ImagesPerS, "%g", ""), fmtOpt(b.TotalS, "%g", "")
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
 			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
 			rec[21], rec[22], rec[23], rec[24] = fmtOpt(b.Epochs, "%g", ""), t(b.EpochsSource), fmtOpt(b.RunErrorPct, "%g", ""), t(b.Regime)
+			rec[29] = t(b.Bound)
 		}
 		w.Write(rec)
 	}

@@ -25,7 +25,7 @@ type curveText interface {
 	header() []byte
 	// curve appends c's text to buf as it follows other text; first changes the text
 	// of the first curve written, which follows the header.
-	curve(buf []byte, c *predictor.Curve) []byte
+	curve(buf []byte, c *predictor.Curve) ([]byte, error)
 	first(text []byte) []byte
 	// footer ends the output; empty says that no curve wrote anything.
 	footer(empty bool) []byte
@@ -39,8 +39,9 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 	empty := true
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*[]byte, error) {
 		buf := textBuffers.Get().(*[]byte)
-		*buf = out.curve((*buf)[:0], c)
-		return buf, nil
+		text, err := out.curve((*buf)[:0], c)
+		*buf = text
+		return buf, err
 	}, func(buf *[]byte) error {
 		defer textBuffers.Put(buf)
 		text := *buf
@@ -187,9 +188,9 @@ type csvPiece struct {
 	cell  func(b []byte, r *csvRow) []byte
 }
 
-func (predictCSV) curve(b []byte, c *predictor.Curve) []byte {
+func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 	if len(c.Points) == 0 {
-		return b
+		return b, nil
 	}
 	r := csvRow{c: c, p: &c.Points[0]}
 	r.v = valuesOf(c, r.p)
@@ -225,7 +226,7 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) []byte {
 		}
 		b = append(b, '\n')
 	}
-	return b
+	return b, nil
 }
 
 // appendRoundedIf appends x (appendRounded) where known, nothing where not.
@@ -286,19 +287,25 @@ type jsonRows struct {
 
 func (jsonRows) header() []byte { return []byte("[") }
 
-func (j jsonRows) curve(b []byte, c *predictor.Curve) []byte {
+func (j jsonRows) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("  ", "  ")
 	for _, r := range j.rows(c) {
 		b = append(b, ",\n  "...)
 		buf.Reset()
-		if err := enc.Encode(r); err != nil { // rows of plain fields always encode
-			panic(err)
+		if err := enc.Encode(r); err != nil { // a number that is not finite: JSON has none
+			return b, notFinite(c, err)
 		}
 		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 	}
-	return b
+	return b, nil
+}
+
+// notFinite is the error of a prediction that JSON cannot hold (err is encoding/json's
+// for +Inf or NaN): the flags' ranges keep every figure finite, so it is a bug.
+func notFinite(c *predictor.Curve, err error) error {
+	return fmt.Errorf("a prediction of %s on %s is not a finite number (%v), which JSON cannot hold: this is a bug in cnntime; please report it with the command you ran", c.Model, c.Machine, err)
 }
 
 // first drops the comma before the array's first row.
@@ -318,49 +325,6 @@ func predictJSON(c *predictor.Curve) []any {
 		out[i] = rowOf(c, p)
 	}
 	return out
-}
-
-// streamPredictTable writes predict's table, a block of rows at a time (each block's
-// columns aligned), then the networks the multi-node rows assume.
-func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
-	const block = 4096 // rows aligned together
-	toTarget := q.Run.ToTarget != nil
-	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
-	var notes nodeNotes
-	var priced []PredictRow // one row per curve, for writePriceNotes
-	pending := 0
-	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) ([]PredictRow, error) {
-		rows := make([]PredictRow, len(c.Points))
-		for i, p := range c.Points {
-			rows[i] = rowOf(c, p)
-		}
-		return rows, nil
-	}, func(rows []PredictRow) error {
-		for _, r := range rows {
-			predictTableRow(t, r, toTarget)
-		}
-		if len(rows) > 0 { // the notes are per curve: its first row says them
-			notes.add(rows[0].Machine, rows[0].Nodes, rows[0].Network, "")
-			priced = append(priced, rows[0])
-		}
-		if pending += len(rows); pending >= block {
-			pending = 0
-			return t.Flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := t.Flush(); err != nil {
-		return err
-	}
-	writePriceNotes(env, priced)
-	notes.write(env)
-	if note := epochsNote(q.Run.ToTarget); note != "" {
-		fmt.Fprintln(env.Stdout, note)
-	}
-	return nil
 }
 
 // nodeNotes are the lines printed under a table for its multi-node machines: each

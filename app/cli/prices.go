@@ -13,6 +13,10 @@ import (
 	"cnntime/predictor/hw"
 )
 
+// maxPriceMiB bounds --max-mib: a price catalog is tens of MiB; a limit past 4 GiB is
+// no limit (and one past 2^43 MiB overflowed into a negative number of bytes).
+const maxPriceMiB = 4096
+
 func priceCommands(register func(Command)) {
 	register(Command{
 		Name:    "prices",
@@ -173,6 +177,8 @@ func runPricesUpdate(env *Env, args []string) error {
 		return Usagef("--timeout %v: must be positive, e.g. 60s", *timeout)
 	case *maxMiB <= 0:
 		return Usagef("--max-mib %d: must be positive", *maxMiB)
+	case *maxMiB > maxPriceMiB:
+		return inRange("max-mib", *maxMiB, 1, maxPriceMiB, false, "the largest price file to take, in MiB")
 	}
 	d, err := env.Cache()
 	if err != nil {

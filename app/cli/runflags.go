@@ -20,9 +20,11 @@ const (
 	maxImages = 10_000_000_000
 )
 
-// defaultBatches is the batch range predict, best and export use when --batch and
-// --batches are both left out: the GUI's default range (app.DefaultSessionSettings).
-const defaultBatches = "1-1024"
+// exampleBatches is the batch range the messages suggest. Left out, --batch and
+// --batches give the window's batch sizes (app.DefaultSessionSettings): app.BatchGrid
+// from 1 up to the largest batch that fits each machine, so `best` and the window find
+// the same best batch for the same settings.
+const exampleBatches = "1-1024"
 
 // runFlags are THE shared run flags: what to train (--model), where (--machine, --gpu),
 // at which batch sizes (--batch, --batches), how (--precision, --policy) and how long
@@ -64,7 +66,7 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 		fs.IntVar(&rf.batch, "batch", 0, "one global batch size (instead of --batches)")
 	}
 	if !rf.oneBatch {
-		fs.StringVar(&rf.batches, "batches", defaultBatches, "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both")
+		fs.StringVar(&rf.batches, "batches", "", "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both (default: the window's grid, from 1 up to the largest batch that fits each machine)")
 	}
 	choiceVar(fs, &rf.precision, "precision", "fp32", "the training precision", trainingPrecisionChoices(), errorOf(predictor.ParseTrainingPrecision))
 	choiceVar(fs, &rf.policy, "policy", "heuristic", "cuDNN's convolution algorithm choice", policyChoices(), errorOf(measure.ParsePolicy))
@@ -80,7 +82,7 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 // runFlagsUsage is the synopsis of the shared run flags, for the commands' Usage; the
 // node flags follow it (nodesUsage, or best's bestNodesUsage). Its choices are the
 // flags' own (TestSynopsisChoicesAreTheFlags).
-var runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches 1-1024]\n" +
+var runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--batches B[-B],…]\n" +
 	"        [--precision " + alternatives(trainingPrecisionChoices()) + "] [--policy " + alternatives(policyChoices()) + "] [--epochs 90] [--images N]\n" +
 	"        [--region R] [--spot]\n" +
 	"        [--dataset " + alternatives(datasetChoices()) + "] [--input N] [--classes K]\n" +
@@ -120,8 +122,12 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		q.Batches = []int{rf.batch}
 	case rf.oneBatch:
 		return q, Usagef("--batch is required: the global batch size to explain, e.g. --batch 128")
-	case rf.batches == "":
-		return q, Usagef("--batches needs sizes: write --batches %s (a range), --batches 32,64 (a list) or --batch 64", defaultBatches)
+	case set["batches"] && rf.batches == "":
+		return q, Usagef("--batches needs sizes: write --batches %s (a range), --batches 32,64 (a list) or --batch 64", exampleBatches)
+	case !set["batches"]:
+		// The window's grid, from 1 up to the largest batch that fits each machine (and
+		// at most an epoch's images): the same batch sizes, so the same best batch.
+		q.Span = app.BatchSpan{Min: 1}
 	default:
 		b, err := app.ParseBatches(rf.batches, maxPredictBatch)
 		if err != nil {
@@ -165,11 +171,6 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	}
 	if q.Run.ToTarget != nil && set["epochs"] {
 		return q, Usagef("--epochs %d counts a fixed run; --train to-target gives each batch the epochs it needs (leave --epochs out, or use --train epochs)", rf.epochs)
-	}
-	if q.Run.ToTarget != nil && !batchSet && !set["batches"] && !rf.oneBatch {
-		// To a target the best batch is often past 1024: the window's grid, from 1 up
-		// to the largest batch that fits (and at most the epoch's images).
-		q.Batches, q.Span = nil, app.BatchSpan{Min: 1}
 	}
 	p, err := predictor.ParseTrainingPrecision(rf.precision)
 	if err != nil {

@@ -12,6 +12,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
+
+	"cnntime/gpu/lifeline"
 )
 
 // A command runs in a child process of the same binary, watched by its parent, so that
@@ -20,7 +23,10 @@ import (
 // ("fatal error: out of memory" exits 2), a panic on any goroutine, or the kernel's
 // out-of-memory killer (SIGKILL). The child writes such a crash's report to a pipe
 // (debug.SetCrashOutput) as well as to stderr; the parent saves it to a file and says
-// where. Standard input, output and error are the child's own: nothing is copied.
+// where. Standard input and output are the child's own; its standard error passes
+// through the parent as it comes, up to a crash report, which is left out (hundreds of
+// lines of goroutine stacks: the file has them). The child dies with its parent
+// (lifeline.Tie).
 
 // supervisedEnv marks the child process: it runs the command itself.
 const supervisedEnv = "CNNTIME_SUPERVISED"
@@ -43,6 +49,7 @@ func Supervise(args []string) (code int, ran bool) {
 		}
 		return 0, false
 	}
+	lifeline.Forget() // this process runs on its own, whoever started whatever started it
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, false
@@ -51,10 +58,19 @@ func Supervise(args []string) (code int, ran bool) {
 	if err != nil {
 		return 0, false
 	}
+	stderr, stderrW, err := os.Pipe()
+	if err != nil {
+		report.Close()
+		writer.Close()
+		return 0, false
+	}
 	cmd := exec.Command(exe, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderrW
 	cmd.Env = append(os.Environ(), supervisedEnv+"=1")
 	cmd.ExtraFiles = []*os.File{writer}
+	// The child dies with this process: a kill -9 of cnntime leaves no command running
+	// on (a sweep measuring, an import committing) that no one waits for.
+	lifeline.Tie(cmd)
 	// A signal to the parent (a job scheduler's SIGTERM, Ctrl-C) is passed on: the child
 	// stops as the command does when it is signalled itself.
 	signals := make(chan os.Signal, 4)
@@ -63,9 +79,18 @@ func Supervise(args []string) (code int, ran bool) {
 	if err := cmd.Start(); err != nil {
 		report.Close()
 		writer.Close()
+		stderr.Close()
+		stderrW.Close()
 		return 0, false
 	}
 	writer.Close()
+	stderrW.Close()
+	passed := make(chan struct{})
+	filter := &crashFilter{w: os.Stderr, atStart: true}
+	go func() {
+		io.Copy(filter, stderr)
+		close(passed)
+	}()
 	crash := make(chan []byte, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(report, maxCrashReport))
@@ -84,16 +109,27 @@ func Supervise(args []string) (code int, ran bool) {
 			done = true
 		}
 	}
-	return childStatus(werr, <-crash, os.Stderr), true
+	select { // what the child wrote last, before the parent speaks
+	case <-passed:
+	case <-time.After(2 * time.Second): // a grandchild holds the pipe open
+	}
+	filter.flush()
+	stderr.Close()
+	return childStatus(werr, <-crash, memoryAdvice(args), os.Stderr), true
 }
 
 // childStatus is the exit status the parent gives for the child's end (cmd.Wait's
-// error) and its crash report, with the sentence it writes to stderr for a crash.
-func childStatus(werr error, crash []byte, stderr io.Writer) int {
+// error) and its crash report, with the sentence it writes to stderr for a crash;
+// advice says what to do when the command ran out of memory (memoryAdvice).
+func childStatus(werr error, crash []byte, advice string, stderr io.Writer) int {
 	var exit *exec.ExitError
 	switch {
 	case len(bytes.TrimSpace(crash)) > 0:
-		fmt.Fprintf(stderr, "cnntime: internal error: %s.%s\n", crashSummary(crash), saveCrashReport(crash))
+		summary := crashSummary(crash)
+		if summary == outOfMemory {
+			summary += ": " + advice
+		}
+		fmt.Fprintf(stderr, "cnntime: internal error: %s.%s\n", summary, saveCrashReport(crash))
 		return 1
 	case werr == nil:
 		return 0
@@ -104,10 +140,14 @@ func childStatus(werr error, crash []byte, stderr io.Writer) int {
 	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		switch sig := ws.Signal(); sig {
 		case syscall.SIGKILL:
-			fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory: ask for fewer models, machines or batch sizes, or give it more memory")
+			fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory: "+advice)
 			return 1
 		case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
 			return 128 + int(sig) // stopped as asked: the shell's convention
+		case syscall.SIGPIPE:
+			// Standard output's reader stopped reading (cnntime models | head -1): it
+			// has what it wanted, so the command ends quietly and well.
+			return 0
 		default:
 			fmt.Fprintf(stderr, "cnntime: internal error: the command was stopped by signal %v\n", sig)
 			return 1
@@ -151,8 +191,92 @@ func crashSummary(crash []byte) string {
 	return "the command crashed; this is a bug in cnntime: please report it with the command you ran"
 }
 
-// outOfMemory is what the parent says when the command ran out of memory.
-const outOfMemory = "the command ran out of memory: ask for fewer models, machines or batch sizes, or give it more memory"
+// outOfMemory is what the parent says when the command ran out of memory, before the
+// advice of memoryAdvice.
+const outOfMemory = "the command ran out of memory"
+
+// memoryAdvice is what to do when the command args ran out of memory: fewer
+// predictions for the commands that predict, a smaller file for those that read one.
+func memoryAdvice(args []string) string {
+	command := ""
+	if g, err := ParseGlobals(args); err == nil && len(g.Rest) > 0 {
+		command = g.Rest[0]
+	}
+	switch command {
+	case "predict", "best", "export", "explain":
+		return "ask for fewer models, machines or batch sizes, or give it more memory"
+	case "model", "cache", "prices":
+		return "the file it read needs more memory than this computer gave it: give it more memory, or a smaller file"
+	}
+	return "give it more memory"
+}
+
+// crashFilter passes the child's standard error on to w as it comes, byte for byte (a
+// progress bar's \r-ended lines too), until a line starts as the Go runtime starts a
+// crash report (crashStarts): the report, every goroutine's stack, is left out; the
+// parent says in one sentence what happened and saves the report to a file.
+type crashFilter struct {
+	w       io.Writer
+	held    []byte // the start of the current line, while it may begin a crash report
+	atStart bool   // the next byte starts a line
+	crashed bool   // a crash report began: the rest is left out
+}
+
+// crashStarts are how the lines that begin a Go crash report start.
+var crashStarts = []string{"panic: ", "fatal error: ", "runtime: ", "unexpected fault address", "SIGQUIT: ", "SIGABRT: "}
+
+func (f *crashFilter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && !f.crashed {
+		if !f.atStart {
+			i := bytes.IndexAny(p, "\n\r")
+			if i < 0 {
+				f.w.Write(p)
+				break
+			}
+			f.w.Write(p[:i+1])
+			p, f.atStart = p[i+1:], true
+			continue
+		}
+		f.held, p = append(f.held, p[0]), p[1:]
+		switch crashLine(f.held) {
+		case 1:
+			f.crashed, f.held = true, nil
+		case -1:
+			last := f.held[len(f.held)-1]
+			f.w.Write(f.held)
+			f.held, f.atStart = f.held[:0], last == '\n' || last == '\r'
+		}
+	}
+	return n, nil
+}
+
+// flush writes what the filter holds: the start of a last line that did not go on to
+// begin a crash report.
+func (f *crashFilter) flush() {
+	if !f.crashed && len(f.held) > 0 {
+		f.w.Write(f.held)
+	}
+	f.held = f.held[:0]
+}
+
+// crashLine says whether a line starting with b begins a crash report: 1 yes, -1 no,
+// 0 not yet known.
+func crashLine(b []byte) int {
+	maybe := false
+	for _, s := range crashStarts {
+		switch {
+		case bytes.HasPrefix(b, []byte(s)):
+			return 1
+		case strings.HasPrefix(s, string(b)):
+			maybe = true
+		}
+	}
+	if maybe {
+		return 0
+	}
+	return -1
+}
 
 // saveCrashReport writes a crash report to a file and returns " Details: FILE", or
 // "" when it cannot be saved.

@@ -61,7 +61,9 @@ func TestSuperviseTurnsCrashesIntoStatusOne(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"out-of-memory", []string{"version"}, 1, "cnntime: internal error: the command ran out of memory"},
+		{"out-of-memory", []string{"version"}, 1, "cnntime: internal error: the command ran out of memory: give it more memory"},
+		{"out-of-memory", []string{"model", "import", "big.onnx"}, 1, "the command ran out of memory: the file it read needs more memory than this computer gave it"},
+		{"out-of-memory", []string{"predict", "--model", "resnet50"}, 1, "the command ran out of memory: ask for fewer models, machines or batch sizes"},
 		{"panic", []string{"version"}, 1, "cnntime: internal error: the command crashed (panic: assignment to entry in nil map"},
 		{"killed", []string{"version"}, 1, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory"},
 		{"none", []string{"version"}, 0, ""},
@@ -86,6 +88,9 @@ func TestSuperviseTurnsCrashesIntoStatusOne(t *testing.T) {
 			if tc.wantCode == 1 && tc.failure != "killed" && !strings.Contains(stderr.String(), "Details: ") {
 				t.Errorf("the crash report's file is not named: %q", tail(stderr.String()))
 			}
+			if tc.wantCode == 1 && (strings.Contains(stderr.String(), "goroutine ") || strings.Count(stderr.String(), "\n") > 1) {
+				t.Errorf("stderr holds more than the one sentence (a goroutine dump?): %q", tail(stderr.String()))
+			}
 		})
 	}
 }
@@ -96,4 +101,65 @@ func tail(s string) string {
 		return s[len(s)-300:]
 	}
 	return s
+}
+
+// A reader of standard output that stops early (cnntime predict … | head -1) ends the
+// command quietly with status 0; it was "internal error: the command was stopped by
+// signal broken pipe" and status 1.
+func TestSuperviseEndsQuietlyOnABrokenPipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "--db", dir+"/cache.db", "predict", "--model", "resnet18", "--machine", "aws/p3.2xlarge", "--batches", "1-1024", "--csv")
+	cmd.Env = append(os.Environ(), superviseTestEnv+"=none", "TMPDIR="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 10)
+	if _, err := out.Read(line); err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // as head does after its line: the rest of 300 kB of CSV meets a closed pipe
+	err = cmd.Wait()
+	if err != nil || stderr.Len() > 0 {
+		t.Errorf("exit %v, stderr %q; want status 0 and nothing said", err, stderr.String())
+	}
+}
+
+// The filter of the child's standard error passes everything through as it comes (a
+// progress bar's \r lines, a line that merely starts like a crash report's) and leaves
+// out a crash report from its first line on, however the writes split it.
+func TestCrashFilter(t *testing.T) {
+	text := "sweep of resnet18\n\r[###...] 1/9\r[######] 9/9\npancake: not a panic\nruntime is not a crash either\n" +
+		"runtime: out of memory: cannot allocate 4194304-byte block\nfatal error: out of memory\n\ngoroutine 1 [running]:\nmain.main()\n"
+	want := text[:strings.Index(text, "runtime: out")]
+	for _, size := range []int{1, 2, 3, 7, 64, len(text)} {
+		var out bytes.Buffer
+		f := &crashFilter{w: &out, atStart: true}
+		for i := 0; i < len(text); i += size {
+			f.Write([]byte(text[i:min(i+size, len(text))]))
+		}
+		f.flush()
+		if out.String() != want {
+			t.Errorf("writes of %d bytes: passed %q, want %q", size, out.String(), want)
+		}
+	}
+	var out bytes.Buffer
+	f := &crashFilter{w: &out, atStart: true}
+	f.Write([]byte("cnntime sweep: done\npan"))
+	f.flush()
+	if out.String() != "cnntime sweep: done\npan" {
+		t.Errorf("a last line that only began like a crash's was not passed: %q", out.String())
+	}
 }

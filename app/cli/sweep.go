@@ -226,6 +226,9 @@ func runSweep(env *Env, args []string) error {
 	bar := &progressBar{w: env.Stderr}
 	res, err := app.RunSweep(env.Ctx, cache, sw, plan, bar.update)
 	bar.finish()
+	if res.SweepID == 0 && err != nil {
+		return err // refused or failed before it was recorded: there is no sweep to report
+	}
 	if env.JSON {
 		if jerr := WriteJSON(env.Stdout, res); jerr != nil && err == nil {
 			err = jerr

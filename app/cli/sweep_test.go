@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -207,6 +208,172 @@ func TestDevicesCheckWithoutAGPU(t *testing.T) {
 				t.Errorf("json: %+v, %v (%q)", res, err, out.String())
 			}
 		}
+	}
+}
+
+// processAlive reports whether process pid runs: it exists and is not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return after != "" && after[0] != 'Z' && after[0] != 'X'
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, s := range stats {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			continue
+		}
+		_, after, _ := strings.Cut(string(b), ") ")
+		var state string
+		var ppid, self int
+		if _, err := fmt.Sscan(after, &state, &ppid); err == nil && ppid == pid {
+			fmt.Sscan(strings.TrimPrefix(strings.TrimSuffix(s, "/stat"), "/proc/"), &self)
+			out = append(out, self)
+		}
+	}
+	return out
+}
+
+// A sweep runs once per plan and device, and dies with its command: while `cnntime
+// sweep` runs, the same sweep is refused, naming it; after a kill -9 of cnntime (the
+// supervising process) the command's process is gone within 2 s and nothing more is
+// written; running the same sweep again to its end closes the interrupted one, so
+// cache info no longer says one was interrupted.
+func TestSweepDiesWithItsCommandAndRunsOncePerPlan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep in child processes")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	path := filepath.Join(t.TempDir(), "cache.db")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"sweep", "--device", "cpu", "--models", "resnet18", "--input", "32", "--batches", "1-2", "--repeats", "2"}
+	cmd := exec.Command(self, append([]string{"--db", path}, args...)...)
+	cmd.Env = append(os.Environ(), superviseTestEnv+"=none")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var measured map[string]time.Time
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			if measured = measurementsByKey(t, path); len(measured) >= 5 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep stored only %d measurements in 60 s", len(measured))
+		}
+	}
+
+	var out, errOut bytes.Buffer
+	code := RunCLI(context.Background(), append([]string{"--db", path}, args...), nil, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "of the same plan on "+cpu.New().Device().Key+", is running in process") {
+		t.Errorf("the same sweep beside it: exit %d, stderr %q; want a refusal naming the running one", code, errOut.String())
+	}
+
+	children := childrenOf(cmd.Process.Pid)
+	if len(children) == 0 {
+		t.Fatal("the supervised command's process was not found")
+	}
+	cmd.Process.Kill() // kill -9 cnntime
+	cmd.Wait()
+	time.Sleep(2 * time.Second)
+	for _, pid := range children {
+		if processAlive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d, started by the killed cnntime, is alive 2 s later", pid)
+		}
+	}
+	after := measurementsByKey(t, path)
+	time.Sleep(time.Second)
+	if later := measurementsByKey(t, path); len(later) != len(after) {
+		t.Errorf("%d measurements 2 s after the kill, %d a second later: something still writes", len(after), len(later))
+	}
+
+	out.Reset()
+	errOut.Reset()
+	if code := RunCLI(context.Background(), []string{"--db", path, "cache", "info"}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "1 sweeps were interrupted") {
+		t.Fatalf("cache info after the kill: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+	if code := RunCLI(context.Background(), append([]string{"--db", path}, args...), nil, &out, &errOut); code != 0 {
+		t.Fatalf("the same sweep again: exit %d: %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := RunCLI(context.Background(), []string{"--db", path, "cache", "info"}, nil, &out, &errOut); code != 0 || strings.Contains(out.String(), "interrupted") {
+		t.Errorf("cache info after the sweep was run again to its end: exit %d, %q; want no interrupted sweep", code, out.String())
+	}
+}
+
+// A sweep stopped by a full disk says so: the command's error names the full disk, and
+// cache info says the sweep failed because the disk was full, not that its process
+// died. With space again, the same sweep continues it to the end. Needs a small file
+// system of its own: it runs where this user may mount one (root).
+func TestSweepStoppedByAFullDiskSaysSo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep")
+	}
+	dir := filepath.Join(t.TempDir(), "small")
+	os.Mkdir(dir, 0o755)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=2m"); err != nil {
+		t.Skipf("cannot mount a small file system to fill (%v): needs root", err)
+	}
+	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	path := filepath.Join(dir, "cache.db")
+	args := []string{"--db", path, "sweep", "--device", "cpu", "--models", "resnet18", "--input", "32", "--batches", "1-3", "--repeats", "2"}
+	done := make(chan string, 1)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := RunCLI(context.Background(), args, nil, &out, &errOut)
+		done <- fmt.Sprintf("exit %d: %s", code, errOut.String())
+	}()
+	filler := filepath.Join(dir, "filler")
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil && len(measurementsByKey(t, path)) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sweep stored no measurements in 60 s")
+		}
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(make([]byte, int64(fs.Bavail)*fs.Bsize)) // every free block
+	f.Close()
+	result := <-done
+	if !strings.HasPrefix(result, "exit 1: ") || !strings.Contains(result, "the disk holding "+path+" is full") {
+		t.Fatalf("the sweep on a full disk: %s; want exit 1 naming the full disk", result)
+	}
+	var out, errOut bytes.Buffer
+	if code := RunCLI(context.Background(), []string{"--db", path, "cache", "info"}, nil, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "failed: the disk holding the cache was full") || strings.Contains(out.String(), "interrupted") {
+		t.Errorf("cache info on the full disk: exit %d, %q %q; want the sweep failed for a full disk, none interrupted", code, out.String(), errOut.String())
+	}
+
+	os.Remove(filler)
+	if code := RunCLI(context.Background(), args[:len(args)], nil, &out, &errOut); code != 0 {
+		t.Fatalf("the same sweep with space again: exit %d: %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := RunCLI(context.Background(), []string{"--db", path, "cache", "info"}, nil, &out, &errOut); code != 0 || strings.Contains(out.String(), "interrupted") || strings.Contains(out.String(), "was full") {
+		t.Errorf("cache info once the sweep was done: exit %d, %q", code, out.String())
 	}
 }
 

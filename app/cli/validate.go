@@ -8,6 +8,9 @@ import (
 	"cnntime/app/validate"
 )
 
+// maxRounds bounds validate's CPU rounds: each measures every layer and step once.
+const maxRounds = 100
+
 func validateCommands(register func(Command)) {
 	cmd := Command{
 		Name:    "validate",
@@ -43,6 +46,12 @@ func validateCommands(register func(Command)) {
 		}
 		if *rounds < 1 {
 			return Usagef("--rounds %d: must be positive", *rounds)
+		}
+		if err := inRange("repeats", *repeats, 1, maxRepeats, false, "the timed repeats of each CPU measurement"); err != nil {
+			return err
+		}
+		if err := inRange("rounds", *rounds, 1, maxRounds, false, "the CPU rounds"); err != nil {
+			return err
 		}
 		eng, err := app.NewEngine(env.Ctx, nil) // the embedded calibration alone: reproducible anywhere
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"cnntime/gpu/libfind"
+	"cnntime/gpu/lifeline"
 )
 
 // ScriptsEnv names the folder of cnntime's scripts (pytorch_sweep.py), where it is not
@@ -103,6 +104,7 @@ func runPyTorch(ctx context.Context, job PyTorchJob) (string, error) {
 	} {
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Stdout, cmd.Stderr = log, log
+		lifeline.Tie(cmd) // a kill -9 of cnntime leaves no PyTorch sweep running on the GPU
 		fmt.Fprintf(log, "$ %s %s\n", exe, strings.Join(args, " "))
 		if err := cmd.Run(); err != nil {
 			return version, fmt.Errorf("%s %s: %w", filepath.Base(script), args[1], err)

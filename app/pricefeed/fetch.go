@@ -190,11 +190,19 @@ func Redact(addr string) string {
 var userinfo = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@`)
 
 func tooLarge(addr string, size, limit int64) error {
-	what := "more than"
+	what := "more than the limit of " + limitText(limit) // it was cut off there
 	if size >= 0 {
-		what = fmt.Sprintf("%d bytes,", size)
+		what = fmt.Sprintf("%d bytes, more than the limit of %s", size, limitText(limit))
 	}
-	return fmt.Errorf("GET %s: the response is %s larger than the limit of %d MiB: not a price catalog, or raise the limit", addr, what, limit>>20)
+	return fmt.Errorf("GET %s: the response is %s: not a price catalog, or raise the limit", addr, what)
+}
+
+// limitText is a size limit in MiB, or in KiB below one MiB.
+func limitText(limit int64) string {
+	if limit < 1<<20 {
+		return fmt.Sprintf("%d KiB", limit>>10)
+	}
+	return fmt.Sprintf("%d MiB", limit>>20)
 }
 
 // fileDate is the server's Last-Modified, else now, in UTC.

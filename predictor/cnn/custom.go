@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // A custom model file describes a user's own CNN in JSON, layer by layer:
@@ -83,10 +84,14 @@ const (
 	maxCustomDim    = 1 << 16 // channels, height, width, classes
 )
 
+// TrimBOM is a custom model file without the UTF-8 byte-order mark some editors write
+// before it: every reader of the file, and what saves it, takes it off alike.
+func TrimBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\ufeff")) }
+
 // ParseCustom reads a custom model file (see the format above) and returns its network,
 // or an error naming the layer (index and name) and what is wrong with it.
 func ParseCustom(data []byte) (*Network, error) {
-	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark some editors write
+	data = TrimBOM(data)
 	var f customFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -99,8 +104,8 @@ func ParseCustom(data []byte) (*Network, error) {
 	if strings.TrimSpace(f.Name) == "" {
 		return nil, errors.New(`custom model: "name" is missing: give the model a name`)
 	}
-	if strings.IndexFunc(f.Name, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) >= 0 {
-		return nil, fmt.Errorf(`custom model: "name" %q holds a control character (a terminal would act on it): give a plain name`, f.Name)
+	if !utf8.ValidString(f.Name) || strings.IndexFunc(f.Name, unprintableRune) >= 0 {
+		return nil, fmt.Errorf(`custom model: "name" %q holds a control or formatting character (a terminal would act on it): give a plain name`, f.Name)
 	}
 	if len(f.Input) != 3 {
 		return nil, fmt.Errorf(`custom model %s: "input" must be [channels, height, width], got %d numbers`, f.Name, len(f.Input))
@@ -132,6 +137,9 @@ func ParseCustom(data []byte) (*Network, error) {
 		}
 		if l.Name == "" {
 			l.Name = fmt.Sprintf("%s%d", l.Op, i)
+		}
+		if err := CheckLayerName(l.Name); err != nil {
+			return nil, fmt.Errorf("custom model %s: layer %d: %w", f.Name, i, err)
 		}
 		if _, dup := names[l.Name]; dup {
 			return nil, fmt.Errorf("custom model %s: layer %d (%s): the name %q is used twice: give each layer its own name", f.Name, i, l.Name, l.Name)

@@ -56,7 +56,7 @@ func TestParseCustomErrors(t *testing.T) {
 		{"truncated", `{"name": "m", "input": [3, 8`, "the file ends early"},
 		{"trailing data", custom(`{"op": "flatten"}, {"op": "linear", "out": 4}`) + " {}", "unexpected data after"},
 		{"no name", `{"input": [3, 8, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `"name" is missing`},
-		{"an ANSI escape in the name", `{"name": "\u001b[2Jnet", "input": [3, 8, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `holds a control character`},
+		{"an ANSI escape in the name", `{"name": "\u001b[2Jnet", "input": [3, 8, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `holds a control or formatting character`},
 		{"bad input", `{"name": "m", "input": [3, 0, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `"input" [3 0 8] must have sizes from 1`},
 		{"no classes", `{"name": "m", "input": [3, 8, 8], "layers": [{"op": "flatten"}]}`, `"classes" must be from 1`},
 		{"no layers", `{"name": "m", "input": [3, 8, 8], "classes": 4}`, `"layers" must list from 1`},
@@ -80,6 +80,12 @@ func TestParseCustomErrors(t *testing.T) {
 		{"wrong class count", custom(`{"op": "flatten"}, {"name": "fc", "op": "linear", "out": 5}`), "the loss after the last layer 1 (fc): the loss needs 4 class scores, got 5"},
 		{"pool not square", custom(`{"name": "p", "op": "maxpool2d", "kernel": [2, 3]}`), "layer 0 (p): maxpool2d takes square kernel"},
 		{"shuffle groups", custom(`{"name": "s", "op": "channelshuffle", "groups": 2}`), "layer 0 (s): channel shuffle groups 2 must divide the channels 3"},
+		{"a right-to-left override in the name", `{"name": "net\u202egnp.exe", "input": [3, 8, 8], "classes": 4, "layers": [{"op": "flatten"}]}`, `holds a control or formatting character`},
+		// Layer names: text a terminal shows, a table aligns and a CSV holds as it is.
+		{"a NUL in a layer name", custom(`{"name": "c\u0000", "op": "flatten"}`), `layer 0: the layer name "c\x00" holds a control or formatting character`},
+		{"an ESC in a layer name", custom(`{"name": "\u001b[31mred", "op": "flatten"}`), `layer 0: the layer name "\x1b[31mred" holds a control or formatting character`},
+		{"a line break in a layer name", custom(`{"name": "a\nInjected", "op": "flatten"}`), `layer 0: the layer name "a\nInjected" holds a control`},
+		{"a long layer name", custom(`{"name": "` + strings.Repeat("x", 201) + `", "op": "flatten"}`), `is 201 bytes long: give at most 200`},
 		{"huge layer", `{"name": "m", "input": [65536, 65536, 65536], "classes": 4, "layers": [{"name": "c", "op": "conv2d", "out": 65536, "kernel": 3}]}`, "layer 0 (c): conv2d is too large"},
 	}
 	for _, tt := range tests {

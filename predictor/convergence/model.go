@@ -30,6 +30,23 @@ type Model struct {
 	Regimes []Regime `json:"regimes"`
 	// Basis says which figures the parameters come from.
 	Basis string `json:"basis"`
+	// FittedOn says, for a preset, which networks at which input the figures trained
+	// ("ResNet-50 at 224 px"); FittedFamily (a cnn.Family) and FittedInput (pixels)
+	// say the same for a check (FitsNetwork). A custom model, the user's own figures,
+	// leaves them empty.
+	FittedOn     string `json:"fitted_on,omitempty"`
+	FittedFamily string `json:"fitted_family,omitempty"`
+	FittedInput  int    `json:"fitted_input,omitempty"`
+}
+
+// FitsNetwork reports whether the model's figures were fitted on networks of this
+// family at this input size (pixels): where not, the epochs are another recipe's, not
+// the network's own. A model without FittedFamily (a custom one) fits every network.
+func (m Model) FitsNetwork(family string, input int) bool {
+	if m.FittedFamily == "" {
+		return true
+	}
+	return family == m.FittedFamily && (m.FittedInput == 0 || input == m.FittedInput)
 }
 
 // Epochs is the number of epochs to the target at global batch b.

@@ -21,7 +21,10 @@ var presets = []Model{
 			{Name: "lars", UpTo: 67840, Label: "LARS (You et al. 2017), as MLPerf's ResNet-50 reference runs from 8,192 up to 67,840"},
 			{Name: "extrapolated", Label: "beyond the largest published run (67,840): the fitted law extrapolated, with LARS or LAMB"},
 		},
-		Basis: "MLPerf Training ResNet-50 reference convergence points (mlcommons/logging, rcp_checker): means of 10 to 28 reference runs at each batch, LARS, to 75.9% top-1",
+		Basis:        "MLPerf Training ResNet-50 reference convergence points (mlcommons/logging, rcp_checker): means of 10 to 28 reference runs at each batch, LARS, to 75.9% top-1",
+		FittedOn:     "ResNet-50 at 224 px",
+		FittedFamily: "ResNet",
+		FittedInput:  224,
 	},
 	{
 		Name:       "cifar-10",
@@ -33,7 +36,10 @@ var presets = []Model{
 			{Name: "sgd", UpTo: 2048, Label: "SGD with (Nesterov) momentum, as the published runs up to a batch of 2,048"},
 			{Name: "extrapolated", Label: "beyond the largest published CIFAR-10 run (2,048): assumes a large-batch optimizer (LARS or LAMB, You et al.) keeps the fitted law"},
 		},
-		Basis: "DAWNBench CIFAR-10 entries (stanford-futuredata/dawn-bench-entries): speed-tuned ResNet-9-class recipes to 94% top-1, at batches 500 to 2,000",
+		Basis:        "DAWNBench CIFAR-10 entries (stanford-futuredata/dawn-bench-entries): speed-tuned ResNet-9-class recipes to 94% top-1, at batches 500 to 2,000",
+		FittedOn:     "ResNet-9-class networks at 32 px",
+		FittedFamily: "ResNet",
+		FittedInput:  32,
 	},
 }
 

@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"cnntime/predictor/cnn/onnx"
+	"cnntime/predictor/cnn/onnx/onnxpb"
 	ot "cnntime/predictor/cnn/onnx/onnxtest"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // Hostile and broken files: each is refused with a message, without a panic, and
@@ -124,6 +126,50 @@ func TestImportStreamsPastLargeWeights(t *testing.T) {
 	}
 }
 
+// Millions of tiny entries, each a few bytes in the file and hundreds once decoded
+// (2M empty initializers took 1.73 GB, 20M empty value infos 1.44 GB), and many
+// initializers just under the size whose data is kept (150k × 4,000 bytes took 2.9 GB:
+// small data was not counted): each is refused once what the graph would cost in memory
+// passes the limit, early in the file, in bounded memory.
+func TestHostileManySmallEntries(t *testing.T) {
+	empty, err := proto.Marshal(&onnxpb.TensorProto{Name: proto.String("i0000001")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := proto.Marshal(&onnxpb.TensorProto{Name: proto.String("w0000001"), RawData: make([]byte, 4000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		field protowire.Number
+		msg   []byte
+		n     int64
+	}{
+		{"2M empty initializers", 5, empty, 2_000_000},
+		{"20M empty value infos", 13, nil, 20_000_000},
+		{"150k initializers of 4,000 bytes", 5, small, 150_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head, item, tail := ot.Repeated(ot.TinyCNN(16, 4), tc.field, tc.msg, tc.n)
+			items := &repeatReader{b: item, n: tc.n}
+			var err error
+			bytesAlloc := allocated(func() {
+				_, err = onnx.Import(io.MultiReader(bytes.NewReader(head), items, bytes.NewReader(tail)), onnx.Options{Name: "x"})
+			})
+			if err == nil || !strings.Contains(err.Error(), "would take over 32 MiB of memory") {
+				t.Fatalf("err %v, want a refusal of a graph over 32 MiB in memory", err)
+			}
+			if total := tc.n * int64(len(item)); items.read > total/2 {
+				t.Errorf("read %d of the %d bytes of entries: the decoder should stop at the limit", items.read, total)
+			}
+			if bytesAlloc > 300<<20 { // all it allocated, garbage included: its peak was less
+				t.Errorf("allocated %d MB refusing it, want under 300 MB", bytesAlloc>>20)
+			}
+		})
+	}
+}
+
 // Every prefix of a model is refused with a message, never a panic.
 func TestHostileTruncated(t *testing.T) {
 	full := ot.TinyCNN(16, 4).Bytes()
@@ -188,4 +234,38 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("imported a network that does not check: %+v", m.Network)
 		}
 	})
+}
+
+// manyHeads is TinyCNN with n more heads: each a Relu of the class scores, each an
+// output of the graph.
+func manyHeads(n int) []byte {
+	g := ot.TinyCNN(16, 4)
+	logits := g.Model.Graph.Output[0].GetName()
+	for i := 0; i < n; i++ {
+		g.Output(g.Node("Relu", []string{logits}))
+	}
+	return g.Bytes()
+}
+
+// A graph of many outputs imports, each output's layer feeding the loss once. (The
+// outputs were matched to the layers in quadratic time: 80k outputs took 20 s before the
+// refusal; BenchmarkImportManyOutputs times it.)
+func TestImportManyOutputs(t *testing.T) {
+	m, err := onnx.Import(bytes.NewReader(manyHeads(3000)), onnx.Options{Name: "heads"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := m.Network.Layers[len(m.Network.Layers)-1]
+	if len(loss.Inputs) != 3001 {
+		t.Errorf("the loss reads %d layers, want the 3001 outputs' layers", len(loss.Inputs))
+	}
+}
+
+func BenchmarkImportManyOutputs(b *testing.B) {
+	file := manyHeads(9000)
+	for b.Loop() {
+		if _, err := onnx.Import(bytes.NewReader(file), onnx.Options{Name: "heads"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -7,10 +7,15 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/cnn/onnx/onnxpb"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // Options choose what Import makes of a file.
@@ -51,6 +56,10 @@ type NodeError struct {
 
 func (e *NodeError) Error() string { return fmt.Sprintf("node %q (%s): %s", e.Node, e.Op, e.Msg) }
 
+// maxOpset is far above the newest ONNX opset (23 in 2025; about one a year is added):
+// a larger one is a corrupt or made-up file.
+const maxOpset = 100
+
 // Import reads an ONNX model from r (see Decode) and maps its graph onto cnntime's layers.
 func Import(r io.Reader, opt Options) (*Model, error) {
 	m, err := Decode(r)
@@ -87,6 +96,8 @@ func Convert(m *onnxpb.ModelProto, opt Options) (*Model, error) {
 		return nil, errors.New("import ONNX: the file names no ONNX opset (opset_import), which every model does after its graph: the file is truncated or not an ONNX model; export or copy it again")
 	case opset < 7:
 		return nil, fmt.Errorf("import ONNX: the file uses opset %d; cnntime reads opset 7 and later: export it again with a newer opset (torch.onnx.export(..., opset_version=17))", opset)
+	case opset > maxOpset:
+		return nil, fmt.Errorf("import ONNX: the file says it uses opset %d, which is no ONNX opset (they are numbered in the twenties): the file is corrupt; export it again", opset)
 	}
 	c := &converter{g: m.GetGraph(), opt: opt, name: name, vals: map[string]value{}, names: map[string]bool{"input": true, "loss": true},
 		layerAt: map[string]int{}, wrote: map[string]string{}}
@@ -190,6 +201,7 @@ func (c *converter) note(format string, args ...any) {
 }
 
 func (c *converter) run() error {
+	quoteOpTypes(c.g)
 	if err := c.initializers(); err != nil {
 		return err
 	}
@@ -301,6 +313,11 @@ func (c *converter) graphInputs() ([3]int, error) {
 		dims, ok, err := dimsOf(vi)
 		if err != nil {
 			return in, err
+		}
+		if tt := vi.GetType().GetTensorType(); tt != nil {
+			if err := checkDataType(tt.GetElemType()); err != nil {
+				return in, fmt.Errorf("import ONNX: input %q: %w", name, err)
+			}
 		}
 		if image == "" {
 			image = name
@@ -502,7 +519,10 @@ func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 	if base == "" {
 		base = last
 	}
-	base += suffix
+	// A node's name is the file's, anything at all: made a name a layer may have, short
+	// enough for the suffixes below.
+	base = clipName(cnn.CleanLayerName(base)) + suffix
+	last = clipName(cnn.CleanLayerName(last))
 	cands := []string{base, base + "." + last + suffix}
 	for _, s := range cands {
 		if !c.names[s] {
@@ -517,6 +537,27 @@ func (c *converter) layerName(n *onnxpb.NodeProto, suffix string) string {
 			return s
 		}
 	}
+}
+
+// quoteOpTypes writes out, as a Go string literal, each op type of g a terminal would
+// act on or could not show ("Evil\x1b[2J", "Op\nInjected line"): every message that
+// names a node's op then shows it escaped. No real op type changes.
+func quoteOpTypes(g *onnxpb.GraphProto) {
+	for _, n := range g.GetNode() {
+		op := n.GetOpType()
+		if !utf8.ValidString(op) || strings.IndexFunc(op, func(r rune) bool { return !unicode.IsGraphic(r) }) >= 0 {
+			n.OpType = proto.String(strconv.Quote(op))
+		}
+	}
+}
+
+// clipName cuts s to at most a third of a layer name, at a rune's boundary.
+func clipName(s string) string {
+	for len(s) > cnn.MaxLayerName/3 {
+		_, n := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-n]
+	}
+	return s
 }
 
 // modulePath joins torch.onnx's scope names into a module path: each scope is named
@@ -1702,6 +1743,7 @@ func (c *converter) slice(a attrs, ins []value) error {
 // outputs turns the graph's outputs into the loss's inputs: class scores [N, K] (or
 // [N, K, 1, 1]), all with the same K.
 func (c *converter) outputs() (classes int, layers []string, err error) {
+	listed := map[string]bool{} // layers already in the list: linear in the outputs
 	for _, o := range c.g.GetOutput() {
 		v, ok := c.vals[o.GetName()]
 		if !ok {
@@ -1721,7 +1763,8 @@ func (c *converter) outputs() (classes int, layers []string, err error) {
 			return 0, nil, fmt.Errorf("import ONNX: the graph's outputs have %d and %d class scores: cnntime trains one classifier (auxiliary heads must have as many classes)", classes, s.C)
 		}
 		classes = s.C
-		if !slices.Contains(layers, v.layer) {
+		if !listed[v.layer] {
+			listed[v.layer] = true
 			layers = append(layers, v.layer)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -307,6 +308,29 @@ func TestImportOps(t *testing.T) {
 		{name: "a conv weight that does not fit the input's channels", body: func(g *ot.Graph) string {
 			return head(g, g.Node("Conv", []string{"image", g.Weight(8, 3, 3, 3)}), 8)
 		}, wantErr: "does not fit its input's 8 channels"},
+		// Types and opsets no CNN has.
+		{name: "an image of strings", body: func(g *ot.Graph) string {
+			g.Model.Graph.Input[0].Type.GetTensorType().ElemType = proto.Int32(int32(onnxpb.TensorProto_STRING))
+			return head(g, "image", 8)
+		}, wantErr: `input "image": it holds STRING values: a CNN's images, weights and constants are numbers`},
+		{name: "a weight of strings", body: func(g *ot.Graph) string {
+			w := g.Weight(8, 8, 3, 3)
+			g.Model.Graph.Initializer[len(g.Model.Graph.Initializer)-1].DataType = proto.Int32(int32(onnxpb.TensorProto_STRING))
+			return head(g, g.Node("Conv", []string{"image", w}, ot.AttrInts("pads", 1, 1, 1, 1)), 8)
+		}, wantErr: `initializer "w_1": it holds STRING values`},
+		{name: "a weight of element type 999", body: func(g *ot.Graph) string {
+			w := g.Weight(8, 8, 3, 3)
+			g.Model.Graph.Initializer[len(g.Model.Graph.Initializer)-1].DataType = proto.Int32(999)
+			return head(g, g.Node("Conv", []string{"image", w}, ot.AttrInts("pads", 1, 1, 1, 1)), 8)
+		}, wantErr: `initializer "w_1": its data type 999 is not an ONNX type`},
+		{name: "an image of element type 999", body: func(g *ot.Graph) string {
+			g.Model.Graph.Input[0].Type.GetTensorType().ElemType = proto.Int32(999)
+			return head(g, "image", 8)
+		}, wantErr: `input "image": its data type 999 is not an ONNX type`},
+		{name: "opset 2^40", body: func(g *ot.Graph) string {
+			g.Model.OpsetImport[0].Version = proto.Int64(1 << 40)
+			return head(g, "image", 8)
+		}, wantErr: "opset 1099511627776, which is no ONNX opset"},
 		{name: "a grouped, strided, dilated conv", body: func(g *ot.Graph) string {
 			c := g.Node("Conv", []string{"image", g.Weight(16, 2, 3, 3), g.Weight(16)}, ot.AttrInt("group", 4),
 				ot.AttrInts("strides", 2, 2), ot.AttrInts("dilations", 2, 2), ot.AttrInts("pads", 2, 2, 2, 2))
@@ -451,4 +475,39 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// What the file says is text a terminal could act on: an op type with an ANSI escape or
+// a line break is named escaped in the refusal (it was printed raw), and node names
+// with ESC, NUL or a line break make layer names without them.
+func TestImportEscapesWhatTheFileSays(t *testing.T) {
+	for _, op := range []string{"Evil\x1b[2J\x1b[31mRED", "Op\nInjected line", "Zero\u200bWidth"} {
+		g := ot.New(1, 8, 16, 16)
+		g.Output(head(g, g.Node(op, []string{"image"}), 8))
+		_, err := onnx.Import(bytes.NewReader(g.Bytes()), onnx.Options{Name: "x"})
+		quoted := strconv.Quote(op)
+		if err == nil || !strings.Contains(err.Error(), "("+quoted+"): cnntime has no layer for "+quoted) {
+			t.Errorf("op %q: err %v, want it named as %s", op, err, quoted)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\x1b\n\u200b") {
+			t.Errorf("op %q: the refusal holds it raw: %q", op, err)
+		}
+	}
+
+	g := ot.New(1, 8, 16, 16)
+	x := g.Node("Relu", []string{"image"})
+	g.Model.Graph.Node[len(g.Model.Graph.Node)-1].Name = proto.String("/blk\x1b[2J\x00/act\nInjected/Relu")
+	g.Output(head(g, x, 8))
+	m, err := onnx.Import(bytes.NewReader(g.Bytes()), onnx.Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range m.Network.Layers {
+		if err := cnn.CheckLayerName(l.Name); err != nil {
+			t.Errorf("layer %q: %v", l.Name, err)
+		}
+	}
+	if l := m.Network.Layers[0]; l.Name != "blk_[2J_.act_Injected" {
+		t.Errorf("the Relu's layer is named %q, want blk_[2J_.act_Injected", l.Name)
+	}
 }

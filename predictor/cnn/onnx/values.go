@@ -87,6 +87,20 @@ func elemSize(t int32) int64 {
 	return 0
 }
 
+// checkDataType refuses a tensor type no CNN's weight, constant or image has: STRING,
+// or a number that is not an ONNX type at all (999). UNDEFINED passes: an export that
+// leaves it out says nothing wrong.
+func checkDataType(t int32) error {
+	name, known := onnxpb.TensorProto_DataType_name[t]
+	switch {
+	case !known:
+		return fmt.Errorf("its data type %d is not an ONNX type: the file is corrupt; export it again", t)
+	case onnxpb.TensorProto_DataType(t) == onnxpb.TensorProto_STRING:
+		return fmt.Errorf("it holds %s values: a CNN's images, weights and constants are numbers", name)
+	}
+	return nil
+}
+
 func isIntType(t int32) bool {
 	switch onnxpb.TensorProto_DataType(t) {
 	case onnxpb.TensorProto_BOOL, onnxpb.TensorProto_INT8, onnxpb.TensorProto_UINT8, onnxpb.TensorProto_INT16,
@@ -107,6 +121,9 @@ func tensorValue(t *onnxpb.TensorProto) (value, error) {
 		return value{}, err
 	}
 	dt := t.GetDataType()
+	if err := checkDataType(dt); err != nil {
+		return value{}, err
+	}
 	size := elemSize(dt)
 	skipped := SkippedBytes(t)
 	if skipped > 0 {

@@ -232,3 +232,22 @@ func withRawTensor(g *Graph, t *onnxpb.TensorProto, size int64) (head, tail []by
 	}
 	return head, tail
 }
+
+// Repeated is g with n more copies of msg in its graph's repeated field num (5: an
+// initializer, 12: an output, 13: a value info), in parts so that a test need not hold
+// them: the file is head, n copies of item, then tail.
+func Repeated(g *Graph, num protowire.Number, msg []byte, n int64) (head, item, tail []byte) {
+	graph, err := proto.Marshal(g.Model.Graph)
+	if err != nil {
+		panic(err)
+	}
+	item = append(field(num, int64(len(msg))), msg...)
+	head = protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 8) // ir_version
+	head = append(head, field(7, int64(len(graph))+n*int64(len(item)))...)              // ModelProto.graph
+	head = append(head, graph...)
+	tail, err = proto.Marshal(&onnxpb.ModelProto{OpsetImport: g.Model.OpsetImport})
+	if err != nil {
+		panic(err)
+	}
+	return head, item, tail
+}

@@ -1,0 +1,165 @@
+package app
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"cnntime/app/charts"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
+	"cnntime/predictor/pipeline"
+)
+
+// A verdict is said once, here, and every place that shows it — the window's results
+// table, its Why tab and tooltips, `explain`, `best`, `predict` and the exports —
+// prints these words and numbers with these rounding rules, so no two places disagree.
+
+// What sets a step's pace: Point.Bound and Explanation.Bound.
+const (
+	BoundGPU   = "gpu"   // the GPU and the host's training loop, not the loader
+	BoundInput = "input" // the data loader: the GPU waits for it
+	BoundCPU   = "cpu"   // a measured CPU's own kernels (a CPU has no GPU to wait for)
+)
+
+// BoundText says what bounds a step, as a table cell: "gpu", "cpu", or "input (pytorch
+// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader.
+func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64) string {
+	if bound == BoundInput && loaderImagesPerS > 0 {
+		return fmt.Sprintf("input (%s %s/s)", loader, RateText(loaderImagesPerS))
+	}
+	return bound
+}
+
+// BoundWords is a bound as a sentence names it: "the GPU", "the CPU", "the input pipeline".
+func BoundWords(bound string) string {
+	switch bound {
+	case BoundInput:
+		return "the input pipeline"
+	case BoundCPU:
+		return "the CPU"
+	case "":
+		return "nothing (the batch does not fit)"
+	}
+	return "the GPU"
+}
+
+// RateText writes images per second rounded to a whole image with thousands
+// separators, "1,875": the one rounding rule for a rate, wherever it is shown
+// (charts.FormatRate).
+func RateText(imagesPerS float64) string { return charts.FormatRate(imagesPerS) }
+
+// ShareText writes part of whole as a percentage with one decimal, "42.3%" ("<0.1%"
+// for a part too small to show, "0.0%" for none, "–" without a whole): the one rule for
+// a share of the step, in the Why tab, its chart and `explain`.
+func ShareText(part, whole float64) string {
+	return charts.FormatShare(part, whole)
+}
+
+// IsCPU reports whether a curve's or an explanation's "GPU" is a measured host CPU.
+func IsCPU(gpuID string) bool { return gpuID == hw.CPUGPUID }
+
+// DeviceWord is "CPU" for a measured CPU and "GPU" for the others: what a sentence
+// calls the processor that runs the kernels.
+func DeviceWord(gpuID string) string {
+	if IsCPU(gpuID) {
+		return "CPU"
+	}
+	return "GPU"
+}
+
+// MinStepsPerEpoch is the fewest steps an epoch should take at fixed epochs: below it
+// a run of a set number of epochs takes few optimizer steps, and rarely trains as well
+// as the same epochs at a smaller batch (the schedule was tuned in steps).
+const MinStepsPerEpoch = 50
+
+// StepsPerEpoch is how many steps an epoch of images takes at a global batch: the last
+// one partial.
+func StepsPerEpoch(images, batch int) int {
+	if batch <= 0 || images <= 0 {
+		return 0
+	}
+	return (images + batch - 1) / batch
+}
+
+// RunWarnings says what a person should know before following the advice of curve c
+// at the batches given (its best, its recommended): a fixed number of epochs at so
+// large a batch that an epoch is fewer than MinStepsPerEpoch steps, and epochs to a
+// target taken from a recipe fitted on other networks or another input size than c's.
+// Nil when there is nothing to say.
+func RunWarnings(c *predictor.Curve, batches ...int) []string {
+	var out []string
+	if c.Convergence == nil {
+		var few []string
+		for _, b := range batches {
+			if steps := StepsPerEpoch(c.Images, b); steps > 0 && steps < MinStepsPerEpoch {
+				few = append(few, fmt.Sprintf("%s at batch %s", charts.Count(steps, "step", "steps"), charts.FormatCount(int64(b))))
+			}
+		}
+		if len(few) > 0 {
+			out = append(out, fmt.Sprintf("an epoch of %s images is %s: %d fixed epochs of so few steps rarely train as well as at a smaller batch; train to a target instead, or pick a batch of at most %s (%d steps an epoch)",
+				charts.FormatCount(int64(c.Images)), strings.Join(slices.Compact(few), ", "), epochsOf(c), charts.FormatCount(int64(c.Images/MinStepsPerEpoch)), MinStepsPerEpoch))
+		}
+		return out
+	}
+	if m := c.Convergence; !m.FitsNetwork(cnn.Family(c.Model), c.Input) {
+		out = append(out, fmt.Sprintf("the %s epochs to the target were fitted on %s, not %s at %d px: they are that recipe's, not a tuned %s recipe's; give yours with the to-target reference figures",
+			m.Name, m.FittedOn, c.Model, c.Input, c.Model))
+	}
+	return out
+}
+
+// epochsOf is a fixed-epoch curve's epochs, read off its points.
+func epochsOf(c *predictor.Curve) int {
+	for _, p := range c.Points {
+		if p.Fits && p.Epochs > 0 {
+			return int(math.Round(p.Epochs))
+		}
+	}
+	return 0
+}
+
+// EpochsBasis says in a phrase what a run's epochs are: "90 epochs" for a fixed run;
+// to a target, the target and where its epochs come from, "to 75.9% top-1 (MLPerf
+// ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px".
+// The window's status line, the Why tab, the exports' titles and the CLI's notes say
+// it in these words.
+func EpochsBasis(c *predictor.Curve) string {
+	m := c.Convergence
+	if m == nil {
+		return charts.Count(epochsOf(c), "epoch", "epochs")
+	}
+	if m.FittedOn == "" {
+		return fmt.Sprintf("to %s, your epochs", m.Target)
+	}
+	return fmt.Sprintf("to target %s, epochs of the %s preset, fitted on %s", m.Target, m.Name, m.FittedOn)
+}
+
+// RecommendedPoint is the curve's point at its recommended batch; false when nothing
+// fits.
+func RecommendedPoint(c *predictor.Curve) (predictor.Point, bool) {
+	for _, p := range c.Points {
+		if p.Batch == c.Recommended && p.Fits {
+			return p, true
+		}
+	}
+	return predictor.Point{}, false
+}
+
+// AdviceWarnings are a curve's RunWarnings at its best and at its recommended batch:
+// what to know before following either.
+func AdviceWarnings(c *predictor.Curve) []string {
+	if c.Best < 0 || c.Best >= len(c.Points) {
+		return nil
+	}
+	best := c.Points[c.Best].Batch
+	if c.Recommended > 0 && c.Recommended != best {
+		return RunWarnings(c, min(best, c.Recommended), max(best, c.Recommended))
+	}
+	return RunWarnings(c, best)
+}
+
+// joinWarnings is warnings as one cell of a table or a CSV.
+func joinWarnings(ws []string) string { return strings.Join(ws, "; ") }
