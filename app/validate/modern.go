@@ -4,7 +4,6 @@ import (
 	"cnntime/app"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 
@@ -100,27 +99,13 @@ func Modern(eng *app.Engine) (*ModernAccuracy, error) {
 }
 
 // groupModern sums rows into groups keyed by what key keeps of a row, sorted tuning
-// first, then by source, GPU and precision.
+// first, then by source, stack, GPU and precision.
 func groupModern(rows []ModernComparison, key func(ModernComparison) ModernGroup) []ModernGroup {
-	idx := map[ModernGroup]int{}
-	var out []ModernGroup
-	for _, r := range rows {
-		k := key(r)
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, k)
-		}
-		out[i].Rows++
-		out[i].MAPEPct += math.Abs(r.ErrorPct)
-		out[i].BiasPct += r.ErrorPct
-		out[i].BandPct += r.BandPct
-	}
-	for i := range out {
-		out[i].MAPEPct /= float64(out[i].Rows)
-		out[i].BiasPct /= float64(out[i].Rows)
-		out[i].BandPct /= float64(out[i].Rows)
+	keys, stats := meanErrors(rows, key, func(r ModernComparison) (float64, float64) { return r.ErrorPct, r.BandPct })
+	out := make([]ModernGroup, len(keys))
+	for i, k := range keys {
+		k.Rows, k.MAPEPct, k.BiasPct, k.BandPct = stats[i].rows, stats[i].mape, stats[i].bias, stats[i].extra
+		out[i] = k
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

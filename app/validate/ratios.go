@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 
@@ -158,30 +157,13 @@ func ratioRow(source string, r, ref ModernComparison) RatioRow {
 
 // groupRatios sums rows into groups keyed by what key keeps of a row, tuning first.
 func groupRatios(rows []RatioRow, key func(RatioRow) RatioGroup) []RatioGroup {
-	idx := map[RatioGroup]int{}
-	var out []RatioGroup
-	for _, r := range rows {
-		k := key(r)
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, k)
-		}
-		out[i].Rows++
-		out[i].MAPEPct += math.Abs(r.ErrorPct)
-		out[i].BiasPct += r.ErrorPct
+	keys, stats := meanErrors(rows, key, func(r RatioRow) (float64, float64) { return r.ErrorPct, 0 })
+	out := make([]RatioGroup, len(keys))
+	for i, k := range keys {
+		k.Rows, k.MAPEPct, k.BiasPct = stats[i].rows, stats[i].mape, stats[i].bias
+		out[i] = k
 	}
-	for i := range out {
-		out[i].MAPEPct /= float64(out[i].Rows)
-		out[i].BiasPct /= float64(out[i].Rows)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Set != out[j].Set {
-			return out[i].Set == "tuning"
-		}
-		return false
-	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Set != out[j].Set && out[i].Set == "tuning" })
 	return out
 }
 

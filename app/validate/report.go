@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"cnntime/app"
@@ -76,4 +77,39 @@ func WriteReport(w io.Writer, rep *Report) error {
 		return err
 	}
 	return WriteRatioTable(w, rep.Ratios)
+}
+
+// errorStat is the accuracy over a group of rows: how many, the mean absolute and the
+// mean signed error (percent), and the mean of one more figure of the rows (a band).
+type errorStat struct {
+	rows              int
+	mape, bias, extra float64
+}
+
+// meanErrors groups rows by key, in the order each key first appears, and averages
+// each group's errors (and extra figures) that of gives.
+func meanErrors[R any, K comparable](rows []R, key func(R) K, of func(R) (errPct, extra float64)) ([]K, []errorStat) {
+	idx := map[K]int{}
+	var keys []K
+	var stats []errorStat
+	for _, r := range rows {
+		k := key(r)
+		i, ok := idx[k]
+		if !ok {
+			i = len(keys)
+			idx[k] = i
+			keys = append(keys, k)
+			stats = append(stats, errorStat{})
+		}
+		e, x := of(r)
+		stats[i].rows++
+		stats[i].mape += math.Abs(e)
+		stats[i].bias += e
+		stats[i].extra += x
+	}
+	for i := range stats {
+		n := float64(stats[i].rows)
+		stats[i].mape, stats[i].bias, stats[i].extra = stats[i].mape/n, stats[i].bias/n, stats[i].extra/n
+	}
+	return keys, stats
 }
