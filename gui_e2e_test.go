@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,10 +108,7 @@ func startX(t *testing.T, width, height int) *xSession {
 		}
 	}
 	for n := 90; n < 140; n++ {
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n)); err == nil {
-			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/tmp/.X%d-lock", n)); err == nil {
+		if displayInUse(n) {
 			continue
 		}
 		display := fmt.Sprintf(":%d", n)
@@ -119,7 +117,7 @@ func startX(t *testing.T, width, height int) *xSession {
 			t.Fatalf("start Xvfb: %v", err)
 		}
 		x := &xSession{display: display, width: width, height: height, cmd: cmd, shots: os.Getenv("CNNTIME_SCREENSHOT_DIR")}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		t.Cleanup(func() { stopX(cmd) })
 		if waitFor(10*time.Second, func() bool {
 			_, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n))
 			return err == nil
@@ -130,6 +128,38 @@ func startX(t *testing.T, width, height int) *xSession {
 	}
 	t.Fatal("no free X display between :90 and :139")
 	return nil
+}
+
+// displayInUse reports whether X display :n is taken: its lock file names a process
+// that is alive, or it has a socket but no lock. A lock left by a killed server (its
+// process gone) does not count: Xvfb removes such a stale lock itself when it starts.
+func displayInUse(n int) bool {
+	lock, err := os.ReadFile(fmt.Sprintf("/tmp/.X%d-lock", n))
+	if err != nil {
+		_, err := os.Stat(fmt.Sprintf("/tmp/.X11-unix/X%d", n))
+		return err == nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(lock)))
+	if err != nil || pid <= 0 {
+		return true // not a lock we can read: leave it alone
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// stopX ends Xvfb with SIGTERM so that it removes its lock and socket (a SIGKILL left
+// them behind, and enough of them filled every display the tests may use), and kills it
+// only if it has not ended within five seconds.
+func stopX(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 func waitFor(limit time.Duration, ok func() bool) bool {
