@@ -13,7 +13,7 @@ import (
 )
 
 func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
 	b := NewBenchmark(testRunner(t))
 	w := test.NewWindow(b.Content())
@@ -75,7 +75,7 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 }
 
 func TestBenchmarkRejectsBadInput(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
 	b := NewBenchmark(testRunner(t))
 	cases := []struct {
@@ -97,7 +97,7 @@ func TestBenchmarkRejectsBadInput(t *testing.T) {
 }
 
 func TestBenchmarkPausesAndResumes(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
 	b := NewBenchmark(testRunner(t))
 	b.Models.SetText("resnet18")
@@ -134,7 +134,7 @@ func testRunner(t *testing.T) *app.SweepRunner {
 }
 
 func TestCheckGPUWithoutAWorkerSaysWhy(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
 	t.Setenv("CNNTIME_GPU_QUARANTINE", filepath.Join(t.TempDir(), "q.json"))
 	b := NewBenchmark(testRunner(t))

@@ -157,10 +157,13 @@ func TestStartWarningsAndRemovingCustomModels(t *testing.T) {
 	}
 	d.Close()
 
-	a := test.NewTempApp(t)
-	mw := OpenMainWindow(a, Options{DBPath: path})
-	mw.Window.Resize(fyne.NewSize(1400, 900))
-	mw.Window.Show()
+	a := newTestApp(t)
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindow(a, Options{DBPath: path})
+		mw.Window.Resize(fyne.NewSize(1400, 900))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(func() { mw.Session.Close(); mw.Backend.Close() })
 
 	// At start: the warning once as a dialog, and a button in the status bar.

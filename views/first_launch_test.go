@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -20,10 +19,13 @@ import (
 // first launch.
 func openRealWindow(t *testing.T) *MainWindow {
 	t.Helper()
-	a := test.NewTempApp(t)
-	mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
-	mw.Window.Resize(fyne.NewSize(1280, 800))
-	mw.Window.Show()
+	a := newTestApp(t)
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
+		mw.Window.Resize(fyne.NewSize(1280, 800))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(func() { mw.Session.Close(); mw.Backend.Close() })
 	return mw
 }

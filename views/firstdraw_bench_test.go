@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 
 	"cnntime/app"
 	"cnntime/predictor/measure"
@@ -20,9 +19,9 @@ import (
 func BenchmarkFirstDraw(b *testing.B) {
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
-		a := test.NewTempApp(b)
+		a := newTestApp(b)
 		start := time.Now()
-		mw := OpenMainWindow(a, Options{DBPath: filepath.Join(b.TempDir(), "cache.db")})
+		mw := onUIThread(func() *MainWindow { return OpenMainWindow(a, Options{DBPath: filepath.Join(b.TempDir(), "cache.db")}) })
 		mw.Window.Resize(fyne.NewSize(1280, 800))
 		mw.Window.Show()
 		for {
@@ -67,11 +66,14 @@ const redrawThinkTime = 2 * time.Second
 // (the legend, tables and tabs) and render-ms (both charts rasterised, what of it the
 // window's own work did not hide).
 func BenchmarkRedraw(b *testing.B) {
-	a := test.NewTempApp(b)
+	a := newTestApp(b)
 	a.Preferences().SetString(app.PrefSaved, "1")
-	mw := OpenMainWindow(a, Options{DBPath: filepath.Join(b.TempDir(), "cache.db")})
-	mw.Window.Resize(fyne.NewSize(1280, 800))
-	mw.Window.Show()
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindow(a, Options{DBPath: filepath.Join(b.TempDir(), "cache.db")})
+		mw.Window.Resize(fyne.NewSize(1280, 800))
+		mw.Window.Show()
+		return mw
+	})
 	defer func() { mw.Session.Close(); mw.Backend.Close(); mw.Window.Close() }()
 	var renders atomic.Int64
 	for _, v := range []*ChartView{mw.Scatter, mw.Curves} {

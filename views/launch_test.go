@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 	"gopkg.in/yaml.v3"
 
 	"cnntime/app"
@@ -18,15 +17,18 @@ import (
 // File → Export launch file… writes the launch file of the point last clicked (the one
 // the Why tab explains), under the run shown; before a click it says what to do.
 func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
-	a := test.NewTempApp(t)
+	a := newTestApp(t)
 	a.Preferences().SetString(app.PrefSaved, "1")
 	b, err := app.OpenEngineBackend(context.Background(), filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw := OpenMainWindowWith(a, b)
-	mw.Window.Resize(fyne.NewSize(1400, 900))
-	mw.Window.Show()
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindowWith(a, b)
+		mw.Window.Resize(fyne.NewSize(1400, 900))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(mw.Session.Close)
 
 	onUI(mw, mw.showLaunchDialog)
@@ -35,8 +37,12 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 	}
 	onUI(mw, func() { mw.Window.Canvas().Overlays().Top().Hide() })
 
-	mw.ExplainPoint("resnet50", "aws/p3.2xlarge", 128)
-	for end := time.Now().Add(10 * time.Second); mw.Why.Explanation() == nil; time.Sleep(20 * time.Millisecond) {
+	onUI(mw, func() { mw.ExplainPoint("resnet50", "aws/p3.2xlarge", 128) })
+	explained := func() (done bool) {
+		onUI(mw, func() { done = mw.Why.Explanation() != nil })
+		return done
+	}
+	for end := time.Now().Add(10 * time.Second); !explained(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatal("the point was not explained")
 		}

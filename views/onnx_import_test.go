@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/predictor"
@@ -43,10 +42,13 @@ func (c *closer) Close() error { c.closed = true; return nil }
 // file is an error dialog and changes nothing; File → Remove model… takes it back.
 func TestImportONNXThroughTheWindow(t *testing.T) {
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
-	a := test.NewTempApp(t)
-	mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
-	mw.Window.Resize(fyne.NewSize(1400, 900))
-	mw.Window.Show()
+	a := newTestApp(t)
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
+		mw.Window.Resize(fyne.NewSize(1400, 900))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(func() { mw.Session.Close(); mw.Backend.Close() })
 
 	file := &closer{Reader: bytes.NewReader(onnxtest.TinyCNN(16, 4).Bytes())}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 
 	"cnntime/app"
 	"cnntime/db"
@@ -29,10 +28,13 @@ func openWindowWithImportedPrices(t *testing.T) *MainWindow {
 		t.Fatal(err)
 	}
 	d.Close()
-	a := test.NewTempApp(t)
-	mw := OpenMainWindow(a, Options{DBPath: path})
-	mw.Window.Resize(fyne.NewSize(1280, 800))
-	mw.Window.Show()
+	a := newTestApp(t)
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindow(a, Options{DBPath: path})
+		mw.Window.Resize(fyne.NewSize(1280, 800))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(func() { mw.Session.Close(); mw.Backend.Close() })
 	return mw
 }
@@ -143,7 +145,7 @@ func TestRunTabPricesAreSpotOrOnDemandInARegion(t *testing.T) {
 }
 
 func TestSpecTableFlagsOldPricesAndShowsSpot(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	age := 120
 	m := hw.Machine{ID: "aws/p3.2xlarge", Provider: "aws", GPUID: "v100-sxm2-16gb", GPUCount: 1, PriceUSDPerHour: 3.06,
 		SpotPriceUSDPerHour: 0.918, PriceDate: "2026-07-28", PriceAgeDays: &age, PriceStale: true, Listing: hw.ListingCurrent}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 
 	"cnntime/app"
 )
@@ -44,10 +43,13 @@ func TestUpdatePricesThroughTheWindow(t *testing.T) {
 	defer close(hold)
 	t.Setenv(app.PricesURLEnv, srv.URL+"/catalogs/v7")
 
-	a := test.NewTempApp(t)
-	mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
-	mw.Window.Resize(fyne.NewSize(1400, 900))
-	mw.Window.Show()
+	a := newTestApp(t)
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
+		mw.Window.Resize(fyne.NewSize(1400, 900))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(func() { mw.Session.Close(); mw.Backend.Close() })
 	ctx := context.Background()
 	if err := mw.Session.Wait(ctx); err != nil { // the first prediction's status comes and goes first

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"fyne.io/fyne/v2/test"
-
 	"cnntime/app"
 )
 
@@ -14,7 +12,7 @@ import (
 // the settings form and checks that each reaches the session (the dataset's images
 // with it), and that a bad number changes nothing.
 func TestRunDataFieldsApply(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
 	defer s.Close()
 	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)

@@ -35,7 +35,7 @@ func drawnText(o fyne.Widget) string {
 // A tree reuses row widgets for other items; a reused row must show its new item's
 // label even when the checked state does not change.
 func TestCheckTreeReusedRowShowsItsOwnLabel(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	ct := newCheckTree("search", nil)
 	ct.labels = map[string]string{"aws/p3.16xlarge": "p3.16xlarge — 8× v100", "gcp/g2-standard-4": "g2-standard-4 — 1× l4", "gcp/a2": "a2 — 1× a100"}
 	ct.checked = map[string]bool{"gcp/a2": true}
@@ -62,17 +62,19 @@ func TestCheckTreeReusedRowShowsItsOwnLabel(t *testing.T) {
 // the window's title bar) may need at most 700 pixels of height, with the real
 // Benchmark tab, whose sweep form is the tallest part.
 func TestWindowFitsASmallScreen(t *testing.T) {
-	a := test.NewTempApp(t)
-	mw := OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")})
-	defer mw.Window.Close()
+	a := newTestApp(t)
+	mw := onUIThread(func() *MainWindow { return OpenMainWindow(a, Options{DBPath: filepath.Join(t.TempDir(), "cache.db")}) })
+	defer onUI(mw, mw.Window.Close)
 	// 1024×700 less the menu bar (Fyne's canvas holds the content under it).
-	if min := mw.Window.Content().MinSize(); min.Height > 670 || min.Width > 1024 {
+	var min fyne.Size
+	onUI(mw, func() { min = mw.Window.Content().MinSize() })
+	if min.Height > 670 || min.Width > 1024 {
 		t.Errorf("the window needs at least %.0f×%.0f; want it to fit 1024×700", min.Width, min.Height)
 	}
 	// Maximised, a chart alone needs no more.
 	for _, which := range []string{"scatter", "curves"} {
-		mw.Maximise(which)
-		if min := mw.Window.Content().MinSize(); min.Height > 670 || min.Width > 1024 {
+		onUI(mw, func() { mw.Maximise(which); min = mw.Window.Content().MinSize() })
+		if min.Height > 670 || min.Width > 1024 {
 			t.Errorf("with the %s maximised the window needs %.0f×%.0f", which, min.Width, min.Height)
 		}
 	}

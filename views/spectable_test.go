@@ -28,7 +28,7 @@ var specMachines = []hw.Machine{
 
 func newFilledSpecTable(t *testing.T) *SpecTable {
 	t.Helper()
-	test.NewTempApp(t)
+	newTestApp(t)
 	st := NewSpecTable()
 	st.SetMachines(specMachines, specGPUs)
 	return st
@@ -182,7 +182,7 @@ func TestSpecTableSelectionMirrorsTheCaller(t *testing.T) {
 }
 
 func TestSpecTableWithTheCatalog(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	c, err := app.LoadCatalog()
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestSpecTableWithTheCatalog(t *testing.T) {
 // whatever the column and direction. The machine's name stays on screen while the
 // figures scroll, and every row says where its price comes from.
 func TestSpecTableAddOnsApartNameFrozenPriceSource(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	st := NewSpecTable()
 	addon := hw.Machine{ID: "gcp/nvidia-tesla-t4-gpu-addon", Provider: "gcp", GPUID: "t4", GPUCount: 1, PriceUSDPerHour: 0.35, PriceSource: "GCP GPU pricing page, GPU only", Listing: hw.ListingComponent}
 	ms := append(append([]hw.Machine(nil), specMachines...), addon)

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"fyne.io/fyne/v2/test"
-
 	"cnntime/app"
 	"cnntime/predictor/convergence"
 )
@@ -17,7 +15,7 @@ import (
 // that the fields follow the mode, and that bad input changes nothing: a dataset
 // without a preset, a reference batch of 0, a critical batch below 1.
 func TestTrainControls(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
 	defer s.Close()
 	var reported []error

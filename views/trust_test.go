@@ -86,7 +86,7 @@ func TestChartDragZoomsAndRightClickResets(t *testing.T) {
 // "abc" in Workers is marked at once, not when the field loses focus, and changes
 // nothing; more workers than a selected machine's vCPUs per GPU draw a warning.
 func TestWorkersInvalidAtOnceAndWarnedBeyondVCPUs(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
 	defer s.Close()
 	ms := append([]hw.Machine(nil), fakeMachines...)
@@ -202,7 +202,7 @@ func TestMenusShowShortcutsAndHelpListsThem(t *testing.T) {
 // My workstation picks this computer once a sweep measured it, priced or not: an
 // unpriced measured device is the user's too.
 func TestMyWorkstationPicksAnUnpricedMeasuredComputer(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
 	defer s.Close()
 	local := hw.Machine{ID: hw.LocalCPUID, Provider: hw.LocalProvider, Instance: "This computer's CPU: AMD EPYC", GPUID: hw.CPUGPUID, GPUCount: 1, Listing: hw.ListingUnpriced}
@@ -216,7 +216,7 @@ func TestMyWorkstationPicksAnUnpricedMeasuredComputer(t *testing.T) {
 
 // Series drawn on top of each other say so in the legend.
 func TestLegendNamesOverlappingSeries(t *testing.T) {
-	test.NewTempApp(t)
+	newTestApp(t)
 	curves, _ := fakeBackend{}.PredictCurves(context.Background(), app.SessionSettings{Models: []string{"resnet50"},
 		Machines: []string{"aws/p3.2xlarge"}, Epochs: 1, Images: 1000, BatchMin: 1})
 	twin := curves[0]

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/test"
 
 	"cnntime/app"
 	"cnntime/app/charts"
@@ -78,11 +77,14 @@ func (fakeBackend) PredictCurves(_ context.Context, s app.SessionSettings) ([]pr
 
 func newTestWindow(t *testing.T) *MainWindow {
 	t.Helper()
-	a := test.NewTempApp(t)
+	a := newTestApp(t)
 	a.Preferences().SetString(app.PrefSaved, "1") // a returning user with nothing selected, not a first launch
-	mw := OpenMainWindowWith(a, fakeBackend{})
-	mw.Window.Resize(fyne.NewSize(1400, 900))
-	mw.Window.Show()
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindowWith(a, fakeBackend{})
+		mw.Window.Resize(fyne.NewSize(1400, 900))
+		mw.Window.Show()
+		return mw
+	})
 	t.Cleanup(mw.Session.Close)
 	return mw
 }
