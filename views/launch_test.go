@@ -37,6 +37,11 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 	}
 	onUI(mw, func() { mw.Window.Canvas().Overlays().Top().Hide() })
 
+	// A point is explained once the first prediction is in (before it, the session cannot
+	// explain, and an explanation of a run that changed meanwhile is dropped).
+	if err := mw.Session.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	onUI(mw, func() { mw.ExplainPoint("resnet50", "aws/p3.2xlarge", 128) })
 	explained := func() (done bool) {
 		onUI(mw, func() { done = mw.Why.Explanation() != nil })
