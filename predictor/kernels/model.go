@@ -235,7 +235,11 @@ func (m *Model) lookup(dev Device, r Request) (own, src *series, widen float64) 
 }
 
 // bestSource picks the measured GPU most like g: the same architecture first, then
-// the same compute capability major version, then the one with most batch sizes.
+// the same compute capability major version, then cnntime's worker's rows before
+// PyTorch's (scripts/pytorch_sweep.py --layers, "cuda:…:pytorch": a small layer's time
+// there holds Python's issue rate, which the step model adds as host time, so they
+// serve only where the worker measured nothing, as they do for the GPU itself), then
+// the series with most batch sizes.
 func (m *Model) bestSource(g hw.GPU, list []*series) *series {
 	var best *series
 	bestScore := -1
@@ -251,6 +255,10 @@ func (m *Model) bestSource(g hw.GPU, list []*series) *series {
 			score += 2
 		}
 		if major > 0 && hw.ParseComputeCapability(sg.ComputeCapability)/10 == major {
+			score++
+		}
+		score *= 2
+		if !measure.MeasuredByPyTorch(s.device) {
 			score++
 		}
 		score = score*1_000_000 + len(s.batches)
