@@ -39,7 +39,7 @@ func runCalibrate(env *Env, args []string) error {
 	deepbench := fs.String("deepbench", "", "DeepBench per-layer results CSV (deepbench_conv.csv)")
 	anchorsPath := fs.String("anchors", "", "published whole-network throughputs CSV (modern_anchors.csv) to fit the per-family scales to")
 	out := fs.String("out", "", "write the calibration JSON here (default: stdout)")
-	evals := fs.Int("evaluations", 20000, "objective evaluations per fit (fewer: faster, rougher)")
+	evals := wholeFlag(fs, "evaluations", 20000, "objective evaluations per fit (fewer: faster, rougher)")
 	convergencePath := fs.String("convergence", "", "published epochs-to-target figures CSV (assets/validation/convergence.csv): fit and print the epochs presets")
 	if err := fs.Parse(args); err != nil {
 		return err
