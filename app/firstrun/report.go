@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"cnntime/app"
+	"cnntime/app/outfile"
 	"cnntime/gpu/libfind"
 	"cnntime/gpu/selftest"
 	"cnntime/predictor/measure"
@@ -146,14 +146,15 @@ func (r *Report) Save() error {
 	return writeFile(filepath.Join(r.Dir, TextFile), []byte(b.String()))
 }
 
-// writeFile writes next to the final name and renames into place: a crash leaves the
-// last whole report, never half of one.
+// writeFile writes a report file with outfile.Write, as every file a user names (here
+// the run's folder) is written: through a temporary file renamed into place, so a crash
+// leaves the last whole report, never half of one, with the user's umask.
 func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("write the first-run report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	err := outfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("write the first-run report %s: %w", path, err)
 	}
 	return nil
