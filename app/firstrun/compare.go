@@ -116,18 +116,6 @@ func LayerRatios(worker, pytorch map[layerKey]measure.Measurement) ([]LayerRatio
 	return rows, sums
 }
 
-// gpuSpec is the catalog's GPU of dev where it knows it, else what the device says of
-// itself.
-func gpuSpec(cat *hw.Catalog, dev measure.Device) hw.GPU {
-	if id, ok := cat.MatchGPUName(dev.Name, float64(dev.MemoryBytes)/(1<<30)); ok {
-		if g, err := cat.GPU(id); err == nil {
-			return g
-		}
-	}
-	return hw.GPU{ID: dev.Key, Name: dev.Name, ComputeCapability: dev.ComputeCapability, SMs: dev.SMs,
-		BoostClockMHz: float64(dev.ClockMHz), MemoryGB: float64(dev.MemoryBytes) / 1e9}
-}
-
 // predictSteps predicts each measured step from the worker's layers with cnntime's step
 // model, and sums the worker's and PyTorch's layers of the step as they are.
 func (r *run) predictSteps(ctx context.Context, measured []measure.Step, worker, pytorch map[layerKey]measure.Measurement) ([]StepComparison, error) {
@@ -138,7 +126,7 @@ func (r *run) predictSteps(ctx context.Context, measured []measure.Step, worker,
 	if err != nil {
 		return nil, err
 	}
-	g := gpuSpec(eng.Catalog(), r.dev)
+	g := app.GPUOfDevice(eng.Catalog(), r.dev)
 	pred := predictor.NewEngine(eng.Kernels(), predictor.DefaultOverheads, predictor.DefaultMemoryModel)
 	cpu := hw.ReferenceCPU
 	var out []StepComparison
