@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,118 @@ func TestLoadAverageOfAStepsSource(t *testing.T) {
 		if got := loadAverageOf(tt.source); got != tt.want {
 			t.Errorf("loadAverageOf(%q) = %q, want %q", tt.source, got, tt.want)
 		}
+	}
+}
+
+// TestStepsComposesMeasuredGPUSteps: a cache holding a CUDA GPU's step rows (cnntime's
+// worker's at fp32 and amp, PyTorch's at fp32) and its layer rows (the worker's under the
+// GPU's key, PyTorch's under its ":pytorch" key, each phase PyTorch runs at the layer's
+// kernel precision): every step is predicted with the GPU step model on the catalog's
+// T4, from the layer rows of the framework that ran it, none is "not covered". The CPU's
+// rule (every phase of every layer, views included, FP32 alone) covered none of them.
+func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dev := measure.Device{Key: "cuda:GPU-0123", Backend: "cuda", Name: "Tesla T4", UUID: "GPU-0123", GPUID: "t4",
+		ComputeCapability: "7.5", SMs: 40, MemoryBytes: 16 << 30}
+	if err := d.PutDevice(ctx, dev); err != nil {
+		t.Fatal(err)
+	}
+	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	cat, err := app.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t4, err := cat.GPU("t4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernelCount := 0
+	for i := range net.Layers {
+		kernelCount += len(net.Layers[i].Phases())
+	}
+	var ms []measure.Measurement
+	seen := map[string]bool{}
+	for i := range net.Layers {
+		l := &net.Layers[i]
+		for _, prec := range []measure.Precision{measure.FP32, measure.AMP} {
+			kp := predictor.KernelPrecision(prec, l.Config.Op, t4)
+			for _, ph := range l.Phases() {
+				for _, rows := range []struct {
+					key string
+					ms  float64
+				}{{dev.Key, 0.5}, {dev.Key + measure.PyTorchGPUSuffix, 1.0}} {
+					k := rows.key + l.Config.Key() + string(kp) + string(ph)
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+					for _, b := range []int{8, 16} {
+						ms = append(ms, measure.Measurement{DeviceKey: rows.key, ConfigKey: l.Config.Key(), Batch: b, Precision: kp,
+							Phase: ph, Policy: measure.Heuristic, MedianMS: rows.ms, Repeats: 3, Status: measure.OK, At: at})
+					}
+				}
+			}
+		}
+	}
+	if err := d.PutMeasurements(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	step := func(framework string, prec measure.Precision, batch int, ms float64) measure.Step {
+		return measure.Step{DeviceKey: dev.Key, Model: "resnet18", Batch: batch, Precision: prec, Framework: framework,
+			Source: "first run", MedianMS: ms, Status: measure.OK, At: at}
+	}
+	if err := d.PutSteps(ctx, []measure.Step{
+		step("cnntime-cuda", measure.FP32, 8, 60), step("cnntime-cuda", measure.FP32, 16, 70),
+		step("cnntime-cuda", measure.AMP, 8, 50), step("cnntime-cuda", measure.AMP, 16, 55),
+		step("pytorch 2.5.1", measure.FP32, 8, 120), step("pytorch 2.5.1", measure.FP32, 16, 130),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Rows) != 6 || len(v.Skipped) != 0 {
+		t.Fatalf("rows %+v, skipped %q; want all six GPU steps predicted", v.Rows, v.Skipped)
+	}
+	predicted := map[string]float64{}
+	for _, r := range v.Rows {
+		key := fmt.Sprintf("%s %s %d", r.Framework, r.Precision, r.Batch)
+		predicted[key] = r.PredictedMS
+		perKernel := 0.5
+		if strings.HasPrefix(r.Framework, "pytorch") {
+			perKernel = 1.0
+		}
+		// The step is at least its kernels, one after another, and the step model adds
+		// the host's launches, the optimizer and the loss, not a multiple of them.
+		if sum := perKernel * float64(kernelCount); r.PredictedMS < sum || r.PredictedMS > 2*sum || r.Input != 32 || r.Device != dev.Key {
+			t.Errorf("%s: predicted %v ms at input %d on %s; want from the %d kernels' %v ms up to twice that, at 32 px", key, r.PredictedMS, r.Input, r.Device, kernelCount, sum)
+		}
+		if e := 100 * (r.PredictedMS - r.MeasuredMS) / r.MeasuredMS; math.Abs(e-r.ErrorPct) > 1e-9 {
+			t.Errorf("%s: error %v%%, want %v%%", key, r.ErrorPct, e)
+		}
+	}
+	if w, p := predicted["cnntime-cuda fp32 8"], predicted["pytorch 2.5.1 fp32 8"]; !(p > 1.8*w) {
+		t.Errorf("PyTorch's step at batch 8 predicted %v ms, the worker's %v ms: want PyTorch's from its own (twice as slow) layer rows", p, w)
+	}
+	var table strings.Builder
+	if err := WriteStepsTable(&table, &v); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "PRECISION") || !strings.Contains(table.String(), "amp") || strings.Contains(table.String(), "not predicted") {
+		t.Errorf("the table:\n%s", table.String())
 	}
 }
