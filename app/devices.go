@@ -6,6 +6,7 @@ import (
 
 	"cnntime/gpu"
 	"cnntime/gpu/cpu"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -48,4 +49,20 @@ func ListSweepDevices(ctx context.Context) DeviceList {
 		list.CUDA = "the CUDA worker found no GPU"
 	}
 	return list
+}
+
+// GPUOfDevice is what a measured CUDA device is, for predicting on it: the catalog's GPU
+// where the device names one (its GPU id, or a driver name and memory the catalog knows),
+// else what the device says of itself.
+func GPUOfDevice(cat *hw.Catalog, dev measure.Device) hw.GPU {
+	if g, err := cat.GPU(dev.GPUID); dev.GPUID != "" && err == nil {
+		return g
+	}
+	if id, ok := cat.MatchGPUName(dev.Name, float64(dev.MemoryBytes)/(1<<30)); ok {
+		if g, err := cat.GPU(id); err == nil {
+			return g
+		}
+	}
+	return hw.GPU{ID: dev.Key, Name: dev.Name, ComputeCapability: dev.ComputeCapability, SMs: dev.SMs,
+		BoostClockMHz: float64(dev.ClockMHz), MemoryGB: float64(dev.MemoryBytes) / 1e9}
 }

@@ -167,6 +167,9 @@ type Info struct {
 	// StoppedSweeps say, one sentence each, which sweeps ended when the cache could not
 	// record it (the disk was full), and why.
 	StoppedSweeps []string `json:"stopped_sweeps,omitempty"`
+	// InterruptedExports are the exports from this cache whose process died, leaving a
+	// partial file beside where they were going (removed by the next export there).
+	InterruptedExports []InterruptedExport `json:"interrupted_exports,omitempty"`
 	// Damage is what SQLite's quick check found wrong with the file; "" when intact.
 	Damage string `json:"damage,omitempty"`
 }
@@ -238,6 +241,7 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return info, err
 	}
+	info.InterruptedExports = d.InterruptedExports()
 	for _, s := range sweeps {
 		if s.State == SweepInterrupted {
 			info.InterruptedSweeps++

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashChildDB); path != "" {
 		os.Exit(crashChild(path, os.Getenv(crashChildRun)))
 	}
+	if path := os.Getenv(exportChildDB); path != "" {
+		os.Exit(exportChild(path, os.Getenv(exportChildTo)))
+	}
 	if path := os.Getenv(sweepChildDB); path != "" {
 		os.Exit(sweepChild(path))
 	}

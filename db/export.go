@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"cnntime/db/csvsafe"
+	"cnntime/db/heldtemp"
 )
 
 // ExportFilter chooses part of the cache to export; the zero filter is the whole cache.
@@ -65,16 +65,28 @@ type ExportReport struct {
 	Configs      int    `json:"configs"`
 	Measurements int    `json:"measurements"`
 	Steps        int    `json:"steps"`
+	// RemovedLeftovers are the partial files of earlier exports to the same place whose
+	// process died (killed, crashed), removed before this one.
+	RemovedLeftovers []string `json:"removed_leftovers,omitempty"`
 }
+
+// testHookExportCopied, when set (by a test), runs between an export's copy and its
+// file getting its name: a test's child process waits there to be killed.
+var testHookExportCopied func(temp string)
+
+// exportJournals are the files SQLite keeps beside a cache being written.
+var exportJournals = []string{"-journal", "-wal", "-shm"}
 
 // ExportCache writes the part of the cache f chooses to a new cache file at path; it
 // refuses to overwrite an existing file, and to create the missing target of a dangling
 // symbolic link. The whole cache (the zero filter) includes sweeps, user machines,
 // price overrides and custom models; a filtered export holds the chosen measurements and
 // steps with the devices and configurations they refer to. The file is made under a
-// temporary name beside path and given its name when complete, so path never holds a
-// partial cache (a killed export leaves only the temporary file, named
-// ".NAME.….tmp"); on error nothing is left behind.
+// temporary name beside path, held by this process (heldtemp), and given its name when
+// complete, so path never holds a partial cache; on error nothing is left behind. A
+// killed export leaves only its temporary file, ".NAME.….tmp": the next export to the
+// same place removes it (never a live export's), and until then `cache info` of this
+// cache names it (InterruptedExports).
 func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (ExportReport, error) {
 	rep := ExportReport{File: path}
 	fail := func(err error) (ExportReport, error) {
@@ -93,18 +105,26 @@ func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (Expo
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fail(err)
 	}
-	tmp, err := reserveTemp(abs)
+	rep.RemovedLeftovers = heldtemp.RemoveStale(abs, exportJournals...)
+	d.removeDeadExportMarks()
+	tmp, err := heldtemp.Create(abs, 0o644) // with what the umask makes of 0644, as SQLite creates a cache
 	if err != nil {
 		return fail(fmt.Errorf("%w (is the folder writable?)", err))
 	}
-	defer removeCacheFiles(tmp) // once linked to path, only the temporary name goes
-	if err := createExportCache(tmp); err != nil {
+	defer tmp.Release()
+	defer removeCacheFiles(tmp.Name) // once linked to path, only the temporary name goes
+	mark := d.markExport(abs, tmp.Name)
+	defer d.unmarkExport(mark)
+	if err := createExportCache(tmp.Name); err != nil {
 		return fail(err)
 	}
-	if err := d.attached(ctx, tmp, "dst", func(tx *sql.Tx) error { return copyTo(ctx, tx, f, &rep) }); err != nil {
+	if err := d.attached(ctx, tmp.Name, "dst", func(tx *sql.Tx) error { return copyTo(ctx, tx, f, &rep) }); err != nil {
 		return fail(err)
 	}
-	if err := linkNew(tmp, abs); err != nil {
+	if testHookExportCopied != nil {
+		testHookExportCopied(tmp.Name)
+	}
+	if err := linkNew(tmp.Name, abs); err != nil {
 		return fail(err)
 	}
 	return rep, nil
@@ -125,30 +145,6 @@ func checkNewFile(abs string) error {
 		}
 	}
 	return errors.New("the file exists; choose a new file name")
-}
-
-// reserveTemp creates an empty file beside abs, named after it, with what the umask
-// makes of 0644 (as SQLite creates a cache), and returns its path.
-func reserveTemp(abs string) (string, error) {
-	dir, base := filepath.Split(abs)
-	if len(base) > 200 {
-		base = base[:200] // the name must stay within a file name's 255 bytes
-	}
-	for {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(name)
-			return "", err
-		}
-		return name, nil
-	}
 }
 
 // createExportCache makes an empty cache at path, in rollback-journal mode: an
@@ -186,7 +182,8 @@ func linkNew(tmp, abs string) error {
 
 // removeCacheFiles removes the cache file at path with its journal, log and log index.
 func removeCacheFiles(path string) {
-	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
+	os.Remove(path)
+	for _, suffix := range exportJournals {
 		os.Remove(path + suffix)
 	}
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -99,8 +100,8 @@ func TestSweepsLeftRunningByADeadProcessAreInterrupted(t *testing.T) {
 	}
 }
 
-// A second sweep of the same plan on the same device is refused while a live process
-// runs the first, naming it and its process; another plan or another device may run.
+// A second sweep on the same device, of the same plan or another, is refused while a
+// live process runs the first, naming it and its process; another device may run.
 // Once the first is interrupted, the same sweep again continues it, and when that one
 // is done it closes the interrupted one: cache info stops saying it was interrupted.
 func TestSweepsOfOnePlanRunOneAtATime(t *testing.T) {
@@ -125,13 +126,19 @@ func TestSweepsOfOnePlanRunOneAtATime(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a second sweep of the same plan: %v, want %q", err, want)
 	}
-	for _, tc := range []struct{ device, plan string }{{"cpu:box", `{"models":["vgg11"]}`}, {"cpu:other", plan}} {
-		id, err := other.CreateSweep(ctx, tc.device, tc.plan, 1)
-		if err != nil {
-			t.Errorf("%s %s: %v", tc.device, tc.plan, err)
-		} else if err := other.UpdateSweep(ctx, id, SweepDone, 1); err != nil {
-			t.Fatal(err)
-		}
+	// Another plan on the same device is refused too (two sweeps on one device spoil each
+	// other's timings), naming the running sweep, what it measures and how to stop it.
+	_, err = other.CreateSweep(ctx, "cpu:box", `{"models":["vgg11"],"batches":[4]}`, 10)
+	want = fmt.Sprintf("sweep %d, of another plan (resnet18 at 2 batch sizes from 1 to 2) on cpu:box, is running in process %d", running, os.Getpid())
+	var busy *SweepRunningError
+	if !errors.As(err, &busy) || busy.SamePlan || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("kill %d", os.Getpid())) {
+		t.Errorf("a sweep of another plan on the same device: %v, want %q and how to stop it", err, want)
+	}
+	// Another device may run beside it.
+	if id, err := other.CreateSweep(ctx, "cpu:other", plan, 1); err != nil {
+		t.Errorf("the same plan on another device: %v", err)
+	} else if err := other.UpdateSweep(ctx, id, SweepDone, 1); err != nil {
+		t.Fatal(err)
 	}
 
 	// The first sweep's process dies: its sweep is interrupted; the same sweep again

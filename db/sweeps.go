@@ -3,8 +3,11 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -37,24 +40,67 @@ type Sweep struct {
 }
 
 // SweepRunningError is a sweep refused because another live process is running a
-// sweep of the same plan on the same device: the two would measure the same items and
-// spoil each other's timings.
+// sweep on the same device: the two would spoil each other's timings (and, of the
+// same plan, measure the same items).
 type SweepRunningError struct {
-	Running Sweep
+	Running  Sweep
+	SamePlan bool // the running sweep's plan is the refused one's
 }
 
 func (e *SweepRunningError) Error() string {
 	who := "another process"
+	stop := "stop it where it runs (Ctrl+C in its terminal, or Cancel in the window's Benchmark tab)"
 	if e.Running.PID > 0 {
 		who = fmt.Sprintf("process %d", e.Running.PID)
+		stop = fmt.Sprintf("stop it where it runs (Ctrl+C in its terminal, Cancel in the window's Benchmark tab, or kill %d)", e.Running.PID)
 	}
-	return fmt.Sprintf("sweep %d, of the same plan on %s, is running in %s (since %s): two sweeps on one device spoil each other's timings; wait for it to finish, or stop it, then run this again",
-		e.Running.ID, e.Running.DeviceKey, who, e.Running.Created.Local().Format("2006-01-02 15:04:05"))
+	plan := "of the same plan"
+	if !e.SamePlan {
+		plan = "of another plan"
+		if p := describePlan(e.Running.Plan); p != "" {
+			plan += " (" + p + ")"
+		}
+	}
+	return fmt.Sprintf("sweep %d, %s on %s, is running in %s (since %s): two sweeps on one device spoil each other's timings; wait for it to finish, or %s, then run this again",
+		e.Running.ID, plan, e.Running.DeviceKey, who, e.Running.Created.Local().Format("2006-01-02 15:04:05"), stop)
+}
+
+// describePlan says what a sweep's plan (the sweep request as JSON) measures, "resnet18,
+// vgg16 at 32 batch sizes from 1 to 64, fp32", as far as it says; "" when it says none
+// of it.
+func describePlan(planJSON string) string {
+	var p struct {
+		Models    []string `json:"models"`
+		Batches   []int    `json:"batches"`
+		Precision string   `json:"precision"`
+	}
+	if json.Unmarshal([]byte(planJSON), &p) != nil {
+		return ""
+	}
+	var parts []string
+	if len(p.Models) > 0 {
+		models := p.Models
+		if len(models) > 4 {
+			models = append(append([]string{}, models[:3]...), fmt.Sprintf("%d more", len(p.Models)-3))
+		}
+		parts = append(parts, strings.Join(models, ", "))
+	}
+	switch n := len(p.Batches); {
+	case n == 1:
+		parts = append(parts, fmt.Sprintf("at batch %d", p.Batches[0]))
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("at %d batch sizes from %d to %d", n, slices.Min(p.Batches), slices.Max(p.Batches)))
+	}
+	text := strings.Join(parts, " ")
+	if p.Precision != "" && text != "" {
+		text += ", " + p.Precision
+	}
+	return text
 }
 
 // CreateSweep records a new running sweep of total items, held by this DB, and returns
-// its id. It refuses (SweepRunningError) while a live process runs a sweep of the same
-// plan on the same device. The end of an earlier sweep that the cache could not record
+// its id. It refuses (SweepRunningError) while a live process runs a sweep on the same
+// device, of this plan or another: one sweep at a time measures a device. The end of an earlier sweep that the cache could not record
 // (see UpdateSweep) is recorded first.
 func (d *DB) CreateSweep(ctx context.Context, deviceKey, planJSON string, total int) (int64, error) {
 	if deviceKey == "" {
@@ -72,9 +118,9 @@ func (d *DB) CreateSweep(ctx context.Context, deviceKey, planJSON string, total 
 		}
 		for _, s := range running {
 			switch h := d.sweepHeld(s.ID); {
-			case h.held && s.DeviceKey == deviceKey && s.Plan == planJSON:
+			case h.held && s.DeviceKey == deviceKey:
 				s.PID = h.pid
-				return &SweepRunningError{Running: s}
+				return &SweepRunningError{Running: s, SamePlan: s.Plan == planJSON}
 			case !h.held && h.state != "":
 				if _, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = ? WHERE id = ?`, h.state, s.ID); err != nil {
 					return err

@@ -113,6 +113,10 @@ func runCacheInfo(env *Env, args []string) error {
 	for _, s := range info.StoppedSweeps {
 		fmt.Fprintln(env.Stdout, app.Printable(s))
 	}
+	for _, x := range info.InterruptedExports {
+		fmt.Fprintf(env.Stdout, "an export to %s was interrupted (its process died): its partial file %s is still there; the next export to %s removes it, or remove it yourself\n",
+			app.Printable(x.To), app.Printable(x.Partial), app.Printable(x.To))
+	}
 	if len(info.Devices) > 0 {
 		fmt.Fprintln(env.Stdout)
 		t := app.NewTable(env.Stdout, "DEVICE", "NAME", "MEASUREMENTS", "CONFIGS", "OUT OF MEMORY", "BATCHES")
@@ -284,6 +288,9 @@ func runCacheExport(env *Env, args []string) error {
 		}
 		if env.JSON {
 			return WriteJSON(env.Stdout, rep)
+		}
+		for _, name := range rep.RemovedLeftovers {
+			fmt.Fprintf(env.Stdout, "removed %s, the partial file of an earlier export there whose process died\n", app.Printable(name))
 		}
 		fmt.Fprintf(env.Stdout, "exported %d kernel measurements (%d devices, %d layer configurations) and %d step measurements to %s\n",
 			rep.Measurements, rep.Devices, rep.Configs, rep.Steps, app.Printable(out))

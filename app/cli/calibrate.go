@@ -2,12 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/outfile"
 	"cnntime/app/validate"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
@@ -39,7 +41,7 @@ func runCalibrate(env *Env, args []string) error {
 	deepbench := fs.String("deepbench", "", "DeepBench per-layer results CSV (deepbench_conv.csv)")
 	anchorsPath := fs.String("anchors", "", "published whole-network throughputs CSV (modern_anchors.csv) to fit the per-family scales to")
 	out := fs.String("out", "", "write the calibration JSON here (default: stdout)")
-	evals := fs.Int("evaluations", 20000, "objective evaluations per fit (fewer: faster, rougher)")
+	evals := wholeFlag(fs, "evaluations", 20000, "objective evaluations per fit (fewer: faster, rougher)")
 	convergencePath := fs.String("convergence", "", "published epochs-to-target figures CSV (assets/validation/convergence.csv): fit and print the epochs presets")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,6 +57,11 @@ func runCalibrate(env *Env, args []string) error {
 		return Usagef("--deepbench PATH is required (the file is ../shared/data/deepbench_conv.csv or assets/calibration/deepbench_conv.csv)")
 	case *evals < 100:
 		return Usagef("--evaluations %d is too few: use at least 100", *evals)
+	}
+	if *out != "" {
+		if err := outfile.Check(*out); err != nil { // before the minutes of fitting
+			return fmt.Errorf("write calibration %s: %w", app.Printable(*out), err)
+		}
 	}
 	data, err := os.ReadFile(*deepbench)
 	if err != nil {
@@ -105,7 +112,7 @@ func runCalibrate(env *Env, args []string) error {
 	if env.JSON {
 		return WriteJSON(env.Stdout, cal.Accuracy)
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s (%s)\n\n", *out, cal.FittedOn)
+	fmt.Fprintf(env.Stdout, "wrote %s (%s)\n\n", app.Printable(*out), cal.FittedOn)
 	return printLayerAccuracy(env, cal.Accuracy)
 }
 
@@ -158,23 +165,16 @@ func printLayerAccuracy(env *Env, acc []kernels.GPUAccuracy) error {
 	return t.Flush()
 }
 
-// writeCalibrationFile writes data to path through a temporary file in the same folder,
-// so that a failed write leaves the old file as it was.
+// writeCalibrationFile writes data to path with outfile.Write: a regular file through a
+// temporary file renamed into place (a failed write leaves the old file as it was), with
+// the user's umask; a pipe or a terminal is written into.
 func writeCalibrationFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration-*.json")
+	err := outfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("write calibration %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write calibration %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write calibration %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write calibration %s: %w", path, err)
+		return fmt.Errorf("write calibration %s: %w", app.Printable(path), err)
 	}
 	return nil
 }

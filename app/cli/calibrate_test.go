@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"cnntime/assets"
 	"cnntime/predictor/kernels"
@@ -77,6 +79,90 @@ func TestCalibrateCommand(t *testing.T) {
 	}
 	if len(cal.Accuracy) != 2 || len(cal.Fitted) == 0 || !strings.Contains(cal.FittedOn, "6 rows") {
 		t.Errorf("calibration: %d accuracy rows, %d fitted keys, fitted on %q", len(cal.Accuracy), len(cal.Fitted), cal.FittedOn)
+	}
+}
+
+// calibrate --out is written as every export is (app/outfile): a new file with the
+// user's umask (os.CreateTemp made it 0600), a replaced one keeping its permissions, a
+// named pipe written into, and a cache database refused before the fit's work.
+func TestCalibrateOutIsWrittenAsAnExport(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "deepbench.csv")
+	if err := os.WriteFile(good, []byte(smallDeepBench), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(out string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := RunCLI(context.Background(), []string{"--db", filepath.Join(dir, "cache.db"), "calibrate", "--deepbench", good, "--evaluations", "200", "--out", out},
+			strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+
+	fresh := filepath.Join(dir, "fresh.json")
+	if code, _, stderr := run(fresh); code != 0 {
+		t.Fatalf("calibrate --out %s: exit %d: %s", fresh, code, stderr)
+	}
+	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("a new calibration file: %v, mode %v; want 0640 (0666 less the umask 027)", err, st.Mode().Perm())
+	}
+
+	kept := filepath.Join(dir, "kept.json")
+	if err := os.WriteFile(kept, []byte("{}"), 0o604); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(kept, 0o604); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(kept); code != 0 {
+		t.Fatalf("calibrate --out %s: exit %d: %s", kept, code, stderr)
+	}
+	if st, err := os.Stat(kept); err != nil || st.Mode().Perm() != 0o604 {
+		t.Errorf("a replaced calibration file: %v, mode %v; want its own 0604", err, st.Mode().Perm())
+	}
+
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			read <- nil
+			return
+		}
+		defer f.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(f)
+		read <- b.Bytes()
+	}()
+	if code, _, stderr := run(fifo); code != 0 {
+		t.Fatalf("calibrate --out a named pipe: exit %d: %s", code, stderr)
+	}
+	select {
+	case data := <-read:
+		if _, err := kernels.ParseCalibration(data); err != nil {
+			t.Errorf("what came through the named pipe is not a calibration: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("nothing came through the named pipe in 10 s")
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe was replaced: %v, %v", err, st.Mode())
+	}
+
+	cache := filepath.Join(dir, "other.db")
+	var stderr0 bytes.Buffer
+	if code := RunCLI(context.Background(), []string{"--db", cache, "cache", "info"}, strings.NewReader(""), &bytes.Buffer{}, &stderr0); code != 0 {
+		t.Fatalf("make a cache: %s", stderr0.String())
+	}
+	before, _ := os.ReadFile(cache)
+	code, stdout, stderr := run(cache)
+	after, _ := os.ReadFile(cache)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "it is an SQLite database") || !bytes.Equal(before, after) {
+		t.Errorf("calibrate --out the cache: exit %d, stdout %q, stderr %q, cache changed %v; want it refused before fitting", code, stdout, stderr, !bytes.Equal(before, after))
 	}
 }
 

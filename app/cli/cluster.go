@@ -42,8 +42,8 @@ func runCluster(env *Env, args []string) error {
 	fs.StringVar(&sw.Device, "device", "cpu", "cpu, or cuda:N (N the GPU index on each node; cuda:0 with one GPU per task)")
 	choiceVar(fs, &sw.Precision, "precision", "", "the kernels' precision (default: the sweep's, fp32)", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
 	choiceVar(fs, &sw.Policy, "policy", "", "cuDNN's convolution algorithm choice (default: the sweep's)", policyChoices(), errorOf(measure.ParsePolicy))
-	fs.IntVar(&sw.Repeats, "repeats", 0, "timed runs per kernel (default: the sweep's)")
-	tasks := fs.Int("array", 0, "tasks (array size or completions); default one per (model, batch) pair, at most 16")
+	wholeVar(fs, &sw.Repeats, "repeats", 0, "timed runs per kernel (default: the sweep's)")
+	tasks := wholeFlag(fs, "array", 0, "tasks (array size or completions); default one per (model, batch) pair, at most 16")
 	out := fs.String("out", "", "the file to write")
 	var sl cluster.Slurm
 	var k8 cluster.K8s
@@ -51,7 +51,7 @@ func runCluster(env *Env, args []string) error {
 		fs.StringVar(&sl.Partition, "partition", "", "Slurm partition (default: the cluster's)")
 		fs.StringVar(&sl.Gres, "gres", "", "generic resources per task, e.g. gpu:1 (default gpu:1 for a cuda sweep)")
 		fs.StringVar(&sl.Time, "time", "", "time limit per task, e.g. 02:00:00")
-		fs.IntVar(&sl.CPUs, "cpus-per-task", 0, "CPUs per task")
+		wholeVar(fs, &sl.CPUs, "cpus-per-task", 0, "CPUs per task")
 		fs.StringVar(&sl.JobName, "job-name", "", "job name (default cnntime-sweep)")
 		fs.StringVar(&sl.Shards, "shards", "", "folder for the shards, relative to the submit folder (default shards)")
 		fs.StringVar(&sl.Binary, "cnntime", "", "the cnntime binary as the nodes see it: the headless build, cnntime-headless from make headless (default cnntime on PATH)")
@@ -61,7 +61,7 @@ func runCluster(env *Env, args []string) error {
 		fs.StringVar(&k8.Namespace, "namespace", "", "namespace (default: the current one)")
 		fs.StringVar(&k8.Claim, "claim", "", "PersistentVolumeClaim for the shards (default NAME-shards, written in the file)")
 		fs.StringVar(&k8.Storage, "storage", "", "the claim's size (default 1Gi)")
-		fs.IntVar(&k8.Parallel, "parallel", 0, "pods at once (default all)")
+		wholeVar(fs, &k8.Parallel, "parallel", 0, "pods at once (default all)")
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

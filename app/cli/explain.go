@@ -74,7 +74,7 @@ func explainCommands(register func(Command)) {
 		ef.oneBatch = true
 		ef.register(fs, true)
 		fs.BoolVar(&ef.csv, "csv", false, "print one CSV row per layer instead of a table")
-		fs.IntVar(&ef.layers, "layers", 10, "how many of the slowest layers the table lists; 0 lists every layer in order")
+		wholeVar(fs, &ef.layers, "layers", 10, "how many of the slowest layers the table lists; 0 lists every layer in order")
 		if err := checkFlagValues(fs, args); err != nil {
 			return err
 		}

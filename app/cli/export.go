@@ -44,8 +44,8 @@ func runExport(env *Env, cmd Command, args []string) error {
 	logX := fs.Bool("logx", false, "logarithmic x axis")
 	logY := fs.Bool("logy", false, "logarithmic y axis")
 	noBands := fs.Bool("no-error-bands", false, "leave out the expected-error bands (curves) and whiskers (scatter)")
-	width := fs.Int("width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
-	height := fs.Int("height", 750, "chart height in pixels")
+	width := wholeFlag(fs, "width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
+	height := wholeFlag(fs, "height", 750, "chart height in pixels")
 	title := fs.String("title", "", "chart title (default: what it shows and the run: CNNs, machines, epochs or target, dataset, precision, framework, loader, prices' date)")
 	if err := checkFlagValues(fs, args); err != nil {
 		return err

@@ -81,6 +81,8 @@ func flagTypeName(f *flag.Flag) string {
 		return alternatives(v.choices)
 	case *decimalValue:
 		return "number"
+	case *wholeValue:
+		return "int"
 	}
 	name, _ := flag.UnquoteUsage(f)
 	switch name {

@@ -44,6 +44,45 @@ func decimalFlag(fs *flag.FlagSet, name string, value float64, usage string) *fl
 	return p
 }
 
+// wholeNumber is a whole number as a person writes it: decimal digits with an optional
+// sign. Go's flag package reads more ("0x10" is 16, "010" is 8, "1_0" is 10), which
+// no one means on a command line and which the float flags refuse.
+var wholeNumber = regexp.MustCompile(`^[+-]?[0-9]+$`)
+
+// wholeValue is an int flag that takes decimal whole numbers only (wholeNumber):
+// "010" is ten, as a person reads it.
+type wholeValue int
+
+func (w *wholeValue) Set(s string) error {
+	if !wholeNumber.MatchString(s) {
+		if decimalNumber.MatchString(s) {
+			return fmt.Errorf("%q is not a whole number (e.g. 64)", s)
+		}
+		return fmt.Errorf("%q is not a decimal number (e.g. 64)", s)
+	}
+	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if err != nil {
+		return fmt.Errorf("%q is out of range", s)
+	}
+	*w = wholeValue(v)
+	return nil
+}
+
+func (w *wholeValue) String() string { return strconv.Itoa(int(*w)) }
+
+// wholeVar defines an int flag that takes decimal whole numbers only.
+func wholeVar(fs *flag.FlagSet, p *int, name string, value int, usage string) {
+	*p = value
+	fs.Var((*wholeValue)(p), name, usage)
+}
+
+// wholeFlag is wholeVar returning the variable, as fs.Int does.
+func wholeFlag(fs *flag.FlagSet, name string, value int, usage string) *int {
+	p := new(int)
+	wholeVar(fs, p, name, value, usage)
+	return p
+}
+
 // Ranges of the counts several commands take: far beyond what anyone asks for, and
 // short of what runs out of memory (--repeats 99999999999 did) or overflows a job
 // file's fields.

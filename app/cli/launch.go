@@ -54,7 +54,7 @@ func runLaunch(env *Env, args []string) error {
 	if kind == app.LaunchSlurm {
 		fs.StringVar(&req.Slurm.Partition, "partition", "", "the Slurm partition (default: the cluster's)")
 		fs.StringVar(&req.Slurm.Gres, "gres", "", "generic resources per node (default gpu:N, the machine's GPUs; none for none)")
-		fs.IntVar(&req.Slurm.CPUs, "cpus-per-task", 0, "CPUs per node's task (default: the machine's vCPUs)")
+		wholeVar(fs, &req.Slurm.CPUs, "cpus-per-task", 0, "CPUs per node's task (default: the machine's vCPUs)")
 	}
 	if err := checkFlagValues(fs, args); err != nil {
 		return err

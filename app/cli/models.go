@@ -191,8 +191,8 @@ func runModel(env *Env, args []string) error {
 		}
 	}
 	fs := env.Flags(commandIndex()["model"])
-	input := fs.Int("input", 0, "input resolution N (N×N pixels); default the model's own (224, 299 for inception_v3)")
-	classes := fs.Int("classes", 0, "number of output classes; default 1000")
+	input := wholeFlag(fs, "input", 0, "input resolution N (N×N pixels); default the model's own (224, 299 for inception_v3)")
+	classes := wholeFlag(fs, "classes", 0, "number of output classes; default 1000")
 	// Accept the name before or after the flags.
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -285,7 +285,7 @@ func modelFlags(fs *flag.FlagSet, args []string, what string) (string, error) {
 func runModelImport(env *Env, args []string) error {
 	fs := env.Flags(Command{Name: "model import", Summary: commandIndex()["model"].Summary, Usage: commandIndex()["model"].Usage})
 	name := fs.String("name", "", "the model's name in cnntime (default: the ONNX file's name; a .json file names its own)")
-	input := fs.Int("input", 0, "the input's height and width N, for an ONNX file that leaves them open (dynamic axes)")
+	input := wholeFlag(fs, "input", 0, "the input's height and width N, for an ONNX file that leaves them open (dynamic axes)")
 	path, err := modelFlags(fs, args, "the model file to import (FILE.onnx or FILE.json)")
 	if err != nil {
 		return err

@@ -136,9 +136,18 @@ type PredictRow struct {
 	RegimeNote     string   `json:"regime_note,omitempty"`
 }
 
+// rowOf is the row of point p of curve c.
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
-	v := valuesOf(c, &p)
-	r := PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
+	var r PredictRow
+	fillRow(&r, new(pointValues), c, &p)
+	return r
+}
+
+// fillRow sets r to the row of point p of curve c, its figures held in v (r points into
+// v): predict --json fills one row and one v again and again.
+func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Point) {
+	*v = valuesOf(c, p)
+	*r = PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
@@ -153,7 +162,7 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 		r.LoaderImagesPerS = &v.loaderImagesPerS
 	}
 	if !p.Fits {
-		return r
+		return
 	}
 	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
 	r.ScriptMS = &v.scriptMS
@@ -168,7 +177,6 @@ func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 		r.EpochsErrorPct, r.RunErrorPct = &v.epochsErrorPct, &v.runErrorPct
 		r.Regime, r.RegimeNote = v.regime, v.regimeNote
 	}
-	return r
 }
 
 // pointValues are a point's figures rounded as predict prints them (rowOf, the CSV);
@@ -249,7 +257,7 @@ func predictCommands(register func(Command)) {
 			if err := checkJSONSize(q); err != nil {
 				return err
 			}
-			return streamPredict(env, eng, q, jsonRows{rows: predictJSON})
+			return streamPredict(env, eng, q, jsonRows{})
 		case pf.csv:
 			return streamPredict(env, eng, q, predictCSV{})
 		}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -279,53 +277,6 @@ func appendNum(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'g
 
 // appendCSVText appends s as a CSV field, quoted as encoding/csv quotes it.
 func appendCSVText(b []byte, s string) []byte { return app.AppendCSVField(b, s) }
-
-// jsonRows writes rows as one indented JSON array (WriteJSON's layout), a row at a time.
-type jsonRows struct {
-	rows func(c *predictor.Curve) []any
-}
-
-func (jsonRows) header() []byte { return []byte("[") }
-
-func (j jsonRows) curve(b []byte, c *predictor.Curve) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("  ", "  ")
-	for _, r := range j.rows(c) {
-		b = append(b, ",\n  "...)
-		buf.Reset()
-		if err := enc.Encode(r); err != nil { // a number that is not finite: JSON has none
-			return b, notFinite(c, err)
-		}
-		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-	}
-	return b, nil
-}
-
-// notFinite is the error of a prediction that JSON cannot hold (err is encoding/json's
-// for +Inf or NaN): the flags' ranges keep every figure finite, so it is a bug.
-func notFinite(c *predictor.Curve, err error) error {
-	return fmt.Errorf("a prediction of %s on %s is not a finite number (%v), which JSON cannot hold: this is a bug in cnntime; please report it with the command you ran", c.Model, c.Machine, err)
-}
-
-// first drops the comma before the array's first row.
-func (jsonRows) first(text []byte) []byte { return text[1:] }
-
-func (jsonRows) footer(empty bool) []byte {
-	if empty {
-		return []byte("]\n")
-	}
-	return []byte("\n]\n")
-}
-
-// predictJSON is predict --json's rows: every point of a curve.
-func predictJSON(c *predictor.Curve) []any {
-	out := make([]any, len(c.Points))
-	for i, p := range c.Points {
-		out[i] = rowOf(c, p)
-	}
-	return out
-}
 
 // nodeNotes are the lines printed under a table for its multi-node machines: each
 // machine's network, what the times assume, with its source (or that it is assumed).

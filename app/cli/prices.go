@@ -163,7 +163,7 @@ func runPricesUpdate(env *Env, args []string) error {
 	base := fs.String("url", app.PricesURL(), "the catalog's location, holding <cloud>/vms.csv (also "+app.PricesURLEnv+")")
 	clouds := fs.String("clouds", strings.Join(app.DefaultPriceClouds, ","), "the clouds to download, comma-separated")
 	timeout := fs.Duration("timeout", app.DefaultPricesTimeout, "the longest one download may take")
-	maxMiB := fs.Int("max-mib", pricefeed.DefaultMaxBytes>>20, "refuse a file larger than this many MiB")
+	maxMiB := wholeFlag(fs, "max-mib", pricefeed.DefaultMaxBytes>>20, "refuse a file larger than this many MiB")
 	if err := checkFlagValues(fs, args); err != nil {
 		return err
 	}

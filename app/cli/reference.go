@@ -45,6 +45,9 @@ cnntime [--db PATH] [--json] COMMAND [ARGS]
   A command that runs out of memory, crashes or is killed by the system exits 1 with a sentence
   (and, for a crash, the file its report was saved to), never 2: each command runs in a child
   process that the ` + "`cnntime`" + ` process watches.
+- Numbers are decimal: ` + "`64`" + `, ` + "`010`" + ` (ten) and, where a fraction makes sense, ` + "`2.5`" + ` or ` + "`1e-3`" + `. Go's
+  other forms (` + "`0x10`" + `, ` + "`0b11`" + `, ` + "`1_000`" + `, ` + "`NaN`" + `, ` + "`Inf`" + `) are a mistake in the command line, as is a
+  fraction where a whole number is asked for.
 - ` + "`cnntime help COMMAND`" + ` prints what this page says of one command; ` + "`cnntime completion bash|zsh|fish`" + `
   prints a shell completion script for the same flags and choices.
 `

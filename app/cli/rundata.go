@@ -32,10 +32,10 @@ row says which ("bound": "gpu" or "input") and gives the loader's own rate.`
 
 func (rf *runDataFlags) register(fs *flag.FlagSet) {
 	choiceVar(fs, &rf.dataset, "dataset", dataset.Default, "the training set: images per epoch, input size and classes", datasetChoices(), normalised(errorOf(dataset.Preset)))
-	fs.IntVar(&rf.input, "input", 0, "input size in pixels (default: the dataset's, else the model's own: 224, 299 for inception_v3, 380 for efficientnet_b4, ...)")
-	fs.IntVar(&rf.classes, "classes", 0, "output classes (default: the dataset's)")
+	wholeVar(fs, &rf.input, "input", 0, "input size in pixels (default: the dataset's, else the model's own: 224, 299 for inception_v3, 380 for efficientnet_b4, ...)")
+	wholeVar(fs, &rf.classes, "classes", 0, "output classes (default: the dataset's)")
 	choiceVar(fs, &rf.loader, "loader", string(pipeline.PyTorch), "the input pipeline", loaderChoices(), normalised(errorOf(pipeline.ParseLoader)))
-	fs.IntVar(&rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
+	wholeVar(fs, &rf.workers, "workers", 0, "loader workers per GPU (default: the machine's vCPUs per GPU less one, at least 1; 8 for a bare --gpu)")
 	choiceVar(fs, &rf.memoryFormat, "memory-format", string(predictor.NCHW), "the activations' layout", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
 	choiceVar(fs, &rf.script, "script", string(predictor.DefaultScript), `the training script around the step, a per-step cost of its own ("script_ms")`, scriptChoices(), normalised(errorOf(predictor.ParseScript)))
 	choiceVar(fs, &rf.framework, "framework", string(predictor.PyTorch2), "the software stack that runs the step, at the kernel level: which kernels run and fuse, how the host issues them, the optimizer's work per parameter tensor (explain lists the fused kernels and every stack's cost)", frameworkChoices(), normalised(errorOf(predictor.ParseFramework)))

@@ -61,17 +61,17 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.StringVar(&rf.gpus, "gpus", "", "the same as --gpu")
 	switch {
 	case rf.oneBatch:
-		fs.IntVar(&rf.batch, "batch", 0, "the global batch size (required)")
+		wholeVar(fs, &rf.batch, "batch", 0, "the global batch size (required)")
 	case withBatch:
-		fs.IntVar(&rf.batch, "batch", 0, "one global batch size (instead of --batches)")
+		wholeVar(fs, &rf.batch, "batch", 0, "one global batch size (instead of --batches)")
 	}
 	if !rf.oneBatch {
 		fs.StringVar(&rf.batches, "batches", "", "global batch sizes: a range 1-1024 (every size in it), a list 32,64 or both (default: the window's grid, from 1 up to the largest batch that fits each machine)")
 	}
 	choiceVar(fs, &rf.precision, "precision", "fp32", "the training precision", trainingPrecisionChoices(), errorOf(predictor.ParseTrainingPrecision))
 	choiceVar(fs, &rf.policy, "policy", "heuristic", "cuDNN's convolution algorithm choice", policyChoices(), errorOf(measure.ParsePolicy))
-	fs.IntVar(&rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
-	fs.IntVar(&rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
+	wholeVar(fs, &rf.epochs, "epochs", app.DefaultEpochs, "training epochs")
+	wholeVar(fs, &rf.images, "images", 0, "training images per epoch (default: the dataset's: 1,281,167 for imagenet-1k, 50,000 for cifar)")
 	fs.StringVar(&rf.region, "region", "", "price the machines in this region, e.g. us-east-1 (default: each machine's cheapest region)")
 	fs.BoolVar(&rf.spot, "spot", false, "cost with spot (preemptible) prices instead of on-demand ones")
 	rf.data.register(fs)

@@ -50,7 +50,7 @@ func runDevices(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["devices"])
 	check := fs.Bool("check", false, "run the CUDA worker's self-test: every layer kind against the CPU reference, a short timed sweep, the versions found, where the CUDA libraries are")
 	firstRun := fs.String("first-run", "", "check a new GPU machine end to end into the folder `DIR` (its own cache, quarantine and report)")
-	device := fs.Int("device", 0, "the GPU --check and --first-run test (cuda:N's N)")
+	device := wholeFlag(fs, "device", 0, "the GPU --check and --first-run test (cuda:N's N)")
 	python := fs.String("python", "", "the Python interpreter whose pip wheels are searched for CUDA libraries and which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -174,8 +174,8 @@ func runSweep(env *Env, args []string) error {
 	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
 	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
 	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
-	fs.IntVar(&req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
-	fs.IntVar(&req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
+	wholeVar(fs, &req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
+	wholeVar(fs, &req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
 	if err := fs.Parse(args); err != nil {
 		return err

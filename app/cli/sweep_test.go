@@ -241,8 +241,8 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-// A sweep runs once per plan and device, and dies with its command: while `cnntime
-// sweep` runs, the same sweep is refused, naming it; after a kill -9 of cnntime (the
+// A sweep runs alone on its device, and dies with its command: while `cnntime sweep`
+// runs, the same sweep and a sweep of another plan are refused, naming it; after a kill -9 of cnntime (the
 // supervising process) the command's process is gone within 2 s and nothing more is
 // written; running the same sweep again to its end closes the interrupted one, so
 // cache info no longer says one was interrupted.
@@ -281,6 +281,16 @@ func TestSweepDiesWithItsCommandAndRunsOncePerPlan(t *testing.T) {
 	code := RunCLI(context.Background(), append([]string{"--db", path}, args...), nil, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), "of the same plan on "+cpu.New().Device().Key+", is running in process") {
 		t.Errorf("the same sweep beside it: exit %d, stderr %q; want a refusal naming the running one", code, errOut.String())
+	}
+	// Another plan on the same device is refused too: two sweeps on one device spoil
+	// each other's timings. The refusal says what the running sweep measures and how to
+	// stop it.
+	other := append(append([]string{}, args[:len(args)-4]...), "--batches", "3-4", "--repeats", "2")
+	out.Reset()
+	errOut.Reset()
+	code = RunCLI(context.Background(), append([]string{"--db", path}, other...), nil, &out, &errOut)
+	if want := "of another plan (resnet18 at 2 batch sizes from 1 to 2, fp32) on " + cpu.New().Device().Key + ", is running in process"; code != 1 || !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "kill ") {
+		t.Errorf("another plan beside it: exit %d, stderr %q; want a refusal saying %q and how to stop it", code, errOut.String(), want)
 	}
 
 	children := childrenOf(cmd.Process.Pid)

@@ -37,7 +37,7 @@ with --critical-batch N or --like PRESET); best then picks the least time to the
 func (tf *trainFlags) register(fs *flag.FlagSet) {
 	choiceVar(fs, &tf.mode, "train", string(app.TrainEpochs), "how long the run is", trainModeChoices(), errorOf(app.ParseTrainMode))
 	decimalVar(fs, &tf.refEpochs, "ref-epochs", 0, "to-target with your own recipe: the epochs it takes at --ref-batch")
-	fs.IntVar(&tf.refBatch, "ref-batch", 0, "to-target with your own recipe: the global batch it reached its target at in --ref-epochs")
+	wholeVar(fs, &tf.refBatch, "ref-batch", 0, "to-target with your own recipe: the global batch it reached its target at in --ref-epochs")
 	decimalVar(fs, &tf.criticalBatch, "critical-batch", 0, "to-target with your own recipe: its critical batch B_noise (the batch at which the epochs double)")
 	choiceVar(fs, &tf.like, "like", "", "to-target with your own recipe: take the critical batch of a preset", likeChoices(), func(s string) error {
 		_, err := convergence.Custom{Epochs: 1, Batch: 1, Like: s}.Model()

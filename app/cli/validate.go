@@ -20,8 +20,8 @@ func validateCommands(register func(Command)) {
 	cmd.Run = func(env *Env, args []string) error {
 		fs := env.Flags(cmd)
 		skipCPU := fs.Bool("skip-cpu", false, "skip the CPU measurements (about five minutes on two cores)")
-		repeats := fs.Int("repeats", 3, "timed repeats of each CPU measurement in each round")
-		rounds := fs.Int("rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
+		repeats := wholeFlag(fs, "repeats", 3, "timed repeats of each CPU measurement in each round")
+		rounds := wholeFlag(fs, "rounds", 5, "CPU rounds: each measures every layer and step once, and the round with the median error counts")
 		var table string
 		choiceVar(fs, &table, "table", "", "print one table alone (default: every table)", validateTables, acceptChoice("table", validateTables))
 		if err := fs.Parse(args); err != nil {

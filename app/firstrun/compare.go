@@ -105,27 +105,20 @@ func LayerRatios(worker, pytorch map[layerKey]measure.Measurement) ([]LayerRatio
 			s.WorkerMS += row.WorkerMS
 			s.PyTorchMS += row.PyTorchMS
 		}
-		sort.Float64s(ratios)
-		if n := len(ratios); n%2 == 1 {
-			s.MedianRatio = ratios[n/2]
-		} else {
-			s.MedianRatio = (ratios[n/2-1] + ratios[n/2]) / 2
+		s.MedianRatio = median(ratios)
+		var long []float64
+		for _, row := range g {
+			if row.WorkerMS >= LongKernelMS {
+				long = append(long, row.Ratio)
+			}
+		}
+		s.LongLayers = len(long)
+		if len(long) > 0 {
+			s.LongMedianRatio = median(long)
 		}
 		sums = append(sums, s)
 	}
 	return rows, sums
-}
-
-// gpuSpec is the catalog's GPU of dev where it knows it, else what the device says of
-// itself.
-func gpuSpec(cat *hw.Catalog, dev measure.Device) hw.GPU {
-	if id, ok := cat.MatchGPUName(dev.Name, float64(dev.MemoryBytes)/(1<<30)); ok {
-		if g, err := cat.GPU(id); err == nil {
-			return g
-		}
-	}
-	return hw.GPU{ID: dev.Key, Name: dev.Name, ComputeCapability: dev.ComputeCapability, SMs: dev.SMs,
-		BoostClockMHz: float64(dev.ClockMHz), MemoryGB: float64(dev.MemoryBytes) / 1e9}
 }
 
 // predictSteps predicts each measured step from the worker's layers with cnntime's step
@@ -138,7 +131,7 @@ func (r *run) predictSteps(ctx context.Context, measured []measure.Step, worker,
 	if err != nil {
 		return nil, err
 	}
-	g := gpuSpec(eng.Catalog(), r.dev)
+	g := app.GPUOfDevice(eng.Catalog(), r.dev)
 	pred := predictor.NewEngine(eng.Kernels(), predictor.DefaultOverheads, predictor.DefaultMemoryModel)
 	cpu := hw.ReferenceCPU
 	var out []StepComparison
@@ -183,4 +176,14 @@ func layerSum(net *cnn.Network, batch int, prec measure.Precision, g hw.GPU, tim
 		}
 	}
 	return sum
+}
+
+// median is the median of xs, which it sorts; xs is not empty.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,5 +216,36 @@ func TestFirstRunWithoutPyTorch(t *testing.T) {
 	c := rep.check("pytorch")
 	if c == nil || c.Verdict != Skipped || rep.Verdict != OK || len(rep.Layers) != 0 || !strings.Contains(rep.Reason, "PyTorch did not run") {
 		t.Errorf("pytorch check %+v, run %s (%s), %d layers compared", c, rep.Verdict, rep.Reason, len(rep.Layers))
+	}
+}
+
+// The report is written as every file in a folder the user names: with the user's
+// umask (0666 less 002 is 0664; os.WriteFile's 0644 ignored a group-writable umask),
+// through a temporary file of its own (a leftover first-run.json.tmp stopped the old
+// writer), leaving nothing else in the folder.
+func TestReportFilesFollowTheUmask(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, JSONFile+".tmp"), 0o755); err != nil { // a leftover in the way
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0o002)
+	defer syscall.Umask(old)
+	rep := &Report{Version: ReportVersion, Dir: dir, Verdict: NoGPU, Reason: "no GPU here"}
+	if err := rep.Save(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{JSONFile, TextFile} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Mode().Perm() != 0o664 {
+			t.Errorf("%s: %v, mode %v; want 0664", name, err, st.Mode().Perm())
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the folder holds %v; want the two report files beside the leftover", names)
 	}
 }

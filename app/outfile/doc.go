@@ -6,6 +6,9 @@
 // disk, an SQLite database, a read-only file) or create (the missing target of a
 // dangling symbolic link) is refused with a sentence that says why.
 //
-// Imports: the standard library only, so that every layer that writes a user's file
-// can use it.
+// A killed write leaves its temporary file, ".NAME.….tmp"; the next write to NAME
+// removes it (db/heldtemp tells a dead writer's leftover from a live one's).
+//
+// Imports: the standard library and db/heldtemp (the standard library only), so that
+// every layer that writes a user's file can use it.
 package outfile

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"cnntime/db/heldtemp"
 )
 
 // Write writes what write produces to the file at path (see the package comment): a
@@ -160,13 +161,21 @@ func replaceable(path string) error {
 }
 
 // writeAtomic writes a regular file through a temporary file in its folder, synced and
-// renamed onto path: path holds the whole new file or what it held before.
+// renamed onto path: path holds the whole new file or what it held before. The
+// temporary file is held by this process until then (heldtemp): the leftovers of
+// writes to path whose process died are removed first, never a live write's file.
 func writeAtomic(path string, perm fs.FileMode, old fs.FileInfo, write func(io.Writer) error) error {
-	tmp, err := createTemp(path, perm)
+	heldtemp.RemoveStale(path)
+	held, err := heldtemp.Create(path, perm) // perm less the umask (os.CreateTemp's files are 0600 whatever the umask)
 	if err != nil {
 		return fmt.Errorf("%w (is the folder there and writable?)", err)
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	defer held.Release()
+	defer os.Remove(held.Name) // after a successful rename there is nothing left to remove
+	tmp, err := os.OpenFile(held.Name, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
 	if old != nil {
 		// A replaced file keeps its permissions (the temporary file was made with the umask).
 		if err := tmp.Chmod(old.Mode().Perm()); err != nil {
@@ -184,23 +193,7 @@ func writeAtomic(path string, perm fs.FileMode, old fs.FileInfo, write func(io.W
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// createTemp creates a new file beside path, named after it, with perm less the umask
-// (the kernel applies it: os.CreateTemp's files are 0600 whatever the umask).
-func createTemp(path string, perm fs.FileMode) (*os.File, error) {
-	dir, base := filepath.Split(path)
-	if len(base) > 200 {
-		base = base[:200] // the temporary name must stay within a file name's 255 bytes
-	}
-	for {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
+	return os.Rename(held.Name, path)
 }
 
 // writeBuffered runs write on f through a buffer.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"cnntime/db/heldtemp"
 )
 
 func writeText(text string) func(io.Writer) error {
@@ -219,5 +221,30 @@ func TestWriteRefuses(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			t.Errorf("left %s behind", e.Name())
 		}
+	}
+}
+
+// A killed export leaves its temporary file; the next write to the same file removes
+// it, and never the temporary file of a write still running (held by its process).
+func TestWriteRemovesLeftoversOfDeadWrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "results.csv")
+	dead := filepath.Join(dir, ".results.csv.k1ll3d.tmp") // no process holds it
+	if err := os.WriteFile(dead, []byte("half a CSV"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, err := heldtemp.Create(path, 0o644) // a write in progress
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Release()
+	if err := Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "a,b\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead write's %s: %v; want it removed", dead, err)
+	}
+	if _, err := os.Stat(live.Name); err != nil {
+		t.Errorf("the live write's %s was removed: %v", live.Name, err)
 	}
 }

@@ -2,7 +2,9 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,6 +174,182 @@ func TestLoadAverageOfAStepsSource(t *testing.T) {
 	for _, tt := range tests {
 		if got := loadAverageOf(tt.source); got != tt.want {
 			t.Errorf("loadAverageOf(%q) = %q, want %q", tt.source, got, tt.want)
+		}
+	}
+}
+
+// TestStepsComposesMeasuredGPUSteps: a cache holding a CUDA GPU's step rows (cnntime's
+// worker's at fp32 and amp, PyTorch's at fp32) and its layer rows (the worker's under the
+// GPU's key, PyTorch's under its ":pytorch" key, each phase PyTorch runs at the layer's
+// kernel precision): every step is predicted with the GPU step model on the catalog's
+// T4, from the layer rows of the framework that ran it, none is "not covered". The CPU's
+// rule (every phase of every layer, views included, FP32 alone) covered none of them.
+func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
+	ctx := context.Background()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	dev := measure.Device{Key: "cuda:GPU-0123", Backend: "cuda", Name: "Tesla T4", UUID: "GPU-0123", GPUID: "t4",
+		ComputeCapability: "7.5", SMs: 40, MemoryBytes: 16 << 30}
+	if err := d.PutDevice(ctx, dev); err != nil {
+		t.Fatal(err)
+	}
+	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	cat, err := app.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t4, err := cat.GPU("t4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernelCount := 0
+	for i := range net.Layers {
+		kernelCount += len(net.Layers[i].Phases())
+	}
+	var ms []measure.Measurement
+	seen := map[string]bool{}
+	for i := range net.Layers {
+		l := &net.Layers[i]
+		for _, prec := range []measure.Precision{measure.FP32, measure.AMP} {
+			kp := predictor.KernelPrecision(prec, l.Config.Op, t4)
+			for _, ph := range l.Phases() {
+				for _, rows := range []struct {
+					key string
+					ms  float64
+				}{{dev.Key, 0.5}, {dev.Key + measure.PyTorchGPUSuffix, 1.0}} {
+					k := rows.key + l.Config.Key() + string(kp) + string(ph)
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+					for _, b := range []int{8, 16} {
+						ms = append(ms, measure.Measurement{DeviceKey: rows.key, ConfigKey: l.Config.Key(), Batch: b, Precision: kp,
+							Phase: ph, Policy: measure.Heuristic, MedianMS: rows.ms, Repeats: 3, Status: measure.OK, At: at})
+					}
+				}
+			}
+		}
+	}
+	if err := d.PutMeasurements(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	step := func(framework string, prec measure.Precision, batch int, ms float64) measure.Step {
+		return measure.Step{DeviceKey: dev.Key, Model: "resnet18", Batch: batch, Precision: prec, Framework: framework,
+			Source: "first run", MedianMS: ms, Status: measure.OK, At: at}
+	}
+	if err := d.PutSteps(ctx, []measure.Step{
+		step("cnntime-cuda", measure.FP32, 8, 60), step("cnntime-cuda", measure.FP32, 16, 70),
+		step("cnntime-cuda", measure.AMP, 8, 50), step("cnntime-cuda", measure.AMP, 16, 55),
+		step("pytorch 2.5.1", measure.FP32, 8, 120), step("pytorch 2.5.1", measure.FP32, 16, 130),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Rows) != 6 || len(v.Skipped) != 0 {
+		t.Fatalf("rows %+v, skipped %q; want all six GPU steps predicted", v.Rows, v.Skipped)
+	}
+	predicted := map[string]float64{}
+	for _, r := range v.Rows {
+		key := fmt.Sprintf("%s %s %d", r.Framework, r.Precision, r.Batch)
+		predicted[key] = r.PredictedMS
+		perKernel := 0.5
+		if strings.HasPrefix(r.Framework, "pytorch") {
+			perKernel = 1.0
+		}
+		// The step is at least its kernels, one after another, and the step model adds
+		// the host's launches, the optimizer and the loss, not a multiple of them.
+		if sum := perKernel * float64(kernelCount); r.PredictedMS < sum || r.PredictedMS > 2*sum || r.Input != 32 || r.Device != dev.Key {
+			t.Errorf("%s: predicted %v ms at input %d on %s; want from the %d kernels' %v ms up to twice that, at 32 px", key, r.PredictedMS, r.Input, r.Device, kernelCount, sum)
+		}
+		if e := 100 * (r.PredictedMS - r.MeasuredMS) / r.MeasuredMS; math.Abs(e-r.ErrorPct) > 1e-9 {
+			t.Errorf("%s: error %v%%, want %v%%", key, r.ErrorPct, e)
+		}
+	}
+	if w, p := predicted["cnntime-cuda fp32 8"], predicted["pytorch 2.5.1 fp32 8"]; !(p > 1.8*w) {
+		t.Errorf("PyTorch's step at batch 8 predicted %v ms, the worker's %v ms: want PyTorch's from its own (twice as slow) layer rows", p, w)
+	}
+	var table strings.Builder
+	if err := WriteStepsTable(&table, &v); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "PRECISION") || !strings.Contains(table.String(), "amp") || strings.Contains(table.String(), "not predicted") {
+		t.Errorf("the table:\n%s", table.String())
+	}
+}
+
+// TestStepsOnARealH200Cache runs the steps table on the cache that `cnntime devices
+// --first-run` wrote on an NVIDIA H200 (driver 580.159.04, CUDA 13.0, cuDNN 9.19,
+// PyTorch 2.11.0+cu130; 2026-11-27): the worker's and PyTorch's layer rows of resnet18
+// and mobilenet_v2 at batch 16 and 64, and PyTorch's eight measured steps. Before the
+// GPU rule every step there was "not covered" (the CPU rule wanted fp32 convolutions, and
+// PyTorch's fp32 runs them in TF32 on Hopper). Each step is composed from PyTorch's own
+// layer rows, so it is at least their sum as the first run's report added them
+// (pytorch_layers_ms in its first-run.json) and the step model adds the host and the
+// optimizer, not a multiple.
+func TestStepsOnARealH200Cache(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	data, err := os.ReadFile(filepath.Join("testdata", "h200-first-run.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const device = "cuda:GPU-df685e46-1c23-da29-bd09-7632e5cd939c"
+	// model, batch, precision: PyTorch's measured step and its layers' sum (ms).
+	want := map[string]struct{ measured, layers float64 }{
+		"mobilenet_v2 16 amp":  {19.5795, 31.823},
+		"mobilenet_v2 64 amp":  {31.2023, 42.281},
+		"mobilenet_v2 16 fp32": {19.9012, 29.477},
+		"mobilenet_v2 64 fp32": {29.3798, 41.511},
+		"resnet18 16 amp":      {10.9679, 14.007},
+		"resnet18 64 amp":      {14.7098, 17.933},
+		"resnet18 16 fp32":     {10.4654, 13.914},
+		"resnet18 64 fp32":     {14.5569, 19.328},
+	}
+	if len(v.Skipped) != 0 || len(v.Rows) != len(want) {
+		t.Fatalf("%d rows, skipped %q; want the %d measured steps predicted", len(v.Rows), v.Skipped, len(want))
+	}
+	for _, r := range v.Rows {
+		key := fmt.Sprintf("%s %d %s", r.Model, r.Batch, r.Precision)
+		w, ok := want[key]
+		if !ok {
+			t.Errorf("unexpected row %s", key)
+			continue
+		}
+		if r.Device != device || r.Input != 224 || !strings.HasPrefix(r.Framework, "pytorch 2.11.0") || math.Abs(r.MeasuredMS-w.measured) > 1e-3 {
+			t.Errorf("%s: %s at %d px by %q measured %v ms; want %s at 224 px by PyTorch 2.11, %v ms", key, r.Device, r.Input, r.Framework, r.MeasuredMS, device, w.measured)
+		}
+		if r.PredictedMS < w.layers || r.PredictedMS > 1.5*w.layers {
+			t.Errorf("%s: predicted %.2f ms; want from PyTorch's layers' %.2f ms up to 1.5 times that", key, r.PredictedMS, w.layers)
 		}
 	}
 }
