@@ -1,7 +1,9 @@
 package views
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,85 @@ import (
 	"cnntime/app"
 	"cnntime/predictor/hw"
 )
+
+// lastNotice is the last notice the status line said, "" when none.
+func lastNotice(mw *MainWindow) string {
+	ms := mw.StatusHistory()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Notice {
+			return ms[i].Text
+		}
+	}
+	return ""
+}
+
+// A quick pick adds its machines to the selection: what was selected stays, the status
+// line says what was added; a pick whose machines are all selected changes nothing and
+// says so; Clear empties the selection naming what it took out, and a pick then selects
+// its own machines alone.
+func TestQuickPicksAddToTheSelection(t *testing.T) {
+	mw := openRealWindow(t)
+	settle(t, mw)
+	p := mw.Selection
+	before := mw.Session.Settings().Machines // the first launch's example
+	if len(before) == 0 {
+		t.Fatal("the first launch selected no machine")
+	}
+	var pick []string
+	onUI(mw, func() {
+		pick = app.Pick(app.PickFastest, p.list, p.gpus)
+		p.QuickPick(app.PickFastest)
+	})
+	settle(t, mw)
+	after := mw.Session.Settings().Machines
+	var added []string
+	for _, id := range pick {
+		if !slices.Contains(before, id) {
+			added = append(added, id)
+		}
+	}
+	if len(added) == 0 || !slices.Equal(after, append(slices.Clone(before), added...)) {
+		t.Fatalf("Fastest GPU over %v (picking %v) selected %v; want the selection kept and the pick's new machines after it", before, pick, after)
+	}
+	want := fmt.Sprintf("Fastest GPU: added %d machines to the %d selected (%d in all)", len(added), len(before), len(after))
+	if got := lastNotice(mw); !strings.HasPrefix(got, want) {
+		t.Errorf("the status line says %q, want %q", got, want)
+	}
+	onUI(mw, func() {
+		if chips := len(p.chips.Objects); chips != len(after)+len(mw.Session.Settings().Models) {
+			t.Errorf("%d chips for %d machines and %d CNNs", chips, len(after), len(mw.Session.Settings().Models))
+		}
+		for _, id := range after {
+			if !p.machines.checked[id] {
+				t.Errorf("%s is selected but not ticked in the list", id)
+			}
+		}
+		p.QuickPick(app.PickFastest) // again: nothing new
+	})
+	if got := mw.Session.Settings().Machines; !slices.Equal(got, after) {
+		t.Errorf("the same pick again changed the selection to %v", got)
+	}
+	if got := lastNotice(mw); got != fmt.Sprintf("Fastest GPU: all %d of its machines are already selected.", len(pick)) {
+		t.Errorf("the same pick again says %q", got)
+	}
+
+	onUI(mw, func() { test.Tap(p.Clear) })
+	settle(t, mw)
+	if got := mw.Session.Settings().Machines; len(got) != 0 {
+		t.Errorf("Clear left %v selected", got)
+	}
+	if got, want := lastNotice(mw), fmt.Sprintf("Cleared %d machines: %s.", len(after), strings.Join(after, ", ")); got != want {
+		t.Errorf("Clear says %q, want %q", got, want)
+	}
+	onUI(mw, func() { p.QuickPick(app.PickFastest) })
+	settle(t, mw)
+	if got := mw.Session.Settings().Machines; !slices.Equal(got, pick) {
+		t.Errorf("Fastest GPU on an empty selection selected %v, want its own %v", got, pick)
+	}
+	if got, want := lastNotice(mw), fmt.Sprintf("Fastest GPU: added %d machines.", len(pick)); got != want {
+		t.Errorf("the pick alone says %q, want %q", got, want)
+	}
+}
 
 // pickMachines are two providers' machines, each with a cheap slow GPU and a dear fast
 // one: Cheapest/h picks the slow ones, Fastest GPU the fast ones.
