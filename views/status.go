@@ -105,7 +105,7 @@ func (mw *MainWindow) StatusHistory() []StatusMessage { return mw.status.message
 
 // newMessagesButton is the status bar's button that lists the messages.
 func (mw *MainWindow) newMessagesButton() *widget.Button {
-	b := widget.NewButtonWithIcon("", theme.HistoryIcon(), mw.showMessages)
+	b := widget.NewButtonWithIcon("Messages", theme.HistoryIcon(), mw.showMessages) // named: an icon alone says little
 	b.Importance = widget.LowImportance
 	return b
 }

@@ -26,6 +26,11 @@ func TestStatusKeepsAnActionsAnswerBesideThePrediction(t *testing.T) {
 	onUI(mw, func() { mw.Selection.ClearMachines() })
 	settle(t, mw)
 	const cleared = "Cleared 1 machine: aws/p3.2xlarge."
+	for _, m := range mw.StatusHistory() {
+		if strings.HasPrefix(m.Text, "Predicting 0 ") {
+			t.Errorf("an emptied selection said %q", m.Text)
+		}
+	}
 	onUI(mw, func() {
 		if want := cleared + statusJoin + "Ready. Pick at least one CNN and one machine."; mw.Status.Text != want {
 			t.Errorf("after Clear the status line says %q, want %q", mw.Status.Text, want)

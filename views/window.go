@@ -400,7 +400,9 @@ func (mw *MainWindow) show(st app.SessionState) {
 	if st.Busy {
 		mw.Scatter.SetBusy(true)
 		mw.Curves.SetBusy(true)
-		mw.setStatus(fmt.Sprintf("Predicting %s…", charts.Count(n, "CNN × machine curve", "CNN × machine curves")))
+		if n > 0 { // an emptied selection has nothing to predict: its "Ready." follows
+			mw.setStatus(fmt.Sprintf("Predicting %s…", charts.Count(n, "CNN × machine curve", "CNN × machine curves")))
+		}
 		return
 	}
 	mw.Scatter.SetBusy(false)
