@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"cnntime/app"
@@ -162,5 +163,39 @@ func TestQuickPickAddsAndClearEmpties(t *testing.T) {
 				t.Errorf("said %q, want %q", said, tc.said)
 			}
 		})
+	}
+}
+
+// The quick picks and Clear stay where they are when a click adds or removes chips:
+// the next click lands on the button the pointer is over.
+func TestQuickPicksStayUnderThePointer(t *testing.T) {
+	mw := openRealWindow(t)
+	settle(t, mw)
+	p := mw.Selection
+	var at []fyne.Position
+	where := func() {
+		onUI(mw, func() {
+			p.Tabs.SelectIndex(1)
+			// the desktop driver lays the window out again when a min size changed; the
+			// test driver when the window's size does
+			mw.Window.Resize(fyne.NewSize(1281, 800))
+			mw.Window.Resize(fyne.NewSize(1280, 800))
+			at = append(at, fyne.CurrentApp().Driver().AbsolutePositionForObject(p.Picks[app.PickFastest]))
+		})
+	}
+	where()
+	for _, click := range []func(){
+		func() { test.Tap(p.Clear) },
+		func() { test.Tap(p.Picks[app.PickFastest]) },
+		func() { test.Tap(p.Picks[app.PickCheapest]) },
+	} {
+		onUI(mw, click)
+		settle(t, mw)
+		where()
+	}
+	for i, pos := range at[1:] {
+		if pos != at[0] {
+			t.Errorf("after click %d Fastest GPU is at %v, was at %v", i+1, pos, at[0])
+		}
 	}
 }

@@ -164,7 +164,9 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	)
 	p.chips = container.New(newFlowLayout(theme.Padding(), theme.Padding()/2))
 	p.refreshChips()
-	chipArea := container.New(&maxHeightLayout{max: 104}, container.NewVScroll(p.chips))
+	// The chips' height is fixed: a quick pick or Clear that adds or removes chips
+	// leaves the buttons under the pointer, for the next click.
+	chipArea := container.New(&maxHeightLayout{max: 104, fixed: true}, container.NewVScroll(p.chips))
 	p.content = container.NewBorder(chipArea, nil, nil, nil, p.Tabs)
 	return p
 }
