@@ -105,11 +105,16 @@ func LayerRatios(worker, pytorch map[layerKey]measure.Measurement) ([]LayerRatio
 			s.WorkerMS += row.WorkerMS
 			s.PyTorchMS += row.PyTorchMS
 		}
-		sort.Float64s(ratios)
-		if n := len(ratios); n%2 == 1 {
-			s.MedianRatio = ratios[n/2]
-		} else {
-			s.MedianRatio = (ratios[n/2-1] + ratios[n/2]) / 2
+		s.MedianRatio = median(ratios)
+		var long []float64
+		for _, row := range g {
+			if row.WorkerMS >= LongKernelMS {
+				long = append(long, row.Ratio)
+			}
+		}
+		s.LongLayers = len(long)
+		if len(long) > 0 {
+			s.LongMedianRatio = median(long)
 		}
 		sums = append(sums, s)
 	}
@@ -171,4 +176,14 @@ func layerSum(net *cnn.Network, batch int, prec measure.Precision, g hw.GPU, tim
 		}
 	}
 	return sum
+}
+
+// median is the median of xs, which it sorts; xs is not empty.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }

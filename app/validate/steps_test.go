@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -287,5 +288,68 @@ func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "PRECISION") || !strings.Contains(table.String(), "amp") || strings.Contains(table.String(), "not predicted") {
 		t.Errorf("the table:\n%s", table.String())
+	}
+}
+
+// TestStepsOnARealH200Cache runs the steps table on the cache that `cnntime devices
+// --first-run` wrote on an NVIDIA H200 (driver 580.159.04, CUDA 13.0, cuDNN 9.19,
+// PyTorch 2.11.0+cu130; 2026-11-27): the worker's and PyTorch's layer rows of resnet18
+// and mobilenet_v2 at batch 16 and 64, and PyTorch's eight measured steps. Before the
+// GPU rule every step there was "not covered" (the CPU rule wanted fp32 convolutions, and
+// PyTorch's fp32 runs them in TF32 on Hopper). Each step is composed from PyTorch's own
+// layer rows, so it is at least their sum as the first run's report added them
+// (pytorch_layers_ms in its first-run.json) and the step model adds the host and the
+// optimizer, not a multiple.
+func TestStepsOnARealH200Cache(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cache.db")
+	data, err := os.ReadFile(filepath.Join("testdata", "h200-first-run.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const device = "cuda:GPU-df685e46-1c23-da29-bd09-7632e5cd939c"
+	// model, batch, precision: PyTorch's measured step and its layers' sum (ms).
+	want := map[string]struct{ measured, layers float64 }{
+		"mobilenet_v2 16 amp":  {19.5795, 31.823},
+		"mobilenet_v2 64 amp":  {31.2023, 42.281},
+		"mobilenet_v2 16 fp32": {19.9012, 29.477},
+		"mobilenet_v2 64 fp32": {29.3798, 41.511},
+		"resnet18 16 amp":      {10.9679, 14.007},
+		"resnet18 64 amp":      {14.7098, 17.933},
+		"resnet18 16 fp32":     {10.4654, 13.914},
+		"resnet18 64 fp32":     {14.5569, 19.328},
+	}
+	if len(v.Skipped) != 0 || len(v.Rows) != len(want) {
+		t.Fatalf("%d rows, skipped %q; want the %d measured steps predicted", len(v.Rows), v.Skipped, len(want))
+	}
+	for _, r := range v.Rows {
+		key := fmt.Sprintf("%s %d %s", r.Model, r.Batch, r.Precision)
+		w, ok := want[key]
+		if !ok {
+			t.Errorf("unexpected row %s", key)
+			continue
+		}
+		if r.Device != device || r.Input != 224 || !strings.HasPrefix(r.Framework, "pytorch 2.11.0") || math.Abs(r.MeasuredMS-w.measured) > 1e-3 {
+			t.Errorf("%s: %s at %d px by %q measured %v ms; want %s at 224 px by PyTorch 2.11, %v ms", key, r.Device, r.Input, r.Framework, r.MeasuredMS, device, w.measured)
+		}
+		if r.PredictedMS < w.layers || r.PredictedMS > 1.5*w.layers {
+			t.Errorf("%s: predicted %.2f ms; want from PyTorch's layers' %.2f ms up to 1.5 times that", key, r.PredictedMS, w.layers)
+		}
 	}
 }
