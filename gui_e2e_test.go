@@ -53,9 +53,10 @@ var (
 	toTargetRadio  = image.Pt(110, 205) // the Run tab's "to target accuracy"
 	cnnTree        = image.Rect(0, 192, 300, 860)
 	fastestPick    = image.Pt(133, 300) // the "Fastest GPU" quick pick, under the filters
-	awsHeading     = image.Pt(45, 331)  // the AWS heading, first under the quick picks
-	awsFirstRow    = image.Pt(150, 362) // the first AWS machine's row once AWS is open
-	machineTree    = image.Rect(0, 315, 300, 860)
+	clearPicks     = image.Pt(35, 330)  // Clear, on its own row under the quick picks
+	awsHeading     = image.Pt(45, 361)  // the AWS heading, first under Clear
+	awsFirstRow    = image.Pt(150, 392) // the first AWS machine's row once AWS is open
+	machineTree    = image.Rect(0, 345, 300, 860)
 	scatterArea    = image.Rect(310, 58, 752, 505) // the min-time vs cost chart
 	curvesArea     = image.Rect(762, 60, 1436, 458)
 	resultsArea    = image.Rect(305, 580, 1436, 925)
@@ -736,7 +737,7 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 	phase("Ctrl+F, Enter, Esc and a chip")
 
 	// The machine list: a tap on a heading opens it, a row's tooltip names the machine
-	// in full, and a quick pick chooses the machines.
+	// in full, and Clear then a quick pick selects the pick's machines alone.
 	x.click(t, machineTab)
 	tab := x.waitChange(t, "the Machines tab", cleared, machineTree)
 	x.click(t, awsHeading)
@@ -746,11 +747,18 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 		return changedPixels(opened, img, machineTree.Union(scatterArea)) > 3000
 	})
 	x.save(t, "machine-tooltip", tipped)
+	x.click(t, clearPicks)
+	if !waitFor(5*time.Second, func() bool { return g.pref("session.machines") == "" }) {
+		t.Fatalf("Clear left session.machines %q", g.pref("session.machines"))
+	}
 	x.click(t, fastestPick)
 	if !waitFor(5*time.Second, func() bool {
 		return len(strings.Split(g.pref("session.machines"), ",")) >= 4 && g.hasItem("session.machines", "aws/p5.4xlarge")
 	}) {
 		t.Fatalf("the Fastest GPU quick pick chose %q", g.pref("session.machines"))
+	}
+	if g.hasItem("session.machines", "aws/p4d.24xlarge") { // the example's, no one-GPU pick's
+		t.Fatalf("Clear, then Fastest GPU, kept the first launch's aws/p4d.24xlarge: %q", g.pref("session.machines"))
 	}
 	machines := strings.Split(g.pref("session.machines"), ",")
 	models := []string{"vgg16"}

@@ -63,10 +63,10 @@ func writeRow(b *strings.Builder, cells []string) {
 func (mw *MainWindow) copyShown() {
 	text := mw.CopyText()
 	if text == "" {
-		mw.Status.SetText("Nothing to copy here: Edit › Copy copies the Machines, Results or Why this number? tab.")
+		mw.notify("Nothing to copy here: Edit › Copy copies the Machines, Results or Why this number? tab.")
 		return
 	}
 	mw.App.Clipboard().SetContent(text)
 	lines := strings.Count(text, "\n")
-	mw.Status.SetText("Copied the " + mw.tabs.Selected().Text + " tab (" + charts.Count(lines, "line", "lines") + ") to the clipboard.")
+	mw.notify("Copied the " + mw.tabs.Selected().Text + " tab (" + charts.Count(lines, "line", "lines") + ") to the clipboard.")
 }

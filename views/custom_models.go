@@ -57,7 +57,7 @@ func (mw *MainWindow) confirmRemoveModel(name string) {
 // removeModel removes a custom model off the UI goroutine (the engine is rebuilt from
 // the cache without it), then refreshes the CNN list and the start-up warnings.
 func (mw *MainWindow) removeModel(name string) {
-	mw.Status.SetText("Removing custom model " + name + "…")
+	mw.setStatus("Removing custom model " + name + "…")
 	go func() {
 		err := mw.Session.RemoveCustomModel(context.Background(), name)
 		fyne.Do(func() {
@@ -67,7 +67,7 @@ func (mw *MainWindow) removeModel(name string) {
 			}
 			mw.Selection.RefreshModels()
 			mw.setWarnings(mw.Session.Warnings())
-			mw.Status.SetText("Removed custom model " + name + ".")
+			mw.notify("Removed custom model " + name + ".")
 		})
 	}()
 }
@@ -99,7 +99,7 @@ func (mw *MainWindow) showStartWarnings(warnings []string) {
 	if len(warnings) == 0 {
 		return
 	}
-	mw.Status.SetText("Started, but " + plural(len(warnings), "thing was", "things were") + " left out: " + warnings[0])
+	mw.notify("Started, but " + plural(len(warnings), "thing was", "things were") + " left out: " + warnings[0])
 	mw.showWarnings(warnings)
 }
 

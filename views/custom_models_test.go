@@ -109,19 +109,25 @@ func clickMenu(t *testing.T, mw *MainWindow, label string) {
 	t.Fatalf("the File menu has no %q", label)
 }
 
-// waitStatus waits until the status bar says want.
+// waitStatus waits until the status line has said want: it reads every message the
+// window set (StatusHistory), so a message already followed by the next prediction's
+// "Predicted N curves…" is not missed on a slow machine.
 func waitStatus(t *testing.T, mw *MainWindow, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	var got string
 	for time.Now().Before(deadline) {
-		onUI(mw, func() { got = mw.Status.Text })
-		if strings.Contains(got, want) {
-			return
+		for _, m := range mw.StatusHistory() {
+			if strings.Contains(m.Text, want) {
+				return
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("the status bar says %q, not %q", got, want)
+	var said []string
+	for _, m := range mw.StatusHistory() {
+		said = append(said, m.Text)
+	}
+	t.Fatalf("the status line never said %q; it said:\n%s", want, strings.Join(said, "\n"))
 }
 
 func savedNames(t *testing.T, mw *MainWindow) []string {

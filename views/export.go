@@ -176,7 +176,7 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 		w, _ := strconv.Atoi(strings.TrimSpace(width.Text))
 		h, _ := strconv.Atoi(strings.TrimSpace(height.Text))
 		req := ExportRequest{What: what.Selected, Path: strings.TrimSpace(path.Text), Width: w, Height: h}
-		mw.Status.SetText("Exporting " + req.Path + "…")
+		mw.setStatus("Exporting " + req.Path + "…")
 		st, rows, why := mw.state, append([]app.Summary(nil), mw.Results.Rows()...), mw.Why.Explanation()
 		go func() {
 			err := exportState(st, rows, why, req)
@@ -186,7 +186,7 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 					return
 				}
 				mw.App.Preferences().SetString(prefExportDir, filepath.Dir(req.Path)) // the next export starts there
-				mw.Status.SetText("Exported " + req.Path + ".")
+				mw.notify("Exported " + req.Path + ".")
 			})
 		}()
 	}, mw.Window)
@@ -227,14 +227,14 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 	b := NewBenchmark(app.NewSweepRunner(mw.Backend.DB()))
 	mw.Benchmark = b
 	b.OnProgress = func(st app.SweepStatus) {
-		mw.Status.SetText("Sweep: " + describeRun(st))
+		mw.setStatus("Sweep: " + describeRun(st))
 	}
 	b.OnFinished = func(res app.SweepResult, err error) {
 		if err != nil {
-			mw.Status.SetText("Sweep failed: " + err.Error())
+			mw.notify("Sweep failed: " + err.Error())
 			return
 		}
-		mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; loading them into the predictions…", res.State, res.Done, res.Elapsed.Round(time.Second)))
+		mw.setStatus(fmt.Sprintf("Sweep %s: %d measured in %s; loading them into the predictions…", res.State, res.Done, res.Elapsed.Round(time.Second)))
 		// Reading the cache again takes a while on a big one: never on the UI goroutine.
 		go func() {
 			rerr := mw.Backend.Reload(context.Background())
@@ -249,7 +249,7 @@ func benchmarkTab(mw *MainWindow) fyne.CanvasObject {
 					mw.Specs.SetMachines(ms, catalogGPUs())
 				}
 				mw.Session.Refresh()
-				mw.Status.SetText(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
+				mw.notify(fmt.Sprintf("Sweep %s: %d measured in %s; predictions now use them.", res.State, res.Done, res.Elapsed.Round(time.Second)))
 			})
 		}()
 	}

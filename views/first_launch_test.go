@@ -156,7 +156,7 @@ func TestWhyThisNumber(t *testing.T) {
 
 // The selection panel at work: a tap on a heading opens it, Enter ticks the first
 // match and Esc clears the search, older listings are hidden until asked for, a
-// row's tooltip names the machine in full, quick picks replace the machines, and a
+// row's tooltip names the machine in full, the cheapest quick pick adds its machines, and a
 // chip removes what it names.
 func TestSelectionPanelFeatures(t *testing.T) {
 	mw := openRealWindow(t)

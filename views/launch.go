@@ -67,7 +67,7 @@ func (mw *MainWindow) showLaunchDialog() {
 			path := wc.URI().Path()
 			wc.Close()
 			os.Remove(path) // written whole below, or not at all
-			mw.Status.SetText("Writing " + path + "…")
+			mw.setStatus("Writing " + path + "…")
 			go func() {
 				err := mw.exportLaunch(context.Background(), model, machine, batch, req, path)
 				fyne.Do(func() {
@@ -75,7 +75,7 @@ func (mw *MainWindow) showLaunchDialog() {
 						mw.showError(err)
 						return
 					}
-					mw.Status.SetText(fmt.Sprintf("Wrote %s for %s on %s at batch %d.", path, model, machine, batch))
+					mw.notify(fmt.Sprintf("Wrote %s for %s on %s at batch %d.", path, model, machine, batch))
 				})
 			}()
 		}, mw.Window)

@@ -83,8 +83,12 @@ func (l *flowLayout) place(objs []fyne.CanvasObject, width float32, move bool) f
 }
 
 // maxHeightLayout gives its one child its minimum height up to max, and the rest
-// to scrolling inside it.
-type maxHeightLayout struct{ max float32 }
+// to scrolling inside it; a fixed one is max high whatever its child needs, so what is
+// below it stays where it is when the child grows or shrinks.
+type maxHeightLayout struct {
+	max   float32
+	fixed bool
+}
 
 func (l *maxHeightLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 	var s fyne.Size
@@ -94,6 +98,9 @@ func (l *maxHeightLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
 			m = c.Content.MinSize()
 		}
 		s = s.Max(fyne.NewSize(m.Width, fyne.Min(m.Height, l.max)))
+	}
+	if l.fixed {
+		s.Height = l.max
 	}
 	return s
 }

@@ -52,7 +52,7 @@ func (mw *MainWindow) importONNXDialog(fileName string, r io.ReadCloser) {
 // stream past), then selects it, refreshes the CNN list and says what the import
 // approximated, if anything. A file that does not import changes nothing.
 func (mw *MainWindow) importONNX(fileName string, r io.ReadCloser, opt onnx.Options) {
-	mw.Status.SetText("Importing " + fileName + "…")
+	mw.setStatus("Importing " + fileName + "…")
 	go func() {
 		name, notes, err := mw.Session.ImportONNX(r, opt)
 		r.Close()
@@ -62,7 +62,7 @@ func (mw *MainWindow) importONNX(fileName string, r io.ReadCloser, opt onnx.Opti
 				return
 			}
 			mw.Selection.RefreshModels()
-			mw.Status.SetText("Added model " + name + " from " + fileName + ".")
+			mw.notify("Added model " + name + " from " + fileName + ".")
 			if len(notes) > 0 {
 				label := widget.NewLabel("cnntime imported " + name + " with these approximations:\n\n• " + strings.Join(notes, "\n\n• "))
 				label.Wrapping = fyne.TextWrapWord

@@ -71,7 +71,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.Pr
 	progress := dialog.NewCustom("Prices", "Cancel", container.NewVBox(widget.NewLabel(what), bar), mw.Window)
 	progress.SetOnClosed(cancel)
 	progress.Show()
-	mw.Status.SetText(what)
+	mw.setStatus(what)
 	go func() {
 		rep, err := job(ctx)
 		cancelled := ctx.Err() != nil
@@ -80,7 +80,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.Pr
 			progress.Hide()
 			cancel()
 			if cancelled {
-				mw.Status.SetText("Prices: cancelled; every machine keeps the prices it had.")
+				mw.notify("Prices: cancelled; every machine keeps the prices it had.")
 			}
 			mw.uiMu.Unlock()
 			if cancelled {
@@ -104,7 +104,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.Pr
 			d.Resize(fyne.NewSize(560, 280))
 			closeOnEscape(d, mw.Window)
 			d.Show()
-			mw.Status.SetText(rep.Summary())
+			mw.notify(rep.Summary())
 		})
 	}()
 }

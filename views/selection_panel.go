@@ -52,7 +52,10 @@ type SelectionPanel struct {
 	Prices    PriceControls  // on-demand or spot, the region
 	Filters   MachineFilters // the machine list's provider, spot and price filters
 	Train     TrainControls  // train for N epochs or to a target accuracy
-	Picks     map[app.QuickPick]*widget.Button
+	// Picks are the quick picks, each adding its machines to the selection; Clear
+	// empties the machine selection.
+	Picks map[app.QuickPick]*widget.Button
+	Clear *widget.Button
 	// WorkersNote warns when the loader workers asked for are more than a selected
 	// machine's vCPUs per GPU.
 	WorkersNote *widget.Label
@@ -97,6 +100,9 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 		p.Picks[q] = b
 		picks = append(picks, b)
 	}
+	p.Clear = widget.NewButtonWithIcon("Clear", theme.ContentClearIcon(), p.ClearMachines)
+	p.Clear.Importance = widget.LowImportance
+	picks = append(picks, p.Clear)
 	p.RefreshModels()
 	p.SetMachines(machines)
 
@@ -158,7 +164,9 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	)
 	p.chips = container.New(newFlowLayout(theme.Padding(), theme.Padding()/2))
 	p.refreshChips()
-	chipArea := container.New(&maxHeightLayout{max: 104}, container.NewVScroll(p.chips))
+	// The chips' height is fixed: a quick pick or Clear that adds or removes chips
+	// leaves the buttons under the pointer, for the next click.
+	chipArea := container.New(&maxHeightLayout{max: 104, fixed: true}, container.NewVScroll(p.chips))
 	p.content = container.NewBorder(chipArea, nil, nil, nil, p.Tabs)
 	return p
 }
@@ -358,8 +366,11 @@ func (p *SelectionPanel) ToggleModel(name string, on bool) { p.models.set(name, 
 // ToggleMachine checks or unchecks a machine as a click would.
 func (p *SelectionPanel) ToggleMachine(id string, on bool) { p.machines.set(id, on) }
 
-// QuickPick replaces the machine selection with a quick pick's machines among those
-// listed; when the pick finds none, it says so and changes nothing.
+// QuickPick adds a quick pick's machines, among those listed, to the machine
+// selection: what was selected stays (a selection never silently loses items; Clear
+// empties it first, for the pick alone), and the status line says what was added.
+// When the pick finds none, or none that is not selected already, it says so and
+// changes nothing.
 func (p *SelectionPanel) QuickPick(q app.QuickPick) {
 	ids := app.Pick(q, p.list, p.gpus)
 	if len(ids) == 0 && q == app.PickWorkstation {
@@ -377,20 +388,43 @@ func (p *SelectionPanel) QuickPick(q app.QuickPick) {
 		p.info(msg)
 		return
 	}
-	var dropped []string // what the pick replaces: said, never lost silently
-	for _, id := range p.session.Settings().Machines {
-		if !slices.Contains(ids, id) {
-			dropped = append(dropped, id)
+	selected := p.session.Settings().Machines
+	var added []string
+	for _, id := range ids {
+		if !slices.Contains(selected, id) {
+			added = append(added, id)
 		}
 	}
-	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = ids }))
-	p.machines.setChecked(ids)
+	if len(added) == 0 {
+		what := "its machine is"
+		if len(ids) > 1 {
+			what = fmt.Sprintf("all %d of its machines are", len(ids))
+		}
+		p.info(fmt.Sprintf("%s: %s already selected.", q.Title(), what))
+		return
+	}
+	next := append(slices.Clone(selected), added...)
+	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = next }))
+	p.machines.setChecked(next)
 	p.refreshChips()
-	msg := fmt.Sprintf("%s: %s", q.Title(), charts.Count(len(ids), "machine", "machines"))
-	if len(dropped) > 0 {
-		msg += fmt.Sprintf(", in place of %s (%s); tick them again to compare", charts.Count(len(dropped), "machine", "machines"), strings.Join(dropped, ", "))
+	msg := fmt.Sprintf("%s: added %s", q.Title(), charts.Count(len(added), "machine", "machines"))
+	if len(selected) > 0 {
+		msg += fmt.Sprintf(" to the %d selected (%d in all); Clear empties the selection for a pick alone", len(selected), len(next))
 	}
 	p.info(msg + ".")
+}
+
+// ClearMachines empties the machine selection, saying which machines it took out.
+func (p *SelectionPanel) ClearMachines() {
+	selected := p.session.Settings().Machines
+	if len(selected) == 0 {
+		p.info("No machine is selected.")
+		return
+	}
+	p.report(p.session.Update(func(st *app.SessionSettings) { st.Machines = nil }))
+	p.machines.setChecked(nil)
+	p.refreshChips()
+	p.info(fmt.Sprintf("Cleared %s: %s.", charts.Count(len(selected), "machine", "machines"), strings.Join(selected, ", ")))
 }
 
 // FocusModelSearch shows the CNN list and puts the cursor in its search field.

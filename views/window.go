@@ -73,7 +73,11 @@ type MainWindow struct {
 	tabs      *container.AppTabs
 	whyTab    *container.TabItem
 	Specs     *SpecTable
-	Status    *widget.Label
+	// Status is the status line's text (status keeps what it said); Messages the
+	// button at the bar's end that lists every message.
+	Status   *widget.Label
+	status   *statusLine
+	Messages *widget.Button
 	// OnExplained is called on the UI goroutine after the Why tab shows an explanation
 	// (tests wait on it).
 	OnExplained func(predictor.Explanation)
@@ -135,7 +139,7 @@ func OpenMainWindow(a fyne.App, opts Options) *MainWindow {
 	w := a.NewWindow("cnntime")
 	w.SetIcon(Icon)
 	w.SetMaster()
-	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…"), docs: opts.Docs}
+	mw := &MainWindow{App: a, Window: w, docs: opts.Docs}
 
 	var startErr error
 	path := opts.DBPath
@@ -160,7 +164,7 @@ func OpenMainWindow(a fyne.App, opts Options) *MainWindow {
 // OpenMainWindowWith builds the main window over a given backend (tests use a fake).
 func OpenMainWindowWith(a fyne.App, backend app.SessionBackend) *MainWindow {
 	w := a.NewWindow("cnntime")
-	mw := &MainWindow{App: a, Window: w, Status: widget.NewLabel("Starting…")}
+	mw := &MainWindow{App: a, Window: w}
 	return mw.buildWith(backend, nil)
 }
 
@@ -171,14 +175,15 @@ func (mw *MainWindow) build(startErr error) *MainWindow {
 func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *MainWindow {
 	a, w := mw.App, mw.Window
 	a.Settings().SetTheme(CompactTheme())
-	mw.Status.Truncation = fyne.TextTruncateEllipsis // a long message never widens the window
+	mw.status = newStatusLine("Starting…")
+	mw.Status = mw.status.label
 	mw.Session = app.NewSession(backend, a.Preferences(), predictDelay)
 	machines, err := mw.Session.Machines(context.Background())
 	if err != nil && startErr == nil {
 		startErr = err
 	}
 
-	mw.Selection = NewSelectionPanel(mw.Session, machines, catalogGPUs(), mw.showError, func(msg string) { mw.Status.SetText(msg) })
+	mw.Selection = NewSelectionPanel(mw.Session, machines, catalogGPUs(), mw.showError, mw.notify)
 	mw.Scatter = NewChartView(false, "Select CNNs and machines on the left:\none point per CNN × machine at its fastest batch size.")
 	mw.Curves = NewChartView(true, "Select CNNs and machines on the left:\none curve per CNN × machine.")
 	mw.Scatter.Tooltip = mw.scatterTooltip
@@ -212,6 +217,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 		mw.Selection.SetCheckedMachines(ids)
 	}
 	mw.Warnings = mw.newWarningsButton()
+	mw.Messages = mw.newMessagesButton()
 
 	w.SetContent(withTooltips(w.Canvas(), mw.layout()))
 	w.SetMainMenu(mw.mainMenu())
@@ -301,7 +307,7 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	mw.right = container.NewStack(mw.mainSplit)
 	body := container.NewHSplit(mw.Selection.Content(), mw.right)
 	body.Offset = 0.21
-	statusBar := container.NewBorder(nil, nil, nil, mw.Warnings, mw.Status)
+	statusBar := container.NewBorder(nil, nil, nil, container.NewHBox(mw.Warnings, mw.Messages), mw.Status)
 	return container.NewBorder(nil, statusBar, nil, nil, body)
 }
 
@@ -394,7 +400,9 @@ func (mw *MainWindow) show(st app.SessionState) {
 	if st.Busy {
 		mw.Scatter.SetBusy(true)
 		mw.Curves.SetBusy(true)
-		mw.Status.SetText(fmt.Sprintf("Predicting %s…", charts.Count(n, "CNN × machine curve", "CNN × machine curves")))
+		if n > 0 { // an emptied selection has nothing to predict: its "Ready." follows
+			mw.setStatus(fmt.Sprintf("Predicting %s…", charts.Count(n, "CNN × machine curve", "CNN × machine curves")))
+		}
 		return
 	}
 	mw.Scatter.SetBusy(false)
@@ -403,14 +411,14 @@ func (mw *MainWindow) show(st app.SessionState) {
 	failed := ""
 	switch {
 	case errors.As(st.Err, &missing):
-		mw.Status.SetText(capitalise(st.Err.Error()) + ".")
+		mw.setStatus(capitalise(st.Err.Error()) + ".")
 	case st.Err != nil:
 		failed = "Prediction failed: " + st.Err.Error()
-		mw.Status.SetText(failed)
+		mw.setStatus(failed)
 	case n == 0:
-		mw.Status.SetText("Ready. Pick at least one CNN and one machine.")
+		mw.setStatus("Ready. Pick at least one CNN and one machine.")
 	default:
-		mw.Status.SetText(mw.predictedText(st))
+		mw.setStatus(mw.predictedText(st))
 	}
 	mw.Scatter.SetEmptyText(failed) // a failed prediction says why, not "select CNNs and machines"
 	mw.Curves.SetEmptyText(failed)
@@ -556,7 +564,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 	mw.explainSeq++
 	seq := mw.explainSeq
 	if show {
-		mw.Status.SetText(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
+		mw.setStatus(fmt.Sprintf("Explaining %s on %s at batch %d…", model, machine, batch))
 	}
 	settings := mw.Session.Settings()
 	go func() {
@@ -581,7 +589,7 @@ func (mw *MainWindow) explain(model, machine string, batch int, show bool) {
 				mw.tabs.Select(mw.whyTab)
 			}
 			if show { // a refresh after a settings change leaves the status to the prediction
-				mw.Status.SetText(fmt.Sprintf("Why %s on %s at %s: %s.", model, machine, app.BatchWords(&x), app.BoundSentence(&x)))
+				mw.setStatus(fmt.Sprintf("Why %s on %s at %s: %s.", model, machine, app.BatchWords(&x), app.BoundSentence(&x)))
 			}
 			if mw.OnExplained != nil {
 				mw.OnExplained(x)
@@ -663,7 +671,7 @@ func (mw *MainWindow) showError(err error) {
 	d := dialog.NewError(err, mw.Window)
 	closeOnEscape(d, mw.Window)
 	d.Show()
-	mw.Status.SetText("Error: " + err.Error()) // after the dialog: who waits for the status finds the dialog open
+	mw.notify("Error: " + err.Error()) // after the dialog: who waits for the status finds the dialog open
 }
 
 // shortcut is one keyboard shortcut of the window: its keys, what it does, and the
@@ -751,6 +759,8 @@ func (mw *MainWindow) mainMenu() *fyne.MainMenu {
 		mw.menuItem("Results tab", "Results"),
 		mw.menuItem("Why this number? tab", "Why this number?"),
 		mw.menuItem("Benchmark tab", "Benchmark"),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Messages…", mw.showMessages),
 	)
 	helpItems := []*fyne.MenuItem{mw.menuItem("Keyboard and mouse help", "Keyboard and mouse…"), fyne.NewMenuItemSeparator()}
 	for _, sec := range manualSections {
@@ -945,7 +955,7 @@ func (mw *MainWindow) addModelDialog() {
 			return
 		}
 		mw.Selection.RefreshModels()
-		mw.Status.SetText("Added custom model " + name + ".")
+		mw.notify("Added custom model " + name + ".")
 	}, mw.Window)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".onnx"}))
 	d.Show()
@@ -957,7 +967,7 @@ func (mw *MainWindow) importDialog() {
 		return
 	}
 	mw.pickFile(func(path string) {
-		mw.Status.SetText("Importing " + path + "…")
+		mw.setStatus("Importing " + path + "…")
 		go func() {
 			msg, err := mw.Backend.Import(context.Background(), path)
 			fyne.Do(func() {
@@ -965,7 +975,7 @@ func (mw *MainWindow) importDialog() {
 					mw.showError(err)
 					return
 				}
-				mw.Status.SetText(msg)
+				mw.notify(msg)
 				mw.reloadChoices()
 			})
 		}()
@@ -1076,7 +1086,7 @@ func (mw *MainWindow) watchCache() {
 			}
 		})
 	}, func(err error) {
-		fyne.Do(func() { mw.Status.SetText("The cache changed but could not be read again: " + err.Error()) })
+		fyne.Do(func() { mw.notify("The cache changed but could not be read again: " + err.Error()) })
 	})
 }
 
