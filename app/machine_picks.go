@@ -14,10 +14,10 @@ import (
 // people no longer want; and quick picks.
 
 // providerOrder is the order providers are listed in; others follow alphabetically.
-var providerOrder = []string{"aws", "gcp", "azure", "lambda", "runpod"}
+var providerOrder = []string{"aws", "gcp", "azure", "lambda", "runpod", "coreweave"}
 
 // ProviderRank orders provider groups: the user's own machines first, then AWS, GCP,
-// Azure, Lambda, RunPod, then any other.
+// Azure, Lambda, RunPod, CoreWeave, then any other.
 func ProviderRank(provider string) int {
 	if i := slices.Index(providerOrder, strings.ToLower(provider)); i >= 0 {
 		return i + 1

@@ -39,6 +39,7 @@ func TestSortMachinesNewestFirstWithinProvider(t *testing.T) {
 		{"gcp/a3-highgpu-8g", "azure/Standard_NC6"}, // GCP before Azure
 		{"azure/Standard_NC6", "lambda/gpu_1x_a10"}, // Azure before Lambda
 		{"lambda/gpu_1x_a10", "runpod/l40s-secure-cloud"},
+		{"runpod/l40s-secure-cloud", "coreweave/gb200-4x"}, // the providers in their order, CoreWeave last
 	}
 	for _, p := range before {
 		if pos[p[0]] >= pos[p[1]] {

@@ -66,7 +66,7 @@ type SelectionPanel struct {
 const allGPUs = "All GPUs"
 
 // providerTitles are the providers' names as people write them.
-var providerTitles = map[string]string{"aws": "AWS", "gcp": "GCP", "azure": "Azure", "lambda": "Lambda", "runpod": "RunPod"}
+var providerTitles = map[string]string{"aws": "AWS", "gcp": "GCP", "azure": "Azure", "lambda": "Lambda", "runpod": "RunPod", "coreweave": "CoreWeave"}
 
 // NewSelectionPanel builds the panel for a session; onError shows problems the user
 // must know about (a machine list that cannot be read), onInfo a line for the status bar.
