@@ -66,14 +66,7 @@ func TestStepsFromLayerMeasurements(t *testing.T) {
 	if err := d.PutSteps(ctx, steps); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := app.NewEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Steps(ctx, d, eng.Kernels().Calibration())
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := stepsOf(t, d)
 	if len(v.Rows) != 2 {
 		t.Fatalf("rows = %+v, want resnet18 at batches 2 and 4", v.Rows)
 	}
@@ -144,14 +137,7 @@ func TestStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
 		Framework: "pytorch 1.13.0 cpu 2 threads", Source: "test", MedianMS: 100, Status: measure.OK, At: at}}); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := app.NewEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Steps(ctx, d, eng.Kernels().Calibration())
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := stepsOf(t, d)
 	if len(v.Rows) != 1 || len(v.Skipped) != 0 {
 		t.Fatalf("rows %+v, skipped %q; want mobilenet_v2 at batch 4", v.Rows, v.Skipped)
 	}
@@ -251,14 +237,7 @@ func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := app.NewEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Steps(ctx, d, eng.Kernels().Calibration())
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := stepsOf(t, d)
 	if len(v.Rows) != 6 || len(v.Skipped) != 0 {
 		t.Fatalf("rows %+v, skipped %q; want all six GPU steps predicted", v.Rows, v.Skipped)
 	}
@@ -301,7 +280,6 @@ func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
 // (pytorch_layers_ms in its first-run.json) and the step model adds the host and the
 // optimizer, not a multiple.
 func TestStepsOnARealH200Cache(t *testing.T) {
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	data, err := os.ReadFile(filepath.Join("testdata", "h200-first-run.db"))
 	if err != nil {
@@ -315,14 +293,7 @@ func TestStepsOnARealH200Cache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	eng, err := app.NewEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Steps(ctx, d, eng.Kernels().Calibration())
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := stepsOf(t, d)
 	const device = "cuda:GPU-df685e46-1c23-da29-bd09-7632e5cd939c"
 	// model, batch, precision: PyTorch's measured step and its layers' sum (ms).
 	want := map[string]struct{ measured, layers float64 }{
@@ -352,4 +323,20 @@ func TestStepsOnARealH200Cache(t *testing.T) {
 			t.Errorf("%s: predicted %.2f ms; want from PyTorch's layers' %.2f ms up to 1.5 times that", key, r.PredictedMS, w.layers)
 		}
 	}
+}
+
+// stepsOf is the steps table of cache d with the embedded calibration, as cnntime
+// validate makes it.
+func stepsOf(t *testing.T, d *db.DB) StepsAccuracy {
+	t.Helper()
+	ctx := context.Background()
+	eng, err := app.NewEngine(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Steps(ctx, d, eng.Kernels().Calibration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

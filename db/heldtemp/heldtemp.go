@@ -92,16 +92,27 @@ func candidates(dest string) []string {
 // IsStale reports whether the file at name is a temporary file no process holds (its
 // writer died), without changing anything.
 func IsStale(name string) bool {
-	f, err := os.Open(name)
-	if err != nil {
+	f, ok := lockUnheld(name)
+	if !ok {
 		return false
 	}
 	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false // held: a live writer's
-	}
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return true
+}
+
+// lockUnheld opens the file at name and takes its lock when no process holds it (its
+// writer died); false, with nothing left open, when it is held or cannot be opened.
+func lockUnheld(name string) (*os.File, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, false
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false // held: a live writer's
+	}
+	return f, true
 }
 
 // Stale lists the temporary files beside dest that no process holds: what writers
@@ -132,14 +143,11 @@ func RemoveStale(dest string, suffixes ...string) []string {
 // RemoveIfStale removes the temporary file at name, with the files named after it
 // with suffixes, if no process holds it, and reports whether it did.
 func RemoveIfStale(name string, suffixes ...string) bool {
-	f, err := os.Open(name)
-	if err != nil {
+	f, ok := lockUnheld(name)
+	if !ok {
 		return false
 	}
 	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false // held: a live writer's
-	}
 	// Removed while locked: a writer that created it and locks it now finds its name
 	// gone and makes another.
 	if os.Remove(name) != nil {
