@@ -93,7 +93,8 @@ type StackReport struct {
 	Description string    `json:"description"`
 	// CUDAGraphs: the step's kernels are replayed from CUDA graphs, not issued one by
 	// one; Layout says what the convolutions see ("nhwc", or "nchw" with cuDNN's
-	// transposes around each tensor-core convolution under amp).
+	// transposes around each tensor-core convolution under amp, and in an eager stack
+	// cuDNN's NCHW batch-norm kernels).
 	CUDAGraphs bool   `json:"cuda_graphs"`
 	Layout     string `json:"layout"`
 	// Kernels is the kernels the step launches (layers', fused and per-tensor); Eager
@@ -399,6 +400,9 @@ func (e *Engine) stackReport(req Request, p *stepPlan, at, b int) (StackReport, 
 		r.Layout = "nhwc throughout (the stack converts the layout)"
 	case req.MemoryFormat == NCHW && req.Precision == measure.AMP:
 		r.Layout = "nchw: cuDNN transposes around every tensor-core convolution"
+		if f.Eager() {
+			r.Layout += " and runs its NCHW batch norm, bound by the SMs"
+		}
 	case r.Layout == "":
 		r.Layout = "the kernels' own"
 	}

@@ -3,8 +3,11 @@ package predictor
 import (
 	"math"
 	"testing"
+	"time"
 
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
 )
@@ -110,5 +113,69 @@ func TestNCHWPaysTransposesUnderAMP(t *testing.T) {
 	}
 	if f, err := ParseMemoryFormat("channels_last"); err != nil || f != NHWC {
 		t.Errorf("ParseMemoryFormat(channels_last) = %q, %v", f, err)
+	}
+}
+
+// TestNCHWBatchNormUnderAMP: an eager NCHW network under amp runs cuDNN's NCHW
+// batch-norm kernels, whose SMs bound them (Calibration.NCHWNormBytesPerSMCycle):
+// estimated from specifications, its batch norm takes its bytes at the SMs' capped
+// rate instead of the streaming rate channels_last's kernels reach. FP32 batch norm, a
+// batch norm a stack fuses into its own kernel, and a measured batch norm (timed in
+// the network's layout) keep their time.
+func TestNCHWBatchNormUnderAMP(t *testing.T) {
+	cal := kernels.PriorCalibration()
+	cal.NCHWNormBytesPerSMCycle = 4
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h200 := hw.GPU{ID: "h200", Name: "H200 SXM 141GB", ComputeCapability: "9.0", SMs: 132, BoostClockMHz: 1980, FP32TFLOPS: 66.9,
+		TF32TFLOPS: 494.5, FP16TFLOPS: 989, MemoryGB: 141, MemoryType: "HBM3e", MemoryBandwidthGBs: 4800, TDPW: 700}
+	bn := cnn.Config{Op: cnn.OpBatchNorm, In: cnn.Shape{C: 256, H: 56, W: 56}, Out: cnn.Shape{C: 256, H: 56, W: 56}, NumInputs: 1}
+	const batch = 64
+	dev := measure.Device{Key: "cuda:h200", Backend: "cuda", GPUID: h200.ID}
+	ms := []measure.Measurement{{DeviceKey: dev.Key, ConfigKey: bn.Key(), Batch: batch, Precision: measure.AMP, Phase: measure.Forward,
+		Policy: measure.Heuristic, MedianMS: 1.5, SpreadMS: 0.01, Repeats: 10, Status: measure.OK, At: time.Unix(1_700_000_000, 0)}}
+	estimated := NewEngine(kernels.NewModel(cal, []hw.GPU{h200}, nil, nil), DefaultOverheads, DefaultMemoryModel)
+	measured := NewEngine(kernels.NewModel(cal, []hw.GPU{h200}, []measure.Device{dev}, ms), DefaultOverheads, DefaultMemoryModel)
+	// Forward batch norm reads its input twice (statistics, then normalise) and writes
+	// its output: 3 × 256×56×56 FP16 elements per image, at 132 SMs × 1.98 GHz × the
+	// sustained clock × 4 bytes.
+	smRate := 132 * 1980e6 * kernels.SustainedClockFactorExp(h200, cal.PowerClockExponentOrLegacy()) * 4
+	capped := cal.LaunchUS/1000 + 3*256*56*56*2*batch/smRate*1000
+	for _, tc := range []struct {
+		name     string
+		p        measure.Precision
+		fused    bool
+		measured bool
+		nchw     float64 // 0: NHWC's time
+	}{
+		{"amp, estimated", measure.AMP, false, false, capped},
+		{"fp32, estimated", measure.FP32, false, false, 0},
+		{"amp, fused by the stack", measure.AMP, true, false, 0},
+		{"amp, measured", measure.AMP, false, true, 0},
+	} {
+		e, kdev := estimated, kernels.Device{GPU: h200}
+		if tc.measured {
+			e, kdev.Key = measured, dev.Key
+		}
+		kreq := kernels.Request{Config: bn, Phase: measure.Forward, Precision: tc.p, Policy: measure.Heuristic}
+		if tc.fused {
+			kreq.FusedElems = 3 * float64(bn.In.Elems())
+		}
+		at := func(f MemoryFormat) float64 {
+			out := make([]kernels.Estimate, 1)
+			e.timerFor(&Request{MemoryFormat: f, Precision: tc.p}).Times(kdev, kreq, []int{batch}, out)
+			return out[0].MS
+		}
+		nhwc, nchw := at(NHWC), at(NCHW)
+		want := tc.nchw
+		if want == 0 {
+			want = nhwc
+		} else if !(nhwc < 0.8*want) {
+			t.Errorf("%s: NHWC batch norm %.4f ms; want it well under the SM-bound %.4f ms", tc.name, nhwc, want)
+		}
+		if math.Abs(nchw-want) > 1e-9*want {
+			t.Errorf("%s: NCHW batch norm %.6f ms (NHWC %.6f ms), want %.6f ms", tc.name, nchw, nhwc, want)
+		}
 	}
 }

@@ -160,7 +160,7 @@ func loaderChoices() []choice {
 
 func memoryFormatChoices() []choice {
 	return choicesOf(predictor.MemoryFormats, map[predictor.MemoryFormat]string{
-		predictor.NCHW: "PyTorch's default: pays cuDNN's layout transposes around tensor-core convolutions under amp",
+		predictor.NCHW: "PyTorch's default: pays cuDNN's layout transposes around tensor-core convolutions and its slower NCHW batch norm under amp",
 		predictor.NHWC: "channels_last: no transposes",
 	}, predictor.MemoryFormatAliases)
 }

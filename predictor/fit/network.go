@@ -67,6 +67,8 @@ var networkArith = []kernels.Arithmetic{kernels.ArithFP32, kernels.ArithTF32}
 //     its bandwidth a streaming kernel gets is the memory's matter, not the generation's;
 //   - how many bytes an SM moves per clock cycle at most (StreamBytesPerSMCycle), which
 //     caps streaming on GPUs with much bandwidth per SM (HBM3, HBM3e);
+//   - how many bytes an SM moves per clock cycle at most in cuDNN's NCHW batch-norm
+//     kernels (NCHWNormBytesPerSMCycle), which an eager NCHW network runs under amp;
 //   - a scale on the depthwise convolutions' efficiency;
 //   - the compute efficiency of each GPU family in each arithmetic, as a product of a
 //     family factor and an arithmetic factor (kernels.Calibration.FamilyScale holds the
@@ -130,9 +132,9 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		}
 	}
 	// x = logit of the memory efficiency in its bounds, log stream bytes per SM cycle,
-	// log depthwise scale, logit of the power-clock exponent in [0.2, 0.8], log family
-	// factors, log arithmetic factors.
-	famAt := 4
+	// log depthwise scale, logit of the power-clock exponent in [0.2, 0.8], log NCHW
+	// batch-norm bytes per SM cycle, log family factors, log arithmetic factors.
+	famAt := 5
 	arithAt := famAt + len(families)
 	x0 := make([]float64, arithAt+len(ariths))
 	u := (clamp(work.MemoryEfficiency, minMemoryEfficiency+1e-3, maxMemoryEfficiency-1e-3) - minMemoryEfficiency) / (maxMemoryEfficiency - minMemoryEfficiency)
@@ -142,6 +144,10 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		x0[1] = math.Log(work.StreamBytesPerSMCycle)
 	}
 	x0[3] = powerExpLogit(work.PowerClockExponentOrLegacy())
+	x0[4] = math.Log(startNCHWNormBytesPerSMCycle)
+	if work.NCHWNormBytesPerSMCycle > 0 {
+		x0[4] = math.Log(work.NCHWNormBytesPerSMCycle)
+	}
 	prior := make([]float64, len(x0))
 	prior[2] = scalePrior
 	var singles []string
@@ -159,6 +165,7 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		work.MemoryEfficiency = minMemoryEfficiency + (maxMemoryEfficiency-minMemoryEfficiency)/(1+math.Exp(-x[0]))
 		work.StreamBytesPerSMCycle = math.Exp(clamp(x[1], math.Log(2), math.Log(128)))
 		work.PowerClockExponent = powerExpOf(x[3])
+		work.NCHWNormBytesPerSMCycle = math.Exp(clamp(x[4], math.Log(1), math.Log(128)))
 		d := math.Exp(clamp(x[2], -3, 3))
 		for k, v := range baseDepthwise {
 			work.ComputeEfficiency[k] = math.Min(v*d, 1)
@@ -255,6 +262,11 @@ func powerExpLogit(e float64) float64 {
 // and a logit): 0.3, a third of an e-fold, so that Nelder–Mead's first simplex spans
 // the range the factors plausibly take rather than gonum's default 0.05.
 const networkSimplexSize = 0.3
+
+// startNCHWNormBytesPerSMCycle is where the fit of
+// Calibration.NCHWNormBytesPerSMCycle starts: 6 bytes per SM per cycle, below what
+// an A100 or V100 streams per SM, so that the cap binds and the fit sees it move.
+const startNCHWNormBytesPerSMCycle = 6
 
 // startStreamBytesPerSMCycle is where the fit of Calibration.StreamBytesPerSMCycle
 // starts: 16 bytes per SM per cycle, an A100's 1.6 TB/s of streaming over 108 SMs at

@@ -109,6 +109,13 @@ type Calibration struct {
 	// H100, H200, B200) the SMs, not the memory, bound normalisations, activations and
 	// layout transposes. 0: no cap. Fitted to published whole-network throughputs.
 	StreamBytesPerSMCycle float64 `json:"stream_bytes_per_sm_cycle,omitempty"`
+	// NCHWNormBytesPerSMCycle caps the rate of cuDNN's NCHW batch-norm kernels, which
+	// an eager NCHW network runs under amp (Request.NCHWNorm): bytes per SM per clock
+	// cycle (at the sustained clock). They reduce each channel's plane in its own
+	// blocks, so their SMs, not the memory, bound them wherever the memory streams
+	// faster than that; channels_last's NHWC kernels stream at the ordinary rate.
+	// 0: no cap. Fitted to published whole-network throughputs.
+	NCHWNormBytesPerSMCycle float64 `json:"nchw_norm_bytes_per_sm_cycle,omitempty"`
 	// PowerClockExponent is how a power-capped GPU's sustained clock follows its board
 	// power per SM relative to its family's reference part (SustainedClockFactorExp):
 	// clock ∝ (power per SM)^exponent. 0 reads as LegacyPowerClockExponent (1/3, the
@@ -213,6 +220,8 @@ func (c *Calibration) Validate() error {
 		return fmt.Errorf("calibration: transfer error %v must be positive", c.TransferRelErr)
 	case c.StreamBytesPerSMCycle < 0 || math.IsNaN(c.StreamBytesPerSMCycle) || c.StreamBytesPerSMCycle > 1024:
 		return fmt.Errorf("calibration: stream bytes per SM cycle %v must be in [0, 1024] (0: no cap)", c.StreamBytesPerSMCycle)
+	case c.NCHWNormBytesPerSMCycle < 0 || math.IsNaN(c.NCHWNormBytesPerSMCycle) || c.NCHWNormBytesPerSMCycle > 1024:
+		return fmt.Errorf("calibration: NCHW batch-norm bytes per SM cycle %v must be in [0, 1024] (0: no cap)", c.NCHWNormBytesPerSMCycle)
 	case c.PowerClockExponent < 0 || math.IsNaN(c.PowerClockExponent) || c.PowerClockExponent > 1:
 		return fmt.Errorf("calibration: power-clock exponent %v must be in [0, 1] (0: 1/3)", c.PowerClockExponent)
 	case c.SplitKMax < 0 || c.SplitKMax > 1024:

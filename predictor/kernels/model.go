@@ -28,6 +28,11 @@ type Request struct {
 	// only its first layer's, for the error band's family and arithmetic; no
 	// measurement serves it, so it is always Estimated.
 	FusedElems float64
+	// NCHWNorm says the layer is a batch norm that runs cuDNN's NCHW kernels (an NCHW
+	// network under amp in an eager stack): an estimate from specifications streams at
+	// most Calibration.NCHWNormBytesPerSMCycle per SM. Measured, interpolated and
+	// transferred times were measured in the network's layout, so it leaves them alone.
+	NCHWNorm bool
 }
 
 // Estimate is one predicted kernel time.
@@ -176,6 +181,10 @@ func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
 		}
 		return
 	}
+	nchw := est
+	if r.NCHWNorm {
+		nchw.memRate = nchwNormRate(m.cal, dev.GPU, est)
+	}
 	var srcEst estimator
 	if src != nil {
 		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision)
@@ -195,7 +204,7 @@ func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
 			}
 			out[i] = Estimate{MS: t.MS * scale, Source: Transferred, RelErr: t.RelErr + widen + m.cal.TransferRelErr + est.rates.extraRelErr}
 		default:
-			out[i] = Estimate{MS: est.at(b), Source: Estimated, RelErr: est.relErr}
+			out[i] = Estimate{MS: nchw.at(b), Source: Estimated, RelErr: nchw.relErr}
 		}
 	}
 }

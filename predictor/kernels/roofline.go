@@ -147,6 +147,18 @@ func streamRate(cal *Calibration, g hw.GPU, r deviceRates) float64 {
 	return rate
 }
 
+// nchwNormRate is the bytes per second cuDNN's NCHW batch-norm kernels reach on g:
+// e's streaming rate, capped by what g's SMs move at the sustained clock at
+// Calibration.NCHWNormBytesPerSMCycle each where the calibration has a cap and g's SMs
+// and clock are known.
+func nchwNormRate(cal *Calibration, g hw.GPU, e estimator) float64 {
+	cap := cal.NCHWNormBytesPerSMCycle
+	if !(cap > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) || e.cost.class != ClassMemory {
+		return e.memRate
+	}
+	return math.Min(e.memRate, float64(g.SMs)*g.BoostClockMHz*1e6*e.rates.clockFactor*cap)
+}
+
 // depthwiseRate is how many times the FP32 FLOP rate a depthwise convolution runs at
 // when its tensors hold elemBytes bytes per element: its loads, not its arithmetic,
 // bound it, so the rate goes as 4 ÷ elemBytes (1 for FP32, 2 for FP16 storage).
