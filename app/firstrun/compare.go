@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"cnntime/app"
 	"cnntime/db"
+	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -105,7 +105,7 @@ func LayerRatios(worker, pytorch map[layerKey]measure.Measurement) ([]LayerRatio
 			s.WorkerMS += row.WorkerMS
 			s.PyTorchMS += row.PyTorchMS
 		}
-		s.MedianRatio = median(ratios)
+		s.MedianRatio, _ = gpu.Summarize(ratios)
 		var long []float64
 		for _, row := range g {
 			if row.WorkerMS >= LongKernelMS {
@@ -114,7 +114,7 @@ func LayerRatios(worker, pytorch map[layerKey]measure.Measurement) ([]LayerRatio
 		}
 		s.LongLayers = len(long)
 		if len(long) > 0 {
-			s.LongMedianRatio = median(long)
+			s.LongMedianRatio, _ = gpu.Summarize(long)
 		}
 		sums = append(sums, s)
 	}
@@ -176,14 +176,4 @@ func layerSum(net *cnn.Network, batch int, prec measure.Precision, g hw.GPU, tim
 		}
 	}
 	return sum
-}
-
-// median is the median of xs, which it sorts; xs is not empty.
-func median(xs []float64) float64 {
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
 }

@@ -140,11 +140,20 @@ func newStreamEstimator(cal *Calibration, elemsPerSample float64, g hw.GPU, p me
 // and clock are known.
 func streamRate(cal *Calibration, g hw.GPU, r deviceRates) float64 {
 	rate := r.bandwidth * cal.MemoryEfficiencyOf(r.family)
-	if cap := cal.StreamBytesPerSMCycle; cap > 0 && g.SMs > 0 && g.BoostClockMHz > 0 {
-		sm := float64(g.SMs) * g.BoostClockMHz * 1e6 * r.clockFactor * cap
+	if sm, ok := smBytesPerS(g, r, cal.StreamBytesPerSMCycle); ok {
 		rate = 1 / (1/rate + 1/sm)
 	}
 	return rate
+}
+
+// smBytesPerS is what g's SMs move per second at the sustained clock at perCycle bytes
+// per SM per clock cycle each; false when perCycle is no cap (0) or g's SMs or clock are
+// unknown.
+func smBytesPerS(g hw.GPU, r deviceRates, perCycle float64) (float64, bool) {
+	if !(perCycle > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) {
+		return 0, false
+	}
+	return float64(g.SMs) * g.BoostClockMHz * 1e6 * r.clockFactor * perCycle, true
 }
 
 // nchwNormRate is the bytes per second cuDNN's NCHW batch-norm kernels reach on g:
@@ -152,11 +161,11 @@ func streamRate(cal *Calibration, g hw.GPU, r deviceRates) float64 {
 // Calibration.NCHWNormBytesPerSMCycle each where the calibration has a cap and g's SMs
 // and clock are known.
 func nchwNormRate(cal *Calibration, g hw.GPU, e estimator) float64 {
-	cap := cal.NCHWNormBytesPerSMCycle
-	if !(cap > 0) || g.SMs <= 0 || !(g.BoostClockMHz > 0) || e.cost.class != ClassMemory {
+	sm, ok := smBytesPerS(g, e.rates, cal.NCHWNormBytesPerSMCycle)
+	if !ok || e.cost.class != ClassMemory {
 		return e.memRate
 	}
-	return math.Min(e.memRate, float64(g.SMs)*g.BoostClockMHz*1e6*e.rates.clockFactor*cap)
+	return math.Min(e.memRate, sm)
 }
 
 // depthwiseRate is how many times the FP32 FLOP rate a depthwise convolution runs at
