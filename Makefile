@@ -65,9 +65,10 @@ cgo-free:
 
 # The tests never read or write the user's own cache: CNNTIME_DB names a scratch file
 # (a cache left by another cnntime build, of a newer schema, would fail them).
+# GOTRACEBACK=all: a panic prints every goroutine, so a rare one shows who else ran.
 test-go: test-deps
 	scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
-		CNNTIME_DB="$$scratch/default-cache.db" $(GO) test -tags ci -count=1 -timeout 45m ./...
+		CNNTIME_DB="$$scratch/default-cache.db" GOTRACEBACK=all $(GO) test -tags ci -count=1 -timeout 45m ./...
 
 test: fmt-check tidy-check vet cgo-free test-go
 
