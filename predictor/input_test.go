@@ -138,9 +138,10 @@ func TestNCHWBatchNormUnderAMP(t *testing.T) {
 	estimated := NewEngine(kernels.NewModel(cal, []hw.GPU{h200}, nil, nil), DefaultOverheads, DefaultMemoryModel)
 	measured := NewEngine(kernels.NewModel(cal, []hw.GPU{h200}, []measure.Device{dev}, ms), DefaultOverheads, DefaultMemoryModel)
 	// Forward batch norm reads its input twice (statistics, then normalise) and writes
-	// its output: 3 × 256×56×56 FP16 elements per image, at 132 SMs × 1.98 GHz × the
-	// sustained clock × 4 bytes.
-	smRate := 132 * 1980e6 * kernels.SustainedClockFactorExp(h200, cal.PowerClockExponentOrLegacy()) * 4
+	// its output: 3 × 256×56×56 FP16 elements per image, at 4 bytes per cycle on the
+	// 128 SMs its 256 channels keep busy on average (2 waves on 132 SMs) × 1.98 GHz ×
+	// the sustained clock.
+	smRate := 128 * 1980e6 * kernels.SustainedClockFactorExp(h200, cal.PowerClockExponentOrLegacy()) * 4
 	capped := cal.LaunchUS/1000 + 3*256*56*56*2*batch/smRate*1000
 	for _, tc := range []struct {
 		name     string

@@ -200,14 +200,14 @@ func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, 
 	}
 	out.NetworkFit = fmt.Sprintf("Nelder–Mead on the mean squared log error of predicted images/s over the %d tuning rows of %s (held-out rows not read; "+
 		"each row weighed 1/√(its source's rows on its GPU family)), with a prior pulling each factor to 1, %.0f× stronger for a family whose rows come from fewer than %d sources (%s): "+
-		"memory efficiency %.3f on every GPU; SMs stream at most %.1f bytes per cycle each, in series with the memory; cuDNN's NCHW batch norm (eager NCHW under amp) at most %.1f bytes per SM cycle; power-capped clocks follow the power per SM to the %.3f; "+
+		"memory efficiency %.3f on every GPU; SMs stream at most %.1f bytes per cycle each (a streaming kernel runs at the lower of that and the memory's rate); cuDNN's NCHW batch norm (eager NCHW under amp) at most %.1f bytes per SM cycle; power-capped clocks follow the power per SM to the %.3f; "+
 		"depthwise efficiency ×%.2f; compute scale = family factor × arithmetic factor: families %s; arithmetics %s; cuDNN 8's split-K (up to %d ways). "+
 		"Tuning MAPE %.1f%% before, %.1f%% after. "+
-		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over all %d published rows, mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
-		"%.0f× the held-out MAPE where no row exists; transferred times: the held-out MAPE",
+		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over its tuning rows (%d rows in all, held-out rows not read), mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
+		"%.0f× the held-out MAPE where no tuning row exists; transferred times: the held-out MAPE",
 		nf.TuningRows, filepath.Base(path), fit.SingleSourcePrior, fit.MinScaleSources, strings.Join(nf.SingleSource, ", "),
 		out.MemoryEfficiency, out.StreamBytesPerSMCycle, out.NCHWNormBytesPerSMCycle, out.PowerClockExponent, nf.DepthwiseScale, familyFactors(nf), arithFactors(nf), out.SplitKMax,
-		nf.BeforeMAPE, nf.AfterMAPE, len(cases), 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
+		nf.BeforeMAPE, nf.AfterMAPE, nf.TuningRows, 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}

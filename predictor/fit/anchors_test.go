@@ -163,7 +163,7 @@ func boolInt(b bool) int {
 }
 
 // The error bands come from the rows' residuals: a family and arithmetic's band is
-// its rows' mean error mixed with the held-out error, a family without rows gets
+// its tuning rows' mean error mixed with the held-out error, a family without rows gets
 // twice the held-out error, and an estimate's band then follows the family.
 func TestFitNetworkBands(t *testing.T) {
 	cal := kernels.PriorCalibration()
@@ -188,10 +188,20 @@ func TestFitNetworkBands(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHeld := 0.3
-	wantKey := (0.1 + 0.3 + BandPriorRows*wantHeld) / (2 + BandPriorRows)
-	if math.Abs(b.HeldOut-wantHeld) > 1e-9 || math.Abs(b.PerKey["volta/fp16"]-wantKey) > 1e-9 || b.Rows["volta/fp16"] != 2 ||
+	// The held-out row is not one of volta/fp16's rows: it enters only as the prior.
+	wantKey := (0.1 + BandPriorRows*wantHeld) / (1 + BandPriorRows)
+	if math.Abs(b.HeldOut-wantHeld) > 1e-9 || math.Abs(b.PerKey["volta/fp16"]-wantKey) > 1e-9 || b.Rows["volta/fp16"] != 1 ||
 		math.Abs(b.Other-BandOtherFactor*wantHeld) > 1e-9 || b.Transfer != b.HeldOut || len(b.PerKey) != 1 {
-		t.Fatalf("bands %+v: want held out %.3f, volta/fp16 %.4f from 2 rows, other %.2f", b, wantHeld, wantKey, BandOtherFactor*wantHeld)
+		t.Fatalf("bands %+v: want held out %.3f, volta/fp16 %.4f from 1 tuning row, other %.2f", b, wantHeld, wantKey, BandOtherFactor*wantHeld)
+	}
+	// A family whose only row is held out has no band of its own: it gets the band of
+	// a family without rows, not one its held-out row drew.
+	onlyHeld, err := FitNetworkBands(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, []Case{held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onlyHeld.PerKey) != 0 || math.Abs(onlyHeld.Other-BandOtherFactor*wantHeld) > 1e-9 {
+		t.Errorf("bands from a held-out row alone %+v: want no per-family band and other %.2f", onlyHeld, BandOtherFactor*wantHeld)
 	}
 	if err := b.Apply(cal); err != nil {
 		t.Fatal(err)

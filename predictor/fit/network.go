@@ -345,21 +345,24 @@ const (
 // kernels.Calibration.NetworkRelErr), as fractions.
 type NetworkBands struct {
 	PerKey   map[string]float64 // "family/arithmetic"
-	Rows     map[string]int     // published rows behind each key
+	Rows     map[string]int     // tuning rows behind each key
 	HeldOut  float64            // MAPE of the held-out rows (all rows if none is held out)
 	Other    float64            // for a family and arithmetic without rows
 	Transfer float64            // for a time transferred from a measured GPU
 }
 
 // FitNetworkBands computes the error bands of cal's whole-network predictions from
-// every case (tuning and held out: the bands are judged, not fitted, and the held-out
-// rows are what says how far an unseen GPU's prediction is off). Per family and
-// arithmetic the band is the mean absolute relative error of its rows, mixed with
-// the held-out MAPE as if that were BandPriorRows more rows; a family and arithmetic
-// without rows gets BandOtherFactor × the held-out MAPE. A time transferred from a
-// measured GPU gets the held-out MAPE: per layer, DeepBench's transfers were about as
-// accurate as estimates (see the leave-one-GPU-out table), and a transfer starts from
-// a measurement of the same layer rather than from fitted efficiencies.
+// the cases' residuals. Per family and arithmetic the band is the mean absolute
+// relative error of its tuning rows, mixed with the held-out MAPE as if that were
+// BandPriorRows more rows; a family and arithmetic without tuning rows gets
+// BandOtherFactor × the held-out MAPE. The held-out rows enter only through their
+// MAPE, the one figure that says how far a prediction for rows the fit has not seen
+// is off: a family's own held-out rows never set its band, so a GPU whose only rows
+// are held out (Blackwell) is not given a band its held-out rows drew. A time
+// transferred from a measured GPU gets the held-out MAPE: per layer, DeepBench's
+// transfers were about as accurate as estimates (see the leave-one-GPU-out table),
+// and a transfer starts from a measurement of the same layer rather than from fitted
+// efficiencies.
 func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (*NetworkBands, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("no published rows to judge the error bands by")
@@ -378,6 +381,7 @@ func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem pre
 		if c.Held {
 			heldSum += e
 			held++
+			continue
 		}
 		if f := hw.FamilyOf(c.Dev); f != hw.FamilyUnknown {
 			k := kernels.FamilyKey(f, kernelArith(c))

@@ -111,9 +111,10 @@ type Calibration struct {
 	StreamBytesPerSMCycle float64 `json:"stream_bytes_per_sm_cycle,omitempty"`
 	// NCHWNormBytesPerSMCycle caps the rate of cuDNN's NCHW batch-norm kernels, which
 	// an eager NCHW network runs under amp (Request.NCHWNorm): bytes per SM per clock
-	// cycle (at the sustained clock). They reduce each channel's plane in its own
-	// blocks, so their SMs, not the memory, bound them wherever the memory streams
-	// faster than that; channels_last's NHWC kernels stream at the ordinary rate.
+	// cycle (at the sustained clock), on the SMs its channels fill. They reduce each
+	// channel's plane in one block, so the SMs holding the channels, not the memory,
+	// bound them wherever the memory streams faster than that; channels_last's NHWC
+	// kernels stream at the ordinary rate.
 	// 0: no cap. Fitted to published whole-network throughputs.
 	NCHWNormBytesPerSMCycle float64 `json:"nchw_norm_bytes_per_sm_cycle,omitempty"`
 	// PowerClockExponent is how a power-capped GPU's sustained clock follows its board

@@ -39,9 +39,10 @@ func TestFusedKernelIsItsTraffic(t *testing.T) {
 	}
 }
 
-// TestStreamCapBindsHBM3: with the SMs' cap in series with the memory, a streaming
+// TestStreamCapBindsHBM3: with the SMs' cap below the memory's rate, a streaming
 // kernel on an H200 (4.8 TB/s, the H100's 132 SMs and clock) gains less over an H100
-// (3.35 TB/s) than the bandwidth ratio, and without the cap exactly that ratio.
+// (3.35 TB/s) than the bandwidth ratio, and without the cap exactly that ratio; a cap
+// above both memories' rates changes nothing (the lower limit binds, they do not add).
 func TestStreamCapBindsHBM3(t *testing.T) {
 	relu := cnn.Config{Op: cnn.OpReLU, In: cnn.Shape{C: 256, H: 56, W: 56}, Out: cnn.Shape{C: 256, H: 56, W: 56}, NumInputs: 1}
 	ratio := func(cal *Calibration) float64 {
@@ -59,6 +60,17 @@ func TestStreamCapBindsHBM3(t *testing.T) {
 	}
 	if r := ratio(cal); !(r > 1.05 && r < 4800.0/3350-0.1) {
 		t.Errorf("capped at 12 bytes per SM cycle: H200/H100 %.3f, want between 1.05 and well under the bandwidth ratio", r)
+	}
+	uncapped, _ := EstimateMS(PriorCalibration(), relu, measure.Forward, h100, measure.AMP, 256)
+	cal.StreamBytesPerSMCycle = 64 // 132 × 1.98 GHz × 64 B = 16.7 TB/s, far above HBM3's and HBM3e's rates
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := EstimateMS(cal, relu, measure.Forward, h100, measure.AMP, 256); math.Abs(got-uncapped) > 1e-9*uncapped {
+		t.Errorf("a cap far above the memory's rate: H100 ReLU %.6f ms, want the uncapped %.6f ms", got, uncapped)
+	}
+	if r := ratio(cal); math.Abs(r-4800.0/3350) > 0.01 {
+		t.Errorf("a cap far above both memories' rates: H200/H100 %.3f, want the bandwidth ratio %.3f", r, 4800.0/3350)
 	}
 }
 
@@ -140,5 +152,66 @@ func TestPowerClockExponent(t *testing.T) {
 	cal := PriorCalibration()
 	if cal.PowerClockExponentOrLegacy() != LegacyPowerClockExponent {
 		t.Errorf("prior exponent %v", cal.PowerClockExponentOrLegacy())
+	}
+}
+
+// TestNCHWBatchNormChannelWaves: cuDNN's NCHW batch norm gives each channel one block
+// on one SM, so the channels set how many SMs work (channelSMShare). A 64-channel
+// batch norm keeps 64 SMs busy on an H200 (132 SMs) and on a B200 (148) alike and
+// takes as long on both, though the B200's memory is 1.67× the H200's; a 2048-channel
+// one runs in 16 waves of 128 channels on the H200 and 14 of about 146 on the B200,
+// 1.14× faster; channels_last's NHWC batch norm follows the memory.
+func TestNCHWBatchNormChannelWaves(t *testing.T) {
+	for _, tc := range []struct {
+		channels, sms int
+		want          float64
+	}{
+		{64, 132, 64.0 / 132},
+		{132, 132, 1},
+		{133, 132, 133.0 / 264},
+		{256, 132, 256.0 / 264},
+		{2048, 132, 2048.0 / (16 * 132)},
+		{2048, 148, 2048.0 / (14 * 148)},
+		{0, 132, 1},  // unknown channels: every SM
+		{64, 0, 1},   // unknown SMs: no share
+		{-3, 132, 1}, // never a negative share
+	} {
+		if got := channelSMShare(tc.channels, tc.sms); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("channelSMShare(%d, %d) = %.6f, want %.6f", tc.channels, tc.sms, got, tc.want)
+		}
+	}
+
+	cal := PriorCalibration()
+	cal.NCHWNormBytesPerSMCycle = 4
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := NewModel(cal, []hw.GPU{h200, b200}, nil, nil)
+	at := func(g hw.GPU, channels, side int, nchw bool) float64 {
+		bn := cnn.Config{Op: cnn.OpBatchNorm, In: cnn.Shape{C: channels, H: side, W: side}, Out: cnn.Shape{C: channels, H: side, W: side}, NumInputs: 1}
+		out := make([]Estimate, 1)
+		m.Times(Device{GPU: g}, Request{Config: bn, Phase: measure.Forward, Precision: measure.AMP, Policy: measure.Heuristic, NCHWNorm: nchw}, []int{256}, out)
+		return out[0].MS
+	}
+	for _, tc := range []struct {
+		channels, side int
+		want           float64 // H200 time ÷ B200 time
+	}{
+		{64, 112, 1965.0 / 1980}, // 64 SMs on both, at each one's clock
+		{256, 56, 1965.0 / 1980}, // 2 waves on both: 128 SMs busy on average
+		{2048, 7, 0},             // checked below: more SMs, faster
+	} {
+		h, b := at(h200, tc.channels, tc.side, true), at(b200, tc.channels, tc.side, true)
+		launch := cal.LaunchUS / 1000
+		ratio := (h - launch) / (b - launch)
+		switch {
+		case tc.want > 0 && math.Abs(ratio-tc.want) > 0.01*tc.want:
+			t.Errorf("%d-channel NCHW batch norm: H200 %.3f ms, B200 %.3f ms (ratio %.3f), want ratio %.3f (the clocks' ratio)", tc.channels, h, b, ratio, tc.want)
+		case tc.want == 0 && !(ratio > 1.1 && ratio < 1.2):
+			t.Errorf("2048-channel NCHW batch norm: H200/B200 %.3f, want about 1.14 (14 waves on 148 SMs, 16 on 132)", ratio)
+		}
+		if nh, nb := at(h200, tc.channels, tc.side, false), at(b200, tc.channels, tc.side, false); !(nh > 1.3*nb) {
+			t.Errorf("%d-channel NHWC batch norm: H200 %.3f ms, B200 %.3f ms; want the B200 faster by its memory", tc.channels, nh, nb)
+		}
 	}
 }

@@ -30,7 +30,8 @@ type Request struct {
 	FusedElems float64
 	// NCHWNorm says the layer is a batch norm that runs cuDNN's NCHW kernels (an NCHW
 	// network under amp in an eager stack): an estimate from specifications streams at
-	// most Calibration.NCHWNormBytesPerSMCycle per SM. Measured, interpolated and
+	// most Calibration.NCHWNormBytesPerSMCycle per SM, on as many SMs as the channels
+	// fill (one block per channel, nchwNormRate). Measured, interpolated and
 	// transferred times were measured in the network's layout, so it leaves them alone.
 	NCHWNorm bool
 }
@@ -183,7 +184,7 @@ func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
 	}
 	nchw := est
 	if r.NCHWNorm {
-		nchw.memRate = nchwNormRate(m.cal, dev.GPU, est)
+		nchw.memRate = nchwNormRate(m.cal, dev.GPU, est, r.Config.In.C)
 	}
 	var srcEst estimator
 	if src != nil {

@@ -135,13 +135,19 @@ func newStreamEstimator(cal *Calibration, elemsPerSample float64, g hw.GPU, p me
 }
 
 // streamRate is the bytes per second memory-bound work reaches on g: the specified
-// bandwidth times the memory efficiency, capped by what g's SMs issue at the sustained
-// clock (Calibration.StreamBytesPerSMCycle) where the calibration has a cap and g's SMs
-// and clock are known.
+// bandwidth times the memory efficiency, or what g's SMs issue at the sustained clock
+// (Calibration.StreamBytesPerSMCycle) where that is lower and the calibration has a
+// cap and g's SMs and clock are known. The lower of the two, as in a roofline: a
+// streaming kernel keeps enough loads in flight to overlap the SMs' issue with the
+// memory's transfer, so the two limits do not add. (Adding them, as this did before,
+// gave an A100's activations 57% of its bandwidth and an H200's 50%, where a
+// streaming copy reaches about 90% on both, and so made HBM GPUs' memory-bound layers
+// too slow against GDDR ones: the L40S and the L4 came out 10-18% too fast against
+// the A100 in the optimised stack.)
 func streamRate(cal *Calibration, g hw.GPU, r deviceRates) float64 {
 	rate := r.bandwidth * cal.MemoryEfficiencyOf(r.family)
 	if sm, ok := smBytesPerS(g, r, cal.StreamBytesPerSMCycle); ok {
-		rate = 1 / (1/rate + 1/sm)
+		rate = math.Min(rate, sm)
 	}
 	return rate
 }
@@ -156,16 +162,43 @@ func smBytesPerS(g hw.GPU, r deviceRates, perCycle float64) (float64, bool) {
 	return float64(g.SMs) * g.BoostClockMHz * 1e6 * r.clockFactor * perCycle, true
 }
 
-// nchwNormRate is the bytes per second cuDNN's NCHW batch-norm kernels reach on g:
-// e's streaming rate, capped by what g's SMs move at the sustained clock at
-// Calibration.NCHWNormBytesPerSMCycle each where the calibration has a cap and g's SMs
-// and clock are known.
-func nchwNormRate(cal *Calibration, g hw.GPU, e estimator) float64 {
+// nchwNormRate is the bytes per second cuDNN's NCHW batch-norm kernels reach on g
+// over a tensor of channels channels: e's streaming rate, capped by what the SMs that
+// hold the channels move at the sustained clock at Calibration.NCHWNormBytesPerSMCycle
+// each, where the calibration has a cap and g's SMs and clock are known.
+//
+// NCHW batch-norm kernels give each channel one thread block, which reduces and
+// normalises that channel's batch × height × width plane on one SM: PyTorch's own
+// batch_norm_collect_statistics_kernel launches a grid of one block per channel
+// (aten/src/ATen/native/cuda/Normalization.cuh), and cuDNN's bn_fw_tr_1C11_kernel_NCHW
+// is as slow on few channels (PaddlePaddle's profile of a 16-channel batch norm, where
+// it took 133 ms to PyTorch's 72). So the channels, not the GPU's SMs, set the
+// parallelism: a 64-channel batch norm keeps 64 SMs busy on a GPU of 132 or 148, and
+// C channels on S SMs run in ⌈C ÷ S⌉ waves, as if on C ÷ ⌈C ÷ S⌉ SMs. On ResNet-50's
+// channel counts (64 to 2048) an H200's 132 SMs and a B200's 148 work alike, so the
+// B200's eager NCHW batch norm is no faster than the H200's, as its memory would make
+// it; a profile of our own H200 (docs/accuracy.md) shows the per-layer times following
+// the channel waves (a 56×56 stage's batch norms 3.2× the 64-channel stem's; channel
+// waves give 3.75, the bytes 6).
+func nchwNormRate(cal *Calibration, g hw.GPU, e estimator, channels int) float64 {
 	sm, ok := smBytesPerS(g, e.rates, cal.NCHWNormBytesPerSMCycle)
 	if !ok || e.cost.class != ClassMemory {
 		return e.memRate
 	}
+	if channels > 0 {
+		sm *= channelSMShare(channels, g.SMs)
+	}
 	return math.Min(e.memRate, sm)
+}
+
+// channelSMShare is the share of sms SMs that channels one-block-per-channel blocks
+// keep busy on average: channels ÷ (⌈channels ÷ sms⌉ × sms).
+func channelSMShare(channels, sms int) float64 {
+	if channels <= 0 || sms <= 0 {
+		return 1
+	}
+	waves := (channels + sms - 1) / sms
+	return float64(channels) / float64(waves*sms)
 }
 
 // depthwiseRate is how many times the FP32 FLOP rate a depthwise convolution runs at
