@@ -181,7 +181,10 @@ func stepMS(t *testing.T, e *Engine, req Request, b int) float64 {
 // (fewer, larger kernels), much of it from the CUDA graphs; at 256 images, where the GPU
 // bounds every step, ResNet-50 gains from the fused batch norms alone, and less from
 // compiling than from NVIDIA's optimised stack, whose batch norms move into the
-// convolutions.
+// convolutions. ResNet-50's compiled gain grows with the batch: at 32 images much of an
+// activation stays in the A100's L2 from one eager kernel to the next, so fusing the
+// kernels saves less DRAM traffic than at 256 (as on an H200 we measured torch.compile
+// at 0.94× eager channels_last at batch 128 and 1.10× at 256).
 func TestStackGainFollowsTheLayerMix(t *testing.T) {
 	e := NewEngine(kernels.NewModel(nil, []hw.GPU{a100}, nil, nil), DefaultOverheads, DefaultMemoryModel)
 	gain := func(model string, f Framework, b int) float64 {
@@ -196,8 +199,8 @@ func TestStackGainFollowsTheLayerMix(t *testing.T) {
 		t.Errorf("torch.compile's gain at batch 32: resnet50 ×%.3f, efficientnet_b0 ×%.3f, mobilenet_v3_large ×%.3f; want the elementwise-heavy networks' gains above ResNet-50's", rn, eff, mb)
 	}
 	big, opt := gain("resnet50", Compiled, 256), gain("resnet50", Optimized, 256)
-	if !(big > 1 && big < rn && opt > big) {
-		t.Errorf("ResNet-50 at batch 256 gains ×%.3f compiled (×%.3f at 32), ×%.3f optimised; want a smaller compiled gain than at 32, and the optimised stack ahead", big, rn, opt)
+	if !(big > rn && opt > big) {
+		t.Errorf("ResNet-50 at batch 256 gains ×%.3f compiled (×%.3f at 32), ×%.3f optimised; want a larger compiled gain than at 32, and the optimised stack ahead", big, rn, opt)
 	}
 }
 

@@ -75,9 +75,14 @@ type kernelCost struct {
 	hasGEMM        bool
 	elemsPerSample float64 // tensor elements read and written per sample
 	elemsFixed     float64 // elements independent of the batch (weights, their gradient)
-	aligned8       bool    // channel dimensions are multiples of 8 (FP16 tensor cores)
-	aligned4       bool    // multiples of 4 (TF32 tensor cores)
-	none           bool    // no kernel runs in this phase (e.g. weight gradient of ReLU)
+	// freshElemsPerSample are the elements of elemsPerSample a memory-bound kernel reads
+	// from the tensor the kernel before it has just written (forward: its input; backward:
+	// the output gradient), and freshTensorPerSample that tensor's elements: where the
+	// tensor fits in the GPU's L2 those reads hit the L2 (see l2Resident).
+	freshElemsPerSample, freshTensorPerSample float64
+	aligned8                                  bool // channel dimensions are multiples of 8 (FP16 tensor cores)
+	aligned4                                  bool // multiples of 4 (TF32 tensor cores)
+	none                                      bool // no kernel runs in this phase (e.g. weight gradient of ReLU)
 }
 
 // costOf returns the cost description of one phase of configuration c.
@@ -123,8 +128,34 @@ func costOf(c cnn.Config, phase measure.Phase) kernelCost {
 		k.aligned4 = fin%4 == 0 && fout%4 == 0
 	default:
 		k.elemsPerSample, k.none = memoryTraffic(c, phase, in, out)
+		if !k.none {
+			k.freshElemsPerSample, k.freshTensorPerSample = freshReads(c, phase, in, out)
+			k.freshElemsPerSample = min(k.freshElemsPerSample, k.elemsPerSample)
+		}
 	}
 	return k
+}
+
+// freshReads is what of a memory-bound operation's traffic (memoryTraffic) reads the
+// tensor the kernel before it has just written, per sample, and that tensor's elements.
+// Forward, that is its input, which the layer before produced: a batch norm reads it
+// twice (statistics, then normalise), an add one of its inputs (the other, a residual
+// branch's, was written long before), anything else once. Backward, it is the output
+// gradient, which the layer after has just written: a batch norm reads it twice
+// (reduction, then the input gradient), anything else once; the saved activations it
+// also reads were written in the forward pass, long evicted.
+func freshReads(c cnn.Config, phase measure.Phase, in, out float64) (reads, tensor float64) {
+	norm := c.Op == cnn.OpBatchNorm || c.Op == cnn.OpLayerNorm
+	if phase == measure.Forward {
+		if norm {
+			return 2 * in, in
+		}
+		return in, in
+	}
+	if norm {
+		return 2 * out, out
+	}
+	return out, out
 }
 
 // memoryTraffic is the elements a memory-bound operation reads and writes per sample

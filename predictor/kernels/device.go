@@ -31,6 +31,7 @@ type deviceRates struct {
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
 	family       hw.Family
 	clockFactor  float64 // sustained ÷ boost clock (SustainedClockFactor), in peakFLOPS
+	l2Bytes      float64 // L2 cache size, bytes; 0 where unknown
 	// simtFLOPS is the FP32 CUDA-core rate (sustained clock, Kepler's issue factor
 	// included): what kernels without a tensor-core path (depthwise convolutions) run at
 	// whatever the arithmetic.
@@ -112,12 +113,15 @@ func ratesFor(g hw.GPU, p measure.Precision, cal *Calibration) deviceRates {
 	case ArithFP16SIMT:
 		r.elemBytes = 2
 	}
-	r.clockFactor = SustainedClockFactorExp(g, cal.PowerClockExponentOrLegacy())
+	r.clockFactor = SustainedClockFactorExp(g, cal.PowerClockExponentOrLegacy()) * BoardBoostFactor(g)
 	r.peakFLOPS = peak * 1e12 * r.clockFactor
 	r.simtFLOPS = fp32 * 1e12 * r.clockFactor
 	if hw.FamilyOf(g) == hw.FamilyKepler {
 		r.peakFLOPS *= KeplerIssueFactor
 		r.simtFLOPS *= KeplerIssueFactor
+	}
+	if g.L2MB > 0 {
+		r.l2Bytes = g.L2MB * (1 << 20)
 	}
 	bw, known := BandwidthGBs(g)
 	r.bandwidth = bw * 1e9
@@ -230,3 +234,22 @@ func SustainedClockFactorExp(g hw.GPU, exp float64) float64 {
 // LegacyPowerClockExponent is the cube-root law the per-layer efficiencies were
 // fitted under.
 const LegacyPowerClockExponent = 1.0 / 3
+
+// GeForceBoostFactor is how far above its rated boost clock a GeForce board runs under
+// a sustained full load. On GeForce boards the rated boost clock is a typical clock, not
+// a ceiling: GPU Boost raises the clock while the board stays under its power limit and
+// temperature target. At stock settings an RTX 4090 ran at 2,730 MHz under a 97% load
+// drawing 446.9 W of its 450 (HotHardware, October 2022; rated boost 2,520 MHz: 1.083×),
+// and an RTX 3090 Ti at 2,000 to 2,050 MHz in Cyberpunk 2077 (TweakTown, 2022-09-22;
+// rated 1,860: 1.08 to 1.10×). Datacenter and workstation boards (A100, H100, L40S, A10,
+// RTX A6000) hold at most their rated boost, which is their maximum.
+const GeForceBoostFactor = 1.08
+
+// BoardBoostFactor is GeForceBoostFactor for a GeForce board (its name says GeForce, as
+// the catalog's and nvidia-smi's names do) and 1 for every other GPU.
+func BoardBoostFactor(g hw.GPU) float64 {
+	if strings.Contains(strings.ToLower(g.Name), "geforce") {
+		return GeForceBoostFactor
+	}
+	return 1
+}

@@ -215,3 +215,45 @@ func TestNCHWBatchNormChannelWaves(t *testing.T) {
 		}
 	}
 }
+
+// TestGeForceBoost: a GeForce board runs its arithmetic at GeForceBoostFactor × its
+// rated boost clock (GPU Boost goes past a GeForce's rated clock under load), every other
+// board at most its rated boost: the same RTX 4090 figures under a non-GeForce name take
+// 1.08× as long on a compute-bound convolution, and its memory-bound kernels the same time.
+func TestGeForceBoost(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{
+		{"GeForce RTX 4090", GeForceBoostFactor},
+		{"NVIDIA GeForce RTX 3080 Ti", GeForceBoostFactor}, // as nvidia-smi names it
+		{"GeForce GTX 1080 Ti", GeForceBoostFactor},
+		{"RTX A6000", 1},
+		{"NVIDIA L40S", 1},
+		{"H100 SXM5 80GB", 1},
+		{"", 1},
+	} {
+		if got := BoardBoostFactor(hw.GPU{Name: tc.name}); got != tc.want {
+			t.Errorf("BoardBoostFactor(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	geforce := hw.GPU{ID: "rtx-4090", Name: "GeForce RTX 4090", ComputeCapability: "8.9", SMs: 128, BoostClockMHz: 2520, FP32TFLOPS: 82.6,
+		TF32TFLOPS: 82.6, FP16TFLOPS: 165.2, MemoryGB: 24, MemoryType: "GDDR6X", MemoryBandwidthGBs: 1008, TDPW: 450}
+	other := geforce
+	other.Name = "AD102 board (test)"
+	conv := cnn.Config{Op: cnn.OpConv2d, In: cnn.Shape{C: 256, H: 56, W: 56}, Out: cnn.Shape{C: 256, H: 56, W: 56}, NumInputs: 1,
+		Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{1, 1}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 1}
+	relu := cnn.Config{Op: cnn.OpReLU, In: cnn.Shape{C: 256, H: 56, W: 56}, Out: cnn.Shape{C: 256, H: 56, W: 56}, NumInputs: 1}
+	cal := PriorCalibration()
+	launch := cal.LaunchUS / 1000
+	g, _ := EstimateMS(cal, conv, measure.Forward, geforce, measure.AMP, 256)
+	o, _ := EstimateMS(cal, conv, measure.Forward, other, measure.AMP, 256)
+	if r := (o - launch) / (g - launch); math.Abs(r-GeForceBoostFactor) > 1e-9 {
+		t.Errorf("3×3 convolution: %.4f ms as a GeForce, %.4f ms otherwise (ratio %.4f), want %.2f", g, o, r, GeForceBoostFactor)
+	}
+	g, _ = EstimateMS(cal, relu, measure.Forward, geforce, measure.AMP, 256)
+	o, _ = EstimateMS(cal, relu, measure.Forward, other, measure.AMP, 256)
+	if g != o {
+		t.Errorf("ReLU: %.4f ms as a GeForce, %.4f ms otherwise; the memory's clock is not boosted", g, o)
+	}
+}

@@ -244,6 +244,9 @@ func (e *estimator) at(n int) float64 {
 	fn := float64(n)
 	c := &e.cost
 	bytes := (c.elemsPerSample*fn + c.elemsFixed) * e.rates.elemBytes
+	if c.freshElemsPerSample > 0 {
+		bytes -= c.freshElemsPerSample * fn * e.rates.elemBytes * l2HitShare(c.freshTensorPerSample*fn*e.rates.elemBytes, e.rates.l2Bytes)
+	}
 	memS := bytes / e.memRate
 	var computeS float64
 	if c.hasGEMM {
@@ -306,4 +309,23 @@ func ceil(x float64) float64 {
 func EstimateMS(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision, n int) (ms, relErr float64) {
 	e := newEstimator(cal, c, phase, g, p)
 	return e.at(n), e.relErr
+}
+
+// L2ResidentShare is the share of its L2 cache a GPU keeps a tensor in from one kernel to
+// the next: a tensor written by one kernel and read by the next costs the reader no DRAM
+// traffic for the part of it that fits in this share of the L2. Half, since an A100's and
+// H100's L2 is two partitions, each SM reaching the far one through the near one, which
+// may keep its own copy (NVIDIA's A100 whitepaper, "L2 cache").
+const L2ResidentShare = 0.5
+
+// l2HitShare is the share of a tensor of bytes bytes, just written, that the next kernel
+// finds in an L2 cache of l2Bytes bytes (0: unknown, none): all of it where it fits in
+// L2ResidentShare of the L2, else that share of the L2 over its size, so that a batch
+// growing past the L2 loses its hits gradually rather than at one batch size (the L2's
+// hashed sets and replacement keep part of a larger stream, not none of it).
+func l2HitShare(bytes, l2Bytes float64) float64 {
+	if !(l2Bytes > 0) || !(bytes > 0) {
+		return 0
+	}
+	return math.Min(1, L2ResidentShare*l2Bytes/bytes)
 }
