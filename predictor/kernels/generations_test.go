@@ -19,6 +19,10 @@ var (
 	// 1000 W); the catalog's row is another engineer's.
 	b200 = hw.GPU{ID: "b200-test", Name: "B200 (test)", Architecture: "blackwell", ComputeCapability: "10.0", SMs: 148, BoostClockMHz: 1965,
 		FP32TFLOPS: 80, TF32TFLOPS: 1100, FP16TFLOPS: 2250, MemoryGB: 180, MemoryType: "HBM3e", MemoryBandwidthGBs: 8000, TDPW: 1000}
+	// rtx4090 is NVIDIA's Ada whitepaper's GeForce RTX 4090: FP16 with FP32 accumulate at
+	// 165.2 TFLOPS, 1008 GB/s of GDDR6X, 72 MB of L2, 450 W.
+	rtx4090 = hw.GPU{ID: "rtx-4090", Name: "GeForce RTX 4090", ComputeCapability: "8.9", SMs: 128, BoostClockMHz: 2520, FP32TFLOPS: 82.6,
+		TF32TFLOPS: 82.6, FP16TFLOPS: 165.2, MemoryGB: 24, MemoryType: "GDDR6X", MemoryBandwidthGBs: 1008, L2MB: 72, TDPW: 450}
 )
 
 // TestFusedKernelIsItsTraffic: a fused memory-bound kernel (Request.FusedElems) takes
@@ -237,8 +241,7 @@ func TestGeForceBoost(t *testing.T) {
 			t.Errorf("BoardBoostFactor(%q) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	geforce := hw.GPU{ID: "rtx-4090", Name: "GeForce RTX 4090", ComputeCapability: "8.9", SMs: 128, BoostClockMHz: 2520, FP32TFLOPS: 82.6,
-		TF32TFLOPS: 82.6, FP16TFLOPS: 165.2, MemoryGB: 24, MemoryType: "GDDR6X", MemoryBandwidthGBs: 1008, TDPW: 450}
+	geforce := rtx4090
 	other := geforce
 	other.Name = "AD102 board (test)"
 	conv := cnn.Config{Op: cnn.OpConv2d, In: cnn.Shape{C: 256, H: 56, W: 56}, Out: cnn.Shape{C: 256, H: 56, W: 56}, NumInputs: 1,

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -34,8 +33,7 @@ func TestL2Residency(t *testing.T) {
 		}
 	}
 
-	withL2 := hw.GPU{ID: "rtx-4090", Name: "GeForce RTX 4090", ComputeCapability: "8.9", SMs: 128, BoostClockMHz: 2520, FP32TFLOPS: 82.6,
-		TF32TFLOPS: 82.6, FP16TFLOPS: 165.2, MemoryGB: 24, MemoryType: "GDDR6X", MemoryBandwidthGBs: 1008, L2MB: 72, TDPW: 450}
+	withL2 := rtx4090
 	noL2 := withL2
 	noL2.L2MB = 0
 	shape := cnn.Shape{C: 256, H: 14, W: 14}
