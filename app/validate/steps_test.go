@@ -23,20 +23,9 @@ import (
 // measurements cover, with the error from the prediction; the other is named as skipped.
 func TestStepsFromLayerMeasurements(t *testing.T) {
 	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	dev := measure.Device{Key: "cpu:test:Some CPU", Backend: "cpu", Name: "Some CPU", SMs: 2}
-	if err := d.PutDevice(ctx, dev); err != nil {
-		t.Fatal(err)
-	}
-	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	d := newCache(t, dev)
+	net := smallNet(t, "resnet18")
 	seen := map[string]bool{}
 	var ms []measure.Measurement
 	for i := range net.Layers {
@@ -51,7 +40,7 @@ func TestStepsFromLayerMeasurements(t *testing.T) {
 		for _, b := range []int{2, 4} {
 			for _, ph := range measure.Phases {
 				ms = append(ms, measure.Measurement{DeviceKey: dev.Key, ConfigKey: key, Batch: b, Precision: measure.FP32,
-					Phase: ph, Policy: measure.NoPolicy, MedianMS: 0.5, Repeats: 3, Status: measure.OK, At: at})
+					Phase: ph, Policy: measure.NoPolicy, MedianMS: 0.5, Repeats: 3, Status: measure.OK, At: measuredAt})
 			}
 		}
 	}
@@ -59,9 +48,9 @@ func TestStepsFromLayerMeasurements(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := []measure.Step{
-		{DeviceKey: dev.Key, Model: "resnet18", Batch: 2, Precision: measure.FP32, Framework: "cnntime-cpu", Source: "test", MedianMS: 40, Status: measure.OK, At: at},
-		{DeviceKey: dev.Key, Model: "resnet18", Batch: 4, Precision: measure.FP32, Framework: "cnntime-cpu", Source: "test", MedianMS: 80, Status: measure.OK, At: at},
-		{DeviceKey: "cpu:other:CPU:pytorch-2-threads", Model: "resnet18", Batch: 2, Precision: measure.FP32, Framework: "pytorch 1.13", Source: "test", MedianMS: 30, Status: measure.OK, At: at},
+		{DeviceKey: dev.Key, Model: "resnet18", Batch: 2, Precision: measure.FP32, Framework: "cnntime-cpu", Source: "test", MedianMS: 40, Status: measure.OK, At: measuredAt},
+		{DeviceKey: dev.Key, Model: "resnet18", Batch: 4, Precision: measure.FP32, Framework: "cnntime-cpu", Source: "test", MedianMS: 80, Status: measure.OK, At: measuredAt},
+		{DeviceKey: "cpu:other:CPU:pytorch-2-threads", Model: "resnet18", Batch: 2, Precision: measure.FP32, Framework: "pytorch 1.13", Source: "test", MedianMS: 30, Status: measure.OK, At: measuredAt},
 	}
 	if err := d.PutSteps(ctx, steps); err != nil {
 		t.Fatal(err)
@@ -102,17 +91,9 @@ func TestStepsFromLayerMeasurements(t *testing.T) {
 // composed of exactly those: every phase at 0.5 ms gives 0.5 ms × PyTorch's kernels.
 func TestStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
 	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := newCache(t)
 	key := "cpu:test:Some CPU:pytorch-2-threads"
-	net, err := cnn.Build("mobilenet_v2", cnn.Options{Resolution: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	net := smallNet(t, "mobilenet_v2")
 	kernels, everyPhase := 0, 0
 	timed := map[string]bool{}
 	var ms []measure.Measurement
@@ -127,14 +108,14 @@ func TestStepsComposesPyTorchCPUWithItsKernels(t *testing.T) {
 			}
 			timed[k] = true
 			ms = append(ms, measure.Measurement{DeviceKey: key, ConfigKey: l.Config.Key(), Batch: 4, Precision: measure.FP32,
-				Phase: ph, MedianMS: 0.5, Repeats: 3, Status: measure.OK, At: at})
+				Phase: ph, MedianMS: 0.5, Repeats: 3, Status: measure.OK, At: measuredAt})
 		}
 	}
 	if err := d.PutMeasurements(ctx, ms); err != nil { // the device is known by its key alone, as a bare CSV import leaves it
 		t.Fatal(err)
 	}
 	if err := d.PutSteps(ctx, []measure.Step{{DeviceKey: key, Model: "mobilenet_v2", Batch: 4, Precision: measure.FP32,
-		Framework: "pytorch 1.13.0 cpu 2 threads", Source: "test", MedianMS: 100, Status: measure.OK, At: at}}); err != nil {
+		Framework: "pytorch 1.13.0 cpu 2 threads", Source: "test", MedianMS: 100, Status: measure.OK, At: measuredAt}}); err != nil {
 		t.Fatal(err)
 	}
 	v := stepsOf(t, d)
@@ -172,21 +153,10 @@ func TestLoadAverageOfAStepsSource(t *testing.T) {
 // rule (every phase of every layer, views included, FP32 alone) covered none of them.
 func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
 	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	dev := measure.Device{Key: "cuda:GPU-0123", Backend: "cuda", Name: "Tesla T4", UUID: "GPU-0123", GPUID: "t4",
 		ComputeCapability: "7.5", SMs: 40, MemoryBytes: 16 << 30}
-	if err := d.PutDevice(ctx, dev); err != nil {
-		t.Fatal(err)
-	}
-	net, err := cnn.Build("resnet18", cnn.Options{Resolution: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+	d := newCache(t, dev)
+	net := smallNet(t, "resnet18")
 	cat, err := app.LoadCatalog()
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +187,7 @@ func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
 					seen[k] = true
 					for _, b := range []int{8, 16} {
 						ms = append(ms, measure.Measurement{DeviceKey: rows.key, ConfigKey: l.Config.Key(), Batch: b, Precision: kp,
-							Phase: ph, Policy: measure.Heuristic, MedianMS: rows.ms, Repeats: 3, Status: measure.OK, At: at})
+							Phase: ph, Policy: measure.Heuristic, MedianMS: rows.ms, Repeats: 3, Status: measure.OK, At: measuredAt})
 					}
 				}
 			}
@@ -228,7 +198,7 @@ func TestStepsComposesMeasuredGPUSteps(t *testing.T) {
 	}
 	step := func(framework string, prec measure.Precision, batch int, ms float64) measure.Step {
 		return measure.Step{DeviceKey: dev.Key, Model: "resnet18", Batch: batch, Precision: prec, Framework: framework,
-			Source: "first run", MedianMS: ms, Status: measure.OK, At: at}
+			Source: "first run", MedianMS: ms, Status: measure.OK, At: measuredAt}
 	}
 	if err := d.PutSteps(ctx, []measure.Step{
 		step("cnntime-cuda", measure.FP32, 8, 60), step("cnntime-cuda", measure.FP32, 16, 70),
@@ -339,4 +309,34 @@ func stepsOf(t *testing.T, d *db.DB) StepsAccuracy {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// measuredAt is when the steps tests' rows were measured.
+var measuredAt = time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
+
+// newCache is an empty cache in a temporary folder, closed when the test ends, that
+// knows devs.
+func newCache(t *testing.T, devs ...measure.Device) *db.DB {
+	t.Helper()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	for _, dev := range devs {
+		if err := d.PutDevice(context.Background(), dev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// smallNet is zoo model name at 32×32 pixels.
+func smallNet(t *testing.T, name string) *cnn.Network {
+	t.Helper()
+	net, err := cnn.Build(name, cnn.Options{Resolution: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
 }
