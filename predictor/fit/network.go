@@ -347,7 +347,7 @@ type NetworkBands struct {
 	PerKey   map[string]float64 // "family/arithmetic"
 	Rows     map[string]int     // tuning rows behind each key
 	HeldOut  float64            // MAPE of the held-out rows (all rows if none is held out)
-	Other    float64            // for a family and arithmetic without rows
+	Other    float64            // for a family and arithmetic without tuning rows
 	Transfer float64            // for a time transferred from a measured GPU
 }
 

@@ -78,7 +78,7 @@ type kernelCost struct {
 	// freshElemsPerSample are the elements of elemsPerSample a memory-bound kernel reads
 	// from the tensor the kernel before it has just written (forward: its input; backward:
 	// the output gradient), and freshTensorPerSample that tensor's elements: where the
-	// tensor fits in the GPU's L2 those reads hit the L2 (see l2Resident).
+	// tensor fits in the GPU's L2 those reads hit the L2 (see l2HitShare).
 	freshElemsPerSample, freshTensorPerSample float64
 	aligned8                                  bool // channel dimensions are multiples of 8 (FP16 tensor cores)
 	aligned4                                  bool // multiples of 4 (TF32 tensor cores)

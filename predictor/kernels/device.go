@@ -30,7 +30,7 @@ type deviceRates struct {
 	extraRelErr  float64 // widening of the error band for fallbacks
 	tensorFactor float64 // multiplies efficiency on unaligned tensor-core layers (set by the model)
 	family       hw.Family
-	clockFactor  float64 // sustained ÷ boost clock (SustainedClockFactor), in peakFLOPS
+	clockFactor  float64 // sustained ÷ rated boost clock (SustainedClockFactorExp × BoardBoostFactor), in peakFLOPS
 	l2Bytes      float64 // L2 cache size, bytes; 0 where unknown
 	// simtFLOPS is the FP32 CUDA-core rate (sustained clock, Kepler's issue factor
 	// included): what kernels without a tensor-core path (depthwise convolutions) run at
