@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"cnntime/app"
 	"cnntime/app/cli"
 )
 
@@ -17,6 +19,8 @@ import (
 const cliEnv = "CNNTIME_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
+	// The window's and the CLI's date-dependent text (price ages) as on one fixed day.
+	app.SetClock(app.FixedClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)))
 	if os.Getenv(cliEnv) == "1" {
 		os.Exit(cli.RunCLI(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -341,5 +341,5 @@ func unknownMachine(ctx context.Context, d *db.DB, id string) error {
 }
 
 func userPriceSource() string {
-	return "set by the user on " + time.Now().Format(time.DateOnly)
+	return "set by the user on " + today().Format(time.DateOnly)
 }

@@ -34,12 +34,6 @@ var DefaultPriceClouds = []string{"aws", "azure", "gcp", "lambda", "runpod"}
 // DefaultPricesTimeout bounds each download.
 const DefaultPricesTimeout = 60 * time.Second
 
-// clock is the time prices are aged against; tests replace it.
-var clock = time.Now
-
-// today is the day prices are aged against, in UTC.
-func today() time.Time { return clock().UTC() }
-
 // CloudPricesReport is what an import or update did for one cloud.
 type CloudPricesReport struct {
 	Cloud  string `json:"cloud"`
@@ -87,7 +81,7 @@ type ImportOptions struct {
 // a directory of clouds (catalogs/v7, or ~/.sky/catalogs whose v7 is used).
 func ImportPrices(ctx context.Context, d *db.DB, path string, opts ImportOptions) (PricesReport, error) {
 	if opts.Date != "" {
-		if _, ok := hw.PriceAgeDays(opts.Date, time.Now()); !ok || len(opts.Date) != len(time.DateOnly) {
+		if _, ok := hw.PriceAgeDays(opts.Date, clock()); !ok || len(opts.Date) != len(time.DateOnly) {
 			return PricesReport{}, Inputf("date %q is not a day such as 2026-11-20", opts.Date)
 		}
 	}
@@ -315,7 +309,11 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: prev.Source, Status: "unchanged", Date: prev.PriceDate, Rows: prev.Rows, Offers: prev.Offers})
 			continue
 		}
-		date := res.Date.Format(time.DateOnly)
+		fetched := res.Date
+		if fetched.IsZero() { // no Last-Modified: the prices are as of the day they were fetched
+			fetched = today()
+		}
+		date := fetched.Format(time.DateOnly)
 		if err := checkFeedDate(res.URL, date, prev); err != nil {
 			fail(err)
 			continue

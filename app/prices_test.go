@@ -397,8 +397,7 @@ func TestUpdatePrices(t *testing.T) {
 // came from, and never the credentials of an address.
 func TestUpdatePricesRefusesBadDatesRedirectsAndKeepsCredentialsOut(t *testing.T) {
 	ctx := context.Background()
-	defer func(c func() time.Time) { clock = c }(clock)
-	clock = func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
+	defer SetClock(FixedClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)))()
 	cs := newCatalogServer(t)
 	withCreds := strings.Replace(cs.URL, "http://", "http://u:secret@", 1) + "/catalogs/v7"
 	opts := UpdateOptions{BaseURL: withCreds, Clouds: []string{"aws"}, Timeout: 2 * time.Second}

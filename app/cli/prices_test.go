@@ -121,7 +121,7 @@ func TestImportedPricesListAndCostRuns(t *testing.T) {
 
 func TestPricesOlderThan90DaysAreFlagged(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "cache.db")
-	old := time.Now().UTC().AddDate(0, 0, -120).Format(time.DateOnly)
+	old := testDay.AddDate(0, 0, -120).Format(time.DateOnly)
 	code, out, errOut := runMachinesCLI(t, dbPath, "prices", "import", filepath.Join(fixtureCatalogs, "lambda", "vms.csv"), "--date", old)
 	if code != 0 {
 		t.Fatalf("prices import: exit %d: %s%s", code, out, errOut)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"cnntime/app"
 	"cnntime/db"
@@ -22,7 +23,13 @@ import (
 // model --json`) can call cnntime without building the GUI binary.
 const runAsCLIEnv = "CNNTIME_TEST_RUN_CLI"
 
+// testDay is the day this package's goldens were written: TestMain pins the app's
+// clock to it, so a price's age in them is the same on any day the tests run.
+var testDay = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
 func TestMain(m *testing.M) {
+	// The goldens were written on this day: their price ages hold on any other.
+	app.SetClock(app.FixedClock(testDay))
 	if os.Getenv(superviseTestEnv) != "" {
 		os.Exit(supervisedTestMain())
 	}

@@ -29,8 +29,8 @@ type Request struct {
 // Result is a finished download: NotModified (the caller's copy is current; Body is
 // empty), or the whole Body with the validators to send next time. URL is the address
 // the file came from after any redirect, without credentials: the source to record.
-// Date is the day the file was last changed by the server's Last-Modified, else the day
-// it was fetched.
+// Date is the day the file was last changed by the server's Last-Modified, or zero when
+// the server gives none (the caller dates it by its own clock).
 type Result struct {
 	NotModified  bool
 	Body         []byte
@@ -205,12 +205,12 @@ func limitText(limit int64) string {
 	return fmt.Sprintf("%d MiB", limit>>20)
 }
 
-// fileDate is the server's Last-Modified, else now, in UTC.
+// fileDate is the server's Last-Modified in UTC, or zero when it gives none.
 func fileDate(resp *http.Response) time.Time {
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		return t.UTC()
 	}
-	return time.Now().UTC()
+	return time.Time{}
 }
 
 func isLoopback(host string) bool {
