@@ -180,11 +180,12 @@ func (e *stickyStop) Error() string {
 func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]Item, error) {
 	req := protocol.Request{
 		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI,
-		Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
+		Layout: job.Layout, Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
 	}
 	for i, it := range items {
-		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase}
+		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase, Precision: it.Precision}
 	}
+	measuredKey := LayoutKey(r.device.Key, job.Layout)
 	inFlight, measured := -1, 0
 	var sticky *stickyStop
 	var left []Item
@@ -199,8 +200,8 @@ func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]I
 		case protocol.Measurement:
 			inFlight = -1
 			measured++
-			if m.Measurement.DeviceKey != r.device.Key {
-				return fmt.Errorf("the worker measured device %s, not %s", m.Measurement.DeviceKey, r.device.Key)
+			if m.Measurement.DeviceKey != measuredKey {
+				return fmt.Errorf("the worker measured device %s, not %s", m.Measurement.DeviceKey, measuredKey)
 			}
 			return sink.Measured(*m.Measurement)
 		case protocol.Failed:

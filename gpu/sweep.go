@@ -18,6 +18,9 @@ type Job struct {
 	// CuDNNAPI is the cuDNN API convolutions choose their algorithm through on a GPU:
 	// "" (legacy) or v8 (package gpu/convalgo).
 	CuDNNAPI string
+	// Layout is the activations' layout: "" or NCHW, or NHWC (channels_last), whose
+	// measurements are stored under the device's LayoutKey.
+	Layout string
 }
 
 // APISetter is implemented by backends whose convolutions can choose their algorithm
@@ -114,6 +117,19 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 	if job.Repeats < 1 {
 		return fmt.Errorf("sweep with %d repeats: measure each kernel at least once", job.Repeats)
 	}
+	if err := CheckLayout(job.Layout); err != nil {
+		return err
+	}
+	if job.Layout == NHWC {
+		s, ok := b.(LayoutSetter)
+		if !ok {
+			return fmt.Errorf("the %s backend measures NCHW only, not %s", b.Device().Backend, job.Layout)
+		}
+		if err := s.SetLayout(job.Layout); err != nil {
+			return err
+		}
+	}
+	deviceKey := LayoutKey(b.Device().Key, job.Layout)
 	oomAt := map[string]int{} // configuration key → smallest batch that did not fit
 	mon, _ := b.(Monitor)
 	for i, it := range job.Items {
@@ -126,15 +142,16 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 			}
 		}
 		key := it.Config.Key()
+		prec := it.KernelPrecision(job.Precision)
 		var m measure.Measurement
 		if limit, ok := oomAt[key]; ok && it.Batch >= limit {
 			m = measure.Measurement{
-				DeviceKey: b.Device().Key, ConfigKey: key, Batch: it.Batch, Precision: job.Precision,
+				ConfigKey: key, Batch: it.Batch, Precision: prec,
 				Phase: it.Phase, Policy: job.Policy, Status: measure.OutOfMemory, At: time.Now().UTC(),
 			}
 		} else {
 			var err error
-			m, err = b.TimeLayer(ctx, it.Config, it.Batch, it.Phase, job.Precision, job.Policy, job.Repeats)
+			m, err = b.TimeLayer(ctx, it.Config, it.Batch, it.Phase, prec, job.Policy, job.Repeats)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -158,6 +175,7 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 				}
 			}
 		}
+		m.DeviceKey = deviceKey
 		if err := sink.Measured(m); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/libfind"
+	"cnntime/predictor"
 	"cnntime/predictor/measure"
 )
 
@@ -41,7 +42,8 @@ func sweepCommands(register func(Command)) {
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
 		Usage: "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
-			"        [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "] [--repeats K] [--input N] [--step] [--json]",
+			"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "]\n" +
+			"        [--repeats K] [--input N] [--step] [--json]",
 		Run: runSweep,
 	})
 }
@@ -170,8 +172,9 @@ func runSweep(env *Env, args []string) error {
 	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
-	var precision, policy, api string
+	var precision, policy, api, format string
 	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
+	choiceVar(fs, &format, "memory-format", string(predictor.NCHW), "the activations' layout a GPU measures in (the CPU: nchw)", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
 	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
 	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
 	wholeVar(fs, &req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
@@ -203,6 +206,13 @@ func runSweep(env *Env, args []string) error {
 		return Usagef("--precision: %v", err)
 	}
 	req.Precision = p
+	f, err := predictor.ParseMemoryFormat(strings.ToLower(strings.TrimSpace(format)))
+	if err != nil {
+		return Usagef("--memory-format: %v", err)
+	}
+	if f == predictor.NHWC {
+		req.Layout = gpu.NHWC
+	}
 	if req.Policy, err = measure.ParsePolicy(policy); err != nil {
 		return Usagef("--policy: %v", err)
 	}
