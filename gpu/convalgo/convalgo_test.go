@@ -6,15 +6,40 @@ import (
 	"cnntime/predictor/measure"
 )
 
+// TestStart: the math and data types of each kernel precision, with cuDNN's and cuBLAS's
+// enumerations of the data type (cudnn_graph.h: FLOAT 0, HALF 2, BFLOAT16 9;
+// library_types.h: CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14).
 func TestStart(t *testing.T) {
 	for _, c := range []struct {
-		p    measure.Precision
-		math int
-		half bool
-	}{{measure.FP32, FMAMath, false}, {measure.TF32, DefaultMath, false}, {measure.FP32Strict, FMAMath, false}, {measure.AMP, TensorOpMath, true}} {
-		if m, h := Start(c.p); m != c.math || h != c.half {
-			t.Errorf("Start(%s) = %d, %v; want %d, %v", c.p, m, h, c.math, c.half)
+		p                   measure.Precision
+		math                int
+		data                Data
+		bytes               int64
+		cudnnType, cudaType int
+	}{
+		{measure.FP32, FMAMath, Float, 4, 0, 0}, {measure.TF32, DefaultMath, Float, 4, 0, 0}, {measure.FP32Strict, FMAMath, Float, 4, 0, 0},
+		{measure.AMP, TensorOpMath, Half, 2, 2, 2}, {measure.BF16, TensorOpMath, BFloat16, 2, 9, 14},
+	} {
+		m, d := Start(c.p)
+		if m != c.math || d != c.data || d.Bytes() != c.bytes || d.CuDNN() != c.cudnnType || d.CUDA() != c.cudaType {
+			t.Errorf("Start(%s) = %d, %v (%d bytes, cuDNN %d, CUDA %d); want %d, %v (%d, %d, %d)", c.p, m, d, d.Bytes(), d.CuDNN(), d.CUDA(),
+				c.math, c.data, c.bytes, c.cudnnType, c.cudaType)
 		}
+		if DataOf(c.p) != c.data {
+			t.Errorf("DataOf(%s) = %v, want %v", c.p, DataOf(c.p), c.data)
+		}
+	}
+}
+
+// TestStrides: a channels_last tensor has C varying fastest, as PyTorch's
+// torch.channels_last strides (N, C, H, W) = (HWC, 1, WC, C).
+func TestStrides(t *testing.T) {
+	dims := [4]int64{2, 3, 4, 5}
+	if got, want := Strides(dims, false), [4]int64{60, 20, 5, 1}; got != want {
+		t.Errorf("NCHW strides %v, want %v", got, want)
+	}
+	if got, want := Strides(dims, true), [4]int64{60, 1, 15, 3}; got != want {
+		t.Errorf("NHWC strides %v, want %v", got, want)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"gorgonia.org/cu"
 
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cudastatus"
 	"cnntime/gpu/timing"
 	"cnntime/predictor/cnn"
@@ -169,7 +170,7 @@ type Backend struct {
 	cublas        unsafe.Pointer
 	lt            unsafe.Pointer // cuBLASLt's handle; nil without cuBLASLt (ltErr says why)
 	ltWarned      bool
-	k32, k16      *kernels // nil when kernelsErr says why
+	k32, k16, kbf *kernels // FP32, FP16 and bfloat16 data; nil when kernelsErr says why
 	kernelsErr    error
 	kernelsWarned bool
 	preloadWarned bool
@@ -179,6 +180,7 @@ type Backend struct {
 	nvml          unsafe.Pointer
 	throttle      timing.Throttle
 	api           string // the cuDNN API convolutions choose through: convalgo.Legacy ("") or V8
+	layout        string // the activations' layout: gpu.NCHW ("") or gpu.NHWC
 	flushes       uint   // how many L2 flushes so far: each writes a new value
 }
 
@@ -218,12 +220,14 @@ func Open(index int, o Options) (*Backend, error) {
 	fmt.Sscanf(d.ComputeCapability, "%d.%d", &b.cc[0], &b.cc[1])
 	b.kernelsErr = nvrtcErr
 	if b.kernelsErr == nil {
-		if b.k32, b.kernelsErr = compileKernels(false, b.cc); b.kernelsErr == nil {
-			b.k16, b.kernelsErr = compileKernels(true, b.cc)
+		if b.k32, b.kernelsErr = compileKernels(convalgo.Float, b.cc); b.kernelsErr == nil {
+			if b.k16, b.kernelsErr = compileKernels(convalgo.Half, b.cc); b.kernelsErr == nil {
+				b.kbf, b.kernelsErr = compileKernels(convalgo.BFloat16, b.cc)
+			}
 		}
 	}
 	if b.kernelsErr != nil {
-		b.k32, b.k16 = nil, nil
+		b.k32, b.k16, b.kbf = nil, nil, nil
 	}
 	if nvmlOK {
 		bus := make([]byte, 32)
@@ -277,10 +281,28 @@ func precisionOf(p measure.Precision) (elem int, tf32 bool, ok bool) {
 		return 4, false, true
 	case measure.TF32:
 		return 4, true, true
-	case measure.AMP:
+	case measure.AMP, measure.BF16:
 		return 2, false, true
 	}
 	return 0, false, false
+}
+
+// SetLayout makes the backend measure in layout (gpu.NCHW or gpu.NHWC): cuDNN's
+// tensors and filters in that format (gpu.LayoutSetter).
+func (b *Backend) SetLayout(layout string) error {
+	if err := gpu.CheckLayout(layout); err != nil {
+		return err
+	}
+	b.layout = layout
+	return nil
+}
+
+// format is cuDNN's tensor format of the backend's layout.
+func (b *Backend) format() int {
+	if b.layout == gpu.NHWC {
+		return convalgo.FormatNHWC
+	}
+	return convalgo.FormatNCHW
 }
 
 // TimeLayer times one phase of a layer configuration with CUDA events, after warm-up.

@@ -87,19 +87,20 @@ func (l *convLayer) prepareV8(phase measure.Phase) (string, int64, error) {
 	c := l.cfg
 	g := max(c.Groups, 1)
 	var d C.v8_conv_t
-	d.phase, d.dtype, d.ctype = v8Phase[phase], cudnnFloat, cudnnFloat
-	if l.half {
-		d.dtype = cudnnHalf
+	d.phase, d.dtype, d.ctype = v8Phase[phase], C.int(l.dt.CuDNN()), cudnnFloat
+	dims := func(v [4]int, into, strides *[4]C.longlong) {
+		var d [4]int64
+		for i := range v {
+			d[i] = int64(v[i])
+			into[i] = C.longlong(v[i])
+		}
+		for i, s := range convalgo.Strides(d, l.nhwc) { // channels_last: C fastest, for filters too
+			strides[i] = C.longlong(s)
+		}
 	}
-	for i, v := range []int{l.batch, c.In.C, c.In.H, c.In.W} {
-		d.x[i] = C.longlong(v)
-	}
-	for i, v := range []int{c.Out.C, c.In.C / g, c.Kernel[0], c.Kernel[1]} {
-		d.w[i] = C.longlong(v)
-	}
-	for i, v := range []int{l.batch, c.Out.C, c.Out.H, c.Out.W} {
-		d.y[i] = C.longlong(v)
-	}
+	dims([4]int{l.batch, c.In.C, c.In.H, c.In.W}, &d.x, &d.xs)
+	dims([4]int{c.Out.C, c.In.C / g, c.Kernel[0], c.Kernel[1]}, &d.w, &d.ws)
+	dims([4]int{l.batch, c.Out.C, c.Out.H, c.Out.W}, &d.y, &d.ys)
 	for i := 0; i < 2; i++ {
 		d.pad[i], d.stride[i], d.dilation[i] = C.longlong(c.Padding[i]), C.longlong(max(c.Stride[i], 1)), C.longlong(max(c.Dilation[i], 1))
 	}

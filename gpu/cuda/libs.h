@@ -92,6 +92,7 @@ typedef struct {
 	int dtype;      // cudnnDataType_t of the tensors
 	int ctype;      // of the arithmetic
 	long long x[4], w[4], y[4];
+	long long xs[4], ws[4], ys[4]; // their strides: packed NCHW, or channels_last
 	long long pad[2], stride[2], dilation[2];
 } v8_conv_t;
 typedef struct {
