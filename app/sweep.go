@@ -16,6 +16,7 @@ import (
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/lifeline"
+	"cnntime/gpu/timing"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -50,6 +51,9 @@ type SweepRequest struct {
 	// Layout is the activations' layout on a GPU: "" or nchw, or nhwc (channels_last),
 	// whose rows are the device's gpu.LayoutKey.
 	Layout string `json:"layout,omitempty"`
+	// L2 is how a GPU times a phase that fits in its L2: "" or cold, or producer-hot
+	// (package gpu/timing); each row's notes say which.
+	L2 string `json:"l2,omitempty"`
 }
 
 // DefaultSweepRequest is a sweep of the CPU with the usual settings; callers fill Models.
@@ -118,6 +122,9 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	if err := gpu.CheckLayout(req.Layout); err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
+	if err := timing.CheckL2Mode(req.L2); err != nil {
+		return SweepPlan{}, Inputf("%v", err)
+	}
 	p := SweepPlan{Request: req, Device: dev, Policy: req.Policy}
 	if dev.Backend == "cpu" {
 		if req.Precision != measure.FP32 && req.Precision != measure.FP32Strict {
@@ -125,6 +132,9 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		}
 		if req.Layout == gpu.NHWC {
 			return SweepPlan{}, Inputf("the CPU backend measures NCHW only: --memory-format nhwc applies to a GPU sweep")
+		}
+		if req.L2 != "" && req.L2 != timing.L2Cold {
+			return SweepPlan{}, Inputf("the CPU backend has no L2 modes: --l2 %s applies to a GPU sweep", req.L2)
 		}
 		p.Policy = measure.NoPolicy
 	} else if _, err := measure.ParsePolicy(string(req.Policy)); err != nil {
@@ -426,6 +436,9 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	}
 	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items,
 		CuDNNAPI: plan.Request.CuDNNAPI, Layout: plan.Request.Layout}
+	if plan.Request.L2 != "" && plan.Request.L2 != timing.L2Cold {
+		job.L2 = plan.Request.L2
+	}
 	err = sw.Sweep(ctx, job, sink)
 	if err == nil {
 		err = runSteps(ctx, cache, sw, plan, &res, report)

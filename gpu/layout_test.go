@@ -89,3 +89,33 @@ func TestExecuteRunsEachItemInItsPrecisionAndLayout(t *testing.T) {
 		t.Errorf("quarantined as %s in %s, want the channels_last key and the item's tf32", q.DeviceKey, q.Precision)
 	}
 }
+
+// l2Backend takes an L2 mode and has a word to say when the sweep is done.
+type l2Backend struct {
+	*layoutBackend
+	mode string
+}
+
+func (b *l2Backend) SetL2Mode(m string) error { b.mode = m; return nil }
+func (b *l2Backend) Finish() string          { return "1 other process(es) started on the GPU during the sweep" }
+
+// TestExecuteSetsTheL2ModeAndWarnsAtTheEnd: a producer-hot job sets the backend's mode
+// before it measures, a backend without modes refuses one, and the backend's word after
+// the sweep (another process started on the GPU) reaches the sink as a warning.
+func TestExecuteSetsTheL2ModeAndWarnsAtTheEnd(t *testing.T) {
+	s := cnn.Shape{C: 4, H: 4, W: 4}
+	items := []Item{{Config: cnn.Config{Op: cnn.OpReLU, In: s, Out: s, NumInputs: 1}, Batch: 2, Phase: measure.Forward}}
+	b := &l2Backend{layoutBackend: &layoutBackend{}}
+	var warnings []string
+	sink := Sink{Measured: func(measure.Measurement) error { return nil }, Warning: func(w string) { warnings = append(warnings, w) }}
+	if err := Execute(context.Background(), b, Job{Precision: measure.FP32, Repeats: 1, Items: items, L2: "producer-hot"}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if b.mode != "producer-hot" || len(warnings) != 1 || !strings.Contains(warnings[0], "started on the GPU") {
+		t.Errorf("mode %q, warnings %q; want producer-hot and the backend's word after the sweep", b.mode, warnings)
+	}
+	err := Execute(context.Background(), &layoutBackend{}, Job{Precision: measure.FP32, Repeats: 1, Items: items, L2: "producer-hot"}, sink)
+	if err == nil || !strings.Contains(err.Error(), "no L2 timing modes") {
+		t.Errorf("a backend without L2 modes: %v, want a refusal", err)
+	}
+}

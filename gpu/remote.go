@@ -180,7 +180,7 @@ func (e *stickyStop) Error() string {
 func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]Item, error) {
 	req := protocol.Request{
 		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI,
-		Layout: job.Layout, Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
+		Layout: job.Layout, L2: job.L2, Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
 	}
 	for i, it := range items {
 		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase, Precision: it.Precision}

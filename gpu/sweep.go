@@ -21,6 +21,21 @@ type Job struct {
 	// Layout is the activations' layout: "" or NCHW, or NHWC (channels_last), whose
 	// measurements are stored under the device's LayoutKey.
 	Layout string
+	// L2 is how a GPU times a phase that fits in its L2: "" or cold (flushed before each
+	// run), or producer-hot (flushed, then its input read back in, as a step's previous
+	// layer leaves it); package timing.
+	L2 string
+}
+
+// L2Setter is implemented by backends that time against an L2 cache.
+type L2Setter interface {
+	SetL2Mode(mode string) error
+}
+
+// Finisher is implemented by backends that have something to say once a sweep is done
+// (another process started on the GPU while it ran); "" when nothing.
+type Finisher interface {
+	Finish() string
 }
 
 // APISetter is implemented by backends whose convolutions can choose their algorithm
@@ -128,6 +143,22 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 		if err := s.SetLayout(job.Layout); err != nil {
 			return err
 		}
+	}
+	if job.L2 != "" {
+		s, ok := b.(L2Setter)
+		if !ok {
+			return fmt.Errorf("the %s backend has no L2 timing modes (asked for %s)", b.Device().Backend, job.L2)
+		}
+		if err := s.SetL2Mode(job.L2); err != nil {
+			return err
+		}
+	}
+	if f, ok := b.(Finisher); ok && sink.Warning != nil {
+		defer func() {
+			if w := f.Finish(); w != "" {
+				sink.Warning(w)
+			}
+		}()
 	}
 	deviceKey := LayoutKey(b.Device().Key, job.Layout)
 	oomAt := map[string]int{} // configuration key → smallest batch that did not fit

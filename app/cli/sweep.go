@@ -17,6 +17,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/libfind"
+	"cnntime/gpu/timing"
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
 )
@@ -43,7 +44,7 @@ func sweepCommands(register func(Command)) {
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
 		Usage: "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
 			"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "]\n" +
-			"        [--repeats K] [--input N] [--step] [--json]",
+			"        [--l2 " + alternatives(l2Choices()) + "] [--repeats K] [--input N] [--step] [--json]",
 		Run: runSweep,
 	})
 }
@@ -172,10 +173,11 @@ func runSweep(env *Env, args []string) error {
 	fs.StringVar(models, "model", "", "the same as --models")
 	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
-	var precision, policy, api, format string
+	var precision, policy, api, format, l2 string
 	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
 	choiceVar(fs, &format, "memory-format", string(predictor.NCHW), "the activations' layout a GPU measures in (the CPU: nchw)", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
 	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
+	choiceVar(fs, &l2, "l2", timing.L2Cold, "how a GPU times a phase that fits in its L2", l2Choices(), timing.CheckL2Mode)
 	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
 	wholeVar(fs, &req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	wholeVar(fs, &req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
@@ -213,6 +215,7 @@ func runSweep(env *Env, args []string) error {
 	if f == predictor.NHWC {
 		req.Layout = gpu.NHWC
 	}
+	req.L2 = l2
 	if req.Policy, err = measure.ParsePolicy(policy); err != nil {
 		return Usagef("--policy: %v", err)
 	}
@@ -316,6 +319,14 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// l2Choices are --l2's values (package gpu/timing).
+func l2Choices() []choice {
+	return choicesOf(timing.L2Modes, map[string]string{
+		timing.L2Cold:        "flush the L2 before each run of a phase that fits in it: nothing of the phase is cached",
+		timing.L2ProducerHot: "flush it, then read the phase's input back in, as a step's previous layer leaves it",
+	}, nil)
 }
 
 // cudnnAPIChoices are --cudnn-api's values (package gpu/convalgo).

@@ -69,6 +69,19 @@ func (l *kernelLayer) prepare(p measure.Phase) (string, int64, error) {
 
 func (l *kernelLayer) run(p measure.Phase) error { return l.prog.Run(p) }
 
+func (l *kernelLayer) phaseBytes(p measure.Phase) int64 {
+	return l.prog.Program.PhaseBytes(p, l.dt != convalgo.Float)
+}
+
+func (l *kernelLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	in := l.prog.Program.PhaseInput(p)
+	if in < 0 {
+		return 0, 0
+	}
+	buf := l.prog.Program.Buffers[in]
+	return l.prog.Addrs[in], buf.Elems * buf.Elem.Bytes(l.dt != convalgo.Float)
+}
+
 // check uploads the reference's values into the program's buffers, runs the phase and
 // reads back what the program names for it.
 func (l *kernelLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {

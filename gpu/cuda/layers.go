@@ -27,8 +27,13 @@ type layer interface {
 	// the forward pass once when a backward phase needs what it saves.
 	prepare(phase measure.Phase) (algorithm string, workspace int64, err error)
 	run(phase measure.Phase) error
-	// footprint is the bytes of device memory the layer holds: what a run can touch.
-	footprint() int64
+	// phaseBytes is the bytes a run of the phase reads and writes (its working set, the
+	// workspace included): whether it fits in the L2 decides how it is timed.
+	phaseBytes(phase measure.Phase) int64
+	// phaseInput is the buffer the phase reads that a step's previous layer has just
+	// written (the forward's input, a backward's output gradient) and its bytes; 0 when
+	// none.
+	phaseInput(phase measure.Phase) (ptr uint64, bytes int64)
 	free()
 }
 
@@ -40,6 +45,46 @@ type mem struct {
 }
 
 func (m *mem) footprint() int64 { return m.bytes }
+
+func (l *convLayer) phaseBytes(p measure.Phase) int64 {
+	return convalgo.ConvPhaseBytes(l.cfg, l.batch, p, l.elem(), int64(l.wsSize[p]))
+}
+
+func (l *convLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	if p == measure.Forward {
+		return l.x, int64(l.batch) * l.cfg.In.Elems() * l.elem()
+	}
+	return l.dy, int64(l.batch) * l.cfg.Out.Elems() * l.elem()
+}
+
+func (l *linearLayer) phaseBytes(p measure.Phase) int64 {
+	return l.shape.PhaseElems(p) * l.elem()
+}
+
+func (l *linearLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	e := l.shape.Elems()
+	if p == measure.Forward {
+		return l.ptr[gemm.X], e[gemm.X] * l.elem()
+	}
+	return l.ptr[gemm.DY], e[gemm.DY] * l.elem()
+}
+
+// phaseBytes of a batch norm: the forward reads x and writes y, the backward reads x
+// and dy and writes dx, with the per-channel parameters and statistics.
+func (l *bnLayer) phaseBytes(p measure.Phase) int64 {
+	tensors := int64(2)
+	if p == measure.BackwardData {
+		tensors = 3
+	}
+	return tensors*l.elems*l.elem() + 8*l.channels*4
+}
+
+func (l *bnLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	if p == measure.Forward {
+		return l.x, l.elems * l.elem()
+	}
+	return l.dy, l.elems * l.elem()
+}
 
 func (m *mem) elem() int64 { return m.dt.Bytes() }
 
@@ -511,10 +556,11 @@ type bnLayer struct {
 	xD, pD                                   unsafe.Pointer
 	x, y, dx, dy, scale, bias, dscale, dbias uint64
 	runMean, runVar, saveMean, saveInv       uint64
+	elems, channels                          int64 // of the input, and its channels
 }
 
 func (b *Backend) newBatchNorm(c cnn.Config, batch int, dt convalgo.Data) (layer, error) {
-	l := &bnLayer{mem: mem{dt: dt}, b: b, mode: cudnnBatchNormSpat}
+	l := &bnLayer{mem: mem{dt: dt}, b: b, mode: cudnnBatchNormSpat, elems: int64(batch) * c.In.Elems(), channels: int64(c.In.C)}
 	if b.layout == gpu.NHWC {
 		l.mode = cudnnBatchNormPersistent
 	}

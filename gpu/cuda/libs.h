@@ -74,6 +74,9 @@ int x_nvmlDeviceGetHandleByPciBusId_v2(const char* bus, void** d);
 int x_nvmlDeviceGetClockInfo(void* d, int kind, unsigned int* mhz);
 int x_nvmlDeviceGetCurrentClocksThrottleReasons(void* d, unsigned long long* r);
 int x_nvmlSystemGetDriverVersion(char* buf, unsigned int n);
+int x_nvmlDeviceGetPowerUsage(void* d, unsigned int* mw);
+int x_nvmlDeviceGetUtilizationRates(void* d, unsigned int* u);
+int nvml_processes(void* d);
 
 const char* load_cudnn(const char* p, const char** m);
 const char* load_cublas(const char* p, const char** m);

@@ -51,7 +51,9 @@ type Request struct {
 	// legacy, or v8 (package gpu/convalgo).
 	CuDNNAPI string `json:"cudnn_api,omitempty"`
 	// Layout is the activations' layout: "" or nchw, or nhwc (channels_last).
-	Layout  string `json:"layout,omitempty"`
+	Layout string `json:"layout,omitempty"`
+	// L2 is how a phase that fits in the L2 is timed: "" or cold, or producer-hot.
+	L2      string `json:"l2,omitempty"`
 	Repeats int    `json:"repeats,omitempty"`
 	Items   []Item `json:"items,omitempty"`
 }
@@ -86,6 +88,11 @@ func (r Request) Validate() error {
 	case "", "nchw", "nhwc":
 	default:
 		return fmt.Errorf("unknown memory layout %q: want nchw or nhwc", r.Layout)
+	}
+	switch r.L2 {
+	case "", "cold", "producer-hot":
+	default:
+		return fmt.Errorf("unknown L2 mode %q: want cold or producer-hot", r.L2)
 	}
 	if r.Repeats < 1 {
 		return fmt.Errorf("repeats is %d: must be at least 1", r.Repeats)
