@@ -97,7 +97,7 @@ type l2Backend struct {
 }
 
 func (b *l2Backend) SetL2Mode(m string) error { b.mode = m; return nil }
-func (b *l2Backend) Finish() string          { return "1 other process(es) started on the GPU during the sweep" }
+func (b *l2Backend) Finish() string           { return "1 other process(es) started on the GPU during the sweep" }
 
 // TestExecuteSetsTheL2ModeAndWarnsAtTheEnd: a producer-hot job sets the backend's mode
 // before it measures, a backend without modes refuses one, and the backend's word after
