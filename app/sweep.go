@@ -68,17 +68,17 @@ func OpenSweeper(ctx context.Context, device string) (gpu.Sweeper, error) {
 	case device == "cpu":
 		return gpu.Local{Backend: cpu.New()}, nil
 	case strings.HasPrefix(device, "cuda:"):
-		index, err := strconv.Atoi(strings.TrimPrefix(device, "cuda:"))
-		if err != nil || index < 0 {
-			return nil, Inputf("device %q: write cuda:N with N the GPU's index (0 for the first)", device)
+		id := strings.TrimPrefix(device, "cuda:")
+		if index, err := strconv.Atoi(id); (err != nil || index < 0) && !strings.HasPrefix(id, "GPU-") && !strings.HasPrefix(id, "MIG-") {
+			return nil, Inputf("device %q: write cuda:N with N the GPU's index in nvidia-smi (0 for the first), or cuda:GPU-<uuid>", device)
 		}
 		path, err := gpu.FindWorker()
 		if err != nil {
 			return nil, err
 		}
-		return gpu.OpenRemote(ctx, path, index)
+		return gpu.OpenRemoteNamed(ctx, path, device)
 	}
-	return nil, Inputf("unknown device %q: use cpu or cuda:N (cnntime devices lists them)", device)
+	return nil, Inputf("unknown device %q: use cpu, cuda:N or cuda:GPU-<uuid> (cnntime devices lists them)", device)
 }
 
 // SweepPlan is a planned sweep: the networks, the kernels still to measure, and the

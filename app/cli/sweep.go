@@ -171,7 +171,7 @@ func runSweep(env *Env, args []string) error {
 	req := app.DefaultSweepRequest()
 	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json)")
 	fs.StringVar(models, "model", "", "the same as --models")
-	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
+	fs.StringVar(&req.Device, "device", req.Device, "cpu, cuda:N for nvidia-smi's GPU N, or cuda:GPU-<uuid> (a MIG slice: cuda:MIG-<uuid>; see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
 	var precision, policy, api, format, l2 string
 	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))

@@ -9,6 +9,22 @@ package cuda
 #include "libs.h"
 #include "hold.h"
 static int pci_bus_id(char* buf, int n, int dev) { return (int)cuDeviceGetPCIBusId(buf, n, (CUdevice)dev); }
+#include <dlfcn.h>
+#include <string.h>
+// uuid_v2 reads cuDeviceGetUuid_v2 (the MIG instance's own UUID; drivers since CUDA 11.4),
+// resolved at run time so that an older driver still runs the worker: 0 when read.
+static int uuid_v2(int dev, unsigned char* out) {
+	static CUresult (*f)(CUuuid*, CUdevice);
+	if (!f) {
+		void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (h) f = (CUresult (*)(CUuuid*, CUdevice))dlsym(h, "cuDeviceGetUuid_v2");
+	}
+	if (!f) return -1;
+	CUuuid u;
+	if (f(&u, (CUdevice)dev) != CUDA_SUCCESS) return -1;
+	memcpy(out, u.bytes, 16);
+	return 0;
+}
 */
 import "C"
 
@@ -60,6 +76,18 @@ var (
 
 func loadLibs(o Options) error {
 	libsOnce.Do(func() {
+		machine.driver = cu.Version()
+		if n, err := cu.NumDevices(); err == nil {
+			for i := 0; i < n; i++ {
+				if d, err := cu.GetDevice(i); err == nil {
+					major, _ := d.Attribute(cu.ComputeCapabilityMajor)
+					minor, _ := d.Attribute(cu.ComputeCapabilityMinor)
+					if cc := major*10 + minor; cc > 0 && (machine.cc == 0 || cc < machine.cc) {
+						machine.cc = cc
+					}
+				}
+			}
+		}
 		for _, l := range []struct {
 			lib  library
 			path string
@@ -70,6 +98,9 @@ func loadLibs(o Options) error {
 				return
 			}
 			paths[l.lib.What] = p
+			if l.lib.What == libCuDNN.What {
+				machine.cudnnCUDA = int(C.x_cudnnGetCudartVersion()) / 1000
+			}
 		}
 		cudnnVersion = int(C.x_cudnnGetVersion())
 		if p, err := openCompanion(libCuBLASLt, paths[libCuBLAS.What]); err != nil {
@@ -143,10 +174,14 @@ func describe(index int, withCuDNN bool) (measure.Device, error) {
 	if err != nil {
 		return measure.Device{}, fmt.Errorf("read the UUID of CUDA device %d: %w", index, err)
 	}
+	var v1, v2 [16]byte
+	copy(v1[:], id[:])
+	haveV2 := C.uuid_v2(C.int(index), (*C.uchar)(unsafe.Pointer(&v2[0]))) == 0
+	uuid := gpu.DeviceUUID(v1, v2, haveV2) // MIG slices by their own UUID
 	attr := func(a cu.DeviceAttribute) int { v, _ := dev.Attribute(a); return v }
 	mem, _ := dev.TotalMem()
 	d := measure.Device{
-		Key: "cuda:GPU-" + id.String(), Backend: "cuda", Name: name, UUID: "GPU-" + id.String(),
+		Key: "cuda:" + uuid, Backend: "cuda", Name: name, UUID: uuid,
 		ComputeCapability: fmt.Sprintf("%d.%d", attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)),
 		SMs:               attr(cu.MultiprocessorCount), MemoryBytes: mem,
 		ClockMHz: attr(cu.ClockRate) / 1000, MemoryClockMHz: attr(cu.MemoryClockRate) / 1000,
@@ -240,7 +275,7 @@ func Open(index int, o Options) (*Backend, error) {
 	if err := cudnnCheck("cudnnCreate", C.x_cudnnCreate(&b.cudnn)); err != nil {
 		return nil, err
 	}
-	if err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(&b.cublas)); err != nil {
+	if err := createCuBLAS(&b.cublas); err != nil {
 		return nil, err
 	}
 	if ltErr == nil {
@@ -276,6 +311,28 @@ func Open(index int, o Options) (*Backend, error) {
 		}
 	}
 	return b, nil
+}
+
+// createCuBLAS creates cuBLAS's handle, moving to the next cuBLAS of the search when the
+// loaded one cannot (a driver or GPU it does not support: CUBLAS_STATUS_NOT_INITIALIZED
+// or ARCH_MISMATCH), as long as one is left; the one that worked is the one recorded.
+func createCuBLAS(h *unsafe.Pointer) error {
+	err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(h))
+	for err != nil && len(cublasCands) > 0 {
+		failed := paths[libCuBLAS.What]
+		p, lerr := libCuBLAS.openFrom(cublasCands, failed)
+		if lerr != nil {
+			return fmt.Errorf("%w; and no other cuBLAS could take over: %v", err, lerr)
+		}
+		paths[libCuBLAS.What] = p
+		if lt, lterr := openCompanion(libCuBLASLt, p); lterr != nil {
+			ltErr = lterr
+		} else {
+			paths[libCuBLASLt.What], ltErr = lt, nil
+		}
+		err = cublasCheck("cublasCreate", C.x_cublasCreate_v2(h))
+	}
+	return err
 }
 
 // nvmlOf is NVML's handle of CUDA device index (found by its PCI bus), nil without NVML.

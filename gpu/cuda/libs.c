@@ -13,6 +13,7 @@ typedef const void* CP;
 #define DECL(ret, name, params, args) static ret (*p_##name) params; ret x_##name params { return p_##name args; }
 
 DECL(size_t, cudnnGetVersion, (void), ())
+DECL(size_t, cudnnGetCudartVersion, (void), ())
 DECL(int, cudnnCreate, (P* h), (h))
 DECL(const char*, cudnnGetErrorString, (int s), (s))
 DECL(int, cudnnCreateTensorDescriptor, (P* d), (d))
@@ -83,7 +84,7 @@ typedef struct { const char* name; void** ptr; } sym_t;
 #define SYM(name) { #name, (void**)&p_##name }
 
 static sym_t cudnn_syms[] = {
-	SYM(cudnnGetVersion), SYM(cudnnCreate), SYM(cudnnGetErrorString),
+	SYM(cudnnGetVersion), SYM(cudnnGetCudartVersion), SYM(cudnnCreate), SYM(cudnnGetErrorString),
 	SYM(cudnnCreateTensorDescriptor), SYM(cudnnSetTensor4dDescriptor), SYM(cudnnDestroyTensorDescriptor),
 	SYM(cudnnCreateFilterDescriptor), SYM(cudnnSetFilter4dDescriptor), SYM(cudnnDestroyFilterDescriptor),
 	SYM(cudnnCreateConvolutionDescriptor), SYM(cudnnSetConvolution2dDescriptor), SYM(cudnnSetConvolutionGroupCount),

@@ -13,6 +13,7 @@ typedef struct { int algo; int status; float time; size_t memory; int determinis
 typedef struct { unsigned long long algo[8]; size_t workspaceSize; int state; float wavesCount; int reserved[4]; } lt_heuristic_t;
 
 size_t x_cudnnGetVersion(void);
+size_t x_cudnnGetCudartVersion(void);
 int x_cudnnCreate(void** h);
 const char* x_cudnnGetErrorString(int s);
 int x_cudnnCreateTensorDescriptor(void** d);
