@@ -58,7 +58,7 @@ type SweepRequest struct {
 
 // DefaultSweepRequest is a sweep of the CPU with the usual settings; callers fill Models.
 func DefaultSweepRequest() SweepRequest {
-	return SweepRequest{Device: "cpu", Batches: gpu.DefaultBatches(64), Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 5}
+	return SweepRequest{Device: "cpu", Batches: gpu.DefaultBatches(64), Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 5, CuDNNAPI: convalgo.Auto}
 }
 
 // OpenSweeper returns the device a sweep runs on: "cpu" (in this process) or "cuda:N"
@@ -140,12 +140,23 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	} else if _, err := measure.ParsePolicy(string(req.Policy)); err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
-	if _, err := convalgo.ParseAPI(req.CuDNNAPI); err != nil {
+	api, err := convalgo.ParseAPI(req.CuDNNAPI)
+	if err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
-	if dev.Backend == "cpu" && req.CuDNNAPI != "" && req.CuDNNAPI != convalgo.Legacy {
+	if dev.Backend == "cpu" && api == convalgo.V8 {
 		return SweepPlan{}, Inputf("the CPU has no cuDNN: --cudnn-api %s applies to a GPU sweep", req.CuDNNAPI)
 	}
+	if api == convalgo.Auto { // what PyTorch uses with this GPU's cuDNN
+		api = convalgo.Legacy
+		if dev.Backend == "cuda" {
+			api = convalgo.DefaultAPI(dev.CuDNN)
+		}
+	}
+	if api == convalgo.Legacy {
+		api = "" // legacy, as requests have always said it
+	}
+	req.CuDNNAPI, p.Request.CuDNNAPI = api, api
 	for _, name := range req.Models {
 		net, err := LoadNamedModel(ctx, cache, name, req.Input, 0)
 		if err != nil {
@@ -185,7 +196,6 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	if dev.Backend == "cpu" {
 		opts.Phases = predictor.EveryPhaseKernels.Phases // what the CPU predicts its own steps from
 	}
-	var err error
 	if p.Kernels, err = gpu.MakePlan(opts); err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}

@@ -298,6 +298,28 @@ func TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI(t *testing.T) {
 	if _, err := PlanSweep(ctx, cache, dev, req); err == nil {
 		t.Error("a sweep through cuDNN API v9 was planned")
 	}
+	// The default is what PyTorch 2 uses: the graph API on cuDNN 9, so the legacy rows'
+	// convolution is measured again; the legacy calls where the cuDNN is unknown.
+	for _, c := range []struct {
+		cudnn, api string
+		again      bool
+	}{{"9.19.0", "v8", true}, {"", "", false}} {
+		d := dev
+		d.CuDNN = c.cudnn
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats = []string{"resnet18"}, 32, []int{2}, 1
+		plan, err := PlanSweep(ctx, cache, d, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := false
+		for _, it := range plan.Kernels.Items {
+			again = again || (it.Config.Key() == conv && it.Phase == measure.Forward)
+		}
+		if plan.Request.CuDNNAPI != c.api || again != c.again {
+			t.Errorf("cuDNN %q by default: API %q, convolution planned again %v; want %q, %v", c.cudnn, plan.Request.CuDNNAPI, again, c.api, c.again)
+		}
+	}
 }
 
 // TestPlanSweepMeasuresWhatPyTorchRuns: a GPU sweep plans each layer in the kernel

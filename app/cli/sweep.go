@@ -178,7 +178,7 @@ func runSweep(env *Env, args []string) error {
 	choiceVar(fs, &format, "memory-format", string(predictor.NCHW), "the activations' layout a GPU measures in (the CPU: nchw)", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
 	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
 	choiceVar(fs, &l2, "l2", timing.L2Cold, "how a GPU times a phase that fits in its L2", l2Choices(), timing.CheckL2Mode)
-	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
+	choiceVar(fs, &api, "cudnn-api", convalgo.Auto, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
 	wholeVar(fs, &req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	wholeVar(fs, &req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
@@ -332,6 +332,7 @@ func l2Choices() []choice {
 // cudnnAPIChoices are --cudnn-api's values (package gpu/convalgo).
 func cudnnAPIChoices() []choice {
 	return choicesOf(convalgo.APIs, map[string]string{
+		convalgo.Auto:   "what PyTorch 2 uses with the GPU's cuDNN: the graph API (v8) on cuDNN 8 and 9, else the legacy calls",
 		convalgo.Legacy: "cuDNN's legacy cudnnGet/Find*Algorithm calls, recorded by algorithm name",
 		convalgo.V8:     "cuDNN's graph API, as PyTorch 2 chooses: the heuristics' engines, recorded by engine and knobs",
 	}, nil)

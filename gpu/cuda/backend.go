@@ -697,6 +697,17 @@ var errUnsupported = errors.New("unsupported")
 // layer (recording "unsupported" for it would report a broken sweep as a success).
 func classify(err error) (measure.Status, bool) {
 	var le *cudastatus.Error
+	if errors.As(err, &le) && le.Category == cudastatus.MaybeOutOfMemory {
+		// Out of memory in disguise, or a failure: decided by the memory left now.
+		free, total, merr := cu.MemInfo()
+		if merr != nil {
+			free = -1
+		}
+		le.Category = cudastatus.Resolve(le.Category, free, total)
+		if le.Category == cudastatus.Failed {
+			le.Hint = fmt.Sprintf("not out of memory: %.1f GiB of the GPU's memory was free", float64(free)/(1<<30))
+		}
+	}
 	switch {
 	case err == nil:
 		return "", false

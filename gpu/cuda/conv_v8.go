@@ -141,14 +141,25 @@ func (l *convLayer) prepareV8(phase measure.Phase) (string, int64, error) {
 			wsPtr = p
 		}
 	default:
-		chosen, _, oom := convalgo.ChooseEngine(engines, l.prec, func(bytes int64) bool {
+		// The first usable engine whose workspace is had and that runs: one that fails
+		// its first execution is passed over, as PyTorch's v8 path does.
+		chosen, _, oom, failed := convalgo.ChooseEngine(engines, l.prec, func(bytes int64) bool {
 			p, err := l.alloc(bytes)
 			wsPtr = p
 			return err == nil
+		}, func(i int) error {
+			if err := l.execV8(phase, cands[i].plan, wsPtr); err != nil {
+				return err
+			}
+			return cu.Synchronize()
 		})
 		if oom {
 			freeV8(cands, -1)
 			return "", 0, cu.OutOfMemory
+		}
+		if chosen < 0 && failed != nil {
+			freeV8(cands, -1)
+			return "", 0, fmt.Errorf("every engine the graph API offered failed; the last: %w", failed)
 		}
 		pick = chosen
 	}
@@ -206,15 +217,14 @@ func (l *convLayer) runV8(phase measure.Phase, v8 *v8Choice) error {
 	return cudnnCheck("cudnnConvolutionBackwardBias", C.x_cudnnConvolutionBackwardBias(l.b.cudnn, al, l.yD, dev(l.dy), be, l.biasD, dev(l.dbias)))
 }
 
-// timeV8 times each usable candidate (one run to warm up, then the mean of three between
-// two events) in a workspace as large as the largest asks, capped at the free memory: a
-// candidate that does not fit in it, fails, or is not usable gets 0.
+// timeV8 times the first convalgo.BenchmarkLimit usable candidates, as PyTorch's
+// cudnn.benchmark does (one run to warm up, then the mean of three between two events),
+// in a workspace as large as the largest asks, capped at the free memory: a candidate
+// that does not fit in it, fails, is not usable or is past the limit gets 0.
 func (l *convLayer) timeV8(phase measure.Phase, cands []C.v8_cand_t, engines []convalgo.Engine) ([]float64, error) {
 	var sizes []int64
-	for _, e := range engines {
-		if convalgo.EngineUsable(e, l.prec) {
-			sizes = append(sizes, e.Workspace)
-		}
+	for _, i := range convalgo.ToTime(engines, l.prec, convalgo.BenchmarkLimit) {
+		sizes = append(sizes, engines[i].Workspace)
 	}
 	free, _, err := cu.MemInfo()
 	if err != nil {
@@ -238,8 +248,9 @@ func (l *convLayer) timeV8(phase measure.Phase, cands []C.v8_cand_t, engines []c
 	defer release()
 	ms := make([]float64, len(engines))
 	var failed []string
-	for i, e := range engines {
-		if !convalgo.EngineUsable(e, l.prec) || e.Workspace > size {
+	for _, i := range convalgo.ToTime(engines, l.prec, convalgo.BenchmarkLimit) { // PyTorch's benchmark_limit
+		e := engines[i]
+		if e.Workspace > size {
 			continue
 		}
 		run := func() error { return l.execV8(phase, cands[i].plan, uint64(ws)) }
