@@ -133,7 +133,7 @@ def csv_text(s):
     if s and (s[0] in FORMULA_START or (len(s) >= 2 and s[0] == "'" and (s[1] in FORMULA_START or s[1] == "'"))):
         return "'" + s
     return s
-PRECISIONS = ("fp32", "fp32-strict", "amp")
+PRECISIONS = ("fp32", "fp32-strict", "amp", "bf16")
 DEFAULT_BATCHES = "1-17,24,31-33,40,47-49,56,63-65,72,79-81,88,95-97,104,111-113,120,127-129,136,143-145,152,159-161,168,175-177,184,191-193,200,207-209,216,223-225,232,239-241,248,255-256"
 
 
@@ -227,19 +227,20 @@ def time_model(torch, torchvision, name, batches, precision, args, device, emit,
     torch.backends.cudnn.benchmark = args.benchmark
     torch.backends.cudnn.allow_tf32 = precision == "fp32"
     torch.backends.cuda.matmul.allow_tf32 = False
-    amp = precision == "amp"
+    amp = precision in ("amp", "bf16")  # autocast to FP16, or to bfloat16 (no loss scaling)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
     resolution = args.resolution or DEFAULT_INPUT.get(name, 224)
     net = build_model(torchvision, name, args).to(device).train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
-        scaler = torch.amp.GradScaler("cuda", enabled=amp)
+        scaler = torch.amp.GradScaler("cuda", enabled=precision == "amp")
     else:  # PyTorch before 2.3
-        scaler = torch.cuda.amp.GradScaler(enabled=amp)
+        scaler = torch.cuda.amp.GradScaler(enabled=precision == "amp")
 
     def step(x, y):
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+        with torch.autocast("cuda", dtype=dtype, enabled=amp):
             loss = loss_fn(logits_of(net(x)), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
@@ -835,7 +836,9 @@ def time_layers_cuda(torch, configs, batches, args, device, precision, emit, hal
     torch.backends.cudnn.benchmark = args.benchmark
     torch.backends.cudnn.allow_tf32 = precision == "fp32"
     torch.backends.cuda.matmul.allow_tf32 = False
-    amp = precision == "amp"
+    amp = precision in ("amp", "bf16")  # bf16: autocast to bfloat16, the same paths
+    if precision == "bf16":
+        half = torch.bfloat16
     half = (half or torch.float16) if amp else None
     autocast = (lambda: torch.autocast(autocast_device, dtype=half)) if amp else contextlib.nullcontext
     policy = "fastest" if args.benchmark else "heuristic"
@@ -843,7 +846,7 @@ def time_layers_cuda(torch, configs, batches, args, device, precision, emit, hal
 
     def kernel_precision(op):
         if amp:
-            return "fp32" if op == "crossentropy" else "amp"
+            return "fp32" if op == "crossentropy" else precision
         return "tf32" if tf32 and op == "conv2d" else "fp32"
 
     def clock(run, k):
@@ -959,7 +962,7 @@ def main():
     p.add_argument("--layers", action="store_true", help="time every unique layer configuration's phases alone and write cnntime's kernel measurement CSV, instead of whole steps")
     p.add_argument("--cnntime", default=os.environ.get("CNNTIME", ""), help="--layers: the command that runs cnntime (default: $CNNTIME, else cnntime on PATH, else `go run` in this repository)")
     p.add_argument("--batches", default=DEFAULT_BATCHES, help="batch sizes, e.g. 1-64,96,128 (default: 1-16, then multiples of 8 with the neighbours of multiples of 16 up to 256)")
-    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp32-strict, amp")
+    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp32-strict, amp, bf16")
     p.add_argument("--benchmark", action="store_true", help="torch.backends.cudnn.benchmark=True (cnntime's fastest policy)")
     p.add_argument("--repeats", type=int, default=0, help="timed steps per batch size (default 20), or with --layers timed calls per phase each round (default 5)")
     p.add_argument("--warmup", type=int, default=-1, help="untimed steps first (default 5), or with --layers untimed calls per phase each round (default 2)")

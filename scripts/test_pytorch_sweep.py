@@ -373,5 +373,17 @@ class SetDevice(unittest.TestCase):
                     ps.cuda_device(torch, bad)
 
 
+class BF16IsItsOwnKernelPrecision(unittest.TestCase):
+    def test_bf16_rows_say_bf16(self):
+        """--precision bf16 times the layers as autocast to bfloat16 runs them, and its rows
+        are the kernel precision bf16 (the loss FP32), which cnntime's bf16 sweeps join."""
+        rows = []
+        with FakeCUDA():
+            ps.time_layers_cuda(torch, [CONV, RELU], [2], args(), torch.device("cpu"), "bf16",
+                                lambda row, note="": rows.append(dict(row)), autocast_device="cpu")
+        self.assertEqual({r["precision"] for r in rows}, {"bf16"})
+        self.assertEqual({r["status"] for r in rows}, {"ok"})
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -30,11 +30,12 @@ func sweepCommands(register func(Command)) {
 		Details: "--check lists where the CUDA libraries were looked for and what the worker would load (also\n" +
 			"without a GPU), runs the worker's self-test and lists the items earlier sweeps quarantined; it\n" +
 			"exits 1 when the measurements cannot be trusted or there is no GPU.\n" +
-			"--first-run DIR runs, within ten minutes on one GPU, the self-test, a short sweep of resnet18\n" +
-			"and mobilenet_v2 (fp32, amp; tf32 on Ampere and later), scripts/pytorch_sweep.py on the same\n" +
-			"layers and steps when PyTorch with CUDA is there, and validate --table steps, into a cache and\n" +
-			"a quarantine in DIR; it writes DIR/first-run.json and DIR/first-run.txt and exits 0 when every\n" +
-			"check passed, 1 when one did not, 3 when there is no usable GPU (the report says why).\n" +
+			"--first-run DIR runs, within fifteen minutes on one GPU, the self-test, a short sweep of\n" +
+			"resnet18 and mobilenet_v2 (fp32 and amp; bf16 on Ampere and later; amp in channels_last),\n" +
+			"scripts/pytorch_sweep.py on the same layers and steps when PyTorch with CUDA is there, and\n" +
+			"validate --table steps, into a cache and a quarantine in DIR; it writes DIR/first-run.json and\n" +
+			"DIR/first-run.txt and exits 0 when every check passed, 1 when one did not or was skipped, 3\n" +
+			"when there is no usable GPU (the report says why).\n" +
 			"--python names the Python whose pip wheels (PyTorch's cuDNN, cuBLAS, NVRTC) are searched and\n" +
 			"which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH).",
 		Run: runDevices,
