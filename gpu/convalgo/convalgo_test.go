@@ -3,6 +3,7 @@ package convalgo
 import (
 	"testing"
 
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
@@ -95,6 +96,38 @@ func TestFitsLegacyAPI(t *testing.T) {
 	}{{[]int64{1 << 20, 1<<31 - 1}, true}, {[]int64{1 << 20, 1 << 31}, false}, {[]int64{512 * 64 * 224 * 224}, true}, {[]int64{1024 * 64 * 224 * 224}, false}} {
 		if got := FitsLegacyAPI(c.elems...); got != c.want {
 			t.Errorf("FitsLegacyAPI(%v) = %v, want %v", c.elems, got, c.want)
+		}
+	}
+}
+
+// TestDepthwiseNote: a depthwise convolution runs in PyTorch's own kernel in NCHW for
+// FP32, TF32 and bfloat16 data, and for FP16 below 32 channels; FP16 from 32 channels
+// depends on PyTorch's workload table; channels_last and grouped (not depthwise)
+// convolutions are cuDNN's, as the worker's.
+func TestDepthwiseNote(t *testing.T) {
+	dw := func(ch, stride int) cnn.Config {
+		s := cnn.Shape{C: ch, H: 56, W: 56}
+		return cnn.Config{Op: cnn.OpConv2d, In: s, Out: s, Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{stride, stride}, Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: ch}
+	}
+	grouped := dw(64, 1)
+	grouped.Groups = 32
+	for _, c := range []struct {
+		name string
+		cfg  cnn.Config
+		prec measure.Precision
+		nhwc bool
+		want string
+	}{
+		{"fp32 depthwise", dw(96, 1), measure.FP32, false, NoteNativeDepthwise},
+		{"tf32 depthwise", dw(96, 2), measure.TF32, false, NoteNativeDepthwise},
+		{"bf16 depthwise", dw(96, 1), measure.BF16, false, NoteNativeDepthwise},
+		{"amp, 16 channels", dw(16, 1), measure.AMP, false, NoteNativeDepthwise},
+		{"amp, 96 channels", dw(96, 1), measure.AMP, false, NoteDepthwiseByWorkload},
+		{"channels_last", dw(96, 1), measure.FP32, true, ""},
+		{"grouped, not depthwise", grouped, measure.FP32, false, ""},
+	} {
+		if got := DepthwiseNote(c.cfg, c.prec, c.nhwc); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

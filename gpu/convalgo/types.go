@@ -102,3 +102,39 @@ func ConvPhaseBytes(c cnn.Config, batch int, p measure.Phase, elem, workspace in
 	}
 	return x + y + w + bias + workspace
 }
+
+// Notes on a depthwise convolution's row where PyTorch would not run it through cuDNN,
+// as the worker does: the row is cuDNN's time, not PyTorch's kernel's.
+const (
+	// NoteNativeDepthwise: PyTorch runs its own depthwise kernel here (conv_depthwise2d).
+	NoteNativeDepthwise = "pytorch-native-depthwise"
+	// NoteDepthwiseByWorkload: PyTorch picks cuDNN or its own kernel by a table of
+	// channels, size, stride and batch (check_cudnn_depthwise_workload).
+	NoteDepthwiseByWorkload = "pytorch-depthwise-by-workload"
+)
+
+// IsDepthwise reports whether PyTorch treats c as a depthwise convolution: one group per
+// input channel, more than one, and output channels a multiple of the input's
+// (aten/src/ATen/native/Convolution.cpp, ConvParams::is_depthwise).
+func IsDepthwise(c cnn.Config) bool {
+	return c.Op == cnn.OpConv2d && c.Groups > 1 && c.Groups == c.In.C && c.Out.C%c.In.C == 0
+}
+
+// DepthwiseNote says how PyTorch's backend choice for a depthwise convolution differs
+// from the worker's cuDNN (ConvParams::use_cudnn_depthwise): channels_last goes to cuDNN
+// as here (""); in NCHW, FP32, TF32 and bfloat16 data go to PyTorch's own kernel
+// (NoteNativeDepthwise), FP16 to cuDNN only for some shapes (NoteDepthwiseByWorkload:
+// at least 32 channels, no dilation, square strides, then a workload table). "" for a
+// convolution that is not depthwise.
+func DepthwiseNote(c cnn.Config, p measure.Precision, nhwc bool) string {
+	if !IsDepthwise(c) || nhwc {
+		return ""
+	}
+	if p != measure.AMP {
+		return NoteNativeDepthwise
+	}
+	if c.In.C < 32 || max(c.Dilation[0], 1) > 1 || max(c.Dilation[1], 1) > 1 || (c.Stride[0] != c.Stride[1] && c.In.H != 1) {
+		return NoteNativeDepthwise
+	}
+	return NoteDepthwiseByWorkload
+}

@@ -639,6 +639,9 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	if _, own := l.(*kernelLayer); own && b.layout == gpu.NHWC && cudakern.IndexesNCHW(cfg.Op) {
 		notes = append(notes, timing.NoteNCHWKernel)
 	}
+	if n := convalgo.DepthwiseNote(cfg, prec, b.layout == gpu.NHWC); n != "" { // PyTorch's backend differs
+		notes = append(notes, n)
+	}
 	notes = append(notes, clocks.Notes()...)
 	m.Notes = strings.Join(notes, ",")
 	return m, nil
