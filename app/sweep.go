@@ -244,10 +244,14 @@ func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p 
 	if err != nil {
 		return err
 	}
+	kernelPrec := opts.Precision
+	if kernelPrec == nil {
+		kernelPrec = KernelPrecisions(dev, p.Request.Precision)
+	}
 	precOf := map[string]measure.Precision{}
 	for _, n := range p.Networks {
 		for i := range n.Layers {
-			precOf[n.Layers[i].Config.Key()] = opts.Precision(&n.Layers[i])
+			precOf[n.Layers[i].Config.Key()] = kernelPrec(&n.Layers[i])
 		}
 	}
 	median := map[gpu.Key]float64{}
