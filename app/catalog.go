@@ -29,6 +29,9 @@ func LoadCatalog() (*hw.Catalog, error) {
 		if catalogErr == nil {
 			catalogErr = hw.ParseCPUs(assets.CatalogCPUs, catalogLoaded)
 		}
+		if catalogErr == nil {
+			catalogErr = hw.ParseSpotPrices(assets.CatalogSpotPrices, catalogLoaded)
+		}
 		if catalogErr != nil {
 			catalogErr = fmt.Errorf("the embedded hardware catalog is broken (a build mistake; report it): %w", catalogErr)
 		}
@@ -59,6 +62,12 @@ func MachinesPriced(ctx context.Context, d *db.DB, choice hw.PriceChoice) ([]hw.
 		all[i] = all[i].Priced(choice).Aged(now)
 	}
 	return all, nil
+}
+
+// PriceMachine is m with the price the choice asks for (see hw.Machine.Priced), aged
+// as of today: what a view shows of a machine's price under the Run tab's choice.
+func PriceMachine(m hw.Machine, choice hw.PriceChoice) hw.Machine {
+	return m.Priced(choice).Aged(today())
 }
 
 // machinesWithLocal is Machines, and the measured devices behind its local machines.

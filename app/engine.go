@@ -274,8 +274,8 @@ func (e *Engine) MachineTarget(id string) (Target, error) {
 	return Target{Machine: m, GPU: g}, nil
 }
 
-// Regions lists every region a machine has a price in (imported regional prices and
-// the shipped catalog's regions), sorted.
+// Regions lists every region a machine has a price in (imported regional prices, the
+// shipped catalog's regions and its spot snapshot's), sorted.
 func (e *Engine) Regions() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -286,10 +286,8 @@ func (e *Engine) Regions() []string {
 		}
 	}
 	for _, id := range e.machineIDs {
-		m := e.machines[strings.ToLower(id)]
-		add(m.Region)
-		for _, r := range m.Regions {
-			add(r.Region)
+		for _, r := range e.machines[strings.ToLower(id)].KnownRegions() {
+			add(r)
 		}
 	}
 	sort.Strings(out)

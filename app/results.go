@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
@@ -181,6 +182,9 @@ func (r Summary) Cell(col SummaryColumn) string {
 	case ColumnBound:
 		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS))
 	case ColumnPrice:
+		if !r.CostKnown && r.Price.Note != "" {
+			return "none: " + shortNote(r.Price.Note) // the whole note is in PriceText, the Why tab and the CSV
+		}
 		return r.PriceText()
 	case ColumnEpochs:
 		return orDash(none, EpochsText(r.Epochs, r.EpochsSource))
@@ -236,6 +240,17 @@ func (r Summary) PriceText() string {
 		s += " OLD"
 	}
 	return s
+}
+
+// shortNote is a price note's first clause, "no spot price" of "no spot price: the
+// shipped snapshot does not list it; …", for a table cell as wide as its neighbours.
+func shortNote(note string) string {
+	for _, sep := range []string{": ", "; ", " ("} {
+		if i := strings.Index(note, sep); i > 0 {
+			note = note[:i]
+		}
+	}
+	return note
 }
 
 func orDash(none bool, s string) string {

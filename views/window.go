@@ -430,9 +430,18 @@ func (mw *MainWindow) show(st app.SessionState) {
 	defer func() {
 		mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1}
 	}()
-	if left := scatter.Unpriced(); len(left) > 0 {
-		mw.ScatterNote.SetText(fmt.Sprintf("Not shown, price unknown: %s (set one with cnntime machine set-price).", strings.Join(left, "; ")))
-	} else {
+	gaps := app.PriceGaps(st.Curves, st.Settings.Price)
+	switch {
+	case len(gaps) > 0 && scatter.Empty() && failed == "" && n > 0:
+		why := "Nothing to place on a cost axis: no machine selected has a price for this setting (" + st.Settings.Price.String() + ").\n" + strings.Join(gaps, "\n")
+		mw.Scatter.SetEmptyText(uiText(why))
+		if curves.Empty() {
+			mw.Curves.SetEmptyText(uiText(why))
+		}
+		mw.ScatterNote.SetText(uiText(strings.Join(gaps, " ")))
+	case len(gaps) > 0:
+		mw.ScatterNote.SetText(uiText("Not shown: " + strings.Join(gaps, " ")))
+	default:
 		mw.ScatterNote.SetText(scatterHint)
 	}
 	metric := st.View.Metric
