@@ -657,6 +657,10 @@ func (e *Engine) predictorFor(t Target) *predictor.Engine {
 // MaxSweepBatch is the largest batch size a sweep accepts.
 const MaxSweepBatch = gpu.MaxBatch
 
+// FormatBatches writes ascending batch sizes as ParseBatches reads them, as short as it
+// can ("1-16,24,32").
+func FormatBatches(sizes []int) string { return gpu.FormatBatches(sizes) }
+
 // ParseBatches reads batch sizes as gpu.ParseBatches does — a number ("64"), a range
 // ("1-1024": every size in it), or a comma-separated list of both ("16,32,48-64") — and
 // checks that none is above maxBatch. The result ascends without repeats.

@@ -204,6 +204,14 @@ func (l *stretchColumns) columnLeft(col int) float32 {
 	return x
 }
 
+// widthOf is column col's width at the last layout (0 before the first).
+func (l *stretchColumns) widthOf(col int) float32 {
+	if col < 0 || col >= len(l.widths) || l.width == 0 {
+		return 0
+	}
+	return l.widths[col]
+}
+
 func (l *stretchColumns) MinSize(objs []fyne.CanvasObject) fyne.Size { return objs[0].MinSize() }
 
 // setBase sets the columns' least widths (fitWidths), laid out again at once when

@@ -94,7 +94,9 @@ type MainWindow struct {
 	exportOpen      dialog.Dialog
 
 	// Benchmark is the Benchmark tab's view; nil when the cache could not be opened.
-	Benchmark *Benchmark
+	Benchmark  *Benchmark
+	askingStop bool // the question whether to stop a running sweep and quit is shown
+
 	// ScatterNote is the line under the scatter: how to read it, and the series
 	// left out for want of a price.
 	ScatterNote *widget.Label
@@ -1072,7 +1074,57 @@ func (mw *MainWindow) showChoices(ms []hw.Machine, err error) {
 // Close saves the window's size, stops the predictions and the cache watch, closes
 // the cache and the window: what closing the window, File → Quit, Ctrl+Q and Ctrl+W
 // all do, so the size is remembered however the window goes.
+// While a sweep runs it asks first: stop the sweep and quit, or keep it running.
 func (mw *MainWindow) Close() {
+	if mw.Benchmark != nil && mw.Benchmark.Runner.Running() {
+		mw.askStopSweep()
+		return
+	}
+	mw.closeNow()
+}
+
+// askStopSweep asks whether to stop the running sweep and quit (it pauses after the
+// measurement in flight, so Start resumes it) or keep it running; asked once however
+// often the window is closed meanwhile.
+func (mw *MainWindow) askStopSweep() {
+	if mw.askingStop {
+		return
+	}
+	mw.askingStop = true
+	st := mw.Benchmark.Runner.Status()
+	what := "A sweep is running"
+	if st.Request != nil {
+		what = fmt.Sprintf("A sweep of %s on %s is running", strings.Join(st.Request.Models, ", "), st.Request.Device)
+	}
+	if p := st.Progress; p.Total > 0 {
+		what += fmt.Sprintf(" (%d%% done", int(100*float64(p.Done+p.Cached)/float64(p.Total+p.Cached)))
+		if st.ETA > 0 {
+			what += ", about " + roundETA(st.ETA) + " left"
+		}
+		what += ")"
+	}
+	msg := widget.NewLabel(what + ". Quitting stops it after the measurement in flight: what it measured stays in the cache, and Start with the same models resumes it.")
+	msg.Wrapping = fyne.TextWrapWord
+	body := container.NewGridWrap(fyne.NewSize(460, msg.MinSize().Height*3), msg)
+	d := dialog.NewCustomConfirm("Quit while a sweep runs?", "Stop and quit", "Keep running", body, func(stop bool) {
+		mw.askingStop = false
+		if !stop {
+			return
+		}
+		mw.setStatus("Stopping the sweep after the measurement in flight, then quitting…")
+		mw.Benchmark.Runner.Pause()
+		go func() {
+			mw.Benchmark.Runner.Wait()
+			fyne.Do(mw.closeNow)
+		}()
+	}, mw.Window)
+	closeOnEscape(d, mw.Window, func() { mw.askingStop = false }) // Esc: keep running
+	d.Show()
+}
+
+// closeNow saves the window's size, stops the predictions and the cache watch, closes
+// the cache and the window.
+func (mw *MainWindow) closeNow() {
 	size := mw.Window.Canvas().Size()
 	if size.Width > 0 && size.Height > 0 {
 		prefs := mw.App.Preferences()

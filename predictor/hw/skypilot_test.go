@@ -345,7 +345,7 @@ func TestPriced(t *testing.T) {
 		{"snapshot: cheapest spot region", snapshot, PriceChoice{Spot: true}, "us-east-2", 0.2568, Spot, ListingCurrent, ""},
 		{"snapshot: a chosen region", snapshot, PriceChoice{Spot: true, Region: "US-EAST-1"}, "us-east-1", 0.4007, Spot, ListingCurrent, ""},
 		{"snapshot: not in that region", snapshot, PriceChoice{Spot: true, Region: "sa-east-1"}, "", 0, Spot, ListingUnpriced,
-			"no spot price in region sa-east-1 in the shipped snapshot of 2026-12-07 (its regions: us-east-1, us-east-2)"},
+			"no spot price in region sa-east-1: the shipped snapshot of 2026-12-07 has its spot prices in us-east-1, us-east-2"},
 		{"snapshot: on-demand stays the catalog's", snapshot, PriceChoice{}, "us-east-1", 0.8048, OnDemand, ListingCurrent, ""},
 		{"shipped price elsewhere", shipped, PriceChoice{Region: "eu-west-1"}, "us-east-1", 0, OnDemand, ListingUnpriced, "its only price is for us-east-1"},
 		{"the user's price stays", overridden, PriceChoice{Spot: true}, "", 2, UserPrice, ListingCurrent, ""},

@@ -126,7 +126,7 @@ func (m Machine) pricedFromSnapshot(region string) Machine {
 		if len(names) > 6 {
 			list = strings.Join(names[:6], ", ") + fmt.Sprintf(" and %d more", len(names)-6)
 		}
-		return m.unpriced(fmt.Sprintf("no spot price in region %s in the shipped snapshot of %s (its regions: %s); cnntime prices update fetches today's", region, s.Date, list))
+		return m.unpriced(fmt.Sprintf("no spot price in region %s: the shipped snapshot of %s has its spot prices in %s; cnntime prices update fetches today's", region, s.Date, list))
 	}
 	r := s.Regions[best]
 	m.Region, m.PriceUSDPerHour, m.SpotPriceUSDPerHour = r.Region, r.SpotUSD, r.SpotUSD
