@@ -44,6 +44,9 @@ const (
 	PrefRefBatch      = "session.ref_batch"
 	PrefCriticalBatch = "session.critical_batch"
 	PrefLike          = "session.like"
+	// PrefAnyBatch lets a fixed-epoch run's best batch make fewer than MinStepsPerEpoch
+	// steps an epoch ("true"); by default it does not.
+	PrefAnyBatch = "session.any_batch"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -110,6 +113,9 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefRefBatch, &s.Train.Custom.Batch)
 	readFloat(PrefCriticalBatch, &s.Train.Custom.CriticalBatch)
 	s.Train.Custom.Like = strings.TrimSpace(p.String(PrefLike))
+	if b, err := strconv.ParseBool(p.String(PrefAnyBatch)); err == nil {
+		s.Train.AnyBatch = b
+	}
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
@@ -172,6 +178,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefRefBatch, strconv.Itoa(st.Train.Custom.Batch))
 	p.SetString(PrefCriticalBatch, strconv.FormatFloat(st.Train.Custom.CriticalBatch, 'g', -1, 64))
 	p.SetString(PrefLike, st.Train.Custom.Like)
+	p.SetString(PrefAnyBatch, strconv.FormatBool(st.Train.AnyBatch))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}

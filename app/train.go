@@ -47,6 +47,11 @@ func ParseTrainMode(s string) (TrainMode, error) {
 type Training struct {
 	Mode   TrainMode
 	Custom convergence.Custom
+	// AnyBatch lets a fixed-epoch run's best batch be any batch that fits, however few
+	// steps an epoch it makes; by default the best (and the scatter's point, the Pareto
+	// front and the results) is the best of the batches of at least MinStepsPerEpoch
+	// steps an epoch (see EnoughSteps).
+	AnyBatch bool
 }
 
 // HasCustom says whether any custom figure is given.

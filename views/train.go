@@ -26,7 +26,10 @@ type TrainControls struct {
 	RefBatch      *widget.Entry  // ... at this global batch
 	CriticalBatch *widget.Entry  // its critical batch; empty: the Like preset's
 	Like          *widget.Select // the preset whose critical batch it takes
-	Basis         *widget.Label  // where the epochs come from, or what is wrong
+	// AnyBatch lets a fixed-epoch run's best batch make fewer than
+	// app.MinStepsPerEpoch steps an epoch (off: the best of those that make enough).
+	AnyBatch *widget.Check
+	Basis    *widget.Label // where the epochs come from, or what is wrong
 }
 
 // The training modes as the Run tab offers them.
@@ -66,6 +69,8 @@ func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widge
 		like = defaultLike(st.Data.Dataset)
 	}
 	c.Like.SetSelected(like)
+	c.AnyBatch = widget.NewCheck(fmt.Sprintf("any, even under %d steps an epoch", app.MinStepsPerEpoch), nil)
+	c.AnyBatch.SetChecked(st.Train.AnyBatch)
 	c.Basis = widget.NewLabel("")
 	c.Basis.Wrapping = fyne.TextWrapWord
 	c.Basis.TextStyle = fyne.TextStyle{Italic: true}
@@ -75,11 +80,13 @@ func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widge
 		e.OnChanged = func(string) { p.applyTrain(false) }
 	}
 	c.Like.OnChanged = func(string) { p.applyTrain(false) }
+	c.AnyBatch.OnChanged = func(bool) { p.applyTrain(false) }
 	c.Mode.OnChanged = func(string) { p.applyTrain(true) }
 	p.showTrain(st)
 
 	forItem = widget.NewFormItem("Train for", c.Mode)
 	recipe = []*widget.FormItem{
+		widget.NewFormItem("Best batch", c.AnyBatch),
 		widget.NewFormItem("Your epochs", container.NewGridWithColumns(2, c.RefEpochs, c.RefBatch)),
 		widget.NewFormItem("Critical", c.CriticalBatch),
 		widget.NewFormItem("or like", c.Like),
@@ -109,7 +116,7 @@ func defaultLike(dataset string) string {
 func (p *SelectionPanel) trainSettings() (app.SessionSettings, error) {
 	c := &p.Train
 	next := p.session.Settings()
-	next.Train = app.Training{Mode: app.TrainEpochs}
+	next.Train = app.Training{Mode: app.TrainEpochs, AnyBatch: c.AnyBatch.Checked}
 	if c.Mode.Selected == trainToTarget {
 		next.Train.Mode = app.TrainToTarget
 	}
@@ -192,6 +199,11 @@ func (p *SelectionPanel) showTrain(st app.SessionSettings) {
 	}
 	if p.Epochs != nil {
 		setEnabled(!toTarget, p.Epochs)
+	}
+	if toTarget { // the epochs law weighs every batch already
+		c.AnyBatch.Disable()
+	} else {
+		c.AnyBatch.Enable()
 	}
 	c.Basis.SetText(TrainBasis(st))
 	if p.runForm != nil {

@@ -72,3 +72,28 @@ func TestTrainControls(t *testing.T) {
 		t.Errorf("back to epochs: %+v, epochs field disabled %t", st.Train, p.Epochs.Disabled())
 	}
 }
+
+// The Run tab's Best batch check lets a fixed-epoch run's best batch make any number
+// of steps an epoch; to a target it has no say (the epochs law weighs every batch).
+func TestAnyBatchCheck(t *testing.T) {
+	newTestApp(t)
+	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
+	defer s.Close()
+	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)
+	c := p.Train
+	if c.AnyBatch.Checked || c.AnyBatch.Disabled() || s.Settings().Train.AnyBatch {
+		t.Fatalf("starts checked %t, disabled %t, setting %t; want off and enabled", c.AnyBatch.Checked, c.AnyBatch.Disabled(), s.Settings().Train.AnyBatch)
+	}
+	c.AnyBatch.SetChecked(true)
+	if !s.Settings().Train.AnyBatch {
+		t.Error("checking it did not reach the session")
+	}
+	c.Mode.SetSelected(trainToTarget)
+	if !c.AnyBatch.Disabled() {
+		t.Error("to a target the check stays enabled")
+	}
+	c.Mode.SetSelected(trainForEpochs)
+	if c.AnyBatch.Disabled() || !s.Settings().Train.AnyBatch {
+		t.Errorf("back to epochs: disabled %t, setting %t; want enabled and still on", c.AnyBatch.Disabled(), s.Settings().Train.AnyBatch)
+	}
+}
