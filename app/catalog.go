@@ -126,6 +126,12 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 	return aged(all), local, nil
 }
 
+// OnThisComputer reports whether the machine id is this computer: the workstation
+// cnntime detected, or a device measured here (local/…). Instances do not multiply it.
+func OnThisComputer(id string) bool {
+	return strings.EqualFold(id, hw.WorkstationID) || strings.HasPrefix(strings.ToLower(id), hw.LocalProvider+"/")
+}
+
 // thisComputer reports whether m is this computer: the workstation cnntime detected,
 // or a device measured here (local/…).
 func thisComputer(m hw.Machine) bool {

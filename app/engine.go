@@ -538,10 +538,11 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 	e, q := p.e, p.q
 	n, t := p.nets[i/len(q.Targets)], q.Targets[i%len(q.Targets)]
 	batches := q.Batches
-	k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
+	nodes := nodesOn(q, t)
+	k := max(t.Machine.GPUCount, 1) * nodes // data-parallel GPUs
 	if q.Span.Min > 0 {
 		// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
-		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: nodes}
 		batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
 	}
 	batches, err := capToImages(batches, q.Run.Images, q.Span.Min > 0)
@@ -564,7 +565,7 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 	if err := p.unavailable[i]; err != nil {
 		t := p.q.Targets[i%len(p.q.Targets)]
 		return predictor.Curve{Model: p.q.Models[i/len(p.q.Targets)], Machine: t.Machine.ID, GPU: t.GPU.ID,
-			GPUCount: max(t.Machine.GPUCount, 1) * max(p.q.Nodes, 1), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
+			GPUCount: max(t.Machine.GPUCount, 1) * nodesOn(p.q, t), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
 			Dataset: p.q.Data.Dataset, Unavailable: err.Error()}, nil
 	}
 	r, pred, err := p.request(i)
@@ -618,8 +619,8 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	r.Input = in
-	if q.Nodes > 1 {
-		r.Nodes, r.NodeNetwork = q.Nodes, NodeNetwork(t.Machine.ID)
+	if nodes := nodesOn(q, t); nodes > 1 {
+		r.Nodes, r.NodeNetwork = nodes, NodeNetwork(t.Machine.ID)
 		if q.NodeNetwork != nil {
 			r.NodeNetwork = *q.NodeNetwork
 		}
@@ -634,6 +635,16 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	return r, e.predictorFor(t), nil
+}
+
+// nodesOn is how many instances of target t train together under q: q.Nodes (at
+// least 1), but one for this computer and the devices measured on it, which no
+// cloud multiplies (Instances applies to the machines one rents).
+func nodesOn(q *Query, t Target) int {
+	if thisComputer(t.Machine) {
+		return 1
+	}
+	return max(q.Nodes, 1)
 }
 
 // cpuBound is a measured CPU's bound: its own kernels, where the step model says

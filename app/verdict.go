@@ -61,6 +61,15 @@ func ShareText(part, whole float64) string {
 // IsCPU reports whether a curve's or an explanation's "GPU" is a measured host CPU.
 func IsCPU(gpuID string) bool { return gpuID == hw.CPUGPUID }
 
+// DeviceText names the device that runs a curve's step in a table cell: "8×a100-sxm4-40gb"
+// for GPUs, "CPU" for a measured CPU (one processor, never "1×cpu").
+func DeviceText(gpuID string, count int) string {
+	if IsCPU(gpuID) {
+		return "CPU"
+	}
+	return fmt.Sprintf("%d×%s", count, gpuID)
+}
+
 // DeviceWord is "CPU" for a measured CPU and "GPU" for the others: what a sentence
 // calls the processor that runs the kernels.
 func DeviceWord(gpuID string) string {
@@ -169,7 +178,7 @@ func AdviceWarnings(c *predictor.Curve) []string {
 	}
 	var out []string
 	if f := c.FastestBatch; f > 0 {
-		out = append(out, fmt.Sprintf("the fastest batch, %s, makes %s of %s images: set aside for the best batch of at least %d steps an epoch (the Run tab's Best batch: any lets it count)",
+		out = append(out, fmt.Sprintf("the fastest batch, %s, makes %s of %s images: set aside for the best batch of at least %d steps an epoch (the Run tab's Best batch check allows it)",
 			charts.FormatCount(int64(f)), charts.Count(StepsPerEpoch(c.Images, f), "step an epoch", "steps an epoch"), charts.FormatCount(int64(c.Images)), MinStepsPerEpoch))
 	}
 	best := c.Points[c.Best].Batch

@@ -182,6 +182,7 @@ func panelHeightFor(panel fyne.CanvasObject, width float32) float32 {
 // scrolls.
 type stretchColumns struct {
 	table  *widget.Table
+	least  []float32 // the widths the table was made with
 	base   []float32 // the columns' least widths
 	widths []float32 // the widths set at the last layout
 	width  float32   // the width last laid out
@@ -191,7 +192,7 @@ func newStretchTable(t *widget.Table, widths []float32) (fyne.CanvasObject, *str
 	for i, w := range widths {
 		t.SetColumnWidth(i, w)
 	}
-	l := &stretchColumns{table: t, base: widths, widths: append([]float32(nil), widths...)}
+	l := &stretchColumns{table: t, least: widths, base: widths, widths: append([]float32(nil), widths...)}
 	return container.New(l, t), l
 }
 

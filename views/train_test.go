@@ -97,3 +97,27 @@ func TestAnyBatchCheck(t *testing.T) {
 		t.Errorf("back to epochs: disabled %t, setting %t; want enabled and still on", c.AnyBatch.Disabled(), s.Settings().Train.AnyBatch)
 	}
 }
+
+// Instances is disabled while only this computer's devices are selected: no instance
+// count multiplies them.
+func TestInstancesDisabledForLocalDevices(t *testing.T) {
+	newTestApp(t)
+	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
+	defer s.Close()
+	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)
+	tests := []struct {
+		machines []string
+		disabled bool
+	}{
+		{[]string{"local/cpu"}, true},
+		{[]string{"local/cpu", "user/workstation"}, true},
+		{[]string{"local/cpu", "aws/p3.2xlarge"}, false},
+		{nil, false},
+	}
+	for _, tc := range tests {
+		p.showNodes(tc.machines)
+		if p.Nodes.Disabled() != tc.disabled {
+			t.Errorf("%v: Instances disabled %t, want %t", tc.machines, p.Nodes.Disabled(), tc.disabled)
+		}
+	}
+}

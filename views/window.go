@@ -214,6 +214,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	mw.Specs = NewSpecTable()
 	mw.Specs.SetMachines(machines, catalogGPUs())
 	mw.Specs.SetSelected(mw.Session.Settings().Machines)
+	mw.Selection.OnOlderChanged = mw.Specs.SetShowOlder
 	mw.Specs.OnSelectionChanged = func(ids []string) {
 		mw.report(mw.Session.Update(func(s *app.SessionSettings) { s.Machines = ids }))
 		mw.Selection.SetCheckedMachines(ids)
@@ -461,6 +462,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 		mw.refreshWhy(st)
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
+	mw.Selection.showNodes(st.Settings.Machines)
 }
 
 // redrawTimes are the parts of a redraw show does on the UI goroutine: building both

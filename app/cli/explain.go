@@ -115,6 +115,8 @@ func explainCommands(register func(Command)) {
 			return err
 		}
 		switch {
+		case env.JSON && app.IsCPU(x.GPU):
+			return WriteJSON(env.Stdout, cpuExplanation{Explanation: &x, Device: hw.CPUGPUID})
 		case env.JSON:
 			return WriteJSON(env.Stdout, x)
 		case ef.csv:
@@ -132,6 +134,22 @@ func explainCommands(register func(Command)) {
 	register(cmd)
 }
 
+// cpuExplanation is a measured CPU's explanation as --json writes it: "device": "cpu"
+// instead of a GPU, a GPU count and a per-GPU batch (a CPU is not one GPU).
+type cpuExplanation struct {
+	*predictor.Explanation
+	Device      string `json:"device"`
+	GPU         string `json:"gpu,omitempty"`           // hides the GPU fields
+	GPUCount    int    `json:"gpu_count,omitempty"`     // of the explanation,
+	PerGPUBatch int    `json:"per_gpu_batch,omitempty"` // left empty
+}
+
+// gbText writes gigabytes with two significant digits however small: "0.038 GB",
+// "1.2 GB", "37 GB".
+func gbText(gb float64) string {
+	return strconv.FormatFloat(gb, 'g', 2, 64) + " GB"
+}
+
 // writeExplainTable writes the header block, the phases, the kinds and the slowest
 // layers (all of them, in order, when layers is 0).
 func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error {
@@ -144,7 +162,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		format = ", " + string(x.Format)
 	}
 	h := app.NewTable(w, "model", fmt.Sprintf("%s, input %d, %s%s", x.Model, x.Input, x.Precision, format))
-	h.Row("machine", fmt.Sprintf("%s (%d×%s)", x.Machine, x.GPUCount, x.GPU))
+	h.Row("machine", fmt.Sprintf("%s (%s)", x.Machine, app.DeviceText(x.GPU, x.GPUCount)))
 	h.Row("stack", fmt.Sprintf("%s: %s", x.Stack.Framework, x.Stack.Description))
 	h.Row("batch", fmt.Sprintf("%d%s", x.Batch, per))
 	h.Row("iteration", fmt.Sprintf("%.2f ms ±%.0f%%, %.0f images/s", x.IterMS, x.ErrorPct, x.ImagesPerS))
@@ -163,7 +181,11 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	if x.MaxBatch >= 0 {
 		largest = strconv.Itoa(x.MaxBatch)
 	}
-	h.Row("memory", fmt.Sprintf("%.1f GB per %s; the largest batch that fits: %s", x.MemoryGB, app.DeviceWord(x.GPU), largest))
+	if app.IsCPU(x.GPU) {
+		h.Row("memory", fmt.Sprintf("%s of the host's memory at this batch; the largest batch that fits: %s", gbText(x.MemoryGB), largest))
+	} else {
+		h.Row("memory", fmt.Sprintf("%.1f GB per GPU; the largest batch that fits: %s", x.MemoryGB, largest))
+	}
 	cost := ""
 	if x.CostKnown {
 		cost = fmt.Sprintf(", $%.2f", x.CostUSD)

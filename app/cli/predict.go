@@ -67,10 +67,13 @@ func openEngine(env *Env) (*app.Engine, func(), error) {
 // batch size. Cost and energy are null when the price or the power is unknown; the
 // times are null when the batch does not fit.
 type PredictRow struct {
-	Model      string   `json:"model"`
-	Machine    string   `json:"machine"`
-	GPU        string   `json:"gpu"`
-	GPUCount   int      `json:"gpu_count"`
+	Model   string `json:"model"`
+	Machine string `json:"machine"`
+	// Device is "cpu" when a measured CPU runs the step: GPU and GPUCount are then
+	// absent (a CPU is not one GPU). It is absent for GPUs.
+	Device     string   `json:"device,omitempty"`
+	GPU        string   `json:"gpu,omitempty"`
+	GPUCount   int      `json:"gpu_count,omitempty"`
 	Batch      int      `json:"batch"`
 	Precision  string   `json:"precision"`
 	IterMS     *float64 `json:"iter_ms"`
@@ -137,6 +140,31 @@ type PredictRow struct {
 	RegimeNote     string   `json:"regime_note,omitempty"`
 }
 
+// deviceFields are a row's device fields for curve c: "cpu" alone for a measured
+// CPU, else its GPU and their count.
+func deviceFields(c *predictor.Curve) (device, gpu string, count int) {
+	if app.IsCPU(c.GPU) {
+		return hw.CPUGPUID, "", 0
+	}
+	return "", c.GPU, c.GPUCount
+}
+
+// deviceID is the row's device as a curve names it: its GPU, or "cpu".
+func (r PredictRow) deviceID() string {
+	if r.Device != "" {
+		return r.Device
+	}
+	return r.GPU
+}
+
+// deviceID is the row's device as a curve names it: its GPU, or "cpu".
+func (r BestRow) deviceID() string {
+	if r.Device != "" {
+		return r.Device
+	}
+	return r.GPU
+}
+
 // rowOf is the row of point p of curve c.
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	var r PredictRow
@@ -152,6 +180,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
+	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
@@ -407,7 +436,7 @@ func predictTableHeader(toTarget bool) []string {
 
 // predictTableRow adds r to predict's table (see predictTableHeader).
 func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
-	gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+	gpu := app.DeviceText(r.deviceID(), r.GPUCount)
 	if !r.Fits {
 		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
 			"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
@@ -501,10 +530,13 @@ func duration(s float64) string { return string(appendDuration(nil, s)) }
 // BestRow is one line of `cnntime best --json`: one CNN on one machine at its fastest
 // batch size. Best is null when no batch size fits.
 type BestRow struct {
-	Model     string      `json:"model"`
-	Machine   string      `json:"machine"`
-	GPU       string      `json:"gpu"`
-	GPUCount  int         `json:"gpu_count"`
+	Model   string `json:"model"`
+	Machine string `json:"machine"`
+	// Device, GPU and GPUCount are as in PredictRow: "cpu" for a measured CPU, else
+	// the GPU and how many.
+	Device    string      `json:"device,omitempty"`
+	GPU       string      `json:"gpu,omitempty"`
+	GPUCount  int         `json:"gpu_count,omitempty"`
 	Precision string      `json:"precision"`
 	Best      *PredictRow `json:"best"`
 	// Unavailable says why the model cannot be predicted on the machine with this run
@@ -607,6 +639,7 @@ func bestOf(c *predictor.Curve) BestRow {
 	if r.SweetSpots == nil {
 		r.SweetSpots = []int{}
 	}
+	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Unavailable = c.Unavailable
 	if c.Unavailable != "" {
 		r.Warnings = app.AdviceWarnings(c)
@@ -716,7 +749,7 @@ func bestCommands(register func(Command)) {
 		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		var priced []PredictRow
 		for _, r := range rows {
-			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+			gpu := app.DeviceText(r.deviceID(), r.GPUCount)
 			if r.Best == nil {
 				t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-", "-", "-")
 				continue
@@ -752,7 +785,7 @@ func bestCommands(register func(Command)) {
 func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.Model) error {
 	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "EPOCHS", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
 	for _, r := range rows {
-		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+		gpu := app.DeviceText(r.deviceID(), r.GPUCount)
 		if r.Best == nil {
 			t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
 			continue

@@ -75,7 +75,7 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 	t.first = &first
 	// The cells the same on every row, made once: what app.Table prints of them.
 	model, machine := app.Printable(first.Model), app.Printable(first.Machine)
-	gpu := app.Printable(fmt.Sprintf("%d×%s", first.GPUCount, first.GPU))
+	gpu := app.Printable(app.DeviceText(first.deviceID(), first.GPUCount))
 	input := strconv.Itoa(first.Input)
 	price := app.Printable(priceText(first))
 	texts := map[string]string{} // the per-row texts (bound, source, regime) made printable once
