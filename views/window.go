@@ -702,8 +702,10 @@ func (mw *MainWindow) report(err error) {
 	}
 }
 
+// showError shows err in a dialog and on the status line, in the theme's glyphs
+// (an error's "File → Export launch file…" reads "File › Export launch file…").
 func (mw *MainWindow) showError(err error) {
-	d := dialog.NewError(err, mw.Window)
+	d := dialog.NewError(uiError{err}, mw.Window)
 	closeOnEscape(d, mw.Window)
 	d.Show()
 	mw.notify("Error: " + err.Error()) // after the dialog: who waits for the status finds the dialog open
@@ -854,11 +856,27 @@ func (mw *MainWindow) showReadme(heading string) {
 	}
 	text := widget.NewRichTextFromMarkdown(body)
 	text.Wrapping = fyne.TextWrapWord
-	content := container.NewBorder(widget.NewHyperlink("Open this section on the web", link), nil, nil, nil, container.NewVScroll(text))
+	// Fyne wraps a list item's lines to the whole width and then indents them by its
+	// bullet: they ran off the right edge by a few letters. The text is laid out that
+	// much narrower.
+	inset := container.New(&insetRight{margin: 3 * theme.TextSize()}, text)
+	content := container.NewBorder(widget.NewHyperlink("Open this section on the web", link), nil, nil, nil, container.NewVScroll(inset))
 	d := dialog.NewCustom(strings.ReplaceAll(heading, "`", ""), "Close", content, mw.Window)
 	d.Resize(fyne.NewSize(820, 600))
 	closeOnEscape(d, mw.Window)
 	d.Show()
+}
+
+// insetRight lays its one object out margin narrower than itself, from the left.
+type insetRight struct{ margin float32 }
+
+func (l *insetRight) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(fyne.Max(size.Width-l.margin, 0), size.Height))
+}
+
+func (l *insetRight) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return objs[0].MinSize().AddWidthHeight(l.margin, 0)
 }
 
 // readmeSection is the Markdown under a heading of readme, to the next heading of the
@@ -895,24 +913,33 @@ func readmeSection(readme, heading string) string {
 func readableMarkdown(md string) string {
 	lines := strings.Split(md, "\n")
 	fenced := false
-	for i, line := range lines {
+	out := make([]string, 0, len(lines))
+	for _, line := range lines {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			fenced = !fenced
-			lines[i] = strings.TrimSpace(line)
+			out = append(out, strings.TrimSpace(line))
 			continue
 		}
-		if fenced {
+		if fenced { // a code block scrolls sideways in its own box: its lines stay as they are, to copy
+			out = append(out, line)
 			continue
 		}
-		lines[i] = uiText(strings.TrimLeft(line, " \t"))
+		out = append(out, uiText(strings.TrimLeft(line, " \t")))
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 // uiText is text with the characters the window's font cannot draw well replaced:
 // "→" by "›" (the fallback font draws the arrow but not the space after it) and "≡"
 // by "=".
 func uiText(s string) string { return uiGlyphs.Replace(s) }
+
+// uiError is an error as the window shows it: its text in uiText's glyphs, the error
+// itself kept for errors.Is and As.
+type uiError struct{ err error }
+
+func (e uiError) Error() string { return uiText(e.err.Error()) }
+func (e uiError) Unwrap() error { return e.err }
 
 var uiGlyphs = strings.NewReplacer("\u2192", "›", "≡", "=")
 
@@ -993,7 +1020,16 @@ func (mw *MainWindow) addModelDialog() {
 		mw.notify("Added custom model " + name + ".")
 	}, mw.Window)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".onnx"}))
+	mw.showFileDialog(d)
+}
+
+// showFileDialog shows a file picker that Esc closes, as it closes the window's other
+// dialogs. A save dialog's name field would take the Esc: it starts unfocused (its
+// name is filled in already; a click edits it).
+func (mw *MainWindow) showFileDialog(d *dialog.FileDialog) {
+	closeOnEscape(d, mw.Window)
 	d.Show()
+	mw.Window.Canvas().Unfocus()
 }
 
 func (mw *MainWindow) importDialog() {
@@ -1035,12 +1071,12 @@ func (mw *MainWindow) pickFile(use func(path string), exts ...string) {
 	if len(exts) > 0 {
 		d.SetFilter(storage.NewExtensionFileFilter(exts))
 	}
-	d.Show()
+	mw.showFileDialog(d)
 }
 
 // pickFolder asks for a folder and hands its path to use; cancelling does nothing.
 func (mw *MainWindow) pickFolder(use func(path string)) {
-	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+	mw.showFileDialog(dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
@@ -1048,7 +1084,7 @@ func (mw *MainWindow) pickFolder(use func(path string)) {
 		if u != nil {
 			use(u.Path())
 		}
-	}, mw.Window)
+	}, mw.Window))
 }
 
 // reloadChoices shows what the cache holds now, after an import or a price update: the
