@@ -117,7 +117,7 @@ func (l *maxHeightLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 // (a column the height of the chart) and under the chart on a narrow one.
 type sideOrBelow struct {
 	wideFrom  float32 // the width from which the panel goes to the side
-	sideWidth float32 // its width there
+	sideWidth float32 // its least width there; it grows with the space to 1.5 times that
 	maxBelow  float32 // the share of the height it may take below (0–1)
 }
 
@@ -140,7 +140,7 @@ func (l *sideOrBelow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 	panel := objs[1]
 	if size.Width >= l.wideFrom {
-		w := fyne.Min(fyne.Max(l.sideWidth, size.Width*0.32), 1.5*l.sideWidth) // wider on a wider window
+		w := fyne.Min(fyne.Max(l.sideWidth, size.Width*0.3), 2.4*l.sideWidth) // wider on a wider window
 		main.Move(fyne.NewPos(0, 0))
 		main.Resize(fyne.NewSize(size.Width-w, size.Height))
 		panel.Move(fyne.NewPos(size.Width-w, 0))

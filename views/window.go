@@ -291,7 +291,10 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	// The legend goes beside the curves on a wide window, under them on a narrow one.
 	// Below, it takes at most a quarter of the panel and scrolls: the curves keep the
 	// rest, however many series there are.
-	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.25}, mw.Curves, mw.Legend.Content())
+	// Beside from a chart of about 300 px up (1280×800 has room): its entries, a heading
+	// per CNN and the machines under it, scroll in the chart's whole height, and the
+	// curves keep theirs; below only on a narrow panel, in a quarter of its height.
+	legend := container.New(&sideOrBelow{wideFrom: 480, sideWidth: 190, maxBelow: 0.25}, mw.Curves, mw.Legend.Content())
 	mw.curvesPanel = container.NewBorder(curvesBar, nil, nil, nil, legend)
 	mw.chartsSplit = container.NewHSplit(mw.scatterPanel, mw.curvesPanel)
 	mw.chartsSplit.Offset = 0.4
