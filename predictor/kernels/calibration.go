@@ -286,9 +286,11 @@ func (c *Calibration) Validate() error {
 
 // FamilyNeighbour is, for a family that no published training figure covers, the
 // fitted family it is predicted from: the generation before it, whose tensor cores,
-// memory system and libraries it extends. Blackwell (B200, GB200) takes Hopper's scales;
-// its own specifications (SMs, clocks, tensor rates, HBM3e bandwidth) do the rest.
-var FamilyNeighbour = map[hw.Family]hw.Family{hw.FamilyBlackwell: hw.FamilyHopper}
+// memory system and libraries it extends. Blackwell (B200, GB200, B300) takes Hopper's
+// scales; the GeForce and professional Blackwell (RTX 5090, RTX PRO 6000) takes Ada's,
+// the GDDR boards with a large L2 whose SM it extends. Their own specifications (SMs,
+// clocks, tensor rates, bandwidth) do the rest.
+var FamilyNeighbour = map[hw.Family]hw.Family{hw.FamilyBlackwell: hw.FamilyHopper, hw.FamilyGB20x: hw.FamilyAda}
 
 // NeighbourBandFactor widens the error band a family borrows from its neighbour: a
 // generation no published run checks is predicted at twice its neighbour's band, and

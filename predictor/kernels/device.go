@@ -177,7 +177,8 @@ func BandwidthGBs(g hw.GPU) (gbs float64, known bool) {
 // familyTypical are a family's figures for a GPU of which only the compute capability
 // is known (H100 NVL, GH200 in the catalog): its catalog GPUs' lower datacenter figures
 // (Volta: V100 SXM2; Turing: T4; GA100: A100 40GB; GA10x: A10; Ada: L40S; Hopper: H100
-// PCIe), so an unknown part is not predicted faster than the slowest of its kind.
+// PCIe; GB20x: RTX 5080), so an unknown part is not predicted faster than the slowest
+// of its kind.
 var familyTypical = map[hw.Family]struct {
 	fp32TFLOPS, fp16TFLOPS, bandwidthGBs, sms float64
 }{
@@ -187,13 +188,14 @@ var familyTypical = map[hw.Family]struct {
 	hw.FamilyGA10x:  {31.2, 125, 600, 72},
 	hw.FamilyAda:    {91.6, 362, 864, 142},
 	hw.FamilyHopper: {51.2, 756, 2000, 114},
+	hw.FamilyGB20x:  {56.3, 112.6, 960, 84},
 }
 
 // familyPowerReference is, per family, the catalog part with the most board power per
 // SM at its boost clock (V100 SXM2 300 W / 80 SMs / 1530 MHz; RTX 2080 Ti 250 / 68 /
 // 1545; A100 SXM4 400 / 108 / 1410; RTX 3090 350 / 82 / 1695; RTX 4090 450 / 128 /
-// 2520; H100 SXM 700 / 132 / 1980): taken to hold its boost clock under a training
-// load, which fixes the family's power per SM per clock³ (same die design, process
+// 2520; H100 SXM 700 / 132 / 1980; RTX 5090 575 / 170 / 2407): taken to hold its boost
+// clock under a training load, which fixes the family's power per SM per clock³ (same die design, process
 // and voltage–frequency curve).
 var familyPowerReference = map[hw.Family]struct{ tdpW, sms, boostMHz float64 }{
 	hw.FamilyVolta:  {300, 80, 1530},
@@ -202,6 +204,7 @@ var familyPowerReference = map[hw.Family]struct{ tdpW, sms, boostMHz float64 }{
 	hw.FamilyGA10x:  {350, 82, 1695},
 	hw.FamilyAda:    {450, 128, 2520},
 	hw.FamilyHopper: {700, 132, 1980},
+	hw.FamilyGB20x:  {575, 170, 2407},
 }
 
 // SustainedClockFactor is the share of its boost clock a GPU holds under a sustained
