@@ -17,7 +17,7 @@ type SessionSettings struct {
 	Machines  []string          // machine IDs, e.g. "aws/p3.2xlarge"
 	Epochs    int               // passes over the data set
 	Images    int               // training images per epoch
-	Precision measure.Precision // fp32, fp32-strict or amp
+	Precision measure.Precision // fp32, fp32-strict, tf32, amp or bf16
 	Policy    measure.Policy    // cuDNN algorithm choice: heuristic or fastest
 	BatchMin  int               // the smallest global batch size
 	// BatchMax caps the global batch size; 0 lets each machine's curve run up to the

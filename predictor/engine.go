@@ -27,7 +27,7 @@ type Request struct {
 	// DeviceKey is a device of this GPU model measured in the cache ("" when none):
 	// its measurements come first.
 	DeviceKey string
-	Precision measure.Precision // a training precision: fp32, fp32-strict or amp
+	Precision measure.Precision // a training precision: fp32, fp32-strict, tf32, amp or bf16
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
 	Run       Run

@@ -173,6 +173,9 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		if !(elems > 0) {
 			return // applied inside the convolutions: no kernel of its own
 		}
+		if req.Framework.Compiles() && e.over.GeneratedKernelEfficiency > 0 {
+			elems /= e.over.GeneratedKernelEfficiency // a generated kernel streams slower than a library's
+		}
 		cfg := net.Layers[fk.layers[0]].Config
 		key := fusedKey{cfg, phase, elems}
 		ti, ok := fusedIndex[key]
@@ -188,8 +191,11 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	}
 	f := req.Framework.orDefault()
 	launchF, launchB := e.over.LaunchForwardUS, e.over.LaunchBackwardUS
-	if f.CUDAGraphs() {
+	switch {
+	case f.CUDAGraphs():
 		launchF, launchB = 0, 0 // replayed from a CUDA graph
+	case f == Compiled:
+		launchF = launchB // the generated wrapper issues each kernel from C++-level code, no module call
 	}
 	p.hostStepMS = e.over.stepHostMS(f)
 	// The framework's per-tensor operators take the same time at every batch: a

@@ -38,7 +38,7 @@ type Run struct {
 	// Regime is the optimizer regime the epochs assume above the batch the usual
 	// optimizer is known to hold to (lars, extrapolated); "" below it.
 	Regime    string
-	Precision string // fp32, fp32-strict or amp
+	Precision string // fp32, fp32-strict, tf32, amp or bf16
 	Workers   int    // data loader workers per GPU; 0 for the script's default
 	Input     int    // the input's height and width in pixels; 0 for the script's default
 	Dataset   string // the dataset the prediction assumed, e.g. imagenet-1k
@@ -109,10 +109,7 @@ func (r Run) learningRate() (lr float64, warmup int, note string) {
 // env is the run's variables, in order: what the command reads.
 func (r Run) env() [][2]string {
 	lr, warmup, note := r.learningRate()
-	amp := ""
-	if r.Precision == "amp" {
-		amp = "--amp"
-	}
+	amp, extra := precisionVars(r.Precision)
 	vars := [][2]string{
 		{"MODEL", r.Model},
 		{"DATASET", r.Dataset},
@@ -130,10 +127,28 @@ func (r Run) env() [][2]string {
 		{"INPUT_SIZE", strconv.Itoa(r.Input)},
 		{"PREDICTION", r.Prediction},
 	}
-	if r.Precision == "fp32-strict" { // no TF32 anywhere, as the prediction assumed
-		vars = append(vars, [2]string{"NVIDIA_TF32_OVERRIDE", "0"})
+	return append(vars, extra...)
+}
+
+// precisionVars are the reference script's amp flag and the variables that set the
+// run's precision as the prediction assumed it: fp32 is PyTorch's default (TF32
+// convolutions, strict FP32 matrix multiplies); fp32-strict turns TF32 off everywhere;
+// tf32 turns it on for cuBLAS's matrix multiplies too (what
+// torch.set_float32_matmul_precision("high") does); amp is the script's --amp (FP16
+// autocast and a gradient scaler). The reference script has no BF16 switch: a bf16
+// run says so, for the user's own command.
+func precisionVars(p string) (amp string, vars [][2]string) {
+	switch p {
+	case "amp":
+		return "--amp", nil
+	case "fp32-strict":
+		return "", [][2]string{{"NVIDIA_TF32_OVERRIDE", "0"}}
+	case "tf32":
+		return "", [][2]string{{"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1"}}
+	case "bf16":
+		return "", [][2]string{{"PRECISION_NOTE", "bf16 autocast without a gradient scaler: torchvision's train.py has no switch for it (its --amp is FP16 with a scaler); run your own command with torch.autocast(\"cuda\", dtype=torch.bfloat16)"}}
 	}
-	return vars
+	return "", nil
 }
 
 // dataFolder is the folder name DATA_PATH suggests for a dataset.

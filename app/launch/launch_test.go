@@ -248,3 +248,31 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Each training precision sets the run's arithmetic as the prediction assumed it.
+func TestPrecisionVariables(t *testing.T) {
+	for _, tc := range []struct {
+		precision, amp, name, value string
+	}{
+		{"fp32", "", "", ""},
+		{"fp32-strict", "", "NVIDIA_TF32_OVERRIDE", "0"},
+		{"tf32", "", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1"},
+		{"amp", "--amp", "", ""},
+		{"bf16", "", "PRECISION_NOTE", "torch.bfloat16"},
+	} {
+		r := p4d()
+		r.Precision = tc.precision
+		e := parseTask(t, r).Envs
+		if e["PRECISION"] != tc.precision || e["AMP"] != tc.amp {
+			t.Errorf("%s: PRECISION %q, AMP %q", tc.precision, e["PRECISION"], e["AMP"])
+		}
+		for _, other := range []string{"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "PRECISION_NOTE"} {
+			if _, ok := e[other]; ok != (other == tc.name) {
+				t.Errorf("%s: %s set %v", tc.precision, other, ok)
+			}
+		}
+		if tc.name != "" && !strings.Contains(e[tc.name], tc.value) {
+			t.Errorf("%s: %s = %q, want it to hold %q", tc.precision, tc.name, e[tc.name], tc.value)
+		}
+	}
+}

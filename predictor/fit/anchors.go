@@ -29,7 +29,7 @@ type Anchor struct {
 	GPU          string // catalog GPU id
 	Model        string // zoo name
 	Framework    string
-	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict or amp
+	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict, tf32, amp or bf16
 	Batch        int               // per GPU
 	GPUs         int
 	ImagesPerS   float64 // measured, all GPUs together

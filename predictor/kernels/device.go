@@ -39,8 +39,8 @@ type deviceRates struct {
 }
 
 // ArithmeticFor returns the arithmetic a kernel precision runs in on a GPU: TF32 only
-// on compute capability ≥ 8.0, FP16 tensor cores only on ≥ 7.0; otherwise FP32 math
-// (with FP16 storage for AMP).
+// on compute capability ≥ 8.0, FP16 tensor cores only on ≥ 7.0 and BF16 (at the FP16
+// rate) only on ≥ 8.0; otherwise FP32 math (with 16-bit storage for AMP and BF16).
 func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 	cc := hw.ParseComputeCapability(g.ComputeCapability)
 	switch p {
@@ -50,6 +50,13 @@ func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 		}
 	case measure.AMP:
 		if cc >= 70 {
+			return ArithFP16
+		}
+		return ArithFP16SIMT
+	case measure.BF16:
+		// BF16 tensor cores came with Ampere (8.0) and run at the FP16 rate; before
+		// them cuBLAS and cuDNN run BF16 at about the FP32 rate, on 2-byte tensors.
+		if cc >= 80 {
 			return ArithFP16
 		}
 		return ArithFP16SIMT
