@@ -93,13 +93,17 @@ func UnavailableWarning(c *predictor.Curve) string {
 // RunWarnings says what a person should know before following the advice of curve c
 // at the batches given (its best, its recommended): a fixed number of epochs at so
 // large a batch that an epoch is fewer than MinStepsPerEpoch steps, and epochs to a
-// target taken from a recipe fitted on other networks or another input size than c's.
-// A curve that could not be predicted says why. Nil when there is nothing to say.
+// target taken from a recipe fitted on other networks or another input size than c's,
+// and a GPU whose family no published run tunes (Curve.TuningNote). A curve that could
+// not be predicted says why. Nil when there is nothing to say.
 func RunWarnings(c *predictor.Curve, batches ...int) []string {
 	if c.Unavailable != "" {
 		return []string{UnavailableWarning(c)}
 	}
 	var out []string
+	if c.TuningNote != "" {
+		out = append(out, c.TuningNote)
+	}
 	if c.Convergence == nil {
 		var few []string
 		for _, b := range batches {

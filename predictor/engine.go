@@ -95,6 +95,12 @@ type memKey struct {
 	precision measure.Precision
 }
 
+// untunedFamilies is a layer timer that can say a GPU's family has no tuning
+// measurement, and the least band of a step estimated on it (kernels.Model).
+type untunedFamilies interface {
+	UntunedFamily(hw.GPU) (note string, band float64)
+}
+
 // NewEngine returns an engine over the per-layer model timer.
 func NewEngine(timer LayerTimer, over Overheads, mem MemoryModel) *Engine {
 	return &Engine{
@@ -195,6 +201,9 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		CPU:       req.Machine.CPU,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
+	}
+	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
+		c.TuningNote, _ = t.UntunedFamily(req.GPU)
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic

@@ -96,3 +96,29 @@ func TestCompiledIsTorchCompilesDefaultMode(t *testing.T) {
 		}
 	}
 }
+
+// TestUntunedFamilySaysSo: a GPU whose family no published run tunes (Blackwell,
+// GeForce Blackwell) says so under predict's table and in the results CSV's warnings,
+// and its band covers the evidence held out of the fit; a tuned family says nothing.
+func TestUntunedFamilySaysSo(t *testing.T) {
+	const note = "no tuning measurement for this GPU family"
+	for _, tc := range []struct {
+		gpu     string
+		untuned bool
+	}{{"b200", true}, {"rtx-5090", true}, {"h100-sxm", false}, {"rtx-4090", false}} {
+		code, out, errOut := runPredictCLI(t, "predict", "--model", "resnet50", "--gpu", tc.gpu, "--batch", "256", "--precision", "amp", "--loader", "synthetic")
+		if code != 0 {
+			t.Fatalf("predict --gpu %s: exit %d: %s", tc.gpu, code, errOut)
+		}
+		if strings.Contains(out, note) != tc.untuned {
+			t.Errorf("predict --gpu %s: says %q: %t, want %t:\n%s", tc.gpu, note, !tc.untuned, tc.untuned, out)
+		}
+		code, csvOut, errOut := runPredictCLI(t, "best", "--model", "resnet50", "--gpu", tc.gpu, "--precision", "amp", "--loader", "synthetic", "--csv")
+		if code != 0 {
+			t.Fatalf("best --gpu %s --csv: exit %d: %s", tc.gpu, code, errOut)
+		}
+		if strings.Contains(csvOut, note) != tc.untuned {
+			t.Errorf("best --gpu %s --csv: the warnings say %q: %t, want %t", tc.gpu, note, !tc.untuned, tc.untuned)
+		}
+	}
+}

@@ -293,6 +293,9 @@ type oneBatchTimer struct {
 	batch int
 }
 
+// UntunedFamily is the model's (a family without tuning rows keeps its band here too).
+func (t oneBatchTimer) UntunedFamily(g hw.GPU) (string, float64) { return t.inner.UntunedFamily(g) }
+
 func (t oneBatchTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
 	for i := range batches {
 		out[i] = kernels.Estimate{}

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"cnntime/predictor/cnn"
@@ -136,6 +137,42 @@ func TestBlackwellFromItsNeighbour(t *testing.T) {
 	}
 	if own.Inherited(hw.FamilyBlackwell) || own.FamilyScaleOf(hw.FamilyBlackwell, ArithFP16) != 1 {
 		t.Errorf("a fitted Blackwell scale is replaced by Hopper's")
+	}
+}
+
+// TestUntunedBandFloor: a family predicted from its neighbour's scales takes at least
+// the largest error of its own held-out rows as its band (the calibration's floor), and
+// says there is no tuning measurement for it; a tuned family says nothing and keeps its
+// own band; a floor for an unknown family is refused.
+func TestUntunedBandFloor(t *testing.T) {
+	cal := PriorCalibration()
+	cal.FamilyScale = map[string]float64{"hopper/fp16": 0.6, "ada/fp16": 1.1}
+	cal.NetworkRelErr = map[string]float64{"hopper/fp16": 0.08, "ada/fp16": 0.16}
+	cal.NetworkRelErrOther = 0.28
+	cal.UntunedBandFloor = map[string]float64{"blackwell": 0.58}
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		gpu  hw.GPU
+		band float64
+		note string
+	}{
+		{b200, 0.58, "no tuning measurement for this GPU family (blackwell: predicted from hopper's scales)"},
+		{hw.GPU{ComputeCapability: "12.0"}, 0.32, "no tuning measurement for this GPU family (gb20x: predicted from ada's scales)"},
+		{h100, 0.08, ""},
+	} {
+		f := hw.FamilyOf(tc.gpu)
+		if got := cal.EstimateRelErrOf(f, ArithFP16); math.Abs(got-tc.band) > 1e-12 {
+			t.Errorf("%v FP16 band %v, want %v", f, got, tc.band)
+		}
+		if got := cal.UntunedNote(tc.gpu); got != tc.note {
+			t.Errorf("%v: note %q, want %q", f, got, tc.note)
+		}
+	}
+	cal.UntunedBandFloor = map[string]float64{"pascal": 0.5}
+	if err := cal.Validate(); err == nil || !strings.Contains(err.Error(), "untuned band floor") {
+		t.Errorf("a floor for an unknown family: %v", err)
 	}
 }
 

@@ -151,6 +151,13 @@ func NewModel(cal *Calibration, catalog []hw.GPU, devices []measure.Device, ms [
 // Calibration returns the calibration the model uses.
 func (m *Model) Calibration() *Calibration { return m.cal }
 
+// UntunedFamily says that g's family has no tuning measurement, where so (see
+// Calibration.UntunedNote), and the least band of a step estimated on it
+// (Calibration.UntunedBand); "" and 0 otherwise.
+func (m *Model) UntunedFamily(g hw.GPU) (note string, band float64) {
+	return m.cal.UntunedNote(g), m.cal.UntunedBand(hw.FamilyOf(g))
+}
+
 // Times fills out[i] with the predicted time of request r on dev at batch size
 // batches[i]; out must be at least as long as batches. One call serves one layer
 // configuration × phase over all batch sizes: the per-configuration work (the
