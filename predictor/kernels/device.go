@@ -255,10 +255,15 @@ const LegacyPowerClockExponent = 1.0 / 3
 // RTX A6000) hold at most their rated boost, which is their maximum.
 const GeForceBoostFactor = 1.08
 
-// BoardBoostFactor is GeForceBoostFactor for a GeForce board (its name says GeForce, as
-// the catalog's and nvidia-smi's names do) and 1 for every other GPU.
+// BoardBoostFactor is GeForceBoostFactor for a GeForce board of compute capability 7.5
+// or later (its name says GeForce, as the catalog's and nvidia-smi's names do) and 1 for
+// every other GPU. The evidence for the factor is Ampere's and Ada's, whose family
+// scales are fitted with it; a Pascal or older GeForce (GTX 1080 Ti, GTX Titan) is
+// predicted by per-layer efficiencies fitted on Pascal and Maxwell boards as they ran,
+// so boosting it as well predicted it too fast (the GTX 1080 Ti rows of
+// jcjohnson/cnn-benchmarks, held out: 24.6% -> 20.5% before the refit).
 func BoardBoostFactor(g hw.GPU) float64 {
-	if strings.Contains(strings.ToLower(g.Name), "geforce") {
+	if strings.Contains(strings.ToLower(g.Name), "geforce") && hw.ParseComputeCapability(g.ComputeCapability) >= 75 {
 		return GeForceBoostFactor
 	}
 	return 1

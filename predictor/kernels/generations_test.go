@@ -261,20 +261,25 @@ func TestNCHWBatchNormChannelWaves(t *testing.T) {
 // rated boost clock (GPU Boost goes past a GeForce's rated clock under load), every other
 // board at most its rated boost: the same RTX 4090 figures under a non-GeForce name take
 // 1.08× as long on a compute-bound convolution, and its memory-bound kernels the same time.
+// A Pascal or older GeForce is not boosted: the per-layer efficiencies its steps rest on
+// were fitted on such boards as they ran.
 func TestGeForceBoost(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		want float64
+		name, cc string
+		want     float64
 	}{
-		{"GeForce RTX 4090", GeForceBoostFactor},
-		{"NVIDIA GeForce RTX 3080 Ti", GeForceBoostFactor}, // as nvidia-smi names it
-		{"GeForce GTX 1080 Ti", GeForceBoostFactor},
-		{"RTX A6000", 1},
-		{"NVIDIA L40S", 1},
-		{"H100 SXM5 80GB", 1},
-		{"", 1},
+		{"GeForce RTX 4090", "8.9", GeForceBoostFactor},
+		{"NVIDIA GeForce RTX 3080 Ti", "8.6", GeForceBoostFactor}, // as nvidia-smi names it
+		{"GeForce RTX 5090", "12.0", GeForceBoostFactor},
+		{"GeForce RTX 2080 Ti", "7.5", GeForceBoostFactor},
+		{"GeForce GTX 1080 Ti", "6.1", 1},
+		{"GeForce GTX TITAN", "3.5", 1},
+		{"RTX A6000", "8.6", 1},
+		{"NVIDIA L40S", "8.9", 1},
+		{"H100 SXM5 80GB", "9.0", 1},
+		{"", "", 1},
 	} {
-		if got := BoardBoostFactor(hw.GPU{Name: tc.name}); got != tc.want {
+		if got := BoardBoostFactor(hw.GPU{Name: tc.name, ComputeCapability: tc.cc}); got != tc.want {
 			t.Errorf("BoardBoostFactor(%q) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
