@@ -138,7 +138,7 @@ def parse_args(argv=None):
     g.add_argument("--checkpoint-minutes", type=float, default=30, help="minutes between checkpoints within an epoch (0: only at epoch ends)")
     g.add_argument("--steps-csv", default="", help="write the measured step time in cnntime's step CSV to this file")
     g.add_argument("--gpu-id", default="", help="the steps' gpu column: cnntime's catalog GPU id (default: cuda:GPU-<uuid>, or the CPU's key)")
-    g.add_argument("--timing-warmup", type=int, default=20, help="steps after each start left out of the timings (allocator, cuDNN, compilation)")
+    g.add_argument("--timing-warmup", type=int, default=20, help="steps after each start left out of the timings (allocator, cuDNN, compilation); at most half of those left to train")
     g.add_argument("--source", default="", help="a note for the step CSV's source (e.g. the launch file)")
     args = p.parse_args(argv)
     problems = []
@@ -675,7 +675,8 @@ class Run:
                  f"{args.precision}{', channels_last' if args.channels_last else ''}"
                  f"{', compile ' + args.compile_mode if args.compile else ''}, device {self.device}")
         started, last_save = time.perf_counter(), time.perf_counter()
-        timed_from = step + args.timing_warmup
+        # The first steps of a start are left out of the timings; a short run keeps half.
+        timed_from = step + min(args.timing_warmup, (self.total_steps - step) // 2)
         self.net.train()
         while step < self.total_steps:
             epoch, skip = divmod(step, self.steps_per_epoch)
