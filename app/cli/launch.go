@@ -60,7 +60,7 @@ func runLaunch(env *Env, args []string) error {
 	rf.register(fs, true)
 	req := app.LaunchRequest{Kind: kind}
 	fs.StringVar(&req.Command, "run", "", "your own training command, run on every node with the run's variables in its environment (default: cnntime's training script, written into the file)")
-	out := fs.String("out", "", "the file to write")
+	out := fs.String("out", "", "the file to write (- for standard output)")
 	if kind == app.LaunchSkyPilot {
 		fs.StringVar(&req.Data, "data", "", "the images, an ImageFolder tree (train/, val/): a bucket SkyPilot mounts (s3://BUCKET/PATH, gs://..., r2://...) or a path the nodes see (default: DATA_PATH, set when starting)")
 		fs.BoolVar(&req.DataCopy, "data-copy", false, "copy the --data bucket to the nodes' disks before the run instead of mounting it")
@@ -107,6 +107,13 @@ func runLaunch(env *Env, args []string) error {
 	content, err := app.LaunchFile(r, req)
 	if err != nil {
 		return Usagef("%v", err)
+	}
+	if *out == "-" { // the file itself on standard output, to read or pipe
+		if env.JSON {
+			return Usagef("--out - writes the file to standard output, which --json needs for its report: give --out FILE")
+		}
+		_, err := env.Stdout.Write(content)
+		return err
 	}
 	if err := app.ExportLaunchFile(*out, content); err != nil {
 		return err

@@ -376,10 +376,23 @@ func header(r Run, start []string) []string {
 		lines = append(lines, oneLine(r.Host)+".")
 	}
 	if n := r.evalPasses(); n > 0 {
-		lines = append(lines, fmt.Sprintf("Evaluation: every %d epoch(s) and at the end, %d passes over %d validation images, at most %s in all (not in the figure above).",
-			r.evalEvery(), n, r.ValImages, durationText(r.evalUpperS())))
+		every := "after every epoch"
+		if e := r.evalEvery(); e > 1 {
+			every = fmt.Sprintf("every %d epochs", e)
+		}
+		lines = append(lines, fmt.Sprintf("Evaluation: %s and at the end, %d passes over %s validation images, at most %s in all (not in the figure above).",
+			every, n, thousands(r.ValImages), durationText(r.evalUpperS())))
 	}
 	return append(lines, start...)
+}
+
+// thousands writes n with thousands separators: 50,000.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // scriptNameText names the training script in headers.

@@ -74,7 +74,11 @@ func Slurm(r Run, o SlurmOptions) ([]byte, error) {
 		"Start it with: sbatch FILE (DATA_PATH=... sbatch FILE points it at your data; PYTHON=... names a Python with PyTorch and torchvision).",
 		"A requeued or resubmitted job resumes from the latest checkpoint in CHECKPOINT_DIR."}
 	if r.Command == "" {
-		start = append(start, "Afterwards: cnntime cache import \"$CHECKPOINT_DIR/steps.csv\" (the run's own measured step time).")
+		where := jobName(r.Model) + "/steps.csv in the folder you submit from"
+		if r.Checkpoints != "" {
+			where = strings.TrimRight(oneLine(r.Checkpoints), "/") + "/steps.csv"
+		}
+		start = append(start, "Afterwards: cnntime cache import "+where+" (the run's own measured step time).")
 	}
 	for _, line := range header(r, start) {
 		b.WriteString("# " + line + "\n")
