@@ -5,8 +5,9 @@ cnntime's launch files (`cnntime launch skypilot|slurm`) start this script: one 
 per GPU under torchrun (DistributedDataParallel over every GPU of every node), or one
 process on a CPU. Every setting that decides the run's speed or its epochs is a flag, so
 the file passes the run cnntime predicted: the recipe (optimizer, learning-rate schedule
-and warm-up, label smoothing, mixup/cutmix, automatic augmentation, EMA, train and
-validation crop sizes, epochs, batch), the precision, the memory format, torch.compile,
+and warm-up, label smoothing, mixup/cutmix, automatic augmentation, random erasing,
+repeated augmentation, EMA, train and validation crop sizes and interpolation, epochs,
+batch), the precision, the memory format, torch.compile,
 and the DataLoader's workers.
 
 Data is an ImageFolder tree (DATA/train/CLASS/*.jpg, DATA/val/CLASS/*.jpg; val/ may be
@@ -57,8 +58,10 @@ import sys
 import time
 
 PRECISIONS = ("fp32", "fp32-strict", "tf32", "amp", "bf16")
-OPTIMIZERS = ("sgd", "nesterov", "rmsprop", "adamw", "lars")
-SCHEDULES = ("cosine", "step", "multistep", "poly", "constant")
+OPTIMIZERS = ("sgd", "nesterov", "rmsprop", "adamw", "lars", "lamb")
+SCHEDULES = ("cosine", "step", "multistep", "poly", "exponential", "constant")
+WARMUP_METHODS = ("linear", "constant")
+INTERPOLATIONS = ("bilinear", "bicubic")
 AUTO_AUGMENTS = ("none", "imagenet", "ra", "ta_wide")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 STEP_COLUMNS = ["gpu", "model", "batch_size", "precision", "framework", "step_ms", "spread_ms", "status", "source", "measured_at"]
@@ -96,7 +99,7 @@ def parse_args(argv=None):
     g.add_argument("--max-steps", type=int, default=0, help="stop after this many steps in all (0: the epochs decide)")
     g.add_argument("--seed", type=int, default=0)
     g = p.add_argument_group("recipe")
-    g.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd", help="sgd (momentum), nesterov (SGD with Nesterov momentum), rmsprop, adamw, lars (SGD with layer-wise trust ratios, You et al. 2017)")
+    g.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd", help="sgd (momentum), nesterov (SGD with Nesterov momentum), rmsprop, adamw, lars (SGD with layer-wise trust ratios, You et al. 2017), lamb (Adam with layer-wise trust ratios, You et al. 2019)")
     g.add_argument("--lr", type=float, default=0.1, help="the peak learning rate (after warm-up) for the whole global batch")
     g.add_argument("--momentum", type=float, default=0.9)
     g.add_argument("--weight-decay", type=float, default=1e-4)
@@ -107,16 +110,19 @@ def parse_args(argv=None):
     g.add_argument("--lr-schedule", choices=SCHEDULES, default="cosine", help="the decay after warm-up, over the remaining epochs")
     g.add_argument("--lr-step-size", type=float, default=30, help="step: epochs between decays")
     g.add_argument("--lr-milestones", default="", help="multistep: epochs at which the rate decays, e.g. 30,60,80")
-    g.add_argument("--lr-gamma", type=float, default=0.1, help="step, multistep: the factor at each decay")
+    g.add_argument("--lr-gamma", type=float, default=0.1, help="step, multistep: the factor at each decay; exponential: the factor per epoch")
     g.add_argument("--lr-power", type=float, default=2.0, help="poly: the decay's power")
     g.add_argument("--lr-min", type=float, default=0.0, help="cosine, poly: the rate at the end, as a fraction of --lr")
     g.add_argument("--warmup-epochs", type=float, default=0, help="linear warm-up from --warmup-start-factor x --lr")
     g.add_argument("--warmup-start-factor", type=float, default=0.01)
+    g.add_argument("--warmup-method", choices=WARMUP_METHODS, default="linear", help="linear: from the start factor up to --lr; constant: the start factor throughout the warm-up")
     g.add_argument("--label-smoothing", type=float, default=0.0)
     g.add_argument("--mixup-alpha", type=float, default=0.0, help="mixup's Beta(alpha, alpha); 0: off")
     g.add_argument("--cutmix-alpha", type=float, default=0.0, help="cutmix's Beta(alpha, alpha); 0: off (with mixup too, each batch takes one of the two)")
     g.add_argument("--auto-augment", choices=AUTO_AUGMENTS, default="none", help="imagenet (AutoAugment's ImageNet policy), ra (RandAugment), ta_wide (TrivialAugmentWide)")
     g.add_argument("--random-erase", type=float, default=0.0, help="random erasing's probability")
+    g.add_argument("--ra-reps", type=int, default=1, help="repeated augmentation: each image this many times an epoch, in different augmentations on different processes (1: off)")
+    g.add_argument("--interpolation", choices=INTERPOLATIONS, default="bilinear", help="the resize's interpolation (training crop and validation resize)")
     g.add_argument("--ema-decay", type=float, default=0.0, help="exponential moving average of the weights per update (0: none), evaluated beside the model")
     g.add_argument("--ema-every", type=int, default=32, help="steps between EMA updates")
     g.add_argument("--train-crop-size", "--input", dest="train_crop_size", type=int, default=0, help="training crop in pixels (default: the model's own, 224 for most)")
@@ -144,7 +150,7 @@ def parse_args(argv=None):
     problems = []
     if bool(args.data) == args.synthetic:
         problems.append("give --data PATH (an ImageFolder tree) or --synthetic, one of the two")
-    for name in ("batch_size", "synthetic_images", "ema_every", "print_every", "sync_every"):
+    for name in ("batch_size", "synthetic_images", "ema_every", "print_every", "sync_every", "ra_reps"):
         if getattr(args, name) < 1:
             problems.append(f"--{name.replace('_', '-')} must be at least 1")
     for name in ("workers", "max_steps", "classes", "timing_warmup", "eval_every", "train_crop_size", "val_crop_size", "val_resize_size"):
@@ -182,6 +188,8 @@ def lr_factor(args, epoch):
     then the schedule over the epochs that remain."""
     warm = args.warmup_epochs
     if epoch < warm:
+        if args.warmup_method == "constant":
+            return args.warmup_start_factor
         return args.warmup_start_factor + (1 - args.warmup_start_factor) * epoch / warm
     if args.lr_schedule == "constant":
         return 1.0
@@ -189,6 +197,8 @@ def lr_factor(args, epoch):
         return args.lr_gamma ** math.floor(epoch / args.lr_step_size)
     if args.lr_schedule == "multistep":
         return args.lr_gamma ** sum(1 for m in args.milestones if epoch >= m)
+    if args.lr_schedule == "exponential":
+        return args.lr_gamma ** (epoch - warm)
     t = min(1.0, (epoch - warm) / max(args.epochs - warm, 1e-9))
     if args.lr_schedule == "cosine":
         shape = 0.5 * (1 + math.cos(math.pi * t))
@@ -210,12 +220,12 @@ def param_groups(torch, model, args):
         for name, p in module.named_parameters(recurse=False):
             if not p.requires_grad:
                 continue
-            if isinstance(module, norm_types) or (args.optimizer == "lars" and name == "bias"):
+            if isinstance(module, norm_types) or (args.optimizer in ("lars", "lamb") and name == "bias"):
                 norm.append(p)
             else:
                 plain.append(p)
     norm_wd = args.weight_decay if args.norm_weight_decay is None else args.norm_weight_decay
-    if args.optimizer == "lars" and args.norm_weight_decay is None:
+    if args.optimizer in ("lars", "lamb") and args.norm_weight_decay is None:
         norm_wd = 0.0
     groups = [{"params": plain, "weight_decay": args.weight_decay, "lars": True}]
     if norm:
@@ -256,6 +266,42 @@ def make_lars(torch):
     return LARS
 
 
+def make_lamb(torch):
+    class LAMB(torch.optim.Optimizer):
+        """Adam's moments whose step for each parameter tensor is scaled by the trust
+        ratio |w| / |update| (You et al. 2019, "Large Batch Optimization for Deep
+        Learning"), for the groups marked lars; the others take plain Adam with decoupled
+        weight decay."""
+
+        def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-6):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=0.0, lars=True))
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                (b1, b2), eps, wd = group["betas"], group["eps"], group["weight_decay"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    st = self.state[p]
+                    if not st:
+                        st["step"], st["m"], st["v"] = 0, torch.zeros_like(p), torch.zeros_like(p)
+                    st["step"] += 1
+                    st["m"].mul_(b1).add_(p.grad, alpha=1 - b1)
+                    st["v"].mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                    m_hat = st["m"] / (1 - b1 ** st["step"])
+                    v_hat = st["v"] / (1 - b2 ** st["step"])
+                    update = m_hat / (v_hat.sqrt() + eps)
+                    if wd:
+                        update = update.add(p, alpha=wd)
+                    if group["lars"]:
+                        w_norm, u_norm = torch.norm(p), torch.norm(update)
+                        trust = torch.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm, torch.ones_like(w_norm))
+                        update = update.mul(trust)
+                    p.add_(update, alpha=-group["lr"])
+    return LAMB
+
+
 def make_optimizer(torch, model, args):
     groups = param_groups(torch, model, args)
     if args.optimizer in ("sgd", "nesterov"):
@@ -265,6 +311,8 @@ def make_optimizer(torch, model, args):
                                    eps=args.eps if args.eps is not None else 1e-8)
     if args.optimizer == "adamw":
         return torch.optim.AdamW(groups, lr=args.lr, eps=args.eps if args.eps is not None else 1e-8)
+    if args.optimizer == "lamb":
+        return make_lamb(torch)(groups, lr=args.lr, eps=args.eps if args.eps is not None else 1e-6)
     return make_lars(torch)(groups, lr=args.lr, momentum=args.momentum, eta=args.lars_eta)
 
 
@@ -277,8 +325,8 @@ def make_sampler(torch):
         reading them. Every process gets the same number of samples (the permutation is
         padded with its own start), as DistributedSampler does."""
 
-        def __init__(self, size, rank, world, seed, shuffle):
-            self.size, self.rank, self.world, self.seed, self.shuffle = size, rank, world, seed, shuffle
+        def __init__(self, size, rank, world, seed, shuffle, reps=1):
+            self.size, self.rank, self.world, self.seed, self.shuffle, self.reps = size, rank, world, seed, shuffle, reps
             self.per_rank = math.ceil(size / world)
             self.epoch, self.skip = 0, 0
 
@@ -292,6 +340,8 @@ def make_sampler(torch):
                 order = torch.randperm(self.size, generator=g).tolist()
             else:
                 order = list(range(self.size))
+            if self.reps > 1:  # repeated augmentation: fewer images, each reps times, on different processes
+                order = [i for i in order[: math.ceil(self.size / self.reps)] for _ in range(self.reps)][: self.size]
             order += order[: self.per_rank * self.world - self.size]
             return order[self.rank::self.world]
 
@@ -306,7 +356,8 @@ def make_sampler(torch):
 def image_folders(torchvision, args):
     """The training and validation ImageFolders (validation None without DATA/val)."""
     T = torchvision.transforms
-    train_tf = [T.RandomResizedCrop(args.train_crop_size), T.RandomHorizontalFlip()]
+    interp = T.InterpolationMode.BICUBIC if args.interpolation == "bicubic" else T.InterpolationMode.BILINEAR
+    train_tf = [T.RandomResizedCrop(args.train_crop_size, interpolation=interp), T.RandomHorizontalFlip()]
     if args.auto_augment == "imagenet":
         train_tf.append(T.AutoAugment(T.AutoAugmentPolicy.IMAGENET))
     elif args.auto_augment == "ra":
@@ -324,7 +375,7 @@ def image_folders(torchvision, args):
     val = None
     if os.path.isdir(val_dir):
         val = torchvision.datasets.ImageFolder(val_dir, T.Compose([
-            T.Resize(args.val_resize_size), T.CenterCrop(args.val_crop_size), T.ToTensor(), T.Normalize(MEAN, STD)]))
+            T.Resize(args.val_resize_size, interpolation=interp), T.CenterCrop(args.val_crop_size), T.ToTensor(), T.Normalize(MEAN, STD)]))
     return train, val
 
 
@@ -560,7 +611,7 @@ class Run:
             net = torch.compile(net, mode=args.compile_mode)
         self.net = net
         self.criterion = torch.nn.CrossEntropyLoss(label_smoothing=args.label_smoothing)
-        self.sampler = make_sampler(torch)(self.images, self.rank, self.world, args.seed, shuffle=True)
+        self.sampler = make_sampler(torch)(self.images, self.rank, self.world, args.seed, shuffle=True, reps=args.ra_reps)
         self.steps_per_epoch = math.ceil(self.sampler.per_rank / args.batch_size)
         self.total_steps = math.ceil(args.epochs * self.steps_per_epoch)
         if args.max_steps:

@@ -39,6 +39,8 @@ class Schedule(unittest.TestCase):
             (["--lr-schedule", "multistep", "--lr-milestones", "30,60,80"], 59.9, 0.1),
             (["--lr-schedule", "multistep", "--lr-milestones", "30,60,80"], 80.0, 0.001),
             (["--lr-schedule", "constant"], 89.0, 1.0),
+            (["--warmup-epochs", "2", "--warmup-method", "constant", "--warmup-start-factor", "0.3"], 1.5, 0.3),
+            (["--warmup-epochs", "2", "--lr-schedule", "exponential", "--lr-gamma", "0.5"], 5.0, 0.125),
         ]
         for flags, epoch, want in cases:
             with self.subTest(flags=flags, epoch=epoch):
@@ -69,6 +71,8 @@ class Sampler(unittest.TestCase):
         c = S(10, 0, 2, seed=3, shuffle=True)
         c.set_epoch(5)
         self.assertNotEqual(list(c), list(a))  # another epoch, another order
+        ra = [S(12, r, 3, seed=0, shuffle=False, reps=3) for r in range(3)]
+        self.assertEqual([list(s) for s in ra], [[0, 1, 2, 3]] * 3)  # 4 images, each 3 times, once per process
         odd = [S(7, r, 3, seed=0, shuffle=False) for r in range(3)]
         self.assertEqual([len(s) for s in odd], [3, 3, 3])  # padded to 9 with the start
         self.assertEqual(sorted(i for s in odd for i in s), [0, 0, 1, 1, 2, 3, 4, 5, 6])
@@ -108,6 +112,14 @@ class LARS(unittest.TestCase):
         plain = ct.make_lars(torch)([{"params": [b], "weight_decay": 0.0, "lars": False}], lr=0.5, momentum=0.0, eta=0.01)
         plain.step()
         self.assertEqual(b.tolist(), [0.0])  # no trust ratio: plain SGD
+
+    def test_lamb_trust_ratio(self):
+        w = torch.nn.Parameter(torch.tensor([3.0, 4.0]))  # |w| = 5
+        w.grad = torch.tensor([1.0, 0.0])
+        opt = ct.make_lamb(torch)([{"params": [w], "weight_decay": 0.0, "lars": True}], lr=0.1, eps=1e-8)
+        opt.step()
+        # Adam's first update is sign(g) = [1, 0] (|u| = 1): the trust ratio 5 makes the step 0.1 × 5 × u
+        self.assertEqual([round(v, 5) for v in w.tolist()], [2.5, 4.0])
 
     def test_norm_and_bias_groups(self):
         m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Linear(4, 2))

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -478,3 +479,56 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Every flag the launch files give the training script is one its parser takes, with
+// the value meant: the arguments are expanded by bash from the run's variables, as on a
+// node, and parsed by the script's own parse_args (which needs no PyTorch).
+func TestScriptAcceptsTheFlags(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to parse the training script's flags")
+	}
+	nine := 0.0
+	full := p4d()
+	full.ChannelsLast, full.Compile, full.CUDNNBenchmark, full.Precision = true, "reduce-overhead", true, "bf16"
+	full.Recipe = Recipe{Optimizer: "lamb", LR: 0.004, WeightDecay: 0.05, NormWeightDecay: &nine, Eps: 1e-6, Schedule: "cosine", WarmupEpochs: 5,
+		WarmupMethod: "constant", WarmupStart: 0.033, MinFactor: 0.01, LabelSmoothing: 0.1, MixupAlpha: 0.8, CutmixAlpha: 1, AutoAugment: "ta_wide",
+		RandomErase: 0.25, RAReps: 4, Interpolation: "bicubic", EMADecay: 0.99998, EMAEvery: 32, ValCrop: 224, ValResize: 232}
+	synthetic := p4d()
+	synthetic.Synthetic, synthetic.Recipe = true, Recipe{Optimizer: "rmsprop", LR: 0.064, Momentum: 0.9, Eps: 0.0316, WeightDecay: 1e-5,
+		Schedule: "exponential", Gamma: 0.973, WarmupEpochs: 0}
+	step := p4d()
+	step.Recipe.Schedule, step.Recipe.Milestones, step.Recipe.StepSize = "step", nil, 30
+	_, here, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(here), "..", "..", "scripts")
+	probe := `import sys; sys.path.insert(0, sys.argv[1]); import cnntime_train as c; a = c.parse_args(sys.argv[2:]); ` +
+		`print(a.model, a.optimizer, a.lr, a.lr_schedule, a.warmup_epochs, a.precision, a.channels_last, a.compile_mode if a.compile else "eager", ` +
+		`a.batch_size, a.epochs, a.train_crop_size, a.synthetic, a.ra_reps, a.interpolation, a.norm_weight_decay, a.eval_every)`
+	for _, tc := range []struct {
+		name string
+		r    Run
+		want string
+	}{
+		{"multistep SGD", p4d(), "resnet50 sgd 1.3 multistep 5.0 amp False eager 104 37.04 224 False 1 bilinear None 1"},
+		{"every recipe field", full, "resnet50 lamb 0.004 cosine 5.0 bf16 True reduce-overhead 104 37.04 224 False 4 bicubic 0.0 1"},
+		{"synthetic RMSProp", synthetic, "resnet50 rmsprop 0.064 exponential 0 amp False eager 104 37.04 224 True 1 bilinear None 1"},
+		{"step", step, "resnet50 sgd 1.3 step 5.0 amp False eager 104 37.04 224 False 1 bilinear None 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			for _, v := range tc.r.env() {
+				b.WriteString("export " + v[0] + "=" + shellQuoteForTest(v[1]) + "\n")
+			}
+			b.WriteString(`CHECKPOINT_DIR=/tmp/ckpt` + "\n")
+			b.WriteString(py + ` -c '` + probe + `' "$SCRIPTS" ` + argLines("  ", tc.r.trainArgs("$CHECKPOINT_DIR")) + "\n")
+			cmd := exec.Command("bash", "-c", b.String())
+			cmd.Env = append(os.Environ(), "SCRIPTS="+dir)
+			out, err := cmd.CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != tc.want {
+				t.Errorf("the script parses %q (%v)\nwant %q", strings.TrimSpace(string(out)), err, tc.want)
+			}
+		})
+	}
+}
+
+func shellQuoteForTest(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

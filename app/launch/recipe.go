@@ -13,7 +13,7 @@ import (
 // average and the validation crop. Each field is one of the script's flags; a zero
 // field leaves the script's default (see scripts/cnntime_train.py --help).
 type Recipe struct {
-	Optimizer string  // sgd, nesterov, rmsprop, adamw or lars
+	Optimizer string  // sgd, nesterov, rmsprop, adamw, lars or lamb
 	LR        float64 // the peak learning rate for the global batch
 	Momentum  float64
 	// WeightDecay applies to every weight; NormWeightDecay, when set, to normalisation
@@ -21,20 +21,27 @@ type Recipe struct {
 	WeightDecay     float64
 	NormWeightDecay *float64
 	Eps             float64 // rmsprop's and adamw's epsilon; 0: PyTorch's
-	// Schedule is cosine, step, multistep, poly or constant, after WarmupEpochs of
-	// linear warm-up; Milestones and Gamma shape multistep, StepSize and Gamma step,
-	// Power poly.
+	// Schedule is cosine, step, multistep, poly, exponential or constant, after
+	// WarmupEpochs of warm-up (WarmupMethod linear or constant, from WarmupStart × the
+	// rate; 0: the script's 0.01); Milestones and Gamma shape multistep, StepSize and
+	// Gamma step, Gamma exponential, Power poly; MinFactor is where cosine and poly end,
+	// as a fraction of the rate.
 	Schedule       string
 	WarmupEpochs   float64
+	WarmupMethod   string
+	WarmupStart    float64
 	Milestones     []float64
 	StepSize       float64
 	Gamma          float64
 	Power          float64
+	MinFactor      float64
 	LabelSmoothing float64
 	MixupAlpha     float64
 	CutmixAlpha    float64
 	AutoAugment    string // imagenet, ra, ta_wide; "" for none
 	RandomErase    float64
+	RAReps         int     // repeated augmentation's repeats; 0 or 1 for none
+	Interpolation  string  // bilinear or bicubic; "" for the script's bilinear
 	EMADecay       float64 // per step; 0 for no average
 	EMAEvery       int
 	ValCrop        int // the validation centre crop; 0: the training crop
@@ -67,6 +74,12 @@ func (c Recipe) flags() []string {
 	}
 	if c.WarmupEpochs > 0 {
 		add("--warmup-epochs", `"$WARMUP_EPOCHS"`)
+		if c.WarmupMethod != "" {
+			add("--warmup-method", c.WarmupMethod)
+		}
+		if c.WarmupStart > 0 {
+			add("--warmup-start-factor", num(c.WarmupStart))
+		}
 	}
 	if len(c.Milestones) > 0 {
 		ms := make([]string, len(c.Milestones))
@@ -84,6 +97,9 @@ func (c Recipe) flags() []string {
 	if c.Power > 0 {
 		add("--lr-power", num(c.Power))
 	}
+	if c.MinFactor > 0 {
+		add("--lr-min", num(c.MinFactor))
+	}
 	for _, f := range []struct {
 		flag string
 		v    float64
@@ -94,6 +110,12 @@ func (c Recipe) flags() []string {
 	}
 	if c.AutoAugment != "" {
 		add("--auto-augment", c.AutoAugment)
+	}
+	if c.RAReps > 1 {
+		add("--ra-reps", strconv.Itoa(c.RAReps))
+	}
+	if c.Interpolation != "" {
+		add("--interpolation", c.Interpolation)
 	}
 	if c.EMADecay > 0 {
 		add("--ema-decay", num(c.EMADecay))
@@ -112,9 +134,11 @@ func (c Recipe) flags() []string {
 
 // The script's choices (scripts/cnntime_train.py: OPTIMIZERS, SCHEDULES, AUTO_AUGMENTS).
 var (
-	optimizers   = []string{"sgd", "nesterov", "rmsprop", "adamw", "lars"}
-	schedules    = []string{"cosine", "step", "multistep", "poly", "constant"}
-	autoAugments = []string{"imagenet", "ra", "ta_wide"}
+	optimizers     = []string{"sgd", "nesterov", "rmsprop", "adamw", "lars", "lamb"}
+	schedules      = []string{"cosine", "step", "multistep", "poly", "exponential", "constant"}
+	autoAugments   = []string{"imagenet", "ra", "ta_wide"}
+	warmupMethods  = []string{"linear", "constant"}
+	interpolations = []string{"bilinear", "bicubic"}
 )
 
 // check reports the first setting the script would refuse: a recipe may come from a
@@ -123,12 +147,13 @@ func (c Recipe) check() error {
 	for _, w := range []struct {
 		what, v string
 		in      []string
-	}{{"optimizer", c.Optimizer, optimizers}, {"schedule", c.Schedule, schedules}, {"auto-augment", c.AutoAugment, autoAugments}} {
+	}{{"optimizer", c.Optimizer, optimizers}, {"schedule", c.Schedule, schedules}, {"auto-augment", c.AutoAugment, autoAugments},
+		{"warm-up method", c.WarmupMethod, warmupMethods}, {"interpolation", c.Interpolation, interpolations}} {
 		if w.v != "" && !slices.Contains(w.in, w.v) {
 			return fmt.Errorf("recipe %s %q: the training script takes %s", w.what, w.v, strings.Join(w.in, ", "))
 		}
 	}
-	values := []float64{c.LR, c.Momentum, c.WeightDecay, c.Eps, c.WarmupEpochs, c.StepSize, c.Gamma, c.Power,
+	values := []float64{c.LR, c.Momentum, c.WeightDecay, c.Eps, c.WarmupEpochs, c.WarmupStart, c.StepSize, c.Gamma, c.Power, c.MinFactor,
 		c.LabelSmoothing, c.MixupAlpha, c.CutmixAlpha, c.RandomErase, c.EMADecay}
 	if c.NormWeightDecay != nil {
 		values = append(values, *c.NormWeightDecay)
@@ -142,11 +167,11 @@ func (c Recipe) check() error {
 	switch {
 	case !(c.LR > 0):
 		return fmt.Errorf("recipe learning rate %v: give a positive rate", c.LR)
-	case c.LabelSmoothing >= 1 || c.EMADecay >= 1 || c.RandomErase > 1:
-		return fmt.Errorf("recipe label smoothing %v, EMA decay %v, random erasing %v: each must be below 1", c.LabelSmoothing, c.EMADecay, c.RandomErase)
+	case c.LabelSmoothing >= 1 || c.EMADecay >= 1 || c.RandomErase > 1 || c.MinFactor > 1 || c.WarmupStart > 1:
+		return fmt.Errorf("recipe label smoothing %v, EMA decay %v, random erasing %v, final rate %v, warm-up start %v: out of range (below 1)", c.LabelSmoothing, c.EMADecay, c.RandomErase, c.MinFactor, c.WarmupStart)
 	case c.Schedule == "multistep" && len(c.Milestones) == 0:
 		return fmt.Errorf("recipe schedule multistep without milestones")
-	case c.EMAEvery < 0 || c.ValCrop < 0 || c.ValResize < 0:
+	case c.EMAEvery < 0 || c.ValCrop < 0 || c.ValResize < 0 || c.RAReps < 0:
 		return fmt.Errorf("recipe EMA interval %d, validation crop %d, resize %d: none may be negative", c.EMAEvery, c.ValCrop, c.ValResize)
 	}
 	return nil
