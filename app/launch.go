@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"regexp"
 	"strings"
 
@@ -49,7 +48,8 @@ type LaunchRequest struct {
 // script cannot run (DALI, FFCV, NVIDIA's optimised stack, a lean loop), or SkyPilot
 // cannot launch the machine q names (RunPod's Community Cloud), the run is predicted
 // again as the file starts it, and the run says what differs and what cnntime predicts
-// for q itself. A batch that does not fit is an error that says so.
+// for q itself. The script trains with the network's recipe from the recipe book
+// (scriptRecipe). A batch that does not fit is an error that says so.
 func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (launch.Run, error) {
 	if len(q.Models) != 1 || len(q.Targets) != 1 || len(q.Batches) != 1 {
 		return launch.Run{}, fmt.Errorf("a launch file is for one model on one machine at one batch (got %d, %d and %d)", len(q.Models), len(q.Targets), len(q.Batches))
@@ -64,12 +64,12 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 	if err != nil {
 		return launch.Run{}, err
 	}
+	askedLine := ""
 	if len(differs) > 0 {
-		what := "for what you asked"
 		if ac, ap, err := e.launchPoint(ctx, asked); err != nil {
-			differs = append(differs, fmt.Sprintf("cnntime cannot predict what you asked (%v)", err))
+			askedLine = fmt.Sprintf("cnntime cannot predict what you asked (%v)", err)
 		} else {
-			differs = append(differs, fmt.Sprintf("cnntime predicts %s %s", what, predictionLine(ac, ap)))
+			askedLine = "cnntime predicts for what you asked " + predictionLine(ac, ap)
 		}
 	}
 	t := run.Targets[0]
@@ -123,7 +123,23 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 			r.Regime = m.RegimeAt(p.Batch).Name
 		}
 	}
-	r.Recipe = resnetRecipe(r.Batch, r.Epochs, r.Regime)
+	if command == "" {
+		rc, own, err := defaultLaunchRecipe(c.Model, q.Data.Dataset)
+		if err != nil {
+			return launch.Run{}, err
+		}
+		var recipeDiffers []string
+		if r.Recipe, recipeDiffers, err = scriptRecipe(rc, own, c.Model, r.Batch, r.Epochs, r.Input); err != nil {
+			return launch.Run{}, err
+		}
+		if r.Regime != "" && rc.Opt != "lars" && rc.Opt != "lamb" {
+			r.Recipe.Note += fmt.Sprintf("; the epochs assume the %s regime at this batch, which %s may not reach", r.Regime, rc.Opt)
+		}
+		r.Differs = append(r.Differs, recipeDiffers...)
+	}
+	if askedLine != "" {
+		r.Differs = append(r.Differs, askedLine)
+	}
 	if t.cpu != nil || t.GPU.IsCPU() {
 		r.GPUs, r.Accelerator, r.GPUID = 0, "", ""
 		if r.Workers == 0 { // a CPU's prediction has no loader: the workers asked, else the main process reads
@@ -258,36 +274,6 @@ func validationImages(dataset string) int {
 		return 10000
 	}
 	return 0
-}
-
-// resnetRecipe is torchvision's ResNet recipe (references/classification/README.md:
-// SGD with momentum 0.9, weight decay 1e-4, learning rate 0.1 at a global batch of 256,
-// ×0.1 at epochs 30, 60 and 80 of 90, as Goyal et al. 2017 train), scaled to the batch
-// (linear scaling, 5 epochs of warm-up above 256) and to the epochs (the decays at the
-// same fractions of the run).
-func resnetRecipe(batch int, epochs float64, regime string) launch.Recipe {
-	const (
-		baseLR    = 0.1
-		baseBatch = 256
-		warmup    = 5
-	)
-	r := launch.Recipe{Optimizer: "sgd", LR: baseLR * float64(batch) / baseBatch, Momentum: 0.9, WeightDecay: 1e-4,
-		Schedule: "multistep", Gamma: 0.1}
-	for _, at := range []float64{30, 60, 80} {
-		r.Milestones = append(r.Milestones, math.Round(epochs*at/90*100)/100)
-	}
-	if batch > baseBatch {
-		r.WarmupEpochs = warmup
-	}
-	r.Note = fmt.Sprintf("torchvision's ResNet recipe (SGD, momentum 0.9, weight decay 1e-4, ×0.1 at 1/3, 2/3 and 8/9 of the epochs) with linear scaling (Goyal et al. 2017): lr = %g × %d/%d = %.4g",
-		baseLR, batch, baseBatch, r.LR)
-	if r.WarmupEpochs > 0 {
-		r.Note += fmt.Sprintf(", warmed up over %g epochs", r.WarmupEpochs)
-	}
-	if regime != "" {
-		r.Note += fmt.Sprintf("; the epochs assume the %s regime at this batch, which plain SGD does not reach: train with such an optimizer (LARS, LAMB) in your own command", regime)
-	}
-	return r
 }
 
 // hostLine says which host CPU the prediction's loader rests on, and whether it was

@@ -94,7 +94,7 @@ func TestLaunchSkyPilotTask(t *testing.T) {
 		{"gcp V100 on spot in a region", []string{"--model", "resnet18", "--machine", "gcp/n1-standard-4-1x-nvidia-tesla-v100", "--batch", "128", "--spot", "--region", "us-central1", "--epochs", "30"},
 			[]string{"--checkpoints", "gs://my-bucket/ckpt"}, "gcp/us-central1", "V100:1", "n1-standard-4", true, 1, "128", "128", "30", "0.05", []string{"/checkpoints"}, "", nil},
 		{"lambda H100", []string{"--model", "vgg16", "--machine", "lambda/gpu_1x_h100_pcie", "--batch", "64"},
-			nil, "lambda/us-east-1", "H100:1", "gpu_1x_h100_pcie", false, 1, "64", "64", "90", "0.025", nil, "", nil},
+			nil, "lambda/us-east-1", "H100:1", "gpu_1x_h100_pcie", false, 1, "64", "64", "90", "0.0025", nil, "", nil}, // VGG trains at 0.01 per 256
 		{"RunPod's Community Cloud launches as Secure Cloud", []string{"--model", "resnet50", "--machine", "runpod/rtx-4090-community-cloud", "--batch", "128"},
 			nil, "runpod", "RTX4090:1", "1x_RTX4090_SECURE", false, 1, "128", "128", "90", "0.05", nil, "runpod/rtx-4090-secure-cloud",
 			[]string{"--model", "resnet50", "--machine", "runpod/rtx-4090-secure-cloud", "--batch", "128"}},
