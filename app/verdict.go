@@ -9,6 +9,7 @@ import (
 	"cnntime/app/charts"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -44,6 +45,52 @@ func BoundWords(bound string) string {
 		return "nothing (the batch does not fit)"
 	}
 	return "the GPU"
+}
+
+// HostText names a curve's host as a table cell, the results table's Host CPU column
+// and best's and predict's tables: "Intel Xeon Platinum 8480+, 26 vCPUs", or "CPU
+// assumed: Intel Xeon Gold 5118, 5 vCPUs (±31% on the time)" where the catalog names no
+// CPU, with how far that can move the time where it can (Point.HostErrorPct); "–" for
+// none (a measured CPU trains on its own data).
+func HostText(h *host.Host, hostErrorPct float64) string {
+	if h == nil {
+		return "–"
+	}
+	s := h.Text()
+	if hostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" (±%.0f%% on the time)", hostErrorPct)
+	}
+	return s
+}
+
+// HostAssumption says what is assumed of a host, for a note under a table, a launch
+// file's header or an export: "CPU assumed: … stands in …; vCPUs assumed: …", "" when
+// nothing is.
+func HostAssumption(h *host.Host) string {
+	if h == nil || !h.Assumed() {
+		return ""
+	}
+	var parts []string
+	for _, p := range strings.Split(h.Sentence(), "; ") {
+		if strings.HasPrefix(p, "CPU assumed") || strings.HasPrefix(p, "vCPUs assumed") {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// HostSentence says what an explanation's loader runs on and, where the CPU is
+// assumed, how much of the band that is: "Host: Intel Xeon Platinum 8480+ (…); one core
+// does 1.47× the reference core's loader work; 26 vCPUs (13 cores, 2 threads each)."
+func HostSentence(x *predictor.Explanation) string {
+	if x.Host == nil || x.LoaderImagesPerS == 0 {
+		return ""
+	}
+	s := "Host: " + x.Host.Sentence() + "."
+	if x.HostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" The assumed CPU can move this step ±%.0f%%, which the ±%.0f%% includes.", x.HostErrorPct, x.ErrorPct)
+	}
+	return s
 }
 
 // RateText writes images per second rounded to a whole image with thousands

@@ -11,6 +11,7 @@ import (
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -104,9 +105,13 @@ type PredictRow struct {
 	// Framework is the stack that runs the step (predictor.Frameworks): its work per
 	// parameter tensor is in iter_ms.
 	Framework string `json:"framework,omitempty"`
-	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the
-	// reference CPU stood in for an unknown one, as for a bare --gpu).
-	CPU *hw.CPU `json:"cpu,omitempty"`
+	// Host is the machine's host the loader's rate is scaled by: its CPU ("assumed":
+	// the reference CPU stood in for an unknown one, as for a bare --gpu), family,
+	// vCPUs, one core's speed against the reference core and the range an assumed
+	// one may take; HostErrorPct is how far that assumption moves iter_ms (in
+	// error_pct).
+	Host         *host.Host `json:"host,omitempty"`
+	HostErrorPct *float64   `json:"host_error_pct,omitempty"`
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
@@ -150,7 +155,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	*r = PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
+		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Host: c.Host}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
@@ -166,6 +171,9 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	}
 	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
 	r.ScriptMS = &v.scriptMS
+	if v.hostErrorPct > 0 {
+		r.HostErrorPct = &v.hostErrorPct
+	}
 	if v.hasCost {
 		r.CostUSD = &v.costUSD
 	}
@@ -187,7 +195,7 @@ type pointValues struct {
 	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
 	costUSD, energyKWh, memoryGB                           float64
 	loaderImagesPerS, priceUSDPerHour                      float64
-	epochs, epochsErrorPct, runErrorPct                    float64
+	epochs, epochsErrorPct, runErrorPct, hostErrorPct      float64
 	regime, regimeNote                                     string
 	hasCost, hasEnergy, hasLoader, toTarget                bool
 }
@@ -205,7 +213,7 @@ func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
 	}
 	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
 	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
-	v.errorPct, v.scriptMS = round(p.ErrorPct, 1), round(p.ScriptMS, 3)
+	v.errorPct, v.scriptMS, v.hostErrorPct = round(p.ErrorPct, 1), round(p.ScriptMS, 3), round(p.HostErrorPct, 1)
 	if c.CostKnown {
 		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
 	}
