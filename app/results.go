@@ -183,7 +183,7 @@ func (r Summary) Cell(col SummaryColumn) string {
 		}
 		return string(r.Source)
 	case ColumnBound:
-		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS))
+		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS, r.Host != nil && r.Host.CPUAssumed))
 	case ColumnPrice:
 		return r.PriceText()
 	case ColumnEpochs:

@@ -26,10 +26,16 @@ const (
 )
 
 // BoundText says what bounds a step, as a table cell: "gpu", "cpu", or "input (pytorch
-// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader.
-func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64) string {
+// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader, and
+// "input (pytorch 256/s, CPU assumed)" when that rate is the reference core's standing
+// in for a host nobody named.
+func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64, cpuAssumed bool) string {
 	if bound == BoundInput && loaderImagesPerS > 0 {
-		return fmt.Sprintf("input (%s %s/s)", loader, RateText(loaderImagesPerS))
+		assumed := ""
+		if cpuAssumed {
+			assumed = ", CPU assumed"
+		}
+		return fmt.Sprintf("input (%s %s/s%s)", loader, RateText(loaderImagesPerS), assumed)
 	}
 	return bound
 }

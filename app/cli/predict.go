@@ -457,6 +457,25 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 		seen["g:"+r.GPU] = true
 		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
 	}
+	writeHostNotes(env, rows)
+}
+
+// writeHostNotes says under a table what each machine's loader runs on, where a loader
+// reads the images: its CPU and vCPUs, and what is assumed of them where nobody named
+// them (app.HostAssumption).
+func writeHostNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Host == nil || r.LoaderImagesPerS == nil || seen[r.Machine] {
+			continue
+		}
+		seen[r.Machine] = true
+		line := r.Machine + " host: " + r.Host.Text()
+		if r.Host.Assumed() {
+			line = r.Machine + " host: " + r.Host.Sentence()
+		}
+		fmt.Fprintln(env.Stdout, app.Printable(line))
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader
@@ -466,7 +485,7 @@ func boundText(r PredictRow) string {
 	if r.LoaderImagesPerS != nil {
 		rate = *r.LoaderImagesPerS
 	}
-	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate)
+	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate, r.Host != nil && r.Host.CPUAssumed)
 }
 
 // ageText is a price's age in days, "" when undated.
@@ -728,6 +747,13 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 	}
 	writeWarnings(env, rows)
 	fmt.Fprintln(env.Stdout, recommendNote)
+	var best []PredictRow
+	for _, r := range rows {
+		if r.Best != nil {
+			best = append(best, *r.Best)
+		}
+	}
+	writeHostNotes(env, best)
 	for _, r := range rows {
 		if len(r.NodeCounts) < 2 {
 			continue
