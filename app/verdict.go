@@ -76,13 +76,7 @@ func HostAssumption(h *host.Host) string {
 	if h == nil || !h.Assumed() {
 		return ""
 	}
-	var parts []string
-	for _, p := range strings.Split(h.Sentence(), "; ") {
-		if strings.HasPrefix(p, "CPU assumed") || strings.HasPrefix(p, "vCPUs assumed") {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(h.Assumptions(), "; ")
 }
 
 // HostSentence says what an explanation's loader runs on and, where the CPU is

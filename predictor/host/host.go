@@ -95,16 +95,17 @@ func (h Host) Text() string {
 	return s + ", vCPUs unknown"
 }
 
-// Sentence says what the host is and, where something is assumed, what and how far
-// it can move the loader: "Intel Xeon Platinum 8480+ (Intel Sapphire Rapids), 26
-// vCPUs; one core does 1.47× the reference core's loader work", or "CPU assumed: the
-// catalog names no CPU for this machine; the loader's reference core (Intel Xeon Gold
-// 5118) stands in, and the host's cores may be 0.92× to 1.85× it".
+// Sentence says what the host is and, where something is assumed, what (Assumptions):
+// "Intel Xeon Platinum 8480+ (Intel Sapphire Rapids (4th Gen Xeon Scalable)); one core
+// does 1.47× the reference core's loader work; 26 vCPUs (13 cores, 2 threads each)", or
+// "CPU assumed: no CPU is named for this machine, so the loader's reference core (Intel
+// Xeon Gold 5118) stands in, and the host's cores may do 0.92× to 1.85× its work; 5
+// vCPUs (2.5 cores, 2 threads each)".
 func (h Host) Sentence() string {
 	var parts []string
+	assumed := h.Assumptions()
 	if h.CPUAssumed {
-		parts = append(parts, fmt.Sprintf("CPU assumed: no CPU is named for this machine; the loader's reference core (%s) stands in, and the host's cores may do %.2f× to %.2f× its work",
-			h.CPU.Model, h.SlowSpeed, h.FastSpeed))
+		parts = append(parts, assumed[0])
 	} else {
 		s := h.CPU.Model
 		if name := h.FamilyName(); name != "" {
@@ -114,11 +115,26 @@ func (h Host) Sentence() string {
 	}
 	switch {
 	case h.VCPUsAssumed:
-		parts = append(parts, "vCPUs assumed: none are published, each loader worker is taken to have a core of its own")
+		parts = append(parts, assumed[len(assumed)-1])
 	default:
 		parts = append(parts, fmt.Sprintf("%d vCPUs (%s)", h.VCPUs, coresWords(h)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Assumptions says, a clause each, what is assumed of the host: its CPU (the reference
+// core standing in, and the range the unknown one may take) and its vCPUs; none when
+// the catalog names both.
+func (h Host) Assumptions() []string {
+	var out []string
+	if h.CPUAssumed {
+		out = append(out, fmt.Sprintf("CPU assumed: no CPU is named for this machine, so the loader's reference core (%s) stands in, and the host's cores may do %.2f× to %.2f× its work",
+			h.CPU.Model, h.SlowSpeed, h.FastSpeed))
+	}
+	if h.VCPUsAssumed {
+		out = append(out, "vCPUs assumed: none are published, each loader worker is taken to have a core of its own")
+	}
+	return out
 }
 
 // coresWords says how the vCPUs are cores: "13 cores, 2 threads each" or "64 cores".

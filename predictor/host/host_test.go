@@ -27,7 +27,7 @@ func TestResolveSaysWhatIsAssumed(t *testing.T) {
 			slow: 1.406, fast: 1.406, text: "NVIDIA Grace, 64 vCPUs", sentence: []string{"64 vCPUs (64 cores)"}},
 		{name: "no CPU named", cpu: nil, vcpus: 5, cpuAssumed: true, family: "skylake-sp", threads: 2,
 			slow: 0.920, fast: 1.854, text: "CPU assumed: Intel Xeon Gold 5118, 5 vCPUs",
-			sentence: []string{"CPU assumed: no CPU is named for this machine; the loader's reference core (Intel Xeon Gold 5118) stands in, and the host's cores may do 0.92× to 1.85× its work"}},
+			sentence: []string{"CPU assumed: no CPU is named for this machine, so the loader's reference core (Intel Xeon Gold 5118) stands in, and the host's cores may do 0.92× to 1.85× its work"}},
 		{name: "a bare GPU: nothing known", cpu: nil, vcpus: 0, cpuAssumed: true, vcpusAssumed: true, family: "skylake-sp", threads: 2,
 			slow: 0.920, fast: 1.854, text: "CPU assumed: Intel Xeon Gold 5118, vCPUs unknown",
 			sentence: []string{"vCPUs assumed: none are published, each loader worker is taken to have a core of its own"}},
