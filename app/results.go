@@ -104,6 +104,9 @@ func Summarize(curves []predictor.Curve) []Summary {
 			row.HostErrorPct, row.HostSlowPct = p.HostErrorPct, p.HostSlowPct
 			row.Warnings = AdviceWarnings(&curves[i])
 		}
+		if c.Unavailable != "" {
+			row.Warnings = AdviceWarnings(&curves[i])
+		}
 		row.EpochsSource = c.EpochsSource
 		out[i] = row
 	}

@@ -161,6 +161,11 @@ func (e *jsonRowEncoder) appendRow(b []byte, r *PredictRow) ([]byte, error) {
 			return b, err
 		}
 	}
+	if r.HostSlowPct != nil {
+		if b, err = jsonFloat(b, `,`+jsonFieldIndent+`"host_slow_pct": `, *r.HostSlowPct, 1); err != nil {
+			return b, err
+		}
+	}
 	b = e.strOmitEmpty(b, 10, `,`+jsonFieldIndent+`"backend": `, r.Backend)
 	if b, err = jsonFloatOrNull(b, `,`+jsonFieldIndent+`"price_usd_per_hour": `, r.PriceUSDPerHour, 4); err != nil {
 		return b, err
