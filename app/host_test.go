@@ -116,3 +116,23 @@ func TestTodaysMachinesNoLongerTieOnTheReferenceCore(t *testing.T) {
 		t.Errorf("the Why headline does not say the CPU is assumed and how far it moves the step: %s", why)
 	}
 }
+
+func TestAssumedHostsNotesGroupTheMachines(t *testing.T) {
+	pod, bare, named := host.Resolve(nil, 5, 29), host.Resolve(nil, 0, 0), host.Resolve(&host.CPU{Model: "NVIDIA Grace"}, 64, 0)
+	hosts := map[string]*host.Host{"runpod/a": &pod, "gpu/h100-sxm": &bare, "lambda/gh200": &named}
+	got := AssumedHostsNotes([]string{"runpod/a", "lambda/gh200", "gpu/h100-sxm"}, hosts)
+	want := []string{
+		"CPU assumed for runpod/a (5 vCPUs), gpu/h100-sxm: no CPU is named for them, so the loader's reference core (Intel Xeon Gold 5118) stands in, and their cores may do 0.92× to 1.85× its work (in the band; a ranking takes the slow end)",
+		"vCPUs assumed for gpu/h100-sxm: none are published, each loader worker is taken to have a core of its own",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := AssumedHostsNotes([]string{"lambda/gh200"}, hosts); got != nil {
+		t.Errorf("a named host got notes %v", got)
+	}
+	one := AssumedHostsNotes([]string{"runpod/a"}, hosts)
+	if len(one) != 1 || !strings.Contains(one[0], "no CPU is named for it, so") || !strings.Contains(one[0], "and its cores may do") {
+		t.Errorf("one machine's note %v", one)
+	}
+}

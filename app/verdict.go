@@ -79,6 +79,42 @@ func HostAssumption(h *host.Host) string {
 	return strings.Join(h.Assumptions(), "; ")
 }
 
+// AssumedHostsNotes says, a line for each thing assumed, which machines have it
+// assumed and what stands in: "CPU assumed for runpod/a (5 vCPUs), lambda/b (30 vCPUs):
+// no CPU is named for them, so the loader's reference core (Intel Xeon Gold 5118) stands
+// in, and their cores may do 0.92× to 1.85× its work (in the band; a ranking takes the
+// slow end)", and the same for vCPUs.
+func AssumedHostsNotes(machines []string, hosts map[string]*host.Host) []string {
+	var cpu, vcpus []string
+	var ref *host.Host
+	for _, m := range machines {
+		h := hosts[m]
+		if h == nil {
+			continue
+		}
+		if h.CPUAssumed {
+			name := m
+			if h.VCPUs > 0 {
+				name += fmt.Sprintf(" (%d vCPUs)", h.VCPUs)
+			}
+			cpu, ref = append(cpu, name), h
+		}
+		if h.VCPUsAssumed {
+			vcpus = append(vcpus, m)
+		}
+	}
+	var out []string
+	if len(cpu) > 0 {
+		out = append(out, fmt.Sprintf("CPU assumed for %s: no CPU is named for %s, so the loader's reference core (%s) stands in, and %s cores may do %.2f× to %.2f× its work (in the band; a ranking takes the slow end)",
+			strings.Join(cpu, ", "), map[bool]string{true: "them", false: "it"}[len(cpu) > 1], ref.CPU.Model,
+			map[bool]string{true: "their", false: "its"}[len(cpu) > 1], ref.SlowSpeed, ref.FastSpeed))
+	}
+	if len(vcpus) > 0 {
+		out = append(out, fmt.Sprintf("vCPUs assumed for %s: none are published, each loader worker is taken to have a core of its own", strings.Join(vcpus, ", ")))
+	}
+	return out
+}
+
 // HostSentence says what an explanation's loader runs on and, where the CPU is
 // assumed, how much of the band that is: "Host: Intel Xeon Platinum 8480+ (…); one core
 // does 1.47× the reference core's loader work; 26 vCPUs (13 cores, 2 threads each)."

@@ -492,21 +492,34 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 	writeHostNotes(env, rows)
 }
 
-// writeHostNotes says under a table what each machine's loader runs on, where a loader
-// reads the images: its CPU and vCPUs, and what is assumed of them where nobody named
-// them (app.HostAssumption).
+// hostLinesUpTo is how many machines a table may have for the lines under it to name
+// every machine's host; past it (best --machine all) only the assumed ones are named.
+const hostLinesUpTo = 12
+
+// writeHostNotes says under a table what the machines' loaders run on, where a loader
+// reads the images: each machine's CPU and vCPUs (for a table of at most hostLinesUpTo
+// machines), and, always, the machines whose CPU (or vCPUs) nobody named, with what
+// stands in for it (app.AssumedHostsNote).
 func writeHostNotes(env *Env, rows []PredictRow) {
-	seen := map[string]bool{}
+	var machines []string
+	hosts := map[string]*host.Host{}
 	for _, r := range rows {
-		if r.Host == nil || r.LoaderImagesPerS == nil || seen[r.Machine] {
+		if r.Host == nil || r.LoaderImagesPerS == nil || hosts[r.Machine] != nil {
 			continue
 		}
-		seen[r.Machine] = true
-		line := r.Machine + " host: " + r.Host.Text()
-		if r.Host.Assumed() {
-			line = r.Machine + " host: " + r.Host.Sentence()
+		machines, hosts[r.Machine] = append(machines, r.Machine), r.Host
+	}
+	var assumed []string
+	for _, m := range machines {
+		h := hosts[m]
+		if h.Assumed() {
+			assumed = append(assumed, m)
+		} else if len(machines) <= hostLinesUpTo {
+			fmt.Fprintln(env.Stdout, app.Printable(m+" host: "+h.Text()))
 		}
-		fmt.Fprintln(env.Stdout, app.Printable(line))
+	}
+	for _, note := range app.AssumedHostsNotes(assumed, hosts) {
+		fmt.Fprintln(env.Stdout, app.Printable(note))
 	}
 }
 
