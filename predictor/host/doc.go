@@ -8,5 +8,7 @@
 // core stands in, and the range the unknown host's core may take (AssumedSlowSpeed to
 // AssumedFastSpeed) is what the prediction's band widens by.
 //
-// It does no I/O and imports nothing of ours.
+// It does no I/O.
+//
+// Imports: nothing of ours.
 package host
