@@ -107,6 +107,9 @@ func Summarize(curves []predictor.Curve) []Summary {
 		if c.Unavailable != "" {
 			row.Warnings = AdviceWarnings(&curves[i])
 		}
+		if c.Unavailable != "" {
+			row.Warnings = AdviceWarnings(&curves[i])
+		}
 		row.EpochsSource = c.EpochsSource
 		out[i] = row
 	}
