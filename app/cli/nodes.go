@@ -24,7 +24,7 @@ type nodeFlags struct {
 const nodesUsage = "[--nodes N] [--network-gbps G]"
 
 // bestNodesUsage is best's synopsis of them.
-const bestNodesUsage = "[--nodes N|N,M,…|auto [--budget USD | --deadline 36h]] [--network-gbps G]"
+const bestNodesUsage = "[--nodes N|N,M,…|auto] [--budget USD | --deadline 36h] [--network-gbps G]"
 
 func (nf *nodeFlags) register(fs *flag.FlagSet, choose bool) {
 	help := "instances of each machine training together, data-parallel (gpu_count is the total; the price is N times)"
