@@ -106,7 +106,7 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 		TotalS:         p.TotalS,
 		ErrorPct:       p.RunErrorPct(),
 		Differs:        differs,
-		Host:           hostLine(c),
+		Host:           hostLine(c, p),
 		Command:        command,
 	}
 	if c.Framework == predictor.Compiled {
@@ -276,16 +276,21 @@ func validationImages(dataset string) int {
 	return 0
 }
 
-// hostLine says which host CPU the prediction's loader rests on, and whether it was
-// assumed for a machine whose CPU the catalog does not name.
-func hostLine(c predictor.Curve) string {
-	switch {
-	case c.CPU == nil:
+// hostLine says which host the prediction's loader rests on (its CPU, how fast its cores
+// decode, its vCPUs) and what is assumed of it where the catalog names no CPU or vCPUs,
+// with how far that can move the time.
+func hostLine(c predictor.Curve, p predictor.Point) string {
+	if c.Host == nil {
 		return ""
-	case c.CPU.Assumed:
-		return fmt.Sprintf("CPU assumed: %s (the catalog names none for %s; the DataLoader's rate rests on it)", c.CPU.Model, c.Machine)
 	}
-	return "CPU: " + c.CPU.Model
+	s := c.Host.Sentence()
+	if !c.Host.Assumed() {
+		s = "Host: " + s
+	}
+	if p.HostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" (±%.0f%% on the time)", p.HostErrorPct)
+	}
+	return s
 }
 
 // predictionLine says what cnntime predicted for the run, in one line.
