@@ -15,6 +15,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -611,11 +612,11 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
 		Script: q.Data.script(), Framework: q.Data.framework()}
-	if t.cpu == nil && r.Machine.CPU == nil {
-		assumed := hw.ReferenceCPU // a bare GPU, or a machine whose CPU is not published: say what was assumed
-		r.Machine.CPU = &assumed
+	if t.cpu == nil { // a GPU's loader runs on its machine's host; a measured CPU's data is where it trains
+		h := host.Resolve(t.Machine.CPU, t.Machine.VCPUs, t.Machine.MemoryGiB)
+		r.Host = &h
 	}
-	in, err := q.Data.inputRate(n, t)
+	in, err := q.Data.inputRate(n, t, r.Host)
 	if err != nil {
 		return r, nil, err
 	}
