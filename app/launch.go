@@ -13,6 +13,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/recipe"
 )
 
 // The launch files cnntime writes for a chosen run.
@@ -29,6 +30,26 @@ type LaunchRequest struct {
 	Kind    string // LaunchSkyPilot or LaunchSlurm
 	Command string // the user's own training command; "" runs torchvision's reference script
 	Slurm   launch.SlurmOptions
+}
+
+// RecommendedBatch is the batch to launch q's one model on its one target when none is
+// given: the curve's recommended batch over q's batches (best's and the window's
+// advice: within 1% of the best, nearest the recipe's batch). Nothing that fits is an
+// error that says so.
+func (e *Engine) RecommendedBatch(ctx context.Context, q Query) (int, error) {
+	if len(q.Models) != 1 || len(q.Targets) != 1 {
+		return 0, fmt.Errorf("a launch file is for one model on one machine (got %d and %d)", len(q.Models), len(q.Targets))
+	}
+	curves, err := e.Curves(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	c := curves[0]
+	p, ok := RecommendedPoint(&c)
+	if !ok {
+		return 0, fmt.Errorf("%s on %s: no batch fits in memory (the largest that fits is %d)", c.Model, c.Machine, max(c.MaxBatch, 0))
+	}
+	return p.Batch, nil
 }
 
 // LaunchRun is the run one point of q describes, as a launch file starts it: q names one
@@ -72,10 +93,8 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, command string) (launch
 		ErrorPct:    p.RunErrorPct(),
 		Command:     strings.TrimSpace(command),
 	}
-	if m := c.Convergence; m != nil {
-		if known := m.KnownUpTo(); known > 0 && p.Batch > known { // past the usual optimizer's known range
-			r.Regime = m.RegimeAt(p.Batch).Name
-		}
+	if p.Regime == recipe.Extrapolated { // outside the recipe's evidence
+		r.Regime = p.Regime
 	}
 	if t.cpu != nil || t.GPU.IsCPU() {
 		r.GPUs, r.Accelerator = 0, ""
@@ -90,8 +109,8 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, command string) (launch
 func predictionLine(c predictor.Curve, p predictor.Point) string {
 	s := Summarize([]predictor.Curve{c})[0]
 	how := fmt.Sprintf("%s epochs", EpochsText(p.Epochs, c.EpochsSource))
-	if c.Convergence != nil {
-		how = fmt.Sprintf("%.1f epochs to %s", p.Epochs, c.Convergence.Target)
+	if m := c.Recipe; m != nil {
+		how = fmt.Sprintf("%.1f epochs to %s (recipe %s)", p.Epochs, m.TargetName(), c.EpochsSource)
 	}
 	cost := "cost unknown (price " + s.PriceText() + ")"
 	if c.CostKnown {

@@ -18,11 +18,12 @@ func launchCommands(register func(Command)) {
 	register(Command{
 		Name:    "launch",
 		Summary: "write the file that launches a chosen run: a SkyPilot task or a Slurm batch script",
-		Usage: "launch " + alternatives(launchKindChoices) + " --model M (--machine ID | --gpu ID) --batch B [--nodes N] [--spot] [--region R]\n" +
+		Usage: "launch " + alternatives(launchKindChoices) + " --model M (--machine ID | --gpu ID) [--batch B] [--nodes N] [--spot] [--region R]\n" +
 			"        [--train " + alternatives(trainModeChoices()) + " …] [the run flags predict takes] [--run CMD] --out FILE\n" +
 			"  cnntime launch slurm … [--partition P] [--gres GRES|none] [--cpus-per-task N]",
-		Details: `launch predicts one CNN on one machine (on --nodes instances of it) at one global batch, as
-predict does with the same flags, and writes the file that starts that training run:
+		Details: `launch predicts one CNN on one machine (on --nodes instances of it) at one global batch (--batch,
+or the batch best recommends), as predict does with the same flags, and writes the file that
+starts that training run:
   skypilot  a SkyPilot task: resources (cloud, region, instance type, accelerators such as
             A100:8, use_spot), num_nodes, envs (MODEL, GLOBAL_BATCH, BATCH_PER_GPU, EPOCHS,
             LR scaled linearly from torchvision's recipe with LR_NOTE saying how, PRECISION,
@@ -46,7 +47,7 @@ func runLaunch(env *Env, args []string) error {
 	}
 	fs := env.Flags(Command{Name: "launch " + kind, Summary: commandIndex()["launch"].Summary, Usage: commandIndex()["launch"].Usage})
 	var rf runFlags
-	rf.oneBatch = true
+	rf.oneBatch, rf.batchOrRecommended = true, true
 	rf.register(fs, true)
 	req := app.LaunchRequest{Kind: kind}
 	fs.StringVar(&req.Command, "run", "", "your own training command, run on every node with the run's variables in its environment (default: torchvision's reference script)")
@@ -82,6 +83,13 @@ func runLaunch(env *Env, args []string) error {
 	q, err := rf.query(eng, fs)
 	if err != nil {
 		return err
+	}
+	if len(q.Batches) == 0 { // no --batch: the recommended one
+		b, err := eng.RecommendedBatch(env.Ctx, q)
+		if err != nil {
+			return err
+		}
+		q.Batches, q.Span = []int{b}, app.BatchSpan{}
 	}
 	r, err := eng.LaunchRun(env.Ctx, q, req.Command)
 	if err != nil {
