@@ -2,8 +2,11 @@ package app
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
+	"cnntime/app/charts"
 	"cnntime/predictor/convergence"
 	"cnntime/predictor/recipe"
 )
@@ -183,4 +186,67 @@ func (t Training) Plan(network string, d RunData) (*recipe.Plan, error) {
 		return nil, fmt.Errorf("%s: %w", network, err)
 	}
 	return &p, nil
+}
+
+// OwnRecipeChoice is the Run tab's recipe choice that gives each CNN its own recipe.
+const OwnRecipeChoice = "each CNN's own"
+
+// RecipeChoices are the Run tab's recipe choices: each CNN's own, then the built-in
+// recipes by name.
+func RecipeChoices() []string { return append([]string{OwnRecipeChoice}, RecipeNames()...) }
+
+// TargetWords is the target of a run to a target in a phrase: "each recipe's
+// accuracy", or "75% top-1".
+func (t Training) TargetWords() string {
+	if t.HasCustom() {
+		return "your target"
+	}
+	if t.TargetTop1 > 0 {
+		return recipe.FormatTop1(t.TargetTop1) + " top-1"
+	}
+	return "each recipe's published accuracy"
+}
+
+// TrainBasis says how the settings count the run, for the Run tab: the fixed epochs;
+// to a target, each selected CNN's recipe, the accuracy it reaches and its epochs at
+// its published batch, with where the epochs are extrapolated; or what is wrong.
+func TrainBasis(st SessionSettings) string {
+	if err := st.Train.Check(st.Data); err != nil {
+		return err.Error()
+	}
+	if st.Train.Mode != TrainToTarget {
+		return fmt.Sprintf("Every batch trains for %s: the total is their time.", charts.Count(st.Epochs, "epoch", "epochs"))
+	}
+	if st.Train.HasCustom() {
+		p, err := st.Train.Plan("", st.Data)
+		if err != nil {
+			return err.Error()
+		}
+		l := p.Recipe.Law
+		return fmt.Sprintf("Each batch B trains for the epochs your figures give: %.2f × (1 + B/%s), critical batch %s (dashed). From %s.",
+			l.EpochsMin, charts.FormatCount(int64(l.CriticalBatch+0.5)), charts.FormatCount(int64(l.CriticalBatch+0.5)), l.Basis)
+	}
+	var lines []string
+	models := st.Models
+	if len(models) > 6 {
+		models = models[:5]
+	}
+	for _, name := range models {
+		p, err := st.Train.Plan(name, st.Data)
+		if err != nil {
+			lines = append(lines, err.Error())
+			continue
+		}
+		r, own := p.Recipe, ""
+		if !p.OwnNetwork {
+			own = fmt.Sprintf(", published for %s: extrapolated", r.Model)
+		}
+		lines = append(lines, fmt.Sprintf("%s: recipe %s to %s, %s epochs at batch %s (%s law on %s)%s",
+			name, r.ID(), p.TargetName(), strconv.FormatFloat(math.Round(p.At(r.GlobalBatch).Epochs*10)/10, 'f', -1, 64), charts.FormatCount(int64(r.GlobalBatch)), r.Law.Kind, r.Law.BatchRange(), own))
+	}
+	if len(st.Models) > len(models) {
+		lines = append(lines, fmt.Sprintf("and %d more", len(st.Models)-len(models)))
+	}
+	head := "Each batch trains for the epochs its CNN's recipe needs to " + st.Train.TargetWords() + "."
+	return head + " " + strings.Join(lines, "; ") + ". Outside a law's batches the epochs are extrapolated (shaded on the curves) and their band widens."
 }

@@ -192,6 +192,9 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	}
 	for _, n := range nets {
 		q.Models = append(q.Models, n.Name)
+		if _, err := training.Plan(n.Name, data); err != nil { // each CNN's recipe, before anything runs
+			return q, Usagef("--train %s: %v", training.Mode, err)
+		}
 	}
 	q.Price = hw.PriceChoice{Region: strings.TrimSpace(rf.region), Spot: rf.spot}
 	if err := eng.CheckPriceChoice(q.Price); err != nil {
