@@ -35,6 +35,8 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 		return writeErr("output", err)
 	}
 	empty := true
+	progress := newCurveProgress(env, q)
+	defer progress.finish()
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*[]byte, error) {
 		buf := textBuffers.Get().(*[]byte)
 		text, err := out.curve((*buf)[:0], c)
@@ -42,6 +44,7 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 		return buf, err
 	}, func(buf *[]byte) error {
 		defer textBuffers.Put(buf)
+		progress.curve()
 		text := *buf
 		if len(text) == 0 {
 			return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,7 +222,7 @@ func runSweep(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache%s), %d steps; estimate %s\n",
 		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, app.RetriedNote(plan), len(plan.Steps), roundDuration(plan.Kernels.Estimate))
-	bar := &progressBar{w: env.Stderr}
+	bar := sweepProgress{newProgressLine(env.Stderr, "sweep", 0, true)}
 	res, err := app.RunSweep(env.Ctx, cache, sw, plan, bar.update)
 	bar.finish()
 	if res.SweepID == 0 && err != nil {
@@ -249,27 +248,14 @@ func runSweep(env *Env, args []string) error {
 	return nil
 }
 
-// progressBar draws one line on the terminal: a bar, the count, the ETA and what ran last.
-type progressBar struct {
-	w     io.Writer
-	last  time.Time
-	drawn bool
-}
+// sweepProgress shows a sweep's progress: a redrawn bar on a terminal, a line at each
+// tenth in a pipe or a log file, and every warning as a line of its own.
+type sweepProgress struct{ line *progressLine }
 
-func (b *progressBar) update(p app.SweepProgress) {
+func (b sweepProgress) update(p app.SweepProgress) {
 	if p.Message != "" {
-		b.clear()
-		fmt.Fprintf(b.w, "warning: %s\n", p.Message)
+		b.line.message("warning: " + p.Message)
 		return
-	}
-	if time.Since(b.last) < 200*time.Millisecond && p.Done < p.Total {
-		return
-	}
-	b.last = time.Now()
-	const width = 30
-	filled := width
-	if p.Total > 0 {
-		filled = width * p.Done / p.Total
 	}
 	what := ""
 	if m := p.Measurement; m != nil {
@@ -277,26 +263,10 @@ func (b *progressBar) update(p app.SweepProgress) {
 	} else if s := p.Step; s != nil {
 		what = fmt.Sprintf("step %s b=%d", s.Model, s.Batch)
 	}
-	eta := "ETA -"
-	if p.ETA > 0 {
-		eta = "ETA " + roundDuration(p.ETA).String()
-	}
-	fmt.Fprintf(b.w, "\r[%s%s] %d/%d %s  %-48.48s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Done, p.Total, eta, what)
-	b.drawn = true
+	b.line.update(p.Done, p.Total, p.ETA, what)
 }
 
-func (b *progressBar) clear() {
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\033[K")
-		b.drawn = false
-	}
-}
-
-func (b *progressBar) finish() {
-	if b.drawn {
-		fmt.Fprintln(b.w)
-	}
-}
+func (b sweepProgress) finish() { b.line.clear() }
 
 func roundDuration(d time.Duration) time.Duration {
 	switch {
