@@ -162,6 +162,9 @@ func recipeNote(c *predictor.Curve) string {
 		return fmt.Sprintf("to your target: %s, E(B) = %.2f·(1 + B/%.0f) (%s; %s)", app.RecipeText(m), l.EpochsMin, l.CriticalBatch, errorWords(l.ErrorPct), l.Basis)
 	}
 	law := fmt.Sprintf("the %s law on batches %s ±%.1f%%", l.Kind, l.BatchRange(), l.ErrorPct)
+	if l.Kind == recipe.Published {
+		law = fmt.Sprintf("shown at its published batch only (±%.1f%%, run to run)", l.ErrorPct)
+	}
 	if l.Basis != "" {
 		law += " (" + l.Basis + ")"
 	}

@@ -49,7 +49,7 @@ func Parse(data []byte) (Book, error) {
 	b := Book{fallback: f.Fallback, refs: map[string]Reference{}}
 	var pairs []string
 	for name, text := range f.Sources {
-		pairs = append(pairs, name, name+": "+text)
+		pairs = append(pairs, name, text)
 	}
 	cite := strings.NewReplacer(pairs...)
 	seen := map[string]bool{}

@@ -129,8 +129,8 @@ func (p Plan) TargetName() string {
 // accuracy target (percent; 0 is the recipe's published accuracy). A target above
 // the published accuracy is refused (no evidence the recipe reaches it), as is one more
 // than MaxTargetDropTop1 points below; a lower one compresses the schedule by the
-// target rule, epochs × 2^(−Δ/TargetPointsPerDoubling), and adds TargetResidualPct to
-// the band.
+// target rule, epochs × 2^(−Δ/TargetPointsPerDoubling), and adds TargetErrorPct to the
+// band.
 func ForTarget(r Recipe, network string, target float64, ref Reference) (Plan, error) {
 	p := Plan{Recipe: r, Network: network, OwnNetwork: network == r.Model || r.Model == "", Target: r.Top1, TargetFactor: 1, Reference: ref}
 	if target == 0 || math.Abs(target-r.Top1) < 0.005 {
@@ -149,7 +149,7 @@ func ForTarget(r Recipe, network string, target float64, ref Reference) (Plan, e
 	}
 	p.Target = target
 	p.TargetFactor = math.Exp2(-drop / TargetPointsPerDoubling)
-	p.TargetErrorPct = TargetResidualPct()
+	p.TargetErrorPct = TargetErrorPct
 	return p, nil
 }
 
