@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
+	"cnntime/app/charts"
 	"cnntime/assets"
+	"cnntime/predictor"
 	"cnntime/predictor/recipe"
 )
 
@@ -74,4 +77,53 @@ func LoadRecipeFile(path string) (recipe.Recipe, error) {
 		return recipe.Recipe{}, fmt.Errorf("read recipe file %s: %w", path, err)
 	}
 	return recipe.ParseFile(data, path)
+}
+
+// RunRecipe is what a launch file needs of the recipe a curve's run trains with, at one
+// global batch: the recipe as the run uses it there (Recipe.AtBatch: the learning rate
+// by its scaling rule, a warm-up where it grows), the epochs to the target at that batch
+// (with their band, regime and, when extrapolated, why), the target in words, and
+// Header, the line a launch file's header says it in.
+type RunRecipe struct {
+	Recipe recipe.Recipe
+	Epochs recipe.Epochs
+	Target string
+	Header string
+}
+
+// RecipeForRun is curve c's recipe at global batch b; false when c trains for fixed
+// epochs (its CNN's default recipe is then DefaultRecipe's).
+func RecipeForRun(c *predictor.Curve, b int) (RunRecipe, bool) {
+	m := c.Recipe
+	if m == nil {
+		return RunRecipe{}, false
+	}
+	r := m.Recipe.AtBatch(b)
+	at := m.At(b)
+	out := RunRecipe{Recipe: r, Epochs: at, Target: m.TargetName()}
+	if r.Name == recipe.CustomName {
+		out.Header = fmt.Sprintf("your figures: %.1f epochs ±%.0f%% at batch %s to your target", at.Epochs, at.ErrorPct, charts.FormatCount(int64(b)))
+		return out, true
+	}
+	out.Header = fmt.Sprintf("recipe %s at batch %s (%s, lr %s, %s", m.Recipe.ID(), charts.FormatCount(int64(b)), r.Opt,
+		strconv.FormatFloat(r.LR, 'g', 4, 64), r.LRScheduler)
+	if r.LRWarmupEpochs > 0 {
+		out.Header += fmt.Sprintf(", %g warm-up epochs", r.LRWarmupEpochs)
+	}
+	out.Header += fmt.Sprintf("): %.1f epochs ±%.0f%% to %s", at.Epochs, at.ErrorPct, out.Target)
+	if at.Extrapolated {
+		out.Header += "; extrapolated: " + at.Why
+	}
+	return out, true
+}
+
+// DefaultRecipe is the recipe network trains with on d when none is chosen (its own,
+// else the dataset's fallback, another network's: own false); false when d has none.
+func DefaultRecipe(network string, d RunData) (r recipe.Recipe, own, ok bool) {
+	b, err := Recipes()
+	if err != nil {
+		return recipe.Recipe{}, false, false
+	}
+	r, own, err = b.Default(network, d.Dataset)
+	return r, own, err == nil
 }

@@ -247,6 +247,9 @@ func TrainBasis(st SessionSettings) string {
 	if len(st.Models) > len(models) {
 		lines = append(lines, fmt.Sprintf("and %d more", len(st.Models)-len(models)))
 	}
-	head := "Each batch trains for the epochs its CNN's recipe needs to " + st.Train.TargetWords() + "."
-	return head + " " + strings.Join(lines, "; ") + ". Outside a law's batches the epochs are extrapolated (shaded on the curves) and their band widens."
+	text := "Each batch trains for the epochs its CNN's recipe needs to " + st.Train.TargetWords() + " (" + st.Train.RecipeLabel() + ")."
+	if len(lines) > 0 {
+		text += " " + strings.Join(lines, "; ") + "."
+	}
+	return text + " Outside a law's batches the epochs are extrapolated (shaded on the curves) and their band widens."
 }

@@ -101,7 +101,7 @@ func (r Run) learningRate() (lr float64, warmup int, note string) {
 	}
 	note += "; torchvision's ResNet recipe (other models' recipes differ: references/classification/README.md)"
 	if r.Regime != "" {
-		note += fmt.Sprintf(". The epochs assume the %s regime at this batch, which plain SGD does not reach: train with such an optimizer (LARS, LAMB) in your own command", r.Regime)
+		note += fmt.Sprintf(". The epochs at this batch are %s: it is outside the batches the recipe's law was shown on", r.Regime)
 	}
 	return lr, warmup, note
 }
