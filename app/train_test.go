@@ -167,3 +167,38 @@ func TestCurvesStopAtTheDataset(t *testing.T) {
 		}
 	}
 }
+
+// TestRecipeForRun: what a launch file gets of a run's recipe at its batch: the rate
+// scaled, a warm-up added where it grows, the epochs and their band, and a header that
+// says extrapolated where the batch is outside the law's evidence.
+func TestRecipeForRun(t *testing.T) {
+	book, err := Recipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, network string
+		batch         int
+		lr, warmup    float64
+		header        string
+	}{
+		{"torchvision-v1", "resnet50", 1024, 0.4, 5, "recipe torchvision-v1/resnet50 at batch 1,024 (sgd, lr 0.4, steplr, 5 warm-up epochs): 90.0 epochs ±5% to 76.13% top-1 on imagenet-1k"},
+		{"torchvision-v1", "convnext_tiny", 256, 0.00025, 5, "recipe torchvision-v1/convnext_tiny at batch 256 (adamw, lr 0.00025, cosineannealinglr, 5 warm-up epochs): 590.1 epochs ±42% to 82.52% top-1 on imagenet-1k; extrapolated: batch 256 is 2.0 doublings below the recipe's published batch (1,024)"},
+	} {
+		p, err := book.Plan(tc.name, tc.network, "imagenet-1k", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := predictor.Curve{Recipe: &p}
+		rr, ok := RecipeForRun(&c, tc.batch)
+		if !ok || math.Abs(rr.Recipe.LR-tc.lr) > 1e-12 || rr.Recipe.LRWarmupEpochs != tc.warmup || rr.Recipe.GlobalBatch != tc.batch || rr.Header != tc.header || rr.Epochs != p.At(tc.batch) {
+			t.Errorf("%s at %d: %+v\n header %q\n want   %q", tc.network, tc.batch, rr.Recipe, rr.Header, tc.header)
+		}
+	}
+	if _, ok := RecipeForRun(&predictor.Curve{}, 256); ok {
+		t.Error("a fixed-epoch curve has a run recipe")
+	}
+	if r, own, ok := DefaultRecipe("googlenet", DefaultRunData()); !ok || own || r.ID() != "torchvision-v1/resnet50" {
+		t.Errorf("googlenet's default: %s own %v ok %v", r.ID(), own, ok)
+	}
+}
