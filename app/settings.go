@@ -93,12 +93,6 @@ func (s SessionSettings) Validate() error {
 	}
 	if err := s.Train.Check(s.Data); err != nil {
 		errs = append(errs, err)
-	} else if s.Train.Mode == TrainToTarget {
-		for _, name := range s.Models { // each CNN's recipe: a name not published for it, a target above it
-			if _, err := s.Train.Plan(name, s.Data); err != nil && strings.TrimSpace(name) != "" {
-				errs = append(errs, err)
-			}
-		}
 	}
 	for _, list := range [][]string{s.Models, s.Machines} {
 		for _, name := range list {

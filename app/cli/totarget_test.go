@@ -373,8 +373,6 @@ func TestToTargetBadInput(t *testing.T) {
 		{[]string{"--train", "to-target", "--recipe", filepath.Join(dir, "missing.yaml")}, "--recipe: read recipe file: open"},
 		{[]string{"--train", "to-target", "--recipe", badRecipe}, "--recipe: recipe file " + badRecipe + ": recipe mine, lr: 0: give the peak learning rate"},
 		{[]string{"--train", "to-target", "--target-accuracy", "101"}, "--target-accuracy 101: give a top-1 accuracy in percent"},
-		{[]string{"--train", "to-target", "--target-accuracy", "80"}, "torchvision-v1/resnet50 is published at 76.13% top-1 on imagenet-1k; nothing shows it reaching more"},
-		{[]string{"--train", "to-target", "--target-accuracy", "70"}, "6.1 points below recipe torchvision-v1/resnet50's published 76.13%"},
 		{[]string{"--recipe", "mlperf-lars"}, "add --train to-target"},
 		{[]string{"--train", "to-target", "--recipe", "mlperf-lars", "--ref-epochs", "90", "--ref-batch", "256", "--like", "imagenet"}, "not both"},
 		{[]string{"--train", "to-target", "--ref-epochs", "90", "--ref-batch", "0", "--critical-batch", "1000"}, "--ref-batch: reference batch 0"},
@@ -392,6 +390,36 @@ func TestToTargetBadInput(t *testing.T) {
 		code, _, errOut := runPredictCLI(t, args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: export wrote %s", tc.args, out)
+		}
+	}
+}
+
+// TestRecipeRefusedPerCNN: a target or a recipe name one CNN's recipe cannot take is
+// that CNN's answer, with the reason, beside the others'; when it is every CNN's, the
+// command fails with the reason and writes nothing.
+func TestRecipeRefusedPerCNN(t *testing.T) {
+	code, out, errOut := runPredictCLI(t, "predict", "--model", "resnet50,convnext_tiny", "--gpu", "a100-sxm4-40gb", "--batch", "256", "--train", "to-target", "--target-accuracy", "80")
+	if code != 0 || !strings.Contains(out, "convnext_tiny") || !strings.Contains(out+errOut, "resnet50: target accuracy 80%: recipe torchvision-v1/resnet50 is published at 76.13% top-1 on imagenet-1k; nothing shows it reaching more") ||
+		!strings.Contains(out+errOut, "torchvision-v2/resnet50 reaches 80.86%") {
+		t.Errorf("80%% for resnet50 and convnext_tiny: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target-accuracy", "80"}, "torchvision-v1/resnet50 is published at 76.13% top-1 on imagenet-1k; nothing shows it reaching more"},
+		{[]string{"--target-accuracy", "70"}, "6.1 points below recipe torchvision-v1/resnet50's published 76.13%"},
+		{[]string{"--recipe", "paper"}, "recipe paper is published for 5 networks, not resnet50: name one of paper/densenet121"},
+	} {
+		out := filepath.Join(dir, "out.csv")
+		args := append([]string{"export", "--model", "resnet50", "--machine", "aws/p3.2xlarge", "--csv", out, "--train", "to-target"}, tc.args...)
+		code, _, errOut := runPredictCLI(t, args...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want a failure saying %q", tc.args, code, errOut, tc.want)
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: export wrote %s", tc.args, out)
