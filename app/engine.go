@@ -15,6 +15,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -625,11 +626,11 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		r.Run.ToTarget = plan
 	}
 	r.RecipeBatch = q.Train.RecipeBatch(n.Name, q.Data, r.Run.ToTarget)
-	if t.cpu == nil && r.Machine.CPU == nil {
-		assumed := hw.ReferenceCPU // a bare GPU, or a machine whose CPU is not published: say what was assumed
-		r.Machine.CPU = &assumed
+	if t.cpu == nil { // a GPU's loader runs on its machine's host; a measured CPU's data is where it trains
+		h := host.Resolve(t.Machine.CPU, t.Machine.VCPUs, t.Machine.MemoryGiB)
+		r.Host = &h
 	}
-	in, err := q.Data.inputRate(n, t)
+	in, err := q.Data.inputRate(n, t, r.Host)
 	if err != nil {
 		return r, nil, err
 	}

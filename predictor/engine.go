@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -45,8 +46,11 @@ type Request struct {
 	Nodes       int
 	NodeNetwork hw.Network
 	// Input is the input pipeline feeding each GPU (pipeline.Model); the zero value is
-	// synthetic data already on the GPU.
+	// synthetic data already on the GPU. Host is the machine's host it runs on
+	// (host.Resolve; nil for none), copied to the curve: where its CPU is assumed,
+	// Input's CPUScaleSlow–CPUScaleFast is the range the prediction's band covers.
 	Input pipeline.Rate
+	Host  *host.Host
 	// MemoryFormat is the activations' layout; "" adds no layout transposes.
 	MemoryFormat MemoryFormat
 	// Script is the training script around the step; "" is a tight loop (Lean).
@@ -195,7 +199,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Format:    req.MemoryFormat,
 		Script:    req.Script,
 		Framework: req.Framework.orDefault(),
-		CPU:       req.Machine.CPU,
+		Host:      req.Host,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
 	}
@@ -210,11 +214,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	}
 	gradBytes := 4 * float64(req.Network.Params())
 	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
-	step := func(B int) float64 {
+	stepWith := func(B int, in pipeline.Rate) float64 {
 		b := perGPUBatch(B, n)
-		ms, _ := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
+		ms, _ := in.StepMS(b, tab.stepMS[b]+scriptMS, hostLinkGBs(req.GPU))
 		return ms + e.over.syncMS(gradBytes, &req, ms, tab.backwardMS[b])
 	}
+	step := func(B int) float64 { return stepWith(B, req.Input) }
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
 		p := &c.Points[i]
@@ -229,6 +234,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		_, p.Bound = req.inputStepMS(b, tab.stepMS[b]+scriptMS)
 		p.Source = tab.source[b]
 		p.ErrorPct = 100 * tab.relErr[b]
+		if in := req.Input; in.CPUScaleSlow != in.CPUScale || in.CPUScaleFast != in.CPUScale {
+			slow, fast := stepWith(B, in.AtScale(in.CPUScaleSlow)), stepWith(B, in.AtScale(in.CPUScaleFast))
+			p.HostSlowPct = 100 * (slow/p.IterMS - 1)
+			p.HostErrorPct = math.Max(p.HostSlowPct, 100*(1-fast/p.IterMS))
+			p.ErrorPct = math.Hypot(p.ErrorPct, p.HostErrorPct)
+		}
 	}
 	watts := func(B int) float64 {
 		b := perGPUBatch(B, n)

@@ -12,6 +12,7 @@ import (
 	"cnntime/app"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 	"cnntime/predictor/recipe"
@@ -106,9 +107,14 @@ type PredictRow struct {
 	// Framework is the stack that runs the step (predictor.Frameworks): its work per
 	// parameter tensor is in iter_ms.
 	Framework string `json:"framework,omitempty"`
-	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the
-	// reference CPU stood in for an unknown one, as for a bare --gpu).
-	CPU *hw.CPU `json:"cpu,omitempty"`
+	// Host is the machine's host the loader's rate is scaled by: its CPU ("assumed":
+	// the reference CPU stood in for an unknown one, as for a bare --gpu), family,
+	// vCPUs, one core's speed against the reference core and the range an assumed
+	// one may take; HostErrorPct is how far that assumption moves iter_ms (in
+	// error_pct).
+	Host         *host.Host `json:"host,omitempty"`
+	HostErrorPct *float64   `json:"host_error_pct,omitempty"`
+	HostSlowPct  *float64   `json:"host_slow_pct,omitempty"` // the slow end's part of it: what a ranking charges
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
@@ -154,7 +160,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	*r = PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
+		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Host: c.Host}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	if c.Recipe != nil {
@@ -173,6 +179,12 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	}
 	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
 	r.ScriptMS = &v.scriptMS
+	if v.hostErrorPct > 0 {
+		r.HostErrorPct = &v.hostErrorPct
+	}
+	if v.hostSlowPct > 0 {
+		r.HostSlowPct = &v.hostSlowPct
+	}
 	if v.hasCost {
 		r.CostUSD = &v.costUSD
 	}
@@ -194,7 +206,8 @@ type pointValues struct {
 	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
 	costUSD, energyKWh, memoryGB                           float64
 	loaderImagesPerS, priceUSDPerHour                      float64
-	epochs, epochsErrorPct, runErrorPct                    float64
+	epochs, epochsErrorPct, runErrorPct, hostErrorPct      float64
+	hostSlowPct                                            float64
 	regime, regimeNote                                     string
 	hasCost, hasEnergy, hasLoader, toTarget                bool
 }
@@ -212,7 +225,8 @@ func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
 	}
 	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
 	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
-	v.errorPct, v.scriptMS = round(p.ErrorPct, 1), round(p.ScriptMS, 3)
+	v.errorPct, v.scriptMS, v.hostErrorPct = round(p.ErrorPct, 1), round(p.ScriptMS, 3), round(p.HostErrorPct, 1)
+	v.hostSlowPct = round(p.HostSlowPct, 1)
 	if c.CostKnown {
 		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
 	}
@@ -487,6 +501,38 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 		seen["g:"+r.GPU] = true
 		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
 	}
+	writeHostNotes(env, rows)
+}
+
+// hostLinesUpTo is how many machines a table may have for the lines under it to name
+// every machine's host; past it (best --machine all) only the assumed ones are named.
+const hostLinesUpTo = 12
+
+// writeHostNotes says under a table what the machines' loaders run on, where a loader
+// reads the images: each machine's CPU and vCPUs (for a table of at most hostLinesUpTo
+// machines), and, always, the machines whose CPU (or vCPUs) nobody named, with what
+// stands in for it (app.AssumedHostsNote).
+func writeHostNotes(env *Env, rows []PredictRow) {
+	var machines []string
+	hosts := map[string]*host.Host{}
+	for _, r := range rows {
+		if r.Host == nil || r.LoaderImagesPerS == nil || hosts[r.Machine] != nil {
+			continue
+		}
+		machines, hosts[r.Machine] = append(machines, r.Machine), r.Host
+	}
+	var assumed []string
+	for _, m := range machines {
+		h := hosts[m]
+		if h.Assumed() {
+			assumed = append(assumed, m)
+		} else if len(machines) <= hostLinesUpTo {
+			fmt.Fprintln(env.Stdout, app.Printable(m+" host: "+h.Text()))
+		}
+	}
+	for _, note := range app.AssumedHostsNotes(assumed, hosts) {
+		fmt.Fprintln(env.Stdout, app.Printable(note))
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader
@@ -496,7 +542,7 @@ func boundText(r PredictRow) string {
 	if r.LoaderImagesPerS != nil {
 		rate = *r.LoaderImagesPerS
 	}
-	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate)
+	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate, r.Host != nil && r.Host.CPUAssumed)
 }
 
 // ageText is a price's age in days, "" when undated.
@@ -788,6 +834,13 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, recipes []strin
 	}
 	writeWarnings(env, rows)
 	fmt.Fprintln(env.Stdout, recommendNote)
+	var best []PredictRow
+	for _, r := range rows {
+		if r.Best != nil {
+			best = append(best, *r.Best)
+		}
+	}
+	writeHostNotes(env, best)
 	for _, r := range rows {
 		if len(r.NodeCounts) < 2 {
 			continue

@@ -92,7 +92,7 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 	}
 	inputBound := ""
 	if first.LoaderImagesPerS != nil {
-		inputBound = printable(boundText(PredictRow{Bound: "input", Loader: first.Loader, LoaderImagesPerS: first.LoaderImagesPerS}))
+		inputBound = printable(boundText(PredictRow{Bound: "input", Loader: first.Loader, LoaderImagesPerS: first.LoaderImagesPerS, Host: first.Host}))
 	}
 	b := tableCells{t: t}
 	for i := range c.Points {
