@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"cnntime/predictor"
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/recipe"
 )
 
 // cifarCurve is a fixed-epoch curve on CIFAR-10's 50,000 images whose total time falls
@@ -22,7 +22,7 @@ func cifarCurve() predictor.Curve {
 
 func TestEnoughStepsSetsAsideBatchesOfTooFewSteps(t *testing.T) {
 	toTarget := cifarCurve()
-	toTarget.Convergence = &convergence.Model{Name: "cifar-10"}
+	toTarget.Recipe = &recipe.Plan{Network: "resnet18"}
 	tests := []struct {
 		name      string
 		curve     predictor.Curve

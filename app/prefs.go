@@ -47,6 +47,10 @@ const (
 	// PrefAnyBatch lets a fixed-epoch run's best batch make fewer than MinStepsPerEpoch
 	// steps an epoch ("true"); by default it does not.
 	PrefAnyBatch = "session.any_batch"
+	// The recipe every CNN trains with to a target ("": each its own) and the target
+	// accuracy ("" or "0": each recipe's published one).
+	PrefRecipe     = "session.recipe"
+	PrefTargetTop1 = "session.target_top1"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -116,6 +120,8 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefAnyBatch)); err == nil {
 		s.Train.AnyBatch = b
 	}
+	s.Train.Recipe = strings.TrimSpace(p.String(PrefRecipe))
+	readFloat(PrefTargetTop1, &s.Train.TargetTop1)
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
@@ -179,6 +185,8 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefCriticalBatch, strconv.FormatFloat(st.Train.Custom.CriticalBatch, 'g', -1, 64))
 	p.SetString(PrefLike, st.Train.Custom.Like)
 	p.SetString(PrefAnyBatch, strconv.FormatBool(st.Train.AnyBatch))
+	p.SetString(PrefRecipe, st.Train.Recipe)
+	p.SetString(PrefTargetTop1, strconv.FormatFloat(st.Train.TargetTop1, 'g', -1, 64))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}
