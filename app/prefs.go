@@ -70,7 +70,7 @@ func firstLaunch(p Preferences) bool {
 // loadPrefs reads the remembered choices; anything unreadable falls back to its default.
 func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	s := DefaultSessionSettings()
-	v := ChartSettings{Metric: charts.MetricTotal, LogX: true, LogY: true}
+	v := DefaultChartSettings()
 	if p == nil {
 		return s, v
 	}

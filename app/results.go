@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,6 +149,20 @@ var SummaryColumns = []string{
 	ColumnEpochs: "Epochs", ColumnWarnings: "Warnings", ColumnHost: "Host CPU",
 }
 
+// SummaryTitles are the results table's column titles for these rows: trained to a
+// target (any row), the total time and cost are "Time to target" and "Cost to target",
+// as the charts say.
+func SummaryTitles(rows []Summary) []string {
+	for _, r := range rows {
+		if r.TrainMode == TrainToTarget {
+			titles := slices.Clone(SummaryColumns)
+			titles[ColumnTotal], titles[ColumnCost] = charts.MetricTotal.TargetTitle(), charts.MetricCost.TargetTitle()
+			return titles
+		}
+	}
+	return SummaryColumns
+}
+
 // Cell is a results row's text in column col.
 func (r Summary) Cell(col SummaryColumn) string {
 	none := r.BestBatch == 0
@@ -160,7 +175,7 @@ func (r Summary) Cell(col SummaryColumn) string {
 		if none {
 			return "does not fit"
 		}
-		return strconv.Itoa(r.BestBatch)
+		return charts.FormatCount(int64(r.BestBatch))
 	case ColumnRecommended:
 		return orDash(none, RecommendedText(r.RecommendedBatch, r.NearMin, r.NearMax))
 	case ColumnIteration:
@@ -183,7 +198,7 @@ func (r Summary) Cell(col SummaryColumn) string {
 		if r.MaxBatch < 0 {
 			return "unknown"
 		}
-		return strconv.Itoa(r.MaxBatch)
+		return charts.FormatCount(int64(r.MaxBatch))
 	case ColumnSource:
 		if r.Backend != "" && r.Source != "" {
 			return string(r.Source) + " (" + r.Backend + ")" // which CPU framework's measurements

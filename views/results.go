@@ -56,7 +56,7 @@ func NewResultsTable() *ResultsTable {
 	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		col := app.SummaryColumn(id.Col)
-		showSortHeader(o, app.SummaryColumns[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
+		showSortHeader(o, app.SummaryTitles(t.rows)[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
 	t.table.StickyColumnCount = 2 // the CNN and the machine stay while the figures scroll
 	t.content, t.columns = newStretchTable(t.table, resultWidths)
@@ -94,7 +94,7 @@ func (t *ResultsTable) SetCurves(curves []predictor.Curve) {
 	if t.sortColumn >= 0 {
 		app.SortSummaries(t.rows, t.sortColumn, t.descending)
 	}
-	t.columns.setBase(fitWidths(resultWidths, app.SummaryColumns, len(t.rows), func(row, col int) string {
+	t.columns.setBase(fitWidths(resultWidths, app.SummaryTitles(t.rows), len(t.rows), func(row, col int) string {
 		return t.rows[row].Cell(app.SummaryColumn(col))
 	}, resultWidthMax))
 	t.table.Refresh()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -135,8 +136,8 @@ func TestClosingDuringASweepAsks(t *testing.T) {
 	tapDialogButton(t, mw, "Stop and quit")
 	close(hold)
 	b.Runner.Wait()
-	done := false
-	for i := 0; i < 200 && !done; i++ {
+	done := false // the window closes once the sweep has stopped: wait for it, under load too
+	for deadline := time.Now().Add(10 * time.Second); !done && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		onUI(mw, func() { done = closed })
 	}
 	if st := b.Runner.Status(); st.Result == nil || st.Result.State != db.SweepPaused || !done {
