@@ -271,12 +271,11 @@ func (b *EngineBackend) query(s SessionSettings) (*Engine, Query, MissingError, 
 		}
 		models = append(models, name)
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return nil, Query{}, missing, err
 	}
-	q := Query{Models: models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
-		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	q.Models, q.Targets, q.Span = models, targets, BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}
 	return e, q, missing, nil
 }
 
@@ -316,11 +315,10 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	q := Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Explain(ctx, q, model, t, batch)
 }
 

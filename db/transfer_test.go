@@ -122,8 +122,8 @@ func TestImportRefusesBadFilesAndLeavesTheCacheUnchanged(t *testing.T) {
 			writeFile(t, path, header+"t4,resnet50,3.5,fp32,pytorch,5,1,ok,lab\n")
 		}, []string{"line 2", `batch_size "3.5"`}},
 		{"csv with an unknown precision", func(t *testing.T, path string) {
-			writeFile(t, path, header+"t4,resnet50,8,bf16,pytorch,5,1,ok,lab\n")
-		}, []string{"line 2", `unknown precision "bf16"`}},
+			writeFile(t, path, header+"t4,resnet50,8,fp8,pytorch,5,1,ok,lab\n")
+		}, []string{"line 2", `unknown precision "fp8"`}},
 		{"csv with a short row", func(t *testing.T, path string) {
 			writeFile(t, path, header+row+"t4,resnet50,8\n")
 		}, []string{"line 3", "3 fields"}},
