@@ -155,7 +155,7 @@ func createExportCache(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := out.sql.Exec("PRAGMA journal_mode = DELETE"); err != nil {
+	if _, err := out.sqldb().Exec("PRAGMA journal_mode = DELETE"); err != nil {
 		out.Close()
 		return err
 	}
@@ -239,7 +239,7 @@ func boolInt(b bool) int {
 // file that ImportStepsCSV reads back. It returns the number of rows.
 func (d *DB) ExportStepsCSV(ctx context.Context, w io.Writer, f ExportFilter) (int, error) {
 	where, args := f.stepWhere()
-	rows, err := d.sql.QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
 		source, median_ms, spread_ms, status, at FROM steps WHERE `+where+`
 		ORDER BY device_key, model, precision, framework, source, batch`, args...)
 	if err != nil {
@@ -282,7 +282,7 @@ func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFil
 		}
 		infos[dev.Key] = string(b)
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy,
 			m.algorithm, m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
 			coalesce(m.sweep_id, 0), m.at, m.source
 		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id

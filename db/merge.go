@@ -144,18 +144,21 @@ func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := d.checkIntact(ctx); err != nil {
 		return err
 	}
-	tx, err := d.sql.BeginTx(ctx, nil)
+	f := d.current()
+	conn, err := f.sql.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("begin a transaction on %s: %w", d.path, Explain(d.path, err))
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
 		return Explain(d.path, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit to %s: %w", d.path, Explain(d.path, err))
+	defer conn.Close()
+	return d.transact(ctx, f, conn, d.wrapStep, fn)
+}
+
+// wrapStep says which step of a write failed (see transact), for imports.
+func (d *DB) wrapStep(step string, err error) error {
+	if step == "" {
+		return err
 	}
-	return nil
+	return fmt.Errorf("%s %s: %w", step, d.path, err)
 }
 
 // ImportCache merges another cnntime cache file into this one, in one transaction. The
@@ -380,24 +383,17 @@ func (d *DB) attached(ctx context.Context, path, name string, fn func(tx *sql.Tx
 	if err := d.checkIntact(ctx); err != nil {
 		return err
 	}
-	conn, err := d.sql.Conn(ctx)
+	f := d.current()
+	conn, err := f.sql.Conn(ctx)
 	if err != nil {
-		return err
+		return Explain(d.path, err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS "+name, dsnPlain(path)); err != nil {
 		return fmt.Errorf("attach %s: %w", path, err)
 	}
 	defer conn.ExecContext(context.Background(), "DETACH DATABASE "+name)
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return d.transact(ctx, f, conn, d.wrapStep, fn)
 }
 
 // dsnPlain is a file URI for ATTACH, without the driver's own parameters.

@@ -142,7 +142,7 @@ func (d *DB) MarkPricesChecked(ctx context.Context, cloud string, at time.Time) 
 
 // PriceCatalogs lists the clouds whose prices the cache holds, by cloud.
 func (d *DB) PriceCatalogs(ctx context.Context) ([]PriceCatalog, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT p.cloud, p.source, p.price_date, p.imported_at, p.checked_at,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT p.cloud, p.source, p.price_date, p.imported_at, p.checked_at,
 			p.etag, p.last_modified, p.rows, (SELECT count(*) FROM cloud_offers o WHERE o.cloud = p.cloud)
 		FROM price_catalogs p ORDER BY p.cloud`)
 	if err != nil {
@@ -197,7 +197,7 @@ func (d *DB) CloudOffersOf(ctx context.Context, accelerators []string) ([]hw.Clo
 		}
 		args = append(args, string(list))
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT cloud, instance, region, accelerator, accelerator_count,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT cloud, instance, region, accelerator, accelerator_count,
 			vcpus, memory_gib, price_usd, spot_usd, spot_zone
 		FROM cloud_offers `+where+` ORDER BY cloud, instance, region`, args...)
 	if err != nil {

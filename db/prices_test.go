@@ -158,7 +158,7 @@ func TestPricesSurviveMigrationAndExport(t *testing.T) {
 	if err := old.ReplacePrices(ctx, []CloudPrices{lambdaPrices()}); err == nil {
 		t.Fatal("a version-4 cache already has price tables")
 	}
-	old.sql.Close()
+	old.sqldb().Close()
 	d, err := Open(path)
 	if err != nil {
 		t.Fatalf("Open of a version-4 cache: %v", err)
@@ -250,10 +250,10 @@ func TestImportCacheTakesNewerPrices(t *testing.T) {
 func manyOffers(t *testing.T, d *DB, cloud, date string, n int, price float64) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := d.sql.ExecContext(ctx, `INSERT INTO price_catalogs (cloud, source, price_date, imported_at, checked_at) VALUES (?, 'hostile', ?, 1, 1)`, cloud, date); err != nil {
+	if _, err := d.sqldb().ExecContext(ctx, `INSERT INTO price_catalogs (cloud, source, price_date, imported_at, checked_at) VALUES (?, 'hostile', ?, 1, 1)`, cloud, date); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.sql.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+	if _, err := d.sqldb().ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
 		INSERT INTO cloud_offers (cloud, instance, region, accelerator, accelerator_count, price_usd) SELECT ?, 'x' || (i % 100), 'r' || i, 'A100', 8, ? FROM n`,
 		n, cloud, price); err != nil {
 		t.Fatal(err)

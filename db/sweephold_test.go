@@ -200,7 +200,7 @@ func TestSweepEndLeftInTheLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var state string
-	if err := d.sql.QueryRow(`SELECT state FROM sweeps WHERE id = ?`, id).Scan(&state); err != nil || state != SweepFailed {
+	if err := d.sqldb().QueryRow(`SELECT state FROM sweeps WHERE id = ?`, id).Scan(&state); err != nil || state != SweepFailed {
 		t.Errorf("the cache records the sweep as %q (%v), want failed", state, err)
 	}
 	if left, _ := filepath.Glob(d.path + ".sweep-*.lock"); len(left) != 1 || left[0] != sweepLockPath(d.path, next) {
