@@ -234,8 +234,8 @@ func runSweep(env *Env, args []string) error {
 			err = jerr
 		}
 	} else {
-		fmt.Fprintf(env.Stdout, "sweep %d %s: %d of %d measured in %s (%d out of memory), %d were already cached; cache %s\n",
-			res.SweepID, res.State, res.Done, res.Total, roundDuration(res.Elapsed), res.OOM, res.Cached, cache.Path())
+		fmt.Fprintf(env.Stdout, "sweep %d %s: %d of %d measured in %s (%d out of memory), %d were already cached; %s\n",
+			res.SweepID, res.State, res.Done, res.Total, roundDuration(res.Elapsed), res.OOM, res.Cached, sweptInto(cache, err))
 		for _, f := range res.Failures {
 			fmt.Fprintf(env.Stdout, "  failed: %s\n", f)
 		}
@@ -247,6 +247,21 @@ func runSweep(env *Env, args []string) error {
 		return errors.New("sweep interrupted; what was measured is in the cache, and the same command resumes it")
 	}
 	return nil
+}
+
+// sweptInto says where a sweep's measurements are: its cache, or, when the cache file
+// was deleted, moved or replaced under it (err), where they went.
+func sweptInto(cache *db.DB, err error) string {
+	var changed *db.CacheChangedError
+	switch {
+	case !errors.As(err, &changed):
+		return "cache " + cache.Path()
+	case changed.Rescued != "":
+		return fmt.Sprintf("the cache file was %s: they are saved in %s", changed.What, changed.Rescued)
+	case strings.HasPrefix(changed.What, "moved to "):
+		return fmt.Sprintf("the cache file was %s, with them", changed.What)
+	}
+	return fmt.Sprintf("the cache file was %s, and they could not be saved elsewhere", changed.What)
 }
 
 // progressBar draws one line on the terminal: a bar, the count, the ETA and what ran last.
