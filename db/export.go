@@ -91,7 +91,13 @@ func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (Expo
 	rep := ExportReport{File: path}
 	fail := func(err error) (ExportReport, error) {
 		if IsDiskFull(err) {
-			return rep, fmt.Errorf("export to %s: the disk holding it is full: nothing was left there; free some space, or export to another disk (%w)", path, err)
+			// SQLite's own error, without the sentences that named the temporary file or
+			// the cache: the export's disk is the full one.
+			var full *diskFullError
+			for errors.As(err, &full) {
+				err = full.err
+			}
+			return rep, fmt.Errorf("export to %s: %w", path, &diskFullError{path: path, err: err, what: "nothing was left there; free some space there, or export to another disk"})
 		}
 		return rep, fmt.Errorf("export to %s: %w", path, err)
 	}

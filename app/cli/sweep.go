@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -132,7 +131,9 @@ func runFirstRun(env *Env, dir string, device int) error {
 		if werr != nil {
 			return werr
 		}
-		fmt.Fprintf(env.Stderr, "the report is in %s and %s\n", filepath.Join(rep.Dir, firstrun.JSONFile), filepath.Join(rep.Dir, firstrun.TextFile))
+		if len(rep.Saved) > 0 { // what could not be written is not there to be read (the error says why)
+			fmt.Fprintf(env.Stderr, "the report is in %s\n", strings.Join(rep.Saved, " and "))
+		}
 	}
 	var noGPU *firstrun.NoGPUError
 	switch {
