@@ -43,7 +43,7 @@ func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predict
 		return pf, app.Query{}, nil, err
 	}
 	defer done()
-	q, err := pf.query(eng, fs)
+	q, err := pf.query(env.Ctx, eng, fs)
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}

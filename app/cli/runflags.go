@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"strings"
 
@@ -96,7 +97,7 @@ var trainFlagsUsage = "\n        [--train " + alternatives(trainModeChoices()) +
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
-func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
+func (rf *runFlags) query(ctx context.Context, eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
 	var q app.Query
 	if fs.NArg() > 0 {
 		return q, Usagef("unexpected argument %q: every value follows its flag, e.g. --model resnet50,vgg16 --machine aws/p3.2xlarge", fs.Arg(0))
@@ -180,7 +181,7 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	if q.Policy, err = measure.ParsePolicy(rf.policy); err != nil {
 		return q, Usagef("--policy: %v", err)
 	}
-	nets, err := app.ResolveModels(eng, splitList(rf.models))
+	nets, err := app.ResolveModels(ctx, eng, splitList(rf.models))
 	if err != nil {
 		return q, Usagef("--model: %v", err)
 	}
