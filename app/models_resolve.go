@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"cnntime/db"
 	"cnntime/app/infile"
+	"cnntime/db"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/cnn/onnx"
 )
