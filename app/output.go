@@ -63,7 +63,7 @@ func Printable(s string) string {
 // unprintable reports whether a terminal acts on the rune r of n bytes rather than
 // showing it, or whether it stands for a byte that is not UTF-8.
 func unprintable(r rune, n int) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r == utf8.RuneError && n == 1)
+	return hw.Unprintable(r) || (r == utf8.RuneError && n == 1)
 }
 
 // Flush writes the table out.

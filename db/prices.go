@@ -114,6 +114,11 @@ func checkCloudPrices(s CloudPrices) error {
 		if o.Cloud != c.Cloud {
 			return fmt.Errorf("store the prices of %s: an offer of %s (%s) is among them", c.Cloud, o.Cloud, o.Instance)
 		}
+		for _, name := range []string{o.Instance, o.Region, o.Accelerator, o.SpotZone} {
+			if err := hw.CheckName(name); err != nil {
+				return fmt.Errorf("store the prices of %s: %w", c.Cloud, err)
+			}
+		}
 		if err := hw.CheckOffer(o); err != nil {
 			return fmt.Errorf("store the prices of %s: %s in %s: %w", c.Cloud, o.Instance, o.Region, err)
 		}

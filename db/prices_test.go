@@ -364,3 +364,39 @@ func TestCloudOffersOfReadsOnlyTheAcceleratorsAsked(t *testing.T) {
 		t.Errorf("CloudOffers() = %d offers, want all 1003", len(all))
 	}
 }
+
+// A cache whose names hold a control character (a region with ESC, an instance type with
+// a line break) or are far too long is not imported, or, for a cloud's prices, that
+// cloud's are left out, named: its text would reach the terminal, job files and CSVs.
+func TestImportRefusesACacheWithUnprintableNames(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ update, says string }{
+		{"UPDATE cloud_offers SET region = 'us-east-1' || char(27) || '[2J' WHERE region = 'us-east-1'", `"aws" (1 of their names hold a control character`},
+		{"UPDATE cloud_offers SET instance = instance || char(10) || '#SBATCH --partition=evil' WHERE region = 'us-east-1'", `"aws" (1 of their names hold a control character`},
+		{"UPDATE price_catalogs SET source = source || char(7)", `"aws" (1 of their names hold a control character`},
+		{"INSERT INTO user_machines (id, region) VALUES ('user/x', 'eu' || char(8238))", "user_machines holds the region"},
+		{"INSERT INTO user_machines (id, notes, region) VALUES ('user/y', '', printf('%.2000c', 'r'))", "user_machines holds a region 2000 bytes long"},
+	} {
+		other := openTemp(t)
+		if err := other.ReplacePrices(ctx, []CloudPrices{awsPrices("2026-11-01", 3.06)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.sqldb().Exec(c.update); err != nil {
+			t.Fatal(err)
+		}
+		d := openTemp(t)
+		rep, err := d.Import(ctx, other.Path())
+		if got := fmt.Sprint(err, rep.PricesRefused); !strings.Contains(got, c.says) {
+			t.Errorf("%s: import %s; want it refused: %s", c.update, got, c.says)
+		}
+		if prices, err := d.PriceCatalogs(ctx); err != nil || len(prices) != 0 {
+			t.Errorf("%s: the cache holds %d clouds of prices after the refused import (%v)", c.update, len(prices), err)
+		}
+	}
+	d := openTemp(t)
+	bad := awsPrices("2026-11-01", 3.06)
+	bad.Offers[0].Region = "us-east-1\n#SBATCH --partition=evil"
+	if err := d.ReplacePrices(ctx, []CloudPrices{bad}); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Errorf("storing a region with a line break: %v", err)
+	}
+}

@@ -787,7 +787,7 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 		"epochs", "epochs_source", "run_error_pct", "regime", "objective",
 		"recommended_batch", "within_1pct_min", "within_1pct_max", "bound", "warnings"})
 	for _, r := range rows {
-		t := csvsafe.Text
+		t := csvsafe.Cell
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
 			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective),

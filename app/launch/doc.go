@@ -10,6 +10,6 @@
 // single-quoted, and an #SBATCH value (which sbatch reads without a shell) refused
 // unless it is plain.
 //
-// Imports: app/cluster (shell quoting and the #SBATCH check) and gopkg.in/yaml.v3; it
-// writes text and runs nothing.
+// Imports: app/cluster (shell quoting and the #SBATCH check), predictor/hw (what is
+// printable) and gopkg.in/yaml.v3; it writes text and runs nothing.
 package launch

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"cnntime/app/cluster"
+	"cnntime/predictor/hw"
 )
 
 // Run is one training run as cnntime predicted it: what a launch file starts.
@@ -293,7 +294,7 @@ func Slurm(r Run, o SlurmOptions) ([]byte, error) {
 			fmt.Fprintf(&b, "export DATA_PATH=\"${DATA_PATH:-%s}\"\n", v[1]) // dataFolder keeps it plain
 			continue
 		}
-		fmt.Fprintf(&b, "export %s=%s\n", v[0], cluster.ShellQuote(v[1]))
+		fmt.Fprintf(&b, "export %s=%s\n", v[0], cluster.ShellQuoteText(v[1]))
 	}
 	b.WriteString("\n")
 	if r.Command != "" {
@@ -334,9 +335,33 @@ func header(r Run, how string) string {
 	return strings.Join(append(lines, "Start it with: "+how+"."), "\n")
 }
 
-// oneLine keeps a comment on its line: line breaks become spaces.
+// oneLine keeps a comment on its line: line breaks become spaces, and what else a
+// terminal, a YAML loader or a shell would act on is written out (printable).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return printable(strings.Join(strings.Fields(s), " "))
+}
+
+// printable is s with each character a terminal, a YAML loader (PyYAML refuses a
+// control character even in a comment) or a reader of a shell script would act on
+// rather than show (hw.Unprintable) written out as \x1b, \u2028 and the like: text
+// from a price catalog or a cache (a region, an instance type) goes into launch files
+// only so.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, hw.Unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hw.Unprintable(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // jobNameChar is what a job name keeps of a model's name: Slurm reads it without a
