@@ -112,8 +112,22 @@ container:
 # (the kernel module, built by DKMS) are left out: the machine that runs the worker has its driver.
 DEBIAN_SOURCES := /etc/apt/sources.list.d/debian.sources
 CUDA_HOME ?= /usr/local/cuda
+# Where cuda.h may already be: Debian's nvidia-cuda-dev puts it in /usr/include.
+CUDA_INCLUDE ?= /usr/include
+# The host's identity: only Debian gets Debian's nvidia-cuda-dev installed. Elsewhere (Ubuntu,
+# RHEL, ...) the package would be wrong or pull a libcuda that fights the driver, so the
+# target says what to install and stops.
+OS_RELEASE ?= /etc/os-release
 gpu-worker:
-	@if [ ! -f /usr/include/cuda.h ] && [ ! -f $(CUDA_HOME)/include/cuda.h ]; then \
+	@if [ ! -f $(CUDA_INCLUDE)/cuda.h ] && [ ! -f $(CUDA_HOME)/include/cuda.h ]; then \
+		id=$$(. $(OS_RELEASE) 2>/dev/null && echo "$$ID"); \
+		if [ "$$id" != debian ]; then \
+			echo "cuda.h not found (in $(CUDA_INCLUDE) or $(CUDA_HOME)/include): this host is $${id:-unknown}, not Debian, so nothing is installed." >&2; \
+			echo "Install the CUDA toolkit's headers (NVIDIA's cuda-toolkit package for your distribution, or the" >&2; \
+			echo "CUDA installer; keep the driver you have) and run make gpu-worker again, with CUDA_HOME=DIR if" >&2; \
+			echo "they are not in /usr/local/cuda." >&2; \
+			exit 1; \
+		fi; \
 		if [ -f $(DEBIAN_SOURCES) ] && ! grep -q '^Components:.*non-free' $(DEBIAN_SOURCES); then \
 			echo "enabling Debian's non-free components for nvidia-cuda-dev"; \
 			$(SUDO) sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $(DEBIAN_SOURCES); \

@@ -4,6 +4,7 @@ package main
 
 import (
 	"embed"
+	"os"
 
 	fyneapp "fyne.io/fyne/v2/app"
 
@@ -19,6 +20,9 @@ const appID = "io.github.cnntime"
 var docs embed.FS
 
 func runGUI(dbPath string) error {
+	if err := checkDisplay(os.Getenv); err != nil {
+		return err
+	}
 	a := fyneapp.NewWithID(appID)
 	a.SetIcon(views.Icon)
 	w := views.NewMainWindow(a, views.Options{DBPath: dbPath, Docs: docs})

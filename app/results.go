@@ -98,6 +98,9 @@ func Summarize(curves []predictor.Curve) []Summary {
 			row.Epochs, row.ScriptMS, row.ImagesPerS = p.Epochs, p.ScriptMS, p.ImagesPerS
 			row.Warnings = AdviceWarnings(&curves[i])
 		}
+		if c.Unavailable != "" {
+			row.Warnings = AdviceWarnings(&curves[i])
+		}
 		row.EpochsSource = c.EpochsSource
 		out[i] = row
 	}

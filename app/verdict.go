@@ -84,12 +84,21 @@ func StepsPerEpoch(images, batch int) int {
 	return (images + batch - 1) / batch
 }
 
+// UnavailableWarning is what a curve the run cannot be predicted for says, as a
+// warning beside the curves that were.
+func UnavailableWarning(c *predictor.Curve) string {
+	return "not predicted: " + c.Unavailable
+}
+
 // RunWarnings says what a person should know before following the advice of curve c
 // at the batches given (its best, its recommended): a fixed number of epochs at so
 // large a batch that an epoch is fewer than MinStepsPerEpoch steps, and epochs to a
 // target taken from a recipe fitted on other networks or another input size than c's.
-// Nil when there is nothing to say.
+// A curve that could not be predicted says why. Nil when there is nothing to say.
 func RunWarnings(c *predictor.Curve, batches ...int) []string {
+	if c.Unavailable != "" {
+		return []string{UnavailableWarning(c)}
+	}
 	var out []string
 	if c.Convergence == nil {
 		var few []string
@@ -151,6 +160,9 @@ func RecommendedPoint(c *predictor.Curve) (predictor.Point, bool) {
 // AdviceWarnings are a curve's RunWarnings at its best and at its recommended batch:
 // what to know before following either.
 func AdviceWarnings(c *predictor.Curve) []string {
+	if c.Unavailable != "" {
+		return []string{UnavailableWarning(c)}
+	}
 	if c.Best < 0 || c.Best >= len(c.Points) {
 		return nil
 	}

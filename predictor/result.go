@@ -66,9 +66,13 @@ type Curve struct {
 	GPU       string            `json:"gpu"`
 	GPUCount  int               `json:"gpu_count"`
 	Precision measure.Precision `json:"precision"`
-	Points    []Point           `json:"points"`    // ascending batch size, infeasible ones included with Fits=false
-	Best      int               `json:"best"`      // index in Points of the least total time among those that fit; -1 if none fits
-	MaxBatch  int               `json:"max_batch"` // the largest batch that fits in memory; -1 when the GPU's memory is unknown
+	Points    []Point           `json:"points"` // ascending batch size, infeasible ones included with Fits=false
+	// Unavailable says why this model cannot be predicted on this machine with this
+	// run (an input smaller than the model takes, a batch below the GPU count): the
+	// curve then has no points, and the other curves of the query are predicted.
+	Unavailable string `json:"unavailable,omitempty"`
+	Best        int    `json:"best"`      // index in Points of the least total time among those that fit; -1 if none fits
+	MaxBatch    int    `json:"max_batch"` // the largest batch that fits in memory; -1 when the GPU's memory is unknown
 	// SweetSpots are batch sizes just below a jump in iteration time per image.
 	SweetSpots []int `json:"sweet_spots"`
 	// BestPow2 is the best power-of-two batch size and SavingVsPow2Pct how much less

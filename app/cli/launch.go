@@ -83,6 +83,10 @@ func runLaunch(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(q.Models) > 1 || len(q.Targets) > 1 { // "all", a provider, gpu:ID
+		return Usagef("a launch file trains one CNN on one machine (%s named %d CNNs and %d machines): pick one with best first",
+			"the command line", len(q.Models), len(q.Targets))
+	}
 	r, err := eng.LaunchRun(env.Ctx, q, req.Command)
 	if err != nil {
 		return err

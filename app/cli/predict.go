@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -305,32 +306,63 @@ func byteText(n int64) string {
 	return fmt.Sprintf("%.3g %s", x, units[u])
 }
 
-// predictOneBatch predicts q at its one batch size: every row is checked to fit before
-// anything is written (a batch that does not fit is an error that says what to try).
+// predictOneBatch predicts q at its one batch size. Every row that fits is written; a
+// machine the batch does not fit, or a model the run cannot be predicted for, is a
+// warning beside them that says what to try (under the table, or on stderr with
+// --json and --csv). When the batch fits nowhere that is the error.
 func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) error {
-	var curves []predictor.Curve // one point each
+	var all []predictor.Curve // one point each
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
-		func(c predictor.Curve) error { curves = append(curves, c); return nil })
+		func(c predictor.Curve) error { all = append(all, c); return nil })
 	if err != nil {
 		return err
 	}
-	rows := make([]PredictRow, len(curves))
-	for i := range curves {
-		r := rowOf(&curves[i], curves[i].Points[0])
+	var (
+		curves   []predictor.Curve // those with a point
+		rows     []PredictRow
+		warnings []string
+		misfit   error
+		fits     bool
+	)
+	for i := range all {
+		c := &all[i]
+		if c.Unavailable != "" {
+			warnings = append(warnings, warningLine(c.Model, c.Machine, app.UnavailableWarning(c)))
+			continue
+		}
+		r := rowOf(c, c.Points[0])
 		if !r.Fits {
 			loader := ""
 			if r.LoaderImagesPerS != nil {
 				loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
 			}
-			return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+			err := fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
 				r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
+			misfit = cmp.Or(misfit, err)
+			warnings = append(warnings, "warning: "+err.Error())
 		}
-		rows[i] = r
+		fits = fits || r.Fits
+		curves, rows = append(curves, *c), append(rows, r)
+	}
+	if !fits {
+		return misfit
+	}
+	for i := range curves {
+		for _, w := range app.RunWarnings(&curves[i], curves[i].Points[0].Batch) {
+			warnings = append(warnings, warningLine(curves[i].Model, curves[i].Machine, w))
+		}
+	}
+	stderrNotes := func() {
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stderr, w)
+		}
 	}
 	switch {
 	case env.JSON:
+		defer stderrNotes()
 		return WriteJSON(env.Stdout, rows)
 	case pf.csv:
+		defer stderrNotes()
 		out := predictCSV{}
 		text := out.header()
 		for i := range curves {
@@ -350,12 +382,6 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 	}
 	if err := t.Flush(); err != nil {
 		return err
-	}
-	var warnings []string
-	for i := range curves {
-		for _, w := range app.RunWarnings(&curves[i], curves[i].Points[0].Batch) {
-			warnings = append(warnings, warningLine(curves[i].Model, curves[i].Machine, w))
-		}
 	}
 	writeTableNotes(env, rows, &notes, warnings, q)
 	return nil
@@ -475,16 +501,23 @@ func duration(s float64) string { return string(appendDuration(nil, s)) }
 // BestRow is one line of `cnntime best --json`: one CNN on one machine at its fastest
 // batch size. Best is null when no batch size fits.
 type BestRow struct {
-	Model           string      `json:"model"`
-	Machine         string      `json:"machine"`
-	GPU             string      `json:"gpu"`
-	GPUCount        int         `json:"gpu_count"`
-	Precision       string      `json:"precision"`
-	Best            *PredictRow `json:"best"`
-	MaxBatch        int         `json:"max_batch"`
-	BestPow2        int         `json:"best_pow2"`
-	SavingVsPow2Pct float64     `json:"saving_vs_pow2_pct"`
-	SweetSpots      []int       `json:"sweet_spots"`
+	Model     string      `json:"model"`
+	Machine   string      `json:"machine"`
+	GPU       string      `json:"gpu"`
+	GPUCount  int         `json:"gpu_count"`
+	Precision string      `json:"precision"`
+	Best      *PredictRow `json:"best"`
+	// Unavailable says why the model cannot be predicted on the machine with this run
+	// (the other rows are); Best is then null.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Meets says, with --deadline or --budget, whether the row's best run meets it;
+	// the rows then come ranked: those that meet it first, cheapest first under a
+	// deadline and fastest first under a budget.
+	Meets           *bool   `json:"meets,omitempty"`
+	MaxBatch        int     `json:"max_batch"`
+	BestPow2        int     `json:"best_pow2"`
+	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
+	SweetSpots      []int   `json:"sweet_spots"`
 	// Nodes is the node count (chosen by best when --nodes lists several; absent for
 	// one) and Network the network assumed between the nodes; NodesNote says when no
 	// count met --budget or --deadline.
@@ -574,6 +607,10 @@ func bestOf(c *predictor.Curve) BestRow {
 	if r.SweetSpots == nil {
 		r.SweetSpots = []int{}
 	}
+	r.Unavailable = c.Unavailable
+	if c.Unavailable != "" {
+		r.Warnings = app.AdviceWarnings(c)
+	}
 	if c.Best >= 0 {
 		row := rowOf(c, c.Points[c.Best])
 		r.Best = &row
@@ -646,6 +683,7 @@ func bestCommands(register func(Command)) {
 			choices = nodeChoices(curves)
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
+		limit := runLimit{budget: pf.nodes.budget, deadline: pf.nodes.deadline}
 		toTarget := q.Run.ToTarget != nil
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
@@ -659,20 +697,28 @@ func bestCommands(register func(Command)) {
 				rows[i].NodeCounts = choices[[2]string{curves[i].Model, curves[i].Machine}]
 			}
 		}
+		if limit.set() {
+			order := limit.rank(rows)
+			rows, notes = permute(rows, order), permute(notes, order)
+		}
 		switch {
 		case env.JSON:
 			return WriteJSON(env.Stdout, rows)
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		case toTarget:
-			return writeBestToTarget(env, rows, notes, q.Run.ToTarget)
+			if err := writeBestToTarget(env, rows, notes, q.Run.ToTarget); err != nil {
+				return err
+			}
+			limit.writeAnswer(env, rows)
+			return nil
 		}
 		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
@@ -693,6 +739,7 @@ func bestCommands(register func(Command)) {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
 		}
 		writeNodeNotes(env, ms, ns, nets, notes)
+		limit.writeAnswer(env, rows)
 		return nil
 	}
 	register(cmd)
@@ -707,7 +754,7 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 	for _, r := range rows {
 		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 		if r.Best == nil {
-			t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
+			t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
 			continue
 		}
 		b := r.Best
@@ -751,6 +798,15 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 	fmt.Fprintln(env.Stdout, epochsNote(m))
 	fmt.Fprintln(env.Stdout, "best picks the batch (and, with several --nodes, the count) with the least time to the target; on one machine the cost is hours × price, so it is the cheapest batch too.")
 	return nil
+}
+
+// noBestText is a best row's BEST BATCH cell when it has none: the run cannot be
+// predicted there (the warning under the table says why), or no batch fits.
+func noBestText(r BestRow) string {
+	if r.Unavailable != "" {
+		return "not predicted"
+	}
+	return "none fits"
 }
 
 func orDash(s string) string {
