@@ -59,7 +59,7 @@ func (e *Env) Flags(cmd Command) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
 	// What the flags print (a parse error, the usage) waits in e.usage: RunCLI sends it
 	// to stdout when the user asked for help (flag.ErrHelp), else to stderr.
-	fs.SetOutput(&e.usage)
+	fs.SetOutput(printableWriter{&e.usage}) // its own line names a flag as given
 	fs.BoolVar(&e.JSON, "json", e.JSON, "print JSON instead of a table")
 	fs.Usage = func() {
 		e.usageShown = true
@@ -232,11 +232,14 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var ue *UsageError
 	var ie *app.InputError
 	var ee *ExitError
+	if err != nil {
+		err = printedError{err, withoutRawArgs(err.Error(), args)}
+	}
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
-		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "cnntime %s: %s\n", name, printableLines(err.Error()))
 		return ee.Code
 	case errors.Is(err, flag.ErrHelp):
 		return 0
@@ -267,6 +270,16 @@ func asksForHelp(args []string) bool {
 	}
 	return false
 }
+
+// printedError is err as it is printed: its message with the command line's control
+// characters written out (withoutRawArgs); errors.As and errors.Is see err.
+type printedError struct {
+	err error
+	msg string
+}
+
+func (e printedError) Error() string { return e.msg }
+func (e printedError) Unwrap() error { return e.err }
 
 // ExitError is a failure with an exit status of its own: 3 for "no usable GPU", as the
 // CUDA worker's.

@@ -192,6 +192,12 @@ func (rf *runFlags) query(ctx context.Context, eng *app.Engine, fs *flag.FlagSet
 	if err := eng.CheckPriceChoice(q.Price); err != nil {
 		return q, Usagef("--region: %v", err)
 	}
+	for _, f := range []struct{ flag, value, e string }{
+		{"--machine", rf.machines, "aws/p3.2xlarge"}, {"--gpu", rf.gpus, "a100-sxm4-40gb"}} {
+		if f.value != "" && len(splitList(f.value)) == 0 { // ",": as --model , is refused
+			return q, Usagef("%s %q names nothing: give ids separated by commas, e.g. %s %s", f.flag, f.value, f.flag, f.e)
+		}
+	}
 	machines, err := eng.ExpandMachines(splitList(rf.machines))
 	if err != nil {
 		return q, Usagef("--machine: %v", err)
@@ -209,6 +215,9 @@ func (rf *runFlags) query(ctx context.Context, eng *app.Engine, fs *flag.FlagSet
 			return q, Usagef("--gpu: %v", err)
 		}
 		q.Targets = append(q.Targets, t)
+	}
+	if len(q.Targets) == 0 { // a provider or a GPU no machine has
+		return q, Usagef("--machine %q names no machine: 'cnntime machines' lists them", rf.machines)
 	}
 	return q, nil
 }
@@ -247,4 +256,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// flagGiven reports whether the command line gave the flag name, even as "".
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

@@ -27,6 +27,9 @@ func validateCommands(register func(Command)) {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		if strings.TrimSpace(table) == "" && flagGiven(fs, "table") { // not every table, which takes minutes
+			return Usagef("--table %q names no table: give one of %s, or leave --table out for every table", table, strings.Join(strings.Split(alternatives(validateTables), "|"), ", "))
+		}
 		switch table {
 		case "":
 		case "steps":

@@ -140,3 +140,19 @@ func TestShellQuoteTextRoundTripsWithoutRawControls(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckTime(t *testing.T) {
+	for _, c := range []struct {
+		v  string
+		ok bool
+	}{
+		{"", true}, {"90", true}, {"90:30", true}, {"02:00:00", true}, {"1-12", true}, {"1-12:30", true}, {"365-00:00:00", true},
+		{"INFINITE", true}, {"unlimited", true},
+		{"1514010609-05:43:00", false}, {"366-00:00:00", false}, {"525601", false}, {"8761:00:00", false},
+		{"2h", false}, {"-1", false}, {"1:2:3:4", false},
+	} {
+		if err := CheckTime(c.v); (err == nil) != c.ok {
+			t.Errorf("CheckTime(%q) = %v, want ok %v", c.v, err, c.ok)
+		}
+	}
+}

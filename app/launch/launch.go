@@ -271,6 +271,9 @@ func Slurm(r Run, o SlurmOptions) ([]byte, error) {
 	if cpus < 0 {
 		return nil, fmt.Errorf("--cpus-per-task %d: give a positive count", cpus)
 	}
+	if err := cluster.CheckTime(TimeLimit(r.TotalS, r.ErrorPct)); err != nil {
+		return nil, fmt.Errorf("the run is predicted to take %.0f days, longer than a Slurm job may ask for (%d days): choose a faster machine, more nodes or fewer epochs", r.TotalS/86400, cluster.MaxTimeMinutes/(24*60))
+	}
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n")
 	for _, line := range strings.Split(header(r, "sbatch FILE (DATA_PATH=... sbatch FILE points it at your data)"), "\n") {
