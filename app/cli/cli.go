@@ -235,9 +235,12 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		err = printedError{err, withoutRawArgs(err.Error(), args)}
 	}
-	switch {
+	switch code, sig := signalStatus(ctx); {
 	case err == nil:
 		return 0
+	case sig != nil: // whatever the command made of it: the shell's convention
+		fmt.Fprintf(stderr, "cnntime %s: %s: %s\n", name, sig, printableLines(err.Error()))
+		return code
 	case errors.As(err, &ee):
 		fmt.Fprintf(stderr, "cnntime %s: %s\n", name, printableLines(err.Error()))
 		return ee.Code

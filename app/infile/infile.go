@@ -125,8 +125,16 @@ func firstLine(data []byte, atEnd bool) ([]byte, bool) {
 	return data, atEnd
 }
 
-func tooLarge(path string, spec Spec) error {
-	return fmt.Errorf("%s is larger than %s, more than a %s may be: is it the right file?", path, size(spec.Max), spec.What)
+func tooLarge(path string, spec Spec) error { return &TooLargeError{Path: path, Spec: spec} }
+
+// TooLargeError is a file larger than its Spec's Max.
+type TooLargeError struct {
+	Path string
+	Spec Spec
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %s, more than a %s may be: is it the right file?", e.Path, size(e.Spec.Max), e.Spec.What)
 }
 
 // size says n bytes in MB or kB.
