@@ -77,6 +77,13 @@ func Supervise(args []string) (code int, ran bool) {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
+	// Standard error's reader may stop reading (cnntime sweep … 2>&1 | head -1): the
+	// child's lines then go nowhere, and this process goes on watching it. Uncaught,
+	// SIGPIPE on a write to fd 2 ended this process, and the child with it (exit 141,
+	// the sweep killed half-way).
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, syscall.SIGPIPE)
+	defer signal.Stop(brokenPipe)
 	oomBefore, oomKnown := oomKills()
 	if err := cmd.Start(); err != nil {
 		report.Close()
