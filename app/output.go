@@ -73,7 +73,7 @@ func (t *Table) Flush() error { return t.tw.Flush() }
 // hw.Closest), or "".
 func suggestion(name string, candidates []string) string {
 	best := hw.Closest(name, candidates, 1)
-	if len(best) == 0 || strings.EqualFold(best[0], name) { // never "did you mean" the name itself
+	if len(best) == 0 || best[0] == name { // never "did you mean" the name itself
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best[0])

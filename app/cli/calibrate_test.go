@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cnntime/assets"
+	"cnntime/db"
 	"cnntime/predictor/kernels"
 )
 
@@ -154,9 +155,10 @@ func TestCalibrateOutIsWrittenAsAnExport(t *testing.T) {
 	}
 
 	cache := filepath.Join(dir, "other.db")
-	var stderr0 bytes.Buffer
-	if code := RunCLI(context.Background(), []string{"--db", cache, "cache", "info"}, strings.NewReader(""), &bytes.Buffer{}, &stderr0); code != 0 {
-		t.Fatalf("make a cache: %s", stderr0.String())
+	if d, err := db.Open(cache); err != nil {
+		t.Fatalf("make a cache: %v", err)
+	} else {
+		d.Close()
 	}
 	before, _ := os.ReadFile(cache)
 	code, stdout, stderr := run(cache)

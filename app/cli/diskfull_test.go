@@ -61,8 +61,10 @@ func TestAFullDiskIsNamed(t *testing.T) {
 	d.Close()
 	// Exports from a cache elsewhere to the full disk.
 	cache := filepath.Join(t.TempDir(), "cache.db")
-	if code, errOut := run("--db", cache, "machines"); code != 0 {
-		t.Fatal(errOut)
+	if d, err := db.Open(cache); err != nil {
+		t.Fatal(err)
+	} else {
+		d.Close()
 	}
 	fill(t, disk)
 

@@ -52,9 +52,12 @@ func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predict
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
-	d, err := env.Cache()
+	d, err := env.ExistingCache() // a command that predicts only reads it
 	if err != nil {
 		return nil, nil, err
+	}
+	if d == nil {
+		env.noteNoCache()
 	}
 	eng, err := app.NewEngine(env.Ctx, d)
 	if err != nil {

@@ -104,9 +104,12 @@ func runValidateSteps(env *Env) error {
 	if err != nil {
 		return err
 	}
-	d, err := env.Cache()
+	d, err := env.ExistingCache()
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		return env.noCache("validate: it holds the measured steps")
 	}
 	v, err := validate.Steps(env.Ctx, d, eng.Kernels().Calibration())
 	if err != nil {
