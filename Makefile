@@ -78,15 +78,18 @@ test: fmt-check tidy-check vet cgo-free test-go
 
 # Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
 # this machine runs the script `cnntime cluster slurm` writes, then a cancelled and
-# requeued task resumes; slurm-wlm and munge are installed when missing. Needs root.
+# requeued task resumes; then a training job `cnntime launch slurm` writes trains on this
+# CPU with Debian's PyTorch and its measured step imports. slurm-wlm and munge are
+# installed when missing, and PyTorch for /usr/bin/python3. Needs root.
 test-cluster: headless
+	$(call install_debs,python3-torch python3-torchvision python3-pil)
 	$(SUDO) env "PATH=$$PATH" CNNTIME="$(CURDIR)/cnntime-headless" bash scripts/test_cluster.sh
 
 # A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon; and
 # beside it cnntime-headless.tar.xz for servers: the headless binary and the PyTorch scripts.
 package: deps headless
 	$(GO) tool fyne package --target linux --release
-	tar -cJf cnntime-headless.tar.xz cnntime-headless scripts/pytorch_sweep.py scripts/dataloader_rate.py
+	tar -cJf cnntime-headless.tar.xz cnntime-headless scripts/pytorch_sweep.py scripts/dataloader_rate.py scripts/cnntime_train.py
 	@ls -l cnntime.tar.xz cnntime-headless.tar.xz
 
 clean:

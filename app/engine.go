@@ -15,6 +15,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -347,6 +348,9 @@ type Query struct {
 	Precision measure.Precision
 	Policy    measure.Policy
 	Run       predictor.Run
+	// Train, training to a target, gives each network its recipe plan (Training.Plan)
+	// in place of Run.ToTarget.
+	Train Training
 	// Data is the dataset, input pipeline and memory format (RunData); the zero value
 	// predicts synthetic data at each model's default input.
 	Data RunData
@@ -359,6 +363,9 @@ type Query struct {
 	// unknown, and its curve's Price.Note says why.
 	Price hw.PriceChoice
 }
+
+// ToTarget says whether q trains to a target accuracy.
+func (q Query) ToTarget() bool { return q.Run.ToTarget != nil || q.Train.Mode == TrainToTarget }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
 // is predicted when any part of q is wrong. It holds every curve at once: for many
@@ -611,11 +618,19 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
 		Script: q.Data.script(), Framework: q.Data.framework()}
-	if t.cpu == nil && r.Machine.CPU == nil {
-		assumed := hw.ReferenceCPU // a bare GPU, or a machine whose CPU is not published: say what was assumed
-		r.Machine.CPU = &assumed
+	if q.Train.Mode == TrainToTarget {
+		plan, err := q.Train.Plan(n.Name, q.Data)
+		if err != nil {
+			return r, nil, err
+		}
+		r.Run.ToTarget = plan
 	}
-	in, err := q.Data.inputRate(n, t)
+	r.RecipeBatch = q.Train.RecipeBatch(n.Name, q.Data, r.Run.ToTarget)
+	if t.cpu == nil { // a GPU's loader runs on its machine's host; a measured CPU's data is where it trains
+		h := host.Resolve(t.Machine.CPU, t.Machine.VCPUs, t.Machine.MemoryGiB)
+		r.Host = &h
+	}
+	in, err := q.Data.inputRate(n, t, r.Host)
 	if err != nil {
 		return r, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"cnntime/app/outfile"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -55,11 +56,11 @@ var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_ba
 
 // cpuCells are the CSV cells of the host CPU a prediction scaled its loader by: its
 // model and whether the reference CPU stood in for an unknown one.
-func cpuCells(cpu *hw.CPU) []string {
-	if cpu == nil {
+func cpuCells(h *host.Host) []string {
+	if h == nil {
 		return []string{"", ""}
 	}
-	return []string{csvsafe.Cell(cpu.Model), strconv.FormatBool(cpu.Assumed)}
+	return []string{csvsafe.Cell(h.CPU.Model), strconv.FormatBool(h.CPUAssumed)}
 }
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
@@ -88,7 +89,7 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 			scriptMS = num(r.ScriptMS)
 		}
 		rec = append(rec, t(string(r.Script)), scriptMS, t(string(r.Framework)))
-		rec = append(rec, cpuCells(r.CPU)...)
+		rec = append(rec, cpuCells(r.Host)...)
 		rec = append(rec, t(string(r.Precision)), t(string(r.Policy)), t(r.Dataset), intCell(r.Images), t(string(r.Loader)),
 			t(string(r.MemoryFormat)), intCell(r.Nodes), t(string(r.TrainMode)), t(r.Target),
 			"", intCell(r.RecommendedBatch), intCell(r.NearMin), intCell(r.NearMax), t(joinWarnings(r.Warnings)))
@@ -191,13 +192,13 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 	var script, machine []byte // script; framework and the CPU
 	script = append(text(append(script, ','), string(c.Script)), ',')
 	machine = text(append(machine, ','), string(c.Framework))
-	for _, cell := range cpuCells(c.CPU) {
+	for _, cell := range cpuCells(c.Host) {
 		machine = AppendCSVField(append(machine, ','), cell)
 	}
 	// The run's other settings, the same on every row.
 	mode, target := TrainEpochs, ""
-	if c.Convergence != nil {
-		mode, target = TrainToTarget, c.Convergence.Target
+	if c.Recipe != nil {
+		mode, target = TrainToTarget, c.Recipe.TargetName()
 	}
 	for _, cell := range []string{csvsafe.Cell(string(c.Policy)), csvsafe.Cell(c.Dataset), intCell(c.Images), intCell(max(c.Nodes, 1)),
 		string(mode), csvsafe.Cell(target)} {
@@ -350,15 +351,25 @@ func ChartTitle(what string, s SessionSettings, curves []predictor.Curve) string
 }
 
 // runBasis is how the run is counted, from its curves (EpochsBasis: the words every
-// other place uses), else from the settings.
+// other place uses; each recipe's once, the first three and how many more), else from
+// the settings.
 func runBasis(s SessionSettings, curves []predictor.Curve) string {
+	var bases []string
 	for i := range curves {
 		if curves[i].Best >= 0 {
-			return EpochsBasis(&curves[i])
+			if b := EpochsBasis(&curves[i]); !slices.Contains(bases, b) {
+				bases = append(bases, b)
+			}
 		}
 	}
-	if m, err := s.Train.EpochsModel(s.Data); err == nil && m != nil {
-		return EpochsBasis(&predictor.Curve{Convergence: m})
+	if len(bases) > 4 {
+		bases = append(bases[:3], fmt.Sprintf("and %d more", len(bases)-3))
+	}
+	if len(bases) > 0 {
+		return strings.Join(bases, "; ")
+	}
+	if s.Train.Mode == TrainToTarget {
+		return "to target: " + s.Train.RecipeLabel()
 	}
 	return charts.Count(s.Epochs, "epoch", "epochs")
 }
@@ -379,7 +390,8 @@ func QuerySettings(q Query) SessionSettings {
 	for _, t := range q.Targets {
 		s.Machines = append(s.Machines, t.Machine.ID)
 	}
-	if q.Run.ToTarget != nil {
+	if q.ToTarget() {
+		s.Train = q.Train
 		s.Train.Mode = TrainToTarget
 	}
 	return s

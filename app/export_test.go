@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"cnntime/predictor"
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/recipe"
 )
 
 // csvNames are names a custom model, machine or GPU may carry, with the cell a
@@ -39,7 +40,7 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500,
 				PriceUSDPerHour: 1.5, Price: hw.PriceBasis{Kind: hw.PriceKind(tc.name), Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
 				Epochs: 37.5, EpochsSource: tc.name, Script: predictor.Reference, ScriptMS: 0.33, Framework: predictor.PyTorch1,
-				CPU:       &hw.CPU{Model: tc.name, Assumed: true},
+				Host:      &host.Host{CPU: host.CPU{Model: tc.name, Assumed: true}, CPUAssumed: true},
 				Precision: "amp", Policy: "fastest", Dataset: tc.name, Images: 50000, Loader: "dali", MemoryFormat: "nhwc", Nodes: 2,
 				TrainMode: TrainToTarget, Target: tc.name, ImagesPerS: 42.5, RecommendedBatch: 32, NearMin: 16, NearMax: 64, Warnings: []string{tc.name}}
 			var buf bytes.Buffer
@@ -65,7 +66,7 @@ func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := predictor.Curve{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
 				PriceUSDPerHour: 0.9, Price: hw.PriceBasis{Kind: hw.Spot, Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
-				EpochsSource: tc.name, Script: predictor.Lean, Framework: predictor.Graph, CPU: &hw.CPU{Model: tc.name},
+				EpochsSource: tc.name, Script: predictor.Lean, Framework: predictor.Graph, Host: &host.Host{CPU: host.CPU{Model: tc.name}},
 				Policy: "heuristic", Dataset: tc.name, Images: 1000, Recommended: 8, NearMin: 8, NearMax: 8,
 				Points: []predictor.Point{
 					{Batch: 8, IterMS: 2.5, ImagesPerS: 3200, EpochS: -7, TotalS: 70, CostUSD: 0.1, EnergyKWh: 0.01, MemoryGB: 1.25, Fits: true,
@@ -135,7 +136,17 @@ func TestChartTitle(t *testing.T) {
 		}
 		return out
 	}
-	target, _ := convergence.Preset("imagenet-1k")
+	book, err := Recipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(network string) *recipe.Plan {
+		p, err := book.Plan("", network, "imagenet-1k", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &p
+	}
 	for _, c := range []struct {
 		name   string
 		change func(*SessionSettings)
@@ -150,10 +161,13 @@ func TestChartTitle(t *testing.T) {
 		{"no curves, six CNNs", func(s *SessionSettings) { s.Models, s.Epochs = []string{"a", "b", "c", "d", "e", "f"}, 1 }, nil,
 			"Total time vs batch size — 6 CNNs × 1 machine: a, b, c, d and 2 more on aws/p3.2xlarge · 1 epoch · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 		{"to target", func(s *SessionSettings) { s.Train.Mode = TrainToTarget },
-			[]predictor.Curve{{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 36}}, Convergence: &target}},
-			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			[]predictor.Curve{{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 90}}, Recipe: plan("resnet50")},
+				{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 90}}, Recipe: plan("vgg16")}},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to 76.13% top-1 on imagenet-1k, recipe torchvision-v1/resnet50; to 71.59% top-1 on imagenet-1k, recipe torchvision-v1/vgg16 · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 		{"to target, nothing predicted", func(s *SessionSettings) { s.Train.Mode = TrainToTarget }, nil,
-			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target: each CNN's own recipe · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+		{"to target, a named recipe", func(s *SessionSettings) { s.Train.Mode, s.Train.Recipe = TrainToTarget, "torchvision-v2" }, nil,
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target: recipe torchvision-v2 · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 	} {
 		st := s.clone()
 		if c.change != nil {

@@ -8,9 +8,10 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
-	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // A verdict is said once, here, and every place that shows it — the window's results
@@ -25,10 +26,16 @@ const (
 )
 
 // BoundText says what bounds a step, as a table cell: "gpu", "cpu", or "input (pytorch
-// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader.
-func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64) string {
+// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader, and
+// "input (pytorch 256/s, CPU assumed)" when that rate is the reference core's standing
+// in for a host nobody named.
+func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64, cpuAssumed bool) string {
 	if bound == BoundInput && loaderImagesPerS > 0 {
-		return fmt.Sprintf("input (%s %s/s)", loader, RateText(loaderImagesPerS))
+		assumed := ""
+		if cpuAssumed {
+			assumed = ", CPU assumed"
+		}
+		return fmt.Sprintf("input (%s %s/s%s)", loader, RateText(loaderImagesPerS), assumed)
 	}
 	return bound
 }
@@ -44,6 +51,82 @@ func BoundWords(bound string) string {
 		return "nothing (the batch does not fit)"
 	}
 	return "the GPU"
+}
+
+// HostText names a curve's host as a table cell, the results table's Host CPU column
+// and best's and predict's tables: "Intel Xeon Platinum 8480+, 26 vCPUs", or "CPU
+// assumed: Intel Xeon Gold 5118, 5 vCPUs (±31% on the time)" where the catalog names no
+// CPU, with how far that can move the time where it can (Point.HostErrorPct); "–" for
+// none (a measured CPU trains on its own data).
+func HostText(h *host.Host, hostErrorPct float64) string {
+	if h == nil {
+		return "–"
+	}
+	s := h.Text()
+	if hostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" (±%.0f%% on the time)", hostErrorPct)
+	}
+	return s
+}
+
+// HostAssumption says what is assumed of a host, for a note under a table, a launch
+// file's header or an export: "CPU assumed: … stands in …; vCPUs assumed: …", "" when
+// nothing is.
+func HostAssumption(h *host.Host) string {
+	if h == nil || !h.Assumed() {
+		return ""
+	}
+	return strings.Join(h.Assumptions(), "; ")
+}
+
+// AssumedHostsNotes says, a line for each thing assumed, which machines have it
+// assumed and what stands in: "CPU assumed for runpod/a (5 vCPUs), lambda/b (30 vCPUs):
+// no CPU is named for them, so the loader's reference core (Intel Xeon Gold 5118) stands
+// in, and their cores may do 0.92× to 1.85× its work (in the band; a ranking takes the
+// slow end)", and the same for vCPUs.
+func AssumedHostsNotes(machines []string, hosts map[string]*host.Host) []string {
+	var cpu, vcpus []string
+	var ref *host.Host
+	for _, m := range machines {
+		h := hosts[m]
+		if h == nil {
+			continue
+		}
+		if h.CPUAssumed {
+			name := m
+			if h.VCPUs > 0 {
+				name += fmt.Sprintf(" (%d vCPUs)", h.VCPUs)
+			}
+			cpu, ref = append(cpu, name), h
+		}
+		if h.VCPUsAssumed {
+			vcpus = append(vcpus, m)
+		}
+	}
+	var out []string
+	if len(cpu) > 0 {
+		out = append(out, fmt.Sprintf("CPU assumed for %s: no CPU is named for %s, so the loader's reference core (%s) stands in, and %s cores may do %.2f× to %.2f× its work (in the band; a ranking takes the slow end)",
+			strings.Join(cpu, ", "), map[bool]string{true: "them", false: "it"}[len(cpu) > 1], ref.CPU.Model,
+			map[bool]string{true: "their", false: "its"}[len(cpu) > 1], ref.SlowSpeed, ref.FastSpeed))
+	}
+	if len(vcpus) > 0 {
+		out = append(out, fmt.Sprintf("vCPUs assumed for %s: none are published, each loader worker is taken to have a core of its own", strings.Join(vcpus, ", ")))
+	}
+	return out
+}
+
+// HostSentence says what an explanation's loader runs on and, where the CPU is
+// assumed, how much of the band that is: "Host: Intel Xeon Platinum 8480+ (…); one core
+// does 1.47× the reference core's loader work; 26 vCPUs (13 cores, 2 threads each)."
+func HostSentence(x *predictor.Explanation) string {
+	if x.Host == nil || x.LoaderImagesPerS == 0 {
+		return ""
+	}
+	s := "Host: " + x.Host.Sentence() + "."
+	if x.HostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" The assumed CPU can move this step ±%.0f%%, which the ±%.0f%% includes.", x.HostErrorPct, x.ErrorPct)
+	}
+	return s
 }
 
 // RateText writes images per second rounded to a whole image with thousands
@@ -92,15 +175,21 @@ func UnavailableWarning(c *predictor.Curve) string {
 
 // RunWarnings says what a person should know before following the advice of curve c
 // at the batches given (its best, its recommended): a fixed number of epochs at so
-// large a batch that an epoch is fewer than MinStepsPerEpoch steps, and epochs to a
-// target taken from a recipe fitted on other networks or another input size than c's.
-// A curve that could not be predicted says why. Nil when there is nothing to say.
+// large a batch that an epoch is fewer than MinStepsPerEpoch steps; to a target, epochs
+// extrapolated outside the recipe's evidence (another network's recipe, a batch
+// outside its law's batches) and a recipe that trains at another input size than the
+// steps are predicted at; and a GPU whose family no published run tunes
+// (Curve.TuningNote). A curve that could not be predicted says why. Nil when there is
+// nothing to say.
 func RunWarnings(c *predictor.Curve, batches ...int) []string {
 	if c.Unavailable != "" {
 		return []string{UnavailableWarning(c)}
 	}
 	var out []string
-	if c.Convergence == nil {
+	if c.TuningNote != "" {
+		out = append(out, c.TuningNote)
+	}
+	if c.Recipe == nil {
 		var few []string
 		for _, b := range batches {
 			if steps := StepsPerEpoch(c.Images, b); steps > 0 && steps < MinStepsPerEpoch {
@@ -113,9 +202,29 @@ func RunWarnings(c *predictor.Curve, batches ...int) []string {
 		}
 		return out
 	}
-	if m := c.Convergence; !m.FitsNetwork(cnn.Family(c.Model), c.Input) {
-		out = append(out, fmt.Sprintf("the %s epochs to the target were fitted on %s, not %s at %d px: they are that recipe's, not a tuned %s recipe's; give yours with the to-target reference figures",
-			m.Name, m.FittedOn, c.Model, c.Input, c.Model))
+	m := c.Recipe
+	if !m.OwnNetwork {
+		out = append(out, fmt.Sprintf("recipe %s was published for %s, not %s: its epochs are extrapolated to %s (±%.0f%% more); name a recipe of %s's with --recipe or give your own recipe file",
+			m.Recipe.ID(), m.Recipe.Model, c.Model, c.Model, recipe.AnotherNetworkPct, c.Model))
+	} else {
+		var outside []string
+		for _, b := range slices.Compact(append([]int(nil), batches...)) {
+			if e := m.At(b); e.Extrapolated {
+				outside = append(outside, fmt.Sprintf("%s (±%.0f%%)", e.Why, e.ErrorPct))
+			}
+		}
+		if len(outside) > 0 {
+			out = append(out, fmt.Sprintf("epochs extrapolated: %s; the epochs follow %s's law from the nearest batch shown and the band grows %.1f%% per doubling",
+				strings.Join(outside, "; "), m.Reference.Recipe, m.Reference.SpreadPerDoublingPct))
+		}
+	}
+	if r := m.Recipe; r.TrainCropSize > 0 && c.Input > 0 && r.TrainCropSize != c.Input && r.Name != recipe.CustomName {
+		crop := fmt.Sprintf("%d px", r.TrainCropSize)
+		if r.TrainCropSizeStart > 0 {
+			crop = fmt.Sprintf("%d rising to %d px", r.TrainCropSizeStart, r.TrainCropSize)
+		}
+		out = append(out, fmt.Sprintf("recipe %s trains at %s; the steps here are predicted at %d px (an input of %d px predicts them as the recipe trains)",
+			r.ID(), crop, c.Input, r.TrainCropSize))
 	}
 	return out
 }
@@ -131,19 +240,27 @@ func epochsOf(c *predictor.Curve) int {
 }
 
 // EpochsBasis says in a phrase what a run's epochs are: "90 epochs" for a fixed run;
-// to a target, the target and where its epochs come from, "to 75.9% top-1 (MLPerf
-// ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px".
+// to a target, the target and the recipe whose epochs reach it, "to 76.13% top-1 on
+// imagenet-1k, recipe torchvision-v1/resnet50" (with the recipe's own accuracy when
+// the target is lower, and "for convnext_tiny" when the recipe is another network's).
 // The window's status line, the Why tab, the exports' titles and the CLI's notes say
 // it in these words.
 func EpochsBasis(c *predictor.Curve) string {
-	m := c.Convergence
+	m := c.Recipe
 	if m == nil {
 		return charts.Count(epochsOf(c), "epoch", "epochs")
 	}
-	if m.FittedOn == "" {
-		return fmt.Sprintf("to %s, your epochs", m.Target)
+	if m.Recipe.Name == recipe.CustomName {
+		return "to your target, your epochs"
 	}
-	return fmt.Sprintf("to target %s, epochs of the %s preset, fitted on %s", m.Target, m.Name, m.FittedOn)
+	s := fmt.Sprintf("to %s, recipe %s", m.TargetName(), m.Recipe.ID())
+	if m.TargetFactor != 1 {
+		s += fmt.Sprintf(" (published at %s, its schedule compressed ×%.2f)", recipe.FormatTop1(m.Recipe.Top1), m.TargetFactor)
+	}
+	if !m.OwnNetwork {
+		s += " for " + m.Network
+	}
+	return s
 }
 
 // RecommendedPoint is the curve's point at its recommended batch; false when nothing

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -27,10 +27,14 @@ type Request struct {
 	// DeviceKey is a device of this GPU model measured in the cache ("" when none):
 	// its measurements come first.
 	DeviceKey string
-	Precision measure.Precision // a training precision: fp32, fp32-strict or amp
+	Precision measure.Precision // a training precision: fp32, fp32-strict, tf32, amp or bf16
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
 	Run       Run
+	// RecipeBatch is the global batch the run's training recipe was published with (0:
+	// none): among the batches within NearBestPct of the best, the one nearest it is
+	// the recommended batch (Curve.Recommended).
+	RecipeBatch int
 	// ForwardBackwardOnly times the forward and backward passes without the optimizer
 	// update, as benchmarks that report "fwd+bwd" do.
 	ForwardBackwardOnly bool
@@ -42,8 +46,11 @@ type Request struct {
 	Nodes       int
 	NodeNetwork hw.Network
 	// Input is the input pipeline feeding each GPU (pipeline.Model); the zero value is
-	// synthetic data already on the GPU.
+	// synthetic data already on the GPU. Host is the machine's host it runs on
+	// (host.Resolve; nil for none), copied to the curve: where its CPU is assumed,
+	// Input's CPUScaleSlow–CPUScaleFast is the range the prediction's band covers.
 	Input pipeline.Rate
+	Host  *host.Host
 	// MemoryFormat is the activations' layout; "" adds no layout transposes.
 	MemoryFormat MemoryFormat
 	// Script is the training script around the step; "" is a tight loop (Lean).
@@ -93,6 +100,12 @@ type tableKey struct {
 type memKey struct {
 	net       *cnn.Network
 	precision measure.Precision
+}
+
+// untunedFamilies is a layer timer that can say a GPU's family has no tuning
+// measurement, and the least band of a step estimated on it (kernels.Model).
+type untunedFamilies interface {
+	UntunedFamily(hw.GPU) (note string, band float64)
 }
 
 // NewEngine returns an engine over the per-layer model timer.
@@ -192,9 +205,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Format:    req.MemoryFormat,
 		Script:    req.Script,
 		Framework: req.Framework.orDefault(),
-		CPU:       req.Machine.CPU,
+		Host:      req.Host,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
+	}
+	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
+		c.TuningNote, _ = t.UntunedFamily(req.GPU)
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic
@@ -207,11 +223,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	}
 	gradBytes := 4 * float64(req.Network.Params())
 	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
-	step := func(B int) float64 {
+	stepWith := func(B int, in pipeline.Rate) float64 {
 		b := perGPUBatch(B, n)
-		ms, _ := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
+		ms, _ := in.StepMS(b, tab.stepMS[b]+scriptMS, hostLinkGBs(req.GPU))
 		return ms + e.over.syncMS(gradBytes, &req, ms, tab.backwardMS[b])
 	}
+	step := func(B int) float64 { return stepWith(B, req.Input) }
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
 		p := &c.Points[i]
@@ -226,6 +243,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		_, p.Bound = req.inputStepMS(b, tab.stepMS[b]+scriptMS)
 		p.Source = tab.source[b]
 		p.ErrorPct = 100 * tab.relErr[b]
+		if in := req.Input; in.CPUScaleSlow != in.CPUScale || in.CPUScaleFast != in.CPUScale {
+			slow, fast := stepWith(B, in.AtScale(in.CPUScaleSlow)), stepWith(B, in.AtScale(in.CPUScaleFast))
+			p.HostSlowPct = 100 * (slow/p.IterMS - 1)
+			p.HostErrorPct = math.Max(p.HostSlowPct, 100*(1-fast/p.IterMS))
+			p.ErrorPct = math.Hypot(p.ErrorPct, p.HostErrorPct)
+		}
 	}
 	watts := func(B int) float64 {
 		b := perGPUBatch(B, n)
@@ -246,9 +269,9 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	c.EpochsSource = req.Run.EpochsSource()
 	if m := req.Run.ToTarget; m != nil {
 		mc := *m
-		mc.Regimes = append([]convergence.Regime(nil), m.Regimes...)
-		c.Convergence = &mc
+		c.Recipe = &mc
 	}
+	c.RecipeBatch = req.RecipeBatch
 	fillSchedule(&c, req.Run, price, step, watts)
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil

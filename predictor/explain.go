@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // Explanation says why a curve's iteration time at one batch size is what it is: the
@@ -50,21 +51,23 @@ type Explanation struct {
 	ErrorPct   float64 `json:"error_pct"`
 	Source     Source  `json:"source"`
 	Bound      string  `json:"bound"`
+	// Host is the machine's host the loader runs on (the curve's), and HostErrorPct
+	// the part of ErrorPct its assumed CPU can move (Point.HostErrorPct).
+	Host         *host.Host `json:"host,omitempty"`
+	HostErrorPct float64    `json:"host_error_pct,omitempty"`
 	// The run: one epoch, all epochs, and their cost (when CostKnown).
 	EpochS    float64 `json:"epoch_s"`
 	TotalS    float64 `json:"total_s"`
 	CostUSD   float64 `json:"cost_usd"`
 	CostKnown bool    `json:"cost_known"`
 	// Epochs is how many epochs TotalS counts and EpochsSource where they come from
-	// ("fixed", a preset's dataset, "custom"). Training to a target, EpochsFactor is
-	// what the batch costs in epochs, E(B)/E_min = 1 + B/B_noise, with the critical
-	// batch B_noise, the epochs' own error and the optimizer regime they assume.
-	Epochs         float64             `json:"epochs"`
-	EpochsSource   string              `json:"epochs_source"`
-	EpochsFactor   float64             `json:"epochs_factor,omitempty"`
-	EpochsErrorPct float64             `json:"epochs_error_pct,omitempty"`
-	CriticalBatch  float64             `json:"critical_batch,omitempty"`
-	Regime         *convergence.Regime `json:"regime,omitempty"`
+	// ("fixed", or the recipe's ID). Training to a target, EpochsAt is what the
+	// recipe's plan (Recipe) says at this batch: the epochs, their error, the regime
+	// and, when extrapolated, why.
+	Epochs       float64        `json:"epochs"`
+	EpochsSource string         `json:"epochs_source"`
+	EpochsAt     *recipe.Epochs `json:"epochs_at,omitempty"`
+	Recipe       *recipe.Plan   `json:"recipe,omitempty"`
 	// Memory per GPU at PerGPUBatch, and the largest global batch that fits (-1:
 	// the GPU's memory is unknown). Fits is always true: a batch that does not fit
 	// is a *FitError.
@@ -273,13 +276,14 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		Batch: batch, PerGPUBatch: b,
 		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format, Script: c.Script, Framework: c.Framework,
 		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
+		Host: c.Host, HostErrorPct: pt.HostErrorPct,
 		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
 		Epochs: pt.Epochs, EpochsSource: c.EpochsSource,
 	}
-	if m := c.Convergence; m != nil {
-		r := m.RegimeAt(batch)
-		x.EpochsFactor, x.EpochsErrorPct, x.CriticalBatch, x.Regime = pt.Epochs/m.EpochsMin, pt.EpochsErrorPct, m.NoiseBatch, &r
+	if m := c.Recipe; m != nil {
+		at := m.At(batch)
+		x.EpochsAt, x.Recipe = &at, m
 	}
 
 	// The step as the curve composed it: the table's entry at b.
@@ -398,7 +402,7 @@ func (e *Engine) stackReport(req Request, p *stepPlan, at, b int) (StackReport, 
 	switch {
 	case f.ConvertsLayout(req.Precision):
 		r.Layout = "nhwc throughout (the stack converts the layout)"
-	case req.MemoryFormat == NCHW && req.Precision == measure.AMP:
+	case req.MemoryFormat == NCHW && HalfPrecision(req.Precision):
 		r.Layout = "nchw: cuDNN transposes around every tensor-core convolution"
 		if f.Eager() {
 			r.Layout += " and runs its NCHW batch norm, bound by the SMs"

@@ -6,7 +6,6 @@ import (
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
-	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
 )
 
@@ -107,7 +106,7 @@ type layoutTimer struct {
 
 func (t layoutTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
 	c := req.Config
-	tensorCores := req.Precision == measure.AMP && kernels.ArithmeticFor(dev.GPU, measure.AMP) == kernels.ArithFP16
+	tensorCores := HalfPrecision(req.Precision) && kernels.ArithmeticFor(dev.GPU, req.Precision) == kernels.ArithFP16
 	if tensorCores && c.Op == cnn.OpBatchNorm && req.FusedElems == 0 {
 		req.NCHWNorm = true
 	}

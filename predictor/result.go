@@ -3,11 +3,12 @@ package predictor
 import (
 	"math"
 
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // Source says where a predicted number comes from; see kernels.Source.
@@ -34,6 +35,14 @@ type Point struct {
 	Fits       bool    `json:"fits"`      // false: out of memory; the times are then not predicted (zero)
 	Source     Source  `json:"source"`    // the least trusted source among the step's kernels
 	ErrorPct   float64 `json:"error_pct"` // expected relative error of IterMS, ± percent
+	// HostErrorPct is how far, ± percent, the host's assumed CPU can move IterMS (the
+	// loader at the slow and the fast end of host.AssumedSlowSpeed–AssumedFastSpeed):
+	// it is in ErrorPct, combined with the step's own error as independent errors; 0
+	// when the host is known or the loader is far from setting the pace. HostSlowPct is
+	// the slow end's part of it: how much longer the step is on the slowest host it may
+	// be, what a ranking of machines charges an assumed host (RankTotalS).
+	HostErrorPct float64 `json:"host_error_pct,omitempty"`
+	HostSlowPct  float64 `json:"host_slow_pct,omitempty"`
 	// Bound is what sets the step's pace: "gpu" (the GPU and the host work of the
 	// training loop) or "input" (the data loader); "" where the batch does not fit.
 	Bound string `json:"bound,omitempty"`
@@ -41,9 +50,9 @@ type Point struct {
 	// reads; Curve.Script says which script): 0 for a tight loop.
 	ScriptMS float64 `json:"script_ms"`
 	// Epochs is how many epochs TotalS counts: the run's fixed epochs, or, training
-	// to a target, the epochs the curve's epochs model gives this batch, ±
-	// EpochsErrorPct percent, in the optimizer regime Regime assumes (its name; the
-	// curve's Convergence says what it means).
+	// to a target, the epochs the curve's recipe plan gives this batch, ±
+	// EpochsErrorPct percent, in the optimizer regime Regime names (the recipe law's,
+	// or "extrapolated" outside its evidence: the curve's Recipe says why).
 	Epochs         float64 `json:"epochs,omitempty"`
 	EpochsErrorPct float64 `json:"epochs_error_pct,omitempty"`
 	Regime         string  `json:"regime,omitempty"`
@@ -58,6 +67,11 @@ func (p Point) RunErrorPct() float64 {
 	}
 	return math.Hypot(p.ErrorPct, p.EpochsErrorPct)
 }
+
+// RankTotalS is the total time a ranking of machines uses: TotalS, at the slow end of
+// an assumed host's range (HostSlowPct), so a machine whose CPU nobody named never
+// outranks a known one on the strength of the reference core standing in for it.
+func (p Point) RankTotalS() float64 { return p.TotalS * (1 + p.HostSlowPct/100) }
 
 // Curve is one CNN×machine over a range of batch sizes.
 type Curve struct {
@@ -81,12 +95,15 @@ type Curve struct {
 	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
 	// Recommended is the batch to advise, and NearMin–NearMax the range of batches
 	// whose total time (and cost) is within NearBestPct of the best's: Best is often
-	// one point of a flat plateau. Recommended is the smallest batch in the range
-	// whose per-GPU batch is a multiple of 8, or a power of two where that is in the
-	// range too (see recommend); 0 when nothing fits.
+	// one point of a flat plateau. Recommended is, in that range, the batch nearest
+	// RecipeBatch (the batch the run's recipe was published with) whose per-GPU batch
+	// is a multiple of 8 where one is in the range; without a recipe, the smallest such
+	// batch, or a power of two where that is in the range too (see recommend); 0 when
+	// nothing fits.
 	Recommended int `json:"recommended"`
 	NearMin     int `json:"near_best_min"`
 	NearMax     int `json:"near_best_max"`
+	RecipeBatch int `json:"recipe_batch,omitempty"`
 	// PriceUSDPerHour is the machine's price used for the costs; CostKnown is false
 	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
@@ -96,6 +113,11 @@ type Curve struct {
 	Price hw.PriceBasis `json:"price"`
 	// GPUSource is where the GPU's specifications come from (the catalog's citation).
 	GPUSource string `json:"gpu_source,omitempty"`
+	// TuningNote says, for an estimated GPU whose family no published run tunes (its
+	// steps predicted from a neighbouring family's scales, with a band that covers the
+	// held-out evidence), that there is no tuning measurement for its family; "" for
+	// every other GPU, and for a GPU measured in the cache.
+	TuningNote string `json:"tuning_note,omitempty"`
 	// EnergyKnown is false when the GPU's power (TDP) is unknown: energy is then not given.
 	EnergyKnown bool `json:"energy_known"`
 	// Nodes is how many instances of the machine train together when more than one
@@ -115,18 +137,19 @@ type Curve struct {
 	Script Script `json:"script,omitempty"`
 	// Framework is what runs the step: its per-tensor work is in IterMS.
 	Framework Framework `json:"framework,omitempty"`
-	// CPU is the machine's host CPU that the loader's rate is scaled by (nil: none
-	// given; Assumed: the reference CPU stands in for an unknown one).
-	CPU *hw.CPU `json:"cpu,omitempty"`
+	// Host is the machine's host that the loader's rate is scaled by: its CPU, family,
+	// vCPUs and core speed, and what is assumed of it (nil: none given, as for a
+	// measured CPU; CPUAssumed: the reference CPU stands in for an unknown one).
+	Host *host.Host `json:"host,omitempty"`
 	// Backend says, for a measured CPU, whose measurements answered: "pytorch"
 	// (scripts/pytorch_sweep.py) or "cnntime-cpu" (cnntime's Go CPU backend); empty for a GPU.
 	Backend string `json:"backend,omitempty"`
 	// EpochsSource says where the points' epochs come from: "fixed" (the run's
-	// epochs), a preset's dataset ("imagenet-1k") or "custom"; Convergence is the
-	// epochs model when training to a target (its critical batch and regimes), and
-	// then Best is the batch with the least time, and cost, to the target.
-	EpochsSource string             `json:"epochs_source,omitempty"`
-	Convergence  *convergence.Model `json:"convergence,omitempty"`
+	// epochs) or the recipe's ID ("torchvision-v1/resnet50", "custom"); Recipe is
+	// the recipe's plan when training to a target (its recipe, target accuracy and
+	// law), and then Best is the batch with the least time, and cost, to the target.
+	EpochsSource string       `json:"epochs_source,omitempty"`
+	Recipe       *recipe.Plan `json:"recipe,omitempty"`
 	// Images is the training images of an epoch: an epoch is ceil(Images/batch) steps.
 	Images int `json:"images,omitempty"`
 	// Policy is cuDNN's algorithm choice the step assumes; Dataset the dataset the run

@@ -183,6 +183,20 @@ func writeCalibrationFile(path string, data []byte) error {
 	return nil
 }
 
+// untunedFloors lists the band floors of the families no tuning row covers, "none"
+// when there are none.
+func untunedFloors(b *fit.NetworkBands) string {
+	var out []string
+	for f, v := range b.UntunedFloor {
+		out = append(out, fmt.Sprintf("%s ±%.0f%%", f, 100*v))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
 // fitNetworks fits the whole-network figures of cal to the tuning rows of anchors and
 // records what it did in the calibration.
 func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, evals int, path string) (*kernels.Calibration, error) {
@@ -208,10 +222,10 @@ func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, 
 		"depthwise efficiency ×%.2f; compute scale = family factor × arithmetic factor: families %s; arithmetics %s; cuDNN 8's split-K (up to %d ways). "+
 		"Tuning MAPE %.1f%% before, %.1f%% after. "+
 		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over its tuning rows (%d rows in all, held-out rows not read), mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
-		"%.0f× the held-out MAPE where no tuning row exists; transferred times: the held-out MAPE",
+		"%.0f× the held-out MAPE where no tuning row exists; a family predicted from its neighbour's scales at least the largest error of its own held-out rows (%s); transferred times: the held-out MAPE",
 		nf.TuningRows, filepath.Base(path), fit.SingleSourcePrior, fit.MinScaleSources, strings.Join(nf.SingleSource, ", "),
 		out.MemoryEfficiency, out.StreamBytesPerSMCycle, out.NCHWNormBytesPerSMCycle, out.PowerClockExponent, nf.DepthwiseScale, familyFactors(nf), arithFactors(nf), out.SplitKMax,
-		nf.BeforeMAPE, nf.AfterMAPE, nf.TuningRows, 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
+		nf.BeforeMAPE, nf.AfterMAPE, nf.TuningRows, 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor, untunedFloors(bands))
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}

@@ -24,8 +24,11 @@ var explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--pre
 var explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
 global batch size. The table shows:
   the header    the run, the iteration time ± its expected error, images/s, what bounds the
-                step (the GPU or the input pipeline), the least trusted source of its kernels
-                (measured < interpolated < transferred < estimated), memory per GPU
+                step (the GPU or the input pipeline), the host the loader runs on (its CPU,
+                how fast one core does the loader's work against the reference core, its
+                vCPUs; "CPU assumed" where the catalog names none, and how far that can move
+                the step), the least trusted source of its kernels (measured <
+                interpolated < transferred < estimated), memory per GPU
   phases        the iteration split into forward, backward-data and backward-weight kernels,
                 the optimizer (the update and the framework's other kernels per parameter
                 tensor: zero_grad, gradient accumulation, batch norm's counters under
@@ -49,8 +52,8 @@ global batch size. The table shows:
 --layers N lists the N slowest layers (default 10); --layers 0 lists every layer in the
 network's order. --json prints the whole explanation (every layer in order, "slowest": the ten
 slowest); --csv prints one row per layer. Training to a target (--train to-target) the header
-adds the epochs the batch needs, the factor the batch costs in epochs (1 + B/B_noise) and,
-above the batch where the usual optimizer is known to hold, the regime the epochs assume.
+adds the epochs the batch needs to the recipe's accuracy, the recipe and whether the batch is
+inside the evidence of its law or extrapolated, and why.
 
 ` + runDataNote + "\n\n" + trainNote
 
@@ -158,6 +161,13 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		bound += fmt.Sprintf(" (%s data)", x.Loader)
 	}
 	h.Row("bound", bound)
+	if x.Host != nil && x.LoaderImagesPerS > 0 {
+		hostText := x.Host.Sentence()
+		if x.HostErrorPct >= 0.5 {
+			hostText += fmt.Sprintf("; that moves this step ±%.0f%%, in the ±%.0f%% above", x.HostErrorPct, x.ErrorPct)
+		}
+		h.Row("host", hostText)
+	}
 	h.Row("source", fmt.Sprintf("%s (the least trusted of the step's kernels)", x.Source))
 	largest := "unknown"
 	if x.MaxBatch >= 0 {
@@ -168,13 +178,11 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	if x.CostKnown {
 		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
 	}
-	if x.EpochsFactor > 0 {
-		h.Row("run", fmt.Sprintf("epoch %s, to the target %s ±%.0f%%%s", duration(x.EpochS), duration(x.TotalS), math.Hypot(x.ErrorPct, x.EpochsErrorPct), cost))
-		h.Row("epochs", fmt.Sprintf("%.1f ±%.0f%% (%s): E_min %.2f × %.3f for batch %d against the critical batch %.0f",
-			x.Epochs, x.EpochsErrorPct, x.EpochsSource, x.Epochs/x.EpochsFactor, x.EpochsFactor, x.Batch, x.CriticalBatch))
-		if x.Regime != nil {
-			h.Row("regime", fmt.Sprintf("%s: %s", x.Regime.Name, x.Regime.Label))
-		}
+	if at, m := x.EpochsAt, x.Recipe; at != nil && m != nil {
+		h.Row("run", fmt.Sprintf("epoch %s, to %s %s ±%.0f%%%s", duration(x.EpochS), m.TargetName(), duration(x.TotalS), math.Hypot(x.ErrorPct, at.ErrorPct), cost))
+		h.Row("epochs", fmt.Sprintf("%.1f ±%.0f%% (%s), regime %s", at.Epochs, at.ErrorPct, x.EpochsSource, at.Regime))
+		h.Row("recipe", app.RecipeText(m))
+		h.Row("law", app.LawText(m, x.Batch))
 	} else {
 		h.Row("run", fmt.Sprintf("epoch %s, all epochs %s%s", duration(x.EpochS), duration(x.TotalS), cost))
 	}

@@ -45,17 +45,25 @@ func (l runLimit) rank(rows []BestRow) []int {
 		m := l.meets(rows[i])
 		rows[i].Meets = &m
 	}
+	// A machine whose host CPU nobody named is ranked at the slow end of its range
+	// (predictor.Point.RankTotalS): it never outranks a named one on the reference core.
+	slow := func(r BestRow) float64 {
+		if r.Best.HostSlowPct == nil {
+			return 1
+		}
+		return 1 + *r.Best.HostSlowPct/100
+	}
 	total := func(r BestRow) float64 {
 		if r.Best == nil || r.Best.TotalS == nil {
 			return math.Inf(1)
 		}
-		return *r.Best.TotalS
+		return *r.Best.TotalS * slow(r)
 	}
 	cost := func(r BestRow) float64 {
 		if r.Best == nil || r.Best.CostUSD == nil {
 			return math.Inf(1)
 		}
-		return *r.Best.CostUSD
+		return *r.Best.CostUSD * slow(r)
 	}
 	slices.SortStableFunc(order, func(i, j int) int {
 		a, b := rows[i], rows[j]
@@ -150,12 +158,8 @@ func answerRun(r BestRow) string {
 	if b.CostUSD != nil {
 		s += fmt.Sprintf(", $%.2f", *b.CostUSD)
 	}
-	if b.CPU != nil && b.CPU.Model != "" {
-		host := b.CPU.Model
-		if b.CPU.Assumed {
-			host = "assumed " + host
-		}
-		s += ", host CPU " + host
+	if b.Host != nil {
+		s += ", host " + b.Host.Text()
 	}
 	return s
 }

@@ -81,10 +81,14 @@ func TestBestAnswersTheDeadlineQuestion(t *testing.T) {
 			t.Errorf("%s meets 24h in %.0f s", r.Machine, *r.Best.TotalS)
 		}
 		if r.Best.CostUSD != nil {
-			if *r.Best.CostUSD < lastCost {
-				t.Errorf("%s ($%.2f) after a dearer row ($%.2f)", r.Machine, *r.Best.CostUSD, lastCost)
+			cost := *r.Best.CostUSD // ranked at the slow end of an assumed host's range
+			if r.Best.HostSlowPct != nil {
+				cost *= 1 + *r.Best.HostSlowPct/100
 			}
-			lastCost = *r.Best.CostUSD
+			if cost < lastCost {
+				t.Errorf("%s ($%.2f at its slow end) after a dearer row ($%.2f)", r.Machine, cost, lastCost)
+			}
+			lastCost = cost
 		}
 	}
 	if meeting == 0 || meeting == len(rows) {
@@ -118,6 +122,28 @@ func TestBestAnswersTheDeadlineQuestion(t *testing.T) {
 	for _, bad := range []string{"gpu:h900", "provider:acme"} {
 		if code, _, errOut := runPredictCLI(t, "best", "--model", "resnet18", "--machine", bad); code != 2 || !strings.Contains(errOut, "--machine") {
 			t.Errorf("--machine %s: exit %d, %s; want a usage error", bad, code, errOut)
+		}
+	}
+}
+
+// A run whose host CPU nobody named is ranked at the slow end of its range: cheaper at
+// the reference core standing in, it still comes after a named host's run that is
+// cheaper than its slow end.
+func TestRunLimitRanksAnAssumedHostAtItsSlowEnd(t *testing.T) {
+	assumed, named := bestRowOf("assumed", 10, 20), bestRowOf("named", 10.5, 21)
+	slow := 9.0
+	assumed.Best.HostSlowPct = &slow // $21.80 and 10.9 h at its slow end
+	for _, tc := range []struct {
+		limit runLimit
+		want  string
+	}{
+		{runLimit{deadline: 24 * time.Hour}, "named assumed"},
+		{runLimit{budget: 100}, "named assumed"},
+	} {
+		rows := []BestRow{assumed, named}
+		ranked := permute(rows, tc.limit.rank(rows))
+		if got := ranked[0].Machine + " " + ranked[1].Machine; got != tc.want {
+			t.Errorf("%+v: ranked %q, want %q", tc.limit, got, tc.want)
 		}
 	}
 }

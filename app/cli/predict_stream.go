@@ -144,6 +144,12 @@ var predictCSVColumns = []struct {
 	}},
 	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochs, 2, r.p.Fits) }},
 	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.EpochsSource)) }},
+	{"target", true, func(b []byte, r *csvRow) []byte {
+		if r.c.Recipe == nil {
+			return b
+		}
+		return appendCSVText(b, csvsafe.Cell(r.c.Recipe.TargetName()))
+	}},
 	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
 	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
 	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},
@@ -151,16 +157,25 @@ var predictCSVColumns = []struct {
 	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
 	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Framework))) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
-		if r.c.CPU == nil {
+		if r.c.Host == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Cell(r.c.CPU.Model))
+		return appendCSVText(b, csvsafe.Cell(r.c.Host.CPU.Model))
 	}},
 	{"cpu_assumed", true, func(b []byte, r *csvRow) []byte {
-		if r.c.CPU == nil {
+		if r.c.Host == nil {
 			return b
 		}
-		return strconv.AppendBool(b, r.c.CPU.Assumed)
+		return strconv.AppendBool(b, r.c.Host.CPUAssumed)
+	}},
+	{"host", true, func(b []byte, r *csvRow) []byte {
+		if r.c.Host == nil {
+			return b
+		}
+		return appendCSVText(b, csvsafe.Cell(r.c.Host.Text()))
+	}},
+	{"host_error_pct", false, func(b []byte, r *csvRow) []byte {
+		return appendRoundedIf(b, r.p.HostErrorPct, 1, r.p.Fits && r.p.HostErrorPct > 0)
 	}},
 }
 

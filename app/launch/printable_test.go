@@ -41,13 +41,13 @@ func TestLaunchFilesWriteCatalogTextOut(t *testing.T) {
 	if err != nil {
 		t.Skip("no python3 to load the task with PyYAML")
 	}
-	load := exec.Command(py, "-c", "import sys, yaml; t = yaml.safe_load(sys.stdin); print(t['resources']['region'])")
+	load := exec.Command(py, "-c", "import sys, yaml; t = yaml.safe_load(sys.stdin); print(t['resources']['infra'])")
 	load.Stdin = strings.NewReader(string(sky))
 	out, err := load.CombinedOutput()
 	if strings.Contains(string(out), "No module named") {
 		t.Skip("python3 has no PyYAML")
 	}
-	if err != nil || string(out) != "us-east-1\a\n" {
+	if err != nil || string(out) != "aws/us-east-1\a\n" {
 		t.Errorf("PyYAML read the task as %q (%v), want its region back", out, err)
 	}
 }

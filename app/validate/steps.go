@@ -13,6 +13,7 @@ import (
 	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -34,7 +35,7 @@ type StepsRow struct {
 	Framework   string            `json:"framework"` // what ran the measured step: "cnntime-cpu", "cnntime-cuda", "pytorch 2.5.1", ...
 	Model       string            `json:"model"`
 	Batch       int               `json:"batch"`
-	Precision   measure.Precision `json:"precision"` // the step's training precision: fp32 (a CPU's only one), fp32-strict or amp
+	Precision   measure.Precision `json:"precision"` // the step's training precision: fp32 (a CPU's only one), fp32-strict, tf32, amp or bf16
 	Input       int               `json:"input"`
 	PredictedMS float64           `json:"predicted_ms"`
 	MeasuredMS  float64           `json:"measured_ms"`
@@ -190,7 +191,7 @@ func gpuComposer(cal *kernels.Calibration, cat *hw.Catalog, dev measure.Device, 
 		policy: measure.Heuristic,
 		predict: func(net *cnn.Network, batches []int, ms []measure.Measurement) ([]float64, error) {
 			eng := predictor.NewEngine(kernels.NewModel(cal, cat.GPUs(), []measure.Device{layers}, ms), predictor.DefaultOverheads, predictor.DefaultMemoryModel)
-			cpu := hw.ReferenceCPU
+			cpu := host.ReferenceCPU
 			c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "measured", GPUCount: 1, CPU: &cpu}, GPU: g,
 				DeviceKey: layers.Key, Precision: prec, Policy: measure.Heuristic, Batches: batches,
 				Run: predictor.Run{Epochs: 1, Images: batches[len(batches)-1]}})

@@ -29,7 +29,7 @@ type Anchor struct {
 	GPU          string // catalog GPU id
 	Model        string // zoo name
 	Framework    string
-	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict or amp
+	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict, tf32, amp or bf16
 	Batch        int               // per GPU
 	GPUs         int
 	ImagesPerS   float64 // measured, all GPUs together
@@ -293,6 +293,9 @@ type oneBatchTimer struct {
 	inner *kernels.Model
 	batch int
 }
+
+// UntunedFamily is the model's (a family without tuning rows keeps its band here too).
+func (t oneBatchTimer) UntunedFamily(g hw.GPU) (string, float64) { return t.inner.UntunedFamily(g) }
 
 func (t oneBatchTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
 	for i := range batches {

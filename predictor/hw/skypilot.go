@@ -456,10 +456,17 @@ var AcceleratorRules = []AcceleratorRule{
 	{Accelerator: "GH200", GPU: "gh200"},
 	{Accelerator: "B200", GPU: "b200", Why: "AWS p6-b200, GCP a4-highgpu and Lambda sell the HGX B200 part"},
 	{Accelerator: "GB200", GPU: "gb200"},
+	{Accelerator: "B300", GPU: "b300", Why: "AWS p6-b300 sells the HGX B300 part"},
+	{Accelerator: "GB300", GPU: "gb300"},
 	{Accelerator: "A6000", GPU: "rtx-a6000"},
 	{Accelerator: "RTXA6000", GPU: "rtx-a6000"},
 	{Accelerator: "RTX4090", GPU: "rtx-4090"},
 	{Accelerator: "RTX3090", GPU: "rtx-3090"},
+	{Accelerator: "RTX5090", GPU: "rtx-5090"},
+	{Accelerator: "RTX5080", GPU: "rtx-5080"},
+	{Accelerator: "RTX6000-Ada", GPU: "rtx-6000-ada"},
+	{Accelerator: "L40", GPU: "l40"},
+	{Accelerator: "A40", GPU: "a40"},
 }
 
 var ruleInstance = func() []*regexp.Regexp {
