@@ -154,7 +154,8 @@ func openReadOnly(abs string) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{path: abs, readOnly: true}
-	d.file.Store(&openFile{sql: sqldb})
+	ident, _ := identOf(abs)
+	d.file.Store(&openFile{sql: sqldb, ident: ident})
 	return d, nil
 }
 

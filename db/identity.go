@@ -278,9 +278,18 @@ func (d *DB) Reopen(ctx context.Context) (bool, error) {
 	// files' names share into the old file and removes it, so the new file is read
 	// without it.
 	old.sql.Close()
-	f, err := d.openFile(ctx)
-	if err != nil {
-		return false, err
+	var f *openFile
+	if d.readOnly { // read as Open read it: without writing in or beside it
+		ro, err := openReadOnly(d.path)
+		if err != nil {
+			return false, err
+		}
+		f = ro.current()
+	} else {
+		var err error
+		if f, err = d.openFile(ctx); err != nil {
+			return false, err
+		}
 	}
 	d.file.Store(f)
 	return true, nil

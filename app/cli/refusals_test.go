@@ -34,7 +34,7 @@ func TestRefusalsAndAnswers(t *testing.T) {
 		{[]string{"cluster", "slurm", "--models", "resnet18", "--batches", "1-4", "--time", "1514010609-05:43:00", "--out", filepath.Join(dir, "s.sbatch")}, 2,
 			"--time 1514010609-05:43:00 is 1514010609 days, more than a job may ask for (365 days)"},
 		{[]string{"launch", "slurm", "--model", "resnet18", "--machine", "aws/p3.2xlarge", "--batch", "64", "--epochs", "100000", "--out", filepath.Join(dir, "l.sbatch")}, 2,
-			"longer than a Slurm job may ask for (365 days)"},
+			"longer than the 365 days a time limit here may ask"},
 		{[]string{"validate", "--table", ""}, 2, `--table "" names no table`},
 		{[]string{"predict", "--mo\ndel", "x"}, 2, `flag provided but not defined: -mo\x0adel`},
 		{[]string{"cache", "import", filepath.Join(dir, "no\nfile")}, 1, `no\x0afile: no such file`},
