@@ -424,12 +424,11 @@ func (b *EngineBackend) LaunchFile(ctx context.Context, s SessionSettings, model
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return nil, err
 	}
-	q := Query{Models: []string{model}, Targets: []Target{t}, Batches: []int{batch}, Precision: s.Precision, Policy: s.Policy,
-		Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	q.Models, q.Targets, q.Batches = []string{model}, []Target{t}, []int{batch}
 	r, err := e.LaunchRun(ctx, q, req)
 	if err != nil {
 		return nil, err

@@ -139,6 +139,17 @@ func (s SessionSettings) Run() (predictor.Run, error) {
 	return predictor.Run{Epochs: s.Epochs, Images: s.Images}, nil
 }
 
+// query is the query of the settings' run, without its models, targets and batch
+// sizes: every prediction, explanation and launch file of the window starts from it,
+// so none of them leaves out a part of the run (the training to a target did).
+func (s SessionSettings) query() (Query, error) {
+	run, err := s.Run()
+	if err != nil {
+		return Query{}, err
+	}
+	return Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price, Train: s.Train}, nil
+}
+
 // Options are the chart options for these settings in a style.
 func (v ChartSettings) Options(style charts.Style) charts.Options {
 	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style, NoErrorBands: v.HideErrorBands}
