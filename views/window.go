@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -255,7 +256,7 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	}
 	mw.metric = widget.NewSelect(names, func(title string) {
 		for _, m := range charts.Metrics() {
-			if m.Title() == title {
+			if (m.Title() == title || m.TargetTitle() == title) && m != mw.Session.State().View.Metric {
 				mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.Metric = m }))
 			}
 		}
@@ -451,6 +452,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 		mw.ScatterNote.SetText(scatterHint)
 	}
 	metric := st.View.Metric
+	mw.showMetricTitles(st.Curves, metric)
 	mw.Legend.Set(st.Curves, st.View.Hidden, st.Styles, metric, mw.chartStyle().Background)
 	if legend := mw.Legend.Content(); legend.Visible() == st.View.HideLegend {
 		if st.View.HideLegend {
@@ -466,6 +468,21 @@ func (mw *MainWindow) show(st app.SessionState) {
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
 	mw.Selection.showNodes(st.Settings.Machines)
+}
+
+// showMetricTitles names the curves' metrics as the curves count them: trained to a
+// target, the total time and cost are "Time to target" and "Cost to target", as the
+// axis and the results table say.
+func (mw *MainWindow) showMetricTitles(curves []predictor.Curve, selected charts.Metric) {
+	var names []string
+	for _, m := range charts.Metrics() {
+		names = append(names, m.TitleFor(curves))
+	}
+	if slices.Equal(names, mw.metric.Options) && mw.metric.Selected == selected.TitleFor(curves) {
+		return
+	}
+	mw.metric.SetOptions(names)
+	mw.metric.SetSelected(selected.TitleFor(curves)) // the same metric: OnChanged sees no change
 }
 
 // redrawTimes are the parts of a redraw show does on the UI goroutine: building both
