@@ -417,7 +417,7 @@ func describeRun(st app.SweepStatus) string {
 		what = "Cancelling… (after the measurement in flight)"
 	}
 	if p.Total == 0 {
-		return fmt.Sprintf("%s: planning, %s elapsed.", what, st.Elapsed.Round(time.Second))
+		return fmt.Sprintf("%s: planning, %s elapsed.", what, elapsedText(st.Elapsed))
 	}
 	eta := "estimating the time left"
 	if st.ETA > 0 {
@@ -428,7 +428,20 @@ func describeRun(st app.SweepStatus) string {
 		before = fmt.Sprintf(" (%s measured before)", charts.FormatCount(int64(p.Cached)))
 	}
 	return fmt.Sprintf("%s: %s of %s%s, %s elapsed, %s.", what, charts.FormatCount(int64(p.Done+p.Cached)), charts.FormatCount(int64(p.Total+p.Cached)),
-		before, st.Elapsed.Round(time.Second), eta)
+		before, elapsedText(st.Elapsed), eta)
+}
+
+// elapsedText is a sweep's running time as its clock reads, in the units of the time
+// left beside it: "10 s", "4 min 05 s", "2 h 05 min" (Go's "4m5s" read as code).
+func elapsedText(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // holdingsEvery is how often the cache panel reads the cache again while a sweep runs.
