@@ -98,28 +98,34 @@ func TestTrainControls(t *testing.T) {
 	}
 }
 
-// The Run tab's Best batch check lets a fixed-epoch run's best batch make any number
-// of steps an epoch; to a target it has no say (the epochs law weighs every batch).
-func TestAnyBatchCheck(t *testing.T) {
+// The Run tab's Best batch check ("50+ steps/epoch", on) keeps a fixed-epoch run's best
+// batch to those that make enough steps an epoch; off, any batch may be best; to a
+// target it has no say (the epochs law weighs every batch).
+func TestMinStepsCheck(t *testing.T) {
 	newTestApp(t)
 	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
 	defer s.Close()
 	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)
 	c := p.Train
-	if c.AnyBatch.Checked || c.AnyBatch.Disabled() || s.Settings().Train.AnyBatch {
-		t.Fatalf("starts checked %t, disabled %t, setting %t; want off and enabled", c.AnyBatch.Checked, c.AnyBatch.Disabled(), s.Settings().Train.AnyBatch)
+	if !c.MinSteps.Checked || c.MinSteps.Disabled() || s.Settings().Train.AnyBatch {
+		t.Fatalf("starts checked %t, disabled %t, any batch %t; want on and enabled", c.MinSteps.Checked, c.MinSteps.Disabled(), s.Settings().Train.AnyBatch)
 	}
-	c.AnyBatch.SetChecked(true)
+	c.MinSteps.SetChecked(false)
 	if !s.Settings().Train.AnyBatch {
-		t.Error("checking it did not reach the session")
+		t.Error("unchecking it did not reach the session")
 	}
 	c.Mode.SetSelected(trainToTarget)
-	if !c.AnyBatch.Disabled() {
+	if !c.MinSteps.Disabled() {
 		t.Error("to a target the check stays enabled")
 	}
 	c.Mode.SetSelected(trainForEpochs)
-	if c.AnyBatch.Disabled() || !s.Settings().Train.AnyBatch {
-		t.Errorf("back to epochs: disabled %t, setting %t; want enabled and still on", c.AnyBatch.Disabled(), s.Settings().Train.AnyBatch)
+	if c.MinSteps.Disabled() || !s.Settings().Train.AnyBatch {
+		t.Errorf("back to epochs: disabled %t, any batch %t; want enabled and still any", c.MinSteps.Disabled(), s.Settings().Train.AnyBatch)
+	}
+	// The label is short: the selection panel keeps its width (a longer one pushed
+	// the charts and tabs 65 px right, off the end-to-end tests' points).
+	if w := c.MinSteps.MinSize().Width; w > 170 {
+		t.Errorf("the check is %.0f px wide; want at most 170 so the panel keeps its width", w)
 	}
 }
 
