@@ -275,8 +275,8 @@ func (e *Engine) MachineTarget(id string) (Target, error) {
 	return Target{Machine: m, GPU: g}, nil
 }
 
-// Regions lists every region a machine has a price in (imported regional prices and
-// the shipped catalog's regions), sorted.
+// Regions lists every region a machine has a price in (imported regional prices, the
+// shipped catalog's regions and its spot snapshot's), sorted.
 func (e *Engine) Regions() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -287,10 +287,8 @@ func (e *Engine) Regions() []string {
 		}
 	}
 	for _, id := range e.machineIDs {
-		m := e.machines[strings.ToLower(id)]
-		add(m.Region)
-		for _, r := range m.Regions {
-			add(r.Region)
+		for _, r := range e.machines[strings.ToLower(id)].KnownRegions() {
+			add(r)
 		}
 	}
 	sort.Strings(out)
@@ -547,10 +545,11 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 	e, q := p.e, p.q
 	n, t := p.nets[i/len(q.Targets)], q.Targets[i%len(q.Targets)]
 	batches := q.Batches
-	k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
+	nodes := nodesOn(q, t)
+	k := max(t.Machine.GPUCount, 1) * nodes // data-parallel GPUs
 	if q.Span.Min > 0 {
 		// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
-		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: nodes}
 		batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
 	}
 	batches, err := capToImages(batches, q.Run.Images, q.Span.Min > 0)
@@ -573,7 +572,7 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 	if err := p.unavailable[i]; err != nil {
 		t := p.q.Targets[i%len(p.q.Targets)]
 		return predictor.Curve{Model: p.q.Models[i/len(p.q.Targets)], Machine: t.Machine.ID, GPU: t.GPU.ID,
-			GPUCount: max(t.Machine.GPUCount, 1) * max(p.q.Nodes, 1), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
+			GPUCount: max(t.Machine.GPUCount, 1) * nodesOn(p.q, t), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
 			Dataset: p.q.Data.Dataset, Unavailable: err.Error()}, nil
 	}
 	r, pred, err := p.request(i)
@@ -635,8 +634,8 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	r.Input = in
-	if q.Nodes > 1 {
-		r.Nodes, r.NodeNetwork = q.Nodes, NodeNetwork(t.Machine.ID)
+	if nodes := nodesOn(q, t); nodes > 1 {
+		r.Nodes, r.NodeNetwork = nodes, NodeNetwork(t.Machine.ID)
 		if q.NodeNetwork != nil {
 			r.NodeNetwork = *q.NodeNetwork
 		}
@@ -651,6 +650,16 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	return r, e.predictorFor(t), nil
+}
+
+// nodesOn is how many instances of target t train together under q: q.Nodes (at
+// least 1), but one for this computer and the devices measured on it, which no
+// cloud multiplies (Instances applies to the machines one rents).
+func nodesOn(q *Query, t Target) int {
+	if thisComputer(t.Machine) {
+		return 1
+	}
+	return max(q.Nodes, 1)
 }
 
 // cpuBound is a measured CPU's bound: its own kernels, where the step model says
@@ -673,6 +682,10 @@ func (e *Engine) predictorFor(t Target) *predictor.Engine {
 
 // MaxSweepBatch is the largest batch size a sweep accepts.
 const MaxSweepBatch = gpu.MaxBatch
+
+// FormatBatches writes ascending batch sizes as ParseBatches reads them, as short as it
+// can ("1-16,24,32").
+func FormatBatches(sizes []int) string { return gpu.FormatBatches(sizes) }
 
 // ParseBatches reads batch sizes as gpu.ParseBatches does — a number ("64"), a range
 // ("1-1024": every size in it), or a comma-separated list of both ("16,32,48-64") — and

@@ -326,8 +326,8 @@ func predictionLine(c predictor.Curve, p predictor.Point) string {
 	if c.CostKnown {
 		cost = charts.FormatUSD(p.CostUSD) + " at " + s.PriceText()
 	}
-	return fmt.Sprintf("%s ±%.0f%% for %s, %s; %.0f images/s, %s; cnntime %s",
-		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, p.ImagesPerS, p.Source, Version)
+	return fmt.Sprintf("%s ±%.0f%% for %s, %s; %s images/s, %s; cnntime %s",
+		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, charts.FormatRate(p.ImagesPerS), p.Source, Version)
 }
 
 // skyPilotCloud is the SkyPilot cloud of a machine, "" for one of the user's own, a

@@ -122,6 +122,13 @@ type ChartSettings struct {
 	HideLegend bool
 }
 
+// DefaultChartSettings are a fresh window's charts, and what cnntime export draws
+// unless told otherwise: total time against batch size, both axes logarithmic (curves
+// of machines and batches that differ a thousandfold stay apart), the scatter linear.
+func DefaultChartSettings() ChartSettings {
+	return ChartSettings{Metric: charts.MetricTotal, LogX: true, LogY: true}
+}
+
 // Run is the training run the settings describe: Epochs of Images; to a target
 // accuracy (Train) each network's recipe plan is resolved when it is predicted
 // (Query.Train), after Train.Check.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -47,6 +48,7 @@ type SweepRunner struct {
 	queued     *queuedSweep            // a Start made while pausing: it runs once the pause is done
 	started    time.Time               // when the running (or last) sweep started, wall clock
 	ended      time.Time               // when the last sweep ended; zero while one runs
+	req        *SweepRequest           // the running (or last) sweep's request
 	plan       *SweepPlan              // the running (or last) sweep's plan
 	progress   SweepProgress           // its latest progress
 	progressAt time.Time               // when that progress came
@@ -101,6 +103,23 @@ func (r *SweepRunner) Plan(ctx context.Context, req SweepRequest) (SweepPlan, er
 	return PlanSweep(ctx, r.cache, sw.Device(), req)
 }
 
+// LastRequest is the request of the cache's newest sweep (this window's, an earlier
+// session's or another program's, recorded with the sweep), so that a form can offer
+// it again and Start resume it; ok is false when the cache records none it can read.
+func (r *SweepRunner) LastRequest(ctx context.Context) (req SweepRequest, ok bool, err error) {
+	sweeps, err := r.cache.Sweeps(ctx)
+	if err != nil {
+		return req, false, err
+	}
+	for _, s := range sweeps { // newest first
+		var q SweepRequest
+		if json.Unmarshal([]byte(s.Plan), &q) == nil && len(q.Models) > 0 && len(q.Batches) > 0 {
+			return q, true, nil
+		}
+	}
+	return req, false, nil
+}
+
 // Holdings is what the cache holds per device.
 func (r *SweepRunner) Holdings(ctx context.Context) ([]DeviceHoldings, error) {
 	return CacheHoldings(ctx, r.cache)
@@ -138,7 +157,7 @@ func (r *SweepRunner) startLocked(req SweepRequest, ev SweepEvents) {
 	ctx, stop := context.WithCancelCause(context.Background())
 	r.stop, r.done, r.halting, r.queued = stop, make(chan struct{}), nil, nil
 	r.plan, r.progress, r.progressAt, r.result, r.err = nil, SweepProgress{}, time.Time{}, nil, nil
-	r.started, r.ended = time.Now(), time.Time{}
+	r.started, r.ended, r.req = time.Now(), time.Time{}, &req
 	done := r.done
 	r.logLocked(fmt.Sprintf("sweep of %s on %s started", joinNames(req.Models), req.Device))
 	go func() {
@@ -332,7 +351,10 @@ type SweepStatus struct {
 	Elapsed time.Duration
 	// ETA is the time left, the latest estimate less the time since it was made; 0
 	// when unknown.
-	ETA      time.Duration
+	ETA time.Duration
+	// Request is the running or last sweep's request, known from its start (Plan only
+	// once it is planned).
+	Request  *SweepRequest
 	Plan     *SweepPlan
 	Progress SweepProgress
 	Result   *SweepResult
@@ -345,7 +367,7 @@ type SweepStatus struct {
 func (r *SweepRunner) Status() SweepStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := SweepStatus{Running: r.stop != nil, Queued: r.queued != nil, Started: r.started, Plan: r.plan,
+	st := SweepStatus{Running: r.stop != nil, Queued: r.queued != nil, Started: r.started, Request: r.req, Plan: r.plan,
 		Progress: r.progress, Result: r.result, Err: r.err, Log: append([]string(nil), r.log...), LogSeq: r.logSeq}
 	switch {
 	case r.stop == nil:

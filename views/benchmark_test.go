@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2/test"
 
@@ -160,5 +161,19 @@ func TestCheckGPUWithoutAWorkerSaysWhy(t *testing.T) {
 	}
 	if ov := w.Canvas().Overlays().Top(); ov == nil {
 		t.Error("no dialog shows the check")
+	}
+}
+
+// TestElapsedReadsLikeTheTimeLeft: the sweep line's elapsed time is written in the units
+// of the time left beside it, "4 min 05 s, about 10 min left", not Go's "4m5s".
+func TestElapsedReadsLikeTheTimeLeft(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Second:                "10 s",
+		4*time.Minute + 5*time.Second:   "4 min 05 s",
+		2*time.Hour + 5*time.Minute + 9: "2 h 05 min",
+	} {
+		if got := elapsedText(d); got != want {
+			t.Errorf("%s: %q, want %q", d, got, want)
+		}
 	}
 }
