@@ -19,6 +19,13 @@ type LayerTimer interface {
 	Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate)
 }
 
+// intoTimer is a LayerTimer that also writes its estimates into arrays of their own
+// (kernels.Timings), as *kernels.Model does: the step composer's plans hold them so,
+// and need no Estimate per batch in between.
+type intoTimer interface {
+	TimesInto(dev kernels.Device, req kernels.Request, batches []int, out kernels.Timings)
+}
+
 // Request asks for one CNN on one machine over a range of batch sizes.
 type Request struct {
 	Network *cnn.Network
@@ -207,10 +214,16 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	}
 	gradBytes := 4 * float64(req.Network.Params())
 	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
-	step := func(B int) float64 {
+	sync := e.over.syncOf(gradBytes, &req)
+	// stepBound is the step at global batch B and what bounds it.
+	stepBound := func(B int) (float64, string) {
 		b := perGPUBatch(B, n)
-		ms, _ := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
-		return ms + e.over.syncMS(gradBytes, &req, ms, tab.backwardMS[b])
+		ms, bound := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
+		return ms + sync.parts(ms, tab.backwardMS[b]).Total(), bound
+	}
+	step := func(B int) float64 {
+		ms, _ := stepBound(B)
+		return ms
 	}
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
@@ -221,15 +234,14 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		if !p.Fits {
 			continue
 		}
-		p.IterMS = step(B)
+		p.IterMS, p.Bound = stepBound(B)
 		p.ScriptMS = scriptMS
-		_, p.Bound = req.inputStepMS(b, tab.stepMS[b]+scriptMS)
-		p.Source = tab.source[b]
+		p.Source = kernels.RankedSource(tab.source[b])
 		p.ErrorPct = 100 * tab.relErr[b]
 	}
-	watts := func(B int) float64 {
+	watts := func(B int, stepMS float64) float64 {
 		b := perGPUBatch(B, n)
-		busy := math.Min(1, tab.gpuMS[b]/step(B))
+		busy := math.Min(1, tab.gpuMS[b]/stepMS)
 		return float64(n) * req.GPU.TDPW * (e.over.PowerIdleFraction + e.over.PowerBusyFraction*busy)
 	}
 	price := req.Machine.PriceUSDPerHour * float64(req.nodes())
