@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"cnntime/predictor/cnn"
@@ -182,7 +183,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	if perGPUMax >= 0 && need > perGPUMax {
 		need = max(perGPUMax, 1) // nothing beyond memory is predicted
 	}
-	tab := e.table(req, need)
+	var tab *stepArrays
+	if wanted := req.stepsRead(perGPUMax); isDense(wanted) {
+		tab = e.table(req, need)
+	} else if len(wanted) > 0 {
+		tab = e.tableAt(req, wanted)
+	}
 
 	c := Curve{
 		Model:     req.Network.Name,
@@ -218,8 +224,9 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	// stepBound is the step at global batch B and what bounds it.
 	stepBound := func(B int) (float64, string) {
 		b := perGPUBatch(B, n)
-		ms, bound := req.inputStepMS(b, tab.stepMS[b]+scriptMS)
-		return ms + sync.parts(ms, tab.backwardMS[b]).Total(), bound
+		i := tab.entry(b)
+		ms, bound := req.inputStepMS(b, tab.stepMS[i]+scriptMS)
+		return ms + sync.parts(ms, tab.backwardMS[i]).Total(), bound
 	}
 	step := func(B int) float64 {
 		ms, _ := stepBound(B)
@@ -236,12 +243,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		}
 		p.IterMS, p.Bound = stepBound(B)
 		p.ScriptMS = scriptMS
-		p.Source = kernels.RankedSource(tab.source[b])
-		p.ErrorPct = 100 * tab.relErr[b]
+		i := tab.entry(b)
+		p.Source = kernels.RankedSource(tab.source[i])
+		p.ErrorPct = 100 * tab.relErr[i]
 	}
 	watts := func(B int, stepMS float64) float64 {
-		b := perGPUBatch(B, n)
-		busy := math.Min(1, tab.gpuMS[b]/stepMS)
+		busy := math.Min(1, tab.gpuMS[tab.entry(perGPUBatch(B, n))]/stepMS)
 		return float64(n) * req.GPU.TDPW * (e.over.PowerIdleFraction + e.over.PowerBusyFraction*busy)
 	}
 	price := req.Machine.PriceUSDPerHour * float64(req.nodes())
@@ -279,12 +286,56 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 	return m
 }
 
-// table returns the step-time arrays of req's network on its device, covering per-GPU
-// batches 1..need at least.
-func (e *Engine) table(req Request, need int) *stepArrays {
+// stepsRead are the per-GPU batches a curve of req reads the step of (ascending, each
+// once): each point's that fits in memory (perGPUMax per GPU; -1: unknown, all fit),
+// and the last, partial step's of each such point's epoch.
+func (req *Request) stepsRead(perGPUMax int) []int {
+	n := req.totalGPUs()
+	out := make([]int, 0, 2*len(req.Batches))
+	for _, B := range req.Batches {
+		b := perGPUBatch(B, n)
+		if perGPUMax >= 0 && b > perGPUMax {
+			continue
+		}
+		out = append(out, b)
+		if req.Run.Images > 0 {
+			if last := req.Run.Images % B; last > 0 {
+				out = append(out, perGPUBatch(last, n))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sparseBelow is how few of the per-GPU batches up to its largest a curve reads for its
+// steps to be worked out one by one (a sparse table, tableAt) instead of every batch
+// from 1 up (a dense one, table): a window's curve over a grid up to a CIFAR epoch's
+// 50,000 images reads a few hundred.
+const sparseBelow = 4
+
+// isDense reports whether a curve reading the per-GPU batches wanted (ascending) fills
+// a dense table: it reads at least 1 in sparseBelow of the batches up to its largest.
+func isDense(wanted []int) bool {
+	return len(wanted) > 0 && len(wanted)*sparseBelow >= wanted[len(wanted)-1]
+}
+
+// tableSize is the last batch of a dense table holding per-GPU batch need: a power of
+// two times 64, so that a table grows a few times at most.
+func tableSize(need int) int {
+	size := 64
+	for size < need {
+		size *= 2
+	}
+	return size
+}
+
+// stepTableOf is the cache entry of req's network on its device, marked used.
+func (e *Engine) stepTableOf(req *Request) (tableKey, *stepTable) {
 	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat,
 		req.Framework.orDefault(), req.Script.Cost().SyncAfterForward}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	t, ok := e.tables[k]
 	if !ok {
 		t = &stepTable{}
@@ -292,19 +343,42 @@ func (e *Engine) table(req Request, need int) *stepArrays {
 	}
 	e.clock++
 	t.used = e.clock
-	e.mu.Unlock()
+	return k, t
+}
 
+// table returns the dense step-time arrays of req's network on its device, covering
+// per-GPU batches 1..need at least.
+func (e *Engine) table(req Request, need int) *stepArrays {
+	k, t := e.stepTableOf(&req)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.arrays == nil || len(t.arrays.stepMS) <= need {
-		size := 64 // a power of two: a table grows a few times at most
-		for size < need {
-			size *= 2
-		}
+	if !t.arrays.denseTo(need) {
 		before := t.arrays.bytes()
-		t.arrays = e.fill(req, size+1)
+		t.arrays = e.fill(req, tableSize(need)+1)
 		e.kept(k, t, t.arrays.bytes()-before)
 	}
+	return t.arrays
+}
+
+// tableAt returns step-time arrays of req's network on its device that hold the
+// per-GPU batches wanted (ascending, not empty): the dense table where it covers them,
+// else a sparse one, to which the batches it lacks are added, their figures those of a
+// dense table covering the largest (fillAt).
+func (e *Engine) tableAt(req Request, wanted []int) *stepArrays {
+	k, t := e.stepTableOf(&req)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	need := wanted[len(wanted)-1]
+	if t.arrays.denseTo(need) {
+		return t.arrays
+	}
+	missing := t.arrays.missing(wanted)
+	if len(missing) == 0 {
+		return t.arrays
+	}
+	before := t.arrays.bytes()
+	t.arrays = t.arrays.withEntries(e.fillAt(req, missing, tableSize(need)))
+	e.kept(k, t, t.arrays.bytes()-before)
 	return t.arrays
 }
 
@@ -333,16 +407,22 @@ func (e *Engine) kept(k tableKey, t *stepTable, grown int) {
 	t.size = t.arrays.bytes()
 }
 
-// Reserve makes the step table of req's network on its device cover per-GPU batches up
-// to perGPUBatch (no further than fits in the GPU's memory), so that requests for
-// several machines of one GPU fill it once, at its largest size, instead of growing
-// it machine by machine. Only the network, GPU, device, precision, policy, kernels and
-// memory format of req are read.
+// Reserve makes the dense step table of req's network on its device cover per-GPU
+// batches up to perGPUBatch (no further than fits in the GPU's memory), so that
+// requests for several machines of one GPU fill it once, at its largest size, instead
+// of growing it machine by machine. It does so only where req's own curve reads a
+// dense table (a range of every batch); a sparse one (a window's grid) gets the
+// batches each curve reads as it is predicted. Only the network, GPU, device,
+// precision, policy, kernels, memory format, batches and run of req are read.
 func (e *Engine) Reserve(req Request, perGPUBatch int) {
 	if req.Network == nil || perGPUBatch < 1 {
 		return
 	}
-	if fits := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU)); fits >= 0 && perGPUBatch > fits {
+	fits := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU))
+	if !isDense(req.stepsRead(fits)) {
+		return
+	}
+	if fits >= 0 && perGPUBatch > fits {
 		perGPUBatch = max(fits, 1)
 	}
 	e.table(req, perGPUBatch)

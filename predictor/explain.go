@@ -283,8 +283,9 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	}
 
 	// The step as the curve composed it: the table's entry at b.
-	tab := e.table(req, b)
-	stepMS, backwardMS, last := tab.stepMS[b], tab.backwardMS[b], len(tab.stepMS)-1
+	tab := e.tableAt(req, []int{b})
+	i := tab.entry(b)
+	stepMS, backwardMS, last := tab.stepMS[i], tab.backwardMS[i], tab.probe
 
 	// Its kernels, planned as the table's fill plans them: at batch 1 and at the
 	// table's last batch too, where fill decides which phases run a kernel.

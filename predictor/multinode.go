@@ -214,6 +214,7 @@ func (e *Engine) StepParts(req Request, b int) (stepMS, backwardMS float64, err 
 	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
 		return 0, 0, err
 	}
-	t := e.table(req, b)
-	return t.stepMS[b], t.backwardMS[b], nil
+	t := e.tableAt(req, []int{b})
+	i := t.entry(b)
+	return t.stepMS[i], t.backwardMS[i], nil
 }

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"cnntime/predictor/cnn"
@@ -22,10 +23,16 @@ type stepTable struct {
 	size int
 }
 
-// stepArrays are a training step's figures indexed by per-GPU batch size (index 0
-// unused). They are never changed once filled, so a curve reads them without a lock
-// while a larger table is being filled.
+// stepArrays are a training step's figures at per-GPU batch sizes: in a dense table
+// every batch from 1 up, entry b at batch b (entry 0 unused); in a sparse one the
+// batches a window's curves read, entry i at batches[i]. They are never changed once
+// filled, so a curve reads them without a lock while a larger table is being filled.
 type stepArrays struct {
+	// batches are a sparse table's per-GPU batch sizes, ascending; nil in a dense table.
+	batches []int
+	// probe is the batch at which the plans that filled the table told a phase that
+	// runs no kernel (fill, plan): the dense table's last batch.
+	probe      int
 	stepMS     []float64 // the whole step: kernels as the host issues them, update, host overhead
 	gpuMS      []float64 // the GPU's busy time: kernels and update
 	backwardMS []float64 // the backward kernels' time, under which the all-reduce hides
@@ -42,7 +49,92 @@ func (a *stepArrays) bytes() int {
 	if a == nil {
 		return 0
 	}
-	return len(a.stepMS) * stepEntryBytes
+	return len(a.stepMS)*stepEntryBytes + len(a.batches)*8
+}
+
+// newStepArrays makes arrays of n entries.
+func newStepArrays(n int) *stepArrays {
+	return &stepArrays{
+		stepMS:     make([]float64, n),
+		gpuMS:      make([]float64, n),
+		backwardMS: make([]float64, n),
+		source:     make([]uint8, n),
+		relErr:     make([]float64, n),
+	}
+}
+
+// entry is the index of per-GPU batch b's figures in a, or -1 where a does not hold
+// them; a may be nil.
+func (a *stepArrays) entry(b int) int {
+	switch {
+	case a == nil:
+		return -1
+	case a.batches == nil:
+		if b >= 1 && b < len(a.stepMS) {
+			return b
+		}
+		return -1
+	}
+	if i, ok := slices.BinarySearch(a.batches, b); ok {
+		return i
+	}
+	return -1
+}
+
+// denseTo reports whether a is a dense table holding every batch from 1 to b.
+func (a *stepArrays) denseTo(b int) bool {
+	return a != nil && a.batches == nil && b < len(a.stepMS)
+}
+
+// missing lists the batches of wanted (ascending) that a does not hold.
+func (a *stepArrays) missing(wanted []int) []int {
+	var out []int
+	for _, b := range wanted {
+		if a.entry(b) < 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// withEntries is a sparse table of a's entries (a may be nil or dense) and fresh's
+// (sparse; none of its batches in a), ascending.
+func (a *stepArrays) withEntries(fresh *stepArrays) *stepArrays {
+	var old []int // a's batches
+	switch {
+	case a == nil:
+	case a.batches == nil:
+		old = make([]int, 0, max(len(a.stepMS)-1, 0))
+		for b := 1; b < len(a.stepMS); b++ {
+			old = append(old, b)
+		}
+	default:
+		old = a.batches
+	}
+	out := newStepArrays(len(old) + len(fresh.batches))
+	out.batches = make([]int, 0, len(old)+len(fresh.batches))
+	out.probe = max(fresh.probe, 0)
+	if a != nil {
+		out.probe = max(out.probe, a.probe)
+	}
+	copyEntry := func(from *stepArrays, i int) {
+		j := len(out.batches)
+		out.stepMS[j], out.gpuMS[j], out.backwardMS[j] = from.stepMS[i], from.gpuMS[i], from.backwardMS[i]
+		out.source[j], out.relErr[j] = from.source[i], from.relErr[i]
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(fresh.batches) {
+		if j == len(fresh.batches) || i < len(old) && old[i] < fresh.batches[j] {
+			copyEntry(a, a.entry(old[i]))
+			out.batches = append(out.batches, old[i])
+			i++
+			continue
+		}
+		copyEntry(fresh, j)
+		out.batches = append(out.batches, fresh.batches[j])
+		j++
+	}
+	return out
 }
 
 // kernelSeq is one kernel launch of the step, in issue order: which layer and phase
@@ -311,14 +403,9 @@ const fillChunk = 1024
 // chunk of batches at a time. Every chunk decides which phases run a kernel as one
 // plan over the whole table would: by their time at batch 1 and at the last batch.
 func (e *Engine) fill(req Request, size int) *stepArrays {
-	t := &stepArrays{
-		stepMS:     make([]float64, size),
-		gpuMS:      make([]float64, size),
-		backwardMS: make([]float64, size),
-		source:     make([]uint8, size),
-		relErr:     make([]float64, size),
-	}
+	t := newStepArrays(size)
 	last := size - 1
+	t.probe = last
 	batches := make([]int, 0, min(fillChunk, last)+2)
 	for lo := 1; lo <= last; lo += fillChunk {
 		hi := min(lo+fillChunk, size)
@@ -328,14 +415,37 @@ func (e *Engine) fill(req Request, size int) *stepArrays {
 		}
 		batches = append(batches, last)
 		p := e.plan(&req, batches)
-		e.compose(t, &p, 1, len(batches)-1)
+		e.compose(t, &p, 1, len(batches)-1, batches[1:len(batches)-1])
+		p.release()
+	}
+	return t
+}
+
+// fillAt computes the step at the per-GPU batches wanted (ascending) into a sparse
+// table, a chunk at a time, each chunk's plan probing batch 1 and probe as fill's
+// plans probe their first and last batch: the figures are those of a dense table
+// whose last batch is probe.
+func (e *Engine) fillAt(req Request, wanted []int, probe int) *stepArrays {
+	t := newStepArrays(len(wanted))
+	t.batches, t.probe = wanted, probe
+	batches := make([]int, 0, min(fillChunk, len(wanted))+2)
+	entries := make([]int, 0, min(fillChunk, len(wanted)))
+	for lo := 0; lo < len(wanted); lo += fillChunk {
+		hi := min(lo+fillChunk, len(wanted))
+		batches = append(append(append(batches[:0], 1), wanted[lo:hi]...), probe)
+		entries = entries[:0]
+		for i := lo; i < hi; i++ {
+			entries = append(entries, i)
+		}
+		p := e.plan(&req, batches)
+		e.compose(t, &p, 1, len(batches)-1, entries)
 		p.release()
 	}
 	return t
 }
 
 // compose fills the entries of t at the per-GPU batches p.batches[lo:hi] from the
-// plan p (an array's entry b is the step at per-GPU batch b).
+// plan p: the step at p.batches[lo+i] goes to t's entry entries[i].
 //
 // The step is simulated as the host issuing kernels into one stream: the host spends
 // LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and
@@ -346,7 +456,7 @@ func (e *Engine) fill(req Request, size int) *stepArrays {
 // the same stream (Request.Framework); a script that reads the loss after the forward
 // pass makes the host wait there for the GPU. The update's fused part follows, then
 // StepMS of host work per step.
-func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
+func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) {
 	n := hi - lo
 	gpuEnd := make([]float64, n) // when the GPU finishes the kernels so far, ms
 	gpuMS := make([]float64, n)
@@ -415,7 +525,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
 
 	update, updateIssue := p.update, p.updateIssue
 	for i := range n {
-		b := p.batches[lo+i]
+		b := entries[i]
 		layers := gpuMS[i]
 		end := math.Max(gpuEnd[i], hostMS+waited[i]+updateIssue) + update
 		if e.over.Synchronous {
