@@ -1,11 +1,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,9 +81,15 @@ type SweepPlan struct {
 	Steps    []StepItem
 	Policy   measure.Policy // the policy recorded: none for the CPU
 	// CalibratedFrom is how many of this device's cached measurements scaled the
-	// kernels' time estimates (0: the estimates are the planner's guess from the
-	// device's specifications).
+	// kernels' time estimates (0: none; see Probed).
 	CalibratedFrom int
+	// Probed is how many kernels of the plan were timed on the device just now to
+	// scale the estimates where the cache had none of its own (ProbeSweepPace; 0: none).
+	// With neither, the estimates are the planner's guess from the device's
+	// specifications.
+	Probed int
+	// Pace is the factor the planner's guesses were scaled by (1: none).
+	Pace float64
 }
 
 // StepItem is one whole training step to time.
@@ -109,7 +117,7 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	default:
 		return SweepPlan{}, Inputf("precision %q: a sweep measures fp32, tf32 or amp", req.Precision)
 	}
-	p := SweepPlan{Request: req, Device: dev, Policy: req.Policy}
+	p := SweepPlan{Request: req, Device: dev, Policy: req.Policy, Pace: 1}
 	if dev.Backend == "cpu" {
 		if req.Precision != measure.FP32 {
 			return SweepPlan{}, Inputf("the CPU measures fp32 only, not %s", req.Precision)
@@ -179,10 +187,14 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 }
 
 // calibrateEstimate scales the plan's time estimates by how long this device really
-// took for the kernels it has measured at this precision: the planner's guess from
+// took for the kernels of the plan's layers it has measured at this precision, at
+// the plan's batch sizes or others: the planner's guess from
 // specifications can be several times off (a busy CPU, a throttled GPU), while the
 // same device's own medians are not. The ratio is of sums, so many small kernels and
-// a few large ones weigh by their time.
+// a few large ones weigh by their time. A sweep costs more than its kernels' runs
+// (each measurement's tensors, the cache's write, runs slower than the median): the
+// time between consecutive measurements of the device's earlier sweeps over their runs'
+// medians scales the estimates too (sweepOverhead).
 func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p *SweepPlan, opts gpu.PlanOptions) error {
 	configs := map[string]bool{}
 	for _, n := range p.Networks {
@@ -207,8 +219,14 @@ func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p 
 	if len(median) == 0 {
 		return nil
 	}
+	var batches []int // the batch sizes measured: the plan's or others
+	for k := range median {
+		batches = append(batches, k.Batch)
+	}
+	slices.Sort(batches)
+	opts.Batches = slices.Compact(batches)
 	opts.Measured, opts.Repeats = nil, 1
-	every, err := gpu.MakePlan(opts) // the estimates of what was measured too
+	every, err := gpu.MakePlan(opts) // the estimates of what was measured
 	if err != nil {
 		return nil
 	}
@@ -225,13 +243,133 @@ func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p 
 		return nil
 	}
 	scale := took / guessed
+	if overhead, pairs := sweepOverhead(ms); pairs > 0 {
+		scale *= overhead
+	}
+	p.scaleEstimates(scale)
+	p.CalibratedFrom = n
+	return nil
+}
+
+// scaleEstimates multiplies the plan's kernel time estimates by scale.
+func (p *SweepPlan) scaleEstimates(scale float64) {
+	p.Pace *= scale
 	p.Kernels.Estimate = 0
 	for i := range p.Kernels.Items {
 		p.Kernels.Items[i].EstimateS *= scale
 		p.Kernels.Estimate += time.Duration(p.Kernels.Items[i].EstimateS * float64(time.Second))
 	}
-	p.CalibratedFrom = n
+}
+
+// maxSweepGap is the longest time between two measurements of one sweep that counts as
+// the second one's measuring: a longer one was a pause (or one kernel of no use to
+// an estimate of many).
+const maxSweepGap = 30 * time.Second
+
+// sweepOverhead is how much longer ms's sweeps took than the runs of their kernels:
+// over consecutive measurements of one sweep (a measurement's time is when it began),
+// the time from one to the next over the first's runs, (repeats + warm-up) × its
+// median. It returns 1 and 0 pairs where no sweep has two consecutive measurements.
+func sweepOverhead(ms []measure.Measurement) (factor float64, pairs int) {
+	bySweep := map[int64][]measure.Measurement{}
+	for _, m := range ms {
+		if m.SweepID > 0 && !m.At.IsZero() {
+			bySweep[m.SweepID] = append(bySweep[m.SweepID], m)
+		}
+	}
+	var took, runs float64
+	for _, list := range bySweep {
+		slices.SortStableFunc(list, func(a, b measure.Measurement) int { return a.At.Compare(b.At) })
+		for i := 1; i < len(list); i++ {
+			m := list[i-1]
+			gap := list[i].At.Sub(m.At)
+			if m.Status != measure.OK || !(m.MedianMS > 0) || gap <= 0 || gap > maxSweepGap {
+				continue
+			}
+			took += gap.Seconds()
+			runs += m.MedianMS / 1000 * float64(max(m.Repeats, 1)+gpu.WarmupRuns)
+			pairs++
+		}
+	}
+	if pairs == 0 || !(runs > 0) {
+		return 1, 0
+	}
+	return took / runs, pairs
+}
+
+// probeKernels is how many of a plan's kernels ProbeSweepPace times, and probeBudget
+// how long it may take: a measurement's time is when it began, so the last one's
+// length is not known and the pace comes from the others.
+const (
+	probeKernels = 7
+	probeBudget  = 2 * time.Second
+)
+
+// ProbeSweepPace times a few of p's kernels on sw as the sweep would (the plan's
+// repeats, warm-up and precision; nothing is written to the cache) and scales p's
+// estimates by the time between their measurements over the planner's guesses for
+// them: a device whose cache holds none of its own measurements (CalibratedFrom 0)
+// then gets an estimate at its own pace, load included, rather than its
+// specifications'. The kernels are those at a spread of the plan's guessed times
+// around its middle, timed smallest first, within probeBudget; it leaves p as it was
+// when fewer than two were measured.
+func ProbeSweepPace(ctx context.Context, sw gpu.Sweeper, p *SweepPlan) error {
+	items := probeItems(p.Kernels.Items)
+	if len(items) < 2 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeBudget)
+	defer cancel()
+	var got []measure.Measurement
+	job := gpu.Job{Precision: p.Request.Precision, Policy: p.Policy, Repeats: p.Request.Repeats, Items: items, CuDNNAPI: p.Request.CuDNNAPI}
+	err := sw.Sweep(ctx, job, gpu.Sink{Measured: func(m measure.Measurement) error { got = append(got, m); return nil }, Warning: func(string) {}})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("time a few kernels of the plan on %s: %w", sw.Device().Name, err)
+	}
+	scale, n := probePace(items, got)
+	if n == 0 {
+		return nil
+	}
+	p.scaleEstimates(scale)
+	p.Probed = n
 	return nil
+}
+
+// probeItems picks up to probeKernels of a plan's items at a spread of their guessed
+// times between the plan's 20th and 80th percentile, smallest first.
+func probeItems(items []gpu.Item) []gpu.Item {
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, func(a, b gpu.Item) int { return cmp.Compare(a.EstimateS, b.EstimateS) })
+	if len(sorted) <= probeKernels {
+		return sorted
+	}
+	out := make([]gpu.Item, 0, probeKernels)
+	for i := range probeKernels {
+		q := 0.2 + 0.6*float64(i)/float64(probeKernels-1)
+		out = append(out, sorted[int(q*float64(len(sorted)-1))])
+	}
+	return out
+}
+
+// probePace is the seconds the device took per second guessed over the measurements
+// got of items (in items' order, as a sweep reports them, each timed from when it
+// began to when the next one did): the median of the kernels' ratios, so that one
+// kernel slowed by something else on the machine does not set the pace; n counts the
+// kernels (0: no pace).
+func probePace(items []gpu.Item, got []measure.Measurement) (scale float64, n int) {
+	var ratios []float64
+	for i := 1; i < len(got) && i < len(items); i++ {
+		gap := got[i].At.Sub(got[i-1].At)
+		if got[i-1].Status != measure.OK || gap <= 0 || !(items[i-1].EstimateS > 0) {
+			continue
+		}
+		ratios = append(ratios, gap.Seconds()/items[i-1].EstimateS)
+	}
+	if len(ratios) == 0 {
+		return 1, 0
+	}
+	median, _ := gpu.Summarize(ratios)
+	return median, len(ratios)
 }
 
 func stepFramework(dev measure.Device) string {

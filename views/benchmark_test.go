@@ -29,6 +29,7 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 	b.Batches.SetText("1-2")
 	b.Repeats.SetText("1")
 	test.Tap(b.PlanButton)
+	b.WaitPlan()
 	if !strings.Contains(b.PlanLabel.Text, "kernels of") || !strings.Contains(b.PlanLabel.Text, "0 already in the cache") {
 		t.Fatalf("plan label %q", b.PlanLabel.Text)
 	}
@@ -69,6 +70,7 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 	}
 	// A second start finds everything cached.
 	test.Tap(b.PlanButton)
+	b.WaitPlan()
 	if !strings.HasPrefix(b.PlanLabel.Text, "0 kernels") {
 		t.Errorf("plan after the sweep %q, want nothing left to measure", b.PlanLabel.Text)
 	}
