@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"cnntime/db"
 	"cnntime/gpu"
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
 
@@ -50,13 +52,15 @@ func TestSweepOverhead(t *testing.T) {
 	}
 }
 
-// paceSweeper pretends to measure a job's kernels on a device that takes slowdown
-// times the planner's guess for each: each measurement begins when the one before it
-// ended. It measures at most limit kernels (0: all) and then fails.
+// paceSweeper pretends to measure a job's kernels on a device that takes gemm times
+// the planner's guess for a dense convolution or a matrix product, grouped times it for
+// a grouped or depthwise convolution and memory times it for the other kernels: each
+// measurement begins when the one before it ended. It measures at most limit kernels
+// (0: all) and then fails.
 type paceSweeper struct {
-	slowdown float64
-	limit    int
-	jobs     []gpu.Job
+	gemm, grouped, memory float64
+	limit                 int
+	jobs                  []gpu.Job
 }
 
 func (s *paceSweeper) Device() measure.Device {
@@ -75,67 +79,95 @@ func (s *paceSweeper) Sweep(ctx context.Context, job gpu.Job, sink gpu.Sink) err
 		if err := sink.Measured(m); err != nil {
 			return err
 		}
-		at = at.Add(time.Duration(s.slowdown * it.EstimateS * float64(time.Second)))
+		slowdown := s.memory
+		switch {
+		case it.Config.Op == cnn.OpConv2d && it.Config.Groups > 1:
+			slowdown = s.grouped
+		case it.Config.Op == cnn.OpConv2d || it.Config.Op == cnn.OpLinear:
+			slowdown = s.gemm
+		}
+		at = at.Add(time.Duration(slowdown * it.EstimateS * float64(time.Second)))
 	}
 	return nil
 }
 
 // A plan with nothing of the device's own in the cache is estimated at the pace of a
-// few of its kernels timed on the device: on a device three times slower than the
-// planner guesses, the estimate is three times the guess; the kernels are timed as the
-// sweep times them and spread over the plan's guesses; a device that measured fewer
-// than two leaves the guess.
+// few of its kernels timed on the device, each class at its own: on a device three
+// times slower than the planner guesses at dense convolutions, fifteen times at
+// depthwise ones and ten times at passes over memory, the estimate is 3, 15 and 10
+// times their guesses. The kernels are timed as the sweep times them, a few of each
+// class from the middle of the plan's guesses after one untimed; a device that
+// measured too few leaves the guess.
 func TestProbeSweepPace(t *testing.T) {
 	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cache.Close()
-	sw := &paceSweeper{slowdown: 3}
+	sw := &paceSweeper{gemm: 3, grouped: 15, memory: 10}
 	req := DefaultSweepRequest()
-	req.Models, req.Input, req.Batches, req.Repeats = []string{"resnet18"}, 32, []int{1, 2, 4, 8}, 3
+	req.Models, req.Input, req.Batches, req.Repeats = []string{"mobilenet_v2"}, 32, []int{1, 2, 4, 8}, 3
 	guess, err := PlanSweep(context.Background(), cache, sw.Device(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if guess.CalibratedFrom != 0 || guess.Probed != 0 || guess.Pace != 1 || len(guess.Kernels.Items) < 2*probeKernels {
+	if guess.CalibratedFrom != 0 || guess.Probed != 0 || guess.Pace != 1 || len(guess.Kernels.Items) < 20 {
 		t.Fatalf("plan: calibrated on %d, probed %d, pace %v, %d kernels", guess.CalibratedFrom, guess.Probed, guess.Pace, len(guess.Kernels.Items))
+	}
+	var gemm, grouped, memory float64 // the guesses' seconds
+	for _, it := range guess.Kernels.Items {
+		switch {
+		case it.Config.Op == cnn.OpConv2d && it.Config.Groups > 1:
+			grouped += it.EstimateS
+		case it.Config.Op == cnn.OpConv2d || it.Config.Op == cnn.OpLinear:
+			gemm += it.EstimateS
+		default:
+			memory += it.EstimateS
+		}
+	}
+	if gemm == 0 || grouped == 0 || memory == 0 {
+		t.Fatalf("mobilenet_v2's plan guesses %v s of dense convolutions, %v s of depthwise ones, %v s of the rest", gemm, grouped, memory)
 	}
 	p := guess
 	p.Kernels.Items = append([]gpu.Item(nil), guess.Kernels.Items...)
 	if err := ProbeSweepPace(context.Background(), sw, &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Probed != probeKernels-1 || math.Abs(p.Pace-3) > 1e-6 {
-		t.Errorf("probed %d kernels at pace %v; want %d at 3", p.Probed, p.Pace, probeKernels-1)
+	want := 3*gemm + 15*grouped + 10*memory
+	if got := p.Kernels.Estimate.Seconds(); math.Abs(got-want) > 1e-6*want {
+		t.Errorf("estimate %v s, want 3 × %v + 15 × %v + 10 × %v = %v s", got, gemm, grouped, memory, want)
 	}
-	if want := 3 * guess.Kernels.Estimate.Seconds(); math.Abs(p.Kernels.Estimate.Seconds()-want) > 1e-6*want {
-		t.Errorf("estimate %v, want 3 × the guess %v", p.Kernels.Estimate, guess.Kernels.Estimate)
+	timed := numClasses*probePerClass - 1 // the last kernel's end is not known
+	if wantPace := want / (gemm + grouped + memory); p.Probed != timed || math.Abs(p.Pace-wantPace) > 1e-6*wantPace {
+		t.Errorf("%d kernels timed, pace %v; want %d and %v", p.Probed, p.Pace, timed, wantPace)
 	}
-	if d := DescribePlan(p); !strings.Contains(d, "at this device's pace: 6 of its kernels timed just now") {
+	if d := DescribePlan(p); !strings.Contains(d, fmt.Sprintf("at this device's pace: %d of its kernels timed just now", timed)) {
 		t.Errorf("the plan says %q", d)
 	}
 	job := sw.jobs[0]
-	if job.Repeats != req.Repeats || job.Precision != req.Precision || len(job.Items) != probeKernels {
-		t.Errorf("the kernels timed: %d at %d repeats, %s; want %d at the plan's %d, %s", len(job.Items), job.Repeats, job.Precision, probeKernels, req.Repeats, req.Precision)
+	if job.Repeats != req.Repeats || job.Precision != req.Precision || len(job.Items) != 1+numClasses*probePerClass {
+		t.Errorf("the kernels timed: %d at %d repeats, %s; want %d at the plan's %d, %s", len(job.Items), job.Repeats, job.Precision, 1+numClasses*probePerClass, req.Repeats, req.Precision)
 	}
 	lo, hi := math.Inf(1), 0.0
 	for _, it := range guess.Kernels.Items {
 		lo, hi = math.Min(lo, it.EstimateS), math.Max(hi, it.EstimateS)
 	}
-	for i, it := range job.Items {
-		if i > 0 && it.EstimateS < job.Items[i-1].EstimateS {
-			t.Errorf("kernel %d of the probe guessed %v s after one of %v s: want smallest first", i, it.EstimateS, job.Items[i-1].EstimateS)
+	if job.Items[0].EstimateS != lo {
+		t.Errorf("the untimed first kernel guessed %v s, want the plan's smallest, %v", job.Items[0].EstimateS, lo)
+	}
+	for i, it := range job.Items[1:] {
+		if it.EstimateS <= lo || it.EstimateS >= hi {
+			t.Errorf("timed kernel %d guessed %v s, the plan %v to %v: want none of the extremes", i, it.EstimateS, lo, hi)
+		}
+		if kernelClass(it) != i%numClasses {
+			t.Errorf("timed kernel %d is of class %d: want the classes in turns", i, kernelClass(it))
 		}
 	}
-	if first, last := job.Items[0].EstimateS, job.Items[len(job.Items)-1].EstimateS; first <= lo || last >= hi {
-		t.Errorf("the probe's kernels guessed %v to %v s, the plan's %v to %v: want them inside, not the extremes", first, last, lo, hi)
-	}
 
-	// One kernel measured, then the device failed: no pace, the guess stays.
+	// Two kernels measured, then the device failed: nothing timed, the guess stays.
 	short := guess
 	short.Kernels.Items = append([]gpu.Item(nil), guess.Kernels.Items...)
-	if err := ProbeSweepPace(context.Background(), &paceSweeper{slowdown: 3, limit: 1}, &short); err == nil {
+	if err := ProbeSweepPace(context.Background(), &paceSweeper{gemm: 3, grouped: 15, memory: 10, limit: 2}, &short); err == nil {
 		t.Error("a device that failed during the probe: no error")
 	}
 	if short.Probed != 0 || short.Kernels.Estimate != guess.Kernels.Estimate {
@@ -199,5 +231,26 @@ func TestPlanCalibratedOnOtherBatches(t *testing.T) {
 	}
 	if want := 3 * guess.Kernels.Estimate.Seconds(); math.Abs(got.Kernels.Estimate.Seconds()-want) > 1e-6*want {
 		t.Errorf("estimate %v, want 3 × the guess %v", got.Kernels.Estimate, guess.Kernels.Estimate)
+	}
+}
+
+// A class of kernel the device timed none of is scaled as the timed ones are together.
+func TestClassPaceScales(t *testing.T) {
+	tests := []struct {
+		name          string
+		guessed, took [numClasses]float64
+		want          [numClasses]float64
+		ok            bool
+	}{
+		{"none", [numClasses]float64{}, [numClasses]float64{}, [numClasses]float64{}, false},
+		{"every class", [numClasses]float64{1, 2, 4}, [numClasses]float64{3, 30, 40}, [numClasses]float64{3, 15, 10}, true},
+		// 3 s for 1 s and 40 s for 4 s: 43 s for 5 s where none was grouped.
+		{"no grouped", [numClasses]float64{1, 0, 4}, [numClasses]float64{3, 0, 40}, [numClasses]float64{3, 43.0 / 5, 10}, true},
+	}
+	for _, tc := range tests {
+		got, ok := (&classPace{guessed: tc.guessed, took: tc.took}).scales()
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, got, ok, tc.want, tc.ok)
+		}
 	}
 }
