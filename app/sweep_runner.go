@@ -67,7 +67,7 @@ type paceKey struct {
 }
 
 type probedPace struct {
-	scale  float64
+	scale  [numClasses]float64
 	probed int
 }
 
@@ -128,7 +128,7 @@ func (r *SweepRunner) Plan(ctx context.Context, req SweepRequest) (SweepPlan, er
 		if r.paces == nil {
 			r.paces = map[paceKey]probedPace{}
 		}
-		r.paces[paceKey{p.Device.Key, p.Request.Precision, p.Policy}] = probedPace{p.Pace, p.Probed}
+		r.paces[paceKey{p.Device.Key, p.Request.Precision, p.Policy}] = probedPace{p.classScale, p.Probed}
 		r.mu.Unlock()
 	}
 	return p, nil
