@@ -78,15 +78,18 @@ test: fmt-check tidy-check vet cgo-free test-go
 
 # Sweeps on a Slurm cluster, end to end: a one-node cluster (munged, slurmctld, slurmd) on
 # this machine runs the script `cnntime cluster slurm` writes, then a cancelled and
-# requeued task resumes; slurm-wlm and munge are installed when missing. Needs root.
+# requeued task resumes; then a training job `cnntime launch slurm` writes trains on this
+# CPU with Debian's PyTorch and its measured step imports. slurm-wlm and munge are
+# installed when missing, and PyTorch for /usr/bin/python3. Needs root.
 test-cluster: headless
+	$(call install_debs,python3-torch python3-torchvision python3-pil)
 	$(SUDO) env "PATH=$$PATH" CNNTIME="$(CURDIR)/cnntime-headless" bash scripts/test_cluster.sh
 
 # A desktop bundle: cnntime.tar.xz with the binary, a .desktop entry and the icon; and
 # beside it cnntime-headless.tar.xz for servers: the headless binary and the PyTorch scripts.
 package: deps headless
 	$(GO) tool fyne package --target linux --release
-	tar -cJf cnntime-headless.tar.xz cnntime-headless scripts/pytorch_sweep.py scripts/dataloader_rate.py
+	tar -cJf cnntime-headless.tar.xz cnntime-headless scripts/pytorch_sweep.py scripts/dataloader_rate.py scripts/cnntime_train.py
 	@ls -l cnntime.tar.xz cnntime-headless.tar.xz
 
 clean:
@@ -112,8 +115,22 @@ container:
 # (the kernel module, built by DKMS) are left out: the machine that runs the worker has its driver.
 DEBIAN_SOURCES := /etc/apt/sources.list.d/debian.sources
 CUDA_HOME ?= /usr/local/cuda
+# Where cuda.h may already be: Debian's nvidia-cuda-dev puts it in /usr/include.
+CUDA_INCLUDE ?= /usr/include
+# The host's identity: only Debian gets Debian's nvidia-cuda-dev installed. Elsewhere (Ubuntu,
+# RHEL, ...) the package would be wrong or pull a libcuda that fights the driver, so the
+# target says what to install and stops.
+OS_RELEASE ?= /etc/os-release
 gpu-worker:
-	@if [ ! -f /usr/include/cuda.h ] && [ ! -f $(CUDA_HOME)/include/cuda.h ]; then \
+	@if [ ! -f $(CUDA_INCLUDE)/cuda.h ] && [ ! -f $(CUDA_HOME)/include/cuda.h ]; then \
+		id=$$(. $(OS_RELEASE) 2>/dev/null && echo "$$ID"); \
+		if [ "$$id" != debian ]; then \
+			echo "cuda.h not found (in $(CUDA_INCLUDE) or $(CUDA_HOME)/include): this host is $${id:-unknown}, not Debian, so nothing is installed." >&2; \
+			echo "Install the CUDA toolkit's headers (NVIDIA's cuda-toolkit package for your distribution, or the" >&2; \
+			echo "CUDA installer; keep the driver you have) and run make gpu-worker again, with CUDA_HOME=DIR if" >&2; \
+			echo "they are not in /usr/local/cuda." >&2; \
+			exit 1; \
+		fi; \
 		if [ -f $(DEBIAN_SOURCES) ] && ! grep -q '^Components:.*non-free' $(DEBIAN_SOURCES); then \
 			echo "enabling Debian's non-free components for nvidia-cuda-dev"; \
 			$(SUDO) sed -i 's/^Components: main$$/Components: main contrib non-free non-free-firmware/' $(DEBIAN_SOURCES); \

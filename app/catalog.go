@@ -11,6 +11,7 @@ import (
 
 	"cnntime/assets"
 	"cnntime/db"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -126,10 +127,10 @@ func thisComputer(m hw.Machine) bool {
 // measuredCPU is this computer's CPU as its measured DataLoader rate describes it
 // (scripts/dataloader_rate.py --csv, imported with cache import); ok is false when the
 // cache holds none.
-func measuredCPU(ctx context.Context, d *db.DB) (hw.CPU, bool, error) {
+func measuredCPU(ctx context.Context, d *db.DB) (host.CPU, bool, error) {
 	rates, err := d.LoaderRates(ctx)
 	if err != nil {
-		return hw.CPU{}, false, err
+		return host.CPU{}, false, err
 	}
 	for _, r := range rates {
 		if r.Loader != string(pipeline.PyTorch) {
@@ -143,11 +144,11 @@ func measuredCPU(ctx context.Context, d *db.DB) (hw.CPU, bool, error) {
 		if where == "" {
 			where = "this computer"
 		}
-		return hw.CPU{Model: model, MeasuredSpeed: r.ImagesPerS / pipeline.WorkerImagesPerS, LoaderImagesPerWorker: r.ImagesPerS,
+		return host.CPU{Model: model, MeasuredSpeed: r.ImagesPerS / pipeline.WorkerImagesPerS, LoaderImagesPerWorker: r.ImagesPerS,
 			Source: fmt.Sprintf("MEASURED: scripts/dataloader_rate.py on %s, %s: %.0f images/s per DataLoader worker on its own core (the loader model's reference CPU: %.0f), imported from %s",
 				where, r.MeasuredAt.Format("2006-01-02"), r.ImagesPerS, pipeline.WorkerImagesPerS, strings.TrimPrefix(r.Source, "csv:"))}, true, nil
 	}
-	return hw.CPU{}, false, nil
+	return host.CPU{}, false, nil
 }
 
 // MachineSpec is what the user gives for a machine of their own.

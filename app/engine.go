@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -463,6 +465,8 @@ type queryPlan struct {
 	// reserve is, for each model on each GPU (or device), the largest per-GPU batch its
 	// machines ask for: the first curve fills the step table that far at once.
 	reserve map[tableUse]int
+	// unavailable are the model × targets the run cannot be predicted for, and why.
+	unavailable map[int]error
 }
 
 // tableUse is what one step table serves: a model on a GPU or measured device, through
@@ -476,30 +480,60 @@ type tableUse struct {
 func (p *queryPlan) count() int { return len(p.nets) * len(p.q.Targets) }
 
 // plan checks every part of q and every model × target's request, so that a wrong one
-// is found before anything is predicted.
+// is found before anything is predicted. A model that cannot be built for the run (an
+// input smaller than it takes) or a model × target the run does not suit (a batch
+// below its GPU count) is unavailable: its curve says why and has no points, and the
+// others are predicted. A query none of whose curves can be predicted, or that names a
+// model nobody knows, is an error.
 func (e *Engine) plan(q Query) (*queryPlan, error) {
 	if err := q.Data.Check(); err != nil {
 		return nil, err
 	}
-	p := &queryPlan{e: e, q: &q, nets: make([]*cnn.Network, len(q.Models))}
+	p := &queryPlan{e: e, q: &q, nets: make([]*cnn.Network, len(q.Models)), unavailable: map[int]error{}}
 	for i, name := range q.Models {
 		n, err := e.networkFor(name, q.Data)
 		if err != nil {
-			return nil, err
+			if !e.knowsModel(name) {
+				return nil, err
+			}
+			for j := range q.Targets {
+				p.unavailable[i*len(q.Targets)+j] = err
+			}
+			continue
 		}
 		p.nets[i] = n
 	}
 	p.reserve = map[tableUse]int{}
+	var first error
 	for i := range p.count() {
+		if err := p.unavailable[i]; err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
 		r, pred, err := p.request(i)
 		if err != nil {
-			return nil, err
+			p.unavailable[i], first = err, cmp.Or(first, err)
+			continue
 		}
 		use := tableUse{i / len(q.Targets), pred, r.GPU.ID, r.DeviceKey}
 		gpus := max(r.Machine.GPUCount, 1) * max(r.Nodes, 1)
 		p.reserve[use] = max(p.reserve[use], (r.Batches[len(r.Batches)-1]+gpus-1)/gpus)
 	}
+	if len(p.unavailable) == p.count() && first != nil {
+		return nil, first
+	}
 	return p, nil
+}
+
+// knowsModel reports whether name is a zoo model or a custom network of the engine.
+func (e *Engine) knowsModel(name string) bool {
+	if cnn.Family(name) != "" {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.nets[name]
+	return ok
 }
 
 // request is model × target i's request and the engine that predicts it.
@@ -527,8 +561,15 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 	return e.request(q, n, t, batches)
 }
 
-// curve predicts model × target i.
+// curve predicts model × target i; an unavailable one is a curve without points that
+// says why.
 func (p *queryPlan) curve(i int) (predictor.Curve, error) {
+	if err := p.unavailable[i]; err != nil {
+		t := p.q.Targets[i%len(p.q.Targets)]
+		return predictor.Curve{Model: p.q.Models[i/len(p.q.Targets)], Machine: t.Machine.ID, GPU: t.GPU.ID,
+			GPUCount: max(t.Machine.GPUCount, 1) * max(p.q.Nodes, 1), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
+			Dataset: p.q.Data.Dataset, Unavailable: err.Error()}, nil
+	}
 	r, pred, err := p.request(i)
 	if err != nil {
 		return predictor.Curve{}, err
@@ -571,11 +612,11 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
 		Script: q.Data.script(), Framework: q.Data.framework()}
-	if t.cpu == nil && r.Machine.CPU == nil {
-		assumed := hw.ReferenceCPU // a bare GPU, or a machine whose CPU is not published: say what was assumed
-		r.Machine.CPU = &assumed
+	if t.cpu == nil { // a GPU's loader runs on its machine's host; a measured CPU's data is where it trains
+		h := host.Resolve(t.Machine.CPU, t.Machine.VCPUs, t.Machine.MemoryGiB)
+		r.Host = &h
 	}
-	in, err := q.Data.inputRate(n, t)
+	in, err := q.Data.inputRate(n, t, r.Host)
 	if err != nil {
 		return r, nil, err
 	}

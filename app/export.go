@@ -15,6 +15,7 @@ import (
 	"cnntime/app/outfile"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -55,11 +56,11 @@ var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_ba
 
 // cpuCells are the CSV cells of the host CPU a prediction scaled its loader by: its
 // model and whether the reference CPU stood in for an unknown one.
-func cpuCells(cpu *hw.CPU) []string {
-	if cpu == nil {
+func cpuCells(h *host.Host) []string {
+	if h == nil {
 		return []string{"", ""}
 	}
-	return []string{csvsafe.Text(cpu.Model), strconv.FormatBool(cpu.Assumed)}
+	return []string{csvsafe.Text(h.CPU.Model), strconv.FormatBool(h.CPUAssumed)}
 }
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
@@ -88,7 +89,7 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 			scriptMS = num(r.ScriptMS)
 		}
 		rec = append(rec, t(string(r.Script)), scriptMS, t(string(r.Framework)))
-		rec = append(rec, cpuCells(r.CPU)...)
+		rec = append(rec, cpuCells(r.Host)...)
 		rec = append(rec, t(string(r.Precision)), t(string(r.Policy)), t(r.Dataset), intCell(r.Images), t(string(r.Loader)),
 			t(string(r.MemoryFormat)), intCell(r.Nodes), t(string(r.TrainMode)), t(r.Target),
 			"", intCell(r.RecommendedBatch), intCell(r.NearMin), intCell(r.NearMax), t(joinWarnings(r.Warnings)))
@@ -191,7 +192,7 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 	var script, machine []byte // script; framework and the CPU
 	script = append(text(append(script, ','), string(c.Script)), ',')
 	machine = text(append(machine, ','), string(c.Framework))
-	for _, cell := range cpuCells(c.CPU) {
+	for _, cell := range cpuCells(c.Host) {
 		machine = AppendCSVField(append(machine, ','), cell)
 	}
 	// The run's other settings, the same on every row.

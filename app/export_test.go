@@ -8,6 +8,7 @@ import (
 
 	"cnntime/predictor"
 	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 )
 
@@ -39,7 +40,7 @@ func TestSummariesCSVNeutralisesFormulas(t *testing.T) {
 				CostUSD: -0.25, EnergyKWh: 0.5, MaxBatch: 256, Source: predictor.Source(tc.name), Input: 224, Bound: tc.name, LoaderImagesPerS: 1500,
 				PriceUSDPerHour: 1.5, Price: hw.PriceBasis{Kind: hw.PriceKind(tc.name), Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
 				Epochs: 37.5, EpochsSource: tc.name, Script: predictor.Reference, ScriptMS: 0.33, Framework: predictor.PyTorch1,
-				CPU:       &hw.CPU{Model: tc.name, Assumed: true},
+				Host:      &host.Host{CPU: host.CPU{Model: tc.name, Assumed: true}, CPUAssumed: true},
 				Precision: "amp", Policy: "fastest", Dataset: tc.name, Images: 50000, Loader: "dali", MemoryFormat: "nhwc", Nodes: 2,
 				TrainMode: TrainToTarget, Target: tc.name, ImagesPerS: 42.5, RecommendedBatch: 32, NearMin: 16, NearMax: 64, Warnings: []string{tc.name}}
 			var buf bytes.Buffer
@@ -65,7 +66,7 @@ func TestCurvesCSVNeutralisesFormulas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := predictor.Curve{CostKnown: true, EnergyKnown: true, Model: tc.name, Machine: tc.name, GPU: tc.name, GPUCount: 1, Precision: "fp32", Best: 0, Input: 32, Workers: 4,
 				PriceUSDPerHour: 0.9, Price: hw.PriceBasis{Kind: hw.Spot, Region: tc.name, Date: "2026-11-20", AgeDays: &fiveDays},
-				EpochsSource: tc.name, Script: predictor.Lean, Framework: predictor.Graph, CPU: &hw.CPU{Model: tc.name},
+				EpochsSource: tc.name, Script: predictor.Lean, Framework: predictor.Graph, Host: &host.Host{CPU: host.CPU{Model: tc.name}},
 				Policy: "heuristic", Dataset: tc.name, Images: 1000, Recommended: 8, NearMin: 8, NearMax: 8,
 				Points: []predictor.Point{
 					{Batch: 8, IterMS: 2.5, ImagesPerS: 3200, EpochS: -7, TotalS: 70, CostUSD: 0.1, EnergyKWh: 0.01, MemoryGB: 1.25, Fits: true,

@@ -13,6 +13,8 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/measure"
+	"cnntime/predictor/pipeline"
 )
 
 // The launch files cnntime writes for a chosen run.
@@ -27,63 +29,268 @@ var LaunchKinds = []string{LaunchSkyPilot, LaunchSlurm}
 // LaunchRequest is a launch file to write for a chosen run.
 type LaunchRequest struct {
 	Kind    string // LaunchSkyPilot or LaunchSlurm
-	Command string // the user's own training command; "" runs torchvision's reference script
-	Slurm   launch.SlurmOptions
+	Command string // the user's own training command; "" runs cnntime's training script
+	// Data is where the images are: a bucket SkyPilot mounts (s3://, gs://, ...) or a
+	// path the nodes see; "" leaves DATA_PATH to be set at the start. DataCopy copies a
+	// bucket to the nodes' disks instead of mounting it.
+	Data     string
+	DataCopy bool
+	// Checkpoints is a bucket or a shared path for the checkpoints and the step CSV
+	// ("" for the default); a spot run on SkyPilot needs a bucket.
+	Checkpoints string
+	Slurm       launch.SlurmOptions
 }
 
 // LaunchRun is the run one point of q describes, as a launch file starts it: q names one
 // model, one target and one batch (its run, data, nodes and prices as predict takes
-// them). The point is predicted as predict predicts it; a batch that does not fit, or a
-// machine without a GPU SkyPilot can name, is an error that says so.
-func (e *Engine) LaunchRun(ctx context.Context, q Query, command string) (launch.Run, error) {
+// them). The file runs cnntime's training script, which reads an ImageFolder through
+// PyTorch's DataLoader and runs eager PyTorch or torch.compile: where q asks for what the
+// script cannot run (DALI, FFCV, NVIDIA's optimised stack, a lean loop), or SkyPilot
+// cannot launch the machine q names (RunPod's Community Cloud), the run is predicted
+// again as the file starts it, and the run says what differs and what cnntime predicts
+// for q itself. The script trains with the network's recipe from the recipe book
+// (scriptRecipe). A batch that does not fit is an error that says so.
+func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (launch.Run, error) {
 	if len(q.Models) != 1 || len(q.Targets) != 1 || len(q.Batches) != 1 {
 		return launch.Run{}, fmt.Errorf("a launch file is for one model on one machine at one batch (got %d, %d and %d)", len(q.Models), len(q.Targets), len(q.Batches))
 	}
-	curves, err := e.Curves(ctx, q)
+	command := strings.TrimSpace(req.Command)
+	asked := q
+	run, differs, err := e.launchedQuery(q, req.Kind, req.Data != "", command != "")
 	if err != nil {
 		return launch.Run{}, err
 	}
-	c := curves[0]
-	if len(c.Points) != 1 || !c.Points[0].Fits {
-		return launch.Run{}, fmt.Errorf("%s on %s does not fit at batch %d: the largest that fits is %d", c.Model, c.Machine, q.Batches[0], c.MaxBatch)
+	c, p, err := e.launchPoint(ctx, run)
+	if err != nil {
+		return launch.Run{}, err
 	}
-	p := c.Points[0]
-	t := q.Targets[0]
+	askedLine := ""
+	if len(differs) > 0 {
+		if ac, ap, err := e.launchPoint(ctx, asked); err != nil {
+			askedLine = fmt.Sprintf("cnntime cannot predict what you asked (%v)", err)
+		} else {
+			askedLine = "cnntime predicts for what you asked " + predictionLine(ac, ap)
+		}
+	}
+	t := run.Targets[0]
 	r := launch.Run{
-		Model:       c.Model,
-		Zoo:         cnn.Family(c.Model) != "", // a model of the user's may not take a zoo name
-		Machine:     c.Machine,
-		Cloud:       skyPilotCloud(t.Machine),
-		Instance:    skyPilotInstance(t.Machine),
-		Accelerator: skyPilotAccelerator(t.Machine),
-		GPUs:        t.Machine.GPUCount,
-		CPUs:        t.Machine.VCPUs,
-		Nodes:       max(c.Nodes, 1),
-		Region:      q.Price.Region,
-		Spot:        q.Price.Spot,
-		Batch:       p.Batch,
-		Epochs:      p.Epochs,
-		Precision:   string(c.Precision),
-		Workers:     c.Workers,
-		Input:       c.Input,
-		Dataset:     q.Data.Dataset,
-		Prediction:  predictionLine(c, p),
-		TotalS:      p.TotalS,
-		ErrorPct:    p.RunErrorPct(),
-		Command:     strings.TrimSpace(command),
+		Model:          c.Model,
+		Zoo:            cnn.Family(c.Model) != "", // a model of the user's may not take a zoo name
+		Machine:        c.Machine,
+		Cloud:          skyPilotCloud(t.Machine),
+		Kubernetes:     t.Machine.Provider == "coreweave",
+		Instance:       skyPilotInstance(t.Machine),
+		Accelerator:    skyPilotAccelerator(t.Machine),
+		GPUs:           t.Machine.GPUCount,
+		CPUs:           t.Machine.VCPUs,
+		MemoryGiB:      t.Machine.MemoryGiB,
+		Nodes:          max(c.Nodes, 1),
+		Region:         q.Price.Region,
+		Spot:           q.Price.Spot,
+		Batch:          p.Batch,
+		Epochs:         p.Epochs,
+		Precision:      string(c.Precision),
+		ChannelsLast:   c.Format == predictor.NHWC,
+		CUDNNBenchmark: q.Policy == measure.Fastest,
+		Synthetic:      (c.Loader == pipeline.Synthetic || c.Loader == "") && strings.TrimSpace(req.Data) == "",
+		Workers:        c.Workers,
+		Input:          c.Input,
+		Dataset:        q.Data.Dataset,
+		Images:         c.Images,
+		ValImages:      validationImages(q.Data.Dataset),
+		GPUID:          t.Machine.GPUID,
+		Data:           strings.TrimSpace(req.Data),
+		DataCopy:       req.DataCopy,
+		Checkpoints:    strings.TrimSpace(req.Checkpoints),
+		Prediction:     predictionLine(c, p),
+		TotalS:         p.TotalS,
+		ErrorPct:       p.RunErrorPct(),
+		Differs:        differs,
+		Host:           hostLine(c, p),
+		Command:        command,
+	}
+	if c.Framework == predictor.Compiled {
+		r.Compile = "reduce-overhead" // cnntime's compiled stack replays CUDA graphs
+	}
+	if ds, _, err := q.Data.set(); err == nil {
+		r.Classes = ds.Classes
+	}
+	if r.Images <= 0 {
+		r.Images = q.Run.Images
 	}
 	if m := c.Convergence; m != nil {
 		if known := m.KnownUpTo(); known > 0 && p.Batch > known { // past the usual optimizer's known range
 			r.Regime = m.RegimeAt(p.Batch).Name
 		}
 	}
-	if t.cpu != nil || t.GPU.IsCPU() {
-		r.GPUs, r.Accelerator = 0, ""
+	if command == "" {
+		rc, own, err := defaultLaunchRecipe(c.Model, q.Data.Dataset)
+		if err != nil {
+			return launch.Run{}, err
+		}
+		var recipeDiffers []string
+		if r.Recipe, recipeDiffers, err = scriptRecipe(rc, own, c.Model, r.Batch, r.Epochs, r.Input); err != nil {
+			return launch.Run{}, err
+		}
+		if r.Regime != "" && rc.Opt != "lars" && rc.Opt != "lamb" {
+			r.Recipe.Note += fmt.Sprintf("; the epochs assume the %s regime at this batch, which %s may not reach", r.Regime, rc.Opt)
+		}
+		r.Differs = append(r.Differs, recipeDiffers...)
 	}
-	if r.Region == "" && c.CostKnown {
+	if askedLine != "" {
+		r.Differs = append(r.Differs, askedLine)
+	}
+	if t.cpu != nil || t.GPU.IsCPU() {
+		r.GPUs, r.Accelerator, r.GPUID = 0, "", ""
+		if r.Workers == 0 { // a CPU's prediction has no loader: the workers asked, else the main process reads
+			r.Workers = q.Data.Workers
+		}
+	}
+	if r.Region == "" && c.CostKnown && !r.Kubernetes && r.Cloud != "runpod" {
 		r.Region = c.Price.Region // the region whose price the prediction used
 	}
+	if req.Kind == LaunchSkyPilot {
+		cc := 0
+		if r.GPUs > 0 {
+			cc = hw.ParseComputeCapability(t.GPU.ComputeCapability)
+		}
+		if r.Wheel, err = launch.WheelFor(cc); err != nil && command == "" {
+			return launch.Run{}, fmt.Errorf("%s's %s: %w", c.Machine, t.GPU.ID, err)
+		}
+	}
 	return r, nil
+}
+
+// launchPoint predicts q's one point and refuses one that does not fit.
+func (e *Engine) launchPoint(ctx context.Context, q Query) (predictor.Curve, predictor.Point, error) {
+	curves, err := e.Curves(ctx, q)
+	if err != nil {
+		return predictor.Curve{}, predictor.Point{}, err
+	}
+	c := curves[0]
+	if len(c.Points) != 1 || !c.Points[0].Fits {
+		return c, predictor.Point{}, fmt.Errorf("%s on %s does not fit at batch %d: the largest that fits is %d", c.Model, c.Machine, q.Batches[0], c.MaxBatch)
+	}
+	return c, c.Points[0], nil
+}
+
+// launchedQuery is q as the launch file runs it, and what differs from q, one phrase
+// each. cnntime's training script reads an ImageFolder through PyTorch's DataLoader
+// (or synthetic images kept on the GPU when no data is given), runs eager PyTorch 2 or
+// torch.compile in reduce-overhead mode, and reads the loss and accuracy every step as
+// torchvision's reference script does; SkyPilot launches RunPod's Secure Cloud only.
+// The user's own command runs as asked: only the machine can differ.
+func (e *Engine) launchedQuery(q Query, kind string, data, ownCommand bool) (Query, []string, error) {
+	var differs []string
+	out := q
+	if kind == LaunchSkyPilot {
+		t, why, err := e.skyPilotTarget(q.Targets[0])
+		if err != nil {
+			return q, nil, err
+		}
+		if why != "" {
+			out.Targets = []Target{t}
+			differs = append(differs, why)
+		}
+	}
+	if ownCommand {
+		return out, differs, nil
+	}
+	d := q.Data
+	_, named, err := d.set()
+	if err != nil {
+		return q, nil, err
+	}
+	switch loader := pipeline.Loader(strings.ToLower(d.Loader)); {
+	case !named || loader == "" || loader == pipeline.Synthetic:
+		if data && named {
+			d.Loader = string(pipeline.PyTorch)
+			differs = append(differs, "the loader: synthetic images → PyTorch's DataLoader over your --data")
+		}
+	case loader != pipeline.PyTorch:
+		d.Loader = string(pipeline.PyTorch)
+		differs = append(differs, fmt.Sprintf("the loader: %s → PyTorch's DataLoader (the script reads an ImageFolder with torchvision's transforms)", loader))
+	}
+	switch f := d.framework(); f {
+	case predictor.PyTorch2, predictor.Compiled:
+	case predictor.PyTorch1:
+		if kind == LaunchSkyPilot {
+			d.Framework = string(predictor.PyTorch2)
+			differs = append(differs, fmt.Sprintf("the stack: PyTorch 1.x eager → PyTorch %s eager, which setup installs", launchTorch()))
+		}
+	case predictor.Optimized:
+		d.Framework = string(predictor.Compiled)
+		differs = append(differs, "the stack: NVIDIA's optimised implementation → torch.compile in reduce-overhead mode, the nearest the script runs")
+	default:
+		d.Framework = string(predictor.PyTorch2)
+		differs = append(differs, fmt.Sprintf("the stack: %s → eager PyTorch 2", f))
+	}
+	if s := d.script(); s != predictor.Reference {
+		if s == "" {
+			s = predictor.Lean
+		}
+		d.Script = string(predictor.Reference)
+		differs = append(differs, fmt.Sprintf("the script's per-step work: %s → reference (the script reads the loss and accuracy every step, as torchvision's reference script does)", s))
+	}
+	out.Data = d
+	return out, differs, nil
+}
+
+// launchTorch is the PyTorch a SkyPilot task installs.
+func launchTorch() string {
+	w, _ := launch.WheelFor(0)
+	return w.Torch
+}
+
+// skyPilotTarget is the machine SkyPilot launches for t, and why it is another one
+// ("" when it is t). SkyPilot's RunPod catalog lists Secure Cloud pods only
+// (sky/catalog/data_fetchers/fetch_runpod.py skips Community Cloud), so a Community
+// Cloud machine is launched, and priced, as the Secure Cloud machine of its GPU.
+func (e *Engine) skyPilotTarget(t Target) (Target, string, error) {
+	m := t.Machine
+	if m.Provider != "runpod" || !strings.Contains(strings.ToLower(m.Instance), "community") {
+		return t, "", nil
+	}
+	for _, id := range e.MachineIDs() {
+		s, err := e.MachineTarget(id)
+		if err != nil || s.Machine.Provider != "runpod" || s.Machine.GPUID != m.GPUID || s.Machine.GPUCount != m.GPUCount ||
+			!strings.Contains(strings.ToLower(s.Machine.Instance), "secure") {
+			continue
+		}
+		return s, fmt.Sprintf("the machine: %s → %s (SkyPilot launches RunPod's Secure Cloud only; its catalog skips Community Cloud)", m.ID, s.Machine.ID), nil
+	}
+	return t, "", fmt.Errorf("%s is RunPod's Community Cloud, which SkyPilot does not launch (its RunPod catalog lists Secure Cloud pods only), and cnntime has no Secure Cloud machine with its %d × %s: pick a Secure Cloud machine", m.ID, m.GPUCount, m.GPUID)
+}
+
+// validationImages is the validation set a pass evaluates: ImageNet-1k's (ILSVRC 2012:
+// 50,000 images, Russakovsky et al. 2015, "ImageNet Large Scale Visual Recognition
+// Challenge", IJCV, table 2) and CIFAR's test sets (10,000 images each, Krizhevsky
+// 2009); 0 for a dataset cnntime does not know.
+func validationImages(dataset string) int {
+	switch strings.ToLower(dataset) {
+	case "imagenet-1k":
+		return 50000
+	case "cifar-10", "cifar-100":
+		return 10000
+	}
+	return 0
+}
+
+// hostLine says which host the prediction's loader rests on (its CPU, how fast its cores
+// decode, its vCPUs) and what is assumed of it where the catalog names no CPU or vCPUs,
+// with how far that can move the time.
+func hostLine(c predictor.Curve, p predictor.Point) string {
+	if c.Host == nil {
+		return ""
+	}
+	s := c.Host.Sentence()
+	if !c.Host.Assumed() {
+		s = "Host: " + s
+	}
+	if p.HostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" (±%.0f%% on the time)", p.HostErrorPct)
+	}
+	return s
 }
 
 // predictionLine says what cnntime predicted for the run, in one line.
@@ -102,10 +309,11 @@ func predictionLine(c predictor.Curve, p predictor.Point) string {
 }
 
 // skyPilotCloud is the SkyPilot cloud of a machine, "" for one of the user's own, a
-// measured one or a bare GPU.
+// measured one, a bare GPU, or one SkyPilot reaches through Kubernetes (CoreWeave:
+// SkyPilot lists coreweave among its storage-only clouds, sky/skylet/constants.py).
 func skyPilotCloud(m hw.Machine) string {
 	switch m.Provider {
-	case hw.UserProvider, hw.LocalProvider, hw.BareGPUProvider, "":
+	case hw.UserProvider, hw.LocalProvider, hw.BareGPUProvider, "coreweave", "":
 		return ""
 	}
 	return m.Provider
@@ -116,9 +324,19 @@ func skyPilotCloud(m hw.Machine) string {
 // the shipped catalog): SkyPilot's instance type is the VM, the GPUs its accelerators.
 var gcpAttached = regexp.MustCompile(`^(.+)-[0-9]+x-nvidia-`)
 
+// runPodName is how SkyPilot's RunPod catalog spells an accelerator in its instance
+// types: {count}x_{name}_SECURE (sky/catalog/data_fetchers/fetch_runpod.py).
+var runPodName = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+
 // skyPilotInstance is the machine's instance type as SkyPilot names it.
 func skyPilotInstance(m hw.Machine) string {
 	if skyPilotCloud(m) == "" || m.Listing == hw.ListingComponent { // a GPU add-on: SkyPilot picks its VM
+		return ""
+	}
+	if m.Provider == "runpod" {
+		if acc := skyPilotAccelerator(m); runPodName.MatchString(acc) {
+			return fmt.Sprintf("%dx_%s_SECURE", m.GPUCount, acc)
+		}
 		return ""
 	}
 	if vm, _, attached := strings.Cut(m.Instance, " + "); attached { // "n1-standard-4 + 1x nvidia-tesla-v100"
@@ -190,7 +408,7 @@ func (b *EngineBackend) LaunchFile(ctx context.Context, s SessionSettings, model
 	}
 	q := Query{Models: []string{model}, Targets: []Target{t}, Batches: []int{batch}, Precision: s.Precision, Policy: s.Policy,
 		Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
-	r, err := e.LaunchRun(ctx, q, req.Command)
+	r, err := e.LaunchRun(ctx, q, req)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
@@ -46,12 +47,16 @@ type Summary struct {
 	Epochs       float64 `json:"epochs,omitempty"`
 	EpochsSource string  `json:"epochs_source,omitempty"`
 	// Script, ScriptMS and Framework are the training script around the step, its cost
-	// in the best batch's IterMS, and what runs the step; CPU is the host CPU the
-	// loader's rate is scaled by (Assumed: the reference CPU stood in).
-	Script    predictor.Script    `json:"script,omitempty"`
-	ScriptMS  float64             `json:"script_ms,omitempty"`
-	Framework predictor.Framework `json:"framework,omitempty"`
-	CPU       *hw.CPU             `json:"cpu,omitempty"`
+	// in the best batch's IterMS, and what runs the step; Host is the machine's host
+	// the loader's rate is scaled by (its CPU, vCPUs, and what is assumed of them), and
+	// HostErrorPct and HostSlowPct how far its assumed CPU can move the best batch's
+	// time (predictor.Point's).
+	Script       predictor.Script    `json:"script,omitempty"`
+	ScriptMS     float64             `json:"script_ms,omitempty"`
+	Framework    predictor.Framework `json:"framework,omitempty"`
+	Host         *host.Host          `json:"host,omitempty"`
+	HostErrorPct float64             `json:"host_error_pct,omitempty"`
+	HostSlowPct  float64             `json:"host_slow_pct,omitempty"`
 	// ImagesPerS is the best batch's rate; Loader the input pipeline (its rate is
 	// LoaderImagesPerS).
 	ImagesPerS float64         `json:"images_per_s,omitempty"`
@@ -84,7 +89,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
 			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown,
-			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, CPU: c.CPU,
+			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, Host: c.Host,
 			Loader: c.Loader, RecommendedBatch: c.Recommended, NearMin: c.NearMin, NearMax: c.NearMax,
 			Precision: c.Precision, Policy: c.Policy, Dataset: c.Dataset, Images: c.Images, MemoryFormat: c.Format, Nodes: max(c.Nodes, 1),
 			TrainMode: TrainEpochs}
@@ -96,6 +101,13 @@ func Summarize(curves []predictor.Curve) []Summary {
 			row.BestBatch, row.IterMS, row.EpochS, row.TotalS = p.Batch, p.IterMS, p.EpochS, p.TotalS
 			row.CostUSD, row.EnergyKWh, row.Source, row.Bound = p.CostUSD, p.EnergyKWh, p.Source, p.Bound
 			row.Epochs, row.ScriptMS, row.ImagesPerS = p.Epochs, p.ScriptMS, p.ImagesPerS
+			row.HostErrorPct, row.HostSlowPct = p.HostErrorPct, p.HostSlowPct
+			row.Warnings = AdviceWarnings(&curves[i])
+		}
+		if c.Unavailable != "" {
+			row.Warnings = AdviceWarnings(&curves[i])
+		}
+		if c.Unavailable != "" {
 			row.Warnings = AdviceWarnings(&curves[i])
 		}
 		row.EpochsSource = c.EpochsSource
@@ -124,6 +136,7 @@ const (
 	ColumnPrice
 	ColumnEpochs
 	ColumnWarnings
+	ColumnHost
 )
 
 // SummaryColumns are the results table's column titles, indexed by SummaryColumn.
@@ -131,7 +144,7 @@ var SummaryColumns = []string{
 	ColumnCNN: "CNN", ColumnMachine: "Machine", ColumnBestBatch: "Best batch", ColumnRecommended: "Recommended (within 1%)",
 	ColumnIteration: "Iteration", ColumnEpoch: "Epoch", ColumnTotal: "Total time", ColumnCost: "Cost", ColumnEnergy: "Energy",
 	ColumnMaxBatch: "Max batch", ColumnSource: "Source", ColumnBound: "Bound", ColumnPrice: "Price",
-	ColumnEpochs: "Epochs", ColumnWarnings: "Warnings",
+	ColumnEpochs: "Epochs", ColumnWarnings: "Warnings", ColumnHost: "Host CPU",
 }
 
 // Cell is a results row's text in column col.
@@ -176,16 +189,25 @@ func (r Summary) Cell(col SummaryColumn) string {
 		}
 		return string(r.Source)
 	case ColumnBound:
-		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS))
+		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS, r.Host != nil && r.Host.CPUAssumed))
 	case ColumnPrice:
 		return r.PriceText()
 	case ColumnEpochs:
 		return orDash(none, EpochsText(r.Epochs, r.EpochsSource))
 	case ColumnWarnings:
 		return joinWarnings(r.Warnings)
+	case ColumnHost:
+		return HostText(r.Host, r.HostErrorPct)
 	}
 	return ""
 }
+
+// RankTotalS is the total time a ranking of machines sorts this row by: at the slow end
+// of an assumed host's range (predictor.Point.RankTotalS), so a machine whose CPU
+// nobody named never outranks a known one on the reference core standing in for it.
+// RankCostUSD is its cost at the same end.
+func (r Summary) RankTotalS() float64  { return r.TotalS * (1 + r.HostSlowPct/100) }
+func (r Summary) RankCostUSD() float64 { return r.CostUSD * (1 + r.HostSlowPct/100) }
 
 // RecommendedText is the recommended batch with the range of batches within
 // predictor.NearBestPct of the best, "64 (16–1,024)"; the batch alone when the range is
@@ -262,9 +284,11 @@ func SortSummaries(rows []Summary, col SummaryColumn, descending bool) {
 		case ColumnEpoch:
 			return r.EpochS, ""
 		case ColumnTotal:
-			return r.TotalS, ""
+			return r.RankTotalS(), ""
 		case ColumnCost:
-			return r.CostUSD, ""
+			return r.RankCostUSD(), ""
+		case ColumnHost:
+			return 0, HostText(r.Host, r.HostErrorPct)
 		case ColumnEnergy:
 			return r.EnergyKWh, ""
 		case ColumnMaxBatch:

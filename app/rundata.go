@@ -6,6 +6,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/dataset"
+	"cnntime/predictor/host"
 	"cnntime/predictor/pipeline"
 )
 
@@ -103,8 +104,9 @@ func (d RunData) buildOptions(model string) (cnn.Options, error) {
 	return cnn.Options{Resolution: ds.InputFor(cnn.DefaultResolution(model)), Classes: ds.Classes}, nil
 }
 
-// inputRate is the loader's rate for network net on target t.
-func (d RunData) inputRate(net *cnn.Network, t Target) (pipeline.Rate, error) {
+// inputRate is the loader's rate for network net on target t, whose loader runs on
+// host h (nil: none, a measured CPU's data is already where it trains).
+func (d RunData) inputRate(net *cnn.Network, t Target, h *host.Host) (pipeline.Rate, error) {
 	ds, named, err := d.set()
 	if err != nil {
 		return pipeline.Rate{}, err
@@ -116,11 +118,11 @@ func (d RunData) inputRate(net *cnn.Network, t Target) (pipeline.Rate, error) {
 	if ds.InMemory && (loader == pipeline.DALI || loader == pipeline.FFCV) {
 		return pipeline.Rate{}, Inputf("the %s loader decodes image files; %s is held in memory: choose the pytorch or synthetic loader", loader, ds.Name)
 	}
-	scale := 1.0
-	if t.Machine.CPU != nil {
-		scale = t.Machine.CPU.Speed()
+	set := pipeline.Settings{Loader: loader, Workers: d.Workers}
+	if h != nil {
+		set.CPUScale, set.CPUScaleSlow, set.CPUScaleFast, set.ThreadsPerCore = h.Speed, h.SlowSpeed, h.FastSpeed, h.ThreadsPerCore
 	}
-	return pipeline.Model(pipeline.Settings{Loader: loader, Workers: d.Workers, CPUScale: scale}, ds, net.Input.H, t.Machine.VCPUs, max(t.Machine.GPUCount, 1), t.GPU)
+	return pipeline.Model(set, ds, net.Input.H, t.Machine.VCPUs, max(t.Machine.GPUCount, 1), t.GPU)
 }
 
 // script is the run's training script for the predictor ("" when none is named).

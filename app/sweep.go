@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,10 @@ import (
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/lifeline"
+	"cnntime/gpu/timing"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -33,22 +36,31 @@ const MaxSweepRepeats = 1000
 
 // SweepRequest says what to measure.
 type SweepRequest struct {
-	Device    string            `json:"device"` // "cpu" or "cuda:N"
-	Models    []string          `json:"models"` // zoo names, model files (.json, .onnx), or custom models saved in the cache
-	Batches   []int             `json:"batches"`
-	Precision measure.Precision `json:"precision"` // fp32, tf32 or amp
-	Policy    measure.Policy    `json:"policy"`    // heuristic or fastest; ignored on the CPU
+	Device  string   `json:"device"` // "cpu" or "cuda:N"
+	Models  []string `json:"models"` // zoo names, model files (.json, .onnx), or custom models saved in the cache
+	Batches []int    `json:"batches"`
+	// Precision is what the kernels run in: fp32 as PyTorch's fp32 training runs them
+	// (convolutions in TF32 on a GPU of compute capability 8.0 and later, everything
+	// else in FP32), fp32-strict (FP32 everywhere), or tf32, amp or bf16 for every layer.
+	Precision measure.Precision `json:"precision"`
+	Policy    measure.Policy    `json:"policy"` // heuristic or fastest; ignored on the CPU
 	Repeats   int               `json:"repeats"`
 	Input     int               `json:"input,omitempty"` // input resolution; 0 for each model's default
 	Steps     bool              `json:"steps,omitempty"` // also time whole training steps
 	// CuDNNAPI is the cuDNN API a GPU's convolutions choose their algorithm through: ""
 	// (legacy) or v8, the graph API PyTorch 2 uses (package gpu/convalgo).
 	CuDNNAPI string `json:"cudnn_api,omitempty"`
+	// Layout is the activations' layout on a GPU: "" or nchw, or nhwc (channels_last),
+	// whose rows are the device's gpu.LayoutKey.
+	Layout string `json:"layout,omitempty"`
+	// L2 is how a GPU times a phase that fits in its L2: "" or cold, or producer-hot
+	// (package gpu/timing); each row's notes say which.
+	L2 string `json:"l2,omitempty"`
 }
 
 // DefaultSweepRequest is a sweep of the CPU with the usual settings; callers fill Models.
 func DefaultSweepRequest() SweepRequest {
-	return SweepRequest{Device: "cpu", Batches: gpu.DefaultBatches(64), Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 5}
+	return SweepRequest{Device: "cpu", Batches: gpu.DefaultBatches(64), Precision: measure.FP32, Policy: measure.Heuristic, Repeats: 5, CuDNNAPI: convalgo.Auto}
 }
 
 // OpenSweeper returns the device a sweep runs on: "cpu" (in this process) or "cuda:N"
@@ -58,17 +70,17 @@ func OpenSweeper(ctx context.Context, device string) (gpu.Sweeper, error) {
 	case device == "cpu":
 		return gpu.Local{Backend: cpu.New()}, nil
 	case strings.HasPrefix(device, "cuda:"):
-		index, err := strconv.Atoi(strings.TrimPrefix(device, "cuda:"))
-		if err != nil || index < 0 {
-			return nil, Inputf("device %q: write cuda:N with N the GPU's index (0 for the first)", device)
+		id := strings.TrimPrefix(device, "cuda:")
+		if index, err := strconv.Atoi(id); (err != nil || index < 0) && !strings.HasPrefix(id, "GPU-") && !strings.HasPrefix(id, "MIG-") {
+			return nil, Inputf("device %q: write cuda:N with N the GPU's index in nvidia-smi (0 for the first), or cuda:GPU-<uuid>", device)
 		}
 		path, err := gpu.FindWorker()
 		if err != nil {
 			return nil, err
 		}
-		return gpu.OpenRemote(ctx, path, index)
+		return gpu.OpenRemoteNamed(ctx, path, device)
 	}
-	return nil, Inputf("unknown device %q: use cpu or cuda:N (cnntime devices lists them)", device)
+	return nil, Inputf("unknown device %q: use cpu, cuda:N or cuda:GPU-<uuid> (cnntime devices lists them)", device)
 }
 
 // SweepPlan is a planned sweep: the networks, the kernels still to measure, and the
@@ -114,26 +126,47 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 	if req.Repeats > MaxSweepRepeats {
 		return SweepPlan{}, Inputf("%d repeats: measure each kernel at most %d times (the median of 5 is steady)", req.Repeats, MaxSweepRepeats)
 	}
-	switch req.Precision {
-	case measure.FP32, measure.TF32, measure.AMP:
-	default:
-		return SweepPlan{}, Inputf("precision %q: a sweep measures fp32, tf32 or amp", req.Precision)
+	if _, err := measure.ParsePrecision(string(req.Precision)); err != nil {
+		return SweepPlan{}, Inputf("%v", err)
+	}
+	if err := gpu.CheckLayout(req.Layout); err != nil {
+		return SweepPlan{}, Inputf("%v", err)
+	}
+	if err := timing.CheckL2Mode(req.L2); err != nil {
+		return SweepPlan{}, Inputf("%v", err)
 	}
 	p := SweepPlan{Request: req, Device: dev, Policy: req.Policy, Pace: 1, classScale: [numClasses]float64{1, 1, 1}}
 	if dev.Backend == "cpu" {
-		if req.Precision != measure.FP32 {
+		if req.Precision != measure.FP32 && req.Precision != measure.FP32Strict {
 			return SweepPlan{}, Inputf("the CPU measures fp32 only, not %s", req.Precision)
+		}
+		if req.Layout == gpu.NHWC {
+			return SweepPlan{}, Inputf("the CPU backend measures NCHW only: --memory-format nhwc applies to a GPU sweep")
+		}
+		if req.L2 != "" && req.L2 != timing.L2Cold {
+			return SweepPlan{}, Inputf("the CPU backend has no L2 modes: --l2 %s applies to a GPU sweep", req.L2)
 		}
 		p.Policy = measure.NoPolicy
 	} else if _, err := measure.ParsePolicy(string(req.Policy)); err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
-	if _, err := convalgo.ParseAPI(req.CuDNNAPI); err != nil {
+	api, err := convalgo.ParseAPI(req.CuDNNAPI)
+	if err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
-	if dev.Backend == "cpu" && req.CuDNNAPI != "" && req.CuDNNAPI != convalgo.Legacy {
+	if dev.Backend == "cpu" && api == convalgo.V8 {
 		return SweepPlan{}, Inputf("the CPU has no cuDNN: --cudnn-api %s applies to a GPU sweep", req.CuDNNAPI)
 	}
+	if api == convalgo.Auto { // what PyTorch uses with this GPU's cuDNN
+		api = convalgo.Legacy
+		if dev.Backend == "cuda" {
+			api = convalgo.DefaultAPI(dev.CuDNN)
+		}
+	}
+	if api == convalgo.Legacy {
+		api = "" // legacy, as requests have always said it
+	}
+	req.CuDNNAPI, p.Request.CuDNNAPI = api, api
 	for _, name := range req.Models {
 		net, err := LoadNamedModel(ctx, cache, name, req.Input, 0)
 		if err != nil {
@@ -141,29 +174,42 @@ func PlanSweep(ctx context.Context, cache *db.DB, dev measure.Device, req SweepR
 		}
 		p.Networks = append(p.Networks, net)
 	}
-	have, err := cache.MeasuredSet(ctx, dev.Key, req.Precision, p.Policy)
-	if err != nil {
-		return SweepPlan{}, err
-	}
-	measured := make(map[gpu.Key]bool, len(have))
-	unsettled := map[gpu.Key]bool{}
-	for k, c := range have {
-		key := gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}
-		if gpu.Settled(dev.Backend, c.Status) && (dev.Backend != "cuda" || gpu.SameAPI(c.Algorithm, req.CuDNNAPI)) {
-			measured[key] = true
-		} else {
-			unsettled[key] = true
+	kernelPrec := KernelPrecisions(dev, req.Precision)
+	precOf := map[string]measure.Precision{} // configuration key → the precision it is measured in
+	for _, n := range p.Networks {
+		for i := range n.Layers {
+			precOf[n.Layers[i].Config.Key()] = kernelPrec(&n.Layers[i])
 		}
 	}
-	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured, Unsettled: unsettled}
+	measured, unsettled := map[gpu.Key]bool{}, map[gpu.Key]bool{}
+	have := 0
+	for _, prec := range distinctPrecisions(precOf) {
+		rows, err := cache.MeasuredSet(ctx, p.MeasuredKey(), prec, p.Policy)
+		if err != nil {
+			return SweepPlan{}, err
+		}
+		for k, c := range rows {
+			if precOf[k.Config] != prec {
+				continue // another layer's precision (a convolution's FP32 row in a TF32 sweep)
+			}
+			have++
+			key := gpu.Key{Config: k.Config, Batch: k.Batch, Phase: k.Phase}
+			if gpu.Settled(dev.Backend, c.Status) && (dev.Backend != "cuda" || gpu.SameAPI(c.Algorithm, req.CuDNNAPI)) {
+				measured[key] = true
+			} else {
+				unsettled[key] = true
+			}
+		}
+	}
+	opts := gpu.PlanOptions{Networks: p.Networks, Batches: req.Batches, Repeats: req.Repeats, Rate: gpu.RateOf(dev), Measured: measured, Unsettled: unsettled,
+		Precision: kernelPrec}
 	if dev.Backend == "cpu" {
 		opts.Phases = predictor.EveryPhaseKernels.Phases // what the CPU predicts its own steps from
 	}
-	p.Kernels, err = gpu.MakePlan(opts)
-	if err != nil {
+	if p.Kernels, err = gpu.MakePlan(opts); err != nil {
 		return SweepPlan{}, Inputf("%v", err)
 	}
-	if len(have) > 0 && len(p.Kernels.Items) > 0 {
+	if have > 0 && len(p.Kernels.Items) > 0 {
 		if err := calibrateEstimate(ctx, cache, dev, &p, opts); err != nil {
 			return SweepPlan{}, err
 		}
@@ -208,13 +254,23 @@ func calibrateEstimate(ctx context.Context, cache *db.DB, dev measure.Device, p 
 	for k := range configs {
 		keys = append(keys, k)
 	}
-	ms, err := cache.Measurements(ctx, dev.Key, keys) // this plan's layers only, however big the cache
+	ms, err := cache.Measurements(ctx, p.MeasuredKey(), keys) // this plan's layers only, however big the cache
 	if err != nil {
 		return err
 	}
+	kernelPrec := opts.Precision
+	if kernelPrec == nil {
+		kernelPrec = KernelPrecisions(dev, p.Request.Precision)
+	}
+	precOf := map[string]measure.Precision{}
+	for _, n := range p.Networks {
+		for i := range n.Layers {
+			precOf[n.Layers[i].Config.Key()] = kernelPrec(&n.Layers[i])
+		}
+	}
 	median := map[gpu.Key]float64{}
 	for _, m := range ms {
-		if m.Precision == p.Request.Precision && m.Policy == p.Policy && m.Status == measure.OK && m.MedianMS > 0 {
+		if m.Precision == precOf[m.ConfigKey] && m.Policy == p.Policy && m.Status == measure.OK && m.MedianMS > 0 {
 			median[gpu.Key{Config: m.ConfigKey, Batch: m.Batch, Phase: m.Phase}] = m.MedianMS
 		}
 	}
@@ -387,7 +443,7 @@ func ProbeSweepPace(ctx context.Context, sw gpu.Sweeper, p *SweepPlan) error {
 	ctx, cancel := context.WithTimeout(ctx, probeBudget)
 	defer cancel()
 	var got []measure.Measurement
-	job := gpu.Job{Precision: p.Request.Precision, Policy: p.Policy, Repeats: p.Request.Repeats, Items: items, CuDNNAPI: p.Request.CuDNNAPI}
+	job := sweepJob(*p, items)
 	err := sw.Sweep(ctx, job, gpu.Sink{Measured: func(m measure.Measurement) error { got = append(got, m); return nil }, Warning: func(string) {}})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("time a few kernels of the plan on %s: %w", sw.Device().Name, err)
@@ -453,6 +509,50 @@ func probePace(items []gpu.Item, got []measure.Measurement) (pace classPace, n i
 	return pace, n
 }
 
+// MeasuredKey is the device key the plan's measurements are stored under: the device's,
+// with gpu.NHWCSuffix for a sweep in channels_last.
+func (p SweepPlan) MeasuredKey() string { return gpu.LayoutKey(p.Device.Key, p.Request.Layout) }
+
+// KernelPrecisions says which kernel precision each layer of a sweep in precision p is
+// measured in on dev: PyTorch's fp32 training runs convolutions in TF32 on a GPU of
+// compute capability 8.0 and later (torch.backends.cudnn.allow_tf32 is true) and
+// everything else in strict FP32 (predictor.KernelPrecision); fp32-strict is FP32
+// everywhere, as is any precision on the CPU; tf32, amp and bf16 apply to every layer.
+func KernelPrecisions(dev measure.Device, p measure.Precision) func(l *cnn.Layer) measure.Precision {
+	switch {
+	case dev.Backend != "cuda" || p == measure.FP32Strict:
+		return func(*cnn.Layer) measure.Precision { return measure.FP32 }
+	case p == measure.FP32:
+		g := hw.GPU{ComputeCapability: dev.ComputeCapability}
+		return func(l *cnn.Layer) measure.Precision { return predictor.KernelPrecision(measure.FP32, l.Op, g) }
+	}
+	return func(*cnn.Layer) measure.Precision { return p }
+}
+
+// distinctPrecisions lists the precisions of a plan's configurations, each once, sorted.
+func distinctPrecisions(of map[string]measure.Precision) []measure.Precision {
+	seen := map[measure.Precision]bool{}
+	var out []measure.Precision
+	for _, p := range of {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// sweepJob is the job that measures items of plan as its sweep does.
+func sweepJob(plan SweepPlan, items []gpu.Item) gpu.Job {
+	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: items,
+		CuDNNAPI: plan.Request.CuDNNAPI, Layout: plan.Request.Layout}
+	if plan.Request.L2 != "" && plan.Request.L2 != timing.L2Cold {
+		job.L2 = plan.Request.L2
+	}
+	return job
+}
+
 func stepFramework(dev measure.Device) string {
 	if dev.Backend == "cpu" {
 		return cpu.Framework
@@ -496,6 +596,13 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	res := SweepResult{Total: plan.Total(), Cached: plan.Kernels.Cached, Device: dev.Key}
 	if err := cache.PutDevice(ctx, dev); err != nil {
 		return res, err
+	}
+	if key := gpu.LayoutKey(dev.Key, plan.Request.Layout); key != dev.Key { // the device's channels_last rows: the same GPU
+		layoutDev := dev
+		layoutDev.Key = key
+		if err := cache.PutDevice(ctx, layoutDev); err != nil {
+			return res, err
+		}
 	}
 	seen := map[string]bool{}
 	for _, it := range plan.Kernels.Items {
@@ -570,7 +677,7 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 			return nil
 		},
 	}
-	job := gpu.Job{Precision: plan.Request.Precision, Policy: plan.Policy, Repeats: plan.Request.Repeats, Items: plan.Kernels.Items, CuDNNAPI: plan.Request.CuDNNAPI}
+	job := sweepJob(plan, plan.Kernels.Items)
 	err = sw.Sweep(ctx, job, sink)
 	if err == nil {
 		err = runSteps(ctx, cache, sw, plan, &res, report)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,5 +297,105 @@ func TestPlanSweepRemeasuresConvolutionsOfTheOtherAPI(t *testing.T) {
 	req.Models, req.CuDNNAPI = []string{"resnet18"}, "v9"
 	if _, err := PlanSweep(ctx, cache, dev, req); err == nil {
 		t.Error("a sweep through cuDNN API v9 was planned")
+	}
+	// The default is what PyTorch 2 uses: the graph API on cuDNN 9, so the legacy rows'
+	// convolution is measured again; the legacy calls where the cuDNN is unknown.
+	for _, c := range []struct {
+		cudnn, api string
+		again      bool
+	}{{"9.19.0", "v8", true}, {"", "", false}} {
+		d := dev
+		d.CuDNN = c.cudnn
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats = []string{"resnet18"}, 32, []int{2}, 1
+		plan, err := PlanSweep(ctx, cache, d, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := false
+		for _, it := range plan.Kernels.Items {
+			again = again || (it.Config.Key() == conv && it.Phase == measure.Forward)
+		}
+		if plan.Request.CuDNNAPI != c.api || again != c.again {
+			t.Errorf("cuDNN %q by default: API %q, convolution planned again %v; want %q, %v", c.cudnn, plan.Request.CuDNNAPI, again, c.api, c.again)
+		}
+	}
+}
+
+// TestPlanSweepMeasuresWhatPyTorchRuns: a GPU sweep plans each layer in the kernel
+// precision PyTorch runs it in (fp32 training: TF32 convolutions from compute capability
+// 8.0, FP32 elsewhere; fp32-strict: FP32 everywhere; bf16 everywhere), finds what the
+// cache holds at that precision only, and a channels_last sweep reads and writes the
+// device's ":nhwc" rows. The CPU refuses nhwc and measures fp32-strict as fp32.
+func TestPlanSweepMeasuresWhatPyTorchRuns(t *testing.T) {
+	ctx := context.Background()
+	cache, first := resnet18Cache(t)
+	conv, relu := first[cnn.OpConv2d], first[cnn.OpReLU]
+	h100 := measure.Device{Key: "cuda:GPU-h", Backend: "cuda", Name: "NVIDIA H100", ComputeCapability: "9.0", SMs: 132, ClockMHz: 1980}
+	v100 := measure.Device{Key: "cuda:GPU-v", Backend: "cuda", Name: "Tesla V100", ComputeCapability: "7.0", SMs: 80, ClockMHz: 1530}
+	cpuDev := measure.Device{Key: "cpu:host:cpu", Backend: "cpu", Name: "a CPU", SMs: 2}
+	// The H100 holds a TF32 convolution and an FP32 relu (an fp32 sweep's), and an NHWC
+	// bf16 convolution under its channels_last key.
+	row := func(key, config string, p measure.Precision) measure.Measurement {
+		return measure.Measurement{DeviceKey: key, ConfigKey: config, Batch: 2, Precision: p, Phase: measure.Forward,
+			Policy: measure.Heuristic, Status: measure.OK, MedianMS: 0.5, Repeats: 1}
+	}
+	if err := cache.PutMeasurements(ctx, []measure.Measurement{
+		row(h100.Key, conv, measure.TF32), row(h100.Key, relu, measure.FP32), row(h100.Key+gpu.NHWCSuffix, conv, measure.BF16)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name           string
+		dev            measure.Device
+		prec           measure.Precision
+		layout         string
+		convAt, reluAt measure.Precision
+		convPlanned    bool // the forward of the first convolution at batch 2
+		reluPlanned    bool
+		measuredKey    string
+		refused        string
+	}{
+		{name: "fp32 on Hopper", dev: h100, prec: measure.FP32, convAt: measure.TF32, reluAt: measure.FP32, measuredKey: h100.Key},
+		{name: "fp32-strict on Hopper", dev: h100, prec: measure.FP32Strict, convAt: measure.FP32, reluAt: measure.FP32, convPlanned: true, measuredKey: h100.Key},
+		{name: "fp32 on Volta", dev: v100, prec: measure.FP32, convAt: measure.FP32, reluAt: measure.FP32, convPlanned: true, reluPlanned: true, measuredKey: v100.Key},
+		{name: "bf16 channels_last", dev: h100, prec: measure.BF16, layout: gpu.NHWC, convAt: measure.BF16, reluAt: measure.BF16, reluPlanned: true, measuredKey: h100.Key + ":nhwc"},
+		{name: "bf16 nchw", dev: h100, prec: measure.BF16, convAt: measure.BF16, reluAt: measure.BF16, convPlanned: true, reluPlanned: true, measuredKey: h100.Key},
+		{name: "fp32-strict on the CPU", dev: cpuDev, prec: measure.FP32Strict, convAt: measure.FP32, reluAt: measure.FP32, convPlanned: true, reluPlanned: true, measuredKey: cpuDev.Key},
+		{name: "nhwc on the CPU", dev: cpuDev, prec: measure.FP32, layout: gpu.NHWC, refused: "NCHW only"},
+		{name: "bf16 on the CPU", dev: cpuDev, prec: measure.BF16, refused: "fp32 only"},
+	} {
+		req := DefaultSweepRequest()
+		req.Models, req.Input, req.Batches, req.Repeats, req.Precision, req.Layout = []string{"resnet18"}, 32, []int{2}, 1, c.prec, c.layout
+		plan, err := PlanSweep(ctx, cache, c.dev, req)
+		if c.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("%s: planned (%v), want a refusal saying %q", c.name, err, c.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := plan.MeasuredKey(); got != c.measuredKey {
+			t.Errorf("%s: measured under %q, want %q", c.name, got, c.measuredKey)
+		}
+		planned := map[string]bool{}
+		for _, it := range plan.Kernels.Items {
+			want := c.reluAt
+			if it.Config.Op == cnn.OpConv2d {
+				want = c.convAt
+			}
+			if it.Config.Op == cnn.OpConv2d || it.Config.Op == cnn.OpReLU {
+				if it.Precision != want {
+					t.Errorf("%s: %s planned in %q, want %q", c.name, it.Config.Op, it.Precision, want)
+				}
+			}
+			if it.Phase == measure.Forward && it.Batch == 2 {
+				planned[it.Config.Key()] = true
+			}
+		}
+		if planned[conv] != c.convPlanned || planned[relu] != c.reluPlanned {
+			t.Errorf("%s: planned the cached convolution %v and relu %v, want %v and %v", c.name, planned[conv], planned[relu], c.convPlanned, c.reluPlanned)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"cnntime/app/charts"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -25,10 +26,16 @@ const (
 )
 
 // BoundText says what bounds a step, as a table cell: "gpu", "cpu", or "input (pytorch
-// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader.
-func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64) string {
+// 256/s)" with the loader's rate (images/s over all GPUs) when it is the loader, and
+// "input (pytorch 256/s, CPU assumed)" when that rate is the reference core's standing
+// in for a host nobody named.
+func BoundText(bound string, loader pipeline.Loader, loaderImagesPerS float64, cpuAssumed bool) string {
 	if bound == BoundInput && loaderImagesPerS > 0 {
-		return fmt.Sprintf("input (%s %s/s)", loader, RateText(loaderImagesPerS))
+		assumed := ""
+		if cpuAssumed {
+			assumed = ", CPU assumed"
+		}
+		return fmt.Sprintf("input (%s %s/s%s)", loader, RateText(loaderImagesPerS), assumed)
 	}
 	return bound
 }
@@ -44,6 +51,82 @@ func BoundWords(bound string) string {
 		return "nothing (the batch does not fit)"
 	}
 	return "the GPU"
+}
+
+// HostText names a curve's host as a table cell, the results table's Host CPU column
+// and best's and predict's tables: "Intel Xeon Platinum 8480+, 26 vCPUs", or "CPU
+// assumed: Intel Xeon Gold 5118, 5 vCPUs (±31% on the time)" where the catalog names no
+// CPU, with how far that can move the time where it can (Point.HostErrorPct); "–" for
+// none (a measured CPU trains on its own data).
+func HostText(h *host.Host, hostErrorPct float64) string {
+	if h == nil {
+		return "–"
+	}
+	s := h.Text()
+	if hostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" (±%.0f%% on the time)", hostErrorPct)
+	}
+	return s
+}
+
+// HostAssumption says what is assumed of a host, for a note under a table, a launch
+// file's header or an export: "CPU assumed: … stands in …; vCPUs assumed: …", "" when
+// nothing is.
+func HostAssumption(h *host.Host) string {
+	if h == nil || !h.Assumed() {
+		return ""
+	}
+	return strings.Join(h.Assumptions(), "; ")
+}
+
+// AssumedHostsNotes says, a line for each thing assumed, which machines have it
+// assumed and what stands in: "CPU assumed for runpod/a (5 vCPUs), lambda/b (30 vCPUs):
+// no CPU is named for them, so the loader's reference core (Intel Xeon Gold 5118) stands
+// in, and their cores may do 0.92× to 1.85× its work (in the band; a ranking takes the
+// slow end)", and the same for vCPUs.
+func AssumedHostsNotes(machines []string, hosts map[string]*host.Host) []string {
+	var cpu, vcpus []string
+	var ref *host.Host
+	for _, m := range machines {
+		h := hosts[m]
+		if h == nil {
+			continue
+		}
+		if h.CPUAssumed {
+			name := m
+			if h.VCPUs > 0 {
+				name += fmt.Sprintf(" (%d vCPUs)", h.VCPUs)
+			}
+			cpu, ref = append(cpu, name), h
+		}
+		if h.VCPUsAssumed {
+			vcpus = append(vcpus, m)
+		}
+	}
+	var out []string
+	if len(cpu) > 0 {
+		out = append(out, fmt.Sprintf("CPU assumed for %s: no CPU is named for %s, so the loader's reference core (%s) stands in, and %s cores may do %.2f× to %.2f× its work (in the band; a ranking takes the slow end)",
+			strings.Join(cpu, ", "), map[bool]string{true: "them", false: "it"}[len(cpu) > 1], ref.CPU.Model,
+			map[bool]string{true: "their", false: "its"}[len(cpu) > 1], ref.SlowSpeed, ref.FastSpeed))
+	}
+	if len(vcpus) > 0 {
+		out = append(out, fmt.Sprintf("vCPUs assumed for %s: none are published, each loader worker is taken to have a core of its own", strings.Join(vcpus, ", ")))
+	}
+	return out
+}
+
+// HostSentence says what an explanation's loader runs on and, where the CPU is
+// assumed, how much of the band that is: "Host: Intel Xeon Platinum 8480+ (…); one core
+// does 1.47× the reference core's loader work; 26 vCPUs (13 cores, 2 threads each)."
+func HostSentence(x *predictor.Explanation) string {
+	if x.Host == nil || x.LoaderImagesPerS == 0 {
+		return ""
+	}
+	s := "Host: " + x.Host.Sentence() + "."
+	if x.HostErrorPct >= 0.5 {
+		s += fmt.Sprintf(" The assumed CPU can move this step ±%.0f%%, which the ±%.0f%% includes.", x.HostErrorPct, x.ErrorPct)
+	}
+	return s
 }
 
 // RateText writes images per second rounded to a whole image with thousands
@@ -84,12 +167,21 @@ func StepsPerEpoch(images, batch int) int {
 	return (images + batch - 1) / batch
 }
 
+// UnavailableWarning is what a curve the run cannot be predicted for says, as a
+// warning beside the curves that were.
+func UnavailableWarning(c *predictor.Curve) string {
+	return "not predicted: " + c.Unavailable
+}
+
 // RunWarnings says what a person should know before following the advice of curve c
 // at the batches given (its best, its recommended): a fixed number of epochs at so
 // large a batch that an epoch is fewer than MinStepsPerEpoch steps, and epochs to a
 // target taken from a recipe fitted on other networks or another input size than c's.
-// Nil when there is nothing to say.
+// A curve that could not be predicted says why. Nil when there is nothing to say.
 func RunWarnings(c *predictor.Curve, batches ...int) []string {
+	if c.Unavailable != "" {
+		return []string{UnavailableWarning(c)}
+	}
 	var out []string
 	if c.Convergence == nil {
 		var few []string
@@ -151,6 +243,9 @@ func RecommendedPoint(c *predictor.Curve) (predictor.Point, bool) {
 // AdviceWarnings are a curve's RunWarnings at its best and at its recommended batch:
 // what to know before following either.
 func AdviceWarnings(c *predictor.Curve) []string {
+	if c.Unavailable != "" {
+		return []string{UnavailableWarning(c)}
+	}
 	if c.Best < 0 || c.Best >= len(c.Points) {
 		return nil
 	}

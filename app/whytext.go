@@ -167,9 +167,13 @@ func WhyHeadline(x *predictor.Explanation) string {
 	if x.Framework != "" {
 		stack = ", " + string(x.Framework)
 	}
-	return fmt.Sprintf("%s on %s at %s, %s%s, %d px: %s per iteration ±%.0f%%, %s images/s. Bound: %s, as the results table says: %s. Where from: %s.",
+	s := fmt.Sprintf("%s on %s at %s, %s%s, %d px: %s per iteration ±%.0f%%, %s images/s. Bound: %s, as the results table says: %s. Where from: %s.",
 		x.Model, x.Machine, BatchWords(x), x.Precision, stack, x.Input, charts.FormatMS(x.IterMS), x.ErrorPct,
 		RateText(x.ImagesPerS), BoundWords(x.Bound), boundReason(x), sourceWords(x))
+	if h := HostSentence(x); h != "" {
+		s += " " + h
+	}
+	return s
 }
 
 // WhyBars are the bars of the Why chart: each phase under its group's heading (the

@@ -64,3 +64,12 @@ var StepBatch []byte
 //
 //go:embed validation/resnet18_cifar.json
 var ResNet18CIFAR []byte
+
+// Recipes is cnntime's built-in training recipes (recipes/recipes.yaml): torchvision's
+// documented recipes for its zoo, MLPerf's ResNet-50 LARS, FFCV's ResNet-50 and
+// ResNet-18 configurations and the DAWNBench CIFAR-10 runs, each with its published
+// epochs, batch and accuracy and the law its epochs follow with the batch
+// (predictor/recipe reads them).
+//
+//go:embed recipes/recipes.yaml
+var Recipes []byte

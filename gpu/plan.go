@@ -46,6 +46,10 @@ type Item struct {
 	Config cnn.Config    `json:"config"`
 	Batch  int           `json:"batch"`
 	Phase  measure.Phase `json:"phase"`
+	// Precision is the kernel precision the item runs in; "" is the job's. A sweep of a
+	// training precision gives each layer its own: PyTorch's fp32 runs convolutions in
+	// TF32 on Ampere and later, everything else in FP32.
+	Precision measure.Precision `json:"precision,omitempty"`
 	// EstimateS is the planner's rough guess of the seconds it takes, warm-up included.
 	EstimateS float64 `json:"estimate_s,omitempty"`
 }
@@ -86,6 +90,9 @@ type PlanOptions struct {
 	// (cnn.Layer.Phases). The CPU backend runs more (views copy, batch norm's weight
 	// gradient is a kernel of its own).
 	Phases func(l *cnn.Layer) []measure.Phase
+	// Precision is the kernel precision a layer is measured in; nil leaves every item
+	// at the job's.
+	Precision func(l *cnn.Layer) measure.Precision
 }
 
 // Plan is an ordered list of measurements to take.
@@ -173,7 +180,11 @@ func MakePlan(o PlanOptions) (Plan, error) {
 					p.Retried++
 				}
 				est := estimateSeconds(src.layer, b, ph, o.Rate) * float64(o.Repeats+WarmupRuns)
-				p.Items = append(p.Items, Item{Config: src.layer.Config, Batch: b, Phase: ph, EstimateS: est})
+				it := Item{Config: src.layer.Config, Batch: b, Phase: ph, EstimateS: est}
+				if o.Precision != nil {
+					it.Precision = o.Precision(src.layer)
+				}
+				p.Items = append(p.Items, it)
 				p.Estimate += time.Duration(est * float64(time.Second))
 			}
 		}

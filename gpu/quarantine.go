@@ -118,8 +118,8 @@ func (q *Quarantine) Add(item Quarantined) error {
 // quarantineKey is an item's quarantine identity in a job on a device, with a worker
 // build and the cuDNN it loaded.
 func quarantineKey(dev measure.Device, worker string, job Job, it Item) Quarantined {
-	return Quarantined{DeviceKey: dev.Key, Worker: worker, CuDNN: dev.CuDNN, ConfigKey: it.Config.Key(), Batch: it.Batch,
-		Phase: it.Phase, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI}
+	return Quarantined{DeviceKey: LayoutKey(dev.Key, job.Layout), Worker: worker, CuDNN: dev.CuDNN, ConfigKey: it.Config.Key(), Batch: it.Batch,
+		Phase: it.Phase, Precision: it.KernelPrecision(job.Precision), Policy: job.Policy, CuDNNAPI: job.CuDNNAPI}
 }
 
 // WorkerBuild identifies the worker executable at path: the start of its contents'

@@ -120,12 +120,19 @@ func (r *Remote) workerBuild() string {
 
 // OpenRemote finds CUDA device index through the worker at path.
 func OpenRemote(ctx context.Context, path string, index int) (*Remote, error) {
+	return OpenRemoteNamed(ctx, path, fmt.Sprintf("cuda:%d", index))
+}
+
+// OpenRemoteNamed finds the CUDA device a sweep names (cuda:N in nvidia-smi's order, or
+// cuda:GPU-<uuid> / cuda:MIG-<uuid>; DeviceIndex) through the worker at path.
+func OpenRemoteNamed(ctx context.Context, path, name string) (*Remote, error) {
 	devs, err := ListDevices(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	if index < 0 || index >= len(devs) {
-		return nil, fmt.Errorf("there is no CUDA device %d: the worker found %d (use cnntime devices to list them)", index, len(devs))
+	index, err := DeviceIndex(devs, name)
+	if err != nil {
+		return nil, err
 	}
 	return &Remote{Path: path, Index: index, Quarantine: DefaultQuarantine(), device: devs[index]}, nil
 }
@@ -180,11 +187,12 @@ func (e *stickyStop) Error() string {
 func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]Item, error) {
 	req := protocol.Request{
 		Type: protocol.Sweep, Device: r.Index, Precision: job.Precision, Policy: job.Policy, CuDNNAPI: job.CuDNNAPI,
-		Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
+		Layout: job.Layout, L2: job.L2, Repeats: job.Repeats, Items: make([]protocol.Item, len(items)),
 	}
 	for i, it := range items {
-		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase}
+		req.Items[i] = protocol.Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase, Precision: it.Precision}
 	}
+	measuredKey := LayoutKey(r.device.Key, job.Layout)
 	inFlight, measured := -1, 0
 	var sticky *stickyStop
 	var left []Item
@@ -199,8 +207,8 @@ func (r *Remote) run(ctx context.Context, job Job, items []Item, sink Sink) ([]I
 		case protocol.Measurement:
 			inFlight = -1
 			measured++
-			if m.Measurement.DeviceKey != r.device.Key {
-				return fmt.Errorf("the worker measured device %s, not %s", m.Measurement.DeviceKey, r.device.Key)
+			if m.Measurement.DeviceKey != measuredKey {
+				return fmt.Errorf("the worker measured device %s, not %s", m.Measurement.DeviceKey, measuredKey)
 			}
 			return sink.Measured(*m.Measurement)
 		case protocol.Failed:
@@ -334,6 +342,7 @@ func talk(ctx context.Context, path string, req protocol.Request, stall time.Dur
 	}
 	cmd := exec.CommandContext(ctx, path)
 	cmd.Stdin = bytes.NewReader(append(line, '\n'))
+	cmd.Env = WorkerEnviron(os.Environ()) // cuda:N is nvidia-smi's GPU N
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	lifeline.Tie(cmd) // the worker dies with this process, and checks between items that it lives

@@ -82,9 +82,9 @@ func Serve(ctx context.Context, w Worker, in io.Reader, out io.Writer) error {
 		if err := send.Send(protocol.Message{Type: protocol.Device, Device: &dev}); err != nil {
 			return err
 		}
-		job := Job{Precision: req.Precision, Policy: req.Policy, Repeats: req.Repeats, Items: make([]Item, len(req.Items)), CuDNNAPI: req.CuDNNAPI}
+		job := Job{Precision: req.Precision, Policy: req.Policy, Repeats: req.Repeats, Items: make([]Item, len(req.Items)), CuDNNAPI: req.CuDNNAPI, Layout: req.Layout, L2: req.L2}
 		for i, it := range req.Items {
-			job.Items[i] = Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase}
+			job.Items[i] = Item{Config: it.Config, Batch: it.Batch, Phase: it.Phase, Precision: it.Precision}
 		}
 		done := 0
 		sink := Sink{

@@ -18,6 +18,24 @@ type Job struct {
 	// CuDNNAPI is the cuDNN API convolutions choose their algorithm through on a GPU:
 	// "" (legacy) or v8 (package gpu/convalgo).
 	CuDNNAPI string
+	// Layout is the activations' layout: "" or NCHW, or NHWC (channels_last), whose
+	// measurements are stored under the device's LayoutKey.
+	Layout string
+	// L2 is how a GPU times a phase that fits in its L2: "" or cold (flushed before each
+	// run), or producer-hot (flushed, then its input read back in, as a step's previous
+	// layer leaves it); package timing.
+	L2 string
+}
+
+// L2Setter is implemented by backends that time against an L2 cache.
+type L2Setter interface {
+	SetL2Mode(mode string) error
+}
+
+// Finisher is implemented by backends that have something to say once a sweep is done
+// (another process started on the GPU while it ran); "" when nothing.
+type Finisher interface {
+	Finish() string
 }
 
 // APISetter is implemented by backends whose convolutions can choose their algorithm
@@ -114,6 +132,35 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 	if job.Repeats < 1 {
 		return fmt.Errorf("sweep with %d repeats: measure each kernel at least once", job.Repeats)
 	}
+	if err := CheckLayout(job.Layout); err != nil {
+		return err
+	}
+	if job.Layout == NHWC {
+		s, ok := b.(LayoutSetter)
+		if !ok {
+			return fmt.Errorf("the %s backend measures NCHW only, not %s", b.Device().Backend, job.Layout)
+		}
+		if err := s.SetLayout(job.Layout); err != nil {
+			return err
+		}
+	}
+	if job.L2 != "" {
+		s, ok := b.(L2Setter)
+		if !ok {
+			return fmt.Errorf("the %s backend has no L2 timing modes (asked for %s)", b.Device().Backend, job.L2)
+		}
+		if err := s.SetL2Mode(job.L2); err != nil {
+			return err
+		}
+	}
+	if f, ok := b.(Finisher); ok && sink.Warning != nil {
+		defer func() {
+			if w := f.Finish(); w != "" {
+				sink.Warning(w)
+			}
+		}()
+	}
+	deviceKey := LayoutKey(b.Device().Key, job.Layout)
 	oomAt := map[string]int{} // configuration key → smallest batch that did not fit
 	mon, _ := b.(Monitor)
 	for i, it := range job.Items {
@@ -126,15 +173,16 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 			}
 		}
 		key := it.Config.Key()
+		prec := it.KernelPrecision(job.Precision)
 		var m measure.Measurement
 		if limit, ok := oomAt[key]; ok && it.Batch >= limit {
 			m = measure.Measurement{
-				DeviceKey: b.Device().Key, ConfigKey: key, Batch: it.Batch, Precision: job.Precision,
+				ConfigKey: key, Batch: it.Batch, Precision: prec,
 				Phase: it.Phase, Policy: job.Policy, Status: measure.OutOfMemory, At: time.Now().UTC(),
 			}
 		} else {
 			var err error
-			m, err = b.TimeLayer(ctx, it.Config, it.Batch, it.Phase, job.Precision, job.Policy, job.Repeats)
+			m, err = b.TimeLayer(ctx, it.Config, it.Batch, it.Phase, prec, job.Policy, job.Repeats)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -158,6 +206,7 @@ func Execute(ctx context.Context, b Backend, job Job, sink Sink) error {
 				}
 			}
 		}
+		m.DeviceKey = deviceKey
 		if err := sink.Measured(m); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -50,8 +51,11 @@ type Request struct {
 	Nodes       int
 	NodeNetwork hw.Network
 	// Input is the input pipeline feeding each GPU (pipeline.Model); the zero value is
-	// synthetic data already on the GPU.
+	// synthetic data already on the GPU. Host is the machine's host it runs on
+	// (host.Resolve; nil for none), copied to the curve: where its CPU is assumed,
+	// Input's CPUScaleSlow–CPUScaleFast is the range the prediction's band covers.
 	Input pipeline.Rate
+	Host  *host.Host
 	// MemoryFormat is the activations' layout; "" adds no layout transposes.
 	MemoryFormat MemoryFormat
 	// Script is the training script around the step; "" is a tight loop (Lean).
@@ -205,7 +209,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Format:    req.MemoryFormat,
 		Script:    req.Script,
 		Framework: req.Framework.orDefault(),
-		CPU:       req.Machine.CPU,
+		Host:      req.Host,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
 	}
@@ -221,17 +225,19 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	gradBytes := 4 * float64(req.Network.Params())
 	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
 	sync := e.over.syncOf(gradBytes, &req)
-	// stepBound is the step at global batch B and what bounds it.
-	stepBound := func(B int) (float64, string) {
+	// stepWithBound is the step at global batch B with the input pipeline in, and what
+	// bounds it.
+	stepWithBound := func(B int, in pipeline.Rate) (float64, string) {
 		b := perGPUBatch(B, n)
 		i := tab.entry(b)
-		ms, bound := req.inputStepMS(b, tab.stepMS[i]+scriptMS)
+		ms, bound := in.StepMS(b, tab.stepMS[i]+scriptMS, hostLinkGBs(req.GPU))
 		return ms + sync.parts(ms, tab.backwardMS[i]).Total(), bound
 	}
-	step := func(B int) float64 {
-		ms, _ := stepBound(B)
+	stepWith := func(B int, in pipeline.Rate) float64 {
+		ms, _ := stepWithBound(B, in)
 		return ms
 	}
+	step := func(B int) float64 { return stepWith(B, req.Input) }
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
 		p := &c.Points[i]
@@ -241,11 +247,17 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		if !p.Fits {
 			continue
 		}
-		p.IterMS, p.Bound = stepBound(B)
+		p.IterMS, p.Bound = stepWithBound(B, req.Input)
 		p.ScriptMS = scriptMS
 		i := tab.entry(b)
 		p.Source = kernels.RankedSource(tab.source[i])
 		p.ErrorPct = 100 * tab.relErr[i]
+		if in := req.Input; in.CPUScaleSlow != in.CPUScale || in.CPUScaleFast != in.CPUScale {
+			slow, fast := stepWith(B, in.AtScale(in.CPUScaleSlow)), stepWith(B, in.AtScale(in.CPUScaleFast))
+			p.HostSlowPct = 100 * (slow/p.IterMS - 1)
+			p.HostErrorPct = math.Max(p.HostSlowPct, 100*(1-fast/p.IterMS))
+			p.ErrorPct = math.Hypot(p.ErrorPct, p.HostErrorPct)
+		}
 	}
 	watts := func(B int, stepMS float64) float64 {
 		busy := math.Min(1, tab.gpuMS[tab.entry(perGPUBatch(B, n))]/stepMS)

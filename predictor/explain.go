@@ -7,6 +7,7 @@ import (
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -50,6 +51,10 @@ type Explanation struct {
 	ErrorPct   float64 `json:"error_pct"`
 	Source     Source  `json:"source"`
 	Bound      string  `json:"bound"`
+	// Host is the machine's host the loader runs on (the curve's), and HostErrorPct
+	// the part of ErrorPct its assumed CPU can move (Point.HostErrorPct).
+	Host         *host.Host `json:"host,omitempty"`
+	HostErrorPct float64    `json:"host_error_pct,omitempty"`
 	// The run: one epoch, all epochs, and their cost (when CostKnown).
 	EpochS    float64 `json:"epoch_s"`
 	TotalS    float64 `json:"total_s"`
@@ -273,6 +278,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		Batch: batch, PerGPUBatch: b,
 		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format, Script: c.Script, Framework: c.Framework,
 		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
+		Host: c.Host, HostErrorPct: pt.HostErrorPct,
 		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
 		Epochs: pt.Epochs, EpochsSource: c.EpochsSource,

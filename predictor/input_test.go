@@ -180,3 +180,38 @@ func TestNCHWBatchNormUnderAMP(t *testing.T) {
 		}
 	}
 }
+
+// An assumed host widens the band by what it can move the step: from the loader at the
+// slow end of its range to the loader at the fast end, where the GPU takes over; the
+// slow end is what a ranking charges. A known host, or a loader far from the pace, adds
+// nothing.
+func TestAnAssumedHostWidensTheBandByWhatItCanMove(t *testing.T) {
+	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
+	gpuMS := 4 * tinyPerSampleMS // batch 4
+	for _, tc := range []struct {
+		name            string
+		in              pipeline.Rate
+		wantHost, wantS float64 // HostErrorPct, HostSlowPct
+	}{
+		{"input-bound, assumed 0.9–2×", pipeline.Rate{Loader: pipeline.PyTorch, Workers: 2, ImagesPerS: 40, CPUScale: 1, CPUScaleSlow: 0.9, CPUScaleFast: 2},
+			100 * (1 - gpuMS/100), 100 * (100/0.9/100 - 1)},
+		{"known host", pipeline.Rate{Loader: pipeline.PyTorch, Workers: 2, ImagesPerS: 40, CPUScale: 1.4, CPUScaleSlow: 1.4, CPUScaleFast: 1.4}, 0, 0},
+		{"a loader far ahead of the GPU", pipeline.Rate{Loader: pipeline.PyTorch, Workers: 2, ImagesPerS: 1000, CPUScale: 1, CPUScaleSlow: 0.9, CPUScaleFast: 2}, 0, 0},
+	} {
+		c, err := e.Curve(Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: testGPU,
+			Precision: measure.FP32, Batches: []int{4}, Run: Run{Epochs: 1, Images: 100}, Input: tc.in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := c.Points[0]
+		if math.Abs(p.HostErrorPct-tc.wantHost) > 1e-9 || math.Abs(p.HostSlowPct-tc.wantS) > 1e-9 {
+			t.Errorf("%s: host ±%.3f%% (slow end +%.3f%%), want ±%.3f%% (+%.3f%%)", tc.name, p.HostErrorPct, p.HostSlowPct, tc.wantHost, tc.wantS)
+		}
+		if want := math.Hypot(10, tc.wantHost); tc.wantHost > 0 && math.Abs(p.ErrorPct-want) > 1e-9 {
+			t.Errorf("%s: band ±%.3f%%, want the step's and the host's combined, ±%.3f%%", tc.name, p.ErrorPct, want)
+		}
+		if got, want := p.RankTotalS(), p.TotalS*(1+tc.wantS/100); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: ranked at %g s, want %g", tc.name, got, want)
+		}
+	}
+}

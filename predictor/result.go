@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -34,6 +35,14 @@ type Point struct {
 	Fits       bool    `json:"fits"`      // false: out of memory; the times are then not predicted (zero)
 	Source     Source  `json:"source"`    // the least trusted source among the step's kernels
 	ErrorPct   float64 `json:"error_pct"` // expected relative error of IterMS, ± percent
+	// HostErrorPct is how far, ± percent, the host's assumed CPU can move IterMS (the
+	// loader at the slow and the fast end of host.AssumedSlowSpeed–AssumedFastSpeed):
+	// it is in ErrorPct, combined with the step's own error as independent errors; 0
+	// when the host is known or the loader is far from setting the pace. HostSlowPct is
+	// the slow end's part of it: how much longer the step is on the slowest host it may
+	// be, what a ranking of machines charges an assumed host (RankTotalS).
+	HostErrorPct float64 `json:"host_error_pct,omitempty"`
+	HostSlowPct  float64 `json:"host_slow_pct,omitempty"`
 	// Bound is what sets the step's pace: "gpu" (the GPU and the host work of the
 	// training loop) or "input" (the data loader); "" where the batch does not fit.
 	Bound string `json:"bound,omitempty"`
@@ -59,6 +68,11 @@ func (p Point) RunErrorPct() float64 {
 	return math.Hypot(p.ErrorPct, p.EpochsErrorPct)
 }
 
+// RankTotalS is the total time a ranking of machines uses: TotalS, at the slow end of
+// an assumed host's range (HostSlowPct), so a machine whose CPU nobody named never
+// outranks a known one on the strength of the reference core standing in for it.
+func (p Point) RankTotalS() float64 { return p.TotalS * (1 + p.HostSlowPct/100) }
+
 // Curve is one CNN×machine over a range of batch sizes.
 type Curve struct {
 	Model     string            `json:"model"`
@@ -66,9 +80,13 @@ type Curve struct {
 	GPU       string            `json:"gpu"`
 	GPUCount  int               `json:"gpu_count"`
 	Precision measure.Precision `json:"precision"`
-	Points    []Point           `json:"points"`    // ascending batch size, infeasible ones included with Fits=false
-	Best      int               `json:"best"`      // index in Points of the least total time among those that fit; -1 if none fits
-	MaxBatch  int               `json:"max_batch"` // the largest batch that fits in memory; -1 when the GPU's memory is unknown
+	Points    []Point           `json:"points"` // ascending batch size, infeasible ones included with Fits=false
+	// Unavailable says why this model cannot be predicted on this machine with this
+	// run (an input smaller than the model takes, a batch below the GPU count): the
+	// curve then has no points, and the other curves of the query are predicted.
+	Unavailable string `json:"unavailable,omitempty"`
+	Best        int    `json:"best"`      // index in Points of the least total time among those that fit; -1 if none fits
+	MaxBatch    int    `json:"max_batch"` // the largest batch that fits in memory; -1 when the GPU's memory is unknown
 	// SweetSpots are batch sizes just below a jump in iteration time per image.
 	SweetSpots []int `json:"sweet_spots"`
 	// BestPow2 is the best power-of-two batch size and SavingVsPow2Pct how much less
@@ -111,9 +129,10 @@ type Curve struct {
 	Script Script `json:"script,omitempty"`
 	// Framework is what runs the step: its per-tensor work is in IterMS.
 	Framework Framework `json:"framework,omitempty"`
-	// CPU is the machine's host CPU that the loader's rate is scaled by (nil: none
-	// given; Assumed: the reference CPU stands in for an unknown one).
-	CPU *hw.CPU `json:"cpu,omitempty"`
+	// Host is the machine's host that the loader's rate is scaled by: its CPU, family,
+	// vCPUs and core speed, and what is assumed of it (nil: none given, as for a
+	// measured CPU; CPUAssumed: the reference CPU stands in for an unknown one).
+	Host *host.Host `json:"host,omitempty"`
 	// Backend says, for a measured CPU, whose measurements answered: "pytorch"
 	// (scripts/pytorch_sweep.py) or "cnntime-cpu" (cnntime's Go CPU backend); empty for a GPU.
 	Backend string `json:"backend,omitempty"`

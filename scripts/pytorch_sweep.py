@@ -133,7 +133,7 @@ def csv_text(s):
     if s and (s[0] in FORMULA_START or (len(s) >= 2 and s[0] == "'" and (s[1] in FORMULA_START or s[1] == "'"))):
         return "'" + s
     return s
-PRECISIONS = ("fp32", "fp32-strict", "amp")
+PRECISIONS = ("fp32", "fp32-strict", "amp", "bf16")
 DEFAULT_BATCHES = "1-17,24,31-33,40,47-49,56,63-65,72,79-81,88,95-97,104,111-113,120,127-129,136,143-145,152,159-161,168,175-177,184,191-193,200,207-209,216,223-225,232,239-241,248,255-256"
 
 
@@ -170,10 +170,46 @@ def summarize(times):
 # ends, as cnntime's worker records it.
 OOM_MESSAGES = ("out of memory", "unable to find a valid cudnn algorithm to run convolution", "cublas_status_alloc_failed")
 
+# What cuDNN and cuBLAS often say when their own allocation failed: out of memory in
+# disguise (cublasCreate's CUBLAS_STATUS_NOT_INITIALIZED, cuDNN's internal errors and
+# failed executions). Such an error is out of memory when little device memory is left
+# (LOW_MEMORY), as cnntime's worker decides (package gpu/cudastatus), a failure otherwise.
+DISGUISED_OOM = ("cublas_status_not_initialized", "cudnn_status_internal_error", "cudnn_status_execution_failed",
+                 "cublas_status_execution_failed", "cublas_status_internal_error")
 
-def is_oom(err):
+
+def low_memory(total):
+    """The free memory below which a disguised failure is taken for out of memory:
+    256 MiB, or 1/32 of the GPU's memory if more."""
+    return max(256 << 20, total // 32)
+
+
+def is_oom(err, mem_info=None):
+    """Whether err says the batch did not fit. mem_info, when given, returns (free, total)
+    device bytes: a disguised failure (DISGUISED_OOM) is out of memory when little is free."""
     text = str(err).lower()
-    return type(err).__name__ == "OutOfMemoryError" or any(m in text for m in OOM_MESSAGES)
+    if type(err).__name__ == "OutOfMemoryError" or any(m in text for m in OOM_MESSAGES):
+        return True
+    if mem_info is None or not any(m in text for m in DISGUISED_OOM):
+        return False
+    try:
+        free, total = mem_info()
+    except Exception:  # noqa: BLE001 - no answer: not known to be out of memory
+        return False
+    return free < low_memory(total)
+
+
+class Failures:
+    """Layer or step items that failed with an error other than out of memory: each is
+    printed and counted, the sweep goes on, and the script exits non-zero at the end so
+    that a run with failures never reads as a clean one."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, what, err):
+        self.items.append(f"{what}: {err}")
+        print(f"{what}: failed: {err}", file=sys.stderr)
 
 
 def logits_of(out):
@@ -185,24 +221,26 @@ def logits_of(out):
     return out
 
 
-def time_model(torch, torchvision, name, batches, precision, args, device, emit):
-    """Times one model at each batch size until one does not fit; emits one row per size."""
+def time_model(torch, torchvision, name, batches, precision, args, device, emit, failures=None):
+    """Times one model at each batch size until one does not fit; emits one row per size.
+    A batch that fails otherwise is left out and counted in failures (when given)."""
     torch.backends.cudnn.benchmark = args.benchmark
     torch.backends.cudnn.allow_tf32 = precision == "fp32"
     torch.backends.cuda.matmul.allow_tf32 = False
-    amp = precision == "amp"
+    amp = precision in ("amp", "bf16")  # autocast to FP16, or to bfloat16 (no loss scaling)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
     resolution = args.resolution or DEFAULT_INPUT.get(name, 224)
     net = build_model(torchvision, name, args).to(device).train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
-        scaler = torch.amp.GradScaler("cuda", enabled=amp)
+        scaler = torch.amp.GradScaler("cuda", enabled=precision == "amp")
     else:  # PyTorch before 2.3
-        scaler = torch.cuda.amp.GradScaler(enabled=amp)
+        scaler = torch.cuda.amp.GradScaler(enabled=precision == "amp")
 
     def step(x, y):
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+        with torch.autocast("cuda", dtype=dtype, enabled=amp):
             loss = loss_fn(logits_of(net(x)), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
@@ -228,13 +266,19 @@ def time_model(torch, torchvision, name, batches, precision, args, device, emit)
             median, spread = summarize(times)
             row["step_ms"], row["spread_ms"] = f"{median:.4f}", f"{spread:.4f}"
         except RuntimeError as err:  # torch.cuda.OutOfMemoryError is a RuntimeError
-            if not is_oom(err):
+            if is_oom(err, lambda: torch.cuda.mem_get_info(device)):
+                row["status"] = "oom"
+            elif failures is None:
                 raise
-            row["status"] = "oom"
+            else:
+                failures.add(f"{name} {precision} batch {batch}", err)
+                row = None
         finally:
             x = y = None
             opt.zero_grad(set_to_none=True)
             torch.cuda.empty_cache()
+        if row is None:
+            continue
         emit(row)
         print(f"{name} {precision} batch {batch}: {row['status']} {row['step_ms']} ms", file=sys.stderr)
         if row["status"] == "oom":
@@ -752,7 +796,27 @@ def time_layers(torch, configs, batches, args, device, emit, steps=()):
                 emit(layer_row(key, b, phase, "fp32", "", status.get((key, b)), samples.get((key, b, phase)), null_ms), note)
 
 
-def time_layers_cuda(torch, configs, batches, args, device, precision, emit, half=None, autocast_device="cuda"):
+def kernel_ms(torch, run, k, device):
+    """The GPU time of one of k back-to-back calls of run from the profiler's kernel
+    records (the sum of the device time of every kernel, copy and set it ran, over k):
+    what the GPU spent on the call, not the host's pace issuing it, so a phase of a few
+    microseconds reads its kernels' time where CUDA events around the calls read Python's
+    and the dispatcher's (the H200's backward phases never read below 64-90 us)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(k):
+            run()
+        torch.cuda.synchronize(device)
+    total_us = 0.0
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:  # PyTorch before 2.4 names it after CUDA
+            us = getattr(e, "self_cuda_time_total", 0.0)
+        total_us += us
+    return total_us / 1000.0 / k
+
+
+def time_layers_cuda(torch, configs, batches, args, device, precision, emit, half=None, autocast_device="cuda", failures=None):
     """Times every phase of every configuration at every batch size on a GPU, one
     configuration and batch size at a time: its inputs and graph are built, each phase is
     timed with CUDA events around back-to-back calls (--rounds x --repeats samples after
@@ -772,7 +836,9 @@ def time_layers_cuda(torch, configs, batches, args, device, precision, emit, hal
     torch.backends.cudnn.benchmark = args.benchmark
     torch.backends.cudnn.allow_tf32 = precision == "fp32"
     torch.backends.cuda.matmul.allow_tf32 = False
-    amp = precision == "amp"
+    amp = precision in ("amp", "bf16")  # bf16: autocast to bfloat16, the same paths
+    if precision == "bf16":
+        half = torch.bfloat16
     half = (half or torch.float16) if amp else None
     autocast = (lambda: torch.autocast(autocast_device, dtype=half)) if amp else contextlib.nullcontext
     policy = "fastest" if args.benchmark else "heuristic"
@@ -780,7 +846,7 @@ def time_layers_cuda(torch, configs, batches, args, device, precision, emit, hal
 
     def kernel_precision(op):
         if amp:
-            return "fp32" if op == "crossentropy" else "amp"
+            return "fp32" if op == "crossentropy" else precision
         return "tf32" if tf32 and op == "conv2d" else "fp32"
 
     def clock(run, k):
@@ -816,23 +882,31 @@ def time_layers_cuda(torch, configs, batches, args, device, precision, emit, hal
                             run()
                         torch.cuda.synchronize(device)
                         k = max(1, min(100, int(2.0 / max(clock(run, 1), 1e-3))))
-                        samples[phase] = [clock(run, k) for _ in range(args.rounds * args.repeats)]
+                        # The kernels' own time (profiler), not the events' around the
+                        # calls, which read the host's issue rate for small phases.
+                        samples[phase] = [kernel_ms(torch, run, k, device) for _ in range(args.rounds * args.repeats)]
                 except ValueError as err:
                     # Batch norm refuses one value per channel in training (batch 1 at 1x1).
                     status = "unsupported"
                     print(f"{key} batch {b}: unsupported ({err})", file=sys.stderr)
                 except RuntimeError as err:  # torch.cuda.OutOfMemoryError is a RuntimeError
-                    if not is_oom(err):
+                    if is_oom(err, lambda: torch.cuda.mem_get_info(device)):
+                        status, oom_from = "oom", b
+                        print(f"{key} batch {b}: out of memory", file=sys.stderr)
+                    elif failures is None:
                         raise
-                    status, oom_from = "oom", b
-                    print(f"{key} batch {b}: out of memory", file=sys.stderr)
+                    else:  # recorded, and the next batch size and configuration go on
+                        status = "failed"
+                        failures.add(f"{key} batch {b}", err)
                 calls = None
                 if status == "oom":
                     gc.collect()
                 torch.cuda.empty_cache()
+            if status == "failed":
+                continue  # no row: its failure is counted
             for phase in c["phases"]:
                 emit(layer_row(key, b, phase, kernel_precision(op), policy, status, samples.get(phase)),
-                     "CUDA events around back-to-back calls")
+                     "the profiler's kernel times of back-to-back calls")
         layer = None
         torch.cuda.empty_cache()
 
@@ -888,7 +962,7 @@ def main():
     p.add_argument("--layers", action="store_true", help="time every unique layer configuration's phases alone and write cnntime's kernel measurement CSV, instead of whole steps")
     p.add_argument("--cnntime", default=os.environ.get("CNNTIME", ""), help="--layers: the command that runs cnntime (default: $CNNTIME, else cnntime on PATH, else `go run` in this repository)")
     p.add_argument("--batches", default=DEFAULT_BATCHES, help="batch sizes, e.g. 1-64,96,128 (default: 1-16, then multiples of 8 with the neighbours of multiples of 16 up to 256)")
-    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp32-strict, amp")
+    p.add_argument("--precision", default="fp32", help="comma-separated: fp32, fp32-strict, amp, bf16")
     p.add_argument("--benchmark", action="store_true", help="torch.backends.cudnn.benchmark=True (cnntime's fastest policy)")
     p.add_argument("--repeats", type=int, default=0, help="timed steps per batch size (default 20), or with --layers timed calls per phase each round (default 5)")
     p.add_argument("--warmup", type=int, default=-1, help="untimed steps first (default 5), or with --layers untimed calls per phase each round (default 2)")
@@ -1009,6 +1083,7 @@ def main():
 
     layer_source = source.replace("pytorch_sweep.py on", "pytorch_sweep.py --layers on", 1)
     emit = writer_for(args.out, args.layers)
+    failures = Failures()
     try:
         if args.layers:
             steps = []
@@ -1020,17 +1095,19 @@ def main():
                 time_layers(torch, configs, batches, args, device, emit, steps)
             else:
                 for prec in precisions:
-                    time_layers_cuda(torch, configs, batches, args, device, prec, emit)
-            return
-        for name in models:
-            if on_cpu:
-                time_model_cpu(torch, torchvision, name, batches, args, emit)
-                continue
-            for prec in precisions:
-                time_model(torch, torchvision, name, batches, prec, args, device, emit)
+                    time_layers_cuda(torch, configs, batches, args, device, prec, emit, failures=failures)
+        else:
+            for name in models:
+                if on_cpu:
+                    time_model_cpu(torch, torchvision, name, batches, args, emit)
+                    continue
+                for prec in precisions:
+                    time_model(torch, torchvision, name, batches, prec, args, device, emit, failures=failures)
     finally:
         for f in files:
             f.close()
+    if failures.items:
+        sys.exit(f"pytorch_sweep.py: {len(failures.items)} items failed (their rows are left out; the first: {failures.items[0]})")
 
 
 if __name__ == "__main__":

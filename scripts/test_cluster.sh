@@ -5,13 +5,17 @@
 # `cnntime cluster slurm` writes as a two-task array of CPU sweeps, merges the shards
 # with `cnntime cache import` and checks every planned measurement arrived exactly
 # once; then cancels one task part-way, requeues it and checks it resumes in its shard
-# without measuring again. Every daemon is stopped by its PID at the end, pass or fail.
+# without measuring again. Then the training jobs `cnntime launch slurm` writes: two pass
+# sbatch --test-only, and one trains resnet18 with cnntime's training script on this CPU
+# on a tiny ImageFolder made here, and the step time it measured imports into the cache.
+# Every daemon is stopped by its PID at the end, pass or fail.
 #
 # The nodes run the headless build (make headless: no graphics library, as a compute node
 # has none), checked to link no graphics library before anything runs.
 #
 # Needs root (the daemons run as root here) and Debian's slurm-wlm and munge, which it
-# installs when missing. CNNTIME names a built cnntime-headless; without it one is built.
+# installs when missing, and /usr/bin/python3 with PyTorch, torchvision and PIL (make
+# test-deps installs them; CLUSTER_TEST_PYTHON names another). CNNTIME names a built cnntime-headless; without it one is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -86,6 +90,8 @@ munged --force --key-file="$T/munge/munge.key" --socket="$socket" --pid-file="$T
 # A one-node cluster: this host, all its CPUs, one partition; ports away from the defaults.
 host=$(hostname -s)
 cpus=$(nproc)
+# The node's memory, as slurmd finds it less a tenth: jobs that ask for --mem fit.
+mem_mb=$(awk '/^MemTotal:/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
 mkdir -p "$T/state" "$T/spool" "$T/work"
 cat >"$T/slurm.conf" <<EOF
 ClusterName=cnntimetest
@@ -115,7 +121,7 @@ MinJobAge=600
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-NodeName=$host CPUs=$cpus State=UNKNOWN
+NodeName=$host CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF=$T/slurm.conf
@@ -219,17 +225,60 @@ all=$(measurements "$T/work/ref8.db")
 sum=0
 for s in shards/shard-"$job"-*.db; do sum=$((sum + $(measurements "$s"))); done
 [ "$sum" = "$all" ] || fail "job $job's shards hold $sum measurements, the plan $all"
-# ---- 3. The training job `cnntime launch slurm` writes passes sbatch --test-only
+# ---- 3. The training jobs `cnntime launch slurm` writes pass sbatch --test-only
 # (issue 33's check, apart from the sweeps above). This cluster hands out no GPUs, so the
-# GPU machine's script asks for none (--gres none) and one CPU; its nodes and time limit
-# are its own. This computer's CPU, measured above, needs no such overrides.
-"$bin" --db merged.db launch slurm --model resnet50 --machine aws/p4d.24xlarge --batch 256 --gres none --cpus-per-task 1 \
+# GPU machine's script asks for none (--gres none), one CPU and no memory; its nodes and
+# time limit are its own. This computer's CPU, measured above, needs no such overrides.
+"$bin" --db merged.db launch slurm --model resnet50 --machine aws/p4d.24xlarge --batch 256 --gres none --cpus-per-task 1 --mem none \
 	--partition test --out train-gpu.sbatch >/dev/null
-"$bin" --db merged.db launch slurm --model squeezenet1_1 --machine local/cpu --batch 2 --out train-cpu.sbatch >/dev/null
+"$bin" --db merged.db launch slurm --model squeezenet1_1 --machine local/cpu --batch 2 --epochs 1 --out train-cpu.sbatch >/dev/null
 for f in train-gpu.sbatch train-cpu.sbatch; do
 	grep -q '^#SBATCH --time=[0-9]*-[0-9][0-9]:[0-9][0-9]:00$' "$f" || fail "$f has no time limit: $(cat "$f")"
 	sbatch --test-only "$f" 2>test-only.err || fail "sbatch --test-only refuses $f: $(cat test-only.err)"
 	say "launch slurm, $f: $(tail -n 1 test-only.err)"
 done
+
+# ---- 4. A launched training run, end to end: `cnntime launch slurm` for this computer's
+# CPU on a tiny ImageFolder of 64-pixel JPEGs made here (2 classes, 12 training and 3
+# validation images each), run by Slurm with cnntime's training script (the script writes
+# it out beside its checkpoints) and Debian's PyTorch; the step time it measured imports
+# into the cache as the run's own step.
+py=${CLUSTER_TEST_PYTHON:-/usr/bin/python3}
+"$py" -c 'import torch, torchvision, PIL' 2>/dev/null ||
+	fail "$py has no PyTorch, torchvision and PIL for the training job: make test-deps installs python3-torch python3-torchvision"
+"$py" - "$T/work/imgs" <<'PYEOF'
+import os, random, sys
+from PIL import Image, ImageDraw
+random.seed(0)
+for split, n in (("train", 12), ("val", 3)):
+    for c, colour in (("red", (200, 40, 40)), ("blue", (40, 40, 200))):
+        d = os.path.join(sys.argv[1], split, c)
+        os.makedirs(d)
+        for i in range(n):
+            img = Image.new("RGB", (64, 64), colour)
+            ImageDraw.Draw(img).ellipse([random.randrange(32), random.randrange(32), 40 + random.randrange(24), 40 + random.randrange(24)], fill=(230, 230, 60))
+            img.save(os.path.join(d, f"{i}.jpg"), quality=85)
+PYEOF
+"$bin" --db merged.db --json launch slurm --model resnet18 --machine local/cpu --batch 8 --input 32 --images 24 --classes 2 --epochs 2 \
+	--workers 1 --data "$T/work/imgs" --checkpoints "$T/work/train-run" --partition test --out train-run.sbatch >launch.json
+sbatch --test-only train-run.sbatch 2>test-only.err || fail "sbatch --test-only refuses train-run.sbatch: $(cat test-only.err)"
+job=$(PYTHON=$py OMP_NUM_THREADS=1 sbatch --parsable train-run.sbatch)
+say "submitted training job $job: $(grep -E '^#SBATCH --(time|cpus-per-task|mem)=' train-run.sbatch | tr '\n' ' ')"
+wait_for "training job $job to finish" job_gone "$job"
+state=$(scontrol -o show job "$job" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+[ "$state" = COMPLETED ] || fail "training job $job ended $state: $(cat cnntime-train-"$job".out)"
+grep -q 'epoch 2 model: top-1' cnntime-train-"$job".out || fail "the training job did not evaluate after its 2 epochs: $(cat cnntime-train-"$job".out)"
+[ -s "$T/work/train-run/checkpoint.pt" ] || fail "the training job left no checkpoint in $T/work/train-run"
+steps=$T/work/train-run/steps.csv
+[ -s "$steps" ] || fail "the training job wrote no step times ($steps): $(cat cnntime-train-"$job".out)"
+before=$("$bin" --db merged.db --json cache info | sed -n 's/^  "steps": \([0-9]*\),$/\1/p')
+"$bin" --db merged.db cache import "$steps" >/dev/null
+after=$("$bin" --db merged.db --json cache info | sed -n 's/^  "steps": \([0-9]*\),$/\1/p')
+[ "$after" = $((before + 1)) ] || fail "importing $steps took the cache's steps from $before to $after, not one more"
+"$bin" --db merged.db --json cache info | grep -q '"source": "cnntime_train.py on ' || fail "the imported step does not name cnntime_train.py as its source"
+row=$("$bin" --db merged.db cache export --csv - | grep ',resnet18,8,fp32,' | grep 'cnntime_train.py') ||
+	fail "the cache exports no resnet18 step at batch 8 from the training job"
+say "training job $job: $(tail -n 2 cnntime-train-"$job".out | head -n 1)"
+say "imported: $row"
 
 say "test-cluster passed"

@@ -24,8 +24,9 @@ var launchKinds = []struct{ label, kind, name string }{
 var errNothingChosen = errors.New("no run chosen yet: click a results row, a scatter point or a curve point (its CNN, machine and batch are the run), then File → Export launch file…")
 
 // showLaunchDialog writes the launch file of the point the Why tab explains (the one
-// last clicked): it asks which file and, optionally, the user's own training command
-// and a Slurm partition, then where to save it.
+// last clicked): it asks which file and, optionally, where the data and the
+// checkpoints are, the user's own training command and a Slurm partition, then where
+// to save it.
 func (mw *MainWindow) showLaunchDialog() {
 	x := mw.Why.Explanation()
 	if x == nil {
@@ -40,12 +41,18 @@ func (mw *MainWindow) showLaunchDialog() {
 	kind := widget.NewRadioGroup(labels, nil)
 	kind.SetSelected(labels[0])
 	command := newEscapeEntry()
-	command.SetPlaceHolder("torchvision's reference script (train.py under torchrun)")
+	command.SetPlaceHolder("cnntime's training script, written into the file")
+	data := newEscapeEntry()
+	data.SetPlaceHolder("s3://BUCKET/imagenet, gs://…, or a path the nodes see (train/, val/)")
+	checkpoints := newEscapeEntry()
+	checkpoints.SetPlaceHolder("a bucket (needed for spot) or a shared path; default: the node's")
 	partition := newEscapeEntry()
 	partition.SetPlaceHolder("the cluster's default")
 	items := []*widget.FormItem{
 		widget.NewFormItem("Run", widget.NewLabel(fmt.Sprintf("%s on %s at %s", model, machine, app.BatchWords(x)))),
 		widget.NewFormItem("File", kind),
+		widget.NewFormItem("Data", data),
+		widget.NewFormItem("Checkpoints", checkpoints),
 		widget.NewFormItem("Your own command", command),
 		widget.NewFormItem("Slurm partition", partition),
 	}
@@ -53,7 +60,8 @@ func (mw *MainWindow) showLaunchDialog() {
 		if !ok {
 			return
 		}
-		req, name := app.LaunchRequest{Command: command.Text}, ""
+		req := app.LaunchRequest{Command: command.Text, Data: strings.TrimSpace(data.Text), Checkpoints: strings.TrimSpace(checkpoints.Text)}
+		name := ""
 		for _, k := range launchKinds {
 			if k.label == kind.Selected {
 				req.Kind, name = k.kind, k.name
@@ -82,7 +90,7 @@ func (mw *MainWindow) showLaunchDialog() {
 		save.SetFileName(name)
 		save.Show()
 	}, mw.Window)
-	d.Resize(fyne.NewSize(640, 320))
+	d.Resize(fyne.NewSize(680, 400))
 	closeOnEscape(d, mw.Window)
 	d.Show()
 }

@@ -58,7 +58,8 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "train.yaml")
-	if err := mw.exportLaunch(context.Background(), "resnet50", "aws/p3.2xlarge", 128, app.LaunchRequest{Kind: app.LaunchSkyPilot}, path); err != nil {
+	req := app.LaunchRequest{Kind: app.LaunchSkyPilot, Data: "s3://my-bucket/imagenet"}
+	if err := mw.exportLaunch(context.Background(), "resnet50", "aws/p3.2xlarge", 128, req, path); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -66,14 +67,15 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var task struct {
-		Resources struct{ Cloud, Accelerators string }
-		Envs      map[string]string
+		Resources  struct{ Infra, Accelerators string }
+		FileMounts map[string]map[string]string `yaml:"file_mounts"`
+		Envs       map[string]string
 	}
 	if err := yaml.Unmarshal(data, &task); err != nil {
 		t.Fatal(err)
 	}
-	if task.Resources.Cloud != "aws" || task.Resources.Accelerators != "V100:1" || task.Envs["MODEL"] != "resnet50" || task.Envs["GLOBAL_BATCH"] != "128" ||
-		task.Envs["EPOCHS"] != "90" {
+	if !strings.HasPrefix(task.Resources.Infra, "aws/") || task.Resources.Accelerators != "V100:1" || task.Envs["MODEL"] != "resnet50" || task.Envs["GLOBAL_BATCH"] != "128" ||
+		task.Envs["EPOCHS"] != "90" || task.FileMounts["/data"]["source"] != "s3://my-bucket/imagenet" {
 		t.Errorf("the task is %+v", task)
 	}
 	// A Slurm script for the same point.

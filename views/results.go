@@ -24,7 +24,7 @@ type ResultsTable struct {
 
 // resultWidths are the columns' least widths; a column is widened to its widest
 // cell (up to resultWidthMax) so no figure, price date or OLD is cut off.
-var resultWidths = []float32{110, 200, 80, 150, 80, 80, 80, 80, 80, 80, 80, 80, 250, 110, 200}
+var resultWidths = []float32{110, 200, 80, 150, 80, 80, 80, 80, 80, 80, 80, 80, 250, 110, 200, 260}
 
 // resultWidthMax is the widest a results column grows to fit its cells; a longer cell
 // (a list of warnings) is cut and its whole text is in the Why tab and the CSV.

@@ -470,27 +470,49 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
 		target, _, _ := strings.Cut(m.Target, " (")
 		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.%s",
-			charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
+			charts.Count(predictedCurves(st), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
 			target, charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
 	}
 	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.%s",
-		charts.Count(len(st.Curves), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
+		charts.Count(predictedCurves(st), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
 		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
 }
 
 // warningsNote says, after the status line, how many curves carry a warning (few steps
 // an epoch, epochs fitted on other networks) and where to read them.
 func warningsNote(st app.SessionState) string {
-	n := 0
+	n, unavailable := 0, 0
 	for i := range st.Curves {
-		if len(app.AdviceWarnings(&st.Curves[i])) > 0 {
+		switch {
+		case st.Curves[i].Unavailable != "":
+			unavailable++
+		case len(app.AdviceWarnings(&st.Curves[i])) > 0:
 			n++
 		}
 	}
-	if n == 0 {
+	var parts []string
+	if unavailable > 0 {
+		parts = append(parts, charts.Count(unavailable, "CNN × machine cannot run this setting", "CNN × machines cannot run this setting"))
+	}
+	if n > 0 {
+		parts = append(parts, charts.Count(n, "curve has a warning", "curves have warnings"))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" %s: see the Results tab's Warnings column.", charts.Count(n, "curve has a warning", "curves have warnings"))
+	return " " + strings.Join(parts, "; ") + ": see the Results tab's Warnings column."
+}
+
+// predictedCurves counts the curves of a prediction that have points (not those the
+// setting cannot run).
+func predictedCurves(st app.SessionState) int {
+	n := 0
+	for i := range st.Curves {
+		if st.Curves[i].Unavailable == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // formatTook writes a prediction's duration: milliseconds under a second.

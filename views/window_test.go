@@ -16,6 +16,7 @@ import (
 	"cnntime/app"
 	"cnntime/app/charts"
 	"cnntime/predictor"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 )
 
@@ -345,4 +346,31 @@ func TestStatusTimeIsThePredictions(t *testing.T) {
 			t.Error("the charts stay dim after the prediction")
 		}
 	})
+}
+
+// The results table names each machine's host in its own column, and says so where it
+// is assumed; every column has its width.
+func TestResultsTableNamesTheHost(t *testing.T) {
+	if len(resultWidths) != len(app.SummaryColumns) {
+		t.Fatalf("%d column widths for %d results columns", len(resultWidths), len(app.SummaryColumns))
+	}
+	grace, pod := host.Resolve(&host.CPU{Model: "NVIDIA Grace"}, 64, 432), host.Resolve(nil, 5, 29)
+	curve := func(machine string, h *host.Host, hostErr float64) predictor.Curve {
+		return predictor.Curve{Model: "resnet50", Machine: machine, GPUCount: 1, Best: 0, Host: h,
+			Points: []predictor.Point{{Batch: 64, Fits: true, IterMS: 20, TotalS: 100, HostErrorPct: hostErr, Bound: app.BoundInput}}}
+	}
+	tbl := onUIThread(func() *ResultsTable {
+		tbl := NewResultsTable()
+		tbl.SetCurves([]predictor.Curve{curve("lambda/gpu_1x_gh200", &grace, 0), curve("runpod/pod", &pod, 31)})
+		return tbl
+	})
+	want := map[string]string{"lambda/gpu_1x_gh200": "NVIDIA Grace, 64 vCPUs", "runpod/pod": "CPU assumed: Intel Xeon Gold 5118, 5 vCPUs (±31% on the time)"}
+	for _, r := range tbl.Rows() {
+		if got := r.Cell(app.ColumnHost); got != want[r.Machine] {
+			t.Errorf("%s's Host CPU cell %q, want %q", r.Machine, got, want[r.Machine])
+		}
+	}
+	if app.SummaryColumns[app.ColumnHost] != "Host CPU" {
+		t.Errorf("the column is titled %q", app.SummaryColumns[app.ColumnHost])
+	}
 }

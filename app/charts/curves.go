@@ -77,7 +77,7 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	banded := false // some series has an error band
 	for i, cv := range curves {
 		key := SeriesKey(cv)
-		if opt.Hidden[key] {
+		if opt.Hidden[key] || cv.Unavailable != "" { // not predicted: the results say why
 			continue
 		}
 		st := styles.Of(cv)

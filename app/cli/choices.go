@@ -205,10 +205,11 @@ func likeChoices() []choice {
 
 func kernelPrecisionChoices() []choice {
 	return choicesOf(measure.Precisions, map[measure.Precision]string{
-		measure.FP32:       "strict FP32 kernels (the CPU measures only these)",
-		measure.FP32Strict: "the same as fp32",
-		measure.TF32:       "TF32 tensor cores (Ampere and later)",
+		measure.FP32:       "as PyTorch's fp32 training runs: convolutions on TF32 tensor cores on Ampere and later, every other layer in strict FP32 (the CPU: FP32)",
+		measure.FP32Strict: "strict FP32 everywhere, no tensor cores (TF32 off, as torch.backends.cudnn.allow_tf32 = False)",
+		measure.TF32:       "every layer on TF32 tensor cores (Ampere and later)",
 		measure.AMP:        "FP16 data on tensor cores, FP32 accumulation",
+		measure.BF16:       "bfloat16 data on tensor cores, FP32 accumulation (Ampere and later; batch norm in PyTorch's own kernels, as PyTorch runs it)",
 	}, nil)
 }
 

@@ -24,9 +24,10 @@ type Env struct {
 	DBPath string // the cache file; see DefaultDBPath
 	JSON   bool   // --json: machine-readable output (each command documents its shape)
 
-	usageShown bool       // a FlagSet from Flags printed the usage: the command line was wrong
-	cache      *db.DB     // the one cache handle of this command, opened by Cache; RunCLI closes it
-	collect    *[]flagSet // when set, every FlagSet Flags makes (for help, the reference, completion)
+	usageShown bool         // a FlagSet from Flags printed the usage: the command line was wrong, or help was asked
+	usage      bytes.Buffer // what the FlagSets printed: to stdout when help was asked, else to stderr
+	cache      *db.DB       // the one cache handle of this command, opened by Cache; RunCLI closes it
+	collect    *[]flagSet   // when set, every FlagSet Flags makes (for help, the reference, completion)
 }
 
 // Cache is the command's measurement cache at DBPath, opened (and created when
@@ -56,11 +57,13 @@ func (e *Env) closeCache() error {
 // to the command's stderr, and returns errors instead of exiting.
 func (e *Env) Flags(cmd Command) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
+	// What the flags print (a parse error, the usage) waits in e.usage: RunCLI sends it
+	// to stdout when the user asked for help (flag.ErrHelp), else to stderr.
+	fs.SetOutput(&e.usage)
 	fs.BoolVar(&e.JSON, "json", e.JSON, "print JSON instead of a table")
 	fs.Usage = func() {
 		e.usageShown = true
-		writeCommandHelp(e.Stderr, cmd, []flagSet{{cmd.Name, fs}})
+		writeCommandHelp(&e.usage, cmd, []flagSet{{cmd.Name, fs}})
 	}
 	if e.collect != nil {
 		*e.collect = append(*e.collect, flagSet{cmd.Name, fs})
@@ -210,6 +213,16 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	err = cmd.Run(env, g.Rest[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp): // --help: the usage is the output asked for
+		stdout.Write(env.usage.Bytes())
+	case err != nil && asksForHelp(g.Rest[1:]):
+		// --help on a command that wants an action first (launch, cluster) or with
+		// other arguments it could not take: the command's whole help, as asked.
+		err = commandIndex()["help"].Run(env, []string{name})
+	default:
+		stderr.Write(env.usage.Bytes())
+	}
 	if env.cache != nil { // a full disk or a damaged file, said in words
 		err = db.Explain(env.cache.Path(), err)
 	}
@@ -239,6 +252,20 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "cnntime %s: %s\n", name, printableLines(err.Error()))
 		return 1
 	}
+}
+
+// asksForHelp reports whether a command's arguments ask for help: -h, -help or --help
+// before any "--".
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // ExitError is a failure with an exit status of its own: 3 for "no usable GPU", as the

@@ -209,7 +209,6 @@ func TestNodesFlag(t *testing.T) {
 		{"predict", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "0", "--batch", "64"},
 		{"predict", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "1,2", "--batch", "64"},
 		{"predict", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "2", "--network-gbps", "-1", "--batch", "64"},
-		{"best", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "2", "--budget", "10"},
 		{"best", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "auto", "--budget", "10", "--deadline", "1h"},
 	} {
 		if code, _, stderr := runCLIWithDB(t, db, args...); code != 2 || !strings.Contains(stderr, "--") {

@@ -4,10 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
+	"cnntime/app"
 	"cnntime/app/cluster"
+	"cnntime/db"
 )
 
 // Shell completion for bash, zsh and fish, written from the same FlagSets as help and
@@ -18,23 +21,34 @@ func completionCommands(register func(Command)) {
 	register(Command{
 		Name:    "completion",
 		Summary: "print a shell completion script: commands, flags and their choices",
-		Usage:   "completion bash|zsh|fish",
-		Details: "Load it in the running shell, or install it:\n" +
+		Usage: "completion bash|zsh|fish [--json]\n" +
+			"       cnntime completion names models|machines|gpus|regions [WORD]",
+		Details: "Load it in the running shell, or install it (it completes cnntime and cnntime-headless):\n" +
 			"  bash  source <(cnntime completion bash)      or  cnntime completion bash > ~/.local/share/bash-completion/completions/cnntime\n" +
 			"  zsh   source <(cnntime completion zsh)       or  cnntime completion zsh > \"${fpath[1]}/_cnntime\"\n" +
-			"  fish  cnntime completion fish | source       or  cnntime completion fish > ~/.config/fish/completions/cnntime.fish",
+			"  fish  cnntime completion fish | source       or  cnntime completion fish > ~/.config/fish/completions/cnntime.fish\n" +
+			"With --json it prints what the script completes instead: the commands, their actions, flags and choices.\n" +
+			"completion names KIND [WORD] lists the names of that kind that complete WORD (a comma-separated list being\n" +
+			"typed), one a line, from the catalog and the cache: the scripts call it for --model, --machine, --gpu and --region.",
 		Run: func(env *Env, args []string) error {
 			fs := env.Flags(commandIndex()["completion"])
-			if err := fs.Parse(args); err != nil {
+			pos, err := parseCacheFlags(fs, args)
+			if err != nil {
 				return err
 			}
-			if fs.NArg() != 1 {
+			if len(pos) > 0 && pos[0] == "names" {
+				return runCompletionNames(env, pos[1:])
+			}
+			if len(pos) != 1 {
 				return Usagef("say which shell: completion bash, completion zsh or completion fish")
 			}
 			m := completionModelOf()
-			write, ok := map[string]func(io.Writer) error{"bash": m.writeBash, "zsh": m.writeZsh, "fish": m.writeFish}[fs.Arg(0)]
+			write, ok := map[string]func(io.Writer) error{"bash": m.writeBash, "zsh": m.writeZsh, "fish": m.writeFish}[pos[0]]
 			if !ok {
-				return Usagef("unknown shell %q: use bash, zsh or fish", fs.Arg(0))
+				return Usagef("unknown shell %q: use bash, zsh or fish", pos[0])
+			}
+			if env.JSON {
+				return WriteJSON(env.Stdout, m.describe())
 			}
 			return write(env.Stdout)
 		},
@@ -47,6 +61,92 @@ type completionFlag struct {
 	help    string   // its first line
 	value   bool     // it takes a value
 	choices []choice // an enumerated flag's values
+	names   string   // the kind of names its value is (app.NameKinds), "" for none
+}
+
+// flagNameKinds are the flags whose values are names the catalog and the cache know:
+// completion asks `cnntime completion names KIND` for them.
+var flagNameKinds = map[string]string{
+	"model": app.ModelNames, "models": app.ModelNames,
+	"machine": app.MachineNames, "machines": app.MachineNames,
+	"gpu": app.GPUNames, "gpus": app.GPUNames,
+	"region": app.RegionNames,
+}
+
+// runCompletionNames prints the names of a kind that complete a word, one a line.
+func runCompletionNames(env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] == "--") {
+		return Usagef("completion names takes a kind (%s) and the word to complete", strings.Join(app.NameKinds, ", "))
+	}
+	word := ""
+	if len(args) == 2 {
+		word = args[1]
+	}
+	// The cache's names too where there is a cache; completion never creates one.
+	var d *db.DB
+	if _, err := os.Stat(env.DBPath); err == nil {
+		if d, err = env.Cache(); err != nil {
+			d = nil // a damaged cache still completes the catalog's names
+		}
+	}
+	names, err := app.CompleteNames(env.Ctx, d, args[0], word)
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, names)
+	}
+	var b strings.Builder
+	for _, n := range names {
+		if strings.ContainsAny(n, "\n\r") { // a name a shell could not take as one word
+			continue
+		}
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	_, err = io.WriteString(env.Stdout, b.String())
+	return err
+}
+
+// completionJSON is what `completion --json` prints: what the scripts complete.
+type completionJSON struct {
+	Commands []completionCommandJSON `json:"commands"`
+}
+
+type completionCommandJSON struct {
+	Name    string              `json:"name"`
+	Summary string              `json:"summary"`
+	Actions []string            `json:"actions,omitempty"`
+	Flags   map[string][]flagJS `json:"flags"` // by command or "command action"
+}
+
+type flagJS struct {
+	Name    string   `json:"name"`
+	Help    string   `json:"help"`
+	Value   bool     `json:"takes_value"`
+	Choices []string `json:"choices,omitempty"`
+	Names   string   `json:"names,omitempty"` // the kind of names `completion names` lists for it
+}
+
+// describe is the model as completionJSON.
+func (m completionModel) describe() completionJSON {
+	var out completionJSON
+	for _, c := range m.commands {
+		cj := completionCommandJSON{Name: c.Name, Summary: firstLine(c.Summary), Actions: m.namedActions(c.Name), Flags: map[string][]flagJS{}}
+		for _, s := range m.sets {
+			if s.key != c.Name && !strings.HasPrefix(s.key, c.Name+" ") {
+				continue
+			}
+			for _, f := range s.flags {
+				cj.Flags[s.key] = append(cj.Flags[s.key], flagJS{Name: f.name, Help: firstLine(f.help), Value: f.value, Choices: choiceWords(f.choices), Names: f.names})
+			}
+		}
+		out.Commands = append(out.Commands, cj)
+	}
+	return out
 }
 
 // completionSet is the flags of a command, or of one of its actions.
@@ -74,6 +174,9 @@ func completionModelOf() completionModel {
 			s.fs.VisitAll(func(f *flag.Flag) {
 				_, usage := flag.UnquoteUsage(f)
 				cf := completionFlag{name: f.Name, help: usage, value: !isBoolFlag(f)}
+				if cf.value {
+					cf.names = flagNameKinds[f.Name]
+				}
 				if v, ok := f.Value.(*choiceValue); ok {
 					cf.choices = v.choices
 				}
@@ -128,11 +231,12 @@ func shellQuote(s string) string { return cluster.ShellQuote(s) }
 
 // findWords is the shell code, shared by bash and zsh, that finds the command and its
 // action among the words before the cursor: global flags skipped, --db's value too.
-const findWords = `    local cmd="" action="" i w
+const findWords = `    local cmd="" action="" db="" i w
     for (( i = FIRST; i < CUR; i++ )); do
         w="${WORDS[i]}"
         case "$w" in
-            --db|-db) (( i++ )); continue ;;
+            --db|-db) (( i++ )); db="${WORDS[i]}"; continue ;;
+            --db=*|-db=*) db="${w#*=}"; continue ;;
             -*) continue ;;
         esac
         if [[ -z "$cmd" ]]; then
@@ -168,6 +272,7 @@ type shellDialect struct {
 	commands func(m completionModel) string                  // offer the commands and global flags
 	choices  func(key string, f completionFlag) string       // offer a flag's choices
 	files    string                                          // offer file names
+	names    func(kind string) string                        // offer the names of a kind (completion names)
 	actions  func(acts []string) string                      // offer a command's actions
 	flags    func(key string, flags []completionFlag) string // a case arm: the flags of key
 	offer    string                                          // after the flags' case: offer them
@@ -175,7 +280,14 @@ type shellDialect struct {
 }
 
 var bashDialect = shellDialect{
-	head: "# bash completion for cnntime. Load it with: source <(cnntime completion bash)\n" +
+	head: "# bash completion for cnntime and cnntime-headless. Load it with: source <(cnntime completion bash)\n" +
+		"# __cnntime_names KIND: the names of KIND that complete $cur, from the catalog and the cache\n" +
+		"# (--db's, when the line gives one); a model may also be a file. One name a line: no\n" +
+		"# word splitting, no globbing.\n" +
+		"__cnntime_names() {\n" +
+		"    mapfile -t COMPREPLY < <(\"${COMP_WORDS[0]}\" ${db:+--db \"$db\"} completion names \"$1\" -- \"$cur\" 2>/dev/null)\n" +
+		"    if [[ \"$1\" == models && ${#COMPREPLY[@]} -eq 0 ]]; then mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); fi\n" +
+		"}\n" +
 		"_cnntime() {\n" +
 		"    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"\" flag=\"\"\n" +
 		"    (( COMP_CWORD > 0 )) && prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n" +
@@ -192,6 +304,7 @@ var bashDialect = shellDialect{
 		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(choiceWords(f.choices))) + " -- \"$cur\"))"
 	},
 	files: "COMPREPLY=($(compgen -f -- \"$cur\"))",
+	names: func(kind string) string { return "__cnntime_names " + kind },
 	actions: func(acts []string) string {
 		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(acts)) + " -- \"$cur\"))"
 	},
@@ -202,11 +315,19 @@ var bashDialect = shellDialect{
 		}
 		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(names)) + " -- \"$cur\"))"
 	},
-	tail: "complete -o filenames -F _cnntime cnntime\n",
+	tail: "complete -o filenames -F _cnntime cnntime cnntime-headless\n",
 }
 
 var zshDialect = shellDialect{
-	head: "#compdef cnntime\n# zsh completion for cnntime. Load it with: source <(cnntime completion zsh)\n" +
+	head: "#compdef cnntime cnntime-headless\n# zsh completion for cnntime and cnntime-headless. Load it with: source <(cnntime completion zsh)\n" +
+		"# __cnntime_names KIND: the names of KIND that complete $cur, from the catalog and the cache\n" +
+		"# (--db's, when the line gives one); a model may also be a file.\n" +
+		"__cnntime_names() {\n" +
+		"    local -a names\n" +
+		"    names=(\"${(@f)$(${words[1]} ${db:+--db \"$db\"} completion names \"$1\" -- \"$cur\" 2>/dev/null)}\")\n" +
+		"    names=(${names:#})\n" +
+		"    if (( ${#names} )); then compadd -- \"${names[@]}\"; elif [[ \"$1\" == models ]]; then _files; fi\n" +
+		"}\n" +
 		"_cnntime() {\n" +
 		"    local cur=\"${words[CURRENT]}\" prev=\"${words[CURRENT-1]}\" flag=\"\"\n" +
 		"    local -a described\n" +
@@ -230,9 +351,10 @@ var zshDialect = shellDialect{
 				words = append(words, zshDescribed(a, "the same as "+ch.name))
 			}
 		}
-		return "described=(" + strings.Join(words, " ") + "); _describe -t values " + shellQuote("--"+f.name) + " described"
+		return "described=(" + strings.Join(words, " ") + "); _describe -t values " + shellQuote(f.name) + " described"
 	},
 	files:   "_files",
+	names:   func(kind string) string { return "__cnntime_names " + kind },
 	actions: func(acts []string) string { return "compadd -- " + shellWords(acts) },
 	flags: func(key string, flags []completionFlag) string {
 		var words []string
@@ -242,7 +364,7 @@ var zshDialect = shellDialect{
 		return "described=(" + strings.Join(words, " ") + ")"
 	},
 	offer: "        _describe -t flags 'flag' described\n",
-	tail:  "if [[ \"${funcstack[1]}\" == _cnntime ]]; then\n    _cnntime \"$@\"\nelse\n    compdef _cnntime cnntime\nfi\n",
+	tail:  "if [[ \"${funcstack[1]}\" == _cnntime ]]; then\n    _cnntime \"$@\"\nelse\n    compdef _cnntime cnntime cnntime-headless\nfi\n",
 }
 
 func (m completionModel) writeBash(w io.Writer) error { return m.writePosix(w, bashDialect) }
@@ -263,14 +385,22 @@ func (m completionModel) writePosix(w io.Writer, d shellDialect) error {
 	// The value of the flag before the cursor.
 	b.WriteString("    if [[ -n \"$flag\" ]]; then\n        case \"$key:$flag\" in\n")
 	var files []string
+	names := map[string][]string{}
 	for _, s := range m.sets {
 		for _, f := range s.flags {
 			switch {
 			case len(f.choices) > 0:
 				fmt.Fprintf(&b, "            %s) %s; return ;;\n", shellQuote(s.key+":"+f.name), d.choices(s.key, f))
+			case f.names != "":
+				names[f.names] = append(names[f.names], shellQuote(s.key+":"+f.name))
 			case f.value:
 				files = append(files, shellQuote(s.key+":"+f.name))
 			}
+		}
+	}
+	for _, kind := range app.NameKinds {
+		if len(names[kind]) > 0 {
+			fmt.Fprintf(&b, "            %s) %s; return ;;\n", strings.Join(names[kind], "|"), d.names(kind))
 		}
 	}
 	if len(files) > 0 {
@@ -310,8 +440,17 @@ func firstLine(s string) string {
 
 func (m completionModel) writeFish(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("# fish completion for cnntime. Load it with: cnntime completion fish | source\n")
-	b.WriteString("complete -c cnntime -e\ncomplete -c cnntime -f\n\n")
+	b.WriteString("# fish completion for cnntime and cnntime-headless. Load it with: cnntime completion fish | source\n")
+	b.WriteString("complete -c cnntime -e\ncomplete -c cnntime -f\ncomplete -c cnntime-headless -e\ncomplete -c cnntime-headless -w cnntime\n\n")
+	// __cnntime_names KIND: the names of KIND that complete the token under the cursor,
+	// from the catalog and the cache (--db's, when the line gives one).
+	b.WriteString("function __cnntime_names\n")
+	b.WriteString("    set -l words (commandline -opc)\n    set -l db\n    set -l i 2\n")
+	b.WriteString("    while test $i -le (count $words)\n        switch $words[$i]\n")
+	b.WriteString("            case --db -db\n                set i (math $i + 1)\n                set db --db $words[$i]\n")
+	b.WriteString("            case '--db=*' '-db=*'\n                set db --db (string replace -r '^-+db=' '' -- $words[$i])\n")
+	b.WriteString("        end\n        set i (math $i + 1)\n    end\n")
+	b.WriteString("    $words[1] $db completion names $argv[1] -- (commandline -ct) 2>/dev/null\nend\n\n")
 	// __cnntime_at KEY: the command (and action) before the cursor is KEY.
 	b.WriteString("function __cnntime_key\n")
 	b.WriteString("    set -l words (commandline -opc)\n")
@@ -362,6 +501,10 @@ func (m completionModel) writeFish(w io.Writer) error {
 				}
 				b.WriteString("end\n")
 				fmt.Fprintf(&b, "complete -c cnntime -n %s -l %s -x -a '(%s)' -d %s\n", cond, f.name, fn, fishQuote(firstLine(f.help)))
+			case f.names == app.ModelNames: // a zoo or saved model, or a model file
+				fmt.Fprintf(&b, "complete -c cnntime -n %s -l %s -r -F -a '(__cnntime_names %s)' -d %s\n", cond, f.name, f.names, fishQuote(firstLine(f.help)))
+			case f.names != "":
+				fmt.Fprintf(&b, "complete -c cnntime -n %s -l %s -x -a '(__cnntime_names %s)' -d %s\n", cond, f.name, f.names, fishQuote(firstLine(f.help)))
 			case f.value:
 				fmt.Fprintf(&b, "complete -c cnntime -n %s -l %s -r -F -d %s\n", cond, f.name, fishQuote(firstLine(f.help)))
 			default:

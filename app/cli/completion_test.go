@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"cnntime/app"
 )
 
 // completionScript writes `cnntime completion SHELL` to a file and returns its path.
@@ -78,6 +81,18 @@ func completionQueries(t *testing.T) []completionQuery {
 		if acts := completionModelOf().namedActions(c.Name); len(acts) > 0 && c.Name != "help" {
 			qs = append(qs, completionQuery{[]string{c.Name, ""}, acts})
 		}
+	}
+	// Names from the catalog (and the cache: none here), through `completion names`.
+	for _, nq := range []struct{ kind, flag, word string }{
+		{app.ModelNames, "predict --model", "resnet1"}, {app.ModelNames, "best --models", "resnet50,mobilenet_v"},
+		{app.MachineNames, "launch skypilot --machine", "aws/p4"}, {app.GPUNames, "predict --gpu", ""},
+		{app.RegionNames, "best --region", "us-"},
+	} {
+		want, err := app.CompleteNames(context.Background(), nil, nq.kind, nq.word)
+		if err != nil || len(want) == 0 {
+			t.Fatalf("CompleteNames(%s, %q) = %v, %v", nq.kind, nq.word, want, err)
+		}
+		qs = append(qs, completionQuery{append(strings.Fields(nq.flag), nq.word), want})
 	}
 	qs = append(qs,
 		completionQuery{[]string{"--db", "x.db", "predict", "--loader", "dali"}, []string{"dali", "dali-cpu"}},
@@ -158,6 +173,7 @@ func TestCompletionOffersTheFlagsAndChoices(t *testing.T) {
 			}
 			cmd := exec.Command(path, append(sh.args, b.String())...)
 			cmd.Dir = t.TempDir() // file name completion finds nothing there
+			cmd.Env = cnntimeOnPath(t)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", sh.name, err, out)
@@ -186,5 +202,107 @@ func TestCompletionWordsArePlain(t *testing.T) {
 		if !plain.MatchString(w) {
 			t.Errorf("completion offers %q, which a shell's word list would expand or split", w)
 		}
+	}
+}
+
+// cnntimeOnPath is the environment with a "cnntime" on PATH that runs this test binary
+// as the command line (the completion scripts call `cnntime completion names`), and no
+// cache: the names are the catalog's.
+func cnntimeOnPath(t *testing.T) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\n" + runAsCLIEnv + "=1 exec " + shellQuote(self) + " \"$@\"\n"
+	for _, name := range []string{"cnntime", "cnntime-headless"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CNNTIME_DB="+filepath.Join(dir, "no-cache", "cache.db"))
+}
+
+// TestZshCompletesValuesInZsh types into a real interactive zsh (zsh/zpty, compinit,
+// the real _describe and compadd) and reads what it lists: the --precision choices
+// (`_describe` once took the flag's name, "--precision", for its own options: "bad
+// option: --"), and GPU names from `cnntime completion names`, for cnntime and for
+// cnntime-headless.
+func TestZshCompletesValuesInZsh(t *testing.T) {
+	zsh := needShell(t, "zsh")
+	script := completionScript(t, "zsh")
+	cases := []struct {
+		line string
+		want []string
+	}{
+		{"cnntime predict --precision ", []string{"fp32-strict", "amp", "strict FP32 everywhere"}},
+		{"cnntime-headless best --precision=", []string{"fp32-strict", "amp"}},
+		{"cnntime predict --gpu h10", []string{"h100-sxm", "h100-pcie", "h100-nvl"}},
+		{"cnntime best --model resnet50,mobilenet_v3", []string{"resnet50,mobilenet_v3_large", "resnet50,mobilenet_v3_small"}},
+	}
+	// One interactive zsh answers every line: each is typed with a TAB (LIST_AMBIGUOUS
+	// off: zsh inserts the matches' common part and lists them at once), read until the
+	// terminal is quiet, then cleared with Ctrl-U; "=== N" separates the answers.
+	var driver strings.Builder
+	driver.WriteString(`zmodload zsh/zpty
+zpty -b z 'zsh -f -i'
+zpty -w z 'PS1="> "; unsetopt LIST_AMBIGUOUS; autoload -Uz compinit && compinit -u -D; source ` + shellQuote(script) + `; print RE""ADY'
+quiet() { local chunk got=1; out=""; while (( got )); do got=0; sleep 0.6; while zpty -r -t z chunk; do out+=$chunk; got=1; done; done }
+local out
+local seen=""
+for i in {1..100}; do quiet; seen+=$out; [[ $seen == *READY* ]] && break; done
+`)
+	for i, tc := range cases {
+		fmt.Fprintf(&driver, "zpty -w -n z %s$'\\t'; quiet; print -r -- \"=== %d $out\"; zpty -w -n z $'\\x15'; quiet\n", shellQuote(tc.line), i)
+	}
+	driver.WriteString("zpty -d z\n")
+	cmd := exec.Command(zsh, "-f", "-c", driver.String())
+	cmd.Env = append(cnntimeOnPath(t), "TERM=xterm", "COLUMNS=200", "LINES=50")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("zsh: %v\n%s", err, out)
+	}
+	answers := strings.Split(string(out), "=== ")
+	if len(answers) != len(cases)+1 {
+		t.Fatalf("zsh answered %d lines of %d:\n%q", len(answers)-1, len(cases), out)
+	}
+	for i, tc := range cases {
+		text := answers[i+1]
+		if strings.Contains(text, "bad option") {
+			t.Errorf("%q<TAB>: zsh complains:\n%s", tc.line, text)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%q<TAB>: zsh does not offer %q; it printed:\n%q", tc.line, w, text)
+			}
+		}
+	}
+}
+
+// TestHeadlessBuildIsCompleted: the scripts complete cnntime-headless as they do
+// cnntime (the name the server build installs under).
+func TestHeadlessBuildIsCompleted(t *testing.T) {
+	for _, tc := range []struct{ shell, code, want string }{
+		{"bash", "source SCRIPT; COMP_WORDS=(cnntime-headless predict --precision ''); COMP_CWORD=3; _cnntime; complete -p cnntime-headless; echo \"${COMPREPLY[*]}\"", "-F _cnntime cnntime-headless"},
+		{"fish", "source SCRIPT; complete -C 'cnntime-headless predict --precision '; complete -C 'cnntime-headless predict --gpu h100-s'", "h100-sxm"},
+	} {
+		t.Run(tc.shell, func(t *testing.T) {
+			sh := needShell(t, tc.shell)
+			script := completionScript(t, tc.shell)
+			args := []string{"-c", strings.ReplaceAll(tc.code, "SCRIPT", shellQuote(script))}
+			if tc.shell == "bash" {
+				args = append([]string{"--norc"}, args...)
+			} else {
+				args = append([]string{"--no-config"}, args...)
+			}
+			cmd := exec.Command(sh, args...)
+			cmd.Env = cnntimeOnPath(t)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "fp32-strict") {
+				t.Errorf("%s: cnntime-headless is not completed: %v\n%s", tc.shell, err, out)
+			}
+		})
 	}
 }

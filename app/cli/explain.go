@@ -24,8 +24,11 @@ var explainUsage = "explain --model M (--machine ID | --gpu ID) --batch B [--pre
 var explainDetails = `explain takes apart the iteration time predict gives for one CNN on one machine at one
 global batch size. The table shows:
   the header    the run, the iteration time ± its expected error, images/s, what bounds the
-                step (the GPU or the input pipeline), the least trusted source of its kernels
-                (measured < interpolated < transferred < estimated), memory per GPU
+                step (the GPU or the input pipeline), the host the loader runs on (its CPU,
+                how fast one core does the loader's work against the reference core, its
+                vCPUs; "CPU assumed" where the catalog names none, and how far that can move
+                the step), the least trusted source of its kernels (measured <
+                interpolated < transferred < estimated), memory per GPU
   phases        the iteration split into forward, backward-data and backward-weight kernels,
                 the optimizer (the update and the framework's other kernels per parameter
                 tensor: zero_grad, gradient accumulation, batch norm's counters under
@@ -158,6 +161,13 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		bound += fmt.Sprintf(" (%s data)", x.Loader)
 	}
 	h.Row("bound", bound)
+	if x.Host != nil && x.LoaderImagesPerS > 0 {
+		hostText := x.Host.Sentence()
+		if x.HostErrorPct >= 0.5 {
+			hostText += fmt.Sprintf("; that moves this step ±%.0f%%, in the ±%.0f%% above", x.HostErrorPct, x.ErrorPct)
+		}
+		h.Row("host", hostText)
+	}
 	h.Row("source", fmt.Sprintf("%s (the least trusted of the step's kernels)", x.Source))
 	largest := "unknown"
 	if x.MaxBatch >= 0 {

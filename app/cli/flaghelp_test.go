@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -245,5 +246,32 @@ func TestPredictTakesEveryLoaderItsHelpLists(t *testing.T) {
 		if code, _, errOut := runCLI(t, "predict", "--model", "resnet18", "--gpu", "t4", "--batch", "32", "--loader", l); code != 0 {
 			t.Errorf("predict --loader %s: exit %d: %s", l, code, errOut)
 		}
+	}
+}
+
+// TestHelpFlagPrintsToStdout: --help (or -h) on every command and action prints its
+// usage on standard output and exits 0, as a user piping it to less expects; launch and
+// cluster asked for help before naming their action exited 2 with a line on stderr.
+func TestHelpFlagPrintsToStdout(t *testing.T) {
+	cases := [][]string{{"launch", "skypilot"}, {"launch", "slurm"}, {"cluster", "slurm"}, {"cluster", "k8s"},
+		{"cache", "import"}, {"predict", "--model", "resnet50"}, {"launch", "--model", "resnet50"}}
+	for _, name := range commandNames() {
+		cases = append(cases, []string{name})
+	}
+	for _, args := range cases {
+		for _, h := range []string{"--help", "-h"} {
+			var out, errOut bytes.Buffer
+			code := RunCLI(context.Background(), append(append([]string{"--db", filepath.Join(t.TempDir(), "c.db")}, args...), h), strings.NewReader(""), &out, &errOut)
+			if code != 0 || errOut.Len() != 0 || !strings.Contains(out.String(), "cnntime "+args[0]) {
+				t.Errorf("cnntime %s %s: exit %d, stdout %d bytes, stderr %q; want exit 0 and the usage on stdout",
+					strings.Join(args, " "), h, code, out.Len(), errOut.String())
+			}
+		}
+	}
+	// A wrong flag is still an error on stderr, with the usage, exit 2.
+	var out, errOut bytes.Buffer
+	if code := RunCLI(context.Background(), []string{"--db", filepath.Join(t.TempDir(), "c.db"), "predict", "--bogus"}, strings.NewReader(""), &out, &errOut); code != 2 || out.Len() != 0 ||
+		!strings.Contains(errOut.String(), "-bogus") || !strings.Contains(errOut.String(), "usage: cnntime predict") {
+		t.Errorf("predict --bogus: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", code, out.String(), errOut.String())
 	}
 }

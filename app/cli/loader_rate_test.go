@@ -48,15 +48,15 @@ func TestLoaderRateImportFeedsThisComputer(t *testing.T) {
 	}
 	after := predictRows(t, dbPath, args...)
 	ws, cloud := after[0], after[1]
-	if ws.CPU == nil || ws.CPU.Assumed || math.Abs(ws.CPU.MeasuredSpeed-0.5) > 1e-9 || ws.CPU.Model != "Test CPU 9000" ||
-		!strings.Contains(ws.CPU.Source, "MEASURED: scripts/dataloader_rate.py") {
-		t.Errorf("the workstation's CPU after the import: %+v, want the measured one at half the reference speed", ws.CPU)
+	if ws.Host == nil || ws.Host.CPUAssumed || math.Abs(ws.Host.CPU.MeasuredSpeed-0.5) > 1e-9 || ws.Host.CPU.Model != "Test CPU 9000" ||
+		!strings.Contains(ws.Host.CPU.Source, "MEASURED: scripts/dataloader_rate.py") {
+		t.Errorf("the workstation's host after the import: %+v, want the measured CPU at half the reference speed", ws.Host)
 	}
 	if got, want := *ws.LoaderImagesPerS, *before[0].LoaderImagesPerS*0.5; math.Abs(got-want) > 0.1 { // rows round to 0.1 images/s
 		t.Errorf("the workstation's loader: %.1f images/s, want half of %.1f", got, *before[0].LoaderImagesPerS)
 	}
-	if *cloud.LoaderImagesPerS != *before[1].LoaderImagesPerS || cloud.CPU == nil || cloud.CPU.MeasuredSpeed != 0 {
-		t.Errorf("a catalog machine took this computer's rate: %+v", cloud.CPU)
+	if *cloud.LoaderImagesPerS != *before[1].LoaderImagesPerS || cloud.Host == nil || cloud.Host.CPU.MeasuredSpeed != 0 {
+		t.Errorf("a catalog machine took this computer's rate: %+v", cloud.Host)
 	}
 	// Importing the same file again keeps the stored rate.
 	if code, out, _ := runCLIWithDB(t, dbPath, "cache", "import", csvPath); code != 0 || !strings.Contains(out, "1 left out") {

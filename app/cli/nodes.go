@@ -24,14 +24,14 @@ type nodeFlags struct {
 const nodesUsage = "[--nodes N] [--network-gbps G]"
 
 // bestNodesUsage is best's synopsis of them.
-const bestNodesUsage = "[--nodes N|N,M,…|auto [--budget USD | --deadline 36h]] [--network-gbps G]"
+const bestNodesUsage = "[--nodes N|N,M,…|auto] [--budget USD | --deadline 36h] [--network-gbps G]"
 
 func (nf *nodeFlags) register(fs *flag.FlagSet, choose bool) {
 	help := "instances of each machine training together, data-parallel (gpu_count is the total; the price is N times)"
 	if choose {
 		help += "; a list 1,2,4 or auto (1 to 64 in powers of two) picks the fastest within --budget, the cheapest within --deadline, else the fastest"
-		decimalVar(fs, &nf.budget, "budget", 0, "with several --nodes: the most the run may cost, USD")
-		fs.DurationVar(&nf.deadline, "deadline", 0, "with several --nodes: the longest the run may take, e.g. 36h")
+		decimalVar(fs, &nf.budget, "budget", 0, "the most the run may cost, USD: best ranks the machines within it fastest first (and with several --nodes picks each machine's fastest count within it)")
+		fs.DurationVar(&nf.deadline, "deadline", 0, "the longest the run may take, e.g. 24h: best ranks the machines that meet it cheapest first (and with several --nodes picks each machine's cheapest count that meets it)")
 	}
 	fs.StringVar(&nf.nodes, "nodes", "1", help)
 	decimalVar(fs, &nf.networkGbps, "network-gbps", 0, "the network between nodes, Gbit/s per node (default: the catalog's for each machine, else 25 Gbit/s Ethernet, marked assumed)")
@@ -60,11 +60,6 @@ func (nf *nodeFlags) counts(choose bool) ([]int, error) {
 		return nil, Usagef("--nodes needs a count, e.g. --nodes 4")
 	case len(out) > 1 && !choose:
 		return nil, Usagef("--nodes %q: this command takes one node count; best chooses among several", nf.nodes)
-	}
-	if !choose || len(out) == 1 {
-		if nf.budget != 0 || nf.deadline != 0 {
-			return nil, Usagef("--budget and --deadline choose among several --nodes counts, e.g. --nodes auto --budget 500")
-		}
 	}
 	if nf.budget < 0 || nf.deadline < 0 || (nf.budget > 0 && nf.deadline > 0) {
 		return nil, Usagef("give --budget USD or --deadline DURATION (positive), not both")

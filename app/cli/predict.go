@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/convergence"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
@@ -104,9 +106,14 @@ type PredictRow struct {
 	// Framework is the stack that runs the step (predictor.Frameworks): its work per
 	// parameter tensor is in iter_ms.
 	Framework string `json:"framework,omitempty"`
-	// CPU is the machine's host CPU the loader's rate is scaled by ("assumed": the
-	// reference CPU stood in for an unknown one, as for a bare --gpu).
-	CPU *hw.CPU `json:"cpu,omitempty"`
+	// Host is the machine's host the loader's rate is scaled by: its CPU ("assumed":
+	// the reference CPU stood in for an unknown one, as for a bare --gpu), family,
+	// vCPUs, one core's speed against the reference core and the range an assumed
+	// one may take; HostErrorPct is how far that assumption moves iter_ms (in
+	// error_pct).
+	Host         *host.Host `json:"host,omitempty"`
+	HostErrorPct *float64   `json:"host_error_pct,omitempty"`
+	HostSlowPct  *float64   `json:"host_slow_pct,omitempty"` // the slow end's part of it: what a ranking charges
 	// Backend says, for a measured CPU (local/cpu), whose measurements answered:
 	// "pytorch" (scripts/pytorch_sweep.py) or "cnntime-cpu" (the Go CPU backend).
 	Backend string `json:"backend,omitempty"`
@@ -150,7 +157,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	*r = PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), CPU: c.CPU}
+		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Host: c.Host}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
@@ -166,6 +173,12 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	}
 	r.IterMS, r.ImagesPerS, r.EpochS, r.TotalS, r.ErrorPct = &v.iterMS, &v.imagesPerS, &v.epochS, &v.totalS, &v.errorPct
 	r.ScriptMS = &v.scriptMS
+	if v.hostErrorPct > 0 {
+		r.HostErrorPct = &v.hostErrorPct
+	}
+	if v.hostSlowPct > 0 {
+		r.HostSlowPct = &v.hostSlowPct
+	}
 	if v.hasCost {
 		r.CostUSD = &v.costUSD
 	}
@@ -187,7 +200,8 @@ type pointValues struct {
 	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
 	costUSD, energyKWh, memoryGB                           float64
 	loaderImagesPerS, priceUSDPerHour                      float64
-	epochs, epochsErrorPct, runErrorPct                    float64
+	epochs, epochsErrorPct, runErrorPct, hostErrorPct      float64
+	hostSlowPct                                            float64
 	regime, regimeNote                                     string
 	hasCost, hasEnergy, hasLoader, toTarget                bool
 }
@@ -205,7 +219,8 @@ func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
 	}
 	v.iterMS, v.imagesPerS = round(p.IterMS, 3), round(p.ImagesPerS, 1)
 	v.epochS, v.totalS = round(p.EpochS, 1), round(p.TotalS, 1)
-	v.errorPct, v.scriptMS = round(p.ErrorPct, 1), round(p.ScriptMS, 3)
+	v.errorPct, v.scriptMS, v.hostErrorPct = round(p.ErrorPct, 1), round(p.ScriptMS, 3), round(p.HostErrorPct, 1)
+	v.hostSlowPct = round(p.HostSlowPct, 1)
 	if c.CostKnown {
 		v.costUSD, v.hasCost = round(p.CostUSD, 4), true
 	}
@@ -305,32 +320,63 @@ func byteText(n int64) string {
 	return fmt.Sprintf("%.3g %s", x, units[u])
 }
 
-// predictOneBatch predicts q at its one batch size: every row is checked to fit before
-// anything is written (a batch that does not fit is an error that says what to try).
+// predictOneBatch predicts q at its one batch size. Every row that fits is written; a
+// machine the batch does not fit, or a model the run cannot be predicted for, is a
+// warning beside them that says what to try (under the table, or on stderr with
+// --json and --csv). When the batch fits nowhere that is the error.
 func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) error {
-	var curves []predictor.Curve // one point each
+	var all []predictor.Curve // one point each
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) { return *c, nil },
-		func(c predictor.Curve) error { curves = append(curves, c); return nil })
+		func(c predictor.Curve) error { all = append(all, c); return nil })
 	if err != nil {
 		return err
 	}
-	rows := make([]PredictRow, len(curves))
-	for i := range curves {
-		r := rowOf(&curves[i], curves[i].Points[0])
+	var (
+		curves   []predictor.Curve // those with a point
+		rows     []PredictRow
+		warnings []string
+		misfit   error
+		fits     bool
+	)
+	for i := range all {
+		c := &all[i]
+		if c.Unavailable != "" {
+			warnings = append(warnings, warningLine(c.Model, c.Machine, app.UnavailableWarning(c)))
+			continue
+		}
+		r := rowOf(c, c.Points[0])
 		if !r.Fits {
 			loader := ""
 			if r.LoaderImagesPerS != nil {
 				loader = fmt.Sprintf("; its %s loader (%d workers per GPU) would deliver %.0f images/s", r.Loader, r.Workers, *r.LoaderImagesPerS)
 			}
-			return fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
+			err := fmt.Errorf("batch %d of %s does not fit in %s's GPU memory (%.1f GB needed per GPU%s); try a smaller batch, more GPUs or --precision amp",
 				r.Batch, r.Model, r.Machine, r.MemoryGB, loader)
+			misfit = cmp.Or(misfit, err)
+			warnings = append(warnings, "warning: "+err.Error())
 		}
-		rows[i] = r
+		fits = fits || r.Fits
+		curves, rows = append(curves, *c), append(rows, r)
+	}
+	if !fits {
+		return misfit
+	}
+	for i := range curves {
+		for _, w := range app.RunWarnings(&curves[i], curves[i].Points[0].Batch) {
+			warnings = append(warnings, warningLine(curves[i].Model, curves[i].Machine, w))
+		}
+	}
+	stderrNotes := func() {
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stderr, w)
+		}
 	}
 	switch {
 	case env.JSON:
+		defer stderrNotes()
 		return WriteJSON(env.Stdout, rows)
 	case pf.csv:
+		defer stderrNotes()
 		out := predictCSV{}
 		text := out.header()
 		for i := range curves {
@@ -350,12 +396,6 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 	}
 	if err := t.Flush(); err != nil {
 		return err
-	}
-	var warnings []string
-	for i := range curves {
-		for _, w := range app.RunWarnings(&curves[i], curves[i].Points[0].Batch) {
-			warnings = append(warnings, warningLine(curves[i].Model, curves[i].Machine, w))
-		}
 	}
 	writeTableNotes(env, rows, &notes, warnings, q)
 	return nil
@@ -449,6 +489,38 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 		seen["g:"+r.GPU] = true
 		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
 	}
+	writeHostNotes(env, rows)
+}
+
+// hostLinesUpTo is how many machines a table may have for the lines under it to name
+// every machine's host; past it (best --machine all) only the assumed ones are named.
+const hostLinesUpTo = 12
+
+// writeHostNotes says under a table what the machines' loaders run on, where a loader
+// reads the images: each machine's CPU and vCPUs (for a table of at most hostLinesUpTo
+// machines), and, always, the machines whose CPU (or vCPUs) nobody named, with what
+// stands in for it (app.AssumedHostsNote).
+func writeHostNotes(env *Env, rows []PredictRow) {
+	var machines []string
+	hosts := map[string]*host.Host{}
+	for _, r := range rows {
+		if r.Host == nil || r.LoaderImagesPerS == nil || hosts[r.Machine] != nil {
+			continue
+		}
+		machines, hosts[r.Machine] = append(machines, r.Machine), r.Host
+	}
+	var assumed []string
+	for _, m := range machines {
+		h := hosts[m]
+		if h.Assumed() {
+			assumed = append(assumed, m)
+		} else if len(machines) <= hostLinesUpTo {
+			fmt.Fprintln(env.Stdout, app.Printable(m+" host: "+h.Text()))
+		}
+	}
+	for _, note := range app.AssumedHostsNotes(assumed, hosts) {
+		fmt.Fprintln(env.Stdout, app.Printable(note))
+	}
 }
 
 // boundText says what sets a row's pace, with the loader's rate when it is the loader
@@ -458,7 +530,7 @@ func boundText(r PredictRow) string {
 	if r.LoaderImagesPerS != nil {
 		rate = *r.LoaderImagesPerS
 	}
-	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate)
+	return app.BoundText(r.Bound, pipeline.Loader(r.Loader), rate, r.Host != nil && r.Host.CPUAssumed)
 }
 
 // ageText is a price's age in days, "" when undated.
@@ -475,16 +547,23 @@ func duration(s float64) string { return string(appendDuration(nil, s)) }
 // BestRow is one line of `cnntime best --json`: one CNN on one machine at its fastest
 // batch size. Best is null when no batch size fits.
 type BestRow struct {
-	Model           string      `json:"model"`
-	Machine         string      `json:"machine"`
-	GPU             string      `json:"gpu"`
-	GPUCount        int         `json:"gpu_count"`
-	Precision       string      `json:"precision"`
-	Best            *PredictRow `json:"best"`
-	MaxBatch        int         `json:"max_batch"`
-	BestPow2        int         `json:"best_pow2"`
-	SavingVsPow2Pct float64     `json:"saving_vs_pow2_pct"`
-	SweetSpots      []int       `json:"sweet_spots"`
+	Model     string      `json:"model"`
+	Machine   string      `json:"machine"`
+	GPU       string      `json:"gpu"`
+	GPUCount  int         `json:"gpu_count"`
+	Precision string      `json:"precision"`
+	Best      *PredictRow `json:"best"`
+	// Unavailable says why the model cannot be predicted on the machine with this run
+	// (the other rows are); Best is then null.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Meets says, with --deadline or --budget, whether the row's best run meets it;
+	// the rows then come ranked: those that meet it first, cheapest first under a
+	// deadline and fastest first under a budget.
+	Meets           *bool   `json:"meets,omitempty"`
+	MaxBatch        int     `json:"max_batch"`
+	BestPow2        int     `json:"best_pow2"`
+	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
+	SweetSpots      []int   `json:"sweet_spots"`
 	// Nodes is the node count (chosen by best when --nodes lists several; absent for
 	// one) and Network the network assumed between the nodes; NodesNote says when no
 	// count met --budget or --deadline.
@@ -574,6 +653,10 @@ func bestOf(c *predictor.Curve) BestRow {
 	if r.SweetSpots == nil {
 		r.SweetSpots = []int{}
 	}
+	r.Unavailable = c.Unavailable
+	if c.Unavailable != "" {
+		r.Warnings = app.AdviceWarnings(c)
+	}
 	if c.Best >= 0 {
 		row := rowOf(c, c.Points[c.Best])
 		r.Best = &row
@@ -646,6 +729,7 @@ func bestCommands(register func(Command)) {
 			choices = nodeChoices(curves)
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
+		limit := runLimit{budget: pf.nodes.budget, deadline: pf.nodes.deadline}
 		toTarget := q.Run.ToTarget != nil
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
@@ -659,20 +743,28 @@ func bestCommands(register func(Command)) {
 				rows[i].NodeCounts = choices[[2]string{curves[i].Model, curves[i].Machine}]
 			}
 		}
+		if limit.set() {
+			order := limit.rank(rows)
+			rows, notes = permute(rows, order), permute(notes, order)
+		}
 		switch {
 		case env.JSON:
 			return WriteJSON(env.Stdout, rows)
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		case toTarget:
-			return writeBestToTarget(env, rows, notes, q.Run.ToTarget)
+			if err := writeBestToTarget(env, rows, notes, q.Run.ToTarget); err != nil {
+				return err
+			}
+			limit.writeAnswer(env, rows)
+			return nil
 		}
 		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		var priced []PredictRow
 		for _, r := range rows {
 			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 			if r.Best == nil {
-				t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", "-", "-", strconv.Itoa(r.MaxBatch), "-", "-", "-", "-")
+				t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
@@ -693,6 +785,7 @@ func bestCommands(register func(Command)) {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
 		}
 		writeNodeNotes(env, ms, ns, nets, notes)
+		limit.writeAnswer(env, rows)
 		return nil
 	}
 	register(cmd)
@@ -707,7 +800,7 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 	for _, r := range rows {
 		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 		if r.Best == nil {
-			t.Row(r.Model, r.Machine, gpu, "none fits", "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
+			t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
 			continue
 		}
 		b := r.Best
@@ -720,6 +813,13 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 	}
 	writeWarnings(env, rows)
 	fmt.Fprintln(env.Stdout, recommendNote)
+	var best []PredictRow
+	for _, r := range rows {
+		if r.Best != nil {
+			best = append(best, *r.Best)
+		}
+	}
+	writeHostNotes(env, best)
 	for _, r := range rows {
 		if len(r.NodeCounts) < 2 {
 			continue
@@ -751,6 +851,15 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 	fmt.Fprintln(env.Stdout, epochsNote(m))
 	fmt.Fprintln(env.Stdout, "best picks the batch (and, with several --nodes, the count) with the least time to the target; on one machine the cost is hours × price, so it is the cheapest batch too.")
 	return nil
+}
+
+// noBestText is a best row's BEST BATCH cell when it has none: the run cannot be
+// predicted there (the warning under the table says why), or no batch fits.
+func noBestText(r BestRow) string {
+	if r.Unavailable != "" {
+		return "not predicted"
+	}
+	return "none fits"
 }
 
 func orDash(s string) string {

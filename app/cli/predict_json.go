@@ -59,9 +59,9 @@ func notFinite(c *predictor.Curve, err error) error {
 // jsonRowEncoder writes PredictRows; it keeps the text of the last network and CPU it
 // wrote, which every row of a curve shares.
 type jsonRowEncoder struct {
-	network, cpu         any
-	networkText, cpuText []byte
-	texts                [jsonTextFields]jsonText
+	network, host         any
+	networkText, hostText []byte
+	texts                 [jsonTextFields]jsonText
 }
 
 // jsonTextFields counts the text fields of a row (appendRow numbers them).
@@ -151,8 +151,18 @@ func (e *jsonRowEncoder) appendRow(b []byte, r *PredictRow) ([]byte, error) {
 		return b, err
 	}
 	b = e.strOmitEmpty(b, 9, `,`+jsonFieldIndent+`"framework": `, r.Framework)
-	if r.CPU != nil {
-		if b, err = e.appendNested(b, `,`+jsonFieldIndent+`"cpu": `, r.CPU, &e.cpu, &e.cpuText); err != nil {
+	if r.Host != nil {
+		if b, err = e.appendNested(b, `,`+jsonFieldIndent+`"host": `, r.Host, &e.host, &e.hostText); err != nil {
+			return b, err
+		}
+	}
+	if r.HostErrorPct != nil {
+		if b, err = jsonFloat(b, `,`+jsonFieldIndent+`"host_error_pct": `, *r.HostErrorPct, 1); err != nil {
+			return b, err
+		}
+	}
+	if r.HostSlowPct != nil {
+		if b, err = jsonFloat(b, `,`+jsonFieldIndent+`"host_slow_pct": `, *r.HostSlowPct, 1); err != nil {
 			return b, err
 		}
 	}

@@ -35,13 +35,39 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 		return writeErr("output", err)
 	}
 	empty := true
+	progress := newCurveProgress(env, q)
+	defer progress.finish()
+	var unavailable struct { // said on stderr after the rows, in the query's order
+		sync.Mutex
+		lines map[int]string
+	}
+	unavailable.lines = map[int]string{}
+	order := map[[2]string]int{}
+	for i, m := range q.Models {
+		for j, t := range q.Targets {
+			order[[2]string{m, t.Machine.ID}] = i*len(q.Targets) + j
+		}
+	}
+	defer func() {
+		for i := range len(q.Models) * len(q.Targets) {
+			if line, ok := unavailable.lines[i]; ok {
+				fmt.Fprintln(env.Stderr, line)
+			}
+		}
+	}()
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*[]byte, error) {
+		if c.Unavailable != "" {
+			unavailable.Lock()
+			unavailable.lines[order[[2]string{c.Model, c.Machine}]] = warningLine(c.Model, c.Machine, app.UnavailableWarning(c))
+			unavailable.Unlock()
+		}
 		buf := textBuffers.Get().(*[]byte)
 		text, err := out.curve((*buf)[:0], c)
 		*buf = text
 		return buf, err
 	}, func(buf *[]byte) error {
 		defer textBuffers.Put(buf)
+		progress.curve()
 		text := *buf
 		if len(text) == 0 {
 			return nil
@@ -125,16 +151,25 @@ var predictCSVColumns = []struct {
 	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
 	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Framework))) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
-		if r.c.CPU == nil {
+		if r.c.Host == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.CPU.Model))
+		return appendCSVText(b, csvsafe.Text(r.c.Host.CPU.Model))
 	}},
 	{"cpu_assumed", true, func(b []byte, r *csvRow) []byte {
-		if r.c.CPU == nil {
+		if r.c.Host == nil {
 			return b
 		}
-		return strconv.AppendBool(b, r.c.CPU.Assumed)
+		return strconv.AppendBool(b, r.c.Host.CPUAssumed)
+	}},
+	{"host", true, func(b []byte, r *csvRow) []byte {
+		if r.c.Host == nil {
+			return b
+		}
+		return appendCSVText(b, csvsafe.Text(r.c.Host.Text()))
+	}},
+	{"host_error_pct", false, func(b []byte, r *csvRow) []byte {
+		return appendRoundedIf(b, r.p.HostErrorPct, 1, r.p.Fits && r.p.HostErrorPct > 0)
 	}},
 }
 

@@ -89,7 +89,7 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 	}
 	inputBound := ""
 	if first.LoaderImagesPerS != nil {
-		inputBound = printable(boundText(PredictRow{Bound: "input", Loader: first.Loader, LoaderImagesPerS: first.LoaderImagesPerS}))
+		inputBound = printable(boundText(PredictRow{Bound: "input", Loader: first.Loader, LoaderImagesPerS: first.LoaderImagesPerS, Host: first.Host}))
 	}
 	b := tableCells{t: t}
 	for i := range c.Points {
@@ -280,6 +280,8 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		return writeErr("output", err)
 	}
 	var warnings []string // each once
+	progress := newCurveProgress(env, q)
+	defer progress.finish()
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*tableCurve, error) {
 		t := tableText(c, toTarget)
 		for _, w := range app.RunWarnings(c) {
@@ -287,6 +289,7 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		}
 		return t, nil
 	}, func(t *tableCurve) error {
+		progress.curve()
 		if t.first != nil { // the notes are per curve: its first row says them
 			notes.add(t.first.Machine, t.first.Nodes, t.first.Network, "")
 			priced = append(priced, *t.first)

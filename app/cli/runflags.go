@@ -53,9 +53,9 @@ type runFlags struct {
 // register adds the shared run flags to fs. Lists have a singular and a plural
 // spelling (--model/--models, --machine/--machines, --gpu/--gpus): both work.
 func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
-	fs.StringVar(&rf.models, "model", "", "CNNs, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json)")
+	fs.StringVar(&rf.models, "model", "", "CNNs, comma-separated: zoo names or custom model files (e.g. resnet50,my_net.json); all: every zoo model")
 	fs.StringVar(&rf.models, "models", "", "the same as --model")
-	fs.StringVar(&rf.machines, "machine", "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge)")
+	fs.StringVar(&rf.machines, "machine", "", "machines, comma-separated catalog or user ids (e.g. aws/p3.2xlarge); all: every catalog and user machine; a provider (aws, lambda, …): its machines; gpu:ID: every machine with that GPU")
 	fs.StringVar(&rf.machines, "machines", "", "the same as --machine")
 	fs.StringVar(&rf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
 	fs.StringVar(&rf.gpus, "gpus", "", "the same as --gpu")
@@ -180,7 +180,7 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	if q.Policy, err = measure.ParsePolicy(rf.policy); err != nil {
 		return q, Usagef("--policy: %v", err)
 	}
-	nets, err := app.ResolveModels(eng, splitList(rf.models))
+	nets, err := app.ResolveModels(eng, app.ExpandModels(splitList(rf.models)))
 	if err != nil {
 		return q, Usagef("--model: %v", err)
 	}
@@ -191,7 +191,11 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	if err := eng.CheckPriceChoice(q.Price); err != nil {
 		return q, Usagef("--region: %v", err)
 	}
-	for _, id := range splitList(rf.machines) {
+	machines, err := eng.ExpandMachines(splitList(rf.machines))
+	if err != nil {
+		return q, Usagef("--machine: %v", err)
+	}
+	for _, id := range machines {
 		t, err := eng.MachineTarget(id)
 		if err != nil {
 			return q, Usagef("--machine: %v", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/libfind"
+	"cnntime/gpu/timing"
+	"cnntime/predictor"
 	"cnntime/predictor/measure"
 )
 
@@ -28,11 +29,12 @@ func sweepCommands(register func(Command)) {
 		Details: "--check lists where the CUDA libraries were looked for and what the worker would load (also\n" +
 			"without a GPU), runs the worker's self-test and lists the items earlier sweeps quarantined; it\n" +
 			"exits 1 when the measurements cannot be trusted or there is no GPU.\n" +
-			"--first-run DIR runs, within ten minutes on one GPU, the self-test, a short sweep of resnet18\n" +
-			"and mobilenet_v2 (fp32, amp; tf32 on Ampere and later), scripts/pytorch_sweep.py on the same\n" +
-			"layers and steps when PyTorch with CUDA is there, and validate --table steps, into a cache and\n" +
-			"a quarantine in DIR; it writes DIR/first-run.json and DIR/first-run.txt and exits 0 when every\n" +
-			"check passed, 1 when one did not, 3 when there is no usable GPU (the report says why).\n" +
+			"--first-run DIR runs, within fifteen minutes on one GPU, the self-test, a short sweep of\n" +
+			"resnet18 and mobilenet_v2 (fp32 and amp; bf16 on Ampere and later; amp in channels_last),\n" +
+			"scripts/pytorch_sweep.py on the same layers and steps when PyTorch with CUDA is there, and\n" +
+			"validate --table steps, into a cache and a quarantine in DIR; it writes DIR/first-run.json and\n" +
+			"DIR/first-run.txt and exits 0 when every check passed, 1 when one did not or was skipped, 3\n" +
+			"when there is no usable GPU (the report says why).\n" +
 			"--python names the Python whose pip wheels (PyTorch's cuDNN, cuBLAS, NVRTC) are searched and\n" +
 			"which runs pytorch_sweep.py (default $CNNTIME_PYTHON, else python3 on PATH).",
 		Run: runDevices,
@@ -41,7 +43,8 @@ func sweepCommands(register func(Command)) {
 		Name:    "sweep",
 		Summary: "measure layer kernels (and whole training steps) on this machine's CPU or GPU into the cache",
 		Usage: "sweep --models a,b [--device cpu|cuda:N] [--batches 1-64,96,128] [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
-			"        [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "] [--repeats K] [--input N] [--step] [--json]",
+			"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--policy " + alternatives(policyChoices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "]\n" +
+			"        [--l2 " + alternatives(l2Choices()) + "] [--repeats K] [--input N] [--step] [--json]",
 		Run: runSweep,
 	})
 }
@@ -168,12 +171,14 @@ func runSweep(env *Env, args []string) error {
 	req := app.DefaultSweepRequest()
 	models := fs.String("models", "", "comma-separated models: zoo names or custom model files (.json)")
 	fs.StringVar(models, "model", "", "the same as --models")
-	fs.StringVar(&req.Device, "device", req.Device, "cpu, or cuda:N for GPU N (see cnntime devices)")
+	fs.StringVar(&req.Device, "device", req.Device, "cpu, cuda:N for nvidia-smi's GPU N, or cuda:GPU-<uuid> (a MIG slice: cuda:MIG-<uuid>; see cnntime devices)")
 	batches := fs.String("batches", "", "batch sizes, e.g. 1-64,96,128 (default: 1-16 and multiples of 8 with neighbours up to 64)")
-	var precision, policy, api string
+	var precision, policy, api, format, l2 string
 	choiceVar(fs, &precision, "precision", string(req.Precision), "the kernels' precision", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
+	choiceVar(fs, &format, "memory-format", string(predictor.NCHW), "the activations' layout a GPU measures in (the CPU: nchw)", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
 	choiceVar(fs, &policy, "policy", string(req.Policy), "cuDNN's convolution algorithm choice (a GPU's)", policyChoices(), errorOf(measure.ParsePolicy))
-	choiceVar(fs, &api, "cudnn-api", convalgo.Legacy, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
+	choiceVar(fs, &l2, "l2", timing.L2Cold, "how a GPU times a phase that fits in its L2", l2Choices(), timing.CheckL2Mode)
+	choiceVar(fs, &api, "cudnn-api", convalgo.Auto, "the cuDNN API a GPU's convolutions choose their algorithm through", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
 	wholeVar(fs, &req.Repeats, "repeats", req.Repeats, "timed runs per kernel after warm-up (the median is kept)")
 	wholeVar(fs, &req.Input, "input", 0, "input resolution in pixels (default: each model's own)")
 	fs.BoolVar(&req.Steps, "step", false, "also time whole training steps of each model at each batch size")
@@ -203,6 +208,14 @@ func runSweep(env *Env, args []string) error {
 		return Usagef("--precision: %v", err)
 	}
 	req.Precision = p
+	f, err := predictor.ParseMemoryFormat(strings.ToLower(strings.TrimSpace(format)))
+	if err != nil {
+		return Usagef("--memory-format: %v", err)
+	}
+	if f == predictor.NHWC {
+		req.Layout = gpu.NHWC
+	}
+	req.L2 = l2
 	if req.Policy, err = measure.ParsePolicy(policy); err != nil {
 		return Usagef("--policy: %v", err)
 	}
@@ -223,7 +236,7 @@ func runSweep(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "sweep of %s on %s: %d kernels of %d layer configurations (%d already in the cache%s), %d steps; estimate %s\n",
 		strings.Join(req.Models, ", "), sw.Device().Name, len(plan.Kernels.Items), plan.Kernels.Configs, plan.Kernels.Cached, app.RetriedNote(plan), len(plan.Steps), roundDuration(plan.Kernels.Estimate))
-	bar := &progressBar{w: env.Stderr}
+	bar := sweepProgress{newProgressLine(env.Stderr, "sweep", 0, true)}
 	res, err := app.RunSweep(env.Ctx, cache, sw, plan, bar.update)
 	bar.finish()
 	if res.SweepID == 0 && err != nil {
@@ -249,27 +262,14 @@ func runSweep(env *Env, args []string) error {
 	return nil
 }
 
-// progressBar draws one line on the terminal: a bar, the count, the ETA and what ran last.
-type progressBar struct {
-	w     io.Writer
-	last  time.Time
-	drawn bool
-}
+// sweepProgress shows a sweep's progress: a redrawn bar on a terminal, a line at each
+// tenth in a pipe or a log file, and every warning as a line of its own.
+type sweepProgress struct{ line *progressLine }
 
-func (b *progressBar) update(p app.SweepProgress) {
+func (b sweepProgress) update(p app.SweepProgress) {
 	if p.Message != "" {
-		b.clear()
-		fmt.Fprintf(b.w, "warning: %s\n", p.Message)
+		b.line.message("warning: " + p.Message)
 		return
-	}
-	if time.Since(b.last) < 200*time.Millisecond && p.Done < p.Total {
-		return
-	}
-	b.last = time.Now()
-	const width = 30
-	filled := width
-	if p.Total > 0 {
-		filled = width * p.Done / p.Total
 	}
 	what := ""
 	if m := p.Measurement; m != nil {
@@ -277,26 +277,10 @@ func (b *progressBar) update(p app.SweepProgress) {
 	} else if s := p.Step; s != nil {
 		what = fmt.Sprintf("step %s b=%d", s.Model, s.Batch)
 	}
-	eta := "ETA -"
-	if p.ETA > 0 {
-		eta = "ETA " + roundDuration(p.ETA).String()
-	}
-	fmt.Fprintf(b.w, "\r[%s%s] %d/%d %s  %-48.48s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Done, p.Total, eta, what)
-	b.drawn = true
+	b.line.update(p.Done, p.Total, p.ETA, what)
 }
 
-func (b *progressBar) clear() {
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\033[K")
-		b.drawn = false
-	}
-}
-
-func (b *progressBar) finish() {
-	if b.drawn {
-		fmt.Fprintln(b.w)
-	}
-}
+func (b sweepProgress) finish() { b.line.clear() }
 
 func roundDuration(d time.Duration) time.Duration {
 	switch {
@@ -308,9 +292,18 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
+// l2Choices are --l2's values (package gpu/timing).
+func l2Choices() []choice {
+	return choicesOf(timing.L2Modes, map[string]string{
+		timing.L2Cold:        "flush the L2 before each run of a phase that fits in it: nothing of the phase is cached",
+		timing.L2ProducerHot: "flush it, then read the phase's input back in, as a step's previous layer leaves it",
+	}, nil)
+}
+
 // cudnnAPIChoices are --cudnn-api's values (package gpu/convalgo).
 func cudnnAPIChoices() []choice {
 	return choicesOf(convalgo.APIs, map[string]string{
+		convalgo.Auto:   "what PyTorch 2 uses with the GPU's cuDNN: the graph API (v8) on cuDNN 8 and 9, else the legacy calls",
 		convalgo.Legacy: "cuDNN's legacy cudnnGet/Find*Algorithm calls, recorded by algorithm name",
 		convalgo.V8:     "cuDNN's graph API, as PyTorch 2 chooses: the heuristics' engines, recorded by engine and knobs",
 	}, nil)

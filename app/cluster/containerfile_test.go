@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,8 +70,10 @@ func TestContainerfile(t *testing.T) {
 	for _, in := range ins {
 		switch in.cmd {
 		case "ARG":
-			name, val, _ := strings.Cut(in.args, "=")
-			args[name] = val
+			// A stage's ARG NAME brings the global default into it; only NAME=VALUE sets one.
+			if name, val, ok := strings.Cut(in.args, "="); ok {
+				args[name] = val
+			}
 		case "FROM":
 			image := strings.Fields(in.args)[0]
 			image = regexp.MustCompile(`\$\{(\w+)\}`).ReplaceAllStringFunc(image, func(m string) string {
@@ -126,18 +129,55 @@ func TestContainerfile(t *testing.T) {
 	if base := stages[len(stages)-1]; !strings.HasPrefix(base, "docker.io/nvidia/cuda:") || !strings.Contains(base, "-cudnn-runtime-") {
 		t.Errorf("the image is based on %s: want NVIDIA's CUDA runtime image with cuDNN (nvidia/cuda:*-cudnn-runtime-*)", base)
 	}
+	// CUDA 12.8 is the first whose libraries and NVRTC have code for Blackwell (sm_100,
+	// sm_120): 12.6's image measured no B200 or RTX 50.
+	var major, minor int
+	if _, err := fmt.Sscanf(args["CUDA_VERSION"], "%d.%d", &major, &minor); err != nil || major*100+minor < 1208 {
+		t.Errorf("CUDA_VERSION %q: want 12.8 or later, for Blackwell", args["CUDA_VERSION"])
+	}
+	// PyTorch, pinned with its torchvision, so that the first run in the image compares
+	// with PyTorch (without it pytorch and validate were always skipped).
+	for _, name := range []string{"TORCH_VERSION", "TORCHVISION_VERSION"} {
+		if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(args[name]) {
+			t.Errorf("%s is %q: want a pinned x.y.z", name, args[name])
+		}
+	}
 	text := ""
 	for _, in := range ins {
 		text += in.cmd + " " + in.args + "\n"
 	}
 	for _, want := range []string{
-		"CGO_ENABLED=0 go build -tags headless", // as make headless
+		"python3 python3-venv", // Python for the scripts
+		`"torch==${TORCH_VERSION}" "torchvision==${TORCHVISION_VERSION}"`, // pinned
+		"CNNTIME_PYTHON=/opt/torch/bin/python3",                           // cnntime runs the scripts there
+		"VOLUME [\"/data\"]",                                              // the report and the cache outlive the container
+		"CNNTIME_DB=/data/cache.db",                                       // the cache on the volume
+		"CNNTIME_GPU_QUARANTINE=/data/gpu-quarantine.json",                // and the quarantine
+		"chown 10001:10001 /data",                                         // the user may write it
+		"CGO_ENABLED=0 go build -tags headless",                           // as make headless
 		"go build -tags cuda -o /out/cnntime-gpu ./gpu/cmd/cnntime-gpu",
 		"COPY --from=build /out/cnntime /out/cnntime-gpu /usr/local/bin/", // beside each other: cnntime finds the worker there
 		"scripts/pytorch_sweep.py",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the Containerfile lacks %q", want)
+		}
+	}
+	// How to run it with a GPU, in its header: podman through CDI, docker through the
+	// toolkit's --gpus, each with the volume.
+	raw, err := os.ReadFile(filepath.Join(root, "Containerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"podman run --rm --device nvidia.com/gpu=all -v ./out:/data:Z,U", "docker run --rm --gpus all", "nvidia-ctk cdi generate"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the Containerfile's header does not show %q", want)
+		}
+	}
+	// NVIDIA's entrypoint runs first (its checks and entrypoint.d), then cnntime.
+	for _, in := range last {
+		if in.cmd == "ENTRYPOINT" && !strings.HasPrefix(in.args, `["/opt/nvidia/nvidia_entrypoint.sh", "cnntime"`) {
+			t.Errorf("line %d: ENTRYPOINT %s bypasses NVIDIA's /opt/nvidia/nvidia_entrypoint.sh", in.line, in.args)
 		}
 	}
 	// hadolint DL3002: the image does not run as root; its user is the Job's fsGroup.

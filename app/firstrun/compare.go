@@ -12,6 +12,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
@@ -133,7 +134,7 @@ func (r *run) predictSteps(ctx context.Context, measured []measure.Step, worker,
 	}
 	g := app.GPUOfDevice(eng.Catalog(), r.dev)
 	pred := predictor.NewEngine(eng.Kernels(), predictor.DefaultOverheads, predictor.DefaultMemoryModel)
-	cpu := hw.ReferenceCPU
+	cpu := host.ReferenceCPU
 	var out []StepComparison
 	for _, s := range measured {
 		net, err := cnn.Build(s.Model, cnn.Options{Resolution: r.o.Input})

@@ -31,6 +31,9 @@ type fakeGPU struct{ gpu.Backend }
 
 func (f fakeGPU) Device() measure.Device { return fakeA100 }
 
+// SetLayout takes channels_last: the stand-in measures the same either way.
+func (f fakeGPU) SetLayout(string) error { return nil }
+
 func (f fakeGPU) TimeLayer(ctx context.Context, c cnn.Config, batch int, ph measure.Phase, prec measure.Precision, pol measure.Policy, repeats int) (measure.Measurement, error) {
 	ms := 0.002 + float64(int64(batch)*c.Out.Elems())/2e6
 	return measure.Measurement{DeviceKey: fakeA100.Key, ConfigKey: c.Key(), Batch: batch, Precision: prec, Phase: ph, Policy: pol,
@@ -121,8 +124,8 @@ func TestFirstRunEndToEnd(t *testing.T) {
 	if rep.Verdict != OK || rep.GPU == nil || rep.GPU.Key != fakeA100.Key || rep.Versions.CuBLAS != "12.4.5" {
 		t.Errorf("verdict %s (%s), GPU %+v, versions %+v", rep.Verdict, rep.Reason, rep.GPU, rep.Versions)
 	}
-	if s := rep.Sweep; s == nil || len(s.Precisions) != 3 || s.Measured == 0 {
-		t.Fatalf("sweep %+v: want fp32, amp and tf32 (an A100) measured", s)
+	if s := rep.Sweep; s == nil || fmt.Sprint(s.Precisions) != "[fp32 amp bf16]" || fmt.Sprint(s.ChannelsLast) != "[amp]" || s.Measured == 0 {
+		t.Fatalf("sweep %+v: want fp32 (TF32 convolutions), amp and bf16 (an A100), and amp in channels_last measured", s)
 	}
 	if len(rep.Layers) == 0 || len(rep.Kinds) == 0 {
 		t.Fatalf("no layer compared with PyTorch: %d layers, %d kinds", len(rep.Layers), len(rep.Kinds))
@@ -205,7 +208,8 @@ func TestFirstRunWithoutAGPU(t *testing.T) {
 }
 
 // TestFirstRunWithoutPyTorch: no PyTorch with CUDA skips its check and the comparisons;
-// the run still passes.
+// a skipped check passed nothing, so the run does not pass (the first container runs
+// skipped PyTorch and validate and called it ok).
 func TestFirstRunWithoutPyTorch(t *testing.T) {
 	o := DefaultOptions(t.TempDir())
 	o.Models, o.Batches, o.Input, o.Repeats = []string{"resnet18"}, []int{1}, 32, 1
@@ -214,7 +218,7 @@ func TestFirstRunWithoutPyTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := rep.check("pytorch")
-	if c == nil || c.Verdict != Skipped || rep.Verdict != OK || len(rep.Layers) != 0 || !strings.Contains(rep.Reason, "PyTorch did not run") {
+	if c == nil || c.Verdict != Skipped || rep.Verdict != Problem || len(rep.Layers) != 0 || !strings.Contains(rep.Reason, "a check was skipped") || !strings.Contains(rep.Reason, "pytorch: ") {
 		t.Errorf("pytorch check %+v, run %s (%s), %d layers compared", c, rep.Verdict, rep.Reason, len(rep.Layers))
 	}
 }

@@ -44,13 +44,16 @@ type Check struct {
 
 // SweepSummary is the worker's short sweep.
 type SweepSummary struct {
-	Models      []string            `json:"models"`
-	Batches     []int               `json:"batches"`
-	Precisions  []measure.Precision `json:"precisions"`
-	Measured    int                 `json:"measured"`
-	OutOfMemory int                 `json:"out_of_memory"`
-	Unsupported int                 `json:"unsupported"`
-	Failed      int                 `json:"failed"`
+	Models     []string            `json:"models"`
+	Batches    []int               `json:"batches"`
+	Precisions []measure.Precision `json:"precisions"`
+	// ChannelsLast are the precisions swept in channels_last (NHWC), under the GPU's
+	// ":nhwc" key.
+	ChannelsLast []measure.Precision `json:"channels_last,omitempty"`
+	Measured     int                 `json:"measured"`
+	OutOfMemory  int                 `json:"out_of_memory"`
+	Unsupported  int                 `json:"unsupported"`
+	Failed       int                 `json:"failed"`
 	// Notes counts the measurements with each note (host-bound, l2-flushed, l2-hot).
 	Notes    map[string]int `json:"notes,omitempty"`
 	Warnings []string       `json:"warnings,omitempty"`
@@ -203,7 +206,11 @@ func (r *Report) Write(w io.Writer) error {
 		return err
 	}
 	if s := r.Sweep; s != nil {
-		fmt.Fprintf(&b, "\nsweep: %s at batch sizes %v, %v: %d measured, %d out of memory, %d unsupported, %d failed", strings.Join(s.Models, ", "), s.Batches, s.Precisions, s.Measured, s.OutOfMemory, s.Unsupported, s.Failed)
+		nhwc := ""
+		if len(s.ChannelsLast) > 0 {
+			nhwc = fmt.Sprintf(" and %v in channels_last", s.ChannelsLast)
+		}
+		fmt.Fprintf(&b, "\nsweep: %s at batch sizes %v, %v%s: %d measured, %d out of memory, %d unsupported, %d failed", strings.Join(s.Models, ", "), s.Batches, s.Precisions, nhwc, s.Measured, s.OutOfMemory, s.Unsupported, s.Failed)
 		for _, n := range []string{"host-bound", "l2-flushed", "l2-hot"} {
 			if s.Notes[n] > 0 {
 				fmt.Fprintf(&b, ", %d %s", s.Notes[n], n)

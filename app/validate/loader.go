@@ -14,6 +14,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/dataset"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
@@ -123,7 +124,7 @@ func PredictLoaderRuns(eng *app.Engine, rows []LoaderRow) error {
 	}
 	for i := range rows {
 		r := &rows[i]
-		cpu := hw.CPU{Model: r.CPU, TurboGHz: r.TurboGHz}
+		cpu := host.CPU{Model: r.CPU, TurboGHz: r.TurboGHz}
 		set := pipeline.Settings{Loader: pipeline.Loader(r.Loader), Workers: r.Workers, CPUScale: cpu.Speed()}
 		var gpu hw.GPU
 		if r.GPU != "" {

@@ -14,6 +14,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/dataset"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
@@ -199,9 +200,9 @@ func PredictStepBatch(pred *predictor.Engine, cat interface {
 			}
 			nets[r.Model+"/"+r.Dataset] = net
 		}
-		cpu := hw.ReferenceCPU
+		cpu := host.ReferenceCPU
 		if r.CPU != "" && r.TurboGHz > 0 {
-			cpu = hw.CPU{Model: r.CPU, TurboGHz: r.TurboGHz}
+			cpu = host.CPU{Model: r.CPU, TurboGHz: r.TurboGHz}
 		}
 		rate, err := pipeline.Model(pipeline.Settings{Loader: pipeline.Loader(r.Loader), Workers: r.Workers, CPUScale: cpu.Speed()},
 			ds, net.Input.H, 0, 1, gpu)

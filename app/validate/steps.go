@@ -13,6 +13,7 @@ import (
 	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -190,7 +191,7 @@ func gpuComposer(cal *kernels.Calibration, cat *hw.Catalog, dev measure.Device, 
 		policy: measure.Heuristic,
 		predict: func(net *cnn.Network, batches []int, ms []measure.Measurement) ([]float64, error) {
 			eng := predictor.NewEngine(kernels.NewModel(cal, cat.GPUs(), []measure.Device{layers}, ms), predictor.DefaultOverheads, predictor.DefaultMemoryModel)
-			cpu := hw.ReferenceCPU
+			cpu := host.ReferenceCPU
 			c, err := eng.Curve(predictor.Request{Network: net, Machine: hw.Machine{ID: "measured", GPUCount: 1, CPU: &cpu}, GPU: g,
 				DeviceKey: layers.Key, Precision: prec, Policy: measure.Heuristic, Batches: batches,
 				Run: predictor.Run{Epochs: 1, Images: batches[len(batches)-1]}})

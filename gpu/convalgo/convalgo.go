@@ -13,15 +13,16 @@ const (
 
 // Start is the math type and data type a convolution descriptor is created with.
 // Kernel precision fp32 (and fp32-strict) is strict IEEE FP32: no tensor cores; tf32
-// allows them (cuDNN's default math); amp runs FP16 data on tensor cores.
-func Start(p measure.Precision) (mathType int, half bool) {
+// allows them (cuDNN's default math); amp runs FP16 data and bf16 bfloat16 data on
+// tensor cores, accumulating in FP32.
+func Start(p measure.Precision) (mathType int, data Data) {
 	switch p {
 	case measure.TF32:
-		return DefaultMath, false
-	case measure.AMP:
-		return TensorOpMath, true
+		return DefaultMath, Float
+	case measure.AMP, measure.BF16:
+		return TensorOpMath, DataOf(p)
 	}
-	return FMAMath, false
+	return FMAMath, Float
 }
 
 // strict reports whether a kernel precision forbids tensor cores.

@@ -7,5 +7,5 @@
 // keeps and runs, and the label that records the API, the engine and its knobs. Tested
 // without a GPU.
 //
-// Imports: predictor/measure only; no CUDA.
+// Imports: predictor/cnn and predictor/measure only; no CUDA.
 package convalgo

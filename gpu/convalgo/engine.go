@@ -3,6 +3,7 @@ package convalgo
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cnntime/predictor/measure"
@@ -19,18 +20,33 @@ const (
 	V8 = "v8"
 )
 
-// APIs are the cuDNN APIs a sweep may choose convolution algorithms through.
-var APIs = []string{Legacy, V8}
+// Auto is the API PyTorch uses with the cuDNN a GPU has (DefaultAPI): a sweep's default.
+const Auto = "auto"
 
-// ParseAPI accepts legacy or v8 ("" is legacy).
+// APIs are the cuDNN APIs a sweep may choose convolution algorithms through.
+var APIs = []string{Auto, Legacy, V8}
+
+// ParseAPI accepts auto, legacy or v8 ("" is legacy, as requests before auto were).
 func ParseAPI(s string) (string, error) {
 	switch s {
 	case "", Legacy:
 		return Legacy, nil
-	case V8:
-		return V8, nil
+	case V8, Auto:
+		return s, nil
 	}
-	return "", fmt.Errorf("unknown cuDNN API %q: use legacy (cudnnGet/Find*Algorithm) or v8 (the graph API PyTorch 2 uses)", s)
+	return "", fmt.Errorf("unknown cuDNN API %q: use auto (what PyTorch uses), legacy (cudnnGet/Find*Algorithm) or v8 (the graph API PyTorch 2 uses)", s)
+}
+
+// DefaultAPI is the API PyTorch 2 chooses convolution algorithms through with a cuDNN
+// of version ("9.19.0"): the graph API (v8) from cuDNN 8 on (aten/src/ATen/cudnn/Macros.h:
+// HAS_CUDNN_V8 from CUDNN_VERSION 8000; TORCH_CUDNN_V8_API_DISABLED=1 turns it off),
+// the legacy calls before it or when the version is unknown.
+func DefaultAPI(cudnnVersion string) string {
+	major, _, _ := strings.Cut(cudnnVersion, ".")
+	if m, err := strconv.Atoi(major); err == nil && m >= 8 {
+		return V8
+	}
+	return Legacy
 }
 
 // cuDNN's numerical notes of an engine (cudnnBackendNumericalNote_t, cuDNN 8 and 9).
@@ -79,21 +95,51 @@ func EngineUsable(e Engine, p measure.Precision) bool {
 }
 
 // ChooseEngine walks the heuristics' ranking and returns the index of the first usable
-// configuration whose workspace alloc obtains, as PyTorch's v8 path does with
-// cudnn.benchmark off; ok is false when none is usable, outOfMemory true when usable ones
-// existed but none got its workspace.
-func ChooseEngine(ranked []Engine, p measure.Precision, alloc func(bytes int64) bool) (chosen int, ok, outOfMemory bool) {
-	usable := 0
+// configuration whose workspace alloc obtains and that runs (works: its first execution
+// succeeds; nil takes it on trust), as PyTorch's v8 path does with cudnn.benchmark off,
+// moving on to the next when one fails; ok is false when none is usable, outOfMemory
+// true when usable ones existed but none got its workspace, and failed the error of the
+// last one that was tried and failed.
+func ChooseEngine(ranked []Engine, p measure.Precision, alloc func(bytes int64) bool, works func(i int) error) (chosen int, ok, outOfMemory bool, failed error) {
+	usable, fit := 0, 0
 	for i, e := range ranked {
 		if !EngineUsable(e, p) {
 			continue
 		}
 		usable++
-		if alloc(e.Workspace) {
-			return i, true, false
+		if !alloc(e.Workspace) {
+			continue
+		}
+		fit++
+		if works != nil {
+			if err := works(i); err != nil {
+				failed = err
+				continue
+			}
+		}
+		return i, true, false, nil
+	}
+	return -1, false, usable > 0 && fit == 0, failed
+}
+
+// BenchmarkLimit is how many engine configurations cudnn.benchmark times at most:
+// PyTorch's torch.backends.cudnn.benchmark_limit, 10 by default (the v8 API's
+// find-plans stops there); the heuristics rank the rest below them.
+const BenchmarkLimit = 10
+
+// ToTime are the indices of the usable configurations the fastest policy times: the
+// first limit of the ranking, as PyTorch's benchmark does.
+func ToTime(ranked []Engine, p measure.Precision, limit int) []int {
+	var out []int
+	for i, e := range ranked {
+		if len(out) == limit {
+			break
+		}
+		if EngineUsable(e, p) {
+			out = append(out, i)
 		}
 	}
-	return -1, false, usable > 0
+	return out
 }
 
 // Fastest returns the index (in ranked) of the usable configuration that timed fastest

@@ -7,7 +7,24 @@ package cuda
 #cgo LDFLAGS: -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs -lcuda
 #include <cuda.h>
 #include "libs.h"
+#include "hold.h"
 static int pci_bus_id(char* buf, int n, int dev) { return (int)cuDeviceGetPCIBusId(buf, n, (CUdevice)dev); }
+#include <dlfcn.h>
+#include <string.h>
+// uuid_v2 reads cuDeviceGetUuid_v2 (the MIG instance's own UUID; drivers since CUDA 11.4),
+// resolved at run time so that an older driver still runs the worker: 0 when read.
+static int uuid_v2(int dev, unsigned char* out) {
+	static CUresult (*f)(CUuuid*, CUdevice);
+	if (!f) {
+		void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (h) f = (CUresult (*)(CUuuid*, CUdevice))dlsym(h, "cuDeviceGetUuid_v2");
+	}
+	if (!f) return -1;
+	CUuuid u;
+	if (f(&u, (CUdevice)dev) != CUDA_SUCCESS) return -1;
+	memcpy(out, u.bytes, 16);
+	return 0;
+}
 */
 import "C"
 
@@ -15,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +41,8 @@ import (
 	"gorgonia.org/cu"
 
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
+	"cnntime/gpu/cudakern"
 	"cnntime/gpu/cudastatus"
 	"cnntime/gpu/timing"
 	"cnntime/predictor/cnn"
@@ -56,6 +76,18 @@ var (
 
 func loadLibs(o Options) error {
 	libsOnce.Do(func() {
+		machine.driver = cu.Version()
+		if n, err := cu.NumDevices(); err == nil {
+			for i := 0; i < n; i++ {
+				if d, err := cu.GetDevice(i); err == nil {
+					major, _ := d.Attribute(cu.ComputeCapabilityMajor)
+					minor, _ := d.Attribute(cu.ComputeCapabilityMinor)
+					if cc := major*10 + minor; cc > 0 && (machine.cc == 0 || cc < machine.cc) {
+						machine.cc = cc
+					}
+				}
+			}
+		}
 		for _, l := range []struct {
 			lib  library
 			path string
@@ -66,6 +98,9 @@ func loadLibs(o Options) error {
 				return
 			}
 			paths[l.lib.What] = p
+			if l.lib.What == libCuDNN.What {
+				machine.cudnnCUDA = int(C.x_cudnnGetCudartVersion()) / 1000
+			}
 		}
 		cudnnVersion = int(C.x_cudnnGetVersion())
 		if p, err := openCompanion(libCuBLASLt, paths[libCuBLAS.What]); err != nil {
@@ -139,10 +174,14 @@ func describe(index int, withCuDNN bool) (measure.Device, error) {
 	if err != nil {
 		return measure.Device{}, fmt.Errorf("read the UUID of CUDA device %d: %w", index, err)
 	}
+	var v1, v2 [16]byte
+	copy(v1[:], id[:])
+	haveV2 := C.uuid_v2(C.int(index), (*C.uchar)(unsafe.Pointer(&v2[0]))) == 0
+	uuid := gpu.DeviceUUID(v1, v2, haveV2) // MIG slices by their own UUID
 	attr := func(a cu.DeviceAttribute) int { v, _ := dev.Attribute(a); return v }
 	mem, _ := dev.TotalMem()
 	d := measure.Device{
-		Key: "cuda:GPU-" + id.String(), Backend: "cuda", Name: name, UUID: "GPU-" + id.String(),
+		Key: "cuda:" + uuid, Backend: "cuda", Name: name, UUID: uuid,
 		ComputeCapability: fmt.Sprintf("%d.%d", attr(cu.ComputeCapabilityMajor), attr(cu.ComputeCapabilityMinor)),
 		SMs:               attr(cu.MultiprocessorCount), MemoryBytes: mem,
 		ClockMHz: attr(cu.ClockRate) / 1000, MemoryClockMHz: attr(cu.MemoryClockRate) / 1000,
@@ -169,7 +208,7 @@ type Backend struct {
 	cublas        unsafe.Pointer
 	lt            unsafe.Pointer // cuBLASLt's handle; nil without cuBLASLt (ltErr says why)
 	ltWarned      bool
-	k32, k16      *kernels // nil when kernelsErr says why
+	k32, k16, kbf *kernels // FP32, FP16 and bfloat16 data; nil when kernelsErr says why
 	kernelsErr    error
 	kernelsWarned bool
 	preloadWarned bool
@@ -179,7 +218,16 @@ type Backend struct {
 	nvml          unsafe.Pointer
 	throttle      timing.Throttle
 	api           string // the cuDNN API convolutions choose through: convalgo.Legacy ("") or V8
+	layout        string // the activations' layout: gpu.NCHW ("") or gpu.NHWC
+	l2Mode        string // timing.L2Cold ("") or L2ProducerHot
 	flushes       uint   // how many L2 flushes so far: each writes a new value
+	hold          timing.Hold
+	holdHost      *C.uint // the stream wait's flag, in mapped host memory
+	holdDev       C.ulonglong
+	holdGen       uint32
+	sink          cu.DevicePtr // the touch kernel's never-written word
+	othersBefore  int          // other processes on the GPU when it was opened; -1 unknown
+	busyWarning   string       // what Busy said at the start, warned once
 }
 
 // Open makes device index's primary context current, creates the library handles and
@@ -193,6 +241,22 @@ func Open(index int, o Options) (*Backend, error) {
 		return nil, err
 	}
 	dev, _ := cu.GetDevice(index)
+	// Before this process has a context there: any compute process NVML lists is
+	// another's (its PIDs may be the host's, in a container, so they are counted, not
+	// compared with ours).
+	nvmlHandle := nvmlOf(index)
+	others, busyWarning := -1, ""
+	if nvmlHandle != nil {
+		if n := int(C.nvml_processes(nvmlHandle)); n >= 0 {
+			var util [2]C.uint
+			C.x_nvmlDeviceGetUtilizationRates(nvmlHandle, &util[0])
+			w, err := timing.Busy(n, int(util[0]), os.Getenv(timing.SharedGPUEnv) == "1")
+			if err != nil {
+				return nil, err
+			}
+			others, busyWarning = n, w
+		}
+	}
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
 		return nil, fmt.Errorf("create a CUDA context on device %d: %w", index, err)
@@ -200,14 +264,18 @@ func Open(index int, o Options) (*Backend, error) {
 	if err := cu.SetCurrentContext(ctx); err != nil {
 		return nil, fmt.Errorf("use the CUDA context of device %d: %w", index, err)
 	}
-	b := &Backend{device: d, ctx: ctx}
+	b := &Backend{device: d, ctx: ctx, nvml: nvmlHandle, othersBefore: -1}
+	if others >= 0 {
+		b.othersBefore = others
+	}
+	b.busyWarning = busyWarning
 	if l2, err := dev.Attribute(cu.L2CacheSize); err == nil {
 		b.l2Bytes = int64(l2)
 	}
 	if err := cudnnCheck("cudnnCreate", C.x_cudnnCreate(&b.cudnn)); err != nil {
 		return nil, err
 	}
-	if err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(&b.cublas)); err != nil {
+	if err := createCuBLAS(&b.cublas); err != nil {
 		return nil, err
 	}
 	if ltErr == nil {
@@ -218,23 +286,92 @@ func Open(index int, o Options) (*Backend, error) {
 	fmt.Sscanf(d.ComputeCapability, "%d.%d", &b.cc[0], &b.cc[1])
 	b.kernelsErr = nvrtcErr
 	if b.kernelsErr == nil {
-		if b.k32, b.kernelsErr = compileKernels(false, b.cc); b.kernelsErr == nil {
-			b.k16, b.kernelsErr = compileKernels(true, b.cc)
-		}
-	}
-	if b.kernelsErr != nil {
-		b.k32, b.k16 = nil, nil
-	}
-	if nvmlOK {
-		bus := make([]byte, 32)
-		if C.pci_bus_id((*C.char)(unsafe.Pointer(&bus[0])), C.int(len(bus)), C.int(index)) == 0 {
-			var h unsafe.Pointer
-			if C.x_nvmlDeviceGetHandleByPciBusId_v2((*C.char)(unsafe.Pointer(&bus[0])), &h) == 0 {
-				b.nvml = h
+		if b.k32, b.kernelsErr = compileKernels(convalgo.Float, b.cc); b.kernelsErr == nil {
+			if b.k16, b.kernelsErr = compileKernels(convalgo.Half, b.cc); b.kernelsErr == nil {
+				b.kbf, b.kernelsErr = compileKernels(convalgo.BFloat16, b.cc)
 			}
 		}
 	}
+	if b.kernelsErr != nil {
+		b.k32, b.k16, b.kbf = nil, nil, nil
+	}
+	b.hold = timing.ChooseHold(b.k32 != nil, C.hold_load() != 0)
+	if b.hold == timing.HoldStream {
+		var host *C.uint
+		var devPtr C.ulonglong
+		if C.hold_alloc(&host, &devPtr) != 0 {
+			b.hold = timing.HoldNone
+		} else {
+			b.holdHost, b.holdDev = host, devPtr
+		}
+	}
+	if b.k32 != nil {
+		if b.sink, err = cu.MemAlloc(4); err != nil {
+			b.sink = 0
+		}
+	}
 	return b, nil
+}
+
+// createCuBLAS creates cuBLAS's handle, moving to the next cuBLAS of the search when the
+// loaded one cannot (a driver or GPU it does not support: CUBLAS_STATUS_NOT_INITIALIZED
+// or ARCH_MISMATCH), as long as one is left; the one that worked is the one recorded.
+func createCuBLAS(h *unsafe.Pointer) error {
+	err := cublasCheck("cublasCreate", C.x_cublasCreate_v2(h))
+	for err != nil && len(cublasCands) > 0 {
+		failed := paths[libCuBLAS.What]
+		p, lerr := libCuBLAS.openFrom(cublasCands, failed)
+		if lerr != nil {
+			return fmt.Errorf("%w; and no other cuBLAS could take over: %v", err, lerr)
+		}
+		paths[libCuBLAS.What] = p
+		if lt, lterr := openCompanion(libCuBLASLt, p); lterr != nil {
+			ltErr = lterr
+		} else {
+			paths[libCuBLASLt.What], ltErr = lt, nil
+		}
+		err = cublasCheck("cublasCreate", C.x_cublasCreate_v2(h))
+	}
+	return err
+}
+
+// nvmlOf is NVML's handle of CUDA device index (found by its PCI bus), nil without NVML.
+func nvmlOf(index int) unsafe.Pointer {
+	if !nvmlOK {
+		return nil
+	}
+	bus := make([]byte, 32)
+	if C.pci_bus_id((*C.char)(unsafe.Pointer(&bus[0])), C.int(len(bus)), C.int(index)) != 0 {
+		return nil
+	}
+	var h unsafe.Pointer
+	if C.x_nvmlDeviceGetHandleByPciBusId_v2((*C.char)(unsafe.Pointer(&bus[0])), &h) != 0 {
+		return nil
+	}
+	return h
+}
+
+// SetL2Mode makes the backend time phases that fit in the L2 cold or producer-hot
+// (timing.L2Cold, L2ProducerHot): gpu.L2Setter.
+func (b *Backend) SetL2Mode(mode string) error {
+	if err := timing.CheckL2Mode(mode); err != nil {
+		return err
+	}
+	b.l2Mode = mode
+	return nil
+}
+
+// Finish says, after a sweep, whether other processes started on the GPU while it ran
+// (gpu.Finisher): this process's context is one of those NVML lists now.
+func (b *Backend) Finish() string {
+	if b.nvml == nil || b.othersBefore < 0 {
+		return ""
+	}
+	n := int(C.nvml_processes(b.nvml))
+	if n < 0 {
+		return ""
+	}
+	return timing.BusyAfter(b.othersBefore, n-1)
 }
 
 // Device describes the GPU.
@@ -244,6 +381,11 @@ func (b *Backend) Device() measure.Device { return b.device }
 // while the driver names a power or thermal reason, once the change has lasted
 // (timing.Throttle: power-capped tensor-core layers alternate with memory-bound ones).
 func (b *Backend) Check() string {
+	if b.busyWarning != "" {
+		w := b.busyWarning
+		b.busyWarning = ""
+		return w
+	}
 	if b.kernelsErr != nil && !b.kernelsWarned {
 		b.kernelsWarned = true
 		return fmt.Sprintf("the memory-bound layers (activations, pooling, add, ...) are recorded unsupported: %v", b.kernelsErr)
@@ -277,10 +419,28 @@ func precisionOf(p measure.Precision) (elem int, tf32 bool, ok bool) {
 		return 4, false, true
 	case measure.TF32:
 		return 4, true, true
-	case measure.AMP:
+	case measure.AMP, measure.BF16:
 		return 2, false, true
 	}
 	return 0, false, false
+}
+
+// SetLayout makes the backend measure in layout (gpu.NCHW or gpu.NHWC): cuDNN's
+// tensors and filters in that format (gpu.LayoutSetter).
+func (b *Backend) SetLayout(layout string) error {
+	if err := gpu.CheckLayout(layout); err != nil {
+		return err
+	}
+	b.layout = layout
+	return nil
+}
+
+// format is cuDNN's tensor format of the backend's layout.
+func (b *Backend) format() int {
+	if b.layout == gpu.NHWC {
+		return convalgo.FormatNHWC
+	}
+	return convalgo.FormatNCHW
 }
 
 // TimeLayer times one phase of a layer configuration with CUDA events, after warm-up.
@@ -330,52 +490,74 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		return m, err
 	}
 	defer release()
-	// A layer whose buffers fit in the L2 is timed one run per sample after a flush of
-	// the L2 (timing.L2Resident): back to back, each run would find the last one's data.
+	// The L2 is decided on what the phase touches, not on all the layer holds: a phase
+	// that fits would read back to back what its last run left there (timing.DecideL2).
 	var flush cu.DevicePtr
-	flushBytes := int64(0)
-	resident := timing.L2Resident(l.footprint(), b.l2Bytes)
-	if resident {
-		flushBytes = timing.FlushBytes(b.l2Bytes)
-		if flush, err = cu.MemAlloc(flushBytes); err != nil {
-			flush, flushBytes = 0, 0 // no room: timed warm, and noted so
-		} else {
+	flushBytes := timing.FlushBytes(b.l2Bytes)
+	canFlush := false
+	if timing.L2Resident(l.phaseBytes(phase), b.l2Bytes) {
+		if flush, err = cu.MemAlloc(flushBytes); err == nil {
+			canFlush = true
 			defer cu.MemFree(flush)
 		}
 	}
-	// sample times k back-to-back runs between two events, after a flush of the L2 when
-	// asked and behind a spin kernel of spinMS (when cnntime's kernels are loaded), so
-	// that the host has queued the runs before the first starts. It returns the GPU's
-	// time, the host's time to issue the runs, and whether the spin covered it.
-	sample := func(k int, flushIt bool, spinMS float64) (eventMS, hostMS float64, spun bool, err error) {
+	inPtr, inBytes := l.phaseInput(phase)
+	l2 := timing.DecideL2(l.phaseBytes(phase), b.l2Bytes, b.l2Mode, canFlush, b.k32 != nil && b.sink != 0 && inBytes >= 4)
+	// sample times k back-to-back runs between two events, after a flush of the L2 (and
+	// the input read back into it, producer-hot) when asked, behind a hold so that the
+	// host has queued the runs before the first starts: the spin kernel of spinMS, or a
+	// stream wait the host releases once it has issued them. It returns the GPU's time,
+	// the host's time to issue the runs, and whether the hold covered it.
+	sample := func(k int, l2d timing.L2Decision, spinMS float64) (eventMS, hostMS float64, covered bool, err error) {
 		if err := ctx.Err(); err != nil {
 			return 0, 0, false, err
 		}
-		if flushIt && flush != 0 {
+		if l2d.Flush {
 			b.flushes++
 			if err := cu.MemsetD32Async(flush, uint(b.flushes), flushBytes/4, cu.Stream{}); err != nil {
 				return 0, 0, false, fmt.Errorf("flush the L2: %w", err)
 			}
+			if l2d.Touch {
+				if err := b.k32.launch("touch", int(min((inBytes/4+cudakern.Block-1)/cudakern.Block, int64(b.device.SMs)*32)), cudakern.Block,
+					[]uint64{inPtr, uint64(inBytes / 4), uint64(b.sink)}); err != nil {
+					return 0, 0, false, err
+				}
+			}
 		}
-		if spinMS > 0 && b.k32 != nil {
+		hold := b.hold
+		var release func()
+		switch hold {
+		case timing.HoldSpin:
 			if err := b.k32.launch("spin", 1, 1, []uint64{uint64(timing.SpinCycles(spinMS, b.device.ClockMHz))}); err != nil {
 				return 0, 0, false, err
 			}
-			spun = true
+		case timing.HoldStream:
+			b.holdGen++
+			gen := C.uint(b.holdGen)
+			if C.hold_wait(b.holdDev, gen) != 0 {
+				hold = timing.HoldNone // the driver would not queue the wait: unheld
+				break
+			}
+			var once sync.Once
+			rel := func() { once.Do(func() { C.hold_release(b.holdHost, gen) }) }
+			watchdog := time.AfterFunc(timing.StreamWaitTimeout, rel) // should the host block while issuing
+			release = func() { watchdog.Stop(); rel() }
 		}
 		t0 := time.Now()
-		if err := start.Record(cu.Stream{}); err != nil {
-			return 0, 0, false, fmt.Errorf("record a CUDA event: %w", err)
+		runErr := start.Record(cu.Stream{})
+		for j := 0; j < k && runErr == nil; j++ {
+			runErr = l.run(phase)
 		}
-		for j := 0; j < k; j++ {
-			if err := l.run(phase); err != nil {
-				return 0, 0, false, err
-			}
-		}
-		if err := end.Record(cu.Stream{}); err != nil {
-			return 0, 0, false, fmt.Errorf("record a CUDA event: %w", err)
+		if runErr == nil {
+			runErr = end.Record(cu.Stream{})
 		}
 		hostMS = float64(time.Since(t0)) / float64(time.Millisecond)
+		if release != nil {
+			release()
+		}
+		if runErr != nil {
+			return 0, 0, false, runErr
+		}
 		if err := end.Synchronize(); err != nil {
 			return 0, 0, false, fmt.Errorf("wait for %s on the GPU: %w", cfg.Key(), err)
 		}
@@ -383,7 +565,7 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("read a CUDA event: %w", err)
 		}
-		return float64(ms), hostMS, spun && hostMS <= timing.Spin(spinMS), nil
+		return float64(ms), hostMS, timing.Covered(hold, hostMS, timing.Spin(spinMS)), nil
 	}
 	runErr := func(err error) (measure.Measurement, error) {
 		if status, ok := classify(err); ok {
@@ -402,8 +584,8 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	target := timing.WarmupTarget(idle)
 	defer func() { b.lastBusy = time.Now() }()
 	// One run alone for a first estimate, then warm-up by GPU time in samples of K runs
-	// (as timed), each behind a spin as long as the host took to issue the last one.
-	oneMS, hostMS, _, err := sample(1, false, 0)
+	// (as timed), each behind a hold as long as the host took to issue the last one.
+	oneMS, hostMS, _, err := sample(1, timing.L2Decision{}, 0)
 	if err != nil {
 		return runErr(err)
 	}
@@ -411,7 +593,7 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	hostMS *= float64(k)
 	warmMS, lastMS := oneMS, oneMS*float64(k)
 	for warm := 0; !timing.Warm(warm, warmMS, target); warm++ {
-		ms, host, _, err := sample(k, false, hostMS)
+		ms, host, _, err := sample(k, timing.L2Decision{}, hostMS)
 		if err != nil {
 			return runErr(err)
 		}
@@ -419,37 +601,82 @@ func (b *Backend) timeLayer(ctx context.Context, cfg cnn.Config, batch int, phas
 	}
 	warmK := k
 	perRun := lastMS / float64(warmK)
-	if k = timing.RunsPerSample(perRun); resident {
+	if k = timing.RunsPerSample(perRun); l2.Flush {
 		k = 1
 	}
 	hostMS = hostMS * float64(k) / float64(warmK) // the last sample's issue time, for k runs
+	// NVML is read while the timed samples run (not after, while the GPU idles): the
+	// row's mean SM clock, and whether the driver capped its power or heat meanwhile.
+	var clocks timing.Clocks
+	stopClocks := b.sampleClocks(&clocks)
 	times := make([]float64, 0, repeats)
 	note := ""
-	for i := 0; i < repeats; i++ {
-		ms, host, spun, err := sample(k, resident, hostMS)
+	for i, retakes := 0, 0; i < repeats; {
+		ms, host, covered, err := sample(k, l2, hostMS)
 		if err != nil {
+			stopClocks()
 			return runErr(err)
 		}
-		if n := timing.HostNote(host, ms, spun); n != "" {
-			note = n
+		spinMS := hostMS
+		hostMS = host
+		if timing.Retake(b.hold, host, timing.Spin(spinMS), ms, retakes) {
+			retakes++ // behind a hold sized from this issue time
+			continue
+		}
+		if !covered && timing.HostBound(host, ms) {
+			note = timing.NoteHostBound
 		}
 		times = append(times, ms/float64(k))
-		hostMS = host
+		i, retakes = i+1, 0
 	}
+	stopClocks()
 	m.MedianMS, m.SpreadMS = gpu.Summarize(times)
 	m.Repeats = repeats
-	var notes []string
+	notes := []string{l2.Note}
 	if note != "" {
 		notes = append(notes, note)
 	}
-	switch {
-	case resident && flush != 0:
-		notes = append(notes, timing.NoteL2Flushed)
-	case resident:
-		notes = append(notes, timing.NoteL2Hot)
+	if _, own := l.(*kernelLayer); own && b.layout == gpu.NHWC && cudakern.IndexesNCHW(cfg.Op) {
+		notes = append(notes, timing.NoteNCHWKernel)
 	}
+	if n := convalgo.DepthwiseNote(cfg, prec, b.layout == gpu.NHWC); n != "" { // PyTorch's backend differs
+		notes = append(notes, n)
+	}
+	notes = append(notes, clocks.Notes()...)
 	m.Notes = strings.Join(notes, ",")
 	return m, nil
+}
+
+// sampleClocks reads the SM clock, the power and the throttle reasons through NVML
+// every timing.ClockSampleEvery into c until the returned stop is called (and has
+// waited for the reader); without NVML it does nothing.
+func (b *Backend) sampleClocks(c *timing.Clocks) (stop func()) {
+	if b.nvml == nil {
+		return func() {}
+	}
+	h := b.nvml
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(timing.ClockSampleEvery)
+		defer t.Stop()
+		for {
+			var mhz, mw C.uint
+			var reasons C.ulonglong
+			if C.x_nvmlDeviceGetClockInfo(h, 1 /* NVML_CLOCK_SM */, &mhz) == 0 {
+				C.x_nvmlDeviceGetPowerUsage(h, &mw)
+				C.x_nvmlDeviceGetCurrentClocksThrottleReasons(h, &reasons)
+				c.Add(uint(mhz), uint(mw), uint64(reasons))
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // eventPair creates the two CUDA events a timed sample lies between; release destroys
@@ -473,6 +700,17 @@ var errUnsupported = errors.New("unsupported")
 // layer (recording "unsupported" for it would report a broken sweep as a success).
 func classify(err error) (measure.Status, bool) {
 	var le *cudastatus.Error
+	if errors.As(err, &le) && le.Category == cudastatus.MaybeOutOfMemory {
+		// Out of memory in disguise, or a failure: decided by the memory left now.
+		free, total, merr := cu.MemInfo()
+		if merr != nil {
+			free = -1
+		}
+		le.Category = cudastatus.Resolve(le.Category, free, total)
+		if le.Category == cudastatus.Failed {
+			le.Hint = fmt.Sprintf("not out of memory: %.1f GiB of the GPU's memory was free", float64(free)/(1<<30))
+		}
+	}
 	switch {
 	case err == nil:
 		return "", false

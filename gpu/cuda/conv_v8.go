@@ -87,19 +87,20 @@ func (l *convLayer) prepareV8(phase measure.Phase) (string, int64, error) {
 	c := l.cfg
 	g := max(c.Groups, 1)
 	var d C.v8_conv_t
-	d.phase, d.dtype, d.ctype = v8Phase[phase], cudnnFloat, cudnnFloat
-	if l.half {
-		d.dtype = cudnnHalf
+	d.phase, d.dtype, d.ctype = v8Phase[phase], C.int(l.dt.CuDNN()), cudnnFloat
+	dims := func(v [4]int, into, strides *[4]C.longlong) {
+		var d [4]int64
+		for i := range v {
+			d[i] = int64(v[i])
+			into[i] = C.longlong(v[i])
+		}
+		for i, s := range convalgo.Strides(d, l.nhwc) { // channels_last: C fastest, for filters too
+			strides[i] = C.longlong(s)
+		}
 	}
-	for i, v := range []int{l.batch, c.In.C, c.In.H, c.In.W} {
-		d.x[i] = C.longlong(v)
-	}
-	for i, v := range []int{c.Out.C, c.In.C / g, c.Kernel[0], c.Kernel[1]} {
-		d.w[i] = C.longlong(v)
-	}
-	for i, v := range []int{l.batch, c.Out.C, c.Out.H, c.Out.W} {
-		d.y[i] = C.longlong(v)
-	}
+	dims([4]int{l.batch, c.In.C, c.In.H, c.In.W}, &d.x, &d.xs)
+	dims([4]int{c.Out.C, c.In.C / g, c.Kernel[0], c.Kernel[1]}, &d.w, &d.ws)
+	dims([4]int{l.batch, c.Out.C, c.Out.H, c.Out.W}, &d.y, &d.ys)
 	for i := 0; i < 2; i++ {
 		d.pad[i], d.stride[i], d.dilation[i] = C.longlong(c.Padding[i]), C.longlong(max(c.Stride[i], 1)), C.longlong(max(c.Dilation[i], 1))
 	}
@@ -140,14 +141,25 @@ func (l *convLayer) prepareV8(phase measure.Phase) (string, int64, error) {
 			wsPtr = p
 		}
 	default:
-		chosen, _, oom := convalgo.ChooseEngine(engines, l.prec, func(bytes int64) bool {
+		// The first usable engine whose workspace is had and that runs: one that fails
+		// its first execution is passed over, as PyTorch's v8 path does.
+		chosen, _, oom, failed := convalgo.ChooseEngine(engines, l.prec, func(bytes int64) bool {
 			p, err := l.alloc(bytes)
 			wsPtr = p
 			return err == nil
+		}, func(i int) error {
+			if err := l.execV8(phase, cands[i].plan, wsPtr); err != nil {
+				return err
+			}
+			return cu.Synchronize()
 		})
 		if oom {
 			freeV8(cands, -1)
 			return "", 0, cu.OutOfMemory
+		}
+		if chosen < 0 && failed != nil {
+			freeV8(cands, -1)
+			return "", 0, fmt.Errorf("every engine the graph API offered failed; the last: %w", failed)
 		}
 		pick = chosen
 	}
@@ -205,15 +217,14 @@ func (l *convLayer) runV8(phase measure.Phase, v8 *v8Choice) error {
 	return cudnnCheck("cudnnConvolutionBackwardBias", C.x_cudnnConvolutionBackwardBias(l.b.cudnn, al, l.yD, dev(l.dy), be, l.biasD, dev(l.dbias)))
 }
 
-// timeV8 times each usable candidate (one run to warm up, then the mean of three between
-// two events) in a workspace as large as the largest asks, capped at the free memory: a
-// candidate that does not fit in it, fails, or is not usable gets 0.
+// timeV8 times the first convalgo.BenchmarkLimit usable candidates, as PyTorch's
+// cudnn.benchmark does (one run to warm up, then the mean of three between two events),
+// in a workspace as large as the largest asks, capped at the free memory: a candidate
+// that does not fit in it, fails, is not usable or is past the limit gets 0.
 func (l *convLayer) timeV8(phase measure.Phase, cands []C.v8_cand_t, engines []convalgo.Engine) ([]float64, error) {
 	var sizes []int64
-	for _, e := range engines {
-		if convalgo.EngineUsable(e, l.prec) {
-			sizes = append(sizes, e.Workspace)
-		}
+	for _, i := range convalgo.ToTime(engines, l.prec, convalgo.BenchmarkLimit) {
+		sizes = append(sizes, engines[i].Workspace)
 	}
 	free, _, err := cu.MemInfo()
 	if err != nil {
@@ -237,8 +248,9 @@ func (l *convLayer) timeV8(phase measure.Phase, cands []C.v8_cand_t, engines []c
 	defer release()
 	ms := make([]float64, len(engines))
 	var failed []string
-	for i, e := range engines {
-		if !convalgo.EngineUsable(e, l.prec) || e.Workspace > size {
+	for _, i := range convalgo.ToTime(engines, l.prec, convalgo.BenchmarkLimit) { // PyTorch's benchmark_limit
+		e := engines[i]
+		if e.Workspace > size {
 			continue
 		}
 		run := func() error { return l.execV8(phase, cands[i].plan, uint64(ws)) }

@@ -59,10 +59,11 @@ void v8_destroy(void* d) { if (d) p_destroy(d); }
 // CHECK returns the first failing status, naming the step in *where.
 #define CHECK(step, call) do { int s_ = (call); if (s_ != 0) { *where = step; return s_; } } while (0)
 
-// tensor makes a finalized, fully packed NCHW tensor descriptor.
-static int tensor(int64_t uid, int dtype, const long long d[4], void** out, const char** where) {
+// tensor makes a finalized tensor descriptor of dimensions d (N, C, H, W) and strides s:
+// packed NCHW, or channels_last (NHWC) as PyTorch's.
+static int tensor(int64_t uid, int dtype, const long long d[4], const long long s[4], void** out, const char** where) {
 	int64_t dims[4] = {d[0], d[1], d[2], d[3]};
-	int64_t strides[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+	int64_t strides[4] = {s[0], s[1], s[2], s[3]};
 	int64_t align = 16;
 	CHECK("create a tensor", p_create(D_TENSOR, out));
 	CHECK("tensor data type", p_set(*out, A_TENSOR_DATA_TYPE, T_DATA_TYPE, 1, &dtype));
@@ -79,7 +80,7 @@ static int tensor(int64_t uid, int dtype, const long long d[4], void** out, cons
 static int graph(void* handle, const v8_conv_t* c, void** out, const char** where) {
 	void *x = NULL, *w = NULL, *y = NULL, *conv = NULL, *op = NULL;
 	int s;
-	if ((s = tensor(1, c->dtype, c->x, &x, where)) || (s = tensor(2, c->dtype, c->w, &w, where)) || (s = tensor(3, c->dtype, c->y, &y, where))) goto done;
+	if ((s = tensor(1, c->dtype, c->x, c->xs, &x, where)) || (s = tensor(2, c->dtype, c->w, c->ws, &w, where)) || (s = tensor(3, c->dtype, c->y, c->ys, &y, where))) goto done;
 	int64_t dims = 2, pad[2] = {c->pad[0], c->pad[1]}, stride[2] = {c->stride[0], c->stride[1]}, dil[2] = {c->dilation[0], c->dilation[1]};
 	int mode = CROSS_CORRELATION, ctype = c->ctype;
 	if ((s = p_create(D_CONVOLUTION, &conv))) { *where = "create the convolution"; goto done; }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/cudakern"
 	"cnntime/predictor/cnn"
@@ -19,7 +20,7 @@ type kernelLayer struct {
 	prog *cudakern.Instance
 }
 
-func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, error) {
+func (b *Backend) newKernelLayer(c cnn.Config, batch int, dt convalgo.Data) (layer, error) {
 	if b.kernelsErr != nil {
 		return nil, fmt.Errorf("%w: %s needs cnntime's own kernels, and %v", errUnsupported, c.Op, b.kernelsErr)
 	}
@@ -31,10 +32,13 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 		return nil, err
 	}
 	k := b.k32
-	if half {
+	switch dt {
+	case convalgo.Half:
 		k = b.k16
+	case convalgo.BFloat16:
+		k = b.kbf
 	}
-	l := &kernelLayer{mem: mem{half: half}}
+	l := &kernelLayer{mem: mem{dt: dt}}
 	addrs := make([]uint64, len(p.Buffers))
 	for i, buf := range p.Buffers {
 		switch buf.Elem {
@@ -43,7 +47,7 @@ func (b *Backend) newKernelLayer(c cnn.Config, batch int, half bool) (layer, err
 		case cudakern.Float:
 			addrs[i], err = l.floats(buf.Elems)
 		default: // written before it is read (max pooling's winners)
-			addrs[i], err = l.alloc(buf.Elems * buf.Elem.Bytes(half))
+			addrs[i], err = l.alloc(buf.Elems * buf.Elem.Bytes(dt != convalgo.Float))
 		}
 		if err != nil {
 			return l, err
@@ -65,6 +69,19 @@ func (l *kernelLayer) prepare(p measure.Phase) (string, int64, error) {
 
 func (l *kernelLayer) run(p measure.Phase) error { return l.prog.Run(p) }
 
+func (l *kernelLayer) phaseBytes(p measure.Phase) int64 {
+	return l.prog.Program.PhaseBytes(p, l.dt != convalgo.Float)
+}
+
+func (l *kernelLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	in := l.prog.Program.PhaseInput(p)
+	if in < 0 {
+		return 0, 0
+	}
+	buf := l.prog.Program.Buffers[in]
+	return l.prog.Addrs[in], buf.Elems * buf.Elem.Bytes(l.dt != convalgo.Float)
+}
+
 // check uploads the reference's values into the program's buffers, runs the phase and
 // reads back what the program names for it.
 func (l *kernelLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
@@ -76,7 +93,11 @@ func (l *kernelLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32,
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, transfer{l.prog.Addrs[t.Buf], v, l.half && p.Buffers[t.Buf].Elem == cudakern.Data})
+			dt := convalgo.Float // parameters, statistics, partial sums
+			if p.Buffers[t.Buf].Elem == cudakern.Data {
+				dt = l.dt
+			}
+			out = append(out, transfer{l.prog.Addrs[t.Buf], v, dt})
 		}
 		return out, nil
 	}

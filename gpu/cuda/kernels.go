@@ -26,6 +26,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cudakern"
 	"cnntime/gpu/libfind"
 )
@@ -46,14 +47,14 @@ func cudaErr(call string, r C.int) error {
 // compileKernels compiles the source with NVRTC to a CUBIN for the device's own
 // architecture (no JIT: an NVRTC newer than the driver still works), falling back to PTX
 // at the oldest ISA this NVRTC accepts for a device it does not know, and loads it.
-func compileKernels(half bool, cc [2]int) (*kernels, error) {
+func compileKernels(dt convalgo.Data, cc [2]int) (*kernels, error) {
 	targets := libfind.KernelTargets(cc[0], cc[1], nvrtcMajor)
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("NVRTC %d.%d cannot compile for compute capability %d.%d: install the NVRTC of an older CUDA (CNNTIME_NVRTC names it)", nvrtcMajor, nvrtcMinor, cc[0], cc[1])
 	}
 	var errs []string
 	for _, t := range targets {
-		image, err := nvrtcCompile(t, half)
+		image, err := nvrtcCompile(t, dt)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -70,7 +71,7 @@ func compileKernels(half bool, cc [2]int) (*kernels, error) {
 
 // nvrtcCompile compiles the kernel source for one target and returns its image: a CUBIN,
 // or NUL-terminated PTX.
-func nvrtcCompile(t libfind.Target, half bool) ([]byte, error) {
+func nvrtcCompile(t libfind.Target, dt convalgo.Data) ([]byte, error) {
 	src := C.CString(cudakern.Source)
 	defer C.free(unsafe.Pointer(src))
 	name := C.CString("cnntime_kernels.cu")
@@ -81,8 +82,11 @@ func nvrtcCompile(t libfind.Target, half bool) ([]byte, error) {
 	}
 	defer C.x_nvrtcDestroyProgram(&prog)
 	opts := []string{t.Option, "--use_fast_math"}
-	if half {
+	switch dt {
+	case convalgo.Half:
 		opts = append(opts, "-DUSE_HALF")
+	case convalgo.BFloat16:
+		opts = append(opts, "-DUSE_BF16")
 	}
 	copts := make([]*C.char, len(opts))
 	for i, o := range opts {

@@ -13,6 +13,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"cnntime/gpu"
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/gemm"
 	"cnntime/gpu/randfill"
@@ -26,26 +27,66 @@ type layer interface {
 	// the forward pass once when a backward phase needs what it saves.
 	prepare(phase measure.Phase) (algorithm string, workspace int64, err error)
 	run(phase measure.Phase) error
-	// footprint is the bytes of device memory the layer holds: what a run can touch.
-	footprint() int64
+	// phaseBytes is the bytes a run of the phase reads and writes (its working set, the
+	// workspace included): whether it fits in the L2 decides how it is timed.
+	phaseBytes(phase measure.Phase) int64
+	// phaseInput is the buffer the phase reads that a step's previous layer has just
+	// written (the forward's input, a backward's output gradient) and its bytes; 0 when
+	// none.
+	phaseInput(phase measure.Phase) (ptr uint64, bytes int64)
 	free()
 }
 
 // mem owns device allocations.
 type mem struct {
 	ptrs  []cu.DevicePtr
-	half  bool
+	dt    convalgo.Data // the layer's data: FP32, FP16 (amp) or bfloat16 (bf16)
 	bytes int64
 }
 
 func (m *mem) footprint() int64 { return m.bytes }
 
-func (m *mem) elem() int64 {
-	if m.half {
-		return 2
-	}
-	return 4
+func (l *convLayer) phaseBytes(p measure.Phase) int64 {
+	return convalgo.ConvPhaseBytes(l.cfg, l.batch, p, l.elem(), int64(l.wsSize[p]))
 }
+
+func (l *convLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	if p == measure.Forward {
+		return l.x, int64(l.batch) * l.cfg.In.Elems() * l.elem()
+	}
+	return l.dy, int64(l.batch) * l.cfg.Out.Elems() * l.elem()
+}
+
+func (l *linearLayer) phaseBytes(p measure.Phase) int64 {
+	return l.shape.PhaseElems(p) * l.elem()
+}
+
+func (l *linearLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	e := l.shape.Elems()
+	if p == measure.Forward {
+		return l.ptr[gemm.X], e[gemm.X] * l.elem()
+	}
+	return l.ptr[gemm.DY], e[gemm.DY] * l.elem()
+}
+
+// phaseBytes of a batch norm: the forward reads x and writes y, the backward reads x
+// and dy and writes dx, with the per-channel parameters and statistics.
+func (l *bnLayer) phaseBytes(p measure.Phase) int64 {
+	tensors := int64(2)
+	if p == measure.BackwardData {
+		tensors = 3
+	}
+	return tensors*l.elems*l.elem() + 8*l.channels*4
+}
+
+func (l *bnLayer) phaseInput(p measure.Phase) (uint64, int64) {
+	if p == measure.Forward {
+		return l.x, l.elems * l.elem()
+	}
+	return l.dy, l.elems * l.elem()
+}
+
+func (m *mem) elem() int64 { return m.dt.Bytes() }
 
 // tensor allocates elems elements of the layer's type, filled with pseudo-random
 // normal values (package randfill), as PyTorch's randn data.
@@ -54,7 +95,7 @@ func (m *mem) tensor(elems int64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p, fillRandom(p, elems*m.elem(), m.half)
+	return p, fillRandom(p, elems*m.elem(), m.dt)
 }
 
 // floats allocates elems FP32 values, filled the same way (parameters and statistics
@@ -64,13 +105,16 @@ func (m *mem) floats(elems int64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p, fillRandom(p, elems*4, false)
+	return p, fillRandom(p, elems*4, convalgo.Float)
 }
 
-// fillRandom fills bytes at p with randfill's tile (FP16 values when half): the tile
-// from the host, then doubling copies on the device.
-func fillRandom(p uint64, bytes int64, half bool) error {
-	tile := randfill.Tile(half)
+// fillRandom fills bytes at p with randfill's tile of the data type dt: the tile from
+// the host, then doubling copies on the device.
+func fillRandom(p uint64, bytes int64, dt convalgo.Data) error {
+	tile := randfill.Tile(dt == convalgo.Half)
+	if dt == convalgo.BFloat16 {
+		tile = randfill.TileBF16()
+	}
 	for _, c := range randfill.Plan(bytes, int64(len(tile))) {
 		var err error
 		if c.FromHost {
@@ -104,7 +148,6 @@ func (m *mem) free() {
 
 const (
 	cudnnFloat = 0
-	cudnnHalf  = 2
 	cudnnNCHW  = 0
 	// Math types: tensor cores for FP16, TF32 allowed (cuDNN's default), strict FP32.
 	cudnnDefaultMath   = 0
@@ -112,31 +155,39 @@ const (
 	cudnnFMAMath       = 3
 	cudnnCrossCorr     = 1
 	cudnnBatchNormSpat = 1
+	// CUDNN_BATCHNORM_SPATIAL_PERSISTENT: PyTorch's cuDNN batch norm on channels_last
+	// tensors (aten/src/ATen/native/cudnn/BatchNorm.cpp, getCudnnBatchNormMode).
+	cudnnBatchNormPersistent = 2
 )
 
 func (b *Backend) newLayer(cfg cnn.Config, batch int, prec measure.Precision, policy measure.Policy) (layer, error) {
 	_, tf32, _ := precisionOf(prec)
-	half := prec == measure.AMP
+	dt := convalgo.DataOf(prec)
 	switch cfg.Op {
 	case cnn.OpConv2d:
 		return b.newConv(cfg, batch, prec, policy)
 	case cnn.OpLinear: // cuBLAS alone, the bias included: no NVRTC needed
-		return b.newLinear(cfg, batch, half, tf32)
+		return b.newLinear(cfg, batch, dt, tf32)
 	case cnn.OpBatchNorm:
+		if !convalgo.BatchNormOnCuDNN(prec) { // bf16: PyTorch's own kernels, and so cnntime's
+			return b.newKernelLayer(cfg, batch, dt)
+		}
 		if !convalgo.FitsLegacyAPI(int64(batch) * cfg.In.Elems()) {
 			return nil, fmt.Errorf("%w: cuDNN's batch norm takes at most 2^31 elements", errUnsupported)
 		}
-		return b.newBatchNorm(cfg, batch, half)
+		return b.newBatchNorm(cfg, batch, dt)
 	}
-	return b.newKernelLayer(cfg, batch, half)
+	return b.newKernelLayer(cfg, batch, dt)
 }
 
-func tensorDesc(n, c, h, w int, dtype int) (unsafe.Pointer, error) {
+// tensorDesc describes an N×C×H×W tensor of cuDNN data type dtype in format (NCHW or
+// NHWC, convalgo.FormatNCHW or FormatNHWC).
+func tensorDesc(n, c, h, w int, dtype, format int) (unsafe.Pointer, error) {
 	var d unsafe.Pointer
 	if err := cudnnCheck("cudnnCreateTensorDescriptor", C.x_cudnnCreateTensorDescriptor(&d)); err != nil {
 		return nil, err
 	}
-	return d, cudnnCheck("cudnnSetTensor4dDescriptor", C.x_cudnnSetTensor4dDescriptor(d, cudnnNCHW, C.int(dtype), C.int(n), C.int(c), C.int(h), C.int(w)))
+	return d, cudnnCheck("cudnnSetTensor4dDescriptor", C.x_cudnnSetTensor4dDescriptor(d, C.int(format), C.int(dtype), C.int(n), C.int(c), C.int(h), C.int(w)))
 }
 
 // convLayer runs a convolution through cuDNN.
@@ -156,6 +207,7 @@ type convLayer struct {
 	cfg                       cnn.Config                  // for the graph API's descriptors
 	batch                     int                         //
 	v8                        map[measure.Phase]*v8Choice // the graph API's plans, by phase
+	nhwc                      bool                        // channels_last tensors and filters
 }
 
 func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, policy measure.Policy) (layer, error) {
@@ -163,29 +215,27 @@ func (b *Backend) newConv(c cnn.Config, batch int, prec measure.Precision, polic
 	if !convalgo.FitsLegacyAPI(n*c.In.Elems(), n*c.Out.Elems()) {
 		return nil, fmt.Errorf("%w: cuDNN's legacy convolution API takes tensors of at most 2^31 elements", errUnsupported)
 	}
-	math, half := convalgo.Start(prec)
-	l := &convLayer{mem: mem{half: half}, b: b, policy: policy, prec: prec, hasBias: c.Bias,
+	math, dt := convalgo.Start(prec)
+	l := &convLayer{mem: mem{dt: dt}, b: b, policy: policy, prec: prec, hasBias: c.Bias,
 		algo: map[measure.Phase]C.int{}, ws: map[measure.Phase]uint64{}, wsSize: map[measure.Phase]C.size_t{},
-		api: b.cudnnAPI(), cfg: c, batch: batch, v8: map[measure.Phase]*v8Choice{}}
-	dtype := cudnnFloat
-	if half {
-		dtype = cudnnHalf
-	}
+		api: b.cudnnAPI(), cfg: c, batch: batch, v8: map[measure.Phase]*v8Choice{}, nhwc: b.layout == gpu.NHWC}
+	dtype, format := dt.CuDNN(), b.format()
 	g := max(c.Groups, 1)
 	var err error
-	if l.xD, err = tensorDesc(batch, c.In.C, c.In.H, c.In.W, dtype); err != nil {
+	if l.xD, err = tensorDesc(batch, c.In.C, c.In.H, c.In.W, dtype, format); err != nil {
 		return l, err
 	}
-	if l.yD, err = tensorDesc(batch, c.Out.C, c.Out.H, c.Out.W, dtype); err != nil {
+	if l.yD, err = tensorDesc(batch, c.Out.C, c.Out.H, c.Out.W, dtype, format); err != nil {
 		return l, err
 	}
-	if l.biasD, err = tensorDesc(1, c.Out.C, 1, 1, dtype); err != nil {
+	if l.biasD, err = tensorDesc(1, c.Out.C, 1, 1, dtype, format); err != nil {
 		return l, err
 	}
 	if err := cudnnCheck("cudnnCreateFilterDescriptor", C.x_cudnnCreateFilterDescriptor(&l.wD)); err != nil {
 		return l, err
 	}
-	if err := cudnnCheck("cudnnSetFilter4dDescriptor", C.x_cudnnSetFilter4dDescriptor(l.wD, C.int(dtype), cudnnNCHW, C.int(c.Out.C), C.int(c.In.C/g), C.int(c.Kernel[0]), C.int(c.Kernel[1]))); err != nil {
+	// A channels_last weight is K×R×S×C in memory, as PyTorch's channels_last filters.
+	if err := cudnnCheck("cudnnSetFilter4dDescriptor", C.x_cudnnSetFilter4dDescriptor(l.wD, C.int(dtype), C.int(format), C.int(c.Out.C), C.int(c.In.C/g), C.int(c.Kernel[0]), C.int(c.Kernel[1]))); err != nil {
 		return l, err
 	}
 	if err := cudnnCheck("cudnnCreateConvolutionDescriptor", C.x_cudnnCreateConvolutionDescriptor(&l.cD)); err != nil {
@@ -405,8 +455,7 @@ type linearLayer struct {
 }
 
 const (
-	cudaR32F             = 0
-	cudaR16F             = 2
+	cudaR32F             = 0 // the scale type of every matmul: FP32
 	cublasCompute32F     = 68
 	cublasCompute32FTF32 = 77
 	cublasOpN            = 0
@@ -414,13 +463,11 @@ const (
 	cublasGemmDefault    = -1
 )
 
-func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, error) {
-	l := &linearLayer{mem: mem{half: half}, b: b, dtype: cudaR32F, compute: cublasCompute32F, ptr: map[gemm.Operand]uint64{},
+func (b *Backend) newLinear(c cnn.Config, batch int, dt convalgo.Data, tf32 bool) (layer, error) {
+	l := &linearLayer{mem: mem{dt: dt}, b: b, dtype: C.int(dt.CUDA()), compute: cublasCompute32F, ptr: map[gemm.Operand]uint64{},
 		shape: gemm.Linear{Rows: batch * c.In.H * c.In.W, In: c.In.C, Out: c.Out.C, Bias: c.Bias, Epilogue: b.lt != nil},
 		lt:    map[int]*ltMatmul{}}
-	if half {
-		l.dtype = cudaR16F
-	} else if tf32 {
+	if tf32 {
 		l.compute = cublasCompute32FTF32
 	}
 	for op, elems := range l.shape.Elems() {
@@ -432,9 +479,12 @@ func (b *Backend) newLinear(c cnn.Config, batch int, half, tf32 bool) (layer, er
 	}
 	if ones, ok := l.ptr[gemm.Ones]; ok {
 		var err error
-		if half {
+		switch dt {
+		case convalgo.Half:
 			err = cu.MemsetD16(cu.DevicePtr(ones), 0x3c00, int64(l.shape.Rows)) // FP16 1.0
-		} else {
+		case convalgo.BFloat16:
+			err = cu.MemsetD16(cu.DevicePtr(ones), 0x3f80, int64(l.shape.Rows)) // bfloat16 1.0
+		default:
 			err = cu.MemsetD32(cu.DevicePtr(ones), 0x3f800000, int64(l.shape.Rows)) // FP32 1.0
 		}
 		if err != nil {
@@ -502,22 +552,23 @@ func (l *linearLayer) run(phase measure.Phase) error {
 type bnLayer struct {
 	mem
 	b                                        *Backend
+	mode                                     C.int // spatial, or spatial persistent on NHWC
 	xD, pD                                   unsafe.Pointer
 	x, y, dx, dy, scale, bias, dscale, dbias uint64
 	runMean, runVar, saveMean, saveInv       uint64
+	elems, channels                          int64 // of the input, and its channels
 }
 
-func (b *Backend) newBatchNorm(c cnn.Config, batch int, half bool) (layer, error) {
-	l := &bnLayer{mem: mem{half: half}, b: b}
-	dtype := cudnnFloat
-	if half {
-		dtype = cudnnHalf
+func (b *Backend) newBatchNorm(c cnn.Config, batch int, dt convalgo.Data) (layer, error) {
+	l := &bnLayer{mem: mem{dt: dt}, b: b, mode: cudnnBatchNormSpat, elems: int64(batch) * c.In.Elems(), channels: int64(c.In.C)}
+	if b.layout == gpu.NHWC {
+		l.mode = cudnnBatchNormPersistent
 	}
 	var err error
-	if l.xD, err = tensorDesc(batch, c.In.C, c.In.H, c.In.W, dtype); err != nil {
+	if l.xD, err = tensorDesc(batch, c.In.C, c.In.H, c.In.W, dt.CuDNN(), b.format()); err != nil {
 		return l, err
 	}
-	if l.pD, err = tensorDesc(1, c.In.C, 1, 1, cudnnFloat); err != nil {
+	if l.pD, err = tensorDesc(1, c.In.C, 1, 1, cudnnFloat, convalgo.FormatNCHW); err != nil {
 		return l, err
 	}
 	n := int64(batch) * c.In.Elems()
@@ -551,10 +602,10 @@ func (l *bnLayer) run(phase measure.Phase) error {
 	one, zero := float32(1), float32(0)
 	al, be := unsafe.Pointer(&one), unsafe.Pointer(&zero)
 	if phase == measure.Forward {
-		return cudnnCheck("cudnnBatchNormalizationForwardTraining", C.x_cudnnBatchNormalizationForwardTraining(l.b.cudnn, cudnnBatchNormSpat,
+		return cudnnCheck("cudnnBatchNormalizationForwardTraining", C.x_cudnnBatchNormalizationForwardTraining(l.b.cudnn, l.mode,
 			al, be, l.xD, dev(l.x), l.xD, dev(l.y), l.pD, dev(l.scale), dev(l.bias), 0.1, dev(l.runMean), dev(l.runVar), 1e-5, dev(l.saveMean), dev(l.saveInv)))
 	}
-	return cudnnCheck("cudnnBatchNormalizationBackward", C.x_cudnnBatchNormalizationBackward(l.b.cudnn, cudnnBatchNormSpat,
+	return cudnnCheck("cudnnBatchNormalizationBackward", C.x_cudnnBatchNormalizationBackward(l.b.cudnn, l.mode,
 		al, be, al, be, l.xD, dev(l.x), l.xD, dev(l.dy), l.xD, dev(l.dx), l.pD, dev(l.scale), dev(l.dscale), dev(l.dbias), 1e-5, dev(l.saveMean), dev(l.saveInv)))
 }
 

@@ -13,6 +13,7 @@ typedef const void* CP;
 #define DECL(ret, name, params, args) static ret (*p_##name) params; ret x_##name params { return p_##name args; }
 
 DECL(size_t, cudnnGetVersion, (void), ())
+DECL(size_t, cudnnGetCudartVersion, (void), ())
 DECL(int, cudnnCreate, (P* h), (h))
 DECL(const char*, cudnnGetErrorString, (int s), (s))
 DECL(int, cudnnCreateTensorDescriptor, (P* d), (d))
@@ -76,12 +77,14 @@ DECL(int, nvmlDeviceGetHandleByPciBusId_v2, (const char* bus, P* d), (bus, d))
 DECL(int, nvmlDeviceGetClockInfo, (P d, int kind, unsigned int* mhz), (d, kind, mhz))
 DECL(int, nvmlDeviceGetCurrentClocksThrottleReasons, (P d, unsigned long long* r), (d, r))
 DECL(int, nvmlSystemGetDriverVersion, (char* buf, unsigned int n), (buf, n))
+DECL(int, nvmlDeviceGetPowerUsage, (P d, unsigned int* mw), (d, mw))
+DECL(int, nvmlDeviceGetUtilizationRates, (P d, unsigned int* u), (d, u))
 
 typedef struct { const char* name; void** ptr; } sym_t;
 #define SYM(name) { #name, (void**)&p_##name }
 
 static sym_t cudnn_syms[] = {
-	SYM(cudnnGetVersion), SYM(cudnnCreate), SYM(cudnnGetErrorString),
+	SYM(cudnnGetVersion), SYM(cudnnGetCudartVersion), SYM(cudnnCreate), SYM(cudnnGetErrorString),
 	SYM(cudnnCreateTensorDescriptor), SYM(cudnnSetTensor4dDescriptor), SYM(cudnnDestroyTensorDescriptor),
 	SYM(cudnnCreateFilterDescriptor), SYM(cudnnSetFilter4dDescriptor), SYM(cudnnDestroyFilterDescriptor),
 	SYM(cudnnCreateConvolutionDescriptor), SYM(cudnnSetConvolution2dDescriptor), SYM(cudnnSetConvolutionGroupCount),
@@ -108,7 +111,8 @@ static sym_t nvrtc_syms[] = {
 };
 static sym_t nvml_syms[] = {
 	SYM(nvmlInit_v2), SYM(nvmlDeviceGetHandleByPciBusId_v2), SYM(nvmlDeviceGetClockInfo),
-	SYM(nvmlDeviceGetCurrentClocksThrottleReasons), SYM(nvmlSystemGetDriverVersion),
+	SYM(nvmlDeviceGetCurrentClocksThrottleReasons), SYM(nvmlSystemGetDriverVersion), SYM(nvmlDeviceGetPowerUsage),
+	SYM(nvmlDeviceGetUtilizationRates),
 };
 
 // load opens a library and resolves its symbols; it returns NULL or what went wrong
@@ -133,7 +137,22 @@ const char* load_cudnn(const char* p, const char** m) { return load(p, cudnn_sym
 const char* load_cublas(const char* p, const char** m) { return load(p, cublas_syms, sizeof cublas_syms / sizeof cublas_syms[0], m, NULL); }
 const char* load_cublaslt(const char* p, const char** m) { return load(p, cublaslt_syms, sizeof cublaslt_syms / sizeof cublaslt_syms[0], m, NULL); }
 const char* load_nvrtc(const char* p, const char** m) { return load(p, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0], m, NULL); }
-const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m, NULL); }
+static void* nvml_lib;
+const char* load_nvml(const char* p, const char** m) { return load(p, nvml_syms, sizeof nvml_syms / sizeof nvml_syms[0], m, &nvml_lib); }
+
+// nvml_processes counts the compute processes on device d (a count-only query: NVML
+// answers NVML_ERROR_INSUFFICIENT_SIZE, 7, with the count), or -1 when it cannot say.
+int nvml_processes(void* d) {
+	static int (*f)(void*, unsigned int*, void*);
+	if (!f && nvml_lib) {
+		const char* names[] = {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses"};
+		for (int i = 0; i < 3 && !f; i++) f = (int (*)(void*, unsigned int*, void*))dlsym(nvml_lib, names[i]);
+	}
+	if (!f) return -1;
+	unsigned int n = 0;
+	int s = f(d, &n, NULL);
+	return s == 0 || s == 7 ? (int)n : -1;
+}
 
 // preload opens a library globally so that a later dlopen of its soname finds it (cuDNN
 // opens its sub-libraries by name); it returns NULL or dlerror's text.

@@ -41,14 +41,34 @@ var host = libfind.System()
 // report carries them.
 var loaded []libfind.Candidate
 
+// machine is what libraries are chosen against: the driver's CUDA version
+// (cuDriverGetVersion), the oldest compute capability of its GPUs, and the CUDA major
+// the loaded cuDNN was built for (cudnnGetCudartVersion), once cuDNN is loaded.
+var machine struct{ driver, cc, cudnnCUDA int }
+
 // open loads the library from path (a flag), or from $Env, or from the first place of
-// libfind's search order that has a loadable one; the sub-libraries and companions a
+// libfind's search order that has a loadable one, among those of one CUDA with cuDNN
+// that the driver and GPUs run (libfind.Consistent); the sub-libraries and companions a
 // library opens by name are preloaded from its directory first.
 func (l library) open(path string) (string, error) {
-	var tried []string
 	cands := l.Search(host, path)
+	if path == "" && l.What != libCuDNN.What && l.What != libNVML.What {
+		cands = libfind.Consistent(cands, machine.cudnnCUDA, machine.driver, machine.cc)
+	}
+	return l.openFrom(cands, "")
+}
+
+// openFrom loads the first loadable candidate after the one whose path is after ("" from
+// the start).
+func (l library) openFrom(cands []libfind.Candidate, after string) (string, error) {
+	var tried []string
 	chosen := ""
+	started := after == ""
 	for i, c := range cands {
+		if !started {
+			started = c.Path == after
+			continue
+		}
 		if !c.Loadable() {
 			continue
 		}
@@ -83,6 +103,9 @@ func (l library) open(path string) (string, error) {
 		tried = append(tried, why)
 	}
 	loaded = append(loaded, cands...)
+	if l.What == libCuBLAS.What {
+		cublasCands = cands
+	}
 	if chosen != "" {
 		return chosen, nil
 	}
@@ -122,6 +145,11 @@ func openCompanion(l library, of string) (string, error) {
 	loaded = append(loaded, c)
 	return name, nil
 }
+
+// cublasCands are cuBLAS's candidates in the order tried: Open moves to the next when
+// the loaded one cannot create its handle (cublasCreate fails on a driver or GPU it does
+// not support).
+var cublasCands []libfind.Candidate
 
 // cudnnPreloadErr says which of cuDNN's sub-libraries could not be preloaded, if any.
 var cudnnPreloadErr error

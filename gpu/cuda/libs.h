@@ -13,6 +13,7 @@ typedef struct { int algo; int status; float time; size_t memory; int determinis
 typedef struct { unsigned long long algo[8]; size_t workspaceSize; int state; float wavesCount; int reserved[4]; } lt_heuristic_t;
 
 size_t x_cudnnGetVersion(void);
+size_t x_cudnnGetCudartVersion(void);
 int x_cudnnCreate(void** h);
 const char* x_cudnnGetErrorString(int s);
 int x_cudnnCreateTensorDescriptor(void** d);
@@ -74,6 +75,9 @@ int x_nvmlDeviceGetHandleByPciBusId_v2(const char* bus, void** d);
 int x_nvmlDeviceGetClockInfo(void* d, int kind, unsigned int* mhz);
 int x_nvmlDeviceGetCurrentClocksThrottleReasons(void* d, unsigned long long* r);
 int x_nvmlSystemGetDriverVersion(char* buf, unsigned int n);
+int x_nvmlDeviceGetPowerUsage(void* d, unsigned int* mw);
+int x_nvmlDeviceGetUtilizationRates(void* d, unsigned int* u);
+int nvml_processes(void* d);
 
 const char* load_cudnn(const char* p, const char** m);
 const char* load_cublas(const char* p, const char** m);
@@ -92,6 +96,7 @@ typedef struct {
 	int dtype;      // cudnnDataType_t of the tensors
 	int ctype;      // of the arithmetic
 	long long x[4], w[4], y[4];
+	long long xs[4], ws[4], ys[4]; // their strides: packed NCHW, or channels_last
 	long long pad[2], stride[2], dilation[2];
 } v8_conv_t;
 typedef struct {

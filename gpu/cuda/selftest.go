@@ -17,6 +17,7 @@ import (
 	"gorgonia.org/cu"
 
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
 	"cnntime/gpu/gemm"
 	"cnntime/gpu/libfind"
@@ -123,13 +124,16 @@ func (b *Backend) selfTestRow(check selftest.Check, phase measure.Phase, refs ma
 	c, canCheck := l.(checkable)
 	var got, want [][]float32
 	if canCheck {
-		half := prec == measure.AMP
-		key := fmt.Sprintf("%s/half=%v", cfg.Key(), half)
+		dt := convalgo.DataOf(prec)
+		key := fmt.Sprintf("%s/data=%d", cfg.Key(), dt)
 		ref := refs[key]
 		if ref == nil {
 			round := func([]float32) {}
-			if half {
+			switch dt {
+			case convalgo.Half:
 				round = selftest.RoundToHalf
+			case convalgo.BFloat16:
+				round = selftest.RoundToBF16
 			}
 			if ref, err = cpu.NewRoundedReference(cfg, selftest.Batch, 1, round); err != nil {
 				row.Verdict, row.Why = selftest.Failed, "the CPU reference: "+err.Error()
@@ -202,29 +206,35 @@ func quickTime(l layer, phase measure.Phase) float64 {
 	return float64(ms) / runs
 }
 
-// upload copies FP32 values to the device as the layer's element type (half: FP16).
-func upload(p uint64, v []float32, half bool) error {
+// upload copies FP32 values to the device as the layer's element type dt.
+func upload(p uint64, v []float32, dt convalgo.Data) error {
 	if len(v) == 0 {
 		return nil
 	}
-	if half {
+	if dt != convalgo.Float {
 		h := selftest.ToHalf(v)
+		if dt == convalgo.BFloat16 {
+			h = selftest.ToBF16(v)
+		}
 		return cu.MemcpyHtoD(cu.DevicePtr(p), unsafe.Pointer(&h[0]), int64(len(h)*2))
 	}
 	return cu.MemcpyHtoD(cu.DevicePtr(p), unsafe.Pointer(&v[0]), int64(len(v)*4))
 }
 
 // download reads n values of the layer's element type back as FP32.
-func download(p uint64, n int, half bool) ([]float32, error) {
+func download(p uint64, n int, dt convalgo.Data) ([]float32, error) {
 	if n == 0 {
 		return nil, nil
 	}
 	if err := cu.Synchronize(); err != nil {
 		return nil, err
 	}
-	if half {
+	if dt != convalgo.Float {
 		h := make([]uint16, n)
 		err := cu.MemcpyDtoH(unsafe.Pointer(&h[0]), cu.DevicePtr(p), int64(n*2))
+		if dt == convalgo.BFloat16 {
+			return selftest.FromBF16(h), err
+		}
 		return selftest.FromHalf(h), err
 	}
 	v := make([]float32, n)
@@ -233,15 +243,15 @@ func download(p uint64, n int, half bool) ([]float32, error) {
 
 // transfer is one buffer to upload (in) or read back (out) with its reference value.
 type transfer struct {
-	ptr  uint64
-	ref  []float32
-	half bool
+	ptr uint64
+	ref []float32
+	dt  convalgo.Data
 }
 
 // runChecked uploads ins, prepares and runs the phase once and reads outs back.
 func runChecked(l layer, phase measure.Phase, ins, outs []transfer) (got, want [][]float32, err error) {
 	for _, t := range ins {
-		if err := upload(t.ptr, t.ref, t.half); err != nil {
+		if err := upload(t.ptr, t.ref, t.dt); err != nil {
 			return nil, nil, fmt.Errorf("upload the reference's inputs: %w", err)
 		}
 	}
@@ -252,7 +262,7 @@ func runChecked(l layer, phase measure.Phase, ins, outs []transfer) (got, want [
 		return nil, nil, err
 	}
 	for _, t := range outs {
-		v, err := download(t.ptr, len(t.ref), t.half)
+		v, err := download(t.ptr, len(t.ref), t.dt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read back a result: %w", err)
 		}
@@ -262,7 +272,7 @@ func runChecked(l layer, phase measure.Phase, ins, outs []transfer) (got, want [
 }
 
 func (l *convLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
-	h := l.half
+	h := l.dt
 	ins := []transfer{{l.x, r.Inputs[0], h}, {l.w, r.Params[0], h}, {l.dy, r.DY, h}}
 	if l.hasBias {
 		ins = append(ins, transfer{l.bias, r.Params[1], h})
@@ -283,7 +293,7 @@ func (l *convLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [
 }
 
 func (l *linearLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
-	h := l.half
+	h := l.dt
 	ins := []transfer{{l.ptr[gemm.X], r.Inputs[0], h}, {l.ptr[gemm.W], r.Params[0], h}, {l.ptr[gemm.DY], r.DY, h}}
 	if l.shape.Bias {
 		ins = append(ins, transfer{l.ptr[gemm.B], r.Params[1], h})
@@ -304,14 +314,14 @@ func (l *linearLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32,
 }
 
 func (l *bnLayer) check(phase measure.Phase, r *cpu.Reference) ([][]float32, [][]float32, error) {
-	h := l.half
-	ins := []transfer{{l.x, r.Inputs[0], h}, {l.scale, r.Params[0], false}, {l.bias, r.Params[1], false}, {l.dy, r.DY, h}}
+	h, f := l.dt, convalgo.Float
+	ins := []transfer{{l.x, r.Inputs[0], h}, {l.scale, r.Params[0], f}, {l.bias, r.Params[1], f}, {l.dy, r.DY, h}}
 	var outs []transfer
 	switch phase {
 	case measure.Forward:
 		outs = []transfer{{l.y, r.Y, h}}
 	case measure.BackwardData: // cuDNN's one backward call also gives the scale and shift gradients
-		outs = []transfer{{l.dx, r.DX[0], h}, {l.dscale, r.DParams[0], false}, {l.dbias, r.DParams[1], false}}
+		outs = []transfer{{l.dx, r.DX[0], h}, {l.dscale, r.DParams[0], f}, {l.dbias, r.DParams[1], f}}
 	}
 	return runChecked(l, phase, ins, outs)
 }

@@ -24,11 +24,24 @@ import (
 var harness = struct {
 	sync.Mutex
 	dir  string
-	path map[bool]string
-	err  map[bool]error
-}{path: map[bool]string{}, err: map[bool]error{}}
+	path map[format]string
+	err  map[format]error
+}{path: map[format]string{}, err: map[format]error{}}
 
-func harnessFor(t *testing.T, half bool) string {
+// format is the data type the kernels are compiled for: FP32, FP16 (-DUSE_HALF) or
+// bfloat16 (-DUSE_BF16).
+type format string
+
+const (
+	f32  format = "fp32"
+	f16  format = "fp16"
+	bf16 format = "bf16"
+)
+
+// half says whether the data are 16 bits wide.
+func (f format) half() bool { return f != f32 }
+
+func harnessFor(t *testing.T, half format) string {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -49,10 +62,13 @@ func harnessFor(t *testing.T, half bool) string {
 	}
 	src, _ := filepath.Abs("testdata/harness.cc")
 	kernels, _ := filepath.Abs("kernels.cu")
-	out := filepath.Join(harness.dir, fmt.Sprintf("harness-half-%v", half))
+	out := filepath.Join(harness.dir, fmt.Sprintf("harness-%s", half))
 	args := []string{"-std=c++20", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unused-function", fmt.Sprintf("-DKERNELS=%q", kernels), "-o", out, src}
-	if half {
+	switch half {
+	case f16:
 		args = append([]string{"-DUSE_HALF"}, args...)
+	case bf16:
+		args = append([]string{"-DUSE_BF16"}, args...)
 	}
 	if msg, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
 		harness.err[half] = fmt.Errorf("kernels.cu does not compile as C++ on the CPU emulator (half %v): %v\n%s", half, err, msg)
@@ -80,7 +96,7 @@ type launch struct {
 
 // emulate runs launches over buffers (their bytes) in the emulator and returns the
 // buffers afterwards.
-func emulate(t *testing.T, half bool, bufs [][]byte, launches []launch) [][]byte {
+func emulate(t *testing.T, half format, bufs [][]byte, launches []launch) [][]byte {
 	t.Helper()
 	var in bytes.Buffer
 	w := func(v uint64) { _ = binary.Write(&in, binary.LittleEndian, v) }
@@ -124,20 +140,26 @@ func emulate(t *testing.T, half bool, bufs [][]byte, launches []launch) [][]byte
 	return res
 }
 
-func encode(v []float32, half bool) []byte {
+func encode(v []float32, half format) []byte {
 	var b bytes.Buffer
-	if half {
+	switch half {
+	case f16:
 		_ = binary.Write(&b, binary.LittleEndian, selftest.ToHalf(v))
-	} else {
+	case bf16:
+		_ = binary.Write(&b, binary.LittleEndian, selftest.ToBF16(v))
+	default:
 		_ = binary.Write(&b, binary.LittleEndian, v)
 	}
 	return b.Bytes()
 }
 
-func decode(b []byte, half bool) []float32 {
-	if half {
+func decode(b []byte, half format) []float32 {
+	if half.half() {
 		h := make([]uint16, len(b)/2)
 		_ = binary.Read(bytes.NewReader(b), binary.LittleEndian, h)
+		if half == bf16 {
+			return selftest.FromBF16(h)
+		}
 		return selftest.FromHalf(h)
 	}
 	v := make([]float32, len(b)/4)
@@ -150,13 +172,18 @@ func decode(b []byte, half bool) []float32 {
 // noise (a result the kernels fail to write shows), and returns what the self-test
 // reads back beside the reference's values. It also returns the launches, for the
 // caller to check their geometry.
-func runOnCPU(t *testing.T, p *cudakern.Program, ref *cpu.Reference, phase measure.Phase, half bool) (got, want [][]float32, ls []launch) {
+func runOnCPU(t *testing.T, p *cudakern.Program, ref *cpu.Reference, phase measure.Phase, half format) (got, want [][]float32, ls []launch) {
 	t.Helper()
-	elemHalf := func(e cudakern.Elem) bool { return half && e == cudakern.Data }
+	elemHalf := func(e cudakern.Elem) format {
+		if e == cudakern.Data {
+			return half
+		}
+		return f32
+	}
 	bufs := make([][]byte, len(p.Buffers))
 	noise := uint32(12345)
 	for i, b := range p.Buffers {
-		bufs[i] = make([]byte, b.Elems*b.Elem.Bytes(half))
+		bufs[i] = make([]byte, b.Elems*b.Elem.Bytes(half.half()))
 		for j := range bufs[i] {
 			noise = noise*1664525 + 1013904223
 			bufs[i][j] = byte(noise >> 24)
@@ -234,6 +261,7 @@ func emulated() []cnn.Config {
 	big := cnn.Shape{C: 40, H: 20, W: 20}
 	out = append(out,
 		cnn.Config{Op: cnn.OpLayerNorm, In: big, Out: big, NumInputs: 1},
+		cnn.Config{Op: cnn.OpBatchNorm, In: big, Out: big, NumInputs: 1},
 		cnn.Config{Op: cnn.OpScale, In: big, Out: big, NumInputs: 1},
 		cnn.Config{Op: cnn.OpMul, In: big, Out: big, NumInputs: 2},
 		cnn.Config{Op: cnn.OpAdaptiveAvg, In: big, Out: cnn.Shape{C: 40, H: 1, W: 1}, NumInputs: 1},
@@ -243,6 +271,10 @@ func emulated() []cnn.Config {
 		cnn.Config{Op: cnn.OpLoss, In: cnn.Shape{C: 1000, H: 1, W: 1}, Out: cnn.Shape{C: 1, H: 1, W: 1}, NumInputs: 1},
 		cnn.Config{Op: cnn.OpConcat, In: cnn.Shape{C: 9, H: 5, W: 5}, Out: cnn.Shape{C: 9, H: 5, W: 5}, NumInputs: 2},
 		cnn.Config{Op: cnn.OpStochasticDepth, In: big, Out: big, NumInputs: 1},
+		// Element counts that are no multiple of 8 (2×3×5×5 = 150): the scalar kernels
+		// that the 16-byte ones leave these to.
+		cnn.Config{Op: cnn.OpReLU, In: cnn.Shape{C: 3, H: 5, W: 5}, Out: cnn.Shape{C: 3, H: 5, W: 5}, NumInputs: 1},
+		cnn.Config{Op: cnn.OpAdd, In: cnn.Shape{C: 3, H: 5, W: 5}, Out: cnn.Shape{C: 3, H: 5, W: 5}, NumInputs: 3},
 	)
 	return out
 }
@@ -257,6 +289,7 @@ func TestKernelsMatchTheCPUReference(t *testing.T) {
 	}
 	groups := map[string]map[uint64]bool{} // row-reduction kernel -> group sizes seen
 	kinds := map[cnn.Op]bool{}
+	ran := map[string]bool{}
 	for _, c := range emulated() {
 		const batch = 2
 		ref32, err := cpu.NewReference(c, batch, 1)
@@ -267,17 +300,24 @@ func TestKernelsMatchTheCPUReference(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the CPU reference: %v", c.Key(), err)
 		}
+		refBF, err := cpu.NewRoundedReference(c, batch, 1, selftest.RoundToBF16)
+		if err != nil {
+			t.Fatalf("%s: the CPU reference: %v", c.Key(), err)
+		}
 		for _, run := range []struct {
-			half bool
+			half format
 			sms  int
-		}{{false, 1}, {false, 64}, {true, 1}} {
+		}{{f32, 1}, {f32, 64}, {f16, 1}, {bf16, 1}} {
 			p, err := cudakern.Build(c, batch, run.sms)
 			if err != nil {
 				continue // cuDNN's, cuBLAS's or a view
 			}
 			prec, ref := measure.FP32, ref32
-			if run.half {
+			switch run.half {
+			case f16:
 				prec, ref = measure.AMP, ref16
+			case bf16:
+				prec, ref = measure.BF16, refBF
 			}
 			for _, phase := range measure.Phases {
 				if _, ok := p.Phases[phase]; !ok {
@@ -296,6 +336,7 @@ func TestKernelsMatchTheCPUReference(t *testing.T) {
 						}
 					}
 					for _, l := range ls {
+						ran[l.kernel] = true
 						switch l.kernel {
 						case "plane_dot", "plane_mean", "rownorm_fwd", "rownorm_bwd", "xent_fwd":
 							if groups[l.kernel] == nil {
@@ -308,10 +349,15 @@ func TestKernelsMatchTheCPUReference(t *testing.T) {
 			}
 		}
 	}
-	for _, op := range []cnn.Op{cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg, cnn.OpConcat, cnn.OpPermute, cnn.OpLoss,
+	for _, op := range []cnn.Op{cnn.OpBatchNorm, cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg, cnn.OpConcat, cnn.OpPermute, cnn.OpLoss,
 		cnn.OpScale, cnn.OpDropout, cnn.OpStochasticDepth, cnn.OpLayerNorm, cnn.OpMul, cnn.OpAdd, cnn.OpChannelShuffle, cnn.OpGELU} {
 		if !kinds[op] {
 			t.Errorf("%s was not run against the reference", op)
+		}
+	}
+	for _, k := range []string{"act_fwd", "act_bwd", "act_fwd_v", "act_bwd_v", "add_v", "binary"} {
+		if !ran[k] {
+			t.Errorf("kernel %s was not run against the reference", k)
 		}
 	}
 	for _, k := range []string{"plane_dot", "plane_mean", "rownorm_fwd", "rownorm_bwd", "xent_fwd"} {

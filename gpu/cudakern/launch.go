@@ -44,6 +44,22 @@ func elementwise(sms int, kernel string, n, reads int64, args ...any) Launch {
 		Serial: ceilDiv(n, int64(grid)*Block) * reads, Elems: n * reads}
 }
 
+// VectorMultiple is the element count a 16-byte vector kernel (act_fwd_v, act_bwd_v,
+// add_v) needs a multiple of: 8 FP16 or BF16 elements, two vectors of 4 FP32.
+const VectorMultiple = 8
+
+// vectorwise is a grid-stride launch of a vector kernel over n elements (a multiple of
+// VectorMultiple), each thread loading 16 bytes at a time (at least 4 elements).
+func vectorwise(sms int, kernel string, n, reads int64, args ...any) Launch {
+	grid := gridOf(ceilDiv(n/4, Block), sms)
+	return Launch{Kernel: kernel, Grid: grid, Block: Block, Args: args,
+		Serial: ceilDiv(n, int64(grid)*Block*4) * 4 * reads, Elems: n * reads}
+}
+
+// Vectorised reports whether an element-wise launch over n elements runs the 16-byte
+// vector kernel: n is a multiple of VectorMultiple.
+func Vectorised(n int64) bool { return n > 0 && n%VectorMultiple == 0 }
+
 // groupSize is the threads that reduce one row of cols elements when there are rows of
 // them: a warp, while rows are narrow enough and plenty enough to give every SM a block
 // of eight; else the whole block.
@@ -70,6 +86,14 @@ func columnSum(sms int, in, out Buf, rows, cols int64, scale float64) Launch {
 	grid := gridOf(ceilDiv(cols, perBlock), sms)
 	return Launch{Kernel: "column_sum", Grid: grid, Block: Block, Args: []any{in, out, rows, cols, scale},
 		Serial: ceilDiv(cols, int64(grid)*perBlock) * ceilDiv(rows, warp), Elems: rows * cols}
+}
+
+// bnFinalize is bn_finalize: a warp per channel sums the n planes' partial sums.
+func bnFinalize(sms int, mode int64, ps, pq, mean, invstd, g, b Buf, n, c int64, count float64) Launch {
+	perBlock := int64(Block / warp)
+	grid := gridOf(ceilDiv(c, perBlock), sms)
+	return Launch{Kernel: "bn_finalize", Grid: grid, Block: Block, Args: []any{mode, ps, pq, mean, invstd, g, b, n, c, count},
+		Serial: ceilDiv(c, int64(grid)*perBlock) * ceilDiv(n, warp) * 2, Elems: 2 * n * c}
 }
 
 // wgradChunks is how many runs of rows the layer norm's weight-gradient kernel splits

@@ -177,8 +177,13 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 	case cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU:
 		code := activationCode[c.Op]
 		x, y, dy, dx := buf("x", Data, in), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
-		p.Phases[fwd] = []Launch{elementwise(sms, "act_fwd", out, 1, code, x, y, out)}
-		p.Phases[bwdData] = []Launch{elementwise(sms, "act_bwd", out, 2, code, x, dy, dx, out)}
+		if Vectorised(out) {
+			p.Phases[fwd] = []Launch{vectorwise(sms, "act_fwd_v", out, 1, code, x, y, out)}
+			p.Phases[bwdData] = []Launch{vectorwise(sms, "act_bwd_v", out, 2, code, x, dy, dx, out)}
+		} else {
+			p.Phases[fwd] = []Launch{elementwise(sms, "act_fwd", out, 1, code, x, y, out)}
+			p.Phases[bwdData] = []Launch{elementwise(sms, "act_bwd", out, 2, code, x, dy, dx, out)}
+		}
 		io([]Transfer{{Buf: x, From: Input}, {Buf: dy, From: OutputGrad}},
 			map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}, bwdData: {{Buf: dx, From: InputGrad}}})
 	case cnn.OpAdd:
@@ -195,7 +200,11 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 			if i > 1 {
 				src = y
 			}
-			p.Phases[fwd] = append(p.Phases[fwd], elementwise(sms, "binary", out, 2, int64(0), src, xs[i], y, out, Div(1), Div(1)))
+			if Vectorised(out) {
+				p.Phases[fwd] = append(p.Phases[fwd], vectorwise(sms, "add_v", out, 2, src, xs[i], y, out))
+			} else {
+				p.Phases[fwd] = append(p.Phases[fwd], elementwise(sms, "binary", out, 2, int64(0), src, xs[i], y, out, Div(1), Div(1)))
+			}
 		}
 		io(ins, map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}})
 	case cnn.OpMul: // x · s, s per (sample, channel) as in squeeze-and-excitation
@@ -302,6 +311,27 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 		io([]Transfer{{Buf: x, From: Input}, {Buf: g, From: Param}, {Buf: b, From: Param, Index: 1}, {Buf: dy, From: OutputGrad}},
 			map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}}, bwdData: {{Buf: dx, From: InputGrad}},
 				bwdWeights: {{Buf: dg, From: ParamGrad}, {Buf: db, From: ParamGrad, Index: 1}}})
+	case cnn.OpBatchNorm: // training mode, as PyTorch's own kernels where cuDNN is not used (bf16)
+		planes, count := n*ch, float64(n*plane)
+		x, y, dy, dx := buf("x", Data, in), buf("y", Data, out), buf("dy", Data, out), buf("dx", Data, in)
+		g, b := buf("gamma", Float, ch), buf("beta", Float, ch)
+		mean, inv := buf("mean", Float, ch), buf("invstd", Float, ch)
+		ps, pq := buf("sums per plane", Float, planes), buf("second sums per plane", Float, planes)
+		dg, db := buf("dgamma", Float, ch), buf("dbeta", Float, ch)
+		p.Phases[fwd] = []Launch{
+			rowwise(sms, "plane_stats", planes, plane, 1, int64(0), x, dy, mean, ps, pq, planes, plane, Div(ch)),
+			bnFinalize(sms, 0, ps, pq, mean, inv, dg, db, n, ch, count),
+			elementwise(sms, "bn_apply", in, 1, int64(0), x, dy, mean, inv, g, b, ps, pq, y, in, Div(plane), Div(ch), count),
+		}
+		// One backward, the scale and shift gradients included, as cuDNN's and PyTorch's.
+		p.Phases[bwdData] = []Launch{
+			rowwise(sms, "plane_stats", planes, plane, 2, int64(1), x, dy, mean, ps, pq, planes, plane, Div(ch)),
+			bnFinalize(sms, 1, ps, pq, mean, inv, dg, db, n, ch, count),
+			elementwise(sms, "bn_apply", in, 2, int64(1), x, dy, mean, inv, g, b, ps, pq, dx, in, Div(plane), Div(ch), count),
+		}
+		io([]Transfer{{Buf: x, From: Input}, {Buf: g, From: Param}, {Buf: b, From: Param, Index: 1}, {Buf: dy, From: OutputGrad}},
+			map[measure.Phase][]Transfer{fwd: {{Buf: y, From: Output}},
+				bwdData: {{Buf: dx, From: InputGrad}, {Buf: dg, From: ParamGrad}, {Buf: db, From: ParamGrad, Index: 1}}})
 	case cnn.OpLoss: // softmax cross-entropy, averaged over the batch
 		classes := c.In.Elems()
 		x, dx := buf("logits", Data, in), buf("dlogits", Data, in)
@@ -322,6 +352,61 @@ func Build(c cnn.Config, batch, sms int) (*Program, error) {
 		}
 	}
 	return p, nil
+}
+
+// PhaseBytes is the working set of a phase: the bytes of the distinct buffers its
+// launches read or write (half: Data is 16 bits wide). This, not everything the layer
+// holds, decides whether the phase fits in the L2 (timing.DecideL2).
+func (p *Program) PhaseBytes(ph measure.Phase, half bool) int64 {
+	seen := map[Buf]bool{}
+	var total int64
+	for _, l := range p.Phases[ph] {
+		for _, a := range l.Args {
+			if b, ok := a.(Buf); ok && !seen[b] && int(b) >= 0 && int(b) < len(p.Buffers) {
+				seen[b] = true
+				total += p.Buffers[b].Elems * p.Buffers[b].Elem.Bytes(half)
+			}
+		}
+	}
+	return total
+}
+
+// Footprint is the bytes of every buffer of the program: what the layer holds.
+func (p *Program) Footprint(half bool) int64 {
+	var total int64
+	for _, b := range p.Buffers {
+		total += b.Elems * b.Elem.Bytes(half)
+	}
+	return total
+}
+
+// PhaseInput is the buffer a phase reads that the layer before it in a step has just
+// written: the forward's first input, a backward's output gradient; -1 when it has none.
+func (p *Program) PhaseInput(ph measure.Phase) Buf {
+	want := OutputGrad
+	if ph == measure.Forward {
+		want = Input
+	}
+	for _, t := range p.In {
+		if t.From == want && t.Index == 0 {
+			return t.Buf
+		}
+	}
+	return -1
+}
+
+// IndexesNCHW reports whether the program of op reads its tensors as NCHW, whatever the
+// sweep's layout: pooling, the squeeze-and-excitation scale, concat, channel shuffle and
+// batch norm index channels and positions; element-wise kernels (activations, add,
+// dropout), the layer norm and the loss read every layout alike. A channels_last sweep
+// notes such rows (timing.NoteNCHWKernel): the traffic is the layer's, the access pattern
+// NCHW's, where PyTorch runs NHWC kernels of its own.
+func IndexesNCHW(op cnn.Op) bool {
+	switch op {
+	case cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg, cnn.OpMul, cnn.OpScale, cnn.OpConcat, cnn.OpChannelShuffle, cnn.OpBatchNorm, cnn.OpPermute:
+		return true
+	}
+	return false
 }
 
 // Instance is a program on a device: its buffers' addresses, how to launch a kernel

@@ -148,10 +148,10 @@ func TestKernelSourceCompilesWithNVRTC(t *testing.T) {
 }
 
 // TestKernelSourceCompilesOnTheCPU compiles kernels.cu as C++20 against host_cuda.h,
-// with FP32 and with FP16 data, warnings as errors: the parse check that runs where
+// with FP32, FP16 and bfloat16 data, warnings as errors: the parse check that runs where
 // NVRTC is not installed.
 func TestKernelSourceCompilesOnTheCPU(t *testing.T) {
-	for _, half := range []bool{false, true} {
+	for _, half := range []format{f32, f16, bf16} {
 		harnessFor(t, half)
 	}
 }

@@ -12,6 +12,11 @@ const (
 	BadParameter           // the worker passed a wrong argument: an error naming the layer
 	Failed                 // anything else: an error
 	BrokenInstall          // the library cannot run anything here as installed: an error about the machine, not the item
+	// MaybeOutOfMemory is a failure that is often out of memory in disguise (an internal
+	// error or a failed execution when a library's own allocation failed,
+	// CUBLAS_STATUS_NOT_INITIALIZED when cublasCreate could not allocate): Resolve decides
+	// it by the memory left.
+	MaybeOutOfMemory
 )
 
 func (c Category) String() string {
@@ -26,6 +31,8 @@ func (c Category) String() string {
 		return "bad parameter"
 	case BrokenInstall:
 		return "broken install"
+	case MaybeOutOfMemory:
+		return "failed, perhaps out of memory"
 	}
 	return "failed"
 }
@@ -49,8 +56,16 @@ const (
 	cudnn9IncompatibleCudart    = 3006
 	cudnn9PrerequisiteMissing   = 3008
 	cudnn9SublibraryUnavailable = 3009
+	cudnn9InternalError         = 4000
 	cudnn9HostAllocFailed       = 4003
 	cudnn9DeviceAllocFailed     = 4004
+	cudnn9ExecutionFailed       = 5000
+	cudnn9ExecFailedDriver      = 5001
+	cudnn9ExecFailedCuBLAS      = 5002
+	cudnn9ExecFailedCUDART      = 5003
+	cudnn9ExecFailedCURAND      = 5004
+	cudnn8InternalError         = 4
+	cudnn8ExecutionFailed       = 8
 )
 
 // brokenInstall is what to do about a cuDNN that cannot run anything here.
@@ -86,9 +101,15 @@ func CuDNN(version, code int) Category {
 		return BrokenInstall // not a configuration the library lacks
 	}
 	if version >= cudnn9Major {
+		// cuDNN 9's categories (cudnn_graph.h): 1xxx not initialised, 2xxx bad parameter,
+		// 3xxx not supported, 4xxx internal error, 5xxx execution failed.
 		switch code {
 		case cudnn9HostAllocFailed, cudnn9DeviceAllocFailed:
 			return OutOfMemory
+		case cudnn9InternalError, cudnn9ExecutionFailed, cudnn9ExecFailedCuBLAS, cudnn9ExecFailedCUDART:
+			return MaybeOutOfMemory // cuDNN's own allocation, or cuBLAS's, failed inside
+		case cudnn9ExecFailedDriver, cudnn9ExecFailedCURAND:
+			return Failed
 		}
 		switch code / 1000 {
 		case 2:
@@ -101,6 +122,8 @@ func CuDNN(version, code int) Category {
 	switch code {
 	case cudnn8AllocFailed:
 		return OutOfMemory
+	case cudnn8InternalError, cudnn8ExecutionFailed:
+		return MaybeOutOfMemory
 	case cudnn8BadParam, cudnn8InvalidValue:
 		return BadParameter
 	case cudnn8NotSupported, cudnn8ArchMismatch:
@@ -111,10 +134,13 @@ func CuDNN(version, code int) Category {
 
 // cuBLAS statuses (cublas_api.h of 11, 12 and 13 agree).
 const (
-	cublasAllocFailed  = 3
-	cublasInvalidValue = 7
-	cublasArchMismatch = 8
-	cublasNotSupported = 15
+	cublasNotInitialized  = 1
+	cublasExecutionFailed = 13
+	cublasInternalError   = 14
+	cublasAllocFailed     = 3
+	cublasInvalidValue    = 7
+	cublasArchMismatch    = 8
+	cublasNotSupported    = 15
 )
 
 // CuBLAS classifies a cuBLAS status.
@@ -124,10 +150,29 @@ func CuBLAS(code int) Category {
 		return OK
 	case cublasAllocFailed:
 		return OutOfMemory
+	case cublasNotInitialized, cublasExecutionFailed, cublasInternalError:
+		return MaybeOutOfMemory // cublasCreate or its workspace could not allocate, as PyTorch often reports it
 	case cublasInvalidValue:
 		return BadParameter
 	case cublasNotSupported, cublasArchMismatch:
 		return Unsupported
+	}
+	return Failed
+}
+
+// LowMemory is the free device memory below which a failure that may be out of memory
+// in disguise is taken for one: 256 MiB, or 1/32 of the GPU's memory if more.
+func LowMemory(totalBytes int64) int64 { return max(256<<20, totalBytes/32) }
+
+// Resolve decides a MaybeOutOfMemory failure by the device memory free when it
+// happened: out of memory when little is left (LowMemory), a failure otherwise. Any
+// other category stands.
+func Resolve(c Category, freeBytes, totalBytes int64) Category {
+	if c != MaybeOutOfMemory {
+		return c
+	}
+	if freeBytes >= 0 && freeBytes < LowMemory(totalBytes) {
+		return OutOfMemory
 	}
 	return Failed
 }

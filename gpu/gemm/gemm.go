@@ -83,3 +83,25 @@ func (l Linear) Calls(phase measure.Phase) []Call {
 	}
 	return nil
 }
+
+// PhaseElems is the elements of the distinct operands a phase's calls read and write
+// (the bias of the epilogue included): its working set, which decides whether the phase
+// fits in the L2.
+func (l Linear) PhaseElems(phase measure.Phase) int64 {
+	elems := l.Elems()
+	seen := map[Operand]bool{}
+	var total int64
+	for _, c := range l.Calls(phase) {
+		ops := []Operand{c.A, c.B, c.C}
+		if c.AddBias {
+			ops = append(ops, B)
+		}
+		for _, o := range ops {
+			if !seen[o] {
+				seen[o] = true
+				total += elems[o]
+			}
+		}
+	}
+	return total
+}

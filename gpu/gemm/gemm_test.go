@@ -128,3 +128,15 @@ func TestLinearCallsMatchTheCPUReference(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseElems: a phase's working set is its calls' distinct operands: the forward
+// reads X and W and writes Y (and the bias), the data gradient reads DY and W.
+func TestPhaseElems(t *testing.T) {
+	l := gemm.Linear{Rows: 64, In: 512, Out: 10, Bias: true, Epilogue: true}
+	if got, want := l.PhaseElems(measure.Forward), int64(64*512+10*512+64*10+10); got != want {
+		t.Errorf("forward working set %d elements, want %d", got, want)
+	}
+	if got, want := l.PhaseElems(measure.BackwardData), int64(64*10+10*512+64*512); got != want {
+		t.Errorf("data-gradient working set %d elements, want %d", got, want)
+	}
+}

@@ -37,6 +37,8 @@ type Item struct {
 	Config cnn.Config    `json:"config"`
 	Batch  int           `json:"batch"`
 	Phase  measure.Phase `json:"phase"`
+	// Precision is the item's kernel precision; "" is the request's.
+	Precision measure.Precision `json:"precision,omitempty"`
 }
 
 // Request is the app's one line to the worker.
@@ -48,8 +50,12 @@ type Request struct {
 	// CuDNNAPI is the cuDNN API convolutions choose their algorithm through: "" or
 	// legacy, or v8 (package gpu/convalgo).
 	CuDNNAPI string `json:"cudnn_api,omitempty"`
-	Repeats  int    `json:"repeats,omitempty"`
-	Items    []Item `json:"items,omitempty"`
+	// Layout is the activations' layout: "" or nchw, or nhwc (channels_last).
+	Layout string `json:"layout,omitempty"`
+	// L2 is how a phase that fits in the L2 is timed: "" or cold, or producer-hot.
+	L2      string `json:"l2,omitempty"`
+	Repeats int    `json:"repeats,omitempty"`
+	Items   []Item `json:"items,omitempty"`
 }
 
 // Validate reports the first thing wrong with a request, or nil.
@@ -78,6 +84,16 @@ func (r Request) Validate() error {
 	if r.CuDNNAPI != "" && r.CuDNNAPI != "legacy" && r.CuDNNAPI != "v8" {
 		return fmt.Errorf("unknown cuDNN API %q: want legacy or v8", r.CuDNNAPI)
 	}
+	switch r.Layout {
+	case "", "nchw", "nhwc":
+	default:
+		return fmt.Errorf("unknown memory layout %q: want nchw or nhwc", r.Layout)
+	}
+	switch r.L2 {
+	case "", "cold", "producer-hot":
+	default:
+		return fmt.Errorf("unknown L2 mode %q: want cold or producer-hot", r.L2)
+	}
 	if r.Repeats < 1 {
 		return fmt.Errorf("repeats is %d: must be at least 1", r.Repeats)
 	}
@@ -89,6 +105,11 @@ func (r Request) Validate() error {
 		case measure.Forward, measure.BackwardData, measure.BackwardWeights:
 		default:
 			return fmt.Errorf("item %d has unknown phase %q", i, it.Phase)
+		}
+		if it.Precision != "" {
+			if _, err := measure.ParsePrecision(string(it.Precision)); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
 		}
 	}
 	return nil

@@ -77,6 +77,10 @@ func TestValidate(t *testing.T) {
 		{"bad policy", func(r *Request) { r.Policy = "lucky" }, "unknown algorithm policy"},
 		{"zero batch", func(r *Request) { r.Items[0].Batch = 0 }, "batch size 0"},
 		{"bad phase", func(r *Request) { r.Items[0].Phase = "sideways" }, "unknown phase"},
+		{"bf16 channels_last", func(r *Request) { r.Precision, r.Layout = measure.BF16, "nhwc" }, ""},
+		{"an item in tf32", func(r *Request) { r.Items[0].Precision = measure.TF32 }, ""},
+		{"an item in fp8", func(r *Request) { r.Items[0].Precision = "fp8" }, `item 0: unknown precision "fp8"`},
+		{"bad layout", func(r *Request) { r.Layout = "chwn" }, "unknown memory layout"},
 	}
 	for _, tc := range reqs {
 		r := good

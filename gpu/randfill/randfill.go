@@ -14,9 +14,32 @@ import (
 const TileElems = 1 << 20
 
 var (
-	tiles     [2][]byte
-	tilesOnce [2]sync.Once
+	tiles     [3][]byte
+	tilesOnce [3]sync.Once
 )
+
+// TileBF16 is Tile's values as little-endian bfloat16, for a bf16 layer's tensors.
+func TileBF16() []byte {
+	tilesOnce[2].Do(func() {
+		h := selftest.ToBF16(normals())
+		b := make([]byte, 2*len(h))
+		for j, x := range h {
+			binary.LittleEndian.PutUint16(b[2*j:], x)
+		}
+		tiles[2] = b
+	})
+	return tiles[2]
+}
+
+// normals are TileElems standard normal values from a fixed seed.
+func normals() []float32 {
+	r := rand.New(rand.NewPCG(0x636e6e74696d65, 22))
+	v := make([]float32, TileElems)
+	for j := range v {
+		v[j] = float32(r.NormFloat64())
+	}
+	return v
+}
 
 // Tile returns TileElems values drawn from the standard normal distribution (a fixed
 // seed, the same each run), as little-endian FP32, or FP16 when half.
@@ -26,11 +49,7 @@ func Tile(half bool) []byte {
 		i = 1
 	}
 	tilesOnce[i].Do(func() {
-		r := rand.New(rand.NewPCG(0x636e6e74696d65, 22))
-		v := make([]float32, TileElems)
-		for j := range v {
-			v[j] = float32(r.NormFloat64())
-		}
+		v := normals()
 		if half {
 			h := selftest.ToHalf(v)
 			b := make([]byte, 2*len(h))

@@ -81,3 +81,18 @@ func TestPlanFillsEachByteOnceFromFilledBytes(t *testing.T) {
 		t.Errorf("an empty tensor gets copies %+v", p)
 	}
 }
+
+// TestTileBF16 holds the FP32 tile's values rounded to bfloat16.
+func TestTileBF16(t *testing.T) {
+	b, f := randfill.TileBF16(), randfill.Tile(false)
+	if len(b) != 2*randfill.TileElems {
+		t.Fatalf("bf16 tile has %d bytes, want %d", len(b), 2*randfill.TileElems)
+	}
+	for i := 0; i < randfill.TileElems; i += 997 {
+		want := math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:]))
+		got := math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+		if math.Abs(float64(got-want)) > math.Abs(float64(want))/128+1e-30 {
+			t.Fatalf("value %d: bf16 %g, FP32 %g", i, got, want)
+		}
+	}
+}

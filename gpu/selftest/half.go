@@ -78,3 +78,30 @@ func halfValue(h uint16) float32 {
 // RoundToHalf rounds v in place to the nearest FP16 values: what a buffer of FP16 data
 // holds after v is uploaded.
 func RoundToHalf(v []float32) { copy(v, FromHalf(ToHalf(v))) }
+
+// ToBF16 converts FP32 values to bfloat16 bits (the top 16 bits, rounded to nearest
+// even), for uploading a reference's inputs to a bf16 layer.
+func ToBF16(v []float32) []uint16 {
+	out := make([]uint16, len(v))
+	for i, f := range v {
+		u := math.Float32bits(f)
+		if f != f { // NaN stays NaN
+			out[i] = uint16(u>>16) | 0x40
+			continue
+		}
+		out[i] = uint16((u + 0x7fff + (u>>16)&1) >> 16)
+	}
+	return out
+}
+
+// FromBF16 converts bfloat16 bits back to FP32 (exactly).
+func FromBF16(h []uint16) []float32 {
+	out := make([]float32, len(h))
+	for i, b := range h {
+		out[i] = math.Float32frombits(uint32(b) << 16)
+	}
+	return out
+}
+
+// RoundToBF16 rounds v in place to the nearest bfloat16 values.
+func RoundToBF16(v []float32) { copy(v, FromBF16(ToBF16(v))) }

@@ -25,3 +25,19 @@ func TestHalf(t *testing.T) {
 		t.Errorf("0.1 through FP16 = %g", v)
 	}
 }
+
+// TestBF16 rounds to nearest even on the top 16 bits of an FP32, as the kernels' ST
+// and cuDNN do: ties go to the even mantissa.
+func TestBF16(t *testing.T) {
+	for _, c := range []struct {
+		f    float32
+		bits uint16
+	}{{0, 0}, {1, 0x3f80}, {-2, 0xc000}, {0.1, 0x3dcd}, {1.00390625, 0x3f80}, {1.01171875, 0x3f82}, {3e38, 0x7f62}} {
+		if got := ToBF16([]float32{c.f})[0]; got != c.bits {
+			t.Errorf("ToBF16(%g) = %#04x, want %#04x", c.f, got, c.bits)
+		}
+	}
+	if v := FromBF16([]uint16{0x3f82})[0]; v != 1.015625 {
+		t.Errorf("FromBF16(0x3f82) = %g, want 1.015625", v)
+	}
+}

@@ -74,14 +74,16 @@ type Report struct {
 }
 
 // Precisions are the ones the self-test checks.
-var Precisions = []measure.Precision{measure.FP32, measure.TF32, measure.AMP}
+var Precisions = []measure.Precision{measure.FP32, measure.TF32, measure.AMP, measure.BF16}
 
 // Tolerance is the largest error, relative to the reference's largest magnitude, a
 // precision may show: FP32 differs from the CPU only in summation order (and cuDNN's
 // FFT/Winograd algorithms), TF32 keeps 10 mantissa bits, FP16 data under amp 10 bits
-// with FP32 accumulation.
+// with FP32 accumulation, bfloat16 data 7 bits.
 func Tolerance(p measure.Precision) float64 {
 	switch p {
+	case measure.BF16:
+		return 4e-2
 	case measure.TF32:
 		return 1e-2
 	case measure.AMP:
@@ -154,6 +156,21 @@ func Cases() []cnn.Config {
 	return out
 }
 
+// TF32Case is a convolution whose TF32 check exercises tensor cores: 64 channels in and
+// out at 16×16, so that cuDNN picks a TF32 tensor-core algorithm (at 8 channels, 6×6, the
+// TF32 checks matched FP32 bit for bit on an H200: they never used TF32).
+func TF32Case() cnn.Config {
+	s := cnn.Shape{C: 64, H: 16, W: 16}
+	return cnn.Config{Op: cnn.OpConv2d, In: s, Out: s, NumInputs: 1, Kernel: cnn.Pair{3, 3}, Stride: cnn.Pair{1, 1},
+		Padding: cnn.Pair{1, 1}, Dilation: cnn.Pair{1, 1}, Groups: 1}
+}
+
+// TF32Exercised is the error, relative to the largest value, below which a TF32
+// convolution's result is FP32's: TF32 keeps 10 mantissa bits, so a tensor-core sum of
+// 576 products differs from FP32's by about 1e-4 to 1e-3 of the largest output, where an
+// FP32 algorithm differs by about 1e-7.
+const TF32Exercised = 1e-5
+
 // Check is one configuration the self-test runs, at one precision and algorithm policy,
 // through one cuDNN API ("" legacy, "v8" the graph API) for a convolution.
 type Check struct {
@@ -179,7 +196,9 @@ func Plan() []Check {
 		out = append(out, Check{Config: Cases()[0], Precision: p, Policy: measure.Fastest},
 			Check{Config: Cases()[0], Precision: p, Policy: measure.Heuristic, API: "v8"})
 	}
-	return out
+	// TF32 on a shape that takes tensor cores, beside FP32 on it.
+	return append(out, Check{Config: TF32Case(), Precision: measure.FP32, Policy: measure.Heuristic},
+		Check{Config: TF32Case(), Precision: measure.TF32, Policy: measure.Heuristic})
 }
 
 // coreKinds are the layer kinds every sweep measures through cuDNN and cuBLAS: when
@@ -187,8 +206,9 @@ func Plan() []Check {
 var coreKinds = []cnn.Op{cnn.OpConv2d, cnn.OpLinear, cnn.OpBatchNorm}
 
 // OwnKinds are the layer kinds cnntime's own kernels run (package cudakern's, compiled
-// with NVRTC at start-up): the memory-bound layers cuDNN and cuBLAS do not cover.
-var OwnKinds = []cnn.Op{cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
+// with NVRTC at start-up): the memory-bound layers cuDNN and cuBLAS do not cover, and
+// batch norm on bfloat16 data, which PyTorch runs in its own kernels rather than cuDNN.
+var OwnKinds = []cnn.Op{cnn.OpBatchNorm, cnn.OpReLU, cnn.OpReLU6, cnn.OpSiLU, cnn.OpHardswish, cnn.OpHardsigmoid, cnn.OpSigmoid, cnn.OpGELU,
 	cnn.OpAdd, cnn.OpMul, cnn.OpScale, cnn.OpConcat, cnn.OpChannelShuffle, cnn.OpPermute, cnn.OpDropout, cnn.OpStochasticDepth,
 	cnn.OpMaxPool, cnn.OpAvgPool, cnn.OpAdaptiveAvg, cnn.OpLayerNorm, cnn.OpLoss}
 
@@ -206,7 +226,8 @@ func (r Report) Problems() []string {
 	var ownOff []Row
 	ownChecked := 0
 	for _, row := range r.Rows {
-		if row.Precision != measure.FP32 || !slices.Contains(OwnKinds, row.Kind) {
+		// Batch norm is cnntime's kernel in bf16 only: its FP32 check is cuDNN's (coreKinds).
+		if row.Precision != measure.FP32 || !slices.Contains(OwnKinds, row.Kind) || row.Kind == cnn.OpBatchNorm {
 			continue
 		}
 		ownChecked++
@@ -239,6 +260,14 @@ func (r Report) Problems() []string {
 		}
 		if !seen {
 			out = append(out, fmt.Sprintf("no FP32 %s was checked", kind))
+		}
+	}
+	if tf32Capable(r.Device.ComputeCapability) {
+		for _, row := range r.Rows {
+			if row.Layer == TF32Case().Key() && row.Precision == measure.TF32 && row.Verdict == Pass && row.MaxError < TF32Exercised {
+				out = append(out, fmt.Sprintf("TF32 convolutions did not use TF32: the %s check (%s) matched FP32 to %.1g of its largest value, so tf32 rows would time FP32 algorithms", row.Layer, row.Phase, row.MaxError))
+				break
+			}
 		}
 	}
 	s := r.Sweep
@@ -314,6 +343,16 @@ func (r Report) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// tf32Capable reports whether a GPU of compute capability cc ("8.0") has TF32 tensor
+// cores: 8.0 and later.
+func tf32Capable(cc string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(cc, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major >= 8
 }
 
 func or(s string) string {

@@ -191,8 +191,32 @@ func TestPlanChecksTheFastestAlgorithm(t *testing.T) {
 			t.Errorf("%d checks through cuDNN's graph API in %s, want 1", v8[p], p)
 		}
 	}
-	if len(Plan()) != (len(Cases())+2)*len(Precisions) {
-		t.Errorf("plan of %d checks: want every case at every precision, and the convolution at each with the fastest algorithm and through the graph API", len(Plan()))
+	if len(Plan()) != (len(Cases())+2)*len(Precisions)+2 {
+		t.Errorf("plan of %d checks: want every case at every precision, the convolution at each with the fastest algorithm and through the graph API, and the TF32 tensor-core case in fp32 and tf32", len(Plan()))
+	}
+}
+
+// TestTF32MustBeExercised: on Ampere and later, a TF32 check of the tensor-core shape
+// that matches FP32 bit for bit (as the 8-channel checks did on the H200: TF32 never
+// ran) keeps the report from being trusted; one that differs as TF32 does passes, and a
+// Volta has no TF32 to exercise.
+func TestTF32MustBeExercised(t *testing.T) {
+	row := func(maxErr float64) Row {
+		return Row{Layer: TF32Case().Key(), Kind: cnn.OpConv2d, Precision: measure.TF32, Phase: measure.Forward, Verdict: Pass, MaxError: maxErr, Tolerance: Tolerance(measure.TF32)}
+	}
+	for _, c := range []struct {
+		cc      string
+		maxErr  float64
+		problem bool
+	}{{"9.0", 0, true}, {"9.0", 2e-7, true}, {"9.0", 4e-4, false}, {"7.0", 0, false}} {
+		rep := Report{Device: measure.Device{ComputeCapability: c.cc}, Rows: []Row{row(c.maxErr)}}
+		found := false
+		for _, p := range rep.Problems() {
+			found = found || strings.Contains(p, "TF32 convolutions did not use TF32")
+		}
+		if found != c.problem {
+			t.Errorf("compute capability %s, TF32 error %g: problem %v, want %v (%q)", c.cc, c.maxErr, found, c.problem, rep.Problems())
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package timing
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +140,134 @@ func TestThrottleWarnsOnlyOnAChangeThatLasts(t *testing.T) {
 		if w := quick.Observe(start.Add(time.Duration(j)*100*time.Millisecond), 1500, true); w != "" {
 			t.Errorf("a slowdown of %d readings over %v warned: %q", j, time.Duration(j)*100*time.Millisecond, w)
 		}
+	}
+}
+
+// TestDecideL2: the decision rests on the bytes the phase touches; every outcome has
+// its note.
+func TestDecideL2(t *testing.T) {
+	const l2 = 50 << 20
+	for _, c := range []struct {
+		name               string
+		bytes, l2          int64
+		mode               string
+		canFlush, canTouch bool
+		flush, touch       bool
+		note               string
+	}{
+		{"fits: flushed", 32 << 20, l2, L2Cold, true, true, true, false, NoteL2Flushed},
+		{"fits, producer-hot", 32 << 20, l2, L2ProducerHot, true, true, true, true, NoteL2ProducerHot},
+		{"producer-hot without the kernels to read the input", 32 << 20, l2, L2ProducerHot, true, false, true, false, NoteL2Flushed},
+		{"fits, no flush buffer", 32 << 20, l2, L2Cold, false, true, false, false, NoteL2Hot},
+		{"beyond the L2", 64 << 20, l2, L2Cold, true, true, false, false, NoteL2Beyond},
+		{"unknown L2", 1 << 20, 0, L2Cold, true, true, false, false, NoteL2Unknown},
+	} {
+		d := DecideL2(c.bytes, c.l2, c.mode, c.canFlush, c.canTouch)
+		if d.Flush != c.flush || d.Touch != c.touch || d.Note != c.note {
+			t.Errorf("%s: %+v, want flush %v, touch %v, note %q", c.name, d, c.flush, c.touch, c.note)
+		}
+	}
+	if CheckL2Mode("warm") == nil || CheckL2Mode("") != nil || CheckL2Mode(L2ProducerHot) != nil {
+		t.Error("CheckL2Mode accepts what it should not, or refuses cold or producer-hot")
+	}
+}
+
+// TestClocks: the mean SM clock over the readings taken while samples ran, and the
+// reasons the driver named, become the row's notes and read back.
+func TestClocks(t *testing.T) {
+	var c Clocks
+	if c.Notes() != nil || c.MeanMHz() != 0 {
+		t.Fatal("no readings gave notes")
+	}
+	c.Add(1980, 500000, 0)
+	c.Add(1755, 700000, ReasonSWPowerCap)
+	c.Add(0, 0, ReasonHWThermal) // a failed reading counts for nothing
+	notes := strings.Join(c.Notes(), ",")
+	if notes != "sm-mhz=1868,power-capped" || ClockOf(notes+",l2-flushed") != 1868 {
+		t.Errorf("notes %q (clock read back %d), want sm-mhz=1868,power-capped", notes, ClockOf(notes))
+	}
+	c.Add(1500, 0, ReasonHWSlowdown)
+	if n := strings.Join(c.Notes(), ","); !strings.Contains(n, NoteThermal) {
+		t.Errorf("a hardware slowdown is not noted: %q", n)
+	}
+	if ClockOf("l2-flushed,host-bound") != 0 {
+		t.Error("a clock read from notes without one")
+	}
+}
+
+// TestBusy: another process computing on the GPU refuses a sweep (unless the user says
+// to measure it shared), one holding memory only warns, and processes that start while
+// a sweep runs are named after it.
+func TestBusy(t *testing.T) {
+	for _, c := range []struct {
+		others, util int
+		shared       bool
+		refused      bool
+		warn         string
+	}{
+		{0, 90, false, false, ""},
+		{1, 85, false, true, ""},
+		{1, 85, true, false, "the GPU is shared"},
+		{2, 0, false, false, "hold memory"},
+	} {
+		w, err := Busy(c.others, c.util, c.shared)
+		if (err != nil) != c.refused || (c.refused && !strings.Contains(err.Error(), SharedGPUEnv)) || !strings.Contains(w, c.warn) || (c.warn == "" && w != "") {
+			t.Errorf("Busy(%d, %d%%, %v) = %q, %v", c.others, c.util, c.shared, w, err)
+		}
+	}
+	if BusyAfter(1, 1) != "" || !strings.Contains(BusyAfter(0, 2), "2 other process") {
+		t.Error("BusyAfter named no new process, or named one that was there at the start")
+	}
+}
+
+// TestH200UncoveredSamplesAreTakenAgain is built from the first real run: 98 of its
+// rows kept samples whose runs the host had not finished issuing when the spin kernel
+// ended (noted host-bound). For each such row of the report, a sample of K runs (the
+// count the row's time gives) that the host issued in as long as the GPU ran it is now
+// taken again behind a spin sized from that issue time, which covers it.
+func TestH200UncoveredSamplesAreTakenAgain(t *testing.T) {
+	raw, err := os.ReadFile("../../app/firstrun/testdata/h200-first-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Layers []struct {
+			Config   string  `json:"config"`
+			WorkerMS float64 `json:"worker_ms"`
+			Notes    string  `json:"notes"`
+		} `json:"layers"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, r := range rep.Layers {
+		if !strings.Contains(r.Notes, NoteHostBound) {
+			continue
+		}
+		rows++
+		k := RunsPerSample(r.WorkerMS)
+		eventMS := float64(k) * r.WorkerMS
+		hostMS := eventMS // the host paced the GPU: it issued as slowly as the GPU ran
+		lastSpin := Spin(hostMS / 4)
+		if !Retake(HoldSpin, hostMS, lastSpin, eventMS, 0) {
+			t.Errorf("%s: a sample the spin of %.3f ms did not cover (host %.3f ms) is kept", r.Config, lastSpin, hostMS)
+			continue
+		}
+		if again := Spin(hostMS); !Covered(HoldSpin, hostMS, again) {
+			t.Errorf("%s: the retaken sample's spin of %.3f ms does not cover a host issue of %.3f ms", r.Config, again, hostMS)
+		}
+		if Retake(HoldSpin, hostMS, lastSpin, eventMS, MaxRetakes) {
+			t.Errorf("%s: taken again past %d retakes", r.Config, MaxRetakes)
+		}
+	}
+	if rows < 20 {
+		t.Errorf("%d host-bound rows in the report: it should hold dozens", rows)
+	}
+	if ChooseHold(false, true) != HoldStream || ChooseHold(true, true) != HoldSpin || ChooseHold(false, false) != HoldNone {
+		t.Error("the hold is not the spin kernel where loaded, else the stream wait")
+	}
+	if !Covered(HoldStream, 40, 0) || Covered(HoldNone, 0.01, 10) {
+		t.Error("a stream wait does not cover what the host issued before releasing it, or no hold covers")
 	}
 }

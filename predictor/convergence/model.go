@@ -37,6 +37,20 @@ type Model struct {
 	FittedOn     string `json:"fitted_on,omitempty"`
 	FittedFamily string `json:"fitted_family,omitempty"`
 	FittedInput  int    `json:"fitted_input,omitempty"`
+	// SmallestBatch is, for a preset, the smallest global batch among the figures it
+	// was fitted to: with LargestBatch, the batches the law was seen to hold on.
+	SmallestBatch int `json:"smallest_batch,omitempty"`
+}
+
+// LargestBatch is the largest batch the model's regimes cover before the open-ended
+// last one (for a preset, the largest published figure's); 0 when every regime is
+// open-ended.
+func (m Model) LargestBatch() int {
+	largest := 0
+	for _, r := range m.Regimes {
+		largest = max(largest, r.UpTo)
+	}
+	return largest
 }
 
 // FitsNetwork reports whether the model's figures were fitted on networks of this

@@ -10,5 +10,7 @@
 // A numeric specification of zero means unknown: the public sources did not give it.
 // Code that reads a GPU must cope with unknown figures, never assume a value.
 //
-// Imports: nothing of ours.
+// A machine's host CPU is a predictor/host.CPU; the CPU file (ParseCPUs) names it.
+//
+// Imports: predictor/host.
 package hw

@@ -1,5 +1,7 @@
 package hw
 
+import "cnntime/predictor/host"
+
 // GPU is one GPU model's published specifications, each with its source.
 type GPU struct {
 	ID                string  `json:"id"` // stable id, e.g. "v100-sxm2-16gb"
@@ -50,8 +52,8 @@ type Machine struct {
 	User            bool    `json:"user"`                                 // defined by the user, not from the catalog
 	Notes           string  `json:"notes"`
 	// CPU is the machine's host processor (catalog/cpus.csv); nil where the catalog
-	// does not name it.
-	CPU *CPU `json:"cpu,omitempty"`
+	// does not name it (predictor/host.Resolve says what then stands in).
+	CPU *host.CPU `json:"cpu,omitempty"`
 
 	// PriceKind says which price PriceUSDPerHour is (on-demand, spot or the user's
 	// own); SpotPriceUSDPerHour is the spot price in Region (0: none there).

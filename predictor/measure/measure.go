@@ -31,10 +31,11 @@ const (
 	FP32Strict Precision = "fp32-strict"
 	TF32       Precision = "tf32"
 	AMP        Precision = "amp"
+	BF16       Precision = "bf16"
 )
 
 // Precisions lists every precision ParsePrecision accepts, in the order help shows them.
-var Precisions = []Precision{FP32, FP32Strict, TF32, AMP}
+var Precisions = []Precision{FP32, FP32Strict, TF32, AMP, BF16}
 
 // ParsePrecision accepts one of Precisions.
 func ParsePrecision(s string) (Precision, error) {
@@ -43,7 +44,7 @@ func ParsePrecision(s string) (Precision, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("unknown precision %q: use fp32, fp32-strict, tf32 or amp", s)
+	return "", fmt.Errorf("unknown precision %q: use fp32, fp32-strict, tf32, amp or bf16", s)
 }
 
 // Policy is how cuDNN's convolution algorithm is chosen.

@@ -130,24 +130,32 @@ func HasJPEGDecoder(gpu hw.GPU) bool {
 }
 
 // cores is the CPU capacity, in cores' worth of one thread's work, that busy threads
-// get on a machine with vcpus hyperthreads (vcpus/2 cores): one core each up to the
-// core count, then HyperThreadYield for each thread that shares a core.
-func cores(busy, vcpus float64) float64 {
-	phys := vcpus / 2
+// get on a machine with vcpus hardware threads, threadsPerCore of them to a core (2 on
+// x86's Hyper-Threading and SMT, 1 on Arm): one core each up to the core count, then
+// HyperThreadYield for each thread that shares a core.
+func cores(busy, vcpus float64, threadsPerCore int) float64 {
+	if threadsPerCore < 1 {
+		threadsPerCore = 2
+	}
+	phys := vcpus / float64(threadsPerCore)
 	if busy <= phys {
 		return busy
 	}
-	return phys + HyperThreadYield*math.Min(busy-phys, phys)
+	return phys + HyperThreadYield*math.Min(busy-phys, phys*float64(threadsPerCore-1))
 }
 
 // Settings are the user's choice of loader and workers (0 workers: the default), and
-// how fast the machine's CPU cores are.
+// the machine's CPU cores: how fast one is and how many vCPUs share one.
 type Settings struct {
 	Loader  Loader
 	Workers int
 	// CPUScale is one core's speed relative to the reference CPU the rates are fitted
-	// on (hw.ReferenceCPU); 0 is 1.
-	CPUScale float64
+	// on (host.ReferenceCPU); 0 is 1. CPUScaleSlow and CPUScaleFast are the range it
+	// may take where the host is assumed (0: CPUScale, nothing assumed).
+	CPUScale                   float64
+	CPUScaleSlow, CPUScaleFast float64
+	// ThreadsPerCore is how many vCPUs share a core (host.Family); 0 is 2.
+	ThreadsPerCore int
 }
 
 // Check reports a bad setting.
@@ -157,8 +165,13 @@ func (s Settings) Check() error {
 			return err
 		}
 	}
-	if s.CPUScale < 0 || s.CPUScale > 10 {
-		return fmt.Errorf("CPU speed %g times the reference core: must be between 0 and 10", s.CPUScale)
+	for _, scale := range []float64{s.CPUScale, s.CPUScaleSlow, s.CPUScaleFast} {
+		if scale < 0 || scale > 10 {
+			return fmt.Errorf("CPU speed %g times the reference core: must be between 0 and 10", scale)
+		}
+	}
+	if s.ThreadsPerCore < 0 || s.ThreadsPerCore > 8 {
+		return fmt.Errorf("%d threads a core: must be between 1 and 8 (0 for 2)", s.ThreadsPerCore)
 	}
 	if s.Workers < 0 || s.Workers > MaxWorkers {
 		return fmt.Errorf("workers %d: must be between 1 and %d (0 for the default: the machine's vCPUs per GPU less one)", s.Workers, MaxWorkers)
@@ -170,9 +183,13 @@ func (s Settings) Check() error {
 type Rate struct {
 	Loader  Loader `json:"loader"`
 	Workers int    `json:"workers,omitempty"` // worker processes (pytorch) or threads (dali, dali-cpu, ffcv, tfdata) per GPU
-	// CPUScale is the machine's core speed relative to the reference CPU (1: the same).
-	CPUScale float64 `json:"cpu_scale,omitempty"`
-	Input    int     `json:"input"` // the network's input size, pixels
+	// CPUScale is the machine's core speed relative to the reference CPU (1: the same);
+	// CPUScaleSlow and CPUScaleFast the range an assumed host's may take (equal to
+	// CPUScale when the host is known). ImagesPerS grows in proportion to it.
+	CPUScale     float64 `json:"cpu_scale,omitempty"`
+	CPUScaleSlow float64 `json:"cpu_scale_slow,omitempty"`
+	CPUScaleFast float64 `json:"cpu_scale_fast,omitempty"`
+	Input        int     `json:"input"` // the network's input size, pixels
 	// ImagesPerS is the loader's own rate per GPU (CPU-bound part); 0 for synthetic:
 	// unlimited.
 	ImagesPerS float64 `json:"images_per_s,omitempty"`
@@ -217,6 +234,13 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 	if r.CPUScale == 0 {
 		r.CPUScale = 1
 	}
+	r.CPUScaleSlow, r.CPUScaleFast = r.CPUScale, r.CPUScale
+	if s.CPUScaleSlow > 0 {
+		r.CPUScaleSlow = math.Min(s.CPUScaleSlow, r.CPUScale)
+	}
+	if s.CPUScaleFast > 0 {
+		r.CPUScaleFast = math.Max(s.CPUScaleFast, r.CPUScale)
+	}
 	if r.Workers == 0 {
 		r.Workers = DefaultWorkers(vcpus, gpus)
 	}
@@ -226,7 +250,7 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 	if vcpus > 0 {
 		n := float64(max(gpus, 1))
 		busy := n * (parallel + 1)
-		parallel = cores(busy, float64(vcpus)) / n * parallel / (parallel + 1)
+		parallel = cores(busy, float64(vcpus), s.ThreadsPerCore) / n * parallel / (parallel + 1)
 	}
 	parallel *= r.CPUScale
 	inPx := float64(input) * float64(input)
@@ -273,6 +297,17 @@ func Model(s Settings, d dataset.Dataset, input int, vcpus, gpus int, gpu hw.GPU
 		}
 	}
 	return r, nil
+}
+
+// AtScale is the rate the loader would have were one core scale times the reference
+// core (the loader's CPU work scales with it; synthetic data and the GPU's side do not):
+// the ends of an assumed host's range (CPUScaleSlow, CPUScaleFast).
+func (r Rate) AtScale(scale float64) Rate {
+	if r.ImagesPerS > 0 && r.CPUScale > 0 && scale > 0 {
+		r.ImagesPerS *= scale / r.CPUScale
+		r.CPUScale = scale
+	}
+	return r
 }
 
 // StepMS is the time of a training step of b images on one GPU whose own step (the

@@ -155,3 +155,55 @@ func TestCPULoadersAndCPUScale(t *testing.T) {
 		t.Error("a negative CPU speed was accepted")
 	}
 }
+
+// A vCPU of an Arm host is a whole core: Grace's 64 vCPUs run 63 workers and the
+// training process on 64 cores, where 64 x86 hyperthreads give them 32 + 0.25×32.
+func TestThreadsPerCoreSetsTheCoresTheWorkersGet(t *testing.T) {
+	imagenet, _ := dataset.Preset("imagenet-1k")
+	perWorker224 := 1000 / (PerImageOverheadMS + 1000/WorkerImagesPerS)
+	for _, tc := range []struct {
+		name    string
+		threads int
+		vcpus   int
+		want    float64
+	}{
+		{"Arm: one thread a core", 1, 64, 63 * perWorker224},
+		{"x86: two threads a core", 2, 64, (32 + 0.25*32) * 63 / 64 * perWorker224},
+		{"the default is two", 0, 64, (32 + 0.25*32) * 63 / 64 * perWorker224},
+		{"Arm with more workers than cores gets no more", 1, 5, 4 * perWorker224},
+	} {
+		r, err := Model(Settings{Loader: PyTorch, ThreadsPerCore: tc.threads}, imagenet, 224, tc.vcpus, 1, hw.GPU{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.ImagesPerS-tc.want) > 1e-6 {
+			t.Errorf("%s: %.2f images/s, want %.2f", tc.name, r.ImagesPerS, tc.want)
+		}
+	}
+	if err := (Settings{ThreadsPerCore: 9}).Check(); err == nil {
+		t.Error("9 threads a core was accepted")
+	}
+}
+
+// An assumed host's range is the rate's; AtScale moves only the CPU-bound rate.
+func TestAtScaleMovesTheLoaderWithItsCores(t *testing.T) {
+	imagenet, _ := dataset.Preset("imagenet-1k")
+	r, err := Model(Settings{Loader: PyTorch, CPUScale: 1, CPUScaleSlow: 0.9, CPUScaleFast: 1.8}, imagenet, 224, 8, 1, hw.GPU{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CPUScaleSlow != 0.9 || r.CPUScaleFast != 1.8 {
+		t.Errorf("range %g–%g, want 0.9–1.8", r.CPUScaleSlow, r.CPUScaleFast)
+	}
+	fast := r.AtScale(1.8)
+	if math.Abs(fast.ImagesPerS/r.ImagesPerS-1.8) > 1e-9 || fast.HandoffMS != r.HandoffMS {
+		t.Errorf("at 1.8× the core: %g images/s from %g, handoff %g from %g", fast.ImagesPerS, r.ImagesPerS, fast.HandoffMS, r.HandoffMS)
+	}
+	known, _ := Model(Settings{Loader: PyTorch, CPUScale: 1.4}, imagenet, 224, 8, 1, hw.GPU{})
+	if known.CPUScaleSlow != 1.4 || known.CPUScaleFast != 1.4 {
+		t.Errorf("a known host's range %g–%g, want it at its speed", known.CPUScaleSlow, known.CPUScaleFast)
+	}
+	if syn := (Rate{Loader: Synthetic}).AtScale(2); syn.ImagesPerS != 0 {
+		t.Errorf("synthetic data at another scale: %+v", syn)
+	}
+}

@@ -31,8 +31,8 @@ template <class... A> std::function<void(const std::vector<uint64_t>&)> kernel(v
 
 #define K(name) {#name, kernel(name)}
 static std::map<std::string, std::function<void(const std::vector<uint64_t>&)>> kernels = {
-	K(act_fwd), K(act_bwd), K(binary), K(plane_dot), K(plane_mean), K(column_sum), K(drop), K(copy_runs),
-	K(transpose), K(pool_fwd), K(pool_bwd), K(rownorm_fwd), K(rownorm_bwd), K(rownorm_wgrad), K(xent_fwd), K(xent_bwd), K(spin),
+	K(act_fwd), K(act_bwd), K(act_fwd_v), K(act_bwd_v), K(add_v), K(plane_stats), K(bn_finalize), K(bn_apply), K(binary), K(plane_dot), K(plane_mean), K(column_sum), K(drop), K(copy_runs),
+	K(transpose), K(pool_fwd), K(pool_bwd), K(rownorm_fwd), K(rownorm_bwd), K(rownorm_wgrad), K(xent_fwd), K(xent_bwd), K(touch), K(spin),
 };
 
 static int64_t word() {

@@ -132,7 +132,13 @@ using std::fminf;
 using std::max;
 using std::min;
 
-#ifdef USE_HALF
+struct uint4 { unsigned x, y, z, w; };
+
+#if defined(USE_BF16)
+typedef unsigned short T;
+inline float LD(const T* p, long i) { uint32_t u = (uint32_t)p[i] << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline void ST(T* p, long i, float f) { uint32_t u; std::memcpy(&u, &f, 4); p[i] = (T)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }
+#elif defined(USE_HALF)
 typedef unsigned short T;
 inline float LD(const T* p, long i) { _Float16 h; std::memcpy(&h, p + i, 2); return (float)h; }
 inline void ST(T* p, long i, float f) { _Float16 h = (_Float16)f; std::memcpy(p + i, &h, 2); }
