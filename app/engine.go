@@ -348,6 +348,9 @@ type Query struct {
 	Precision measure.Precision
 	Policy    measure.Policy
 	Run       predictor.Run
+	// Train, training to a target, gives each network its recipe plan (Training.Plan)
+	// in place of Run.ToTarget.
+	Train Training
 	// Data is the dataset, input pipeline and memory format (RunData); the zero value
 	// predicts synthetic data at each model's default input.
 	Data RunData
@@ -360,6 +363,9 @@ type Query struct {
 	// unknown, and its curve's Price.Note says why.
 	Price hw.PriceChoice
 }
+
+// ToTarget says whether q trains to a target accuracy.
+func (q Query) ToTarget() bool { return q.Run.ToTarget != nil || q.Train.Mode == TrainToTarget }
 
 // Curves predicts every model × target of q, in that order (models outer). Nothing
 // is predicted when any part of q is wrong. It holds every curve at once: for many
@@ -612,6 +618,14 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
 		Script: q.Data.script(), Framework: q.Data.framework()}
+	if q.Train.Mode == TrainToTarget {
+		plan, err := q.Train.Plan(n.Name, q.Data)
+		if err != nil {
+			return r, nil, err
+		}
+		r.Run.ToTarget = plan
+	}
+	r.RecipeBatch = q.Train.RecipeBatch(n.Name, q.Data, r.Run.ToTarget)
 	if t.cpu == nil { // a GPU's loader runs on its machine's host; a measured CPU's data is where it trains
 		h := host.Resolve(t.Machine.CPU, t.Machine.VCPUs, t.Machine.MemoryGiB)
 		r.Host = &h

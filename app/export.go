@@ -197,8 +197,8 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 	}
 	// The run's other settings, the same on every row.
 	mode, target := TrainEpochs, ""
-	if c.Convergence != nil {
-		mode, target = TrainToTarget, c.Convergence.Target
+	if c.Recipe != nil {
+		mode, target = TrainToTarget, c.Recipe.TargetName()
 	}
 	for _, cell := range []string{csvsafe.Text(string(c.Policy)), csvsafe.Text(c.Dataset), intCell(c.Images), intCell(max(c.Nodes, 1)),
 		string(mode), csvsafe.Text(target)} {
@@ -351,15 +351,25 @@ func ChartTitle(what string, s SessionSettings, curves []predictor.Curve) string
 }
 
 // runBasis is how the run is counted, from its curves (EpochsBasis: the words every
-// other place uses), else from the settings.
+// other place uses; each recipe's once, the first three and how many more), else from
+// the settings.
 func runBasis(s SessionSettings, curves []predictor.Curve) string {
+	var bases []string
 	for i := range curves {
 		if curves[i].Best >= 0 {
-			return EpochsBasis(&curves[i])
+			if b := EpochsBasis(&curves[i]); !slices.Contains(bases, b) {
+				bases = append(bases, b)
+			}
 		}
 	}
-	if m, err := s.Train.EpochsModel(s.Data); err == nil && m != nil {
-		return EpochsBasis(&predictor.Curve{Convergence: m})
+	if len(bases) > 4 {
+		bases = append(bases[:3], fmt.Sprintf("and %d more", len(bases)-3))
+	}
+	if len(bases) > 0 {
+		return strings.Join(bases, "; ")
+	}
+	if s.Train.Mode == TrainToTarget {
+		return "to target: " + s.Train.RecipeLabel()
 	}
 	return charts.Count(s.Epochs, "epoch", "epochs")
 }
@@ -380,7 +390,8 @@ func QuerySettings(q Query) SessionSettings {
 	for _, t := range q.Targets {
 		s.Machines = append(s.Machines, t.Machine.ID)
 	}
-	if q.Run.ToTarget != nil {
+	if q.ToTarget() {
+		s.Train = q.Train
 		s.Train.Mode = TrainToTarget
 	}
 	return s

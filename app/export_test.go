@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"cnntime/predictor"
-	"cnntime/predictor/convergence"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/recipe"
 )
 
 // csvNames are names a custom model, machine or GPU may carry, with the cell a
@@ -136,7 +136,17 @@ func TestChartTitle(t *testing.T) {
 		}
 		return out
 	}
-	target, _ := convergence.Preset("imagenet-1k")
+	book, err := Recipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(network string) *recipe.Plan {
+		p, err := book.Plan("", network, "imagenet-1k", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &p
+	}
 	for _, c := range []struct {
 		name   string
 		change func(*SessionSettings)
@@ -151,10 +161,13 @@ func TestChartTitle(t *testing.T) {
 		{"no curves, six CNNs", func(s *SessionSettings) { s.Models, s.Epochs = []string{"a", "b", "c", "d", "e", "f"}, 1 }, nil,
 			"Total time vs batch size — 6 CNNs × 1 machine: a, b, c, d and 2 more on aws/p3.2xlarge · 1 epoch · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 		{"to target", func(s *SessionSettings) { s.Train.Mode = TrainToTarget },
-			[]predictor.Curve{{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 36}}, Convergence: &target}},
-			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			[]predictor.Curve{{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 90}}, Recipe: plan("resnet50")},
+				{Best: 0, Points: []predictor.Point{{Batch: 64, Fits: true, Epochs: 90}}, Recipe: plan("vgg16")}},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to 76.13% top-1 on imagenet-1k, recipe torchvision-v1/resnet50; to 71.59% top-1 on imagenet-1k, recipe torchvision-v1/vgg16 · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 		{"to target, nothing predicted", func(s *SessionSettings) { s.Train.Mode = TrainToTarget }, nil,
-			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target 75.9% top-1 (MLPerf ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target: each CNN's own recipe · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
+		{"to target, a named recipe", func(s *SessionSettings) { s.Train.Mode, s.Train.Recipe = TrainToTarget, "torchvision-v2" }, nil,
+			"Total time vs batch size — 2 CNNs × 1 machine: resnet50, vgg16 on aws/p3.2xlarge · to target: recipe torchvision-v2 · imagenet-1k (1,281,167 images) · fp32 · pytorch2 · pytorch loader · prices undated"},
 	} {
 		st := s.clone()
 		if c.change != nil {

@@ -15,6 +15,7 @@ import (
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // The launch files cnntime writes for a chosen run.
@@ -39,6 +40,26 @@ type LaunchRequest struct {
 	// ("" for the default); a spot run on SkyPilot needs a bucket.
 	Checkpoints string
 	Slurm       launch.SlurmOptions
+}
+
+// RecommendedBatch is the batch to launch q's one model on its one target when none is
+// given: the curve's recommended batch over q's batches (best's and the window's
+// advice: within 1% of the best, nearest the recipe's batch). Nothing that fits is an
+// error that says so.
+func (e *Engine) RecommendedBatch(ctx context.Context, q Query) (int, error) {
+	if len(q.Models) != 1 || len(q.Targets) != 1 {
+		return 0, fmt.Errorf("a launch file is for one model on one machine (got %d and %d)", len(q.Models), len(q.Targets))
+	}
+	curves, err := e.Curves(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	c := curves[0]
+	p, ok := RecommendedPoint(&c)
+	if !ok {
+		return 0, fmt.Errorf("%s on %s: no batch fits in memory (the largest that fits is %d)", c.Model, c.Machine, max(c.MaxBatch, 0))
+	}
+	return p.Batch, nil
 }
 
 // LaunchRun is the run one point of q describes, as a launch file starts it: q names one
@@ -118,13 +139,11 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 	if r.Images <= 0 {
 		r.Images = q.Run.Images
 	}
-	if m := c.Convergence; m != nil {
-		if known := m.KnownUpTo(); known > 0 && p.Batch > known { // past the usual optimizer's known range
-			r.Regime = m.RegimeAt(p.Batch).Name
-		}
+	if p.Regime == recipe.Extrapolated { // outside the recipe's evidence
+		r.Regime = p.Regime
 	}
 	if command == "" {
-		rc, own, err := defaultLaunchRecipe(c.Model, q.Data.Dataset)
+		rc, own, err := launchRecipe(&c, q.Data.Dataset)
 		if err != nil {
 			return launch.Run{}, err
 		}
@@ -297,8 +316,8 @@ func hostLine(c predictor.Curve, p predictor.Point) string {
 func predictionLine(c predictor.Curve, p predictor.Point) string {
 	s := Summarize([]predictor.Curve{c})[0]
 	how := fmt.Sprintf("%s epochs", EpochsText(p.Epochs, c.EpochsSource))
-	if c.Convergence != nil {
-		how = fmt.Sprintf("%.1f epochs to %s", p.Epochs, c.Convergence.Target)
+	if m := c.Recipe; m != nil {
+		how = fmt.Sprintf("%.1f epochs to %s (recipe %s)", p.Epochs, m.TargetName(), c.EpochsSource)
 	}
 	cost := "cost unknown (price " + s.PriceText() + ")"
 	if c.CostKnown {

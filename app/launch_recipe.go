@@ -4,29 +4,30 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"cnntime/app/launch"
-	"cnntime/assets"
+	"cnntime/predictor"
 	"cnntime/predictor/recipe"
 )
 
-// launchRecipeBook is the built-in recipe book (assets/recipes/recipes.yaml), read once,
-// for the launch files.
-var launchRecipeBook = sync.OnceValues(func() (recipe.Book, error) { return recipe.Parse(assets.Recipes) })
-
-// defaultLaunchRecipe is the recipe a launch file trains network with on dataset: the
-// network's own (its first in the book), else the dataset's fallback (ImageNet's for
-// synthetic data, whose images stand in for ImageNet's); own says which.
-func defaultLaunchRecipe(network, dataset string) (r recipe.Recipe, own bool, err error) {
-	book, err := launchRecipeBook()
+// launchRecipe is the recipe a launch file trains c's network with: the one its
+// prediction trained to the target with (c.Recipe: a chosen recipe, the user's file, or
+// the network's default), else, for a fixed number of epochs, the network's own recipe
+// in the book (its first), else the dataset's fallback (ImageNet's for synthetic data,
+// whose images stand in for ImageNet's); own says whether it was published for the
+// network.
+func launchRecipe(c *predictor.Curve, dataset string) (r recipe.Recipe, own bool, err error) {
+	if c.Recipe != nil {
+		return c.Recipe.Recipe, c.Recipe.OwnNetwork, nil
+	}
+	book, err := Recipes()
 	if err != nil {
 		return recipe.Recipe{}, false, fmt.Errorf("read the built-in recipes: %w", err)
 	}
 	if dataset == "" {
 		dataset = "imagenet-1k"
 	}
-	return book.Default(network, dataset)
+	return book.Default(c.Model, dataset)
 }
 
 // Defaults of torchvision's references/classification/train.py that a recipe leaves

@@ -13,7 +13,7 @@ import (
 // schedule stretched to the run's epochs, train.py's defaults where the recipe leaves
 // them, the EMA as train.py adjusts it, and what the script does not run said.
 func TestScriptRecipe(t *testing.T) {
-	book, err := launchRecipeBook()
+	book, err := Recipes()
 	if err != nil {
 		t.Fatal(err)
 	}

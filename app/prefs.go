@@ -44,6 +44,10 @@ const (
 	PrefRefBatch      = "session.ref_batch"
 	PrefCriticalBatch = "session.critical_batch"
 	PrefLike          = "session.like"
+	// The recipe every CNN trains with to a target ("": each its own) and the target
+	// accuracy ("" or "0": each recipe's published one).
+	PrefRecipe     = "session.recipe"
+	PrefTargetTop1 = "session.target_top1"
 	// PrefSaved is set once the session has saved its choices: without it (and
 	// without models or machines saved by an older version) a launch is a first one.
 	PrefSaved      = "session.saved"
@@ -110,6 +114,8 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefRefBatch, &s.Train.Custom.Batch)
 	readFloat(PrefCriticalBatch, &s.Train.Custom.CriticalBatch)
 	s.Train.Custom.Like = strings.TrimSpace(p.String(PrefLike))
+	s.Train.Recipe = strings.TrimSpace(p.String(PrefRecipe))
+	readFloat(PrefTargetTop1, &s.Train.TargetTop1)
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
 		s.Precision = prec
 	}
@@ -172,6 +178,8 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefRefBatch, strconv.Itoa(st.Train.Custom.Batch))
 	p.SetString(PrefCriticalBatch, strconv.FormatFloat(st.Train.Custom.CriticalBatch, 'g', -1, 64))
 	p.SetString(PrefLike, st.Train.Custom.Like)
+	p.SetString(PrefRecipe, st.Train.Recipe)
+	p.SetString(PrefTargetTop1, strconv.FormatFloat(st.Train.TargetTop1, 'g', -1, 64))
 	if v.Metric != "" {
 		p.SetString(PrefMetric, string(v.Metric))
 	}

@@ -93,8 +93,8 @@ func Summarize(curves []predictor.Curve) []Summary {
 			Loader: c.Loader, RecommendedBatch: c.Recommended, NearMin: c.NearMin, NearMax: c.NearMax,
 			Precision: c.Precision, Policy: c.Policy, Dataset: c.Dataset, Images: c.Images, MemoryFormat: c.Format, Nodes: max(c.Nodes, 1),
 			TrainMode: TrainEpochs}
-		if m := c.Convergence; m != nil {
-			row.TrainMode, row.Target = TrainToTarget, m.Target
+		if m := c.Recipe; m != nil {
+			row.TrainMode, row.Target = TrainToTarget, m.TargetName()
 		}
 		if c.Best >= 0 && c.Best < len(c.Points) {
 			p := c.Points[c.Best]
@@ -193,6 +193,9 @@ func (r Summary) Cell(col SummaryColumn) string {
 	case ColumnPrice:
 		return r.PriceText()
 	case ColumnEpochs:
+		if r.Target != "" {
+			return orDash(none, strconv.FormatFloat(r.Epochs, 'f', 1, 64)+" to "+r.Target+" ("+r.EpochsSource+")")
+		}
 		return orDash(none, EpochsText(r.Epochs, r.EpochsSource))
 	case ColumnWarnings:
 		return joinWarnings(r.Warnings)

@@ -91,7 +91,7 @@ func (s SessionSettings) Validate() error {
 	if err := s.Data.Check(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := s.Train.EpochsModel(s.Data); err != nil {
+	if err := s.Train.Check(s.Data); err != nil {
 		errs = append(errs, err)
 	}
 	for _, list := range [][]string{s.Models, s.Machines} {
@@ -122,14 +122,14 @@ type ChartSettings struct {
 	HideLegend bool
 }
 
-// Run is the training run the settings describe: Epochs of Images, or to a target
-// accuracy (Train) with the epochs model it names.
+// Run is the training run the settings describe: Epochs of Images; to a target
+// accuracy (Train) each network's recipe plan is resolved when it is predicted
+// (Query.Train), after Train.Check.
 func (s SessionSettings) Run() (predictor.Run, error) {
-	m, err := s.Train.EpochsModel(s.Data)
-	if err != nil {
+	if err := s.Train.Check(s.Data); err != nil {
 		return predictor.Run{}, err
 	}
-	return predictor.Run{Epochs: s.Epochs, Images: s.Images, ToTarget: m}, nil
+	return predictor.Run{Epochs: s.Epochs, Images: s.Images}, nil
 }
 
 // Options are the chart options for these settings in a style.

@@ -8,10 +8,10 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
-	"cnntime/predictor/cnn"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // A verdict is said once, here, and every place that shows it — the window's results
@@ -175,15 +175,17 @@ func UnavailableWarning(c *predictor.Curve) string {
 
 // RunWarnings says what a person should know before following the advice of curve c
 // at the batches given (its best, its recommended): a fixed number of epochs at so
-// large a batch that an epoch is fewer than MinStepsPerEpoch steps, and epochs to a
-// target taken from a recipe fitted on other networks or another input size than c's.
-// A curve that could not be predicted says why. Nil when there is nothing to say.
+// large a batch that an epoch is fewer than MinStepsPerEpoch steps; to a target, epochs
+// extrapolated outside the recipe's evidence (another network's recipe, a batch
+// outside its law's batches) and a recipe that trains at another input size than the
+// steps are predicted at. A curve that could not be predicted says why. Nil when there
+// is nothing to say.
 func RunWarnings(c *predictor.Curve, batches ...int) []string {
 	if c.Unavailable != "" {
 		return []string{UnavailableWarning(c)}
 	}
 	var out []string
-	if c.Convergence == nil {
+	if c.Recipe == nil {
 		var few []string
 		for _, b := range batches {
 			if steps := StepsPerEpoch(c.Images, b); steps > 0 && steps < MinStepsPerEpoch {
@@ -196,9 +198,29 @@ func RunWarnings(c *predictor.Curve, batches ...int) []string {
 		}
 		return out
 	}
-	if m := c.Convergence; !m.FitsNetwork(cnn.Family(c.Model), c.Input) {
-		out = append(out, fmt.Sprintf("the %s epochs to the target were fitted on %s, not %s at %d px: they are that recipe's, not a tuned %s recipe's; give yours with the to-target reference figures",
-			m.Name, m.FittedOn, c.Model, c.Input, c.Model))
+	m := c.Recipe
+	if !m.OwnNetwork {
+		out = append(out, fmt.Sprintf("recipe %s was published for %s, not %s: its epochs are extrapolated to %s (±%.0f%% more); name a recipe of %s's with --recipe or give your own recipe file",
+			m.Recipe.ID(), m.Recipe.Model, c.Model, c.Model, recipe.AnotherNetworkPct, c.Model))
+	} else {
+		var outside []string
+		for _, b := range slices.Compact(append([]int(nil), batches...)) {
+			if e := m.At(b); e.Extrapolated {
+				outside = append(outside, fmt.Sprintf("%s (±%.0f%%)", e.Why, e.ErrorPct))
+			}
+		}
+		if len(outside) > 0 {
+			out = append(out, fmt.Sprintf("epochs extrapolated: %s; the epochs follow %s's law from the nearest batch shown and the band grows %.1f%% per doubling",
+				strings.Join(outside, "; "), m.Reference.Recipe, m.Reference.SpreadPerDoublingPct))
+		}
+	}
+	if r := m.Recipe; r.TrainCropSize > 0 && c.Input > 0 && r.TrainCropSize != c.Input && r.Name != recipe.CustomName {
+		crop := fmt.Sprintf("%d px", r.TrainCropSize)
+		if r.TrainCropSizeStart > 0 {
+			crop = fmt.Sprintf("%d rising to %d px", r.TrainCropSizeStart, r.TrainCropSize)
+		}
+		out = append(out, fmt.Sprintf("recipe %s trains at %s; the steps here are predicted at %d px (an input of %d px predicts them as the recipe trains)",
+			r.ID(), crop, c.Input, r.TrainCropSize))
 	}
 	return out
 }
@@ -214,19 +236,27 @@ func epochsOf(c *predictor.Curve) int {
 }
 
 // EpochsBasis says in a phrase what a run's epochs are: "90 epochs" for a fixed run;
-// to a target, the target and where its epochs come from, "to 75.9% top-1 (MLPerf
-// ResNet-50 v1.5), epochs of the imagenet-1k preset, fitted on ResNet-50 at 224 px".
+// to a target, the target and the recipe whose epochs reach it, "to 76.13% top-1 on
+// imagenet-1k, recipe torchvision-v1/resnet50" (with the recipe's own accuracy when
+// the target is lower, and "for convnext_tiny" when the recipe is another network's).
 // The window's status line, the Why tab, the exports' titles and the CLI's notes say
 // it in these words.
 func EpochsBasis(c *predictor.Curve) string {
-	m := c.Convergence
+	m := c.Recipe
 	if m == nil {
 		return charts.Count(epochsOf(c), "epoch", "epochs")
 	}
-	if m.FittedOn == "" {
-		return fmt.Sprintf("to %s, your epochs", m.Target)
+	if m.Recipe.Name == recipe.CustomName {
+		return "to your target, your epochs"
 	}
-	return fmt.Sprintf("to target %s, epochs of the %s preset, fitted on %s", m.Target, m.Name, m.FittedOn)
+	s := fmt.Sprintf("to %s, recipe %s", m.TargetName(), m.Recipe.ID())
+	if m.TargetFactor != 1 {
+		s += fmt.Sprintf(" (published at %s, its schedule compressed ×%.2f)", recipe.FormatTop1(m.Recipe.Top1), m.TargetFactor)
+	}
+	if !m.OwnNetwork {
+		s += " for " + m.Network
+	}
+	return s
 }
 
 // RecommendedPoint is the curve's point at its recommended batch; false when nothing

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/convergence"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
@@ -40,6 +39,10 @@ type Request struct {
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
 	Run       Run
+	// RecipeBatch is the global batch the run's training recipe was published with (0:
+	// none): among the batches within NearBestPct of the best, the one nearest it is
+	// the recommended batch (Curve.Recommended).
+	RecipeBatch int
 	// ForwardBackwardOnly times the forward and backward passes without the optimizer
 	// update, as benchmarks that report "fwd+bwd" do.
 	ForwardBackwardOnly bool
@@ -277,9 +280,9 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	c.EpochsSource = req.Run.EpochsSource()
 	if m := req.Run.ToTarget; m != nil {
 		mc := *m
-		mc.Regimes = append([]convergence.Regime(nil), m.Regimes...)
-		c.Convergence = &mc
+		c.Recipe = &mc
 	}
+	c.RecipeBatch = req.RecipeBatch
 	fillSchedule(&c, req.Run, price, step, watts)
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil

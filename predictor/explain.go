@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/convergence"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // Explanation says why a curve's iteration time at one batch size is what it is: the
@@ -61,15 +61,13 @@ type Explanation struct {
 	CostUSD   float64 `json:"cost_usd"`
 	CostKnown bool    `json:"cost_known"`
 	// Epochs is how many epochs TotalS counts and EpochsSource where they come from
-	// ("fixed", a preset's dataset, "custom"). Training to a target, EpochsFactor is
-	// what the batch costs in epochs, E(B)/E_min = 1 + B/B_noise, with the critical
-	// batch B_noise, the epochs' own error and the optimizer regime they assume.
-	Epochs         float64             `json:"epochs"`
-	EpochsSource   string              `json:"epochs_source"`
-	EpochsFactor   float64             `json:"epochs_factor,omitempty"`
-	EpochsErrorPct float64             `json:"epochs_error_pct,omitempty"`
-	CriticalBatch  float64             `json:"critical_batch,omitempty"`
-	Regime         *convergence.Regime `json:"regime,omitempty"`
+	// ("fixed", or the recipe's ID). Training to a target, EpochsAt is what the
+	// recipe's plan (Recipe) says at this batch: the epochs, their error, the regime
+	// and, when extrapolated, why.
+	Epochs       float64        `json:"epochs"`
+	EpochsSource string         `json:"epochs_source"`
+	EpochsAt     *recipe.Epochs `json:"epochs_at,omitempty"`
+	Recipe       *recipe.Plan   `json:"recipe,omitempty"`
 	// Memory per GPU at PerGPUBatch, and the largest global batch that fits (-1:
 	// the GPU's memory is unknown). Fits is always true: a batch that does not fit
 	// is a *FitError.
@@ -283,9 +281,9 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,
 		Epochs: pt.Epochs, EpochsSource: c.EpochsSource,
 	}
-	if m := c.Convergence; m != nil {
-		r := m.RegimeAt(batch)
-		x.EpochsFactor, x.EpochsErrorPct, x.CriticalBatch, x.Regime = pt.Epochs/m.EpochsMin, pt.EpochsErrorPct, m.NoiseBatch, &r
+	if m := c.Recipe; m != nil {
+		at := m.At(batch)
+		x.EpochsAt, x.Recipe = &at, m
 	}
 
 	// The step as the curve composed it: the table's entry at b.

@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/bits"
 
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/recipe"
 )
 
 // Run is the training run being planned: how many passes over how many images.
@@ -12,16 +12,16 @@ type Run struct {
 	Epochs int
 	Images int // training images per epoch
 	// ToTarget, when set, replaces Epochs: the run trains to a target accuracy, each
-	// batch size for the epochs the model gives it (time to target); nil trains every
-	// batch for Epochs.
-	ToTarget *convergence.Model
+	// batch size for the epochs its recipe's plan gives it (time to target); nil trains
+	// every batch for Epochs.
+	ToTarget *recipe.Plan
 }
 
-// EpochsSource says where a run's epochs come from: "fixed", or the epochs model's
-// name (a preset's dataset, or "custom").
+// EpochsSource says where a run's epochs come from: "fixed", or the recipe's ID
+// ("torchvision-v1/resnet50", "custom" for a user's own figures).
 func (r Run) EpochsSource() string {
 	if r.ToTarget != nil {
-		return r.ToTarget.Name
+		return r.ToTarget.Recipe.ID()
 	}
 	return "fixed"
 }
@@ -60,7 +60,8 @@ func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) fl
 		p.EpochS = epochSeconds(p.IterMS, stepMS, run.Images, p.Batch)
 		p.Epochs = float64(run.Epochs)
 		if m := run.ToTarget; m != nil {
-			p.Epochs, p.EpochsErrorPct, p.Regime = m.Epochs(p.Batch), m.ErrorPct, m.RegimeAt(p.Batch).Name
+			e := m.At(p.Batch)
+			p.Epochs, p.EpochsErrorPct, p.Regime = e.Epochs, e.ErrorPct, e.Regime
 		}
 		p.TotalS = p.EpochS * p.Epochs
 		hours := p.TotalS / 3600
@@ -104,10 +105,14 @@ const NearBestPct = 1.0
 
 // recommend sets the curve's advice besides its single best batch, which is often one
 // arbitrary point of a flat plateau: the range of batches whose total time is within
-// NearBestPct of the best's, and in it the batch to recommend: the smallest whose
-// per-GPU batch is a multiple of 8 (what tensor cores and memory like), or the
-// smallest power of two above that where it is within the range too; the smallest
-// batch in the range when none is a multiple of 8. Nothing is set when nothing fits.
+// NearBestPct of the best's, and in it the batch to recommend. With a recipe
+// (RecipeBatch), the batch in the range nearest the recipe's own (by ratio, the larger
+// on a tie) among those whose per-GPU batch is a multiple of 8 (what tensor cores and
+// memory like), or among all of the range when none is: on a plateau the batch the
+// recipe was tuned at, or the nearest that fits and costs no more than 1%. Without
+// one, the smallest per-GPU multiple of 8, or the smallest power of two above that
+// where it is within the range too; the smallest batch in the range when none is a
+// multiple of 8. Nothing is set when nothing fits.
 func recommend(c *Curve) {
 	c.Recommended, c.NearMin, c.NearMax = 0, 0, 0
 	if c.Best < 0 {
@@ -136,6 +141,8 @@ func recommend(c *Curve) {
 		}
 	}
 	switch {
+	case c.RecipeBatch > 0:
+		c.Recommended = nearestNear(c, limit, aligned > 0)
 	case pow2 > 0:
 		c.Recommended = pow2
 	case aligned > 0:
@@ -143,6 +150,25 @@ func recommend(c *Curve) {
 	default:
 		c.Recommended = c.NearMin
 	}
+}
+
+// nearestNear is the batch within limit's total time nearest c.RecipeBatch by ratio
+// (the larger on a tie), among the per-GPU multiples of 8 when aligned.
+func nearestNear(c *Curve, limit float64, aligned bool) int {
+	gpus := max(c.GPUCount, 1)
+	best, bestDist := 0, math.Inf(1)
+	for _, p := range c.Points {
+		if !p.Fits || !(p.TotalS <= limit) {
+			continue
+		}
+		if aligned && (p.Batch%gpus != 0 || (p.Batch/gpus)%8 != 0) {
+			continue
+		}
+		if d := math.Abs(math.Log(float64(p.Batch) / float64(c.RecipeBatch))); d <= bestDist {
+			best, bestDist = p.Batch, d
+		}
+	}
+	return best
 }
 
 // sweetSpots returns up to max batch sizes just below a jump: a point whose time per

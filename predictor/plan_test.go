@@ -154,6 +154,7 @@ func TestRecommend(t *testing.T) {
 		totals               map[int]float64
 		gpus                 int
 		batches              []int
+		recipe               int
 		want, wantLo, wantHi int
 	}{
 		// Every batch from 5 to 40 is within 1% of the best (17): 8 is a power of two.
@@ -168,6 +169,17 @@ func TestRecommend(t *testing.T) {
 		{name: "sharp best", totals: plateau(13, 0, 0), want: 13, wantLo: 13, wantHi: 13},
 		// Four GPUs: per-GPU 8 is global 32; global 16 (4 per GPU) is not aligned.
 		{name: "four GPUs", totals: plateau(48, 16, 64), gpus: 4, batches: []int{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64}, want: 32, wantLo: 16, wantHi: 64},
+		// A recipe published at 32: on the plateau from 5 its own batch, not 8.
+		{name: "recipe inside the plateau", totals: plateau(17, 5, 40), recipe: 32, want: 32, wantLo: 5, wantHi: 40},
+		// Published at 256, beyond the plateau (memory, or more than 1% slower): the
+		// aligned batch nearest it, 40.
+		{name: "recipe beyond the plateau", totals: plateau(17, 5, 40), recipe: 256, want: 40, wantLo: 5, wantHi: 40},
+		// Published at 12, between 8 and 16: 16 (12/8 = 1.5 > 16/12).
+		{name: "recipe between aligned batches", totals: plateau(17, 5, 40), recipe: 12, want: 16, wantLo: 5, wantHi: 40},
+		// Published at 2 with no multiple of 8 in the range (3 to 6): the nearest, 3.
+		{name: "recipe, no multiple of 8", totals: plateau(4, 3, 6), recipe: 2, want: 3, wantLo: 3, wantHi: 6},
+		// Four GPUs, published at 48 (12 per GPU): 64 and 32 are aligned; 48/32 = 1.5 > 64/48.
+		{name: "recipe on four GPUs", totals: plateau(48, 16, 64), gpus: 4, batches: []int{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64}, recipe: 48, want: 64, wantLo: 16, wantHi: 64},
 	} {
 		batches := tc.batches
 		if batches == nil {
@@ -175,7 +187,7 @@ func TestRecommend(t *testing.T) {
 				batches = append(batches, b)
 			}
 		}
-		c := Curve{GPUCount: max(tc.gpus, 1)}
+		c := Curve{GPUCount: max(tc.gpus, 1), RecipeBatch: tc.recipe}
 		for _, b := range batches {
 			c.Points = append(c.Points, Point{Batch: b, Fits: true, IterMS: 1, TotalS: tc.totals[b]})
 		}

@@ -3,12 +3,12 @@ package predictor
 import (
 	"math"
 
-	"cnntime/predictor/convergence"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // Source says where a predicted number comes from; see kernels.Source.
@@ -50,9 +50,9 @@ type Point struct {
 	// reads; Curve.Script says which script): 0 for a tight loop.
 	ScriptMS float64 `json:"script_ms"`
 	// Epochs is how many epochs TotalS counts: the run's fixed epochs, or, training
-	// to a target, the epochs the curve's epochs model gives this batch, ±
-	// EpochsErrorPct percent, in the optimizer regime Regime assumes (its name; the
-	// curve's Convergence says what it means).
+	// to a target, the epochs the curve's recipe plan gives this batch, ±
+	// EpochsErrorPct percent, in the optimizer regime Regime names (the recipe law's,
+	// or "extrapolated" outside its evidence: the curve's Recipe says why).
 	Epochs         float64 `json:"epochs,omitempty"`
 	EpochsErrorPct float64 `json:"epochs_error_pct,omitempty"`
 	Regime         string  `json:"regime,omitempty"`
@@ -95,12 +95,15 @@ type Curve struct {
 	SavingVsPow2Pct float64 `json:"saving_vs_pow2_pct"`
 	// Recommended is the batch to advise, and NearMin–NearMax the range of batches
 	// whose total time (and cost) is within NearBestPct of the best's: Best is often
-	// one point of a flat plateau. Recommended is the smallest batch in the range
-	// whose per-GPU batch is a multiple of 8, or a power of two where that is in the
-	// range too (see recommend); 0 when nothing fits.
+	// one point of a flat plateau. Recommended is, in that range, the batch nearest
+	// RecipeBatch (the batch the run's recipe was published with) whose per-GPU batch
+	// is a multiple of 8 where one is in the range; without a recipe, the smallest such
+	// batch, or a power of two where that is in the range too (see recommend); 0 when
+	// nothing fits.
 	Recommended int `json:"recommended"`
 	NearMin     int `json:"near_best_min"`
 	NearMax     int `json:"near_best_max"`
+	RecipeBatch int `json:"recipe_batch,omitempty"`
 	// PriceUSDPerHour is the machine's price used for the costs; CostKnown is false
 	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`
@@ -137,11 +140,11 @@ type Curve struct {
 	// (scripts/pytorch_sweep.py) or "cnntime-cpu" (cnntime's Go CPU backend); empty for a GPU.
 	Backend string `json:"backend,omitempty"`
 	// EpochsSource says where the points' epochs come from: "fixed" (the run's
-	// epochs), a preset's dataset ("imagenet-1k") or "custom"; Convergence is the
-	// epochs model when training to a target (its critical batch and regimes), and
-	// then Best is the batch with the least time, and cost, to the target.
-	EpochsSource string             `json:"epochs_source,omitempty"`
-	Convergence  *convergence.Model `json:"convergence,omitempty"`
+	// epochs) or the recipe's ID ("torchvision-v1/resnet50", "custom"); Recipe is
+	// the recipe's plan when training to a target (its recipe, target accuracy and
+	// law), and then Best is the batch with the least time, and cost, to the target.
+	EpochsSource string       `json:"epochs_source,omitempty"`
+	Recipe       *recipe.Plan `json:"recipe,omitempty"`
 	// Images is the training images of an epoch: an epoch is ceil(Images/batch) steps.
 	Images int `json:"images,omitempty"`
 	// Policy is cuDNN's algorithm choice the step assumes; Dataset the dataset the run

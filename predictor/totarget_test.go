@@ -5,10 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"cnntime/predictor/convergence"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
+	"cnntime/predictor/recipe"
 )
+
+// testPlan is a recipe plan whose epochs are 10·(1 + B/16) from batch 1 to 32 (its
+// law's evidence, regime sgd) and extrapolated beyond, ±20% inside.
+func testPlan() recipe.Plan {
+	r := recipe.Recipe{Name: "test", Model: "tiny", Dataset: "x", Opt: "sgd", Epochs: 15, GlobalBatch: 8,
+		Law: recipe.Law{Kind: recipe.NoiseScale, MinBatch: 1, MaxBatch: 32, EpochsMin: 10, CriticalBatch: 16, ErrorPct: 20, Regime: "sgd"}}
+	return recipe.Plan{Recipe: r, Network: "tiny", OwnNetwork: true, Target: 76, TargetFactor: 1,
+		Reference: recipe.Reference{CriticalBatch: 16, SpreadPerDoublingPct: 10}}
+}
 
 // TestTimeToTarget checks a curve trained to a target: every point's run is its
 // epochs model's epochs times its epoch (ceil(N/B) steps, as with fixed epochs), the
@@ -19,8 +28,7 @@ func TestTimeToTarget(t *testing.T) {
 	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
 	gpu := testGPU
 	gpu.MemoryGB = 0
-	m := convergence.Model{Name: "custom", EpochsMin: 10, NoiseBatch: 16, ErrorPct: 20,
-		Regimes: []convergence.Regime{{Name: "sgd", UpTo: 32}, {Name: "lars"}}}
+	m := testPlan()
 	req := Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1, PriceUSDPerHour: 3.6}, GPU: gpu,
 		Precision: measure.FP32, Batches: []int{1, 8, 16, 64, 100}, Run: Run{Epochs: 90, Images: 100}}
 	fixed, err := e.Curve(req)
@@ -32,8 +40,8 @@ func TestTimeToTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fixed.EpochsSource != "fixed" || fixed.Convergence != nil || target.EpochsSource != "custom" || target.Convergence == nil {
-		t.Fatalf("sources %q/%v and %q/%v", fixed.EpochsSource, fixed.Convergence, target.EpochsSource, target.Convergence)
+	if fixed.EpochsSource != "fixed" || fixed.Recipe != nil || target.EpochsSource != "test/tiny" || target.Recipe == nil {
+		t.Fatalf("sources %q/%v and %q/%v", fixed.EpochsSource, fixed.Recipe, target.EpochsSource, target.Recipe)
 	}
 	for i, p := range target.Points {
 		f := fixed.Points[i]
@@ -47,12 +55,12 @@ func TestTimeToTarget(t *testing.T) {
 		if math.Abs(p.CostUSD-p.TotalS/3600*3.6) > 1e-12 {
 			t.Errorf("batch %d: cost %v for %v s", p.Batch, p.CostUSD, p.TotalS)
 		}
-		wantRegime := "sgd"
+		wantRegime, wantErr := "sgd", 20.0
 		if p.Batch > 32 {
-			wantRegime = "lars"
+			wantRegime, wantErr = recipe.Extrapolated, 20+10*math.Log2(float64(p.Batch)/32)
 		}
-		if p.Regime != wantRegime || p.EpochsErrorPct != 20 || math.Abs(p.RunErrorPct()-math.Hypot(p.ErrorPct, 20)) > 1e-12 {
-			t.Errorf("batch %d: regime %q ± %v%% (run ± %v%%)", p.Batch, p.Regime, p.EpochsErrorPct, p.RunErrorPct())
+		if p.Regime != wantRegime || math.Abs(p.EpochsErrorPct-wantErr) > 1e-9 || math.Abs(p.RunErrorPct()-math.Hypot(p.ErrorPct, wantErr)) > 1e-9 {
+			t.Errorf("batch %d: regime %q ± %v%% (run ± %v%%); want %q ± %v%%", p.Batch, p.Regime, p.EpochsErrorPct, p.RunErrorPct(), wantRegime, wantErr)
 		}
 	}
 	for i, p := range target.Points {
@@ -67,7 +75,7 @@ func TestTimeToTarget(t *testing.T) {
 	}
 	// A broken model is refused, and nothing is predicted.
 	bad := m
-	bad.EpochsMin = math.NaN()
+	bad.Recipe.Law.EpochsMin = math.NaN()
 	req.Run.ToTarget = &bad
 	if _, err := e.Curve(req); err == nil || !strings.Contains(err.Error(), "smallest epochs NaN") {
 		t.Errorf("a NaN epochs model: %v", err)
@@ -79,22 +87,29 @@ func TestTimeToTarget(t *testing.T) {
 	}
 }
 
-// TestExplainSaysTheEpochsFactor checks the explanation of a point trained to a target:
-// its epochs, the factor the batch costs in epochs and the regime.
-func TestExplainSaysTheEpochsFactor(t *testing.T) {
+// TestExplainSaysTheRecipe checks the explanation of a point trained to a target: its
+// epochs and what the recipe's plan says at its batch (extrapolated past the law's
+// batches, and why).
+func TestExplainSaysTheRecipe(t *testing.T) {
 	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
-	m, _ := convergence.Preset("imagenet-1k")
+	m := testPlan()
 	req := Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: testGPU, Precision: measure.FP32,
 		Run: Run{Images: ImageNetImages, ToTarget: &m}}
-	x, err := e.Explain(req, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x.EpochsSource != "imagenet-1k" || x.Epochs != m.Epochs(64) || x.EpochsFactor != m.Epochs(64)/m.EpochsMin || x.Regime == nil || x.Regime.Name != "sgd" || x.CriticalBatch != m.NoiseBatch {
-		t.Errorf("explanation: %v epochs from %q, factor %v, regime %+v, critical %v", x.Epochs, x.EpochsSource, x.EpochsFactor, x.Regime, x.CriticalBatch)
+	for _, tc := range []struct {
+		batch  int
+		regime string
+	}{{16, "sgd"}, {64, recipe.Extrapolated}} {
+		x, err := e.Explain(req, tc.batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := m.At(tc.batch)
+		if x.EpochsSource != "test/tiny" || x.Epochs != want.Epochs || x.EpochsAt == nil || *x.EpochsAt != want || x.EpochsAt.Regime != tc.regime || x.Recipe == nil || x.Recipe.Recipe.ID() != "test/tiny" {
+			t.Errorf("batch %d: %v epochs from %q, at %+v; want %+v", tc.batch, x.Epochs, x.EpochsSource, x.EpochsAt, want)
+		}
 	}
 	req.Run = Run{Epochs: 90, Images: ImageNetImages}
-	if x, err = e.Explain(req, 64); err != nil || x.Epochs != 90 || x.EpochsSource != "fixed" || x.EpochsFactor != 0 || x.Regime != nil {
-		t.Errorf("fixed: %v epochs from %q, factor %v, %v", x.Epochs, x.EpochsSource, x.EpochsFactor, err)
+	if x, err := e.Explain(req, 64); err != nil || x.Epochs != 90 || x.EpochsSource != "fixed" || x.EpochsAt != nil || x.Recipe != nil {
+		t.Errorf("fixed: %v epochs from %q, at %v, %v", x.Epochs, x.EpochsSource, x.EpochsAt, err)
 	}
 }

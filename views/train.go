@@ -1,7 +1,6 @@
 package views
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -11,18 +10,20 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
-	"cnntime/app/charts"
 	"cnntime/predictor/convergence"
 )
 
 // TrainControls are the Run tab's training settings: train every batch for a fixed
 // number of epochs (the Epochs field) or to a target accuracy, each batch for the
-// epochs it needs; to a target, the user's own recipe (its epochs at a batch, and its
-// critical batch or a preset it is like) instead of the dataset's preset; and a line
-// saying where the epochs come from.
+// epochs its recipe needs; to a target, the recipe (each CNN's own, or a built-in one
+// by name: app.RecipeChoices) and the accuracy (empty: the recipe's), or the user's own
+// figures (epochs at a batch, and a critical batch or a preset it is like); and a line
+// saying where the epochs come from (app.TrainBasis).
 type TrainControls struct {
 	Mode          *widget.RadioGroup
-	RefEpochs     *widget.Entry  // the recipe's epochs; empty: the dataset's preset
+	Recipe        *widget.Select // the recipe every CNN trains with; app.OwnRecipeChoice: each its own
+	Target        *widget.Entry  // the top-1 accuracy (%) to reach; empty: each recipe's
+	RefEpochs     *widget.Entry  // your figures' epochs; empty: the recipe's
 	RefBatch      *widget.Entry  // ... at this global batch
 	CriticalBatch *widget.Entry  // its critical batch; empty: the Like preset's
 	Like          *widget.Select // the preset whose critical batch it takes
@@ -51,6 +52,16 @@ func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widge
 	c.CriticalBatch = widget.NewEntry()
 	c.CriticalBatch.SetPlaceHolder("like a preset")
 	c.Like = widget.NewSelect(convergence.PresetNames(), nil)
+	c.Recipe = widget.NewSelect(app.RecipeChoices(), nil)
+	c.Recipe.SetSelected(app.OwnRecipeChoice)
+	if st.Train.Recipe != "" {
+		c.Recipe.SetSelected(st.Train.Recipe)
+	}
+	c.Target = widget.NewEntry()
+	c.Target.SetPlaceHolder("the recipe's")
+	if st.Train.TargetTop1 > 0 {
+		c.Target.SetText(strconv.FormatFloat(st.Train.TargetTop1, 'g', -1, 64))
+	}
 	cu := st.Train.Custom
 	if cu.Epochs > 0 {
 		c.RefEpochs.SetText(strconv.FormatFloat(cu.Epochs, 'g', -1, 64))
@@ -70,16 +81,19 @@ func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widge
 	c.Basis.Wrapping = fyne.TextWrapWord
 	c.Basis.TextStyle = fyne.TextStyle{Italic: true}
 
-	for _, e := range []*widget.Entry{c.RefEpochs, c.RefBatch, c.CriticalBatch} {
+	for _, e := range []*widget.Entry{c.Target, c.RefEpochs, c.RefBatch, c.CriticalBatch} {
 		e.Validator = func(string) error { _, err := p.trainSettings(); return err }
 		e.OnChanged = func(string) { p.applyTrain(false) }
 	}
 	c.Like.OnChanged = func(string) { p.applyTrain(false) }
+	c.Recipe.OnChanged = func(string) { p.applyTrain(false) }
 	c.Mode.OnChanged = func(string) { p.applyTrain(true) }
 	p.showTrain(st)
 
 	forItem = widget.NewFormItem("Train for", c.Mode)
 	recipe = []*widget.FormItem{
+		widget.NewFormItem("Recipe", c.Recipe),
+		widget.NewFormItem("Top-1 %", c.Target),
 		widget.NewFormItem("Your epochs", container.NewGridWithColumns(2, c.RefEpochs, c.RefBatch)),
 		widget.NewFormItem("Critical", c.CriticalBatch),
 		widget.NewFormItem("or like", c.Like),
@@ -104,8 +118,8 @@ func defaultLike(dataset string) string {
 }
 
 // trainSettings are the session's settings with the training the controls describe,
-// checked. An empty recipe is the dataset's preset; a recipe's critical batch, when
-// empty, is the Like preset's.
+// checked: to a target, your figures when typed (their critical batch, when empty, the
+// Like preset's), else the chosen recipe and accuracy.
 func (p *SelectionPanel) trainSettings() (app.SessionSettings, error) {
 	c := &p.Train
 	next := p.session.Settings()
@@ -136,6 +150,17 @@ func (p *SelectionPanel) trainSettings() (app.SessionSettings, error) {
 			cu.Like = c.Like.Selected
 		}
 		next.Train.Custom = cu
+	} else if next.Train.Mode == app.TrainToTarget {
+		if c.Recipe.Selected != app.OwnRecipeChoice {
+			next.Train.Recipe = c.Recipe.Selected
+		}
+		if text := strings.TrimSpace(c.Target.Text); text != "" {
+			top1, err := parseNumber(strings.TrimSuffix(text, "%"), "the top-1 accuracy")
+			if err != nil {
+				return next, err
+			}
+			next.Train.TargetTop1 = top1
+		}
 	}
 	return next, next.Validate()
 }
@@ -173,7 +198,7 @@ func (p *SelectionPanel) applyTrain(modeChanged bool) {
 		p.Train.Basis.SetText(err.Error())
 		return
 	}
-	for _, e := range []*widget.Entry{p.Train.RefEpochs, p.Train.RefBatch, p.Train.CriticalBatch} {
+	for _, e := range []*widget.Entry{p.Train.Target, p.Train.RefEpochs, p.Train.RefBatch, p.Train.CriticalBatch} {
 		_ = e.Validate()
 	}
 	p.showTrain(next)
@@ -189,6 +214,12 @@ func (p *SelectionPanel) showTrain(st app.SessionSettings) {
 		c.Like.Enable()
 	} else {
 		c.Like.Disable()
+	}
+	setEnabled(toTarget && !recipe, c.Target)
+	if toTarget && !recipe {
+		c.Recipe.Enable()
+	} else {
+		c.Recipe.Disable()
 	}
 	if p.Epochs != nil {
 		setEnabled(!toTarget, p.Epochs)
@@ -209,36 +240,5 @@ func setEnabled(on bool, entries ...*widget.Entry) {
 	}
 }
 
-// TrainBasis says in a sentence how the settings count the run: the fixed epochs, or
-// the target, the epochs law, where its figures come from and where the usual
-// optimizer is known to hold; or what is missing.
-func TrainBasis(st app.SessionSettings) string {
-	m, err := st.Train.EpochsModel(st.Data)
-	if err != nil {
-		return err.Error()
-	}
-	if m == nil {
-		return fmt.Sprintf("Every batch trains for %s: the total is their time.", charts.Count(st.Epochs, "epoch", "epochs"))
-	}
-	known := ""
-	if k := m.KnownUpTo(); k > 0 {
-		known = fmt.Sprintf(" Above a batch of %s the epochs assume %s (shaded on the curves).", charts.FormatCount(int64(k)), regimeWords(m.RegimeAt(k+1).Name))
-	}
-	band := ""
-	if m.ErrorPct > 0 {
-		band = fmt.Sprintf(" ±%.0f%%", m.ErrorPct)
-	}
-	return fmt.Sprintf("Each batch B trains for the epochs it needs to reach %s: %.2f × (1 + B/%s)%s, critical batch %s (dashed). From %s.%s",
-		m.Target, m.EpochsMin, charts.FormatCount(int64(m.NoiseBatch+0.5)), band, charts.FormatCount(int64(m.NoiseBatch+0.5)), m.Basis, known)
-}
-
-// regimeWords names a regime beyond the known one for a sentence.
-func regimeWords(name string) string {
-	switch name {
-	case "lars":
-		return "LARS or LAMB"
-	case "extrapolated":
-		return "a large-batch optimizer, beyond any published run"
-	}
-	return name
-}
+// TrainBasis says in a sentence how the settings count the run (app.TrainBasis).
+func TrainBasis(st app.SessionSettings) string { return app.TrainBasis(st) }

@@ -30,8 +30,33 @@ func TestTrainControls(t *testing.T) {
 	if st.Train.Mode != app.TrainToTarget || st.Train.HasCustom() || !p.Epochs.Disabled() || c.RefEpochs.Disabled() {
 		t.Fatalf("to target: settings %+v, epochs field disabled %t", st.Train, p.Epochs.Disabled())
 	}
-	if !strings.Contains(c.Basis.Text, "75.9% top-1") || !strings.Contains(c.Basis.Text, "45,458") || !strings.Contains(c.Basis.Text, "8,192") {
-		t.Errorf("the basis line %q does not say the ImageNet preset's target, critical batch and known range", c.Basis.Text)
+	if err := s.Update(func(st *app.SessionSettings) { st.Models = []string{"resnet50"} }); err != nil {
+		t.Fatal(err)
+	}
+	p.showTrain(s.Settings())
+	if !strings.Contains(c.Basis.Text, "resnet50: recipe torchvision-v1/resnet50 to 76.13% top-1 on imagenet-1k, 90 epochs at batch 256 (linear-scaling law on 64–8,192)") {
+		t.Errorf("the basis line %q does not name resnet50's recipe, target and law", c.Basis.Text)
+	}
+	// A built-in recipe by name and a lower target reach the session; a target the
+	// recipe was never shown to reach is refused and changes nothing.
+	if c.Recipe.Disabled() || c.Target.Disabled() {
+		t.Fatal("the recipe and target fields are disabled to a target")
+	}
+	c.Recipe.SetSelected("mlperf-lars")
+	c.Target.SetText("75")
+	if st := s.Settings(); st.Train.Recipe != "mlperf-lars" || st.Train.TargetTop1 != 75 || !strings.Contains(c.Basis.Text, "mlperf-lars/resnet50 to 75% top-1") {
+		t.Errorf("recipe mlperf-lars to 75%%: %+v, basis %q", st.Train, c.Basis.Text)
+	}
+	// Above the recipe's accuracy: it applies, and that CNN is not predicted, saying why
+	// (a CNN whose recipe cannot take the setting is a partial answer, as any other).
+	c.Target.SetText("77")
+	if st := s.Settings(); st.Train.TargetTop1 != 77 || !strings.Contains(c.Basis.Text, "resnet50: target accuracy 77%: recipe mlperf-lars/resnet50 is published at 75.9%") {
+		t.Errorf("a target of 77%% above MLPerf's 75.9%%: %+v, basis %q", st.Train, c.Basis.Text)
+	}
+	c.Target.SetText("")
+	c.Recipe.SetSelected(app.OwnRecipeChoice)
+	if st := s.Settings(); st.Train.Recipe != "" || st.Train.TargetTop1 != 0 {
+		t.Errorf("back to each CNN's own recipe: %+v", st.Train)
 	}
 
 	// CIFAR-100 has no preset: the dataset is refused and stays ImageNet.

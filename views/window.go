@@ -467,11 +467,10 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 		return fmt.Sprintf("An example to start from: %s on %s. Tick CNNs and machines on the left to compare yours (Ctrl+F searches the CNNs); hover a point to read it, click a results row for why.",
 			strings.Join(st.Settings.Models, ", "), charts.Count(len(st.Settings.Machines), "current machine", "current machines"))
 	}
-	if m, _ := st.Settings.Train.EpochsModel(st.Settings.Data); m != nil {
-		target, _, _ := strings.Cut(m.Target, " (")
-		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s on %s images.%s",
+	if st.Settings.Train.Mode == app.TrainToTarget {
+		return fmt.Sprintf("Predicted %s in %s: %s, %s, to %s (%s) on %s images.%s",
 			charts.Count(predictedCurves(st), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
-			target, charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
+			st.Settings.Train.TargetWords(), st.Settings.Train.RecipeLabel(), charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
 	}
 	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.%s",
 		charts.Count(predictedCurves(st), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cnntime/predictor"
+	"cnntime/predictor/recipe"
 )
 
 // FormatSeconds writes a duration for people: "850 ms", "12.3 s", "14.5 min", "5.2 h",
@@ -109,13 +110,13 @@ func Tooltip(c predictor.Curve, p predictor.Point) string {
 		b.WriteString(": out of memory")
 		return b.String()
 	}
-	if m := c.Convergence; m != nil {
+	if m := c.Recipe; m != nil {
 		regime := ""
-		if k := m.KnownUpTo(); k > 0 && p.Batch > k {
-			regime = ", " + regimeTitle(p.Regime)
+		if p.Regime == recipe.Extrapolated {
+			regime = ", extrapolated"
 		}
-		fmt.Fprintf(&b, "\niteration %s\nepoch %s\nto target %s (±%.0f%%)\n%.1f epochs (%s%s)\n%s images/s\ncost %s\nsource: %s%s",
-			FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS), p.RunErrorPct(), p.Epochs, c.EpochsSource, regime,
+		fmt.Fprintf(&b, "\niteration %s\nepoch %s\nto %s %s (±%.0f%%)\n%.1f epochs (%s%s)\n%s images/s\ncost %s\nsource: %s%s",
+			FormatMS(p.IterMS), FormatSeconds(p.EpochS), m.TargetName(), FormatSeconds(p.TotalS), p.RunErrorPct(), p.Epochs, c.EpochsSource, regime,
 			FormatRate(p.ImagesPerS), costText(c, p), p.Source, errorNote(p))
 		return b.String()
 	}
@@ -214,8 +215,12 @@ func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
 		b.WriteString(": out of memory")
 		return b.String()
 	}
-	if c.Convergence != nil {
-		fmt.Fprintf(&b, "\n%.1f epochs (%s) to the target", p.Epochs, c.EpochsSource)
+	if m := c.Recipe; m != nil {
+		extra := ""
+		if p.Regime == recipe.Extrapolated {
+			extra = ", extrapolated"
+		}
+		fmt.Fprintf(&b, "\n%.1f epochs (%s%s) to %s", p.Epochs, c.EpochsSource, extra, m.TargetName())
 	}
 	fmt.Fprintf(&b, "\ntotal time %s", FormatSeconds(p.TotalS))
 	lo, hi, _ := MetricTotal.Range(p)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"cnntime/predictor"
-	"cnntime/predictor/convergence"
+	"cnntime/predictor/recipe"
 )
 
 // A machine keeps its colour, and a CNN its dash and marker, when other series come
@@ -197,9 +197,10 @@ func TestCrosshairReadsEverySeries(t *testing.T) {
 		}
 	}
 	// To a target, the list is of the time to the target, not the total time.
-	conv := convergence.Model{Name: "imagenet-1k", Target: "75.9%", EpochsMin: 30, NoiseBatch: 40000, Regimes: []convergence.Regime{{Name: "sgd"}}}
+	plan := recipe.Plan{Recipe: recipe.Recipe{Name: "r", Dataset: "imagenet-1k", Epochs: 90, GlobalBatch: 256, Top1: 76,
+		Law: recipe.Law{Kind: recipe.Published, MinBatch: 256, MaxBatch: 256}}, OwnNetwork: true, Target: 76, TargetFactor: 1}
 	for i := range curves {
-		curves[i].Convergence = &conv
+		curves[i].Recipe = &plan
 	}
 	if tip := ColumnTooltip(curves, MetricTotal, col[2], col); !strings.Contains(tip, "Time to target at batch 64, every series:") || strings.Contains(tip, "Total time") {
 		t.Errorf("to a target the crosshair says:\n%s", tip)

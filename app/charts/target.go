@@ -10,14 +10,15 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"cnntime/predictor"
+	"cnntime/predictor/recipe"
 )
 
 // ToTarget reports whether any of the curves counts its run to a target accuracy
-// (its epochs from an epochs model): the total time and cost are then the time and
+// (its epochs from a recipe's plan): the total time and cost are then the time and
 // cost to the target.
 func ToTarget(curves []predictor.Curve) bool {
 	for _, c := range curves {
-		if c.Convergence != nil {
+		if c.Recipe != nil {
 			return true
 		}
 	}
@@ -67,11 +68,12 @@ func ScatterTitle(curves []predictor.Curve) string {
 	return "Min total time vs cost"
 }
 
-// targetMarks draws, behind the curves of runs to a target, where the epochs model
-// leaves the regime the usual optimizer is known to hold in (a shaded region from that
-// batch on, named by the regime beyond it, e.g. "LARS") and the critical batch
-// B_noise (a dashed line), where each is inside the chart's batch range. It implements
-// plot.Plotter only: the marks never widen the range.
+// targetMarks draws, behind the curves of runs to a target, where each visible curve's
+// recipe leaves the batches its law was shown on (a shaded region, "extrapolated",
+// below and above them, over the whole chart for a recipe of another network) and a
+// noise-scale law's critical batch B_noise (a dashed line), where each is inside the
+// chart's batch range. It implements plot.Plotter only: the marks never widen the
+// range.
 type targetMarks struct {
 	regions  []regimeRegion
 	critical []float64
@@ -79,28 +81,43 @@ type targetMarks struct {
 	text     draw.TextStyle
 }
 
-// regimeRegion is the batch range beyond the known regime, from From on.
+// regimeRegion is a batch range outside a recipe's evidence, From to To (0: to the
+// chart's end).
 type regimeRegion struct {
-	From float64
-	Name string
+	From, To float64
+	Name     string
 }
 
-// newTargetMarks collects the marks of the visible curves' epochs models.
+// newTargetMarks collects the marks of the visible curves' recipe plans.
 func newTargetMarks(curves []predictor.Curve, hidden map[string]bool, style Style, p *plot.Plot) *targetMarks {
 	tm := &targetMarks{fg: style.Foreground, text: draw.TextStyle{Color: style.Foreground, Font: withSize(sans, 9), Handler: p.TextHandler}}
-	seenRegion, seenCritical := map[float64]bool{}, map[float64]bool{}
+	seenRegion, seenCritical := map[regimeRegion]bool{}, map[float64]bool{}
+	add := func(r regimeRegion) {
+		if !seenRegion[r] {
+			seenRegion[r] = true
+			tm.regions = append(tm.regions, r)
+		}
+	}
 	for _, c := range curves {
-		m := c.Convergence
+		m := c.Recipe
 		if m == nil || hidden[SeriesKey(c)] {
 			continue
 		}
-		if known := m.KnownUpTo(); known > 0 && !seenRegion[float64(known)] {
-			seenRegion[float64(known)] = true
-			tm.regions = append(tm.regions, regimeRegion{From: float64(known), Name: regimeTitle(m.RegimeAt(known + 1).Name)})
+		l := m.Recipe.Law
+		switch {
+		case !m.OwnNetwork:
+			add(regimeRegion{Name: recipe.Extrapolated})
+		default:
+			if l.MinBatch > 1 {
+				add(regimeRegion{To: float64(l.MinBatch), Name: recipe.Extrapolated})
+			}
+			if l.MaxBatch < recipe.MaxGlobalBatch {
+				add(regimeRegion{From: float64(l.MaxBatch), Name: recipe.Extrapolated})
+			}
 		}
-		if !seenCritical[m.NoiseBatch] {
-			seenCritical[m.NoiseBatch] = true
-			tm.critical = append(tm.critical, m.NoiseBatch)
+		if l.Kind == recipe.NoiseScale && !seenCritical[l.CriticalBatch] {
+			seenCritical[l.CriticalBatch] = true
+			tm.critical = append(tm.critical, l.CriticalBatch)
 		}
 	}
 	if len(tm.regions) == 0 && len(tm.critical) == 0 {
@@ -111,17 +128,6 @@ func newTargetMarks(curves []predictor.Curve, hidden map[string]bool, style Styl
 	return tm
 }
 
-// regimeTitle is how a region beyond the known regime is labelled on a chart.
-func regimeTitle(name string) string {
-	switch name {
-	case "lars":
-		return "LARS/LAMB"
-	case "extrapolated":
-		return "extrapolated"
-	}
-	return name
-}
-
 // regionAlpha is the opacity of the region beyond the known regime, of 255.
 const regionAlpha = 22
 
@@ -129,17 +135,16 @@ func (tm *targetMarks) Plot(c draw.Canvas, p *plot.Plot) {
 	tx, _ := p.Transforms(&c)
 	r, g, b, _ := tm.fg.RGBA()
 	shade := color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: regionAlpha}
-	for i, reg := range tm.regions {
-		if reg.From >= p.X.Max {
+	for _, reg := range tm.regions {
+		if reg.From >= p.X.Max || (reg.To > 0 && reg.To <= p.X.Min) {
 			continue
 		}
-		x0 := c.Min.X
+		x0, x1 := c.Min.X, c.Max.X
 		if reg.From > p.X.Min {
 			x0 = tx(reg.From)
 		}
-		x1 := c.Max.X
-		if i+1 < len(tm.regions) && tm.regions[i+1].From < p.X.Max {
-			x1 = tx(tm.regions[i+1].From)
+		if reg.To > 0 && reg.To < p.X.Max {
+			x1 = tx(reg.To)
 		}
 		c.FillPolygon(shade, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
 		c.FillText(tm.text, vg.Point{X: x0 + 3, Y: c.Max.Y - 12}, reg.Name)

@@ -187,8 +187,17 @@ func frameworkChoices() []choice {
 func trainModeChoices() []choice {
 	return choicesOf(app.TrainModes, map[app.TrainMode]string{
 		app.TrainEpochs:   "every batch trains for --epochs",
-		app.TrainToTarget: "every batch trains for the epochs it needs to reach the dataset's target accuracy (or your recipe's)",
+		app.TrainToTarget: "every batch trains for the epochs its recipe needs to reach the recipe's published accuracy (or --target-accuracy)",
 	}, app.TrainModeAliases)
+}
+
+// recipeChoices are the built-in recipes' names, each with what it is.
+func recipeChoices() []choice {
+	var out []choice
+	for _, name := range app.RecipeNames() {
+		out = append(out, choice{name: name, help: app.RecipeHelp(name)})
+	}
+	return out
 }
 
 func likeChoices() []choice {

@@ -52,8 +52,8 @@ global batch size. The table shows:
 --layers N lists the N slowest layers (default 10); --layers 0 lists every layer in the
 network's order. --json prints the whole explanation (every layer in order, "slowest": the ten
 slowest); --csv prints one row per layer. Training to a target (--train to-target) the header
-adds the epochs the batch needs, the factor the batch costs in epochs (1 + B/B_noise) and,
-above the batch where the usual optimizer is known to hold, the regime the epochs assume.
+adds the epochs the batch needs to the recipe's accuracy, the recipe and whether the batch is
+inside the evidence of its law or extrapolated, and why.
 
 ` + runDataNote + "\n\n" + trainNote
 
@@ -178,13 +178,11 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	if x.CostKnown {
 		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
 	}
-	if x.EpochsFactor > 0 {
-		h.Row("run", fmt.Sprintf("epoch %s, to the target %s ±%.0f%%%s", duration(x.EpochS), duration(x.TotalS), math.Hypot(x.ErrorPct, x.EpochsErrorPct), cost))
-		h.Row("epochs", fmt.Sprintf("%.1f ±%.0f%% (%s): E_min %.2f × %.3f for batch %d against the critical batch %.0f",
-			x.Epochs, x.EpochsErrorPct, x.EpochsSource, x.Epochs/x.EpochsFactor, x.EpochsFactor, x.Batch, x.CriticalBatch))
-		if x.Regime != nil {
-			h.Row("regime", fmt.Sprintf("%s: %s", x.Regime.Name, x.Regime.Label))
-		}
+	if at, m := x.EpochsAt, x.Recipe; at != nil && m != nil {
+		h.Row("run", fmt.Sprintf("epoch %s, to %s %s ±%.0f%%%s", duration(x.EpochS), m.TargetName(), duration(x.TotalS), math.Hypot(x.ErrorPct, at.ErrorPct), cost))
+		h.Row("epochs", fmt.Sprintf("%.1f ±%.0f%% (%s), regime %s", at.Epochs, at.ErrorPct, x.EpochsSource, at.Regime))
+		h.Row("recipe", app.RecipeText(m))
+		h.Row("law", app.LawText(m, x.Batch))
 	} else {
 		h.Row("run", fmt.Sprintf("epoch %s, all epochs %s%s", duration(x.EpochS), duration(x.TotalS), cost))
 	}

@@ -18,12 +18,12 @@ func launchCommands(register func(Command)) {
 	register(Command{
 		Name:    "launch",
 		Summary: "write the file that launches a chosen run: a SkyPilot task or a Slurm batch script",
-		Usage: "launch " + alternatives(launchKindChoices) + " --model M (--machine ID | --gpu ID) --batch B [--nodes N] [--spot] [--region R]\n" +
+		Usage: "launch " + alternatives(launchKindChoices) + " --model M (--machine ID | --gpu ID) [--batch B] [--nodes N] [--spot] [--region R]\n" +
 			"        [--train " + alternatives(trainModeChoices()) + " …] [the run flags predict takes] [--data D] [--checkpoints C] [--run CMD] --out FILE\n" +
 			"  cnntime launch skypilot … [--data-copy]\n" +
 			"  cnntime launch slurm … [--partition P] [--gres GRES|none] [--cpus-per-task N] [--mem M|none]",
-		Details: `launch predicts one CNN on one machine (on --nodes instances of it) at one global batch, as
-predict does with the same flags, and writes the file that starts that training run with
+		Details: `launch predicts one CNN on one machine (on --nodes instances of it) at one global batch (--batch,
+or the batch best recommends), as predict does with the same flags, and writes the file that starts that training run with
 cnntime's training script (scripts/cnntime_train.py, written into the file): the recipe's
 optimizer, learning rate, warm-up and schedule, the precision, memory format, torch.compile
 and loader workers predicted, checkpoints it resumes from, and its measured step times in the
@@ -56,7 +56,7 @@ func runLaunch(env *Env, args []string) error {
 	}
 	fs := env.Flags(Command{Name: "launch " + kind, Summary: commandIndex()["launch"].Summary, Usage: commandIndex()["launch"].Usage})
 	var rf runFlags
-	rf.oneBatch = true
+	rf.oneBatch, rf.batchOrRecommended = true, true
 	rf.register(fs, true)
 	req := app.LaunchRequest{Kind: kind}
 	fs.StringVar(&req.Command, "run", "", "your own training command, run on every node with the run's variables in its environment (default: cnntime's training script, written into the file)")
@@ -103,6 +103,13 @@ func runLaunch(env *Env, args []string) error {
 	if len(q.Models) > 1 || len(q.Targets) > 1 { // "all", a provider, gpu:ID
 		return Usagef("a launch file trains one CNN on one machine (%s named %d CNNs and %d machines): pick one with best first",
 			"the command line", len(q.Models), len(q.Targets))
+	}
+	if len(q.Batches) == 0 { // no --batch: the recommended one
+		b, err := eng.RecommendedBatch(env.Ctx, q)
+		if err != nil {
+			return err
+		}
+		q.Batches, q.Span = []int{b}, app.BatchSpan{}
 	}
 	r, err := eng.LaunchRun(env.Ctx, q, req)
 	if err != nil {

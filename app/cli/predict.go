@@ -5,16 +5,17 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"cnntime/app"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
-	"cnntime/predictor/convergence"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/recipe"
 )
 
 // predictOutput is predict's and best's flags: the shared run flags and --csv.
@@ -130,13 +131,15 @@ type PredictRow struct {
 	// GPUSource is where the GPU's specifications come from.
 	GPUSource string `json:"gpu_source,omitempty"`
 	// Epochs is how many epochs total_s counts (null when the batch does not fit) and
-	// EpochsSource where they come from: "fixed" (--epochs), a preset's dataset
-	// ("imagenet-1k") or "custom" (--train to-target). To a target, EpochsErrorPct is
-	// the epochs' expected error and RunErrorPct that of total_s and cost_usd, both
-	// errors combined; above the batch where the usual optimizer is known to hold,
-	// Regime names the one the epochs assume and RegimeNote says what it means.
+	// EpochsSource where they come from: "fixed" (--epochs), or to a target the recipe
+	// (its ID, "torchvision-v1/resnet50"; "custom" for --ref-epochs) and Target the
+	// accuracy it reaches ("76.13% top-1 on imagenet-1k"). To a target, EpochsErrorPct
+	// is the epochs' expected error and RunErrorPct that of total_s and cost_usd, both
+	// errors combined; Regime is the recipe law's optimizer regime ("sgd", "lars") or
+	// "extrapolated" outside its evidence, and RegimeNote then says why.
 	Epochs         *float64 `json:"epochs"`
 	EpochsSource   string   `json:"epochs_source"`
+	Target         string   `json:"target,omitempty"`
 	EpochsErrorPct *float64 `json:"epochs_error_pct,omitempty"`
 	RunErrorPct    *float64 `json:"run_error_pct,omitempty"`
 	Regime         string   `json:"regime,omitempty"`
@@ -160,6 +163,9 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Host: c.Host}
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
+	if c.Recipe != nil {
+		r.Target = c.Recipe.TargetName()
+	}
 	r.PriceKind, r.PriceRegion, r.PriceDate = string(c.Price.Kind), c.Price.Region, c.Price.Date
 	r.PriceAgeDays, r.PriceStale, r.PriceNote, r.GPUSource = c.Price.AgeDays, c.Price.Stale, c.Price.Note, c.GPUSource
 	if c.CostKnown {
@@ -194,8 +200,8 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 
 // pointValues are a point's figures rounded as predict prints them (rowOf, the CSV);
 // the has* fields say which are known (the times are known when the point fits), and
-// toTarget that the run trains to a target accuracy (the epochs then have an error and,
-// above the known range, an optimizer regime).
+// toTarget that the run trains to a target accuracy (the epochs then have an error and
+// a regime, "extrapolated" outside the recipe's evidence).
 type pointValues struct {
 	iterMS, imagesPerS, epochS, totalS, errorPct, scriptMS float64
 	costUSD, energyKWh, memoryGB                           float64
@@ -228,12 +234,12 @@ func valuesOf(c *predictor.Curve, p *predictor.Point) pointValues {
 		v.energyKWh, v.hasEnergy = round(p.EnergyKWh, 4), true
 	}
 	v.epochs = round(p.Epochs, 2)
-	if m := c.Convergence; m != nil {
+	if m := c.Recipe; m != nil {
 		v.toTarget = true
 		v.epochsErrorPct, v.runErrorPct = round(p.EpochsErrorPct, 1), round(p.RunErrorPct(), 1)
-		if known := m.KnownUpTo(); known > 0 && p.Batch > known {
-			reg := m.RegimeAt(p.Batch)
-			v.regime, v.regimeNote = reg.Name, reg.Label
+		v.regime = p.Regime
+		if p.Regime == recipe.Extrapolated {
+			v.regimeNote = m.At(p.Batch).Why
 		}
 	}
 	return v
@@ -387,7 +393,7 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 		_, err := env.Stdout.Write(text)
 		return writeErr("CSV", err)
 	}
-	toTarget := q.Run.ToTarget != nil
+	toTarget := q.ToTarget()
 	t := app.NewTable(env.Stdout, predictTableHeader(toTarget)...)
 	var notes nodeNotes
 	for _, r := range rows {
@@ -397,7 +403,13 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 	if err := t.Flush(); err != nil {
 		return err
 	}
-	writeTableNotes(env, rows, &notes, warnings, q)
+	var recipes []string
+	for i := range curves {
+		if n := recipeNote(&curves[i]); n != "" && !slices.Contains(recipes, n) {
+			recipes = append(recipes, n)
+		}
+	}
+	writeTableNotes(env, rows, &notes, warnings, recipes)
 	return nil
 }
 
@@ -414,7 +426,7 @@ func fmtOpt(p *float64, format string, unknown string) string {
 func predictTableHeader(toTarget bool) []string {
 	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
 	if toTarget {
-		head = append(head[:9:9], "EPOCHS", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
+		head = append(head[:9:9], "EPOCHS", "RECIPE", "TARGET", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
 	}
 	return head
 }
@@ -426,7 +438,7 @@ func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
 		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
 			"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
 		if toTarget {
-			cells = append(cells[:9:9], "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
+			cells = append(cells[:9:9], "-", r.EpochsSource, targetTop1Text(r.Target), "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
 		}
 		t.Row(cells...)
 		return
@@ -436,7 +448,7 @@ func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
 		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
 		fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
 	if toTarget {
-		cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
+		cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), r.EpochsSource, targetTop1Text(r.Target), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
 			fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
 	}
 	t.Row(cells...)
@@ -577,12 +589,14 @@ type BestRow struct {
 	Objective  string       `json:"objective"`
 	NodeCounts []NodeChoice `json:"node_counts,omitempty"`
 	// RecommendedBatch is the batch to advise beside the single best one (often a
-	// point of a flat plateau): the smallest within 1% of the best time and cost,
-	// rounded to a per-GPU multiple of 8 or a power of two where that is within 1%
-	// too; Recommended is its row and Within1Pct the range of batches within 1% of
-	// the best. Warnings say what to know before following either (few steps per
-	// epoch at fixed epochs, epochs to a target fitted on other networks).
+	// point of a flat plateau): within 1% of the best time and cost, the batch nearest
+	// the one the CNN's recipe was published with (RecipeBatch), as a per-GPU multiple
+	// of 8 where one is within 1% (without a recipe, the smallest such); Recommended is
+	// its row and Within1Pct the range of batches within 1% of the best. Warnings say
+	// what to know before following either (few steps per epoch at fixed epochs,
+	// epochs to a target extrapolated outside the recipe's evidence).
 	RecommendedBatch int         `json:"recommended_batch"`
+	RecipeBatch      int         `json:"recipe_batch,omitempty"`
 	Recommended      *PredictRow `json:"recommended"`
 	Within1Pct       *BatchRange `json:"within_1pct"`
 	Warnings         []string    `json:"warnings,omitempty"`
@@ -623,7 +637,7 @@ func nodeChoices(curves []predictor.Curve) map[[2]string][]NodeChoice {
 		if c.Best >= 0 {
 			p := c.Points[c.Best]
 			ch.Batch, ch.Epochs, ch.TotalS = p.Batch, round(p.Epochs, 2), round(p.TotalS, 1)
-			if c.Convergence != nil && p.Batch > c.Convergence.KnownUpTo() && c.Convergence.KnownUpTo() > 0 {
+			if p.Regime == recipe.Extrapolated {
 				ch.Regime = p.Regime
 			}
 			if c.CostKnown {
@@ -662,7 +676,7 @@ func bestOf(c *predictor.Curve) BestRow {
 		r.Best = &row
 		if p, ok := app.RecommendedPoint(c); ok {
 			rec := rowOf(c, p)
-			r.RecommendedBatch, r.Recommended = p.Batch, &rec
+			r.RecommendedBatch, r.RecipeBatch, r.Recommended = p.Batch, c.RecipeBatch, &rec
 			r.Within1Pct = &BatchRange{Min: c.NearMin, Max: c.NearMax}
 		}
 		r.Warnings = app.AdviceWarnings(c)
@@ -697,15 +711,16 @@ func warningLine(model, machine, w string) string {
 const bestDetails = `best predicts each CNN on each machine over the window's batch sizes (every size to 64,
 then multiples of 8, 32, 128 and 512 and the powers of two, up to the largest batch that fits;
 --batches gives others) and prints the batch with the least total time (to a target: time and
-cost to the target) and, as the window does, the batch to recommend: the smallest within 1% of
-the best time and cost, as a multiple of 8 per GPU (a power of two where that is within 1% too),
-with the range of batches within 1% (JSON: recommended_batch, recommended, within_1pct; CSV:
+cost to the target) and, as the window does, the batch to recommend: within 1% of the best time
+and cost, the batch nearest the one the CNN's training recipe was published with (its default
+recipe, or --recipe's), as a multiple of 8 per GPU where one is within 1%, with the range of
+batches within 1% (JSON: recommended_batch, recipe_batch, recommended, within_1pct; CSV:
 recommended_batch, within_1pct_min, within_1pct_max). A warning line follows the table where a
-fixed number of epochs at the batch makes fewer than 50 steps an epoch, or where epochs to a
-target come from a preset fitted on other networks or another input size.`
+fixed number of epochs at the batch makes fewer than 50 steps an epoch, where epochs to a target
+are extrapolated outside the recipe's evidence, or where the recipe trains at another input size.`
 
 // recommendNote says under best's table what the recommended batch is.
-const recommendNote = "RECOMMENDED is the batch to pick: the smallest within 1% of the best time and cost, as a multiple of 8 per GPU (a power of two where that is within 1% too); in brackets every batch from … to … is within 1%."
+const recommendNote = "RECOMMENDED is the batch to pick: within 1% of the best time and cost, the one nearest the batch the CNN's recipe was published with, as a multiple of 8 per GPU; in brackets every batch from … to … is within 1%."
 
 func bestCommands(register func(Command)) {
 	cmd := Command{
@@ -730,7 +745,7 @@ func bestCommands(register func(Command)) {
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
 		limit := runLimit{budget: pf.nodes.budget, deadline: pf.nodes.deadline}
-		toTarget := q.Run.ToTarget != nil
+		toTarget := q.ToTarget()
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
 			rows[i] = bestOf(&curves[i])
@@ -753,7 +768,13 @@ func bestCommands(register func(Command)) {
 		case pf.csv:
 			return writeBestCSV(env, rows)
 		case toTarget:
-			if err := writeBestToTarget(env, rows, notes, q.Run.ToTarget); err != nil {
+			var recipes []string
+			for i := range curves {
+				if n := recipeNote(&curves[i]); n != "" && !slices.Contains(recipes, n) {
+					recipes = append(recipes, n)
+				}
+			}
+			if err := writeBestToTarget(env, rows, notes, recipes); err != nil {
 				return err
 			}
 			limit.writeAnswer(env, rows)
@@ -795,18 +816,18 @@ func bestCommands(register func(Command)) {
 // time (and cost) to the target, its epochs and, above the known range, the optimizer
 // regime; each node count considered with its epochs and speed-up; and where the
 // epochs come from.
-func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.Model) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "EPOCHS", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
+func writeBestToTarget(env *Env, rows []BestRow, notes []string, recipes []string) error {
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "EPOCHS", "RECIPE", "TARGET", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
 	for _, r := range rows {
 		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
 		if r.Best == nil {
-			t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
+			t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
 			continue
 		}
 		b := r.Best
 		t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), recommendedText(r), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-			fmt.Sprintf("%.0f", *b.ImagesPerS), boundText(*b), fmt.Sprintf("%.1f", *b.Epochs), fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct),
-			fmtOpt(b.CostUSD, "%.2f", "unknown"), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
+			fmt.Sprintf("%.0f", *b.ImagesPerS), boundText(*b), fmt.Sprintf("%.1f", *b.Epochs), b.EpochsSource, targetTop1Text(b.Target),
+			fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct), fmtOpt(b.CostUSD, "%.2f", "unknown"), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -848,7 +869,7 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, m *convergence.
 			fmt.Fprintf(env.Stdout, "%s at batch %d: %s\n", r.Model, r.Best.Batch, r.Best.RegimeNote)
 		}
 	}
-	fmt.Fprintln(env.Stdout, epochsNote(m))
+	writeRecipeNotes(env, recipes)
 	fmt.Fprintln(env.Stdout, "best picks the batch (and, with several --nodes, the count) with the least time to the target; on one machine the cost is hours × price, so it is the cheapest batch too.")
 	return nil
 }
@@ -894,13 +915,13 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 		"cost_usd", "energy_kwh", "max_batch", "best_pow2", "saving_vs_pow2_pct", "sweet_spots", "source",
 		"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
 		"epochs", "epochs_source", "run_error_pct", "regime", "objective",
-		"recommended_batch", "within_1pct_min", "within_1pct_max", "bound", "warnings"})
+		"recommended_batch", "within_1pct_min", "within_1pct_max", "bound", "warnings", "target"})
 	for _, r := range rows {
 		t := csvsafe.Text
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
 			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective),
-			"", "", "", "", t(strings.Join(r.Warnings, "; "))}
+			"", "", "", "", t(strings.Join(r.Warnings, "; ")), ""}
 		if w := r.Within1Pct; w != nil {
 			rec[26], rec[27], rec[28] = strconv.Itoa(r.RecommendedBatch), strconv.Itoa(w.Min), strconv.Itoa(w.Max)
 		}
@@ -909,7 +930,7 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 			rec[9], rec[10], rec[15] = fmtOpt(b.CostUSD, "%g", ""), fmtOpt(b.EnergyKWh, "%g", ""), t(b.Source)
 			rec[16], rec[17], rec[18], rec[19], rec[20] = fmtOpt(b.PriceUSDPerHour, "%g", ""), t(b.PriceKind), t(b.PriceRegion), t(b.PriceDate), ageText(b.PriceAgeDays)
 			rec[21], rec[22], rec[23], rec[24] = fmtOpt(b.Epochs, "%g", ""), t(b.EpochsSource), fmtOpt(b.RunErrorPct, "%g", ""), t(b.Regime)
-			rec[29] = t(b.Bound)
+			rec[29], rec[31] = t(b.Bound), t(b.Target)
 		}
 		w.Write(rec)
 	}

@@ -65,7 +65,7 @@ type jsonRowEncoder struct {
 }
 
 // jsonTextFields counts the text fields of a row (appendRow numbers them).
-const jsonTextFields = 19
+const jsonTextFields = 20
 
 // jsonText is a text field's last value and how it was written: most are the same
 // on every row of a curve, and a string compared with itself costs nothing.
@@ -188,6 +188,7 @@ func (e *jsonRowEncoder) appendRow(b []byte, r *PredictRow) ([]byte, error) {
 		return b, err
 	}
 	b = e.str(b, 16, `,`+jsonFieldIndent+`"epochs_source": `, r.EpochsSource)
+	b = e.strOmitEmpty(b, 19, `,`+jsonFieldIndent+`"target": `, r.Target)
 	if r.EpochsErrorPct != nil {
 		if b, err = jsonFloat(b, `,`+jsonFieldIndent+`"epochs_error_pct": `, *r.EpochsErrorPct, 1); err != nil {
 			return b, err

@@ -144,6 +144,12 @@ var predictCSVColumns = []struct {
 	}},
 	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochs, 2, r.p.Fits) }},
 	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.EpochsSource)) }},
+	{"target", true, func(b []byte, r *csvRow) []byte {
+		if r.c.Recipe == nil {
+			return b
+		}
+		return appendCSVText(b, csvsafe.Text(r.c.Recipe.TargetName()))
+	}},
 	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
 	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
 	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},

@@ -31,8 +31,10 @@ type tableCurve struct {
 	widest []int
 	rows   int
 	first  *PredictRow
-	// warnings are the curve's own (app.RunWarnings), as the lines under the table say them.
+	// warnings are the curve's own (app.RunWarnings), as the lines under the table say
+	// them; recipe is its recipe's note (recipeNote), "" for fixed epochs.
 	warnings []string
+	recipe   string
 }
 
 // tableCells builds a tableCurve a cell at a time.
@@ -78,6 +80,7 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 	gpu := app.Printable(fmt.Sprintf("%d×%s", first.GPUCount, first.GPU))
 	input := strconv.Itoa(first.Input)
 	price := app.Printable(priceText(first))
+	recipeID, target := app.Printable(first.EpochsSource), app.Printable(targetTop1Text(first.Target))
 	texts := map[string]string{} // the per-row texts (bound, source, regime) made printable once
 	printable := func(s string) string {
 		p, ok := texts[s]
@@ -117,9 +120,13 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 				b.cell("-")
 				continue
 			}
-			for _, s := range []string{"out of memory", "-", "-", "-", "-", "-", "-"} {
+			for _, s := range []string{"out of memory", "-", "-", "-", "-"} {
 				b.cell(s)
 			}
+			b.cell(recipeID)
+			b.cell(target)
+			b.cell("-")
+			b.cell("-")
 			b.cell(price)
 			b.cell("-")
 			mem()
@@ -152,6 +159,8 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 		if toTarget {
 			t.text = strconv.AppendFloat(t.text, v.epochs, 'f', 1, 64)
 			b.end()
+			b.cell(recipeID)
+			b.cell(target)
 			t.text = appendDuration(t.text, v.totalS)
 			t.text = append(t.text, " ±"...)
 			t.text = strconv.AppendFloat(t.text, v.runErrorPct, 'f', 0, 64)
@@ -267,7 +276,7 @@ func appendTwoDigits(b []byte, n int64) []byte {
 // streamPredictTable writes predict's table, a block of rows at a time (each block's
 // columns aligned), then the networks the multi-node rows assume.
 func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
-	toTarget := q.Run.ToTarget != nil
+	toTarget := q.ToTarget()
 	header := predictTableHeader(toTarget)
 	for i, h := range header {
 		header[i] = app.Printable(h)
@@ -279,7 +288,7 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		_, err := env.Stdout.Write(w.flush())
 		return writeErr("output", err)
 	}
-	var warnings []string // each once
+	var warnings, recipes []string // each once
 	progress := newCurveProgress(env, q)
 	defer progress.finish()
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*tableCurve, error) {
@@ -287,6 +296,7 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 		for _, w := range app.RunWarnings(c) {
 			t.warnings = append(t.warnings, warningLine(c.Model, c.Machine, w))
 		}
+		t.recipe = recipeNote(c)
 		return t, nil
 	}, func(t *tableCurve) error {
 		progress.curve()
@@ -299,6 +309,9 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 				warnings = append(warnings, w)
 			}
 		}
+		if t.recipe != "" && !slices.Contains(recipes, t.recipe) {
+			recipes = append(recipes, t.recipe)
+		}
 		if w.add(t) {
 			return write()
 		}
@@ -310,21 +323,19 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	if err := write(); err != nil {
 		return err
 	}
-	writeTableNotes(env, priced, &notes, warnings, q)
+	writeTableNotes(env, priced, &notes, warnings, recipes)
 	return nil
 }
 
 // writeTableNotes writes what predict says under its table: each machine's price and
 // each GPU's sources (rows: one per curve), the networks of the multi-node rows, the
-// runs' warnings (lines already made by warningLine) and, to a target, where the epochs
-// come from.
-func writeTableNotes(env *Env, rows []PredictRow, notes *nodeNotes, warnings []string, q app.Query) {
+// runs' warnings (lines already made by warningLine) and, to a target, each recipe the
+// epochs come from (recipeNote).
+func writeTableNotes(env *Env, rows []PredictRow, notes *nodeNotes, warnings []string, recipes []string) {
 	writePriceNotes(env, rows)
 	notes.write(env)
 	for _, w := range warnings {
 		fmt.Fprintln(env.Stdout, w)
 	}
-	if note := epochsNote(q.Run.ToTarget); note != "" {
-		fmt.Fprintln(env.Stdout, note)
-	}
+	writeRecipeNotes(env, recipes)
 }

@@ -18,7 +18,7 @@ import (
 func tableByTabwriter(t *testing.T, env *Env, eng *app.Engine, q app.Query) string {
 	t.Helper()
 	var out bytes.Buffer
-	toTarget := q.Run.ToTarget != nil
+	toTarget := q.ToTarget()
 	tab := app.NewTable(&out, predictTableHeader(toTarget)...)
 	pending := 0
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) ([]PredictRow, error) {

@@ -44,10 +44,11 @@ type runFlags struct {
 	nodes                  nodeFlags    // --nodes, --network-gbps (best: --budget, --deadline)
 	chooseNodes            bool         // best: --nodes may list several counts
 	oneBatch               bool         // explain: --batch is required and --batches is not registered
+	batchOrRecommended     bool         // launch, with oneBatch: without --batch, the query spans the grid (the recommended batch is then chosen)
 	nodeCounts             []int        // the counts --nodes gave, set by query
 	region                 string       // --region: price every machine there ("" each one's cheapest)
 	spot                   bool         // --spot: spot prices instead of on-demand
-	train                  trainFlags   // --train, --ref-epochs, --ref-batch, --critical-batch, --like
+	train                  trainFlags   // --train, --recipe, --target-accuracy, --ref-epochs, --ref-batch, --critical-batch, --like
 }
 
 // register adds the shared run flags to fs. Lists have a singular and a plural
@@ -60,6 +61,8 @@ func (rf *runFlags) register(fs *flag.FlagSet, withBatch bool) {
 	fs.StringVar(&rf.gpus, "gpu", "", "bare GPUs, comma-separated catalog ids: a one-GPU machine with no price")
 	fs.StringVar(&rf.gpus, "gpus", "", "the same as --gpu")
 	switch {
+	case rf.oneBatch && rf.batchOrRecommended:
+		wholeVar(fs, &rf.batch, "batch", 0, "the global batch size (default: the recommended batch, as best and the window advise it)")
 	case rf.oneBatch:
 		wholeVar(fs, &rf.batch, "batch", 0, "the global batch size (required)")
 	case withBatch:
@@ -92,7 +95,7 @@ var runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--ba
 
 // trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
 // with it.
-var trainFlagsUsage = "\n        [--train " + alternatives(trainModeChoices()) + " [--ref-epochs E --ref-batch B (--critical-batch N | --like " + alternatives(likeChoices()) + ")]]"
+var trainFlagsUsage = "\n        [--train " + alternatives(trainModeChoices()) + " [--recipe NAME|FILE] [--target-accuracy X]\n        [--ref-epochs E --ref-batch B (--critical-batch N | --like " + alternatives(likeChoices()) + ")]]"
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
@@ -120,6 +123,8 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 		return q, Usagef("--batch %d is above the largest this tool predicts (%d)", rf.batch, maxPredictBatch)
 	case batchSet:
 		q.Batches = []int{rf.batch}
+	case rf.oneBatch && rf.batchOrRecommended:
+		q.Span = app.BatchSpan{Min: 1}
 	case rf.oneBatch:
 		return q, Usagef("--batch is required: the global batch size to explain, e.g. --batch 128")
 	case set["batches"] && rf.batches == "":
@@ -166,10 +171,11 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	if err != nil {
 		return q, err
 	}
-	if q.Run.ToTarget, err = training.EpochsModel(data); err != nil {
+	if err := training.Check(data); err != nil {
 		return q, Usagef("--train %s: %v", training.Mode, err)
 	}
-	if q.Run.ToTarget != nil && set["epochs"] {
+	q.Train = training
+	if q.ToTarget() && set["epochs"] {
 		return q, Usagef("--epochs %d counts a fixed run; --train to-target gives each batch the epochs it needs (leave --epochs out, or use --train epochs)", rf.epochs)
 	}
 	p, err := predictor.ParseTrainingPrecision(rf.precision)

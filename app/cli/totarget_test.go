@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"cnntime/app"
 	"cnntime/predictor/convergence"
 )
 
@@ -176,9 +177,10 @@ func compareCSV(t *testing.T, name, got, want string) {
 }
 
 // TestToTargetNodes is the issue's run: ResNet-50 on one or four p4d.24xlarge,
-// ImageNet, to the MLPerf target. Four nodes are faster than one but by less than the
-// fixed-epoch speed-up over the same batches, because the larger batch needs more
-// epochs; every count says its epochs, and best says what it minimised.
+// ImageNet, to the MLPerf target with MLPerf's LARS recipe. Four nodes are faster than
+// one but by less than the fixed-epoch speed-up over the same batches, because the
+// larger batch needs more epochs; every count says its epochs, and best says what it
+// minimised.
 func TestToTargetNodes(t *testing.T) {
 	run := func(args ...string) BestRow {
 		t.Helper()
@@ -192,7 +194,7 @@ func TestToTargetNodes(t *testing.T) {
 		}
 		return rows[0]
 	}
-	target := run("--train", "to-target")
+	target := run("--train", "to-target", "--recipe", "mlperf-lars")
 	fixed := run("--batches", "1-15000") // the same batch grid's sizes, fixed epochs
 	if target.Objective != objectiveToTarget || fixed.Objective != objectiveFixed {
 		t.Errorf("objectives %q and %q", target.Objective, fixed.Objective)
@@ -203,7 +205,7 @@ func TestToTargetNodes(t *testing.T) {
 	one, four := target.NodeCounts[0], target.NodeCounts[1]
 	m, _ := convergence.Preset("imagenet-1k")
 	for _, c := range target.NodeCounts {
-		if c.EpochsSource != "imagenet-1k" || math.Abs(c.Epochs-m.Epochs(c.Batch)) > 0.005 || c.Batch > 1281167 {
+		if c.EpochsSource != "mlperf-lars/resnet50" || math.Abs(c.Epochs-m.Epochs(c.Batch)) > 0.005 || c.Batch > 1281167 {
 			t.Errorf("%d nodes: batch %d, %v epochs from %q; the preset gives %v", c.Nodes, c.Batch, c.Epochs, c.EpochsSource, m.Epochs(c.Batch))
 		}
 	}
@@ -264,9 +266,10 @@ func TestCIFARCap(t *testing.T) {
 	}
 }
 
-// TestToTargetRows checks predict's rows to a target: their epochs are the preset's at
-// their batch, their run band adds the epochs' error, and only above the batch SGD is
-// known to hold do they name the regime (LARS) the epochs assume.
+// TestToTargetRows checks predict's rows to a target with ResNet-50's own recipe
+// (torchvision's v1, SGD): 90 epochs inside the batches linear scaling was shown on
+// (to 8,192, Goyal et al.), extrapolated above with a wider band and the reason; the
+// run band adds the epochs' error; the table names the recipe and the target.
 func TestToTargetRows(t *testing.T) {
 	code, out, errOut := runPredictCLI(t, "predict", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "4", "--batches", "256,8192,12288", "--train", "to-target", "--json")
 	if code != 0 {
@@ -276,25 +279,35 @@ func TestToTargetRows(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	m, _ := convergence.Preset("imagenet-1k")
+	book, err := app.Recipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := book.Plan("", "resnet50", "imagenet-1k", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
-		if r.EpochsSource != "imagenet-1k" || math.Abs(*r.Epochs-m.Epochs(r.Batch)) > 0.005 {
-			t.Errorf("batch %d: %v epochs from %q, want %v", r.Batch, *r.Epochs, r.EpochsSource, m.Epochs(r.Batch))
+		at := plan.At(r.Batch)
+		if r.EpochsSource != "torchvision-v1/resnet50" || r.Target != "76.13% top-1 on imagenet-1k" || math.Abs(*r.Epochs-at.Epochs) > 0.005 {
+			t.Errorf("batch %d: %v epochs from %q to %q, want %v from torchvision-v1/resnet50", r.Batch, *r.Epochs, r.EpochsSource, r.Target, at.Epochs)
 		}
-		if want := math.Hypot(*r.ErrorPct, m.ErrorPct); math.Abs(*r.RunErrorPct-want) > 0.1 {
+		if want := math.Hypot(*r.ErrorPct, at.ErrorPct); math.Abs(*r.RunErrorPct-want) > 0.1 {
 			t.Errorf("batch %d: run band ±%v%%, want ±%.1f%%", r.Batch, *r.RunErrorPct, want)
 		}
-		wantRegime := ""
+		wantRegime, epochs := "sgd", 90.0
 		if r.Batch > 8192 {
-			wantRegime = "lars"
+			wantRegime, epochs = "extrapolated", 90*(1+12288/45458.0)/(1+8192/45458.0)
 		}
-		if r.Regime != wantRegime || (wantRegime != "") != strings.Contains(r.RegimeNote, "LARS") {
-			t.Errorf("batch %d: regime %q (%q), want %q", r.Batch, r.Regime, r.RegimeNote, wantRegime)
+		if r.Regime != wantRegime || (wantRegime == "extrapolated") != strings.Contains(r.RegimeNote, "above the linear-scaling law's evidence (64–8,192)") || math.Abs(*r.Epochs-epochs) > 0.005 {
+			t.Errorf("batch %d: %v epochs, regime %q (%q), want %v, %q", r.Batch, *r.Epochs, r.Regime, r.RegimeNote, epochs, wantRegime)
 		}
 	}
 	code, out, _ = runPredictCLI(t, "predict", "--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--nodes", "4", "--batches", "256,12288", "--train", "to-target")
-	if code != 0 || !strings.Contains(out, "EPOCHS") || !strings.Contains(out, "TO TARGET") || !strings.Contains(out, "lars") || !strings.Contains(out, "to target: 75.9% top-1") {
-		t.Errorf("the to-target table:\n%s", out)
+	for _, want := range []string{"EPOCHS", "RECIPE", "TARGET", "TO TARGET", "torchvision-v1/resnet50", "76.13%", "extrapolated", "resnet50 to 76.13% top-1 on imagenet-1k: recipe torchvision-v1/resnet50"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("the to-target table lacks %q:\n%s", want, out)
+		}
 	}
 	// Custom figures: 90 epochs at 256, like ImageNet.
 	code, out, errOut = runPredictCLI(t, "predict", "--model", "resnet50", "--machine", "aws/p3.2xlarge", "--batches", "128", "--train", "to-target",
@@ -308,15 +321,60 @@ func TestToTargetRows(t *testing.T) {
 	}
 }
 
+// TestEveryCNNItsOwnRecipe is the issue's check: at batch 256 resnet50, convnext_tiny,
+// efficientnet_b0 and mobilenet_v3_large train with their own recipes to their own
+// accuracies for different epochs, and the three whose recipes were published at
+// another batch are marked extrapolated, saying why.
+func TestEveryCNNItsOwnRecipe(t *testing.T) {
+	code, out, errOut := runPredictCLI(t, "predict", "--model", "resnet50,convnext_tiny,efficientnet_b0,mobilenet_v3_large", "--gpu", "a100-sxm4-40gb",
+		"--train", "to-target", "--batch", "256", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rows []PredictRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 4 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	epochs := map[float64]bool{}
+	for i, want := range []struct {
+		recipe, target, regime, why string
+	}{
+		{"torchvision-v1/resnet50", "76.13% top-1 on imagenet-1k", "sgd", ""},
+		{"torchvision-v1/convnext_tiny", "82.52% top-1 on imagenet-1k", "extrapolated", "batch 256 is 2.0 doublings below the recipe's published batch (1,024)"},
+		{"timm/efficientnet_b0", "77.7% top-1 on imagenet-1k", "extrapolated", "batch 256 is 1.6 doublings below the recipe's published batch (768)"},
+		{"torchvision-v1/mobilenet_v3_large", "74.04% top-1 on imagenet-1k", "extrapolated", "batch 256 is 2.0 doublings below the recipe's published batch (1,024)"},
+	} {
+		r := rows[i]
+		if r.EpochsSource != want.recipe || r.Target != want.target || r.Regime != want.regime || r.RegimeNote != want.why {
+			t.Errorf("%s: recipe %q to %q, regime %q (%q); want %q to %q, %q (%q)", r.Model, r.EpochsSource, r.Target, r.Regime, r.RegimeNote, want.recipe, want.target, want.regime, want.why)
+		}
+		epochs[*r.Epochs] = true
+	}
+	if len(epochs) < 3 { // convnext_tiny and mobilenet_v3_large: both 600 epochs at 1,024
+		t.Errorf("epochs %v: want the recipes' own, not one figure for all", epochs)
+	}
+}
+
 // TestToTargetBadInput checks that every wrong training figure is a usage error that
 // names it, and that export writes nothing then.
 func TestToTargetBadInput(t *testing.T) {
 	dir := t.TempDir()
+	badRecipe := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badRecipe, []byte("name: mine\ndataset: imagenet-1k\nopt: sgd\nlr: 0\nlr_scaling: linear\nlr_scheduler: steplr\nlr_step_size: 30\nlr_gamma: 0.1\ntrain_crop_size: 224\nval_resize_size: 256\nval_crop_size: 224\nepochs: 90\nglobal_batch: 256\ntop1: 76\nsource: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--dataset", "cifar-100", "--train", "to-target"}, "no published epochs-to-target figures"},
+		{[]string{"--dataset", "cifar-100", "--train", "to-target"}, "on cifar-100: no recipe for it is built in"},
+		{[]string{"--train", "to-target", "--recipe", "adam-forever"}, `--recipe: recipe "adam-forever": no such built-in recipe`},
+		{[]string{"--train", "to-target", "--recipe", "dawnbench"}, "recipe dawnbench reached its accuracy on cifar-10; this run trains on imagenet-1k"},
+		{[]string{"--train", "to-target", "--recipe", filepath.Join(dir, "missing.yaml")}, "--recipe: read recipe file: open"},
+		{[]string{"--train", "to-target", "--recipe", badRecipe}, "--recipe: recipe file " + badRecipe + ": recipe mine, lr: 0: give the peak learning rate"},
+		{[]string{"--train", "to-target", "--target-accuracy", "101"}, "--target-accuracy 101: give a top-1 accuracy in percent"},
+		{[]string{"--recipe", "mlperf-lars"}, "add --train to-target"},
+		{[]string{"--train", "to-target", "--recipe", "mlperf-lars", "--ref-epochs", "90", "--ref-batch", "256", "--like", "imagenet"}, "not both"},
 		{[]string{"--train", "to-target", "--ref-epochs", "90", "--ref-batch", "0", "--critical-batch", "1000"}, "--ref-batch: reference batch 0"},
 		{[]string{"--train", "to-target", "--ref-epochs", "90", "--ref-batch", "256", "--critical-batch", "0.5"}, "--critical-batch: critical batch 0.5"},
 		{[]string{"--train", "to-target", "--ref-epochs", "NaN", "--ref-batch", "256", "--like", "imagenet"}, `invalid value "NaN" for flag -ref-epochs: "NaN" is not a decimal number`},
@@ -332,6 +390,36 @@ func TestToTargetBadInput(t *testing.T) {
 		code, _, errOut := runPredictCLI(t, args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: export wrote %s", tc.args, out)
+		}
+	}
+}
+
+// TestRecipeRefusedPerCNN: a target or a recipe name one CNN's recipe cannot take is
+// that CNN's answer, with the reason, beside the others'; when it is every CNN's, the
+// command fails with the reason and writes nothing.
+func TestRecipeRefusedPerCNN(t *testing.T) {
+	code, out, errOut := runPredictCLI(t, "predict", "--model", "resnet50,convnext_tiny", "--gpu", "a100-sxm4-40gb", "--batch", "256", "--train", "to-target", "--target-accuracy", "80")
+	if code != 0 || !strings.Contains(out, "convnext_tiny") || !strings.Contains(out+errOut, "resnet50: target accuracy 80%: recipe torchvision-v1/resnet50 is published at 76.13% top-1 on imagenet-1k; nothing shows it reaching more") ||
+		!strings.Contains(out+errOut, "torchvision-v2/resnet50 reaches 80.86%") {
+		t.Errorf("80%% for resnet50 and convnext_tiny: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target-accuracy", "80"}, "torchvision-v1/resnet50 is published at 76.13% top-1 on imagenet-1k; nothing shows it reaching more"},
+		{[]string{"--target-accuracy", "70"}, "6.1 points below recipe torchvision-v1/resnet50's published 76.13%"},
+		{[]string{"--recipe", "paper"}, "recipe paper is published for 5 networks, not resnet50: name one of paper/densenet121"},
+	} {
+		out := filepath.Join(dir, "out.csv")
+		args := append([]string{"export", "--model", "resnet50", "--machine", "aws/p3.2xlarge", "--csv", out, "--train", "to-target"}, tc.args...)
+		code, _, errOut := runPredictCLI(t, args...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want a failure saying %q", tc.args, code, errOut, tc.want)
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: export wrote %s", tc.args, out)
@@ -362,8 +450,8 @@ func TestExportSaysItsMode(t *testing.T) {
 		col[h] = i
 	}
 	for _, r := range recs[1:] {
-		if r[col["epochs_source"]] != "cifar-10" || (r[col["fits"]] == "true" && r[col["epochs"]] == "") {
-			t.Fatalf("row %v: want its epochs from cifar-10", r)
+		if r[col["epochs_source"]] != "dawnbench/resnet9" || r[col["target"]] != "94% top-1 on cifar-10" || (r[col["fits"]] == "true" && r[col["epochs"]] == "") {
+			t.Fatalf("row %v: want its epochs from DAWNBench's recipe to 94%%", r)
 		}
 	}
 	chart, err := os.ReadFile(svg)

@@ -25,6 +25,9 @@ type Book struct {
 // each listing the networks it was published for with what differs per network
 // (their accuracy at least).
 type bookFile struct {
+	// Sources names the sources the recipes' citations share: each name in a
+	// recipe's source is replaced by its text.
+	Sources  map[string]string `yaml:"sources"`
 	Fallback map[string]string `yaml:"fallback"`
 	Families []family          `yaml:"families"`
 }
@@ -44,6 +47,11 @@ func Parse(data []byte) (Book, error) {
 		return Book{}, fmt.Errorf("recipes: %w", err)
 	}
 	b := Book{fallback: f.Fallback, refs: map[string]Reference{}}
+	var pairs []string
+	for name, text := range f.Sources {
+		pairs = append(pairs, name, text)
+	}
+	cite := strings.NewReplacer(pairs...)
 	seen := map[string]bool{}
 	for _, fam := range f.Families {
 		models := fam.Models
@@ -57,6 +65,7 @@ func Parse(data []byte) (Book, error) {
 				r.NormWeightDecay = &v
 			}
 			overlay(reflect.ValueOf(&r).Elem(), reflect.ValueOf(m))
+			r.Source = cite.Replace(r.Source)
 			if err := r.Law.resolve(r); err != nil {
 				return Book{}, fmt.Errorf("recipe %s, law: %w", r.ID(), err)
 			}
@@ -130,6 +139,18 @@ func (b Book) byID(id string) (Recipe, bool) {
 	return Recipe{}, false
 }
 
+// Named lists the recipes a name or an ID names.
+func (b Book) Named(name string) []Recipe {
+	n := strings.TrimSpace(name)
+	var out []Recipe
+	for _, r := range b.recipes {
+		if r.Name == n || r.ID() == n {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ForNetwork lists the recipes published for network on dataset ("" for every
 // dataset), the default first.
 func (b Book) ForNetwork(network, dataset string) []Recipe {
@@ -146,7 +167,7 @@ func (b Book) ForNetwork(network, dataset string) []Recipe {
 // it, else the dataset's fallback (own false: the recipe is another network's). No
 // recipe for the dataset at all is an error that says what to give.
 func (b Book) Default(network, dataset string) (r Recipe, own bool, err error) {
-	if rs := b.ForNetwork(network, dataset); len(rs) > 0 {
+	if rs := b.ForNetwork(network, dataset); dataset != "" && len(rs) > 0 {
 		return rs[0], true, nil
 	}
 	if id, ok := b.fallback[dataset]; ok {
@@ -257,7 +278,19 @@ func (b Book) PlanFor(r Recipe, network, dataset string, target float64) (Plan, 
 		return Plan{}, fmt.Errorf("recipe %s reached its accuracy on %s; this run trains on %s: choose a recipe of %s", r.ID(), r.Dataset, dataset, dataset)
 	}
 	ref, _ := b.Reference(r.Dataset)
-	return ForTarget(r, network, target, ref)
+	p, err := ForTarget(r, network, target, ref)
+	if err != nil && target > r.Top1 {
+		var reach []string
+		for _, o := range b.ForNetwork(network, r.Dataset) {
+			if o.Top1 >= target {
+				reach = append(reach, fmt.Sprintf("%s reaches %s", o.ID(), FormatTop1(o.Top1)))
+			}
+		}
+		if len(reach) > 0 {
+			err = fmt.Errorf("%w (%s)", err, strings.Join(reach, ", "))
+		}
+	}
+	return p, err
 }
 
 // MaxFileBytes bounds a recipe file: a recipe is a few hundred bytes.

@@ -3,6 +3,8 @@ package recipe
 import (
 	"fmt"
 	"math"
+
+	"cnntime/predictor/convergence"
 )
 
 // Plan is a recipe resolved for one network and one target accuracy: the epochs a run
@@ -75,7 +77,11 @@ func (p Plan) At(b int) Epochs {
 		if b > edge {
 			side = "above"
 		}
-		out.Why = fmt.Sprintf("batch %d is %.1f doublings %s the %s law's evidence (%s)", b, doublings, side, l.Kind, l.BatchRange())
+		if l.Kind == Published {
+			out.Why = fmt.Sprintf("batch %s is %.1f doublings %s the recipe's published batch (%s)", count(b), doublings, side, l.BatchRange())
+		} else {
+			out.Why = fmt.Sprintf("batch %s is %.1f doublings %s the %s law's evidence (%s)", count(b), doublings, side, l.Kind, l.BatchRange())
+		}
 	}
 	if !p.OwnNetwork {
 		out.ErrorPct += AnotherNetworkPct
@@ -110,8 +116,12 @@ func count(n int) string {
 	return s
 }
 
-// TargetName is the plan's target in words: "76.13% top-1 on imagenet-1k".
+// TargetName is the plan's target in words: "76.13% top-1 on imagenet-1k", or "your
+// target" for a user's own figures.
 func (p Plan) TargetName() string {
+	if p.Target == 0 {
+		return "your target"
+	}
 	return fmt.Sprintf("%s top-1 on %s", FormatTop1(p.Target), p.Recipe.Dataset)
 }
 
@@ -119,8 +129,8 @@ func (p Plan) TargetName() string {
 // accuracy target (percent; 0 is the recipe's published accuracy). A target above
 // the published accuracy is refused (no evidence the recipe reaches it), as is one more
 // than MaxTargetDropTop1 points below; a lower one compresses the schedule by the
-// target rule, epochs × 2^(−Δ/TargetPointsPerDoubling), and adds TargetResidualPct to
-// the band.
+// target rule, epochs × 2^(−Δ/TargetPointsPerDoubling), and adds TargetErrorPct to the
+// band.
 func ForTarget(r Recipe, network string, target float64, ref Reference) (Plan, error) {
 	p := Plan{Recipe: r, Network: network, OwnNetwork: network == r.Model || r.Model == "", Target: r.Top1, TargetFactor: 1, Reference: ref}
 	if target == 0 || math.Abs(target-r.Top1) < 0.005 {
@@ -139,6 +149,47 @@ func ForTarget(r Recipe, network string, target float64, ref Reference) (Plan, e
 	}
 	p.Target = target
 	p.TargetFactor = math.Exp2(-drop / TargetPointsPerDoubling)
-	p.TargetErrorPct = TargetResidualPct()
+	p.TargetErrorPct = TargetErrorPct
 	return p, nil
+}
+
+// Check reports what is wrong with the plan's numbers (a plan built by hand, or a
+// user's figures), or nil.
+func (p Plan) Check() error {
+	l := p.Recipe.Law
+	switch {
+	case !(p.TargetFactor > 0) || math.IsInf(p.TargetFactor, 0):
+		return fmt.Errorf("epochs plan %s: the target's factor %v must be a positive finite number", p.Recipe.ID(), p.TargetFactor)
+	case !finiteIn(p.Recipe.Epochs, 0, MaxEpochs) || p.Recipe.Epochs == 0:
+		return fmt.Errorf("epochs plan %s: the recipe's epochs %v must be a positive finite number", p.Recipe.ID(), p.Recipe.Epochs)
+	case l.MinBatch < 1 || l.MaxBatch < l.MinBatch:
+		return fmt.Errorf("epochs plan %s: the law's batches %d–%d are no range", p.Recipe.ID(), l.MinBatch, l.MaxBatch)
+	case l.Kind == NoiseScale && !finiteIn(l.CriticalBatch, 1, 1e9):
+		return fmt.Errorf("epochs plan %s: the critical batch %v must be from 1 to 1e9", p.Recipe.ID(), l.CriticalBatch)
+	case !finiteIn(l.EpochsMin, 0, MaxEpochs) || !finiteIn(l.ErrorPct, 0, 1000) || !finiteIn(p.TargetErrorPct, 0, 1000):
+		return fmt.Errorf("epochs plan %s: its smallest epochs %v, error %v%% and target error %v%% must be finite and in range", p.Recipe.ID(), l.EpochsMin, l.ErrorPct, p.TargetErrorPct)
+	case (p.Recipe.Law.MinBatch > 1 || p.Recipe.Law.MaxBatch < MaxGlobalBatch || !p.OwnNetwork) && !finiteIn(p.Reference.CriticalBatch, 1, 1e9):
+		return fmt.Errorf("epochs plan %s: outside its batches it needs a reference law's critical batch, not %v", p.Recipe.ID(), p.Reference.CriticalBatch)
+	}
+	return nil
+}
+
+// CustomName is the recipe name of a user's own figures (CustomPlan).
+const CustomName = "custom"
+
+// CustomPlan is the plan of a user's own figures: E epochs at a reference batch and a
+// critical batch, or a preset's (convergence.Custom). Its law holds at every batch (the
+// user vouches for it), with the preset's error when it is like one and none of its own
+// otherwise, to "your target".
+func CustomPlan(c convergence.Custom, network string) (Plan, error) {
+	m, err := c.Model()
+	if err != nil {
+		return Plan{}, err
+	}
+	r := Recipe{Name: CustomName, Epochs: c.Epochs, GlobalBatch: c.Batch, Source: "your figures",
+		Law: Law{Kind: NoiseScale, MinBatch: 1, MaxBatch: MaxGlobalBatch, EpochsMin: m.EpochsMin, CriticalBatch: m.NoiseBatch,
+			ErrorPct: m.ErrorPct, Regime: CustomName, Basis: m.Basis}}
+	p := Plan{Recipe: r, Network: network, OwnNetwork: true, TargetFactor: 1,
+		Reference: Reference{Recipe: CustomName, CriticalBatch: m.NoiseBatch}}
+	return p, p.Check()
 }
