@@ -38,6 +38,10 @@ type Request struct {
 	Precision measure.Precision // a training precision: fp32, fp32-strict or amp
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
+	// Points, where it holds a point per batch, is where the curve's points are
+	// written (cleared first) instead of new memory: a caller that is done with one
+	// curve's points before the next reuses them.
+	Points []Point
 	Run       Run
 	// RecipeBatch is the global batch the run's training recipe was published with (0:
 	// none): among the batches within NearBestPct of the best, the one nearest it is
@@ -191,10 +195,11 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		need = max(perGPUMax, 1) // nothing beyond memory is predicted
 	}
 	var tab *stepArrays
-	if wanted := req.stepsRead(perGPUMax); isDense(wanted) {
+	switch reads := req.readsSteps(perGPUMax); {
+	case reads == readsDense:
 		tab = e.table(req, need)
-	} else if len(wanted) > 0 {
-		tab = e.tableAt(req, wanted)
+	case reads == readsSome:
+		tab = e.tableAt(req, req.stepsRead(perGPUMax))
 	}
 
 	c := Curve{
@@ -204,7 +209,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		GPUCount:  n,
 		Precision: req.Precision,
 		Policy:    req.Policy,
-		Points:    make([]Point, len(req.Batches)),
+		Points:    req.pointsFor(),
 		MaxBatch:  perGPUMax * n,
 		Input:     networkInput(req.Network),
 		Loader:    req.Input.Loader,
@@ -288,6 +293,17 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	return c, nil
 }
 
+// pointsFor is req's Points, cleared, where they are enough for its batches, else new
+// points.
+func (req *Request) pointsFor() []Point {
+	if cap(req.Points) < len(req.Batches) {
+		return make([]Point, len(req.Batches))
+	}
+	p := req.Points[:len(req.Batches)]
+	clear(p)
+	return p
+}
+
 // memory returns net's memory model at precision p, computed once.
 func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 	k := memKey{net, p}
@@ -323,16 +339,43 @@ func (req *Request) stepsRead(perGPUMax int) []int {
 	return slices.Compact(out)
 }
 
-// sparseBelow is how few of the per-GPU batches up to its largest a curve reads for its
-// steps to be worked out one by one (a sparse table, tableAt) instead of every batch
-// from 1 up (a dense one, table): a window's curve over a grid up to a CIFAR epoch's
-// 50,000 images reads a few hundred.
+// sparseBelow is how few of the per-GPU batches up to its largest a curve's points are
+// for its steps to be worked out one by one (a sparse table, tableAt) instead of every
+// batch from 1 up (a dense one, table): a window's curve over a grid up to a CIFAR
+// epoch's 50,000 images has a few hundred points.
 const sparseBelow = 4
 
-// isDense reports whether a curve reading the per-GPU batches wanted (ascending) fills
-// a dense table: it reads at least 1 in sparseBelow of the batches up to its largest.
-func isDense(wanted []int) bool {
-	return len(wanted) > 0 && len(wanted)*sparseBelow >= wanted[len(wanted)-1]
+// What a curve's steps are read from (readsSteps).
+const (
+	readsNone  = iota // no point fits: no step is read
+	readsDense        // every batch up to the largest point's: a dense table
+	readsSome         // the points' and their epochs' last steps: a sparse table
+)
+
+// readsSteps says which table a curve of req reads its steps from: a dense one where
+// its points that fit in memory (perGPUMax per GPU; -1: all fit) are at least 1 in
+// sparseBelow of the per-GPU batches up to the largest (an epoch's last step is
+// smaller than its point's, so a dense table holds it too), else a sparse one of the
+// batches it reads (stepsRead). The points ascend, so they are counted without a sort.
+func (req *Request) readsSteps(perGPUMax int) int {
+	n := req.totalGPUs()
+	count, last := 0, 0
+	for _, B := range req.Batches {
+		b := perGPUBatch(B, n)
+		if perGPUMax >= 0 && b > perGPUMax {
+			break
+		}
+		if b != last {
+			count, last = count+1, b
+		}
+	}
+	switch {
+	case count == 0:
+		return readsNone
+	case count*sparseBelow >= last:
+		return readsDense
+	}
+	return readsSome
 }
 
 // tableSize is the last batch of a dense table holding per-GPU batch need: a power of
@@ -434,7 +477,7 @@ func (e *Engine) Reserve(req Request, perGPUBatch int) {
 		return
 	}
 	fits := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU))
-	if !isDense(req.stepsRead(fits)) {
+	if req.readsSteps(fits) != readsDense {
 		return
 	}
 	if fits >= 0 && perGPUBatch > fits {

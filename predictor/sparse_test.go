@@ -36,27 +36,37 @@ func TestStepsRead(t *testing.T) {
 	}
 }
 
-func TestIsDense(t *testing.T) {
-	every := make([]int, 1024)
-	for i := range every {
-		every[i] = i + 1
+// A curve reads a dense table where its points that fit are at least a quarter of the
+// per-GPU batches up to the largest, a sparse one where they are fewer, none where
+// none fits.
+func TestReadsSteps(t *testing.T) {
+	upTo := func(hi, step int) []int {
+		var out []int
+		for b := step; b <= hi; b += step {
+			out = append(out, b)
+		}
+		return out
 	}
-	grid := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 50000}
 	tests := []struct {
-		wanted []int
-		want   bool
+		name      string
+		batches   []int
+		gpus      int
+		perGPUMax int
+		want      int
 	}{
-		{every, true},
-		{every[:1], true},
-		{[]int{256}, false},
-		{[]int{1, 2, 3, 16}, true},  // 4 of 16: a quarter
-		{[]int{1, 2, 3, 17}, false}, // 4 of 17
-		{grid, false},
-		{nil, false},
+		{"every batch", upTo(1024, 1), 1, -1, readsDense},
+		{"every batch over 8 GPUs", upTo(8192, 8), 8, -1, readsDense},
+		{"a window's grid", windowGrid(50000), 1, -1, readsSome},
+		{"the grid cut by memory", windowGrid(50000), 1, 64, readsDense},
+		{"4 of 16", []int{1, 2, 3, 16}, 1, -1, readsDense},
+		{"4 of 17", []int{1, 2, 3, 17}, 1, -1, readsSome},
+		{"one batch", []int{256}, 1, -1, readsSome},
+		{"nothing fits", []int{256, 512}, 1, 100, readsNone},
 	}
 	for _, tc := range tests {
-		if got := isDense(tc.wanted); got != tc.want {
-			t.Errorf("isDense(%d batches up to %v) = %v, want %v", len(tc.wanted), tc.wanted[len(tc.wanted)-1:], got, tc.want)
+		req := Request{Machine: hw.Machine{GPUCount: tc.gpus}, Batches: tc.batches}
+		if got := req.readsSteps(tc.perGPUMax); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
@@ -197,5 +207,52 @@ func TestSparseTableGrowsByWhatItLacks(t *testing.T) {
 	}
 	if _, tab := e.stepTableOf(&every); !tab.arrays.denseTo(300) {
 		t.Errorf("a curve of every batch to 300 left a table that is not dense to 300")
+	}
+}
+
+// A curve predicted into the points of one before it (Request.Points) is the curve
+// predicted into new ones: nothing of the earlier curve is left in it, not at the
+// batches that no longer fit in memory either.
+func TestCurveIntoReusedPoints(t *testing.T) {
+	model := kernels.NewModel(nil, []hw.GPU{a100}, nil, nil)
+	e := NewEngine(model, DefaultOverheads, DefaultMemoryModel)
+	small, err := cnn.Build("resnet18", cnn.Options{Resolution: 32, Classes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := cnn.Build("vgg16", cnn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches []int
+	for b := 1; b <= 4096; b *= 2 {
+		batches = append(batches, b)
+	}
+	request := func(net *cnn.Network) Request {
+		return Request{Network: net, Machine: hw.Machine{ID: "m", GPUCount: 1, PriceUSDPerHour: 2}, GPU: a100, Precision: measure.AMP,
+			Policy: measure.Heuristic, Batches: batches, Run: Run{Epochs: 10, Images: 50000}}
+	}
+	first, err := e.Curve(request(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := request(big)
+	reused.Points = first.Points
+	got, err := e.Curve(reused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := e.Curve(request(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &got.Points[0] != &first.Points[0] {
+		t.Error("the curve did not use the points it was given")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("into reused points: %+v\nnew points: %+v", got.Points, want.Points)
+	}
+	if fits := want.Points[len(want.Points)-1].Fits; fits {
+		t.Errorf("vgg16 at batch %d fits in an A100: the test wants batches beyond memory", batches[len(batches)-1])
 	}
 }

@@ -160,7 +160,10 @@ type stepPlan struct {
 	// they add and the garbage collector has no pointers to scan in them.
 	ms, relErr [][]float64
 	rank       [][]uint8
-	seq        []kernelSeq // the launches that run a kernel, in issue order
+	// sameRank is a timing's rank where it is the same at every batch, else mixedRank:
+	// compose takes the least trusted source of those once, not at every batch.
+	sameRank []uint8
+	seq      []kernelSeq // the launches that run a kernel, in issue order
 	// update and updateIssue are the optimizer step's GPU time and host issue time
 	// where it is not a list of operators in seq (0 with ForwardBackwardOnly).
 	update, updateIssue float64
@@ -220,6 +223,7 @@ func (p *stepPlan) newTiming() (ti int, ms, relErr []float64, rank []uint8) {
 	relErr = fromSlab(&p.floatSlabs, &floatSlabPool, n)
 	rank = fromSlab(&p.rankSlabs, &rankSlabPool, n)
 	p.ms, p.relErr, p.rank = append(p.ms, ms), append(p.relErr, relErr), append(p.rank, rank)
+	p.sameRank = append(p.sameRank, mixedRank) // until settle says otherwise
 	return len(p.ms) - 1, ms, relErr, rank
 }
 
@@ -227,6 +231,7 @@ func (p *stepPlan) newTiming() (ti int, ms, relErr []float64, rank []uint8) {
 // returns its index.
 func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels.Request) int {
 	ti, ms, relErr, rank := p.newTiming()
+	defer p.settleRank(ti)
 	if t, ok := timer.(intoTimer); ok {
 		t.TimesInto(dev, req, p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
 		return ti
@@ -243,6 +248,23 @@ func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels
 		ms[i], relErr[i], rank[i] = out[i].MS, out[i].RelErr, out[i].Source.Rank()
 	}
 	return ti
+}
+
+// mixedRank marks a timing whose source differs between batches (stepPlan.sameRank).
+const mixedRank = 0xff
+
+// settleRank notes whether timing ti's source is the same at every batch.
+func (p *stepPlan) settleRank(ti int) {
+	rank := p.rank[ti]
+	p.sameRank[ti] = mixedRank
+	for _, r := range rank {
+		if r != rank[0] {
+			return
+		}
+	}
+	if len(rank) > 0 {
+		p.sameRank[ti] = rank[0]
+	}
 }
 
 // estimate is timing ti at the plan's batch index at.
@@ -265,7 +287,7 @@ func (p *stepPlan) release() {
 		estimateSlabPool.Put(p.scratch)
 	}
 	p.floatSlabs, p.rankSlabs, p.scratch = nil, nil, nil
-	p.ms, p.relErr, p.rank = nil, nil, nil
+	p.ms, p.relErr, p.rank, p.sameRank = nil, nil, nil, nil
 }
 
 // plan times req's kernels at the per-GPU batches (each distinct configuration ×
@@ -354,6 +376,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 			for i := range ms {
 				ms[i], relErr[i], rank[i] = op.gpuMS, e.over.OverheadRelErr, kernels.Measured.Rank()
 			}
+			p.sameRank[ti] = kernels.Measured.Rank()
 			phase := measure.Phase("")
 			if layer >= 0 {
 				phase = measure.Forward
@@ -487,6 +510,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 			used[k.timing].backward++
 		}
 		if waited == nil {
+			gpuEnd := gpuEnd[:len(ms)]
 			for i, t := range ms {
 				end := gpuEnd[i]
 				if end < hostMS {
@@ -496,7 +520,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 			}
 			continue
 		}
-		waited := waited[:len(ms)]
+		waited, gpuEnd := waited[:len(ms)], gpuEnd[:len(ms)]
 		for i, t := range ms {
 			end := gpuEnd[i]
 			if h := hostMS + waited[i]; end < h {
@@ -505,19 +529,30 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 			gpuEnd[i] = end + t
 		}
 	}
+	var sameRank uint8 // the least trusted source of the timings whose source is the same at every batch
 	for ti, u := range used {
 		if u.total == 0 {
 			continue
 		}
 		nt, nb := float64(u.total), float64(u.backward)
-		ms, relErr, rank := p.ms[ti][lo:hi], p.relErr[ti][lo:hi], p.rank[ti][lo:hi]
-		relErr, rank = relErr[:len(ms)], rank[:len(ms)]
+		ms, relErr := p.ms[ti][lo:hi], p.relErr[ti][lo:hi]
+		relErr, gpuMS, backwardMS, errSum := relErr[:len(ms)], gpuMS[:len(ms)], backwardMS[:len(ms)], errSum[:len(ms)]
 		for i, t := range ms {
 			gpuMS[i] += nt * t
 			backwardMS[i] += nb * t
 			errSum[i] += nt * t * relErr[i]
-			source[i] = max(source[i], rank[i])
 		}
+		if r := p.sameRank[ti]; r != mixedRank {
+			sameRank = max(sameRank, r)
+			continue
+		}
+		rank := p.rank[ti][lo:hi]
+		for i, r := range rank {
+			source[i] = max(source[i], r)
+		}
+	}
+	for i := range source {
+		source[i] = max(source[i], sameRank)
 	}
 	if waited == nil {
 		waited = make([]float64, n)
