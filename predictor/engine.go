@@ -42,7 +42,7 @@ type Request struct {
 	// written (cleared first) instead of new memory: a caller that is done with one
 	// curve's points before the next reuses them.
 	Points []Point
-	Run       Run
+	Run    Run
 	// RecipeBatch is the global batch the run's training recipe was published with (0:
 	// none): among the batches within NearBestPct of the best, the one nearest it is
 	// the recommended batch (Curve.Recommended).
