@@ -901,13 +901,15 @@ func TestGUISelectHoverAndExport(t *testing.T) {
 	if !waitFor(10*time.Second, func() bool { return g.pref("session.train") == "to-target" }) {
 		t.Fatalf("the to-target choice did not reach the session: train mode %q (screenshot: %s)", g.pref("session.train"), x.keep(t, "to-target", x.screenshot(t)))
 	}
-	x.waitStill(t, "the curves to the target", before, curvesArea, 2)
+	// vgg16's own recipe trains 90 epochs at every batch its linear scaling holds to, so
+	// its curves and results may look as they did: the status line says the new run.
+	x.waitStill(t, "the prediction to the target", before, statusBar, 2)
 	targetPDF := filepath.Join(out, "to-target.pdf")
 	exportOpen(choiceCurves)
 	typeInto(exportFile, targetPDF)
 	exportAndWait(targetPDF, func(data []byte) error {
 		text := pdfText(data)
-		for _, want := range []string{"Time to target vs batch size —", "to target 75.9% top-1", "vgg16", machines[0], "1 CNN × " + strconv.Itoa(len(machines)) + " machines"} {
+		for _, want := range []string{"Time to target vs batch size —", "to 71.59% top-1 on imagenet-1k, recipe torchvision-v1/vgg16", "vgg16", machines[0], "1 CNN × " + strconv.Itoa(len(machines)) + " machines"} {
 			if !strings.Contains(text, want) {
 				return fmt.Errorf("the PDF's text lacks %q: %.600q", want, text)
 			}

@@ -130,8 +130,11 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 		Host:           hostLine(c, p),
 		Command:        command,
 	}
-	if c.Framework == predictor.Compiled {
-		r.Compile = "reduce-overhead" // cnntime's compiled stack replays CUDA graphs
+	switch c.Framework {
+	case predictor.Compiled:
+		r.Compile = "default" // torch.compile(model): fused kernels, issued one by one
+	case predictor.CompiledGraphs:
+		r.Compile = "reduce-overhead" // the same kernels replayed as CUDA graphs
 	}
 	if ds, _, err := q.Data.set(); err == nil {
 		r.Classes = ds.Classes
@@ -196,7 +199,7 @@ func (e *Engine) launchPoint(ctx context.Context, q Query) (predictor.Curve, pre
 // launchedQuery is q as the launch file runs it, and what differs from q, one phrase
 // each. cnntime's training script reads an ImageFolder through PyTorch's DataLoader
 // (or synthetic images kept on the GPU when no data is given), runs eager PyTorch 2 or
-// torch.compile in reduce-overhead mode, and reads the loss and accuracy every step as
+// torch.compile (its default mode, or reduce-overhead), and reads the loss and accuracy every step as
 // torchvision's reference script does; SkyPilot launches RunPod's Secure Cloud only.
 // The user's own command runs as asked: only the machine can differ.
 func (e *Engine) launchedQuery(q Query, kind string, data, ownCommand bool) (Query, []string, error) {
@@ -231,15 +234,15 @@ func (e *Engine) launchedQuery(q Query, kind string, data, ownCommand bool) (Que
 		differs = append(differs, fmt.Sprintf("the loader: %s → PyTorch's DataLoader (the script reads an ImageFolder with torchvision's transforms)", loader))
 	}
 	switch f := d.framework(); f {
-	case predictor.PyTorch2, predictor.Compiled:
+	case predictor.PyTorch2, predictor.Compiled, predictor.CompiledGraphs:
 	case predictor.PyTorch1:
 		if kind == LaunchSkyPilot {
 			d.Framework = string(predictor.PyTorch2)
 			differs = append(differs, fmt.Sprintf("the stack: PyTorch 1.x eager → PyTorch %s eager, which setup installs", launchTorch()))
 		}
 	case predictor.Optimized:
-		d.Framework = string(predictor.Compiled)
-		differs = append(differs, "the stack: NVIDIA's optimised implementation → torch.compile in reduce-overhead mode, the nearest the script runs")
+		d.Framework = string(predictor.CompiledGraphs)
+		differs = append(differs, "the stack: NVIDIA's optimised implementation → torch.compile in reduce-overhead mode (compiled-graphs), the nearest the script runs")
 	default:
 		d.Framework = string(predictor.PyTorch2)
 		differs = append(differs, fmt.Sprintf("the stack: %s → eager PyTorch 2", f))
@@ -421,12 +424,11 @@ func (b *EngineBackend) LaunchFile(ctx context.Context, s SessionSettings, model
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return nil, err
 	}
-	q := Query{Models: []string{model}, Targets: []Target{t}, Batches: []int{batch}, Precision: s.Precision, Policy: s.Policy,
-		Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	q.Models, q.Targets, q.Batches = []string{model}, []Target{t}, []int{batch}
 	r, err := e.LaunchRun(ctx, q, req)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ type RunData struct {
 	// (predictor.Scripts); "" is a tight loop, as benchmarks run.
 	Script string
 	// Framework is the software stack that runs the step: pytorch2, pytorch1, graph,
-	// compiled or optimized (predictor.Frameworks); "" is pytorch2.
+	// compiled, compiled-graphs or optimized (predictor.Frameworks); "" is pytorch2.
 	Framework string
 }
 

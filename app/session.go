@@ -367,8 +367,8 @@ const warmAfter = 400 * time.Millisecond
 // training precisions: switching precision then redraws at once instead of computing
 // a hundred new step models. A change stops it (scheduleLocked).
 func (s *Session) warm(ctx context.Context, w Warmer, settings SessionSettings) {
-	// The likeliest next first: amp, then the default fp32, then fp32-strict.
-	for _, p := range []measure.Precision{measure.AMP, measure.FP32, measure.FP32Strict} {
+	// The likeliest next first: amp, then the default fp32, bf16, tf32, then fp32-strict.
+	for _, p := range []measure.Precision{measure.AMP, measure.FP32, measure.BF16, measure.TF32, measure.FP32Strict} {
 		if p == settings.Precision || ctx.Err() != nil {
 			continue
 		}

@@ -17,7 +17,7 @@ type SessionSettings struct {
 	Machines  []string          // machine IDs, e.g. "aws/p3.2xlarge"
 	Epochs    int               // passes over the data set
 	Images    int               // training images per epoch
-	Precision measure.Precision // fp32, fp32-strict or amp
+	Precision measure.Precision // fp32, fp32-strict, tf32, amp or bf16
 	Policy    measure.Policy    // cuDNN algorithm choice: heuristic or fastest
 	BatchMin  int               // the smallest global batch size
 	// BatchMax caps the global batch size; 0 lets each machine's curve run up to the
@@ -130,6 +130,17 @@ func (s SessionSettings) Run() (predictor.Run, error) {
 		return predictor.Run{}, err
 	}
 	return predictor.Run{Epochs: s.Epochs, Images: s.Images}, nil
+}
+
+// query is the query of the settings' run, without its models, targets and batch
+// sizes: every prediction, explanation and launch file of the window starts from it,
+// so none of them leaves out a part of the run (the training to a target did).
+func (s SessionSettings) query() (Query, error) {
+	run, err := s.Run()
+	if err != nil {
+		return Query{}, err
+	}
+	return Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price, Train: s.Train}, nil
 }
 
 // Options are the chart options for these settings in a style.

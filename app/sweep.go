@@ -17,6 +17,7 @@ import (
 	"cnntime/gpu"
 	"cnntime/gpu/convalgo"
 	"cnntime/gpu/cpu"
+	"cnntime/gpu/devicelock"
 	"cnntime/gpu/lifeline"
 	"cnntime/gpu/timing"
 	"cnntime/predictor"
@@ -627,6 +628,18 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 		return res, err
 	}
 	start := time.Now()
+	// One sweep at a time on the device, whatever cache each writes to (the cache's own
+	// record refuses a second sweep into the same cache at once, above).
+	lock, err := devicelock.Acquire(ctx, dev, cache.Path(), func(h devicelock.Holder) {
+		if progress != nil {
+			progress(SweepProgress{Total: res.Total, Cached: res.Cached, Message: fmt.Sprintf(
+				"another sweep measures %s (%s): this one waits for it to end, as two sweeps on one device spoil each other's timings", dev.Name, h)})
+		}
+	})
+	if err != nil {
+		return res, endSweep(ctx, cache, &res, start, err)
+	}
+	defer lock.Release()
 	var estTotal, estDone float64
 	for _, it := range plan.Kernels.Items {
 		estTotal += it.EstimateS
@@ -682,10 +695,17 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	if err == nil {
 		err = runSteps(ctx, cache, sw, plan, &res, report)
 	}
-	res.Elapsed = time.Since(start)
 	if errors.Is(err, lifeline.ErrOrphaned) {
+		res.Elapsed = time.Since(start)
 		return res, err // nothing more is written: the sweep reads as interrupted, as it was
 	}
+	return res, endSweep(ctx, cache, &res, start, err)
+}
+
+// endSweep records how the sweep res ended, with err what stopped it (nil: nothing),
+// and returns the sweep's error: none when it was paused or cancelled.
+func endSweep(ctx context.Context, cache *db.DB, res *SweepResult, start time.Time, err error) error {
+	res.Elapsed = time.Since(start)
 	res.State = db.SweepDone
 	switch {
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSweepPaused):
@@ -699,7 +719,7 @@ func RunSweep(ctx context.Context, cache *db.DB, sw gpu.Sweeper, plan SweepPlan,
 	if uerr := cache.UpdateSweep(context.WithoutCancel(ctx), res.SweepID, res.State, res.Done); uerr != nil && err == nil {
 		err = uerr
 	}
-	return res, err
+	return err
 }
 
 // sweepETA is the time a sweep has left: the plan's estimate of what is left, scaled by

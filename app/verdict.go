@@ -178,13 +178,17 @@ func UnavailableWarning(c *predictor.Curve) string {
 // large a batch that an epoch is fewer than MinStepsPerEpoch steps; to a target, epochs
 // extrapolated outside the recipe's evidence (another network's recipe, a batch
 // outside its law's batches) and a recipe that trains at another input size than the
-// steps are predicted at. A curve that could not be predicted says why. Nil when there
-// is nothing to say.
+// steps are predicted at; and a GPU whose family no published run tunes
+// (Curve.TuningNote). A curve that could not be predicted says why. Nil when there is
+// nothing to say.
 func RunWarnings(c *predictor.Curve, batches ...int) []string {
 	if c.Unavailable != "" {
 		return []string{UnavailableWarning(c)}
 	}
 	var out []string
+	if c.TuningNote != "" {
+		out = append(out, c.TuningNote)
+	}
 	if c.Recipe == nil {
 		var few []string
 		for _, b := range batches {

@@ -35,7 +35,7 @@ type Request struct {
 	// DeviceKey is a device of this GPU model measured in the cache ("" when none):
 	// its measurements come first.
 	DeviceKey string
-	Precision measure.Precision // a training precision: fp32, fp32-strict or amp
+	Precision measure.Precision // a training precision: fp32, fp32-strict, tf32, amp or bf16
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
 	// Points, where it holds a point per batch, is where the curve's points are
@@ -112,6 +112,12 @@ type tableKey struct {
 type memKey struct {
 	net       *cnn.Network
 	precision measure.Precision
+}
+
+// untunedFamilies is a layer timer that can say a GPU's family has no tuning
+// measurement, and the least band of a step estimated on it (kernels.Model).
+type untunedFamilies interface {
+	UntunedFamily(hw.GPU) (note string, band float64)
 }
 
 // NewEngine returns an engine over the per-layer model timer.
@@ -220,6 +226,9 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Host:      req.Host,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
+	}
+	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
+		c.TuningNote, _ = t.UntunedFamily(req.GPU)
 	}
 	if c.Loader == "" {
 		c.Loader = pipeline.Synthetic

@@ -198,7 +198,7 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{"zero batch", func(r *Request) { r.Batches = []int{0, 2} }, "batch size 0"},
 		{"descending", func(r *Request) { r.Batches = []int{4, 2} }, "must ascend"},
 		{"fewer images than GPUs", func(r *Request) { r.Batches = []int{1, 2} }, "at least one image per GPU"},
-		{"kernel precision", func(r *Request) { r.Precision = measure.TF32 }, "unknown training precision"},
+		{"unknown precision", func(r *Request) { r.Precision = "fp8" }, "unknown training precision"},
 	}
 	e := NewEngine(newLinearTimer(1), noOverheads(), DefaultMemoryModel)
 	if _, err := e.Curve(good); err != nil {
@@ -229,6 +229,13 @@ func TestKernelPrecision(t *testing.T) {
 		{measure.AMP, cnn.OpConv2d, v100, measure.AMP},
 		{measure.AMP, cnn.OpBatchNorm, a100, measure.AMP},
 		{measure.AMP, cnn.OpLoss, a100, measure.FP32},
+		{measure.TF32, cnn.OpConv2d, a100, measure.TF32}, // tf32: convolutions ...
+		{measure.TF32, cnn.OpLinear, a100, measure.TF32}, // ... and matrix multiplies
+		{measure.TF32, cnn.OpBatchNorm, a100, measure.FP32},
+		{measure.TF32, cnn.OpLinear, v100, measure.FP32}, // no TF32 before Ampere
+		{measure.BF16, cnn.OpConv2d, a100, measure.BF16},
+		{measure.BF16, cnn.OpReLU, a100, measure.BF16}, // 16-bit activations
+		{measure.BF16, cnn.OpLoss, a100, measure.FP32},
 	}
 	for _, tc := range tests {
 		if got := KernelPrecision(tc.train, tc.op, tc.gpu); got != tc.want {

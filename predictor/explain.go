@@ -403,7 +403,7 @@ func (e *Engine) stackReport(req Request, p *stepPlan, at, b int) (StackReport, 
 	switch {
 	case f.ConvertsLayout(req.Precision):
 		r.Layout = "nhwc throughout (the stack converts the layout)"
-	case req.MemoryFormat == NCHW && req.Precision == measure.AMP:
+	case req.MemoryFormat == NCHW && HalfPrecision(req.Precision):
 		r.Layout = "nchw: cuDNN transposes around every tensor-core convolution"
 		if f.Eager() {
 			r.Layout += " and runs its NCHW batch norm, bound by the SMs"

@@ -38,12 +38,18 @@ const (
 	// kernels of their own: TensorFlow's fused batch-norm-ReLU needs NHWC graphs and
 	// MXNet's an explicit flag (NVIDIA's implementations that set them: optimized).
 	Graph Framework = "graph"
-	// Compiled is torch.compile (TorchInductor) in mode="reduce-overhead": every chain
-	// of normalisations and elementwise layers becomes one generated kernel, in every
-	// precision (convolutions and linear layers stay cuDNN's and cuBLAS's), and the
-	// forward and backward graphs are replayed as CUDA graphs, so the host issues no
-	// kernel one by one. The optimizer and the loop around it stay eager PyTorch 2.
+	// Compiled is torch.compile(model) as most people call it: TorchInductor in its
+	// default mode. Every chain of normalisations and elementwise layers becomes one
+	// generated kernel, in every precision (convolutions and linear layers stay cuDNN's
+	// and cuBLAS's); the generated wrapper code still issues the kernels one by one,
+	// without eager PyTorch's module calls and autograd recording (the host cost of a
+	// kernel issued from C++, as the backward pass's are); the optimizer and the loop
+	// around it stay eager PyTorch 2.
 	Compiled Framework = "compiled"
+	// CompiledGraphs is torch.compile in mode="reduce-overhead": Compiled's kernels,
+	// with the forward and backward graphs replayed as CUDA graphs, so the host issues
+	// no kernel of them one by one.
+	CompiledGraphs Framework = "compiled-graphs"
 	// Optimized is NVIDIA's MLPerf-class implementations (the DeepLearningExamples
 	// MXNet and PaddlePaddle ResNet-50, NVIDIA's MLPerf submissions): under amp, NHWC
 	// throughout, batch norm folded into the convolutions by cuDNN's runtime fusion
@@ -56,15 +62,16 @@ const (
 )
 
 // Frameworks lists the frameworks in the order help text shows them.
-var Frameworks = []Framework{PyTorch2, PyTorch1, Graph, Compiled, Optimized}
+var Frameworks = []Framework{PyTorch2, PyTorch1, Graph, Compiled, CompiledGraphs, Optimized}
 
 // frameworkHelp is each framework's one-line description.
 var frameworkHelp = map[Framework]string{
-	PyTorch2:  "PyTorch 2 eager: every layer its own kernels, foreach optimizer, gradients set to None",
-	PyTorch1:  "PyTorch 1.x eager: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated",
-	Graph:     "a graph framework's defaults (TensorFlow, MXNet): a C++ executor, one fused update per tensor, under amp convolutions in NHWC",
-	Compiled:  "torch.compile (inductor, reduce-overhead): normalisation and elementwise chains fused into one kernel each, CUDA graphs",
-	Optimized: "NVIDIA's MLPerf-class implementation: under amp NHWC throughout, batch norm fused into the convolutions, BN-add-ReLU fused, one CUDA graph per step",
+	PyTorch2:       "PyTorch 2 eager: every layer its own kernels, foreach optimizer, gradients set to None",
+	PyTorch1:       "PyTorch 1.x eager: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated",
+	Graph:          "a graph framework's defaults (TensorFlow, MXNet): a C++ executor, one fused update per tensor, under amp convolutions in NHWC",
+	Compiled:       "torch.compile's default mode (inductor): normalisation and elementwise chains fused into one kernel each, kernels still issued one by one, eager optimizer",
+	CompiledGraphs: "torch.compile mode=\"reduce-overhead\": the compiled kernels replayed as CUDA graphs, eager optimizer",
+	Optimized:      "NVIDIA's MLPerf-class implementation: under amp NHWC throughout, batch norm fused into the convolutions, BN-add-ReLU fused, one CUDA graph per step",
 }
 
 // Description is f's one-line description.
@@ -74,7 +81,14 @@ func (f Framework) Description() string { return frameworkHelp[f.orDefault()] }
 // issues none of them one by one.
 func (f Framework) CUDAGraphs() bool {
 	f = f.orDefault()
-	return f == Compiled || f == Optimized
+	return f == CompiledGraphs || f == Optimized
+}
+
+// Compiles reports whether f is torch.compile, in either mode: its fused kernels, an
+// eager optimizer.
+func (f Framework) Compiles() bool {
+	f = f.orDefault()
+	return f == Compiled || f == CompiledGraphs
 }
 
 // Eager reports whether f runs every layer as its own kernels, issued from Python.
@@ -89,11 +103,11 @@ func (f Framework) Eager() bool {
 // network under amp pays cuDNN's transposes around every convolution.
 func (f Framework) ConvertsLayout(p measure.Precision) bool {
 	f = f.orDefault()
-	return p == measure.AMP && (f == Graph || f == Optimized)
+	return HalfPrecision(p) && (f == Graph || f == Optimized)
 }
 
-// ParseFramework accepts pytorch2, pytorch1, graph, compiled or optimized ("" is
-// pytorch2).
+// ParseFramework accepts pytorch2, pytorch1, graph, compiled, compiled-graphs or
+// optimized ("" is pytorch2).
 func ParseFramework(s string) (Framework, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
@@ -192,8 +206,11 @@ func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
 		return bk
 	}
 	ampBytes := 0.0
-	if req.Precision == measure.AMP {
+	switch req.Precision {
+	case measure.AMP:
 		ampBytes = o.AMPBytesPerParam
+	case measure.BF16:
+		ampBytes = o.BF16BytesPerParam
 	}
 	params := float64(net.Params())
 	tensors := paramTensorSizes(net)
@@ -205,7 +222,7 @@ func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
 		// amp the FP16 copy of the weight: 2 bytes), inside the step's CUDA graph.
 		launches := math.Ceil(float64(len(tensors)) / OptimizedTensorsPerLaunch)
 		copyBytes := 0.0
-		if req.Precision == measure.AMP {
+		if HalfPrecision(req.Precision) {
 			copyBytes = 2
 		}
 		bk.updateMS = launches*o.SmallKernelUS/1000 + params*(o.UpdateBytesPerParam+copyBytes)/(gbs*1e9)*1000
@@ -224,7 +241,7 @@ func (o Overheads) bookkeeping(req *Request, gbs float64) bookkeeping {
 			}
 		}
 		bk.updateMS = params * ampBytes / (gbs * 1e9) * 1000
-	case PyTorch2, Compiled:
+	case PyTorch2, Compiled, CompiledGraphs:
 		// torch.compile leaves the optimizer eager: four _foreach_ operators of SGD, each one launch per MultiTensorTensors
 		// tensors; the gradient-scaler's unscale under amp is one more pass.
 		launches := 4 * math.Ceil(float64(len(tensors))/MultiTensorTensors)

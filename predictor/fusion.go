@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"cnntime/predictor/cnn"
-	"cnntime/predictor/measure"
 )
 
 // The software stack's kernels. Eager PyTorch runs every layer as its own kernels: a
@@ -60,7 +59,7 @@ func fusion(req *Request) fusionPlan {
 	net := req.Network
 	p := fusionPlan{absorbed: make([]bool, len(net.Layers)), at: map[int][]int{}}
 	f := req.Framework.orDefault()
-	if !(f == Compiled || f == Optimized && req.Precision == measure.AMP) {
+	if !(f.Compiles() || f == Optimized && HalfPrecision(req.Precision)) {
 		return p
 	}
 	consumers := make([][]int, len(net.Layers))

@@ -6,7 +6,6 @@ import (
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
-	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
 )
 
@@ -147,7 +146,7 @@ func (t layoutTimer) TimesInto(dev kernels.Device, req kernels.Request, batches 
 // request is req as the inner timer gets it (a batch norm under amp on tensor cores
 // runs cuDNN's NCHW kernels), and whether req runs on FP16 tensor cores.
 func (t layoutTimer) request(dev kernels.Device, req kernels.Request) (kernels.Request, bool) {
-	tensorCores := req.Precision == measure.AMP && kernels.ArithmeticFor(dev.GPU, measure.AMP) == kernels.ArithFP16
+	tensorCores := HalfPrecision(req.Precision) && kernels.ArithmeticFor(dev.GPU, req.Precision) == kernels.ArithFP16
 	if tensorCores && req.Config.Op == cnn.OpBatchNorm && req.FusedElems == 0 {
 		req.NCHWNorm = true
 	}

@@ -107,7 +107,7 @@ func (mm MemoryModel) Capacity(gpu hw.GPU) float64 {
 // out-of-memory error.
 func (mm MemoryModel) NetworkMemory(net *cnn.Network, p measure.Precision) Memory {
 	actBytes := 4
-	if p == measure.AMP {
+	if HalfPrecision(p) {
 		actBytes = 2
 	}
 	params := float64(net.Params())
@@ -119,11 +119,11 @@ func (mm MemoryModel) NetworkMemory(net *cnn.Network, p measure.Precision) Memor
 		Fragmentation:  mm.Fragmentation,
 		InputPerSample: 4 * float64(net.Input.Elems()),
 	}
-	if p == measure.AMP {
+	if HalfPrecision(p) {
 		m.CastBytes = 2 * params
 	}
 	var imageCopy float64 // autocast's FP16 copy of the image, kept by a convolution on it
-	if p == measure.AMP {
+	if HalfPrecision(p) {
 		for i := range net.Layers {
 			if l := &net.Layers[i]; l.SavedBytes(1) > 0 && !needsDataGradient(l) {
 				imageCopy = 2 * float64(net.Input.Elems())

@@ -113,6 +113,11 @@ type Curve struct {
 	Price hw.PriceBasis `json:"price"`
 	// GPUSource is where the GPU's specifications come from (the catalog's citation).
 	GPUSource string `json:"gpu_source,omitempty"`
+	// TuningNote says, for an estimated GPU whose family no published run tunes (its
+	// steps predicted from a neighbouring family's scales, with a band that covers the
+	// held-out evidence), that there is no tuning measurement for its family; "" for
+	// every other GPU, and for a GPU measured in the cache.
+	TuningNote string `json:"tuning_note,omitempty"`
 	// EnergyKnown is false when the GPU's power (TDP) is unknown: energy is then not given.
 	EnergyKnown bool `json:"energy_known"`
 	// Nodes is how many instances of the machine train together when more than one

@@ -178,6 +178,10 @@ type stepPlan struct {
 	// step (Overheads.stepHostMS).
 	fusion     fusionPlan
 	hostStepMS float64
+	// bandFloor is the least relative error of the step: for a GPU of a family no
+	// published run tunes, estimated (not measured on this device), the largest error
+	// of its held-out rows (kernels.Calibration.UntunedBand); 0 elsewhere.
+	bandFloor float64
 	// floatSlabs and rankSlabs hold the timings, scratch the estimates a timer
 	// writes before they are split into them; release gives them back for the next plan.
 	floatSlabs []*[]float64
@@ -301,6 +305,9 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
 	timer := e.timerFor(req)
 	p := stepPlan{batches: batches, syncAt: -1}
+	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
+		_, p.bandFloor = t.UntunedFamily(req.GPU)
+	}
 
 	type timingKey struct {
 		cfg   cnn.Config
@@ -346,6 +353,9 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		if !(elems > 0) {
 			return // applied inside the convolutions: no kernel of its own
 		}
+		if req.Framework.Compiles() && e.over.GeneratedKernelEfficiency > 0 {
+			elems /= e.over.GeneratedKernelEfficiency // a generated kernel streams slower than a library's
+		}
 		cfg := net.Layers[fk.layers[0]].Config
 		key := fusedKey{cfg, phase, elems}
 		ti, ok := fusedIndex[key]
@@ -358,8 +368,11 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	}
 	f := req.Framework.orDefault()
 	launchF, launchB := e.over.LaunchForwardUS, e.over.LaunchBackwardUS
-	if f.CUDAGraphs() {
+	switch {
+	case f.CUDAGraphs():
 		launchF, launchB = 0, 0 // replayed from a CUDA graph
+	case f == Compiled:
+		launchF = launchB // the generated wrapper issues each kernel from C++-level code, no module call
 	}
 	p.hostStepMS = e.over.stepHostMS(f)
 	// The framework's per-tensor operators take the same time at every batch: a
@@ -573,7 +586,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 		// Kernel errors are correlated (one fitted model), so they add linearly; the
 		// host and update part of the step carries the overhead model's own error.
 		rest := t.stepMS[b] - layers
-		t.relErr[b] = (errSum[i] + rest*e.over.OverheadRelErr) / t.stepMS[b]
+		t.relErr[b] = math.Max((errSum[i]+rest*e.over.OverheadRelErr)/t.stepMS[b], p.bandFloor)
 	}
 }
 

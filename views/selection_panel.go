@@ -15,6 +15,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/predictor"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
@@ -112,7 +113,11 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.BatchMin = p.intEntry(strconv.Itoa(st.BatchMin), func(st *app.SessionSettings, n int) { st.BatchMin = n })
 	p.BatchMax = p.optionalIntEntry(st.BatchMax, "none (what fits)", func(st *app.SessionSettings, n int) { st.BatchMax = n })
 	p.Nodes = p.optionalIntEntry(st.Nodes, "1 (one machine)", func(st *app.SessionSettings, n int) { st.Nodes = n })
-	p.Precision = widget.NewSelect([]string{string(measure.FP32), string(measure.FP32Strict), string(measure.AMP)}, nil)
+	var precisions []string
+	for _, prec := range predictor.TrainingPrecisions {
+		precisions = append(precisions, string(prec))
+	}
+	p.Precision = widget.NewSelect(precisions, nil)
 	p.Precision.SetSelected(string(st.Precision))
 	p.Precision.OnChanged = func(v string) {
 		p.report(s.Update(func(st *app.SessionSettings) { st.Precision = measure.Precision(v) }))

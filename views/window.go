@@ -1108,6 +1108,8 @@ func (mw *MainWindow) watchCache() {
 		})
 	}, func(err error) {
 		fyne.Do(func() { mw.notify("The cache changed but could not be read again: " + err.Error()) })
+	}, func(msg string) {
+		fyne.Do(func() { mw.notify(msg) })
 	})
 }
 

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/infile"
 	"cnntime/app/outfile"
 	"cnntime/app/validate"
 	"cnntime/predictor"
@@ -27,6 +27,10 @@ func calibrateCommands(register func(Command)) {
 		Run:     runCalibrate,
 	})
 }
+
+// maxCalibrationInput bounds each CSV calibrate reads: the project's are a few hundred
+// kB; DeepBench's every result on every GPU is a few MB.
+const maxCalibrationInput = 64 << 20
 
 // runCalibrate reads DeepBench's per-layer results, fits the calibration (holding out
 // each GPU in turn first, for the accuracy report), writes it as JSON to --out (or
@@ -63,9 +67,9 @@ func runCalibrate(env *Env, args []string) error {
 			return fmt.Errorf("write calibration %s: %w", app.Printable(*out), err)
 		}
 	}
-	data, err := os.ReadFile(*deepbench)
+	data, err := infile.Read(env.Ctx, *deepbench, infile.Spec{What: "DeepBench results CSV", Max: maxCalibrationInput, Start: infile.CSVHeader(fit.DeepBenchColumns...)})
 	if err != nil {
-		return fmt.Errorf("read DeepBench results: %w", err)
+		return err
 	}
 	rows, err := fit.ParseDeepBench(data)
 	if err != nil {
@@ -81,9 +85,9 @@ func runCalibrate(env *Env, args []string) error {
 	}
 	var anchors []fit.Anchor
 	if *anchorsPath != "" {
-		data, err := os.ReadFile(*anchorsPath)
+		data, err := infile.Read(env.Ctx, *anchorsPath, infile.Spec{What: "published throughputs CSV", Max: maxCalibrationInput, Start: infile.CSVHeader(fit.AnchorColumns...)})
 		if err != nil {
-			return fmt.Errorf("read the published throughputs: %w", err)
+			return err
 		}
 		if anchors, err = fit.ParseAnchors(data); err != nil {
 			return fmt.Errorf("%s: %w", *anchorsPath, err)
@@ -122,9 +126,9 @@ func runCalibrate(env *Env, args []string) error {
 //
 //	cnntime calibrate --convergence assets/validation/convergence.csv
 func runCalibrateConvergence(env *Env, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := infile.Read(env.Ctx, path, infile.Spec{What: "CSV of epochs-to-target figures", Max: maxCalibrationInput, Start: infile.CSVHeader(convergence.FigureColumns...)})
 	if err != nil {
-		return fmt.Errorf("read the epochs-to-target figures: %w", err)
+		return err
 	}
 	figs, err := convergence.ParseFigures(data)
 	if err != nil {
@@ -179,6 +183,20 @@ func writeCalibrationFile(path string, data []byte) error {
 	return nil
 }
 
+// untunedFloors lists the band floors of the families no tuning row covers, "none"
+// when there are none.
+func untunedFloors(b *fit.NetworkBands) string {
+	var out []string
+	for f, v := range b.UntunedFloor {
+		out = append(out, fmt.Sprintf("%s ±%.0f%%", f, 100*v))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
 // fitNetworks fits the whole-network figures of cal to the tuning rows of anchors and
 // records what it did in the calibration.
 func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, evals int, path string) (*kernels.Calibration, error) {
@@ -204,10 +222,10 @@ func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, 
 		"depthwise efficiency ×%.2f; compute scale = family factor × arithmetic factor: families %s; arithmetics %s; cuDNN 8's split-K (up to %d ways). "+
 		"Tuning MAPE %.1f%% before, %.1f%% after. "+
 		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over its tuning rows (%d rows in all, held-out rows not read), mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
-		"%.0f× the held-out MAPE where no tuning row exists; transferred times: the held-out MAPE",
+		"%.0f× the held-out MAPE where no tuning row exists; a family predicted from its neighbour's scales at least the largest error of its own held-out rows (%s); transferred times: the held-out MAPE",
 		nf.TuningRows, filepath.Base(path), fit.SingleSourcePrior, fit.MinScaleSources, strings.Join(nf.SingleSource, ", "),
 		out.MemoryEfficiency, out.StreamBytesPerSMCycle, out.NCHWNormBytesPerSMCycle, out.PowerClockExponent, nf.DepthwiseScale, familyFactors(nf), arithFactors(nf), out.SplitKMax,
-		nf.BeforeMAPE, nf.AfterMAPE, nf.TuningRows, 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor)
+		nf.BeforeMAPE, nf.AfterMAPE, nf.TuningRows, 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor, untunedFloors(bands))
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}

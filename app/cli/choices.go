@@ -121,9 +121,11 @@ func normalised(parse func(string) error) func(string) error {
 
 func trainingPrecisionChoices() []choice {
 	return choicesOf(predictor.TrainingPrecisions, map[measure.Precision]string{
-		measure.FP32:       "PyTorch's default: TF32 convolutions on Ampere and later, FP32 elsewhere",
+		measure.FP32:       "PyTorch's default: TF32 convolutions on Ampere and later, strict FP32 matrix multiplies and everything else",
 		measure.FP32Strict: "strict FP32 everywhere (TF32 off)",
-		measure.AMP:        "automatic mixed precision: FP16 tensor cores, FP32 accumulation",
+		measure.TF32:       "TF32 for convolutions and matrix multiplies (torch.set_float32_matmul_precision(\"high\")), FP32 elsewhere",
+		measure.AMP:        "automatic mixed precision: FP16 tensor cores, FP32 accumulation, a gradient scaler",
+		measure.BF16:       "bf16 autocast: BF16 tensor cores (Ampere and later) at the FP16 rate, no gradient scaler",
 	}, nil)
 }
 
@@ -176,11 +178,12 @@ func scriptChoices() []choice {
 
 func frameworkChoices() []choice {
 	return choicesOf(predictor.Frameworks, map[predictor.Framework]string{
-		predictor.PyTorch2:  "PyTorch 2 eager: every layer its own kernels, foreach optimizer, gradients set to None",
-		predictor.PyTorch1:  "PyTorch 1.x eager: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated (several small kernels per tensor)",
-		predictor.Graph:     "a graph framework as it runs by default (TensorFlow, MXNet): a C++ executor, one fused optimizer kernel per tensor, under amp convolutions in NHWC",
-		predictor.Compiled:  "torch.compile (inductor, reduce-overhead): batch norm and elementwise chains fused into one kernel each, CUDA graphs",
-		predictor.Optimized: "NVIDIA's MLPerf-class implementations: under amp NHWC throughout, batch norm fused into the convolutions, BN-add-ReLU fused, one CUDA graph per step (use with --loader dali)",
+		predictor.PyTorch2:       "PyTorch 2 eager: every layer its own kernels, foreach optimizer, gradients set to None",
+		predictor.PyTorch1:       "PyTorch 1.x eager: the optimizer loops over the parameters in Python, gradients are zeroed and accumulated (several small kernels per tensor)",
+		predictor.Graph:          "a graph framework as it runs by default (TensorFlow, MXNet): a C++ executor, one fused optimizer kernel per tensor, under amp convolutions in NHWC",
+		predictor.Compiled:       "torch.compile(model), its default mode (inductor): batch norm and elementwise chains fused into one kernel each, kernels still issued one by one, eager optimizer",
+		predictor.CompiledGraphs: "torch.compile mode=\"reduce-overhead\": the same kernels replayed as CUDA graphs",
+		predictor.Optimized:      "NVIDIA's MLPerf-class implementations: under amp NHWC throughout, batch norm fused into the convolutions, BN-add-ReLU fused, one CUDA graph per step (use with --loader dali)",
 	}, nil)
 }
 

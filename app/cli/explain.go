@@ -101,7 +101,7 @@ func explainCommands(register func(Command)) {
 			return err
 		}
 		defer done()
-		q, err := ef.query(eng, fs)
+		q, err := ef.query(env.Ctx, eng, fs)
 		if err != nil {
 			return err
 		}

@@ -105,7 +105,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 		return err
 	}
 	defer closeDB()
-	q, err := pf.query(eng, fs)
+	q, err := pf.query(env.Ctx, eng, fs)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func TestLaunchSkyPilotTask(t *testing.T) {
 			"--precision", "amp", "--loader", "dali", "--framework", "optimized", "--memory-format", "nhwc", "--train", "to-target"},
 			nil, "aws/us-east-1", "A100:8", "p4d.24xlarge", false, 1, "2048", "256", "", "0.8", nil, "NVIDIA's optimised implementation → torch.compile",
 			[]string{"--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--batch", "2048", "--precision", "amp", "--loader", "pytorch",
-				"--framework", "compiled", "--memory-format", "nhwc", "--script", "reference", "--train", "to-target"}},
+				"--framework", "compiled-graphs", "--memory-format", "nhwc", "--script", "reference", "--train", "to-target"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")

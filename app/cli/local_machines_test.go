@@ -156,7 +156,7 @@ func TestLocalCPUAfterASweep(t *testing.T) {
 // update (none while the backend updates inside its weight-gradient kernels).
 func measuredCPUStepMS(t *testing.T, dbPath, model, deviceKey string, b int) float64 {
 	t.Helper()
-	net, err := app.ReadCustomModelFile(model)
+	net, err := app.ReadCustomModelFile(context.Background(), model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestLocalCPUPrefersPyTorch(t *testing.T) {
 	}
 	// PyTorch's timings: the same kernels as the Go backend's, each doubled, of the
 	// phases PyTorch runs only.
-	net, err := app.ReadCustomModelFile(model)
+	net, err := app.ReadCustomModelFile(context.Background(), model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predict
 		return pf, app.Query{}, nil, err
 	}
 	defer done()
-	q, err := pf.query(eng, fs)
+	q, err := pf.query(env.Ctx, eng, fs)
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}
@@ -54,9 +54,12 @@ func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predict
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
-	d, err := env.Cache()
+	d, err := env.ExistingCache() // a command that predicts only reads it
 	if err != nil {
 		return nil, nil, err
+	}
+	if d == nil {
+		env.noteNoCache()
 	}
 	eng, err := app.NewEngine(env.Ctx, d)
 	if err != nil {
@@ -917,7 +920,7 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 		"epochs", "epochs_source", "run_error_pct", "regime", "objective",
 		"recommended_batch", "within_1pct_min", "within_1pct_max", "bound", "warnings", "target"})
 	for _, r := range rows {
-		t := csvsafe.Text
+		t := csvsafe.Cell
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
 			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective),

@@ -107,12 +107,12 @@ var predictCSVColumns = []struct {
 	perCurve bool
 	cell     func(b []byte, r *csvRow) []byte
 }{
-	{"model", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Model)) }},
-	{"machine", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Machine)) }},
-	{"gpu", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.GPU)) }},
+	{"model", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Model)) }},
+	{"machine", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Machine)) }},
+	{"gpu", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.GPU)) }},
 	{"gpu_count", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
 	{"batch", false, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
-	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Precision))) }},
+	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Precision))) }},
 	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.iterMS, 3, r.p.Fits) }},
 	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.imagesPerS, 1, r.p.Fits) }},
 	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochS, 1, r.p.Fits) }},
@@ -124,19 +124,19 @@ var predictCSVColumns = []struct {
 	{"source", false, func(b []byte, r *csvRow) []byte { return r.text(b, string(r.p.Source)) }},
 	{"error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.errorPct, 1, r.p.Fits) }},
 	{"input", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
-	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Loader))) }},
+	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Loader))) }},
 	{"workers", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
 	{"loader_images_per_s", true, func(b []byte, r *csvRow) []byte {
 		return appendRoundedIf(b, r.v.loaderImagesPerS, 1, r.v.hasLoader)
 	}},
 	{"bound", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.p.Bound) }},
-	{"memory_format", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Format))) }},
+	{"memory_format", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Format))) }},
 	{"price_usd_per_hour", true, func(b []byte, r *csvRow) []byte {
 		return appendRoundedIf(b, r.v.priceUSDPerHour, 4, r.c.CostKnown)
 	}},
-	{"price_kind", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Price.Kind))) }},
-	{"price_region", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Region)) }},
-	{"price_date", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Date)) }},
+	{"price_kind", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Price.Kind))) }},
+	{"price_region", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Price.Region)) }},
+	{"price_date", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Price.Date)) }},
 	{"price_age_days", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Price.AgeDays == nil {
 			return b
@@ -144,24 +144,24 @@ var predictCSVColumns = []struct {
 		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
 	}},
 	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochs, 2, r.p.Fits) }},
-	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.EpochsSource)) }},
+	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.EpochsSource)) }},
 	{"target", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Recipe == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.Recipe.TargetName()))
+		return appendCSVText(b, csvsafe.Cell(r.c.Recipe.TargetName()))
 	}},
 	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
 	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
 	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},
-	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Script))) }},
+	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Script))) }},
 	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
-	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Framework))) }},
+	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Framework))) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Host == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.Host.CPU.Model))
+		return appendCSVText(b, csvsafe.Cell(r.c.Host.CPU.Model))
 	}},
 	{"cpu_assumed", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Host == nil {
@@ -173,7 +173,7 @@ var predictCSVColumns = []struct {
 		if r.c.Host == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.Host.Text()))
+		return appendCSVText(b, csvsafe.Cell(r.c.Host.Text()))
 	}},
 	{"host_error_pct", false, func(b []byte, r *csvRow) []byte {
 		return appendRoundedIf(b, r.p.HostErrorPct, 1, r.p.Fits && r.p.HostErrorPct > 0)
@@ -204,7 +204,7 @@ func (r *csvRow) text(b []byte, s string) []byte {
 		if r.texts == nil {
 			r.texts = map[string][]byte{}
 		}
-		cell = appendCSVText(nil, csvsafe.Text(s))
+		cell = appendCSVText(nil, csvsafe.Cell(s))
 		r.texts[s] = cell
 	}
 	r.last[r.col] = lastText{s, cell, true}

@@ -83,7 +83,7 @@ func TestPredictRefusesBadInput(t *testing.T) {
 		{"negative batch range", []string{"--model", "resnet50", "--gpu", "t4", "--batches", "0-8"}, 2, "must be positive"},
 		{"zero epochs", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--epochs", "0"}, 2, "--epochs 0"},
 		{"negative images", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--images", "-1"}, 2, "--images -1"},
-		{"bad precision", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--precision", "fp8"}, 2, "fp32, fp32-strict or amp"},
+		{"bad precision", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--precision", "fp8"}, 2, "fp32, fp32-strict, tf32, amp or bf16"},
 		{"no machine", []string{"--model", "resnet50", "--batch", "8"}, 2, "give --machine or --gpu"},
 		{"both batch flags", []string{"--model", "resnet50", "--gpu", "t4", "--batch", "8", "--batches", "1-4"}, 2, "not both"},
 		{"does not fit", []string{"--model", "vgg16", "--gpu", "t4", "--batch", "4096"}, 1, "does not fit"},

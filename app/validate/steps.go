@@ -35,7 +35,7 @@ type StepsRow struct {
 	Framework   string            `json:"framework"` // what ran the measured step: "cnntime-cpu", "cnntime-cuda", "pytorch 2.5.1", ...
 	Model       string            `json:"model"`
 	Batch       int               `json:"batch"`
-	Precision   measure.Precision `json:"precision"` // the step's training precision: fp32 (a CPU's only one), fp32-strict or amp
+	Precision   measure.Precision `json:"precision"` // the step's training precision: fp32 (a CPU's only one), fp32-strict, tf32, amp or bf16
 	Input       int               `json:"input"`
 	PredictedMS float64           `json:"predicted_ms"`
 	MeasuredMS  float64           `json:"measured_ms"`

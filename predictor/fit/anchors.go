@@ -29,7 +29,7 @@ type Anchor struct {
 	GPU          string // catalog GPU id
 	Model        string // zoo name
 	Framework    string
-	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict or amp
+	Precision    measure.Precision // fp32 (TF32 convolutions on Ampere and later), fp32-strict, tf32, amp or bf16
 	Batch        int               // per GPU
 	GPUs         int
 	ImagesPerS   float64 // measured, all GPUs together
@@ -79,7 +79,8 @@ func (a Anchor) Set() string {
 	return "tuning"
 }
 
-var anchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "precision", "batch_per_gpu",
+// AnchorColumns are the columns a published-throughputs CSV must have (ParseAnchors).
+var AnchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "precision", "batch_per_gpu",
 	"gpus", "metric", "value", "memory_format", "set", "notes"}
 
 // ParseAnchors reads modern_anchors.csv. Every row must name a training precision, a
@@ -96,7 +97,7 @@ func ParseAnchors(data []byte) ([]Anchor, error) {
 	for i, h := range header {
 		col[strings.TrimSpace(h)] = i
 	}
-	for _, c := range anchorColumns {
+	for _, c := range AnchorColumns {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("the anchors file lacks the column %q", c)
 		}
@@ -292,6 +293,9 @@ type oneBatchTimer struct {
 	inner *kernels.Model
 	batch int
 }
+
+// UntunedFamily is the model's (a family without tuning rows keeps its band here too).
+func (t oneBatchTimer) UntunedFamily(g hw.GPU) (string, float64) { return t.inner.UntunedFamily(g) }
 
 func (t oneBatchTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
 	for i := range batches {

@@ -194,6 +194,12 @@ func clone(c *kernels.Calibration) *kernels.Calibration {
 			out.NetworkRelErr[k] = v
 		}
 	}
+	if c.UntunedBandFloor != nil {
+		out.UntunedBandFloor = make(map[string]float64, len(c.UntunedBandFloor))
+		for k, v := range c.UntunedBandFloor {
+			out.UntunedBandFloor[k] = v
+		}
+	}
 	out.Fitted = append([]string(nil), c.Fitted...)
 	out.Accuracy = append([]kernels.GPUAccuracy(nil), c.Accuracy...)
 	return &out

@@ -344,11 +344,14 @@ const (
 // NetworkBands are the error bands of whole-network predictions (see
 // kernels.Calibration.NetworkRelErr), as fractions.
 type NetworkBands struct {
-	PerKey   map[string]float64 // "family/arithmetic"
-	Rows     map[string]int     // tuning rows behind each key
-	HeldOut  float64            // MAPE of the held-out rows (all rows if none is held out)
-	Other    float64            // for a family and arithmetic without tuning rows
-	Transfer float64            // for a time transferred from a measured GPU
+	PerKey  map[string]float64 // "family/arithmetic"
+	Rows    map[string]int     // tuning rows behind each key
+	HeldOut float64            // MAPE of the held-out rows (all rows if none is held out)
+	Other   float64            // for a family and arithmetic without tuning rows
+	// UntunedFloor is, per family name with held-out rows and no tuning row, the
+	// largest of those rows' absolute errors (kernels.Calibration.UntunedBandFloor).
+	UntunedFloor map[string]float64
+	Transfer     float64 // for a time transferred from a measured GPU
 }
 
 // FitNetworkBands computes the error bands of cal's whole-network predictions from
@@ -362,7 +365,10 @@ type NetworkBands struct {
 // transferred from a measured GPU gets the held-out MAPE: per layer, DeepBench's
 // transfers were about as accurate as estimates (see the leave-one-GPU-out table),
 // and a transfer starts from a measurement of the same layer rather than from fitted
-// efficiencies.
+// efficiencies. The one exception is a family with held-out rows and no tuning row
+// (Blackwell): predicted from its neighbour's scales, its band is at least the largest
+// of its held-out rows' errors (UntunedFloor), so that it covers the evidence until
+// public sources of its own tune it.
 func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (*NetworkBands, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("no published rows to judge the error bands by")
@@ -373,17 +379,22 @@ func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem pre
 	}
 	sum := map[string]float64{}
 	rows := map[string]int{}
+	tuned := map[hw.Family]bool{}
+	heldMax := map[hw.Family]float64{}
 	var heldSum, allSum float64
 	var held int
 	for i, c := range cases {
 		e := math.Abs(preds[i].ErrorPct(c.ImagesPerS)) / 100
 		allSum += e
+		f := hw.FamilyOf(c.Dev)
 		if c.Held {
 			heldSum += e
 			held++
+			heldMax[f] = math.Max(heldMax[f], e)
 			continue
 		}
-		if f := hw.FamilyOf(c.Dev); f != hw.FamilyUnknown {
+		tuned[f] = true
+		if f != hw.FamilyUnknown {
 			k := kernels.FamilyKey(f, kernelArith(c))
 			sum[k] += e
 			rows[k]++
@@ -398,6 +409,14 @@ func FitNetworkBands(cal *kernels.Calibration, over predictor.Overheads, mem pre
 	}
 	b.Other = BandOtherFactor * b.HeldOut
 	b.Transfer = b.HeldOut
+	for f, e := range heldMax {
+		if _, inherits := kernels.FamilyNeighbour[f]; inherits && !tuned[f] && e > 0 {
+			if b.UntunedFloor == nil {
+				b.UntunedFloor = map[string]float64{}
+			}
+			b.UntunedFloor[f.String()] = e
+		}
+	}
 	return b, nil
 }
 
@@ -409,5 +428,12 @@ func (b *NetworkBands) Apply(cal *kernels.Calibration) error {
 	}
 	cal.NetworkRelErrOther = b.Other
 	cal.TransferRelErr = b.Transfer
+	cal.UntunedBandFloor = nil
+	if len(b.UntunedFloor) > 0 {
+		cal.UntunedBandFloor = make(map[string]float64, len(b.UntunedFloor))
+		for k, v := range b.UntunedFloor {
+			cal.UntunedBandFloor[k] = v
+		}
+	}
 	return cal.Validate()
 }

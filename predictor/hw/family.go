@@ -36,12 +36,16 @@ const (
 	// FamilyBlackwell is the datacenter Blackwell (10.x: B200, GB200, B300); the
 	// GeForce and workstation Blackwell parts (12.x) are a different SM and are not in it.
 	FamilyBlackwell
+	// FamilyGB20x is the GeForce and professional Blackwell (12.x: RTX 5090, RTX 5080,
+	// RTX PRO 6000): GB20x dies with GDDR7, a large L2 and the consumer SM (no tensor
+	// memory, no tcgen05), a different tensor-core path from the datacenter Blackwell.
+	FamilyGB20x
 	// NumFamilies counts the families, FamilyUnknown included: the size of an array
 	// indexed by Family.
 	NumFamilies
 )
 
-var familyNames = [NumFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper", "kepler", "blackwell"}
+var familyNames = [NumFamilies]string{"unknown", "volta", "turing", "ga100", "ga10x", "ada", "hopper", "kepler", "blackwell", "gb20x"}
 
 func (f Family) String() string {
 	if f < 0 || f >= NumFamilies {
@@ -72,6 +76,8 @@ func FamilyOf(g GPU) Family {
 		return FamilyKepler
 	case cc >= 100 && cc < 110:
 		return FamilyBlackwell
+	case cc >= 120 && cc < 130:
+		return FamilyGB20x
 	}
 	return FamilyUnknown
 }

@@ -21,7 +21,7 @@ func TestFamilyOf(t *testing.T) {
 	}{
 		{"7.0", FamilyVolta}, {"7.5", FamilyTuring}, {"8.0", FamilyGA100}, {"8.6", FamilyGA10x},
 		{"8.9", FamilyAda}, {"9.0", FamilyHopper}, {"10.0", FamilyBlackwell}, {"10.3", FamilyBlackwell},
-		{"12.0", FamilyUnknown}, {"6.1", FamilyUnknown}, {"", FamilyUnknown},
+		{"12.0", FamilyGB20x}, {"12.1", FamilyGB20x}, {"11.0", FamilyUnknown}, {"6.1", FamilyUnknown}, {"", FamilyUnknown},
 	}
 	for _, tc := range tests {
 		if got := FamilyOf(GPU{ComputeCapability: tc.cc}); got != tc.want {
@@ -32,7 +32,7 @@ func TestFamilyOf(t *testing.T) {
 
 func TestFamilyNames(t *testing.T) {
 	names := FamilyNames()
-	if len(names) != int(NumFamilies)-1 || names[0] != "volta" || names[len(names)-1] != "blackwell" {
+	if len(names) != int(NumFamilies)-1 || names[0] != "volta" || names[len(names)-1] != "gb20x" {
 		t.Errorf("FamilyNames() = %v", names)
 	}
 	names[0] = "changed"

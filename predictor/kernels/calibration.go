@@ -95,6 +95,12 @@ type Calibration struct {
 	// NetworkRelErrOther is the band of a family and arithmetic without published
 	// rows: wider than any that has them.
 	NetworkRelErrOther float64 `json:"network_rel_err_other,omitempty"`
+	// UntunedBandFloor is, per family (by name) that no tuning row covers but held-out
+	// published rows do, the largest of those rows' errors (a fraction): the band of a
+	// family predicted from its neighbour's scales (FamilyNeighbour) is at least that,
+	// so it covers the evidence it was not fitted on, until public sources of its own
+	// tune it. Blackwell's held-out Lambda B200 rows set it.
+	UntunedBandFloor map[string]float64 `json:"untuned_band_floor,omitempty"`
 	// TransferRelErr is the expected relative error of a time transferred from another GPU.
 	TransferRelErr float64 `json:"transfer_rel_err"`
 	// SplitKMax is the most ways a weight-gradient GEMM's reduction is split across
@@ -131,6 +137,7 @@ type Calibration struct {
 	family  [hw.NumFamilies][numArith]float64
 	memFam  [hw.NumFamilies]float64
 	netErr  [hw.NumFamilies][numArith]float64 // 0: not given
+	floor   [hw.NumFamilies]float64           // UntunedBandFloor by family
 	checked bool
 }
 
@@ -279,6 +286,19 @@ func (c *Calibration) Validate() error {
 	if c.NetworkRelErrOther < 0 || math.IsNaN(c.NetworkRelErrOther) || c.NetworkRelErrOther > 5 {
 		return fmt.Errorf("calibration: network error band for other families %v must be in [0, 5]", c.NetworkRelErrOther)
 	}
+	c.floor = [hw.NumFamilies]float64{}
+	for key, v := range c.UntunedBandFloor {
+		f := hw.Family(1)
+		for ; f < hw.NumFamilies && f.String() != key; f++ {
+		}
+		if f >= hw.NumFamilies {
+			return fmt.Errorf("calibration: untuned band floor %q: the key must be a family of %v", key, hw.FamilyNames())
+		}
+		if !positiveFinite(v) || v > 5 {
+			return fmt.Errorf("calibration: untuned band floor %s = %v: must be in (0, 5]", key, v)
+		}
+		c.floor[f] = v
+	}
 	c.inheritFromNeighbours()
 	c.checked = true
 	return nil
@@ -286,9 +306,11 @@ func (c *Calibration) Validate() error {
 
 // FamilyNeighbour is, for a family that no published training figure covers, the
 // fitted family it is predicted from: the generation before it, whose tensor cores,
-// memory system and libraries it extends. Blackwell (B200, GB200) takes Hopper's scales;
-// its own specifications (SMs, clocks, tensor rates, HBM3e bandwidth) do the rest.
-var FamilyNeighbour = map[hw.Family]hw.Family{hw.FamilyBlackwell: hw.FamilyHopper}
+// memory system and libraries it extends. Blackwell (B200, GB200, B300) takes Hopper's
+// scales; the GeForce and professional Blackwell (RTX 5090, RTX PRO 6000) takes Ada's,
+// the GDDR boards with a large L2 whose SM it extends. Their own specifications (SMs,
+// clocks, tensor rates, bandwidth) do the rest.
+var FamilyNeighbour = map[hw.Family]hw.Family{hw.FamilyBlackwell: hw.FamilyHopper, hw.FamilyGB20x: hw.FamilyAda}
 
 // NeighbourBandFactor widens the error band a family borrows from its neighbour: a
 // generation no published run checks is predicted at twice its neighbour's band, and
@@ -296,7 +318,8 @@ var FamilyNeighbour = map[hw.Family]hw.Family{hw.FamilyBlackwell: hw.FamilyHoppe
 const NeighbourBandFactor = 2.0
 
 // inheritFromNeighbours gives each family of FamilyNeighbour that the calibration does
-// not name its neighbour's compute and memory scales and a widened error band.
+// not name its neighbour's compute and memory scales and a widened error band, at
+// least its UntunedBandFloor.
 func (c *Calibration) inheritFromNeighbours() {
 	for f, n := range FamilyNeighbour {
 		own := false
@@ -315,7 +338,7 @@ func (c *Calibration) inheritFromNeighbours() {
 		c.memFam[f] = c.memFam[n]
 		for a := Arithmetic(0); a < numArith; a++ {
 			if c.netErr[f][a] == 0 && c.netErr[n][a] > 0 {
-				c.netErr[f][a] = math.Max(NeighbourBandFactor*c.netErr[n][a], c.NetworkRelErrOther)
+				c.netErr[f][a] = math.Max(math.Max(NeighbourBandFactor*c.netErr[n][a], c.NetworkRelErrOther), c.floor[f])
 			}
 		}
 	}
@@ -351,6 +374,26 @@ func (c *Calibration) Inherited(f hw.Family) bool {
 	}
 	_, ok := c.FamilyMemoryScale[f.String()]
 	return !ok
+}
+
+// UntunedNote says, for a GPU whose family no published run tunes (it is predicted from
+// its FamilyNeighbour's scales), that there is no tuning measurement for its family and
+// what it is predicted from; "" for every other GPU.
+func (c *Calibration) UntunedNote(g hw.GPU) string {
+	f := hw.FamilyOf(g)
+	if !c.Inherited(f) {
+		return ""
+	}
+	return fmt.Sprintf("no tuning measurement for this GPU family (%s: predicted from %s's scales)", f, FamilyNeighbour[f])
+}
+
+// UntunedBand is the least band of a whole step estimated on family f when f is
+// predicted from its neighbour's scales: its UntunedBandFloor (0 where none).
+func (c *Calibration) UntunedBand(f hw.Family) float64 {
+	if f <= 0 || f >= hw.NumFamilies || !c.Inherited(f) {
+		return 0
+	}
+	return c.floor[f]
 }
 
 // EstimateRelErrOf is the error band of a time estimated from specifications on

@@ -39,8 +39,8 @@ type deviceRates struct {
 }
 
 // ArithmeticFor returns the arithmetic a kernel precision runs in on a GPU: TF32 only
-// on compute capability ≥ 8.0, FP16 tensor cores only on ≥ 7.0; otherwise FP32 math
-// (with FP16 storage for AMP).
+// on compute capability ≥ 8.0, FP16 tensor cores only on ≥ 7.0 and BF16 (at the FP16
+// rate) only on ≥ 8.0; otherwise FP32 math (with 16-bit storage for AMP and BF16).
 func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 	cc := hw.ParseComputeCapability(g.ComputeCapability)
 	switch p {
@@ -50,6 +50,13 @@ func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 		}
 	case measure.AMP:
 		if cc >= 70 {
+			return ArithFP16
+		}
+		return ArithFP16SIMT
+	case measure.BF16:
+		// BF16 tensor cores came with Ampere (8.0) and run at the FP16 rate; before
+		// them cuBLAS and cuDNN run BF16 at about the FP32 rate, on 2-byte tensors.
+		if cc >= 80 {
 			return ArithFP16
 		}
 		return ArithFP16SIMT
@@ -177,7 +184,8 @@ func BandwidthGBs(g hw.GPU) (gbs float64, known bool) {
 // familyTypical are a family's figures for a GPU of which only the compute capability
 // is known (H100 NVL, GH200 in the catalog): its catalog GPUs' lower datacenter figures
 // (Volta: V100 SXM2; Turing: T4; GA100: A100 40GB; GA10x: A10; Ada: L40S; Hopper: H100
-// PCIe), so an unknown part is not predicted faster than the slowest of its kind.
+// PCIe; GB20x: RTX 5080), so an unknown part is not predicted faster than the slowest
+// of its kind.
 var familyTypical = map[hw.Family]struct {
 	fp32TFLOPS, fp16TFLOPS, bandwidthGBs, sms float64
 }{
@@ -187,13 +195,14 @@ var familyTypical = map[hw.Family]struct {
 	hw.FamilyGA10x:  {31.2, 125, 600, 72},
 	hw.FamilyAda:    {91.6, 362, 864, 142},
 	hw.FamilyHopper: {51.2, 756, 2000, 114},
+	hw.FamilyGB20x:  {56.3, 112.6, 960, 84},
 }
 
 // familyPowerReference is, per family, the catalog part with the most board power per
 // SM at its boost clock (V100 SXM2 300 W / 80 SMs / 1530 MHz; RTX 2080 Ti 250 / 68 /
 // 1545; A100 SXM4 400 / 108 / 1410; RTX 3090 350 / 82 / 1695; RTX 4090 450 / 128 /
-// 2520; H100 SXM 700 / 132 / 1980): taken to hold its boost clock under a training
-// load, which fixes the family's power per SM per clock³ (same die design, process
+// 2520; H100 SXM 700 / 132 / 1980; RTX 5090 575 / 170 / 2407): taken to hold its boost
+// clock under a training load, which fixes the family's power per SM per clock³ (same die design, process
 // and voltage–frequency curve).
 var familyPowerReference = map[hw.Family]struct{ tdpW, sms, boostMHz float64 }{
 	hw.FamilyVolta:  {300, 80, 1530},
@@ -202,6 +211,7 @@ var familyPowerReference = map[hw.Family]struct{ tdpW, sms, boostMHz float64 }{
 	hw.FamilyGA10x:  {350, 82, 1695},
 	hw.FamilyAda:    {450, 128, 2520},
 	hw.FamilyHopper: {700, 132, 1980},
+	hw.FamilyGB20x:  {575, 170, 2407},
 }
 
 // SustainedClockFactor is the share of its boost clock a GPU holds under a sustained
@@ -245,10 +255,15 @@ const LegacyPowerClockExponent = 1.0 / 3
 // RTX A6000) hold at most their rated boost, which is their maximum.
 const GeForceBoostFactor = 1.08
 
-// BoardBoostFactor is GeForceBoostFactor for a GeForce board (its name says GeForce, as
-// the catalog's and nvidia-smi's names do) and 1 for every other GPU.
+// BoardBoostFactor is GeForceBoostFactor for a GeForce board of compute capability 7.5
+// or later (its name says GeForce, as the catalog's and nvidia-smi's names do) and 1 for
+// every other GPU. The evidence for the factor is Ampere's and Ada's, whose family
+// scales are fitted with it; a Pascal or older GeForce (GTX 1080 Ti, GTX Titan) is
+// predicted by per-layer efficiencies fitted on Pascal and Maxwell boards as they ran,
+// so boosting it as well predicted it too fast (the GTX 1080 Ti rows of
+// jcjohnson/cnn-benchmarks, held out: 24.6% -> 20.5% before the refit).
 func BoardBoostFactor(g hw.GPU) float64 {
-	if strings.Contains(strings.ToLower(g.Name), "geforce") {
+	if strings.Contains(strings.ToLower(g.Name), "geforce") && hw.ParseComputeCapability(g.ComputeCapability) >= 75 {
 		return GeForceBoostFactor
 	}
 	return 1

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"cnntime/predictor/cnn"
@@ -139,6 +140,42 @@ func TestBlackwellFromItsNeighbour(t *testing.T) {
 	}
 }
 
+// TestUntunedBandFloor: a family predicted from its neighbour's scales takes at least
+// the largest error of its own held-out rows as its band (the calibration's floor), and
+// says there is no tuning measurement for it; a tuned family says nothing and keeps its
+// own band; a floor for an unknown family is refused.
+func TestUntunedBandFloor(t *testing.T) {
+	cal := PriorCalibration()
+	cal.FamilyScale = map[string]float64{"hopper/fp16": 0.6, "ada/fp16": 1.1}
+	cal.NetworkRelErr = map[string]float64{"hopper/fp16": 0.08, "ada/fp16": 0.16}
+	cal.NetworkRelErrOther = 0.28
+	cal.UntunedBandFloor = map[string]float64{"blackwell": 0.58}
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		gpu  hw.GPU
+		band float64
+		note string
+	}{
+		{b200, 0.58, "no tuning measurement for this GPU family (blackwell: predicted from hopper's scales)"},
+		{hw.GPU{ComputeCapability: "12.0"}, 0.32, "no tuning measurement for this GPU family (gb20x: predicted from ada's scales)"},
+		{h100, 0.08, ""},
+	} {
+		f := hw.FamilyOf(tc.gpu)
+		if got := cal.EstimateRelErrOf(f, ArithFP16); math.Abs(got-tc.band) > 1e-12 {
+			t.Errorf("%v FP16 band %v, want %v", f, got, tc.band)
+		}
+		if got := cal.UntunedNote(tc.gpu); got != tc.note {
+			t.Errorf("%v: note %q, want %q", f, got, tc.note)
+		}
+	}
+	cal.UntunedBandFloor = map[string]float64{"pascal": 0.5}
+	if err := cal.Validate(); err == nil || !strings.Contains(err.Error(), "untuned band floor") {
+		t.Errorf("a floor for an unknown family: %v", err)
+	}
+}
+
 // TestPowerClockExponent: a power-capped part's sustained clock follows its power per
 // SM to the calibration's exponent: the 350 W H100 PCIe holds 94% of its boost clock
 // under the cube-root law and less under a square root; a family's reference holds
@@ -224,20 +261,25 @@ func TestNCHWBatchNormChannelWaves(t *testing.T) {
 // rated boost clock (GPU Boost goes past a GeForce's rated clock under load), every other
 // board at most its rated boost: the same RTX 4090 figures under a non-GeForce name take
 // 1.08× as long on a compute-bound convolution, and its memory-bound kernels the same time.
+// A Pascal or older GeForce is not boosted: the per-layer efficiencies its steps rest on
+// were fitted on such boards as they ran.
 func TestGeForceBoost(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		want float64
+		name, cc string
+		want     float64
 	}{
-		{"GeForce RTX 4090", GeForceBoostFactor},
-		{"NVIDIA GeForce RTX 3080 Ti", GeForceBoostFactor}, // as nvidia-smi names it
-		{"GeForce GTX 1080 Ti", GeForceBoostFactor},
-		{"RTX A6000", 1},
-		{"NVIDIA L40S", 1},
-		{"H100 SXM5 80GB", 1},
-		{"", 1},
+		{"GeForce RTX 4090", "8.9", GeForceBoostFactor},
+		{"NVIDIA GeForce RTX 3080 Ti", "8.6", GeForceBoostFactor}, // as nvidia-smi names it
+		{"GeForce RTX 5090", "12.0", GeForceBoostFactor},
+		{"GeForce RTX 2080 Ti", "7.5", GeForceBoostFactor},
+		{"GeForce GTX 1080 Ti", "6.1", 1},
+		{"GeForce GTX TITAN", "3.5", 1},
+		{"RTX A6000", "8.6", 1},
+		{"NVIDIA L40S", "8.9", 1},
+		{"H100 SXM5 80GB", "9.0", 1},
+		{"", "", 1},
 	} {
-		if got := BoardBoostFactor(hw.GPU{Name: tc.name}); got != tc.want {
+		if got := BoardBoostFactor(hw.GPU{Name: tc.name, ComputeCapability: tc.cc}); got != tc.want {
 			t.Errorf("BoardBoostFactor(%q) = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -46,10 +46,13 @@ type Estimate struct {
 
 // Error bands of measured and interpolated times.
 const (
-	measuredMinRelErr   = 0.02 // a measurement's repeatability floor
-	interpRelErr        = 0.03 // between two measured batch sizes
-	extrapRelErrPerOct  = 0.08 // added per octave beyond the measured range
-	otherPolicyRelErr   = 0.05 // measured under the other algorithm policy
+	measuredMinRelErr  = 0.02 // a measurement's repeatability floor
+	interpRelErr       = 0.03 // between two measured batch sizes
+	extrapRelErrPerOct = 0.08 // added per octave beyond the measured range
+	otherPolicyRelErr  = 0.05 // measured under the other algorithm policy
+	// otherHalfRelErr widens a BF16 kernel's band where only its FP16 (amp) twin was
+	// measured: the same tensor cores at the same rate, other kernels' tile choices.
+	otherHalfRelErr     = 0.05
 	maxMeasuredRelErrIn = 0.5
 )
 
@@ -148,6 +151,13 @@ func NewModel(cal *Calibration, catalog []hw.GPU, devices []measure.Device, ms [
 
 // Calibration returns the calibration the model uses.
 func (m *Model) Calibration() *Calibration { return m.cal }
+
+// UntunedFamily says that g's family has no tuning measurement, where so (see
+// Calibration.UntunedNote), and the least band of a step estimated on it
+// (Calibration.UntunedBand); "" and 0 otherwise.
+func (m *Model) UntunedFamily(g hw.GPU) (note string, band float64) {
+	return m.cal.UntunedNote(g), m.cal.UntunedBand(hw.FamilyOf(g))
+}
 
 // Timings are one layer phase's predicted times at many batch sizes: the fields of an
 // Estimate per batch, each in an array of its own (Rank holds the Source's Rank), so
@@ -258,12 +268,26 @@ func fill[T any](s []T, v T) {
 }
 
 // lookup finds dev's own measured series for r, or else the best other GPU's series
-// to transfer from, and the error widening for a policy mismatch.
+// to transfer from, and the error widening for a policy mismatch. A BF16 kernel that no
+// device measured in BF16 takes its FP16 (amp) twin's series, its band widened by
+// otherHalfRelErr.
 func (m *Model) lookup(dev Device, r Request) (own, src *series, widen float64) {
 	if len(m.series) == 0 {
 		return nil, nil, 0
 	}
-	key := seriesKey{r.Config.Key(), r.Phase, r.Precision, r.Policy}
+	own, src, widen = m.lookupIn(dev, r, r.Precision)
+	if own == nil && src == nil && r.Precision == measure.BF16 {
+		own, src, widen = m.lookupIn(dev, r, measure.AMP)
+		if own != nil || src != nil {
+			widen += otherHalfRelErr
+		}
+	}
+	return own, src, widen
+}
+
+// lookupIn is lookup among the series measured in precision p.
+func (m *Model) lookupIn(dev Device, r Request, p measure.Precision) (own, src *series, widen float64) {
+	key := seriesKey{r.Config.Key(), r.Phase, p, r.Policy}
 	policies := [...]measure.Policy{r.Policy, measure.Heuristic, measure.Fastest, measure.NoPolicy}
 	for i, p := range policies {
 		if i > 0 && p == r.Policy {
