@@ -360,6 +360,11 @@ type Query struct {
 	// on-demand or spot. A machine without such a price is predicted with its cost
 	// unknown, and its curve's Price.Note says why.
 	Price hw.PriceChoice
+	// TransientPoints says that StreamCurves' work keeps nothing of a curve's points
+	// once it returns (it writes them out, or copies what it keeps): each worker then
+	// predicts its next curve into the same points, which for every zoo CNN on every
+	// catalog machine at 1–1024 saves allocating (and collecting) hundreds of megabytes.
+	TransientPoints bool
 }
 
 // ToTarget says whether q trains to a target accuracy.
@@ -409,13 +414,17 @@ func StreamCurves[T any](ctx context.Context, e *Engine, q Query, work func(*pre
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var points []predictor.Point // the last curve's, reused with TransientPoints
 			for j := range jobs {
 				var r result
-				c, err := pairs.curve(j.i)
+				c, err := pairs.curve(j.i, points)
 				if err != nil {
 					r.err = err
 				} else {
 					r.v, r.err = work(&c)
+				}
+				if q.TransientPoints && cap(c.Points) > cap(points) {
+					points = c.Points
 				}
 				j.out <- r
 			}
@@ -566,9 +575,10 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 	return e.request(q, n, t, batches)
 }
 
-// curve predicts model × target i; an unavailable one is a curve without points that
-// says why.
-func (p *queryPlan) curve(i int) (predictor.Curve, error) {
+// curve predicts model × target i, into points where they are enough
+// (predictor.Request.Points; nil: new ones); an unavailable one is a curve without
+// points that says why.
+func (p *queryPlan) curve(i int, points []predictor.Point) (predictor.Curve, error) {
 	if err := p.unavailable[i]; err != nil {
 		t := p.q.Targets[i%len(p.q.Targets)]
 		return predictor.Curve{Model: p.q.Models[i/len(p.q.Targets)], Machine: t.Machine.ID, GPU: t.GPU.ID,
@@ -580,6 +590,7 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 		return predictor.Curve{}, err
 	}
 	pred.Reserve(r, p.reserve[tableUse{i / len(p.q.Targets), pred, r.GPU.ID, r.DeviceKey}])
+	r.Points = points
 	c, err := pred.Curve(r)
 	c.Dataset = p.q.Data.Dataset
 	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {

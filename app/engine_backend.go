@@ -274,7 +274,7 @@ func (b *EngineBackend) Warm(ctx context.Context, s SessionSettings) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := p.curve(i); err != nil {
+		if _, err := p.curve(i, nil); err != nil {
 			return err
 		}
 	}

@@ -57,6 +57,20 @@ type SweepRunner struct {
 	log        []string                // the last sweepLogLines lines, oldest first
 	logSeq     int                     // counts the lines ever logged
 	onChange   func()
+	// paces are the paces Plan timed (ProbeSweepPace), by device, precision and
+	// policy: a sweep started after them plans at that pace where the cache has none.
+	paces map[paceKey]probedPace
+}
+
+type paceKey struct {
+	device    string
+	precision measure.Precision
+	policy    measure.Policy
+}
+
+type probedPace struct {
+	scale  [numClasses]float64
+	probed int
 }
 
 type queuedSweep struct {
@@ -94,13 +108,32 @@ func (r *SweepRunner) changed() {
 	}
 }
 
-// Plan says what a sweep of req would measure, without running it.
+// Plan says what a sweep of req would measure, without running it. Where the cache
+// holds none of the device's own measurements to estimate its time from, it times a
+// few of the plan's kernels on the device first (ProbeSweepPace, up to a couple of
+// seconds; nothing is written to the cache), and a sweep started later plans at that
+// pace too.
 func (r *SweepRunner) Plan(ctx context.Context, req SweepRequest) (SweepPlan, error) {
 	sw, err := OpenSweeper(ctx, req.Device)
 	if err != nil {
 		return SweepPlan{}, err
 	}
-	return PlanSweep(ctx, r.cache, sw.Device(), req)
+	p, err := PlanSweep(ctx, r.cache, sw.Device(), req)
+	if err != nil || p.CalibratedFrom > 0 || len(p.Kernels.Items) == 0 {
+		return p, err
+	}
+	if err := ProbeSweepPace(ctx, sw, &p); err != nil {
+		return SweepPlan{}, err
+	}
+	if p.Probed > 0 {
+		r.mu.Lock()
+		if r.paces == nil {
+			r.paces = map[paceKey]probedPace{}
+		}
+		r.paces[paceKey{p.Device.Key, p.Request.Precision, p.Policy}] = probedPace{p.classScale, p.Probed}
+		r.mu.Unlock()
+	}
+	return p, nil
 }
 
 // LastRequest is the request of the cache's newest sweep (this window's, an earlier
@@ -231,6 +264,10 @@ func (r *SweepRunner) run(ctx context.Context, req SweepRequest, ev SweepEvents)
 		return stopped(ctx.Err())
 	}
 	r.mu.Lock()
+	if pace, ok := r.paces[paceKey{plan.Device.Key, plan.Request.Precision, plan.Policy}]; ok && plan.CalibratedFrom == 0 {
+		plan.scaleEstimates(pace.scale) // what Plan timed, not timed again
+		plan.Probed = pace.probed
+	}
 	r.plan = &plan
 	r.logLocked(DescribePlan(plan))
 	r.mu.Unlock()
@@ -395,8 +432,11 @@ func (r *SweepRunner) Status() SweepStatus {
 // DescribePlan says what a plan measures and how long it should take.
 func DescribePlan(p SweepPlan) string {
 	how := "a first guess from the device's specifications"
-	if p.CalibratedFrom > 0 {
+	switch {
+	case p.CalibratedFrom > 0:
 		how = fmt.Sprintf("calibrated on %d kernels this device measured", p.CalibratedFrom)
+	case p.Probed > 0:
+		how = fmt.Sprintf("at this device's pace: %d of its kernels timed just now", p.Probed)
 	}
 	return fmt.Sprintf("%d kernels of %d layer configurations to measure (%d already in the cache%s), %d steps; estimate %s (%s).",
 		len(p.Kernels.Items), p.Kernels.Configs, p.Kernels.Cached, RetriedNote(p), len(p.Steps), p.Kernels.Estimate.Round(time.Second), how)

@@ -32,12 +32,12 @@ func (r Run) EpochsSource() string {
 const ImageNetImages = 1281167
 
 // epochSeconds is the time of one epoch at global batch B: ceil(images/B) steps, all
-// at batch B except the last, which runs at its own, smaller batch. stepMS(b) is the
-// step time at global batch b.
-func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
+// at batch B, which take stepB ms each, except the last, which runs at its own, smaller
+// batch. stepMS(b) is the step time at global batch b.
+func epochSeconds(stepB float64, stepMS func(b int) float64, images, B int) float64 {
 	full := images / B
 	last := images - full*B
-	ms := float64(full) * stepMS(B)
+	ms := float64(full) * stepB
 	if last > 0 {
 		ms += stepMS(last)
 	}
@@ -45,10 +45,12 @@ func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
 }
 
 // fillSchedule sets each point's per-epoch and total time, cost and energy from its
-// step time: the total is the epochs (run.Epochs, or the epochs to the target at the
-// point's batch) times the epoch, ceil(images/B) steps. pricePerHour ≤ 0 means the price is unknown: cost stays zero and the
-// curve says so. wattsAt(b) is the machine's average power draw at global batch b.
-func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int) float64) {
+// step time (its IterMS; stepMS(b) gives it at other global batches b, such as an
+// epoch's last): the total is the epochs (run.Epochs, or the epochs to the target at
+// the point's batch) times the epoch, ceil(images/B) steps. pricePerHour ≤ 0 means the
+// price is unknown: cost stays zero and the curve says so. wattsAt(b, stepMS) is the
+// machine's average power draw at global batch b, whose step takes stepMS.
+func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int, stepMS float64) float64) {
 	c.Images = run.Images
 	for i := range c.Points {
 		p := &c.Points[i]
@@ -56,7 +58,7 @@ func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) fl
 			continue
 		}
 		p.ImagesPerS = float64(p.Batch) / (p.IterMS / 1000)
-		p.EpochS = epochSeconds(stepMS, run.Images, p.Batch)
+		p.EpochS = epochSeconds(p.IterMS, stepMS, run.Images, p.Batch)
 		p.Epochs = float64(run.Epochs)
 		if m := run.ToTarget; m != nil {
 			e := m.At(p.Batch)
@@ -67,7 +69,7 @@ func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) fl
 		if pricePerHour > 0 {
 			p.CostUSD = hours * pricePerHour
 		}
-		p.EnergyKWh = hours * wattsAt(p.Batch) / 1000
+		p.EnergyKWh = hours * wattsAt(p.Batch, p.IterMS) / 1000
 	}
 }
 

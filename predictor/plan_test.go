@@ -17,7 +17,7 @@ func TestEpochSecondsLastStepRunsAtItsOwnBatch(t *testing.T) {
 		{images: 1, batch: 1, want: 11 / 1000.0},
 	}
 	for _, tc := range tests {
-		if got := epochSeconds(step, tc.images, tc.batch); math.Abs(got-tc.want) > 1e-12 {
+		if got := epochSeconds(step(tc.batch), step, tc.images, tc.batch); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("epochSeconds(%d images, batch %d) = %v s, want %v s", tc.images, tc.batch, got, tc.want)
 		}
 	}

@@ -73,6 +73,8 @@ type Benchmark struct {
 
 	checked   chan struct{} // closed when the running GPU check has been shown
 	lastCheck app.GPUCheck
+	planned   chan struct{} // closed when the last Plan's answer has been shown
+	planGen   atomic.Int64  // counts Plans: an older one's answer is not shown
 
 	holdings   []app.DeviceHoldings // what RefreshHoldings last read
 	holdingsAt time.Time            // when, while a sweep runs
@@ -297,17 +299,40 @@ func (b *Benchmark) request() (app.SweepRequest, bool) {
 	return req, true
 }
 
+// showPlan plans the form's sweep in the background (where the cache has none of the
+// device's measurements, the runner times a few kernels first: a second or two) and
+// shows what it would measure and how long it should take.
 func (b *Benchmark) showPlan() {
 	req, ok := b.request()
 	if !ok {
 		return
 	}
-	p, err := b.Runner.Plan(context.Background(), req)
-	if err != nil {
-		b.PlanLabel.SetText("Cannot plan: " + err.Error())
-		return
+	gen := b.planGen.Add(1)
+	done := make(chan struct{})
+	b.planned = done
+	b.PlanLabel.SetText("Planning (timing a few of the plan's kernels on the device where the cache has none of its own)…")
+	go func() {
+		defer close(done)
+		p, err := b.Runner.Plan(context.Background(), req)
+		text := "Cannot plan: "
+		if err == nil {
+			text = app.DescribePlan(p)
+		} else {
+			text += err.Error()
+		}
+		fyne.DoAndWait(func() {
+			if b.planGen.Load() == gen {
+				b.PlanLabel.SetText(text)
+			}
+		})
+	}()
+}
+
+// WaitPlan waits until the last Plan's answer is shown (tests).
+func (b *Benchmark) WaitPlan() {
+	if b.planned != nil {
+		<-b.planned
 	}
-	b.PlanLabel.SetText(app.DescribePlan(p))
 }
 
 // Start runs (or resumes) the sweep in the background; pressed while the sweep is
