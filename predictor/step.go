@@ -507,6 +507,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 	// waited is how long the host has waited for the GPU at a sync, per batch: none
 	// before the sync, where the loop leaves it out.
 	var waited []float64
+	sim := newIssueSim(p, lo, hi)
 	for j, k := range p.seq {
 		if j == p.syncAt {
 			// The script reads a GPU value here (loss.item()): the host waits for
@@ -515,32 +516,14 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 			for i := range waited {
 				waited[i] = math.Max(0, gpuEnd[i]-hostMS)
 			}
+			sim.sync(j, gpuEnd, waited)
 		}
-		ms := p.ms[k.timing][lo:hi]
 		hostMS += k.issueUS / 1000
 		used[k.timing].total++
 		if k.backward {
 			used[k.timing].backward++
 		}
-		if waited == nil {
-			gpuEnd := gpuEnd[:len(ms)]
-			for i, t := range ms {
-				end := gpuEnd[i]
-				if end < hostMS {
-					end = hostMS // the GPU waits for the host to issue this kernel
-				}
-				gpuEnd[i] = end + t
-			}
-			continue
-		}
-		waited, gpuEnd := waited[:len(ms)], gpuEnd[:len(ms)]
-		for i, t := range ms {
-			end := gpuEnd[i]
-			if h := hostMS + waited[i]; end < h {
-				end = h
-			}
-			gpuEnd[i] = end + t
-		}
+		sim.kernel(k.timing, gpuEnd, waited, hostMS)
 	}
 	var sameRank uint8 // the least trusted source of the timings whose source is the same at every batch
 	for ti, u := range used {
