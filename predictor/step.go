@@ -437,19 +437,19 @@ const fillChunk = 1024
 
 // fill computes the step for per-GPU batches 1..size-1 (arrays of size entries), a
 // chunk of batches at a time. Every chunk decides which phases run a kernel as one
-// plan over the whole table would: by their time at batch 1 and at the last batch.
-func (e *Engine) fill(req Request, size int) *stepArrays {
+// plan over the whole table would: by their time at batch 1 and at batch probe, the
+// last of a table of its size (tableSize), at or beyond size-1 (denseEntries).
+func (e *Engine) fill(req Request, size, probe int) *stepArrays {
 	t := newStepArrays(size)
-	last := size - 1
-	t.probe = last
-	batches := make([]int, 0, min(fillChunk, last)+2)
-	for lo := 1; lo <= last; lo += fillChunk {
+	t.probe = probe
+	batches := make([]int, 0, min(fillChunk, size-1)+2)
+	for lo := 1; lo < size; lo += fillChunk {
 		hi := min(lo+fillChunk, size)
 		batches = append(batches[:0], 1) // plan probes its first and last batch
 		for b := lo; b < hi; b++ {
 			batches = append(batches, b)
 		}
-		batches = append(batches, last)
+		batches = append(batches, probe)
 		p := e.plan(&req, batches)
 		e.compose(t, &p, 1, len(batches)-1, batches[1:len(batches)-1])
 		p.release()
