@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"sync"
@@ -257,16 +258,12 @@ func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels
 // mixedRank marks a timing whose source differs between batches (stepPlan.sameRank).
 const mixedRank = 0xff
 
-// settleRank notes whether timing ti's source is the same at every batch.
+// settleRank notes whether timing ti's source is the same at every batch (counted
+// by bytes.Count, vectorised).
 func (p *stepPlan) settleRank(ti int) {
 	rank := p.rank[ti]
 	p.sameRank[ti] = mixedRank
-	for _, r := range rank {
-		if r != rank[0] {
-			return
-		}
-	}
-	if len(rank) > 0 {
+	if len(rank) > 0 && bytes.Count(rank, rank[:1]) == len(rank) {
 		p.sameRank[ti] = rank[0]
 	}
 }
