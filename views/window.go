@@ -462,7 +462,8 @@ func (mw *MainWindow) show(st app.SessionState) {
 		}
 		mw.curvesPanel.Refresh()
 	}
-	mw.Results.SetCurves(st.Curves)
+	ranking, answer, _ := st.LimitAnswer()
+	mw.Results.SetRanked(st.Curves, st.View.Limit, ranking, answer)
 	if st.Err == nil || missing != nil {
 		mw.refreshWhy(st)
 	}
