@@ -115,6 +115,10 @@ type MainWindow struct {
 	explainedRun app.SessionSettings
 	// explainSeq counts explanations asked for; a result for an older one is dropped.
 	explainSeq int
+	// picked is the batch the user chose by clicking a curve's point (zero after a
+	// results row or a scatter point, which explain the best batch): Export launch
+	// file writes it, else the recommended batch.
+	picked pickedBatch
 
 	// The layout's parts that a maximised chart rearranges.
 	scatterPanel, curvesPanel fyne.CanvasObject
@@ -601,12 +605,14 @@ func (mw *MainWindow) curveTapped(m charts.Mark, ok bool) {
 	c := mw.state.Curves[m.Curve]
 	if p := c.Points[m.Point]; p.Fits {
 		mw.ExplainPoint(c.Model, c.Machine, p.Batch)
+		mw.picked = pickedBatch{c.Model, c.Machine, p.Batch} // a batch of the curve's, chosen
 	}
 }
 
 // ExplainPoint fills the Why tab for model on machine at a global batch size and
 // shows it; the explanation is computed off the UI goroutine.
 func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
+	mw.picked = pickedBatch{} // a results row or a scatter point: the best batch, not one picked
 	mw.explain(model, machine, batch, true)
 }
 
