@@ -32,21 +32,50 @@ const (
 	MaxBudgetUSD = 1e9
 )
 
-// Check says what is wrong with a limit and how to fix it.
+// LimitError is a deadline or budget refused: What names it ("deadline", "budget"),
+// Text is what was given and Why what is wrong with it and what to give instead, short
+// enough for the line under the window's field.
+type LimitError struct{ What, Text, Why string }
+
+func (e *LimitError) Error() string { return fmt.Sprintf("%s %q is %s", e.What, e.Text, e.Why) }
+
+// The reasons a LimitError gives.
+const (
+	notADuration = "not a duration: e.g. 24h, 2d"
+	notANumber   = "not a number: e.g. 100"
+)
+
+// Check says what is wrong with a limit and how to fix it (a *LimitError).
 func (l RunLimit) Check() error {
+	deadline := func(why string) error { return &LimitError{"deadline", DeadlineWords(l.Deadline), why} }
+	budget := func(why string) error {
+		return &LimitError{"budget", strconv.FormatFloat(l.BudgetUSD, 'f', -1, 64), why}
+	}
 	switch {
 	case l.Deadline < 0:
-		return fmt.Errorf("the deadline %s is negative; give how long the run may take, e.g. 24h, or nothing for none", l.Deadline)
+		return deadline("negative: e.g. 24h, or none")
 	case l.Deadline > MaxDeadline:
-		return fmt.Errorf("the deadline %s is over a year; give how long the run may take, e.g. 24h", l.Deadline)
+		return deadline("over a year: e.g. 24h")
 	case math.IsNaN(l.BudgetUSD) || math.IsInf(l.BudgetUSD, 0):
-		return fmt.Errorf("the budget %v is not a number; give US dollars, e.g. 100", l.BudgetUSD)
+		return budget(notANumber)
 	case l.BudgetUSD < 0:
-		return fmt.Errorf("the budget $%g is negative; give US dollars the run may cost, e.g. 100, or nothing for none", l.BudgetUSD)
+		return budget("negative: e.g. 100, or none")
 	case l.BudgetUSD > MaxBudgetUSD:
-		return fmt.Errorf("the budget $%.0f is over a billion dollars; give US dollars the run may cost, e.g. 100", l.BudgetUSD)
+		return budget("over a billion dollars")
 	}
 	return nil
+}
+
+// DeadlineWords is a duration as a person writes it: "24h", "-2h", "36h30m", "90s".
+func DeadlineWords(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // ParseDeadline reads a deadline as a person types it: a Go duration ("24h", "36h30m",
@@ -60,7 +89,7 @@ func ParseDeadline(text string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(days, 64)
 		if err != nil || !decimalText(days) {
-			return 0, fmt.Errorf("deadline %q is not a duration; give how long the run may take, e.g. 24h, 90m or 2d", text)
+			return 0, &LimitError{"deadline", text, notADuration}
 		}
 		d = time.Duration(n * float64(24*time.Hour))
 		if n > float64(MaxDeadline/(24*time.Hour)) {
@@ -69,7 +98,7 @@ func ParseDeadline(text string) (time.Duration, error) {
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("deadline %q is not a duration; give how long the run may take, e.g. 24h, 90m or 2d", text)
+			return 0, &LimitError{"deadline", text, notADuration}
 		}
 	}
 	if err := (RunLimit{Deadline: d}).Check(); err != nil {
@@ -87,7 +116,7 @@ func ParseBudget(text string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !decimalText(s) {
-		return 0, fmt.Errorf("budget %q is not a number; give the US dollars the run may cost, e.g. 100", text)
+		return 0, &LimitError{"budget", text, notANumber}
 	}
 	if err := (RunLimit{BudgetUSD: v}).Check(); err != nil {
 		return 0, err
@@ -282,7 +311,7 @@ func loadLimit(p Preferences) RunLimit {
 func saveLimit(p Preferences, l RunLimit) {
 	d, b := "", ""
 	if l.Deadline > 0 {
-		d = l.Deadline.String()
+		d = DeadlineWords(l.Deadline)
 	}
 	if l.BudgetUSD > 0 {
 		b = strconv.FormatFloat(l.BudgetUSD, 'f', -1, 64)

@@ -183,3 +183,15 @@ func TestSessionLimitIsRememberedAndAnswered(t *testing.T) {
 		t.Errorf("a budget that does not read gave %+v", got)
 	}
 }
+
+func TestDeadlineWords(t *testing.T) {
+	for d, want := range map[time.Duration]string{24 * time.Hour: "24h", -2 * time.Hour: "-2h", 36*time.Hour + 30*time.Minute: "36h30m",
+		30 * time.Minute: "30m", 90 * time.Second: "1m30s", time.Hour + 10*time.Minute: "1h10m"} {
+		if got := DeadlineWords(d); got != want {
+			t.Errorf("DeadlineWords(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := ParseDeadline(DeadlineWords(d)); d > 0 && (err != nil || back != d) {
+			t.Errorf("ParseDeadline(%q) = %v, %v; want %v", DeadlineWords(d), back, err, d)
+		}
+	}
+}

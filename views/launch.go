@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 )
 
 // launchKinds are the launch files File → Export launch file… writes, as it offers them.
@@ -169,11 +170,14 @@ func launchBatch(text string, recommended, best int) (int, string, error) {
 	}
 	switch {
 	case n == recommended && n == best:
-		return n, fmt.Sprintf("batch %d, the recommended batch (the best time and cost; cnntime launch without --batch picks it too)", n), nil
+		return n, fmt.Sprintf("batch %s, the recommended batch (the best time and cost; cnntime launch without --batch picks it too)", batchCount(n)), nil
 	case n == recommended:
-		return n, fmt.Sprintf("batch %d, the recommended batch (within 1%% of the best time and cost, which batch %d gives; nearest the recipe's batch; cnntime launch without --batch picks it too)", n, best), nil
+		return n, fmt.Sprintf("batch %s, the recommended batch (within 1%% of the best time and cost, which batch %s gives; nearest the recipe's batch; cnntime launch without --batch picks it too)", batchCount(n), batchCount(best)), nil
 	case recommended > 0:
-		return n, fmt.Sprintf("batch %d, chosen in the window (the recommended batch is %d)", n, recommended), nil
+		return n, fmt.Sprintf("batch %s, chosen in the window (the recommended batch is %s)", batchCount(n), batchCount(recommended)), nil
 	}
-	return n, fmt.Sprintf("batch %d, chosen in the window", n), nil
+	return n, fmt.Sprintf("batch %s, chosen in the window", batchCount(n)), nil
 }
+
+// batchCount is a batch with thousands separators: 1,120.
+func batchCount(n int) string { return charts.FormatCount(int64(n)) }

@@ -237,8 +237,8 @@ func TestLaunchBatch(t *testing.T) {
 		why, err          string
 	}{
 		{"176", 176, 176, 176, "batch 176, the recommended batch (the best time and cost;", ""},
-		{"176", 176, 1024, 176, "batch 176, the recommended batch (within 1% of the best time and cost, which batch 1024 gives;", ""},
-		{" 1,024 ", 176, 1024, 1024, "batch 1024, chosen in the window (the recommended batch is 176)", ""},
+		{"176", 176, 1024, 176, "batch 176, the recommended batch (within 1% of the best time and cost, which batch 1,024 gives;", ""},
+		{" 1,024 ", 176, 1024, 1024, "batch 1,024, chosen in the window (the recommended batch is 176)", ""},
 		{"96", 0, 0, 96, "batch 96, chosen in the window", ""},
 		{"abc", 176, 176, 0, "", `global batch "abc" is not a whole number`},
 		{"-8", 176, 176, 0, "", "is not a whole number from 1"},

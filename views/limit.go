@@ -1,6 +1,7 @@
 package views
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -39,8 +40,8 @@ func (p *SelectionPanel) limitItems() []*widget.FormItem {
 		return s.UpdateView(func(v *app.ChartSettings) { v.Limit.BudgetUSD = b })
 	}, func(text string) error { _, err := app.ParseBudget(text); return err })
 	return []*widget.FormItem{
-		{Text: "Deadline", Widget: c.Deadline, HintText: "the cheapest run that finishes in time is named above the results"},
-		{Text: "Budget", Widget: c.Budget, HintText: "the fastest run within it is named above the results"},
+		{Text: "Deadline", Widget: c.Deadline, HintText: "cheapest in time: see Results"},
+		{Text: "Budget", Widget: c.Budget, HintText: "fastest within it: see Results"},
 	}
 }
 
@@ -52,10 +53,12 @@ func limitEntry(text, placeholder string, apply, check func(string) error) *widg
 	e.SetText(text)
 	e.SetPlaceHolder(placeholder)
 	e.Validator = func(s string) error {
-		if err := check(s); err != nil {
-			return validationError(uiText(err.Error()))
+		err := check(s)
+		var refused *app.LimitError
+		if errors.As(err, &refused) {
+			return validationError(refused.Why) // the field says what it is: the reason alone fits under it
 		}
-		return nil
+		return err
 	}
 	e.OnChanged = func(s string) {
 		if check(s) == nil {
@@ -70,13 +73,7 @@ func deadlineText(d time.Duration) string {
 	if d <= 0 {
 		return ""
 	}
-	s := d.String()
-	for _, zero := range []string{"0s", "0m"} {
-		if len(s) > len(zero) && s[len(s)-len(zero):] == zero && (s[len(s)-len(zero)-1] < '0' || s[len(s)-len(zero)-1] > '9') {
-			s = s[:len(s)-len(zero)]
-		}
-	}
-	return s
+	return app.DeadlineWords(d)
 }
 
 // budgetText is a remembered budget as the field shows it: "100", "" for none.

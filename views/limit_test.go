@@ -81,7 +81,7 @@ func TestRunTabLimitAnswersAndRefusesBadInput(t *testing.T) {
 		t.Errorf("deadline %s: %+v", between, got)
 	}
 
-	for _, bad := range []struct{ text, why string }{{"abc", "is not a duration"}, {"-2h", "is negative"}, {"24", "is not a duration"}} {
+	for _, bad := range []struct{ text, why string }{{"abc", "not a duration: e.g. 24h, 2d"}, {"-2h", "negative: e.g. 24h, or none"}, {"24", "not a duration"}} {
 		s := enter(deadline, bad.text)
 		if s.invalid == nil || !strings.Contains(s.invalid.Error(), bad.why) || s.limit.Deadline != want || s.answer != got.answer {
 			t.Errorf("deadline %q: marked %v, limit %+v, answer %q; want it refused (%s) and nothing changed", bad.text, s.invalid, s.limit, s.answer, bad.why)
@@ -103,7 +103,7 @@ func TestRunTabLimitAnswersAndRefusesBadInput(t *testing.T) {
 		t.Errorf("budget -5: marked %v, limit %+v; want it refused", s.invalid, s.limit)
 	}
 	s = enter(budget, "abc")
-	if s.invalid == nil || !strings.Contains(s.invalid.Error(), "is not a number") || s.limit.Set() {
+	if s.invalid == nil || !strings.Contains(s.invalid.Error(), "not a number: e.g. 100") || s.limit.Set() {
 		t.Errorf("budget abc: marked %v, limit %+v; want it refused", s.invalid, s.limit)
 	}
 	s = enter(budget, "1,000")
