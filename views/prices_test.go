@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"cnntime/app"
+	"cnntime/app/prices"
 	"cnntime/db"
 	"cnntime/predictor/hw"
 )
@@ -23,8 +24,8 @@ func openWindowWithImportedPrices(t *testing.T) *MainWindow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixtures := filepath.Join("..", "app", "testdata", "skypilot-catalog", "catalogs", "v7")
-	if _, err := app.ImportPrices(context.Background(), d, fixtures, app.ImportOptions{Date: "2026-11-20"}); err != nil {
+	fixtures := filepath.Join("..", "app", "prices", "testdata", "skypilot-catalog", "catalogs", "v7")
+	if _, err := prices.Import(context.Background(), d, fixtures, prices.ImportOptions{Date: "2026-11-20"}); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()

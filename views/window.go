@@ -23,6 +23,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/app/prices"
 	"cnntime/assets"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
@@ -441,7 +442,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 	defer func() {
 		mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1}
 	}()
-	gaps := app.PriceGaps(st.Curves, st.Settings.Price)
+	gaps := prices.Gaps(st.Curves, st.Settings.Price)
 	switch {
 	case len(gaps) > 0 && scatter.Empty() && failed == "" && n > 0:
 		why := "Nothing to place on a cost axis: no machine selected has a price for this setting (" + st.Settings.Price.String() + ").\n" + strings.Join(gaps, "\n")
