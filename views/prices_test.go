@@ -16,7 +16,7 @@ import (
 )
 
 // openWindowWithImportedPrices opens the app's window over a cache holding the
-// SkyPilot fixture catalog (app/testdata): five clouds' regional and spot prices.
+// SkyPilot fixture catalog (app/prices/testdata): five clouds' regional and spot prices.
 func openWindowWithImportedPrices(t *testing.T) *MainWindow {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cache.db")
