@@ -40,6 +40,8 @@ type LaunchRequest struct {
 	// ("" for the default); a spot run on SkyPilot needs a bucket.
 	Checkpoints string
 	Slurm       launch.SlurmOptions
+	// BatchNote says how the batch was chosen, for the file's header (launch.Run's).
+	BatchNote string
 }
 
 // RecommendedBatch is the batch to launch q's one model on its one target when none is
@@ -95,6 +97,7 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 	}
 	t := run.Targets[0]
 	r := launch.Run{
+		BatchNote:      req.BatchNote,
 		Model:          c.Model,
 		Zoo:            cnn.Family(c.Model) != "", // a model of the user's may not take a zoo name
 		Machine:        c.Machine,

@@ -60,6 +60,9 @@ const (
 	PrefScatterLog = "chart.scatter_log"
 	PrefNoBands    = "chart.no_error_bands"
 	PrefNoLegend   = "chart.no_legend"
+	// The Run tab's deadline (a Go duration, "" none) and budget (USD, "" or "0" none).
+	PrefDeadline = "results.deadline"
+	PrefBudget   = "results.budget"
 )
 
 // firstLaunch reports whether p holds no choices of an earlier session.
@@ -151,6 +154,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefNoLegend)); err == nil {
 		v.HideLegend = b
 	}
+	v.Limit = loadLimit(p)
 	return s, v
 }
 
@@ -195,4 +199,5 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
 	p.SetString(PrefNoBands, strconv.FormatBool(v.HideErrorBands))
 	p.SetString(PrefNoLegend, strconv.FormatBool(v.HideLegend))
+	saveLimit(p, v.Limit)
 }

@@ -778,7 +778,7 @@ func bestCommands(register func(Command)) {
 			choices = nodeChoices(curves)
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
-		limit := runLimit{budget: pf.nodes.budget, deadline: pf.nodes.deadline}
+		limit := app.RunLimit{BudgetUSD: pf.nodes.budget, Deadline: pf.nodes.deadline}
 		toTarget := q.ToTarget()
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
@@ -792,9 +792,9 @@ func bestCommands(register func(Command)) {
 				rows[i].NodeCounts = choices[[2]string{curves[i].Model, curves[i].Machine}]
 			}
 		}
-		if limit.set() {
-			order := limit.rank(rows)
-			rows, notes = permute(rows, order), permute(notes, order)
+		var ranking app.LimitRanking
+		if limit.Set() {
+			ranking, rows, notes = rankByLimit(limit, curves, rows, notes)
 		}
 		switch {
 		case env.JSON:
@@ -811,7 +811,7 @@ func bestCommands(register func(Command)) {
 			if err := writeBestToTarget(env, rows, notes, recipes); err != nil {
 				return err
 			}
-			limit.writeAnswer(env, rows)
+			writeAnswer(env, limit, curves, ranking)
 			return nil
 		}
 		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
@@ -840,7 +840,7 @@ func bestCommands(register func(Command)) {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
 		}
 		writeNodeNotes(env, ms, ns, nets, notes)
-		limit.writeAnswer(env, rows)
+		writeAnswer(env, limit, curves, ranking)
 		return nil
 	}
 	register(cmd)
