@@ -129,6 +129,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	net := req.Network
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
 	timer := e.timerFor(req)
+	month := req.Software.orDefault().Month
 	p := stepPlan{batches: batches, syncAt: -1}
 	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
@@ -146,10 +147,11 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		}
 		out := p.estimates(len(batches))
 		timer.Times(dev, kernels.Request{
-			Config:    cfg,
-			Phase:     phase,
-			Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
-			Policy:    req.Policy,
+			Config:       cfg,
+			Phase:        phase,
+			Precision:    KernelPrecision(req.Precision, cfg.Op, req.GPU),
+			Policy:       req.Policy,
+			LibraryMonth: month,
 		}, batches, out)
 		index[k] = len(p.timings)
 		p.timings = append(p.timings, out)
@@ -189,7 +191,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		if !ok {
 			out := p.estimates(len(batches))
 			timer.Times(dev, kernels.Request{Config: cfg, Phase: phase, Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
-				Policy: req.Policy, FusedElems: elems}, batches, out)
+				Policy: req.Policy, FusedElems: elems, LibraryMonth: month}, batches, out)
 			ti = len(p.timings)
 			fusedIndex[key] = ti
 			p.timings = append(p.timings, out)

@@ -149,6 +149,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	h := app.NewTable(w, "model", fmt.Sprintf("%s, input %d, %s%s", x.Model, x.Input, x.Precision, format))
 	h.Row("machine", fmt.Sprintf("%s (%d×%s)", x.Machine, x.GPUCount, x.GPU))
 	h.Row("stack", fmt.Sprintf("%s: %s", x.Stack.Framework, x.Stack.Description))
+	h.Row("software", fmt.Sprintf("%s: %s", x.Software.Name, x.Software.Note))
 	h.Row("batch", fmt.Sprintf("%d%s", x.Batch, per))
 	h.Row("iteration", fmt.Sprintf("%.2f ms ±%.0f%%, %.0f images/s", x.IterMS, x.ErrorPct, x.ImagesPerS))
 	bound := x.Bound
