@@ -10,13 +10,14 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_ENV := DEBIAN_FRONTEND=noninteractive
 
 # Debian packages Fyne needs to build (OpenGL, X11, Wayland headers) and the ones the
-# GUI end-to-end test needs (a virtual X server, a window finder, a screenshot tool),
+# GUI end-to-end tests need (a virtual X server and xdotool to move the mouse and type;
+# they read the screen themselves, with the X protocol's GetImage),
 # PyTorch with torchvision for /usr/bin/python3 (the zoo's parity test against torchvision),
 # g++ (gpu/cudakern's tests compile the CUDA worker's kernels for a CPU emulator), and zsh
 # and fish (the shell completion scripts are run in each shell; bash is always there).
 FYNE_DEBS := gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev \
 	libxinerama-dev libxi-dev libxxf86vm-dev libxkbcommon-dev libwayland-dev
-TEST_DEBS := xvfb xdotool imagemagick x11-utils python3-torch python3-torchvision g++ zsh fish
+TEST_DEBS := xvfb xdotool python3-torch python3-torchvision g++ zsh fish
 
 define install_debs
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \

@@ -30,6 +30,8 @@ var (
 	pauseButton  = image.Pt(385, 502)
 	cancelButton = image.Pt(438, 502)
 	sweepButtons = image.Rect(274, 488, 550, 516) // Plan … Check GPU
+	sweepModels  = image.Pt(530, 690)             // the form's Models entry
+	sweepBatches = image.Pt(530, 721)             // its Batch sizes entry
 	sweepLine    = image.Rect(274, 520, 1000, 546)
 	tabArea      = image.Rect(274, 485, 1276, 765)
 )
@@ -123,7 +125,15 @@ func TestGUIPauseResumeAndCancelASweep(t *testing.T) {
 	bench := x.waitChange(t, "the Benchmark tab", before, tabArea)
 	x.save(t, "benchmark", bench)
 
-	// Start: the default sweep (resnet18, batch sizes 1–16, 24 and 32 on the CPU).
+	// Start: a sweep of resnet18 and densenet121 on the CPU at batch sizes 1 and 2
+	// (typed over the default resnet18 at 1–16, 24 and 32): every cycle below waits for
+	// a kernel measured after the resume, and resnet18's kernels at batch 32 take seconds
+	// each on a busy 2-core machine. Small kernels, but 1,400 of them: more than twenty
+	// cycles measure (resnet18's 152 alone ran out at cycle 18).
+	x.click(t, sweepModels)
+	x.replaceText(t, "resnet18,densenet121")
+	x.click(t, sweepBatches)
+	x.replaceText(t, "1-2")
 	x.click(t, startButton)
 	n := waitCount(t, cache, 0, 60*time.Second, "the sweep started")
 	phase(fmt.Sprintf("sweeping: %d measured", n))

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"cnntime/app/cli"
@@ -19,7 +18,7 @@ func main() {
 		if code, ran := cli.Supervise(args); ran { // the command ran in a watched child
 			os.Exit(code)
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := cli.SignalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		// Fyne's desktop driver locks the main goroutine to its OS thread in init, for
 		// the GUI. A command run there pays a thread hand-off at every wait on other
 		// goroutines, which made the CPU backend's parallel kernels 2–3× slower in

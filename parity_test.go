@@ -24,7 +24,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
 		os.Exit(cli.RunCLI(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltApp()
+	os.Exit(code)
 }
 
 // pythonWithTorch is the Python that has PyTorch and torchvision (Debian's
@@ -62,7 +64,7 @@ func TestTorchvisionParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{filepath.Join("scripts", "torchvision_parity.py"), "--small-only", "--json", "--cnntime", self}
+	args := []string{filepath.Join("scripts", "torchvision_parity.py"), "--small-only", "--json", "--jobs", "2", "--cnntime", self}
 	all := os.Getenv("CNNTIME_PARITY_ALL") == "1"
 	if !all {
 		args = append(args, "--models", parityModels)

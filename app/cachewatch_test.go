@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +75,7 @@ func TestBackendWatchReloads(t *testing.T) {
 	busy <- false
 	isBusy := func() bool { v := <-busy; busy <- v; return v }
 	reloaded := make(chan struct{}, 8)
-	b.Watch(context.Background(), isBusy, func() { reloaded <- struct{}{} }, func(err error) { t.Error(err) })
+	b.Watch(context.Background(), isBusy, func() { reloaded <- struct{}{} }, func(err error) { t.Error(err) }, func(string) {})
 
 	other, err := OpenCache(path)
 	if err != nil {
@@ -122,5 +124,130 @@ func TestBackendWatchReloads(t *testing.T) {
 	case <-reloaded:
 		t.Error("reloaded after the backend closed")
 	case <-time.After(3 * DefaultCacheWatch / 2):
+	}
+}
+
+// The window's cache deleted, then created again by another program, then replaced by
+// a backup restored with mv: the watch says each in a sentence, and the window reads the
+// file that is at the path now; the restored backup keeps its own content, and what the
+// window had written to the file it replaced is saved beside it.
+func TestBackendWatchFollowsADeletedAndReplacedCache(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache.db")
+	b, err := OpenEngineBackend(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	notices := make(chan string, 8)
+	reloaded := make(chan struct{}, 64)
+	b.Watch(ctx, func() bool { return false }, func() { reloaded <- struct{}{} }, func(err error) { t.Error(err) },
+		func(msg string) { notices <- msg })
+	wait := func(what string) string {
+		t.Helper()
+		select {
+		case msg := <-notices:
+			return msg
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the watch said nothing of the cache %s", what)
+		}
+		return ""
+	}
+	hasMachine := func(id string) bool {
+		ms, err := b.MachineChoices(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if m.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	machine := func(id string) hw.Machine {
+		return hw.Machine{ID: "user/" + id, Provider: "user", Instance: id, GPUID: "t4", GPUCount: 1, PriceUSDPerHour: 0.3}
+	}
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if msg := wait("deleted"); !strings.Contains(msg, "was deleted") {
+		t.Errorf("after the delete the watch said %q", msg)
+	}
+	other, err := OpenCache(path) // another program makes a new cache there
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.PutUserMachine(ctx, machine("recreated")); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	if msg := wait("created again"); !strings.Contains(msg, "was created again: the window now reads the new file") {
+		t.Errorf("after the new cache the watch said %q", msg)
+	}
+	for deadline := time.After(20 * time.Second); !hasMachine("user/recreated"); {
+		select {
+		case <-reloaded:
+		case <-deadline:
+			t.Fatal("the window does not read the cache created again")
+		}
+	}
+
+	// The window writes, then a backup is restored over its cache.
+	if err := b.DB().PutUserMachine(ctx, machine("window")); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	bk, err := OpenCache(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.PutUserMachine(ctx, machine("backup")); err != nil {
+		t.Fatal(err)
+	}
+	bk.Close()
+	if err := os.Rename(backup, path); err != nil {
+		t.Fatal(err)
+	}
+	rescue := filepath.Join(dir, "cache.rescued-1.db")
+	if msg := wait("replaced"); !strings.Contains(msg, "was replaced by another file: the window now reads the new file") || !strings.Contains(msg, rescue) {
+		t.Errorf("after the restore the watch said %q, want it to say so and name %s", msg, rescue)
+	}
+	for deadline := time.After(20 * time.Second); !hasMachine("user/backup"); {
+		select {
+		case <-reloaded:
+		case <-deadline:
+			t.Fatal("the window does not read the restored backup")
+		}
+	}
+	if hasMachine("user/window") {
+		t.Error("the restored backup shows the machine the window wrote to the file it replaced")
+	}
+	for _, f := range []struct {
+		path    string
+		has     string
+		hasNone string
+	}{{path, "user/backup", "user/window"}, {rescue, "user/window", "user/backup"}} {
+		d, err := OpenCache(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if problems, err := d.Check(ctx); err != nil || len(problems) > 0 {
+			t.Errorf("%s: %v %v", f.path, problems, err)
+		}
+		ms, err := d.UserMachines(ctx)
+		d.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for _, m := range ms {
+			ids[m.ID] = true
+		}
+		if !ids[f.has] || ids[f.hasNone] {
+			t.Errorf("%s holds %v, want %s and not %s", f.path, ids, f.has, f.hasNone)
+		}
 	}
 }

@@ -30,6 +30,9 @@ func LoadCatalog() (*hw.Catalog, error) {
 		if catalogErr == nil {
 			catalogErr = hw.ParseCPUs(assets.CatalogCPUs, catalogLoaded)
 		}
+		if catalogErr == nil {
+			catalogErr = hw.ParseSpotPrices(assets.CatalogSpotPrices, catalogLoaded)
+		}
 		if catalogErr != nil {
 			catalogErr = fmt.Errorf("the embedded hardware catalog is broken (a build mistake; report it): %w", catalogErr)
 		}
@@ -60,6 +63,12 @@ func MachinesPriced(ctx context.Context, d *db.DB, choice hw.PriceChoice) ([]hw.
 		all[i] = all[i].Priced(choice).Aged(now)
 	}
 	return all, nil
+}
+
+// PriceMachine is m with the price the choice asks for (see hw.Machine.Priced), aged
+// as of today: what a view shows of a machine's price under the Run tab's choice.
+func PriceMachine(m hw.Machine, choice hw.PriceChoice) hw.Machine {
+	return m.Priced(choice).Aged(today())
 }
 
 // machinesWithLocal is Machines, and the measured devices behind its local machines.
@@ -116,6 +125,12 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 		}
 	}
 	return aged(all), local, nil
+}
+
+// OnThisComputer reports whether the machine id is this computer: the workstation
+// cnntime detected, or a device measured here (local/…). Instances do not multiply it.
+func OnThisComputer(id string) bool {
+	return strings.EqualFold(id, hw.WorkstationID) || strings.HasPrefix(strings.ToLower(id), hw.LocalProvider+"/")
 }
 
 // thisComputer reports whether m is this computer: the workstation cnntime detected,

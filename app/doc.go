@@ -4,6 +4,6 @@
 // flag. views and app/cli call it, never the other way round. The accuracy tables of
 // `cnntime validate` are app/validate, which builds on app.
 //
-// Imports: predictor and its sub-packages, gpu and gpu/cpu (never gpu/cuda), db, assets
+// Imports: predictor and its sub-packages, gpu and its packages but gpu/cuda, db, assets
 // and app/charts. Never Fyne, gorgonia.org/cu, views, app/cli or app/validate.
 package app

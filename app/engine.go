@@ -275,8 +275,8 @@ func (e *Engine) MachineTarget(id string) (Target, error) {
 	return Target{Machine: m, GPU: g}, nil
 }
 
-// Regions lists every region a machine has a price in (imported regional prices and
-// the shipped catalog's regions), sorted.
+// Regions lists every region a machine has a price in (imported regional prices, the
+// shipped catalog's regions and its spot snapshot's), sorted.
 func (e *Engine) Regions() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -287,10 +287,8 @@ func (e *Engine) Regions() []string {
 		}
 	}
 	for _, id := range e.machineIDs {
-		m := e.machines[strings.ToLower(id)]
-		add(m.Region)
-		for _, r := range m.Regions {
-			add(r.Region)
+		for _, r := range e.machines[strings.ToLower(id)].KnownRegions() {
+			add(r)
 		}
 	}
 	sort.Strings(out)
@@ -362,6 +360,11 @@ type Query struct {
 	// on-demand or spot. A machine without such a price is predicted with its cost
 	// unknown, and its curve's Price.Note says why.
 	Price hw.PriceChoice
+	// TransientPoints says that StreamCurves' work keeps nothing of a curve's points
+	// once it returns (it writes them out, or copies what it keeps): each worker then
+	// predicts its next curve into the same points, which for every zoo CNN on every
+	// catalog machine at 1–1024 saves allocating (and collecting) hundreds of megabytes.
+	TransientPoints bool
 }
 
 // ToTarget says whether q trains to a target accuracy.
@@ -411,13 +414,17 @@ func StreamCurves[T any](ctx context.Context, e *Engine, q Query, work func(*pre
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var points []predictor.Point // the last curve's, reused with TransientPoints
 			for j := range jobs {
 				var r result
-				c, err := pairs.curve(j.i)
+				c, err := pairs.curve(j.i, points)
 				if err != nil {
 					r.err = err
 				} else {
 					r.v, r.err = work(&c)
+				}
+				if q.TransientPoints && cap(c.Points) > cap(points) {
+					points = c.Points
 				}
 				j.out <- r
 			}
@@ -547,10 +554,11 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 	e, q := p.e, p.q
 	n, t := p.nets[i/len(q.Targets)], q.Targets[i%len(q.Targets)]
 	batches := q.Batches
-	k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1) // data-parallel GPUs
+	nodes := nodesOn(q, t)
+	k := max(t.Machine.GPUCount, 1) * nodes // data-parallel GPUs
 	if q.Span.Min > 0 {
 		// MaxBatch reads only the network, GPU, precision, GPU count and nodes.
-		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: q.Nodes}
+		sized := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, Precision: q.Precision, Nodes: nodes}
 		batches = q.Span.Grid(e.predictorFor(t).MaxBatch(sized), k)
 	}
 	batches, err := capToImages(batches, q.Run.Images, q.Span.Min > 0)
@@ -567,13 +575,14 @@ func (p *queryPlan) request(i int) (predictor.Request, *predictor.Engine, error)
 	return e.request(q, n, t, batches)
 }
 
-// curve predicts model × target i; an unavailable one is a curve without points that
-// says why.
-func (p *queryPlan) curve(i int) (predictor.Curve, error) {
+// curve predicts model × target i, into points where they are enough
+// (predictor.Request.Points; nil: new ones); an unavailable one is a curve without
+// points that says why.
+func (p *queryPlan) curve(i int, points []predictor.Point) (predictor.Curve, error) {
 	if err := p.unavailable[i]; err != nil {
 		t := p.q.Targets[i%len(p.q.Targets)]
 		return predictor.Curve{Model: p.q.Models[i/len(p.q.Targets)], Machine: t.Machine.ID, GPU: t.GPU.ID,
-			GPUCount: max(t.Machine.GPUCount, 1) * max(p.q.Nodes, 1), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
+			GPUCount: max(t.Machine.GPUCount, 1) * nodesOn(p.q, t), Precision: p.q.Precision, Best: -1, MaxBatch: -1,
 			Dataset: p.q.Data.Dataset, Unavailable: err.Error()}, nil
 	}
 	r, pred, err := p.request(i)
@@ -581,6 +590,7 @@ func (p *queryPlan) curve(i int) (predictor.Curve, error) {
 		return predictor.Curve{}, err
 	}
 	pred.Reserve(r, p.reserve[tableUse{i / len(p.q.Targets), pred, r.GPU.ID, r.DeviceKey}])
+	r.Points = points
 	c, err := pred.Curve(r)
 	c.Dataset = p.q.Data.Dataset
 	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
@@ -635,8 +645,8 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	r.Input = in
-	if q.Nodes > 1 {
-		r.Nodes, r.NodeNetwork = q.Nodes, NodeNetwork(t.Machine.ID)
+	if nodes := nodesOn(q, t); nodes > 1 {
+		r.Nodes, r.NodeNetwork = nodes, NodeNetwork(t.Machine.ID)
 		if q.NodeNetwork != nil {
 			r.NodeNetwork = *q.NodeNetwork
 		}
@@ -651,6 +661,16 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 		return r, nil, err
 	}
 	return r, e.predictorFor(t), nil
+}
+
+// nodesOn is how many instances of target t train together under q: q.Nodes (at
+// least 1), but one for this computer and the devices measured on it, which no
+// cloud multiplies (Instances applies to the machines one rents).
+func nodesOn(q *Query, t Target) int {
+	if thisComputer(t.Machine) {
+		return 1
+	}
+	return max(q.Nodes, 1)
 }
 
 // cpuBound is a measured CPU's bound: its own kernels, where the step model says
@@ -673,6 +693,10 @@ func (e *Engine) predictorFor(t Target) *predictor.Engine {
 
 // MaxSweepBatch is the largest batch size a sweep accepts.
 const MaxSweepBatch = gpu.MaxBatch
+
+// FormatBatches writes ascending batch sizes as ParseBatches reads them, as short as it
+// can ("1-16,24,32").
+func FormatBatches(sizes []int) string { return gpu.FormatBatches(sizes) }
 
 // ParseBatches reads batch sizes as gpu.ParseBatches does — a number ("64"), a range
 // ("1-1024": every size in it), or a comma-separated list of both ("16,32,48-64") — and

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -71,8 +72,10 @@ func OpenEngineBackend(ctx context.Context, dbPath string) (*EngineBackend, erro
 // backend is open: after another program wrote to it, the engine is loaded again and
 // then changed is called, on the watching goroutine; reloadErr gets a reload that failed.
 // A change while busy() (this window's own sweep, which reloads when it ends) is let
-// pass. Without a cache there is nothing to watch.
-func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed func(), reloadErr func(error)) {
+// pass. When the cache file is deleted, or another file is put at its path (a backup
+// restored, a cache created again), notice says so in a sentence; the backend then
+// reads the new file (db.DB.Reopen). Without a cache there is nothing to watch.
+func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed func(), reloadErr func(error), notice func(string)) {
 	if b.cache == nil {
 		return
 	}
@@ -83,8 +86,16 @@ func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed fun
 	go func() {
 		defer stop()
 		defer cancel()
+		gone := false // the file is gone, and notice said so
 		watchFrom(ctx, path, DefaultCacheWatch, from, func() {
-			if busy() {
+			if b.cache.Changed() != nil {
+				if msg, ok := b.followFile(ctx, &gone); ok && ctx.Err() == nil {
+					notice(msg)
+				}
+				if gone {
+					return
+				}
+			} else if busy() {
 				return
 			}
 			if err := b.Reload(ctx); err != nil {
@@ -98,6 +109,37 @@ func (b *EngineBackend) Watch(ctx context.Context, busy func() bool, changed fun
 			}
 		})
 	}()
+}
+
+// followFile reopens the cache after its file changed under it (deleted, replaced,
+// created again), and says what happened in a sentence (ok false: nothing new to
+// say). gone records that the file is missing, so the delete is said once.
+func (b *EngineBackend) followFile(ctx context.Context, gone *bool) (string, bool) {
+	path := b.cache.Path()
+	err := b.cache.Changed()
+	reopened, rerr := b.cache.Reopen(ctx)
+	var changed *db.CacheChangedError
+	errors.As(err, &changed)
+	saved := ""
+	if changed != nil && changed.Rescued != "" {
+		saved = " What this window had written to it is saved in " + changed.Rescued + "."
+	}
+	switch {
+	case rerr != nil:
+		*gone = false
+		return fmt.Sprintf("The cache file %s was replaced by a file the window cannot read: %v. The window goes on with what it read before; nothing it does now is saved.", path, rerr), true
+	case reopened:
+		was := "created again"
+		if !*gone {
+			was = "replaced by another file"
+		}
+		*gone = false
+		return fmt.Sprintf("The cache file %s was %s: the window now reads the new file.%s", path, was, saved), true
+	case *gone:
+		return "", false
+	}
+	*gone = true
+	return fmt.Sprintf("The cache file %s was deleted (or moved away): the window goes on with what it read, but saves nothing until a cache is there again; it reads one created there as soon as it appears.%s", path, saved), true
 }
 
 // DB is the open measurement cache, nil when working without one.
@@ -232,7 +274,7 @@ func (b *EngineBackend) Warm(ctx context.Context, s SessionSettings) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := p.curve(i); err != nil {
+		if _, err := p.curve(i, nil); err != nil {
 			return err
 		}
 	}
@@ -271,12 +313,11 @@ func (b *EngineBackend) query(s SessionSettings) (*Engine, Query, MissingError, 
 		}
 		models = append(models, name)
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return nil, Query{}, missing, err
 	}
-	q := Query{Models: models, Targets: targets, Span: BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}, Precision: s.Precision,
-		Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	q.Models, q.Targets, q.Span = models, targets, BatchSpan{Min: s.BatchMin, Cap: s.BatchMax}
 	return e, q, missing, nil
 }
 
@@ -316,11 +357,10 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	q := Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
 	return e.Explain(ctx, q, model, t, batch)
 }
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"cnntime/predictor"
@@ -148,5 +149,44 @@ func BenchmarkCurves10x10ToFitWarm(b *testing.B) {
 		if _, err := eng.Curves(context.Background(), q); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// datasetModels and datasetMachines are 10 CNNs × 10 machines of the window (views'
+// BenchmarkRedraw shows the same, with inception_v3, which takes no 32-pixel input,
+// where this has googlenet).
+var (
+	datasetModels   = []string{"resnet50", "resnet18", "vgg16", "mobilenet_v2", "efficientnet_b0", "densenet121", "convnext_tiny", "regnet_y_400mf", "resnext50_32x4d", "googlenet"}
+	datasetMachines = []string{"aws/g5.xlarge", "aws/g6.xlarge", "aws/g4dn.xlarge", "aws/p3.2xlarge", "aws/p4d.24xlarge", "gcp/a2-highgpu-1g",
+		"lambda/gpu_1x_h100_pcie", "lambda/gpu_1x_a10", "azure/Standard_NC24ads_A100_v4", "runpod/rtx-4090-community-cloud"}
+)
+
+// BenchmarkDatasetChange10x10 is the window's prediction after the dataset of 10 CNNs
+// × 10 machines changes from ImageNet to CIFAR-100 (32-pixel networks: new step models,
+// each curve over the window's grid to the 50,000 images of an epoch), from an engine
+// that has predicted the ImageNet ones: the issue-40 goal is 1 s.
+func BenchmarkDatasetChange10x10(b *testing.B) {
+	s := DefaultSessionSettings()
+	s.Models, s.Machines = datasetModels, datasetMachines
+	for b.Loop() {
+		b.StopTimer()
+		backend, err := OpenEngineBackend(context.Background(), filepath.Join(b.TempDir(), "cache.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Data.Dataset, s.Images = "imagenet-1k", predictor.ImageNetImages
+		if _, err := backend.PredictCurves(context.Background(), s); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		s.Data.Dataset = "cifar-100"
+		s.Images = s.Data.Images()
+		curves, err := backend.PredictCurves(context.Background(), s)
+		if err != nil || len(curves) != 100 {
+			b.Fatalf("%d curves, %v", len(curves), err)
+		}
+		b.StopTimer()
+		backend.Close()
+		b.StartTimer()
 	}
 }

@@ -34,7 +34,7 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	if err != nil {
 		return predictor.Explanation{}, err
 	}
-	if k := max(t.Machine.GPUCount, 1) * max(q.Nodes, 1); batch < k {
+	if k := max(t.Machine.GPUCount, 1) * nodesOn(&q, t); batch < k {
 		return predictor.Explanation{}, fmt.Errorf("batch size %d on %s: data-parallel training over %d GPUs needs a batch of at least %d", batch, t.Machine.ID, k, k)
 	} else if batch%k != 0 {
 		// Each GPU runs the same batch: an uneven split would explain a step of

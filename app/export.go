@@ -60,7 +60,7 @@ func cpuCells(h *host.Host) []string {
 	if h == nil {
 		return []string{"", ""}
 	}
-	return []string{csvsafe.Text(h.CPU.Model), strconv.FormatBool(h.CPUAssumed)}
+	return []string{csvsafe.Cell(h.CPU.Model), strconv.FormatBool(h.CPUAssumed)}
 }
 
 // WriteSummariesCSV writes the results table: one row per CNN×machine at its best
@@ -68,12 +68,12 @@ func cpuCells(h *host.Host) []string {
 // the cost and energy cells where the machine has no price or its GPU no published power
 // (unknown, not 0). Text
 // cells that a spreadsheet would read as a formula (a custom model named =cmd) are
-// neutralised (csvsafe.Text); numbers are written as numbers.
+// neutralised and control characters written out (csvsafe.Cell); numbers are written as numbers.
 func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(SummaryCSVHeader)
 	for _, r := range rows {
-		t := csvsafe.Text
+		t := csvsafe.Cell
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), "", "", "", "", "", "", strconv.Itoa(r.MaxBatch), t(string(r.Source)),
 			strconv.Itoa(r.Input), t(r.Bound), ""}
 		rec = append(rec, priceCells(r.CostKnown, r.PriceUSDPerHour, r.Price)...)
@@ -164,7 +164,7 @@ func StreamSummariesCSV(ctx context.Context, w io.Writer, e *Engine, q Query) er
 
 // appendCurveCSV appends the curves CSV rows of c to b.
 func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
-	text := func(b []byte, s string) []byte { return AppendCSVField(b, csvsafe.Text(s)) }
+	text := func(b []byte, s string) []byte { return AppendCSVField(b, csvsafe.Cell(s)) }
 	number := func(b []byte, v float64, known bool) []byte {
 		if !known {
 			return b
@@ -201,8 +201,8 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 	if c.Recipe != nil {
 		mode, target = TrainToTarget, c.Recipe.TargetName()
 	}
-	for _, cell := range []string{csvsafe.Text(string(c.Policy)), csvsafe.Text(c.Dataset), intCell(c.Images), intCell(max(c.Nodes, 1)),
-		string(mode), csvsafe.Text(target)} {
+	for _, cell := range []string{csvsafe.Cell(string(c.Policy)), csvsafe.Cell(c.Dataset), intCell(c.Images), intCell(max(c.Nodes, 1)),
+		string(mode), csvsafe.Cell(target)} {
 		machine = AppendCSVField(append(machine, ','), cell)
 	}
 	sources := map[string][]byte{} // the few texts the rows repeat, quoted once
@@ -405,6 +405,6 @@ func priceCells(known bool, usd float64, p hw.PriceBasis) []string {
 	if p.AgeDays != nil {
 		age = strconv.Itoa(*p.AgeDays)
 	}
-	t := csvsafe.Text
+	t := csvsafe.Cell
 	return []string{price, t(string(p.Kind)), t(p.Region), t(p.Date), age}
 }

@@ -345,8 +345,8 @@ func predictionLine(c predictor.Curve, p predictor.Point) string {
 	if c.CostKnown {
 		cost = charts.FormatUSD(p.CostUSD) + " at " + s.PriceText()
 	}
-	return fmt.Sprintf("%s ±%.0f%% for %s, %s; %.0f images/s, %s; cnntime %s",
-		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, p.ImagesPerS, p.Source, Version)
+	return fmt.Sprintf("%s ±%.0f%% for %s, %s; %s images/s, %s; cnntime %s",
+		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, charts.FormatRate(p.ImagesPerS), p.Source, Version)
 }
 
 // skyPilotCloud is the SkyPilot cloud of a machine, "" for one of the user's own, a
@@ -443,12 +443,11 @@ func (b *EngineBackend) LaunchFile(ctx context.Context, s SessionSettings, model
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.Run()
+	q, err := s.query()
 	if err != nil {
 		return nil, err
 	}
-	q := Query{Models: []string{model}, Targets: []Target{t}, Batches: []int{batch}, Precision: s.Precision, Policy: s.Policy,
-		Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price}
+	q.Models, q.Targets, q.Batches = []string{model}, []Target{t}, []int{batch}
 	r, err := e.LaunchRun(ctx, q, req)
 	if err != nil {
 		return nil, err

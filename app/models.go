@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 
 	"cnntime/predictor/cnn"
@@ -9,7 +10,7 @@ import (
 
 // LoadModel builds a zoo model, or reads a model file when name ends in .json or .onnx
 // (input sizes an ONNX file whose height and width are open).
-func LoadModel(name string, input, classes int) (*cnn.Network, error) {
+func LoadModel(ctx context.Context, name string, input, classes int) (*cnn.Network, error) {
 	if IsONNXFile(name) {
 		if classes != 0 {
 			return nil, Inputf("a class count applies to zoo models; an ONNX file sets its own classes (leave it out)")
@@ -24,7 +25,7 @@ func LoadModel(name string, input, classes int) (*cnn.Network, error) {
 		if input != 0 || classes != 0 {
 			return nil, Inputf("an input size and a class count apply to zoo models; a custom model file sets its own input and classes (leave them out)")
 		}
-		return ReadCustomModelFile(name)
+		return ReadCustomModelFile(ctx, name)
 	}
 	net, err := cnn.Build(name, cnn.Options{Resolution: input, Classes: classes})
 	if errors.Is(err, cnn.ErrUnknownModel) {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
+	"cnntime/app/infile"
 	"cnntime/db"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/cnn/onnx"
@@ -59,7 +59,7 @@ func IsModelFile(entry string) bool {
 // a layer, the layer's index and name.
 //
 // An ONNX file (.onnx) is imported (see ReadONNXFile) under its file's base name.
-func ReadCustomModelFile(path string) (*cnn.Network, error) {
+func ReadCustomModelFile(ctx context.Context, path string) (*cnn.Network, error) {
 	if IsONNXFile(path) {
 		m, err := ReadONNXFile(path, onnx.Options{})
 		if err != nil {
@@ -67,9 +67,9 @@ func ReadCustomModelFile(path string) (*cnn.Network, error) {
 		}
 		return m.Network, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadCustomModelBytes(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("read custom model file %s: %w", path, err)
+		return nil, err
 	}
 	net, err := cnn.ParseCustom(data)
 	if err != nil {
@@ -81,13 +81,20 @@ func ReadCustomModelFile(path string) (*cnn.Network, error) {
 	return net, nil
 }
 
+// ReadCustomModelBytes reads a custom model file as it is: a JSON object of at most
+// maxCustomModelBytes (a file of NULs, or a larger one, is refused after its first line
+// or at the limit, not read whole), until ctx ends.
+func ReadCustomModelBytes(ctx context.Context, path string) ([]byte, error) {
+	return infile.Read(ctx, path, infile.Spec{What: "custom model file (JSON)", Max: maxCustomModelBytes, Start: infile.JSONObject})
+}
+
 // ResolveModels turns a list of --model entries into networks known to eng, in order:
 // a zoo name is looked up (an unknown one gets the closest names suggested); a path to
 // a .json file is read, checked and registered with eng.AddNetwork, so that it is then
 // predicted by its name like a zoo model. Two different files that define models of
 // the same name are refused, as is a file whose model has a zoo model's name. At the
 // first wrong entry it returns the error; the files read before it stay registered.
-func ResolveModels(eng *Engine, entries []string) ([]*cnn.Network, error) {
+func ResolveModels(ctx context.Context, eng *Engine, entries []string) ([]*cnn.Network, error) {
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("no models given: name zoo models (e.g. resnet50) or custom model files (.json)")
 	}
@@ -102,7 +109,7 @@ func ResolveModels(eng *Engine, entries []string) ([]*cnn.Network, error) {
 			out = append(out, net)
 			continue
 		}
-		net, err := ReadCustomModelFile(entry)
+		net, err := ReadCustomModelFile(ctx, entry)
 		if err != nil {
 			return nil, err
 		}

@@ -48,11 +48,7 @@ func Names(ctx context.Context, d *db.DB, kind string) ([]string, error) {
 				out = append(out, m.ID)
 				continue
 			}
-			regions := []string{m.Region}
-			for _, r := range m.Regions {
-				regions = append(regions, r.Region)
-			}
-			for _, r := range regions {
+			for _, r := range m.KnownRegions() {
 				if r != "" && !seen[strings.ToLower(r)] {
 					seen[strings.ToLower(r)] = true
 					out = append(out, r)

@@ -162,7 +162,7 @@ func RemoveSavedModel(ctx context.Context, d *db.DB, name string) error {
 // custom model saved in the cache d (nil when there is none yet).
 func LoadNamedModel(ctx context.Context, d *db.DB, name string, input, classes int) (*cnn.Network, error) {
 	if IsModelFile(name) || cnn.Family(name) != "" {
-		return LoadModel(name, input, classes)
+		return LoadModel(ctx, name, input, classes)
 	}
 	var saved []db.CustomModel
 	if d != nil {

@@ -63,7 +63,7 @@ func Printable(s string) string {
 // unprintable reports whether a terminal acts on the rune r of n bytes rather than
 // showing it, or whether it stands for a byte that is not UTF-8.
 func unprintable(r rune, n int) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r == utf8.RuneError && n == 1)
+	return hw.Unprintable(r) || (r == utf8.RuneError && n == 1)
 }
 
 // Flush writes the table out.
@@ -73,7 +73,7 @@ func (t *Table) Flush() error { return t.tw.Flush() }
 // hw.Closest), or "".
 func suggestion(name string, candidates []string) string {
 	best := hw.Closest(name, candidates, 1)
-	if len(best) == 0 {
+	if len(best) == 0 || best[0] == name { // never "did you mean" the name itself
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best[0])

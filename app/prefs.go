@@ -45,6 +45,9 @@ const (
 	PrefRefBatch      = "session.ref_batch"
 	PrefCriticalBatch = "session.critical_batch"
 	PrefLike          = "session.like"
+	// PrefAnyBatch lets a fixed-epoch run's best batch make fewer than MinStepsPerEpoch
+	// steps an epoch ("true"); by default it does not.
+	PrefAnyBatch = "session.any_batch"
 	// The recipe every CNN trains with to a target ("": each its own) and the target
 	// accuracy ("" or "0": each recipe's published one).
 	PrefRecipe     = "session.recipe"
@@ -68,7 +71,7 @@ func firstLaunch(p Preferences) bool {
 // loadPrefs reads the remembered choices; anything unreadable falls back to its default.
 func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	s := DefaultSessionSettings()
-	v := ChartSettings{Metric: charts.MetricTotal, LogX: true, LogY: true}
+	v := DefaultChartSettings()
 	if p == nil {
 		return s, v
 	}
@@ -115,6 +118,9 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefRefBatch, &s.Train.Custom.Batch)
 	readFloat(PrefCriticalBatch, &s.Train.Custom.CriticalBatch)
 	s.Train.Custom.Like = strings.TrimSpace(p.String(PrefLike))
+	if b, err := strconv.ParseBool(p.String(PrefAnyBatch)); err == nil {
+		s.Train.AnyBatch = b
+	}
 	s.Train.Recipe = strings.TrimSpace(p.String(PrefRecipe))
 	readFloat(PrefTargetTop1, &s.Train.TargetTop1)
 	if prec, err := predictor.ParseTrainingPrecision(p.String(PrefPrecision)); err == nil {
@@ -180,6 +186,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefRefBatch, strconv.Itoa(st.Train.Custom.Batch))
 	p.SetString(PrefCriticalBatch, strconv.FormatFloat(st.Train.Custom.CriticalBatch, 'g', -1, 64))
 	p.SetString(PrefLike, st.Train.Custom.Like)
+	p.SetString(PrefAnyBatch, strconv.FormatBool(st.Train.AnyBatch))
 	p.SetString(PrefRecipe, st.Train.Recipe)
 	p.SetString(PrefTargetTop1, strconv.FormatFloat(st.Train.TargetTop1, 'g', -1, 64))
 	if v.Metric != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"cnntime/app/infile"
 	"cnntime/app/pricefeed"
 	"cnntime/db"
 	"cnntime/predictor/hw"
@@ -96,7 +96,7 @@ func ImportPrices(ctx context.Context, d *db.DB, path string, opts ImportOptions
 	var rep PricesReport
 	var sets []db.CloudPrices
 	for _, f := range files {
-		data, mod, err := readLimited(f.path, opts.MaxBytes)
+		data, mod, err := readLimited(ctx, f.path, opts.MaxBytes)
 		if err != nil {
 			return PricesReport{}, err
 		}
@@ -179,29 +179,25 @@ func catalogFiles(path, cloud string) ([]catalogFile, error) {
 func isDir(p string) bool  { st, err := os.Stat(p); return err == nil && st.IsDir() }
 func isFile(p string) bool { st, err := os.Stat(p); return err == nil && st.Mode().IsRegular() }
 
-// readLimited reads a file of at most max bytes (0: pricefeed.DefaultMaxBytes).
-func readLimited(path string, max int64) ([]byte, time.Time, error) {
+// readLimited reads a file of at most max bytes (0: pricefeed.DefaultMaxBytes), until
+// ctx ends (a read waiting on a pipe stops then).
+func readLimited(ctx context.Context, path string, max int64) ([]byte, time.Time, error) {
 	if max <= 0 {
 		max = pricefeed.DefaultMaxBytes
 	}
-	f, err := os.Open(path)
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("read prices: %w", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("read prices: %w", err)
-	}
-	if st.Size() > max {
+	data, err := infile.Read(ctx, path, infile.Spec{What: "price catalog", Max: max})
+	var large *infile.TooLargeError
+	switch {
+	case errors.As(err, &large) && st.Mode().IsRegular():
 		return nil, time.Time{}, Inputf("%s is %d MiB, larger than the limit of %d MiB: not a price catalog", path, st.Size()>>20, max>>20)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("read prices from %s: %w", path, err)
-	}
-	if int64(len(data)) > max {
+	case errors.As(err, &large):
 		return nil, time.Time{}, Inputf("%s is larger than the limit of %d MiB: not a price catalog", path, max>>20)
+	case err != nil:
+		return nil, time.Time{}, fmt.Errorf("read prices: %w", err)
 	}
 	return data, st.ModTime(), nil
 }

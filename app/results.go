@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"cnntime/app/charts"
 	"cnntime/predictor"
@@ -149,6 +151,20 @@ var SummaryColumns = []string{
 	ColumnEpochs: "Epochs", ColumnWarnings: "Warnings", ColumnHost: "Host CPU",
 }
 
+// SummaryTitles are the results table's column titles for these rows: trained to a
+// target (any row), the total time and cost are "Time to target" and "Cost to target",
+// as the charts say.
+func SummaryTitles(rows []Summary) []string {
+	for _, r := range rows {
+		if r.TrainMode == TrainToTarget {
+			titles := slices.Clone(SummaryColumns)
+			titles[ColumnTotal], titles[ColumnCost] = charts.MetricTotal.TargetTitle(), charts.MetricCost.TargetTitle()
+			return titles
+		}
+	}
+	return SummaryColumns
+}
+
 // Cell is a results row's text in column col.
 func (r Summary) Cell(col SummaryColumn) string {
 	none := r.BestBatch == 0
@@ -161,7 +177,7 @@ func (r Summary) Cell(col SummaryColumn) string {
 		if none {
 			return "does not fit"
 		}
-		return strconv.Itoa(r.BestBatch)
+		return charts.FormatCount(int64(r.BestBatch))
 	case ColumnRecommended:
 		return orDash(none, RecommendedText(r.RecommendedBatch, r.NearMin, r.NearMax))
 	case ColumnIteration:
@@ -184,7 +200,7 @@ func (r Summary) Cell(col SummaryColumn) string {
 		if r.MaxBatch < 0 {
 			return "unknown"
 		}
-		return strconv.Itoa(r.MaxBatch)
+		return charts.FormatCount(int64(r.MaxBatch))
 	case ColumnSource:
 		if r.Backend != "" && r.Source != "" {
 			return string(r.Source) + " (" + r.Backend + ")" // which CPU framework's measurements
@@ -193,6 +209,9 @@ func (r Summary) Cell(col SummaryColumn) string {
 	case ColumnBound:
 		return orDash(none, BoundText(r.Bound, r.Loader, r.LoaderImagesPerS, r.Host != nil && r.Host.CPUAssumed))
 	case ColumnPrice:
+		if !r.CostKnown && r.Price.Note != "" {
+			return "none: " + shortNote(r.Price.Note) // the whole note is in PriceText, the Why tab and the CSV
+		}
 		return r.PriceText()
 	case ColumnEpochs:
 		if r.Target != "" {
@@ -260,6 +279,17 @@ func (r Summary) PriceText() string {
 		s += " OLD"
 	}
 	return s
+}
+
+// shortNote is a price note's first clause, "no spot price" of "no spot price: the
+// shipped snapshot does not list it; …", for a table cell as wide as its neighbours.
+func shortNote(note string) string {
+	for _, sep := range []string{": ", "; ", " ("} {
+		if i := strings.Index(note, sep); i > 0 {
+			note = note[:i]
+		}
+	}
+	return note
 }
 
 func orDash(none bool, s string) string {

@@ -325,6 +325,7 @@ func (s *Session) predict(gen uint64) {
 	began := time.Now()
 	if len(settings.Models) > 0 && len(settings.Machines) > 0 {
 		curves, err = s.backend.PredictCurves(ctx, settings)
+		curves = EnoughSteps(curves, settings.Train)
 	}
 	took := time.Since(began)
 	cancel()

@@ -146,3 +146,35 @@ func TestFirstLaunchPredictsTheExampleUpToEachMachinesMemory(t *testing.T) {
 		t.Errorf("batch cap = %d, want none", again.Settings().BatchMax)
 	}
 }
+
+// TestWindowTrainsToTheTarget: the window's curves, its Why and its launch file all
+// train to the target when the Run tab says so (the window's query once left the
+// training out: its curves counted fixed epochs under a status line naming the target).
+func TestWindowTrainsToTheTarget(t *testing.T) {
+	ctx := context.Background()
+	b, err := OpenEngineBackend(ctx, filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s := DefaultSessionSettings()
+	s.Models, s.Machines = []string{"resnet50"}, []string{"aws/p4d.24xlarge"}
+	s.Train = Training{Mode: TrainToTarget, Recipe: "mlperf-lars"}
+	curves, err := b.PredictCurves(ctx, s)
+	if err != nil || len(curves) != 1 {
+		t.Fatalf("PredictCurves: %d curves, %v", len(curves), err)
+	}
+	c := curves[0]
+	if c.Recipe == nil || c.Recipe.Recipe.ID() != "mlperf-lars/resnet50" || c.Best < 0 || c.Points[c.Best].Epochs > 60 {
+		t.Fatalf("the window's curve to MLPerf's target: recipe %v, best %d; want mlperf-lars/resnet50's plan and its ~35 epochs", c.Recipe, c.Best)
+	}
+	batch := c.Points[c.Best].Batch
+	x, err := b.Explain(ctx, s, "resnet50", "aws/p4d.24xlarge", batch)
+	if err != nil || x.Recipe == nil || x.Recipe.Recipe.ID() != "mlperf-lars/resnet50" {
+		t.Errorf("Explain to the target: recipe %v, %v", x.Recipe, err)
+	}
+	file, err := b.LaunchFile(ctx, s, "resnet50", "aws/p4d.24xlarge", batch, LaunchRequest{Kind: LaunchSlurm})
+	if err != nil || !strings.Contains(string(file), "mlperf-lars/resnet50") || !strings.Contains(string(file), "--optimizer lars") {
+		t.Errorf("the window's launch file to the target: %v\n%.2000s", err, file)
+	}
+}

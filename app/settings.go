@@ -122,6 +122,13 @@ type ChartSettings struct {
 	HideLegend bool
 }
 
+// DefaultChartSettings are a fresh window's charts, and what cnntime export draws
+// unless told otherwise: total time against batch size, both axes logarithmic (curves
+// of machines and batches that differ a thousandfold stay apart), the scatter linear.
+func DefaultChartSettings() ChartSettings {
+	return ChartSettings{Metric: charts.MetricTotal, LogX: true, LogY: true}
+}
+
 // Run is the training run the settings describe: Epochs of Images; to a target
 // accuracy (Train) each network's recipe plan is resolved when it is predicted
 // (Query.Train), after Train.Check.
@@ -130,6 +137,17 @@ func (s SessionSettings) Run() (predictor.Run, error) {
 		return predictor.Run{}, err
 	}
 	return predictor.Run{Epochs: s.Epochs, Images: s.Images}, nil
+}
+
+// query is the query of the settings' run, without its models, targets and batch
+// sizes: every prediction, explanation and launch file of the window starts from it,
+// so none of them leaves out a part of the run (the training to a target did).
+func (s SessionSettings) query() (Query, error) {
+	run, err := s.Run()
+	if err != nil {
+		return Query{}, err
+	}
+	return Query{Precision: s.Precision, Policy: s.Policy, Run: run, Data: s.Data, Nodes: s.Nodes, Price: s.Price, Train: s.Train}, nil
 }
 
 // Options are the chart options for these settings in a style.

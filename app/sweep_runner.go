@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -47,6 +48,7 @@ type SweepRunner struct {
 	queued     *queuedSweep            // a Start made while pausing: it runs once the pause is done
 	started    time.Time               // when the running (or last) sweep started, wall clock
 	ended      time.Time               // when the last sweep ended; zero while one runs
+	req        *SweepRequest           // the running (or last) sweep's request
 	plan       *SweepPlan              // the running (or last) sweep's plan
 	progress   SweepProgress           // its latest progress
 	progressAt time.Time               // when that progress came
@@ -55,6 +57,20 @@ type SweepRunner struct {
 	log        []string                // the last sweepLogLines lines, oldest first
 	logSeq     int                     // counts the lines ever logged
 	onChange   func()
+	// paces are the paces Plan timed (ProbeSweepPace), by device, precision and
+	// policy: a sweep started after them plans at that pace where the cache has none.
+	paces map[paceKey]probedPace
+}
+
+type paceKey struct {
+	device    string
+	precision measure.Precision
+	policy    measure.Policy
+}
+
+type probedPace struct {
+	scale  [numClasses]float64
+	probed int
 }
 
 type queuedSweep struct {
@@ -92,13 +108,49 @@ func (r *SweepRunner) changed() {
 	}
 }
 
-// Plan says what a sweep of req would measure, without running it.
+// Plan says what a sweep of req would measure, without running it. Where the cache
+// holds none of the device's own measurements to estimate its time from, it times a
+// few of the plan's kernels on the device first (ProbeSweepPace, up to a couple of
+// seconds; nothing is written to the cache), and a sweep started later plans at that
+// pace too.
 func (r *SweepRunner) Plan(ctx context.Context, req SweepRequest) (SweepPlan, error) {
 	sw, err := OpenSweeper(ctx, req.Device)
 	if err != nil {
 		return SweepPlan{}, err
 	}
-	return PlanSweep(ctx, r.cache, sw.Device(), req)
+	p, err := PlanSweep(ctx, r.cache, sw.Device(), req)
+	if err != nil || p.CalibratedFrom > 0 || len(p.Kernels.Items) == 0 {
+		return p, err
+	}
+	if err := ProbeSweepPace(ctx, sw, &p); err != nil {
+		return SweepPlan{}, err
+	}
+	if p.Probed > 0 {
+		r.mu.Lock()
+		if r.paces == nil {
+			r.paces = map[paceKey]probedPace{}
+		}
+		r.paces[paceKey{p.Device.Key, p.Request.Precision, p.Policy}] = probedPace{p.classScale, p.Probed}
+		r.mu.Unlock()
+	}
+	return p, nil
+}
+
+// LastRequest is the request of the cache's newest sweep (this window's, an earlier
+// session's or another program's, recorded with the sweep), so that a form can offer
+// it again and Start resume it; ok is false when the cache records none it can read.
+func (r *SweepRunner) LastRequest(ctx context.Context) (req SweepRequest, ok bool, err error) {
+	sweeps, err := r.cache.Sweeps(ctx)
+	if err != nil {
+		return req, false, err
+	}
+	for _, s := range sweeps { // newest first
+		var q SweepRequest
+		if json.Unmarshal([]byte(s.Plan), &q) == nil && len(q.Models) > 0 && len(q.Batches) > 0 {
+			return q, true, nil
+		}
+	}
+	return req, false, nil
 }
 
 // Holdings is what the cache holds per device.
@@ -138,7 +190,7 @@ func (r *SweepRunner) startLocked(req SweepRequest, ev SweepEvents) {
 	ctx, stop := context.WithCancelCause(context.Background())
 	r.stop, r.done, r.halting, r.queued = stop, make(chan struct{}), nil, nil
 	r.plan, r.progress, r.progressAt, r.result, r.err = nil, SweepProgress{}, time.Time{}, nil, nil
-	r.started, r.ended = time.Now(), time.Time{}
+	r.started, r.ended, r.req = time.Now(), time.Time{}, &req
 	done := r.done
 	r.logLocked(fmt.Sprintf("sweep of %s on %s started", joinNames(req.Models), req.Device))
 	go func() {
@@ -212,6 +264,10 @@ func (r *SweepRunner) run(ctx context.Context, req SweepRequest, ev SweepEvents)
 		return stopped(ctx.Err())
 	}
 	r.mu.Lock()
+	if pace, ok := r.paces[paceKey{plan.Device.Key, plan.Request.Precision, plan.Policy}]; ok && plan.CalibratedFrom == 0 {
+		plan.scaleEstimates(pace.scale) // what Plan timed, not timed again
+		plan.Probed = pace.probed
+	}
 	r.plan = &plan
 	r.logLocked(DescribePlan(plan))
 	r.mu.Unlock()
@@ -332,7 +388,10 @@ type SweepStatus struct {
 	Elapsed time.Duration
 	// ETA is the time left, the latest estimate less the time since it was made; 0
 	// when unknown.
-	ETA      time.Duration
+	ETA time.Duration
+	// Request is the running or last sweep's request, known from its start (Plan only
+	// once it is planned).
+	Request  *SweepRequest
 	Plan     *SweepPlan
 	Progress SweepProgress
 	Result   *SweepResult
@@ -345,7 +404,7 @@ type SweepStatus struct {
 func (r *SweepRunner) Status() SweepStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := SweepStatus{Running: r.stop != nil, Queued: r.queued != nil, Started: r.started, Plan: r.plan,
+	st := SweepStatus{Running: r.stop != nil, Queued: r.queued != nil, Started: r.started, Request: r.req, Plan: r.plan,
 		Progress: r.progress, Result: r.result, Err: r.err, Log: append([]string(nil), r.log...), LogSeq: r.logSeq}
 	switch {
 	case r.stop == nil:
@@ -373,8 +432,11 @@ func (r *SweepRunner) Status() SweepStatus {
 // DescribePlan says what a plan measures and how long it should take.
 func DescribePlan(p SweepPlan) string {
 	how := "a first guess from the device's specifications"
-	if p.CalibratedFrom > 0 {
+	switch {
+	case p.CalibratedFrom > 0:
 		how = fmt.Sprintf("calibrated on %d kernels this device measured", p.CalibratedFrom)
+	case p.Probed > 0:
+		how = fmt.Sprintf("at this device's pace: %d of its kernels timed just now", p.Probed)
 	}
 	return fmt.Sprintf("%d kernels of %d layer configurations to measure (%d already in the cache%s), %d steps; estimate %s (%s).",
 		len(p.Kernels.Items), p.Kernels.Configs, p.Kernels.Cached, RetriedNote(p), len(p.Steps), p.Kernels.Estimate.Round(time.Second), how)

@@ -85,9 +85,11 @@ func TestSweepRunnerPausesResumesAndReports(t *testing.T) {
 
 // A plan's time estimate is calibrated on the kernels this device already measured:
 // re-planned with the same repeats, the kernels it measured are estimated at what they
-// took (their medians times the timed and warm-up runs, summed), and the plan says on
-// how many it calibrated. The runner's status keeps wall-clock time: Elapsed grows
-// with the clock, not with the measurements.
+// took (their medians times the timed and warm-up runs, summed) times how much longer
+// than its runs the sweep took (sweepOverhead), and the plan says on how many it
+// calibrated. With nothing measured, the runner's Plan times a few kernels first and
+// writes nothing. The runner's status keeps wall-clock time: Elapsed grows with the
+// clock, not with the measurements.
 func TestPlanEstimateCalibratedOnThisDevice(t *testing.T) {
 	cache, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
@@ -101,8 +103,11 @@ func TestPlanEstimateCalibratedOnThisDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.CalibratedFrom != 0 || !strings.Contains(DescribePlan(first), "a first guess from the device's specifications") {
-		t.Fatalf("a device with nothing measured: calibrated on %d; %q", first.CalibratedFrom, DescribePlan(first))
+	if first.CalibratedFrom != 0 || first.Probed == 0 || !strings.Contains(DescribePlan(first), "at this device's pace") {
+		t.Fatalf("a device with nothing measured: calibrated on %d, %d kernels timed; %q", first.CalibratedFrom, first.Probed, DescribePlan(first))
+	}
+	if hs, err := r.Holdings(context.Background()); err != nil || len(hs) != 0 {
+		t.Fatalf("after a plan the cache holds %+v, %v; want nothing", hs, err)
 	}
 	if err := r.Start(req, SweepEvents{Progress: func(p SweepProgress) {
 		if p.Done == 12 {
@@ -158,6 +163,11 @@ func TestPlanEstimateCalibratedOnThisDevice(t *testing.T) {
 			measured += s
 		}
 	}
+	overhead, pairs := sweepOverhead(ms)
+	if pairs != 11 || !(overhead > 0) {
+		t.Fatalf("the sweep's overhead %v from %d pairs of its 12 measurements", overhead, pairs)
+	}
+	measured *= overhead
 	if measured <= 0 || math.Abs(estimated-measured) > 1e-9*measured {
 		t.Errorf("the measured kernels re-planned: estimated %.6f s, they took %.6f s", estimated, measured)
 	}

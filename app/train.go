@@ -53,6 +53,11 @@ func ParseTrainMode(s string) (TrainMode, error) {
 type Training struct {
 	Mode   TrainMode
 	Custom convergence.Custom
+	// AnyBatch lets a fixed-epoch run's best batch be any batch that fits, however few
+	// steps an epoch it makes; by default the best (and the scatter's point, the Pareto
+	// front and the results) is the best of the batches of at least MinStepsPerEpoch
+	// steps an epoch (see EnoughSteps).
+	AnyBatch bool
 	// Recipe is a built-in recipe's name ("torchvision-v2": each network's recipe of
 	// that name) or ID ("mlperf-lars/resnet50"); "" gives each network its default.
 	Recipe string

@@ -144,6 +144,15 @@ func ShareText(part, whole float64) string {
 // IsCPU reports whether a curve's or an explanation's "GPU" is a measured host CPU.
 func IsCPU(gpuID string) bool { return gpuID == hw.CPUGPUID }
 
+// DeviceText names the device that runs a curve's step in a table cell: "8×a100-sxm4-40gb"
+// for GPUs, "CPU" for a measured CPU (one processor, never "1×cpu").
+func DeviceText(gpuID string, count int) string {
+	if IsCPU(gpuID) {
+		return "CPU"
+	}
+	return fmt.Sprintf("%d×%s", count, gpuID)
+}
+
 // DeviceWord is "CPU" for a measured CPU and "GPU" for the others: what a sentence
 // calls the processor that runs the kernels.
 func DeviceWord(gpuID string) string {
@@ -275,7 +284,8 @@ func RecommendedPoint(c *predictor.Curve) (predictor.Point, bool) {
 }
 
 // AdviceWarnings are a curve's RunWarnings at its best and at its recommended batch:
-// what to know before following either.
+// what to know before following either; and, when EnoughSteps set the fastest batch
+// aside, which and why.
 func AdviceWarnings(c *predictor.Curve) []string {
 	if c.Unavailable != "" {
 		return []string{UnavailableWarning(c)}
@@ -283,11 +293,43 @@ func AdviceWarnings(c *predictor.Curve) []string {
 	if c.Best < 0 || c.Best >= len(c.Points) {
 		return nil
 	}
+	var out []string
+	if f := c.FastestBatch; f > 0 {
+		out = append(out, fmt.Sprintf("the fastest batch, %s, makes %s of %s images: set aside for the best batch of at least %d steps an epoch (the Run tab's Best batch check allows it)",
+			charts.FormatCount(int64(f)), charts.Count(StepsPerEpoch(c.Images, f), "step an epoch", "steps an epoch"), charts.FormatCount(int64(c.Images)), MinStepsPerEpoch))
+	}
 	best := c.Points[c.Best].Batch
 	if c.Recommended > 0 && c.Recommended != best {
-		return RunWarnings(c, min(best, c.Recommended), max(best, c.Recommended))
+		return append(out, RunWarnings(c, min(best, c.Recommended), max(best, c.Recommended))...)
 	}
-	return RunWarnings(c, best)
+	return append(out, RunWarnings(c, best)...)
+}
+
+// EnoughSteps limits each fixed-epoch curve's best batch, and with it the recommended
+// batch, the scatter's point and the Pareto front, to the batches of at least
+// MinStepsPerEpoch steps an epoch, unless t lets it be any batch (Training.AnyBatch):
+// a fixed number of epochs of one or a few steps rarely trains as well, so the fastest
+// such batch is not advice. Curves to a target keep theirs (their epochs grow with the
+// batch already). The curves are copied, never changed in place.
+func EnoughSteps(curves []predictor.Curve, t Training) []predictor.Curve {
+	if t.AnyBatch || t.Mode == TrainToTarget {
+		return curves
+	}
+	out := curves
+	copied := false
+	for i := range curves {
+		c := curves[i]
+		if c.Recipe != nil || c.Images <= 0 {
+			continue
+		}
+		if c.LimitBest(func(p predictor.Point) bool { return StepsPerEpoch(c.Images, p.Batch) >= MinStepsPerEpoch }) {
+			if !copied {
+				out, copied = append([]predictor.Curve(nil), curves...), true
+			}
+			out[i] = c
+		}
+	}
+	return out
 }
 
 // joinWarnings is warnings as one cell of a table or a CSV.

@@ -100,6 +100,9 @@ func boundReason(x *predictor.Explanation) string {
 			x.Loader, x.Workers, dev, RateText(x.LoaderImagesPerS), dev, charts.FormatMS(x.Phases.LoaderMS), stepShare(x.Phases.LoaderMS, x))
 	case x.LoaderImagesPerS > 0:
 		s = fmt.Sprintf("the %s loader keeps up (it could deliver %s images/s)", x.Loader, RateText(x.LoaderImagesPerS))
+	case IsCPU(x.GPU):
+		// The engine times a CPU's step on data in memory, whatever the Run tab's loader.
+		s = "the CPU runs the step on data already in memory: a loader's workers would share the cores it trains on, so the Run tab's loader applies to the other machines"
 	default:
 		s = fmt.Sprintf("%s data, no loader to wait for", x.Loader)
 	}

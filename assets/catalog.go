@@ -26,3 +26,10 @@ var CatalogNetworks []byte
 //
 //go:embed catalog/cpus.csv
 var CatalogCPUs []byte
+
+// CatalogSpotPrices is a dated snapshot of the machines' spot prices per region
+// (catalog/spot_prices.csv) from a public price catalog, for spot costs offline; see
+// catalog/README.md.
+//
+//go:embed catalog/spot_prices.csv
+var CatalogSpotPrices []byte

@@ -52,7 +52,7 @@ var consistencyChecks = []struct{ problem, query string }{
 // error is for a check that could not run.
 func (d *DB) Check(ctx context.Context) ([]string, error) {
 	var problems []string
-	rows, err := d.sql.QueryContext(ctx, "PRAGMA integrity_check")
+	rows, err := d.sqldb().QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return nil, fmt.Errorf("check %s: %w", d.path, err)
 	}
@@ -71,7 +71,7 @@ func (d *DB) Check(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("check %s: %w", d.path, err)
 	}
 	var fkViolations int
-	if err := d.sql.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&fkViolations); err != nil {
+	if err := d.sqldb().QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&fkViolations); err != nil {
 		return nil, fmt.Errorf("check %s: foreign keys: %w", d.path, err)
 	}
 	if fkViolations > 0 {
@@ -79,7 +79,7 @@ func (d *DB) Check(ctx context.Context) ([]string, error) {
 	}
 	for _, c := range consistencyChecks {
 		var n int
-		if err := d.sql.QueryRowContext(ctx, c.query).Scan(&n); err != nil {
+		if err := d.sqldb().QueryRowContext(ctx, c.query).Scan(&n); err != nil {
 			return nil, fmt.Errorf("check %s: %s: %w", d.path, c.problem, err)
 		}
 		if n > 0 {
@@ -92,7 +92,7 @@ func (d *DB) Check(ctx context.Context) ([]string, error) {
 // quickCheck runs SQLite's quick check (the b-tree pages and their records, without
 // the slower index cross-check) and returns what it found wrong, "" when nothing.
 func (d *DB) quickCheck(ctx context.Context) (string, error) {
-	rows, err := d.sql.QueryContext(ctx, "PRAGMA quick_check(5)")
+	rows, err := d.sqldb().QueryContext(ctx, "PRAGMA quick_check(5)")
 	if err != nil {
 		if isCorrupt(err) {
 			return err.Error(), nil
@@ -135,14 +135,15 @@ func isCorrupt(err error) bool {
 // it runs the quick check once (a write would add to a file that already lost data,
 // and a later repair would lose it too). A check that cannot run lets the write try.
 func (d *DB) checkIntact(ctx context.Context) error {
-	d.intactOnce.Do(func() {
+	f := d.current()
+	f.intactOnce.Do(func() {
 		damage, err := d.quickCheck(ctx)
 		if err == nil && damage != "" {
-			d.damage = damage
+			f.damage = damage
 		}
 	})
-	if d.damage != "" {
-		return fmt.Errorf("cache %s is damaged (%s): nothing was written; restore it from a copy, or export what still reads ('cnntime cache export') into a new cache; 'cnntime cache check' lists every problem", d.path, d.damage)
+	if f.damage != "" {
+		return fmt.Errorf("cache %s is damaged (%s): nothing was written; restore it from a copy, or export what still reads ('cnntime cache export') into a new cache; 'cnntime cache check' lists every problem", d.path, f.damage)
 	}
 	return nil
 }
@@ -216,11 +217,11 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 	}{{&info.Configs, "configs"}, {&info.Measurements, "measurements"}, {&info.Steps, "steps"},
 		{&info.Sweeps, "sweeps"}, {&info.UserMachines, "user_machines"}, {&info.PriceOverride, "price_overrides"},
 		{&info.CustomModels, "custom_models"}} {
-		if *c.n, err = countRows(ctx, d.sql, c.table); err != nil {
+		if *c.n, err = countRows(ctx, d.sqldb(), c.table); err != nil {
 			return info, fmt.Errorf("count %s in %s: %w", c.table, d.path, err)
 		}
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, d.name, count(m.device_id), count(DISTINCT m.config_id),
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT d.key, d.name, count(m.device_id), count(DISTINCT m.config_id),
 			coalesce(sum(m.status = 'oom'), 0), coalesce(min(m.batch), 0), coalesce(max(m.batch), 0)
 		FROM devices d LEFT JOIN measurements m ON m.device_id = d.id GROUP BY d.id ORDER BY d.key`)
 	if err != nil {
@@ -250,7 +251,7 @@ func (d *DB) Info(ctx context.Context) (Info, error) {
 			info.StoppedSweeps = append(info.StoppedSweeps, fmt.Sprintf("sweep %d of %s %s: %s; running the same sweep again continues it, measuring only what is missing", s.ID, s.DeviceKey, s.State, s.Note))
 		}
 	}
-	srows, err := d.sql.QueryContext(ctx, `SELECT source, count(*) FROM steps GROUP BY source ORDER BY source`)
+	srows, err := d.sqldb().QueryContext(ctx, `SELECT source, count(*) FROM steps GROUP BY source ORDER BY source`)
 	if err != nil {
 		return info, fmt.Errorf("count steps per source in %s: %w", d.path, err)
 	}

@@ -17,7 +17,7 @@ type HoldingCounts struct {
 // (a device with nothing measured counts zero).
 func (d *DB) CountsByDevice(ctx context.Context) (map[string]HoldingCounts, error) {
 	out := map[string]HoldingCounts{}
-	rows, err := d.sql.QueryContext(ctx, `SELECT d.key,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT d.key,
 			(SELECT count(*) FROM measurements m WHERE m.device_id = d.id),
 			(SELECT count(*) FROM measurements m WHERE m.device_id = d.id AND m.status = 'oom'),
 			(SELECT count(*) FROM steps s WHERE s.device_key = d.key)

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(exportChildDB); path != "" {
 		os.Exit(exportChild(path, os.Getenv(exportChildTo)))
 	}
+	if path := os.Getenv(stepChildDB); path != "" {
+		os.Exit(stepChild(path))
+	}
 	if path := os.Getenv(sweepChildDB); path != "" {
 		os.Exit(sweepChild(path))
 	}

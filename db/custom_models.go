@@ -36,7 +36,7 @@ func (d *DB) PutCustomModel(ctx context.Context, name string, data []byte) error
 
 // CustomModels lists the saved custom models in the order they were first saved.
 func (d *DB) CustomModels(ctx context.Context) ([]CustomModel, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT name, json, added_at FROM custom_models ORDER BY id`)
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT name, json, added_at FROM custom_models ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list custom models in %s: %w", d.path, err)
 	}

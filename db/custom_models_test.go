@@ -112,7 +112,7 @@ func TestMigrateVersion3AddsCustomModels(t *testing.T) {
 	if err := old.PutCustomModel(ctx, "tiny", []byte(tinyModel)); err == nil {
 		t.Fatal("a version-3 cache already has custom_models")
 	}
-	old.sql.Close()
+	old.sqldb().Close()
 
 	d, err := Open(path)
 	if err != nil {

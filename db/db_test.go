@@ -81,13 +81,13 @@ func TestOpenCreatesMarkedCache(t *testing.T) {
 	var appID int
 	var mode string
 	var fk int
-	if err := d.sql.QueryRow("PRAGMA application_id").Scan(&appID); err != nil || appID != applicationID {
+	if err := d.sqldb().QueryRow("PRAGMA application_id").Scan(&appID); err != nil || appID != applicationID {
 		t.Errorf("application_id = %#x, %v; want %#x", appID, err, applicationID)
 	}
-	if err := d.sql.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := d.sqldb().QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
 	}
-	if err := d.sql.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
+	if err := d.sqldb().QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {
 		t.Errorf("foreign_keys = %d, %v; want 1", fk, err)
 	}
 }
@@ -219,7 +219,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sqldb := old.sql
+	sqldb := old.sqldb()
 	if err := old.migrateTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Errorf("measurements after migration = %+v, want %+v", ms, want)
 	}
 	var source string
-	if err := d.sql.QueryRow(`SELECT source FROM measurements`).Scan(&source); err != nil || source != "" {
+	if err := d.sqldb().QueryRow(`SELECT source FROM measurements`).Scan(&source); err != nil || source != "" {
 		t.Errorf("source of an old row = %q, %v; want \"\"", source, err)
 	}
 }

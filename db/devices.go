@@ -43,7 +43,7 @@ func (d *DB) PutDevice(ctx context.Context, dev measure.Device) error {
 
 // Devices lists the cache's devices by key.
 func (d *DB) Devices(ctx context.Context) ([]measure.Device, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices ORDER BY key`)
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices ORDER BY key`)
 	if err != nil {
 		return nil, fmt.Errorf("list devices in %s: %w", d.path, err)
 	}
@@ -84,7 +84,7 @@ type Config struct {
 
 // Configs lists the cache's layer configurations by key.
 func (d *DB) Configs(ctx context.Context) ([]Config, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT key, description FROM configs ORDER BY key`)
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT key, description FROM configs ORDER BY key`)
 	if err != nil {
 		return nil, fmt.Errorf("list layer configurations in %s: %w", d.path, err)
 	}

@@ -10,13 +10,15 @@ import (
 )
 
 // IsDiskFull reports whether err is a write that found no space left: SQLite's
-// "database or disk is full" or the system's ENOSPC.
+// "database or disk is full", its log index that could not grow (SQLITE_IOERR_SHMSIZE,
+// "disk I/O error (4874)": opening a cache on a full disk), or the system's ENOSPC or
+// EDQUOT (the user's quota).
 func IsDiskFull(err error) bool {
 	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+	if errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_FULL || se.Code() == sqlite3.SQLITE_IOERR_SHMSIZE) {
 		return true
 	}
-	return errors.Is(err, syscall.ENOSPC)
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // IsDamaged reports whether err is SQLite finding a cache file damaged.
@@ -26,10 +28,15 @@ func IsDamaged(err error) bool { return isCorrupt(err) }
 type diskFullError struct {
 	path string
 	err  error
+	what string // what to do; "" for nothing saved, free some space, run it again
 }
 
 func (e *diskFullError) Error() string {
-	return fmt.Sprintf("the disk holding %s is full: nothing of this was saved; free some space there, then run it again (%v)", e.path, e.err)
+	what := e.what
+	if what == "" {
+		what = "nothing of this was saved; free some space there, then run it again"
+	}
+	return fmt.Sprintf("the disk holding %s is full: %s (%v)", e.path, what, e.err)
 }
 
 func (e *diskFullError) Unwrap() error { return e.err }
@@ -53,11 +60,12 @@ func (e *damagedError) Unwrap() error { return e.err }
 func Explain(path string, err error) error {
 	var full *diskFullError
 	var damaged *damagedError
+	var named interface{ DiskFullPath() string } // another file's full disk (an export's), said already
 	switch {
-	case err == nil || errors.As(err, &full) || errors.As(err, &damaged):
+	case err == nil || errors.As(err, &full) || errors.As(err, &damaged) || errors.As(err, &named):
 		return err
 	case IsDiskFull(err):
-		return &diskFullError{path, err}
+		return &diskFullError{path: path, err: err}
 	case IsDamaged(err):
 		return &damagedError{path, err}
 	}

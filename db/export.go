@@ -91,7 +91,13 @@ func (d *DB) ExportCache(ctx context.Context, path string, f ExportFilter) (Expo
 	rep := ExportReport{File: path}
 	fail := func(err error) (ExportReport, error) {
 		if IsDiskFull(err) {
-			return rep, fmt.Errorf("export to %s: the disk holding it is full: nothing was left there; free some space, or export to another disk (%w)", path, err)
+			// SQLite's own error, without the sentences that named the temporary file or
+			// the cache: the export's disk is the full one.
+			var full *diskFullError
+			for errors.As(err, &full) {
+				err = full.err
+			}
+			return rep, fmt.Errorf("export to %s: %w", path, &diskFullError{path: path, err: err, what: "nothing was left there; free some space there, or export to another disk"})
 		}
 		return rep, fmt.Errorf("export to %s: %w", path, err)
 	}
@@ -155,7 +161,7 @@ func createExportCache(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := out.sql.Exec("PRAGMA journal_mode = DELETE"); err != nil {
+	if _, err := out.sqldb().Exec("PRAGMA journal_mode = DELETE"); err != nil {
 		out.Close()
 		return err
 	}
@@ -239,7 +245,7 @@ func boolInt(b bool) int {
 // file that ImportStepsCSV reads back. It returns the number of rows.
 func (d *DB) ExportStepsCSV(ctx context.Context, w io.Writer, f ExportFilter) (int, error) {
 	where, args := f.stepWhere()
-	rows, err := d.sql.QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
 		source, median_ms, spread_ms, status, at FROM steps WHERE `+where+`
 		ORDER BY device_key, model, precision, framework, source, batch`, args...)
 	if err != nil {
@@ -282,7 +288,7 @@ func (d *DB) ExportMeasurementsCSV(ctx context.Context, w io.Writer, f ExportFil
 		}
 		infos[dev.Key] = string(b)
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT d.key, c.key, m.batch, m.precision, m.phase, m.policy,
 			m.algorithm, m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
 			coalesce(m.sweep_id, 0), m.at, m.source
 		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id

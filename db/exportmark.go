@@ -73,7 +73,7 @@ func (d *DB) deadExportMarks(lock bool, found func(f *os.File, m exportMark)) {
 		if lock {
 			flags, how = os.O_RDWR, syscall.LOCK_EX
 		}
-		f, err := os.OpenFile(name, flags, 0)
+		f, err := openLockFile(name, flags, 0)
 		if err != nil {
 			continue
 		}

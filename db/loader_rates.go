@@ -148,7 +148,7 @@ func (d *DB) importLoaderRates(ctx context.Context, s *csvStream) (ImportReport,
 
 // LoaderRates lists this computer's measured loader rates, by loader.
 func (d *DB) LoaderRates(ctx context.Context) ([]LoaderRate, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT loader, images_per_s, workers, cpu, host, measured_at, source FROM loader_rates ORDER BY loader`)
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT loader, images_per_s, workers, cpu, host, measured_at, source FROM loader_rates ORDER BY loader`)
 	if err != nil {
 		return nil, fmt.Errorf("list loader rates in %s: %w", d.path, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // UserMachines lists the machines the user defined, by id. Each comes back with User set.
 func (d *DB) UserMachines(ctx context.Context) ([]hw.Machine, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, provider, instance, gpu_id, gpu_count, vcpus,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT id, provider, instance, gpu_id, gpu_count, vcpus,
 			memory_gib, region, price_usd_per_hour, price_source, notes
 		FROM user_machines ORDER BY id`)
 	if err != nil {
@@ -66,7 +66,7 @@ func (d *DB) RemoveUserMachine(ctx context.Context, id string) error {
 
 // PriceOverrides maps machine ids to the user's price in USD per hour.
 func (d *DB) PriceOverrides(ctx context.Context) (map[string]float64, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT machine_id, usd_per_hour FROM price_overrides`)
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT machine_id, usd_per_hour FROM price_overrides`)
 	if err != nil {
 		return nil, fmt.Errorf("read price overrides in %s: %w", d.path, err)
 	}

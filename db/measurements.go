@@ -145,7 +145,7 @@ func (d *DB) Measurements(ctx context.Context, deviceKey string, configKeys []st
 			m.median_ms, m.spread_ms, m.repeats, m.workspace_bytes, m.status,
 			coalesce(m.sweep_id, 0), m.at, m.notes
 		FROM ` + from
-	rows, err := d.sql.QueryContext(ctx, query, args...)
+	rows, err := d.sqldb().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read measurements from %s: %w", d.path, err)
 	}
@@ -196,7 +196,7 @@ type Cached struct {
 // with each kernel's outcome and algorithm: the sweep planner leaves out the ones that
 // need no new measurement (gpu.Settled) and tries the others again.
 func (d *DB) MeasuredSet(ctx context.Context, deviceKey string, precision measure.Precision, policy measure.Policy) (map[MeasuredKey]Cached, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT c.key, m.batch, m.phase, m.status, m.algorithm
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT c.key, m.batch, m.phase, m.status, m.algorithm
 		FROM measurements m JOIN devices d ON d.id = m.device_id JOIN configs c ON c.id = m.config_id
 		WHERE d.key = ? AND m.precision = ? AND m.policy = ?`, deviceKey, string(precision), string(policy))
 	if err != nil {

@@ -74,7 +74,7 @@ func TestImportMeasurementsCSVMergesByKeyAndDescribesDevices(t *testing.T) {
 		t.Fatalf("the CPU has %d measurements (%v), want 4", len(ms), err)
 	}
 	var sources []string
-	rows, err := d.sql.QueryContext(ctx, `SELECT DISTINCT source FROM measurements ORDER BY source`)
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT DISTINCT source FROM measurements ORDER BY source`)
 	if err != nil {
 		t.Fatal(err)
 	}

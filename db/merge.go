@@ -144,18 +144,21 @@ func (d *DB) streamWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := d.checkIntact(ctx); err != nil {
 		return err
 	}
-	tx, err := d.sql.BeginTx(ctx, nil)
+	f := d.current()
+	conn, err := f.sql.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("begin a transaction on %s: %w", d.path, Explain(d.path, err))
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
 		return Explain(d.path, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit to %s: %w", d.path, Explain(d.path, err))
+	defer conn.Close()
+	return d.transact(ctx, f, conn, d.wrapStep, fn)
+}
+
+// wrapStep says which step of a write failed (see transact), for imports.
+func (d *DB) wrapStep(step string, err error) error {
+	if step == "" {
+		return err
 	}
-	return nil
+	return fmt.Errorf("%s %s: %w", step, d.path, err)
 }
 
 // ImportCache merges another cnntime cache file into this one, in one transaction. The
@@ -380,24 +383,17 @@ func (d *DB) attached(ctx context.Context, path, name string, fn func(tx *sql.Tx
 	if err := d.checkIntact(ctx); err != nil {
 		return err
 	}
-	conn, err := d.sql.Conn(ctx)
+	f := d.current()
+	conn, err := f.sql.Conn(ctx)
 	if err != nil {
-		return err
+		return Explain(d.path, err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS "+name, dsnPlain(path)); err != nil {
 		return fmt.Errorf("attach %s: %w", path, err)
 	}
 	defer conn.ExecContext(context.Background(), "DETACH DATABASE "+name)
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return d.transact(ctx, f, conn, d.wrapStep, fn)
 }
 
 // dsnPlain is a file URI for ATTACH, without the driver's own parameters.
@@ -407,6 +403,9 @@ func dsnPlain(abs string) string {
 
 // mergeFrom merges the attached cache "src" into main; source labels rows without one.
 func (d *DB) mergeFrom(ctx context.Context, tx *sql.Tx, source string, rep *ImportReport) error {
+	if err := checkImportedText(ctx, tx); err != nil {
+		return err
+	}
 	var err error
 	count := func(table string) int {
 		if err != nil {
@@ -579,6 +578,21 @@ func importablePrices(ctx context.Context, tx *sql.Tx, cloud string) (offers int
 	if err := hw.CheckCloudName(cloud); err != nil {
 		return 0, err.Error(), nil
 	}
+	var unprintable int
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM src.cloud_offers WHERE cloud = ?1 AND (
+				instance GLOB ?2 OR region GLOB ?2 OR accelerator GLOB ?2 OR spot_zone GLOB ?2 OR
+				length(CAST(instance AS BLOB)) > ?3 OR length(CAST(region AS BLOB)) > ?3 OR
+				length(CAST(accelerator AS BLOB)) > ?3 OR length(CAST(spot_zone AS BLOB)) > ?3))
+			+ (SELECT count(*) FROM src.price_catalogs WHERE cloud = ?1 AND (
+				source GLOB ?2 OR price_date GLOB ?2 OR etag GLOB ?2 OR last_modified GLOB ?2 OR
+				length(source) > ?4 OR length(etag) > ?4 OR length(last_modified) > ?4))`,
+		cloud, unprintableGlob, hw.MaxNameBytes, maxImportedText).Scan(&unprintable)
+	if err != nil {
+		return 0, "", fmt.Errorf("read the imported cache's %s prices: %w", cloud, err)
+	}
+	if unprintable > 0 {
+		return 0, fmt.Sprintf("%d of their names hold a control character or are longer than a name may be: names must be printable text", unprintable), nil
+	}
 	var date string
 	var types, bad int
 	err = tx.QueryRowContext(ctx, `SELECT (SELECT price_date FROM src.price_catalogs WHERE cloud = ?1), count(*), count(DISTINCT instance),
@@ -689,4 +703,61 @@ func sameFile(a, b string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(ia, ib), nil
+}
+
+// importedText are the columns of names in a cache that cnntime shows, quotes and
+// writes into job files and CSVs: an imported cache's must be printable text. (Its
+// prices are checked cloud by cloud, and a cloud with such a name left out:
+// importablePrices.)
+var importedText = []struct {
+	table   string
+	columns []string
+}{
+	{"devices", []string{"key", "backend", "name", "uuid", "gpu_id", "compute_capability", "driver", "cuda", "cudnn"}},
+	{"configs", []string{"key"}},
+	{"measurements", []string{"precision", "policy", "algorithm", "source"}},
+	{"steps", []string{"device_key", "model", "precision", "framework", "source"}},
+	{"user_machines", []string{"id", "provider", "instance", "gpu_id", "region", "price_source"}},
+	{"loader_rates", []string{"loader", "cpu", "host", "source"}},
+	{"custom_models", []string{"name"}},
+}
+
+// maxImportedText bounds a name in an imported cache (a configuration's key, a
+// source that cites a file, are the longest: a few hundred bytes).
+const maxImportedText = 1024
+
+// unprintableGlob is a GLOB pattern that matches a text holding a character
+// hw.Unprintable refuses.
+var unprintableGlob = func() string {
+	var b strings.Builder
+	b.WriteString("*[")
+	for r := rune(1); r < 0x2070; r++ {
+		if hw.Unprintable(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String() + "]*"
+}()
+
+// checkImportedText refuses an attached cache "src" whose names hold a control
+// character (a line break, ESC, BEL, DEL, a C1 control, a Unicode line separator or
+// bidirectional override: hw.Unprintable) or are longer than maxImportedText.
+func checkImportedText(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range importedText {
+		for _, c := range t.columns {
+			var v string
+			err := tx.QueryRowContext(ctx, fmt.Sprintf(`SELECT %s FROM src.%s WHERE %s GLOB ? OR length(%s) > ? LIMIT 1`, c, t.table, c, c),
+				unprintableGlob, maxImportedText).Scan(&v)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				continue
+			case err != nil:
+				return fmt.Errorf("check the text of its %s: %w", t.table, err)
+			case len(v) > maxImportedText:
+				return fmt.Errorf("its %s holds a %s %d bytes long (%q…), more than a name may be (%d): it is not a cache cnntime wrote", t.table, c, len(v), v[:48], maxImportedText)
+			}
+			return fmt.Errorf("its %s holds the %s %q, with a control character: names in a cache must be printable text; it is not a cache cnntime wrote", t.table, c, v)
+		}
+	}
+	return nil
 }

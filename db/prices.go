@@ -114,6 +114,11 @@ func checkCloudPrices(s CloudPrices) error {
 		if o.Cloud != c.Cloud {
 			return fmt.Errorf("store the prices of %s: an offer of %s (%s) is among them", c.Cloud, o.Cloud, o.Instance)
 		}
+		for _, name := range []string{o.Instance, o.Region, o.Accelerator, o.SpotZone} {
+			if err := hw.CheckName(name); err != nil {
+				return fmt.Errorf("store the prices of %s: %w", c.Cloud, err)
+			}
+		}
 		if err := hw.CheckOffer(o); err != nil {
 			return fmt.Errorf("store the prices of %s: %s in %s: %w", c.Cloud, o.Instance, o.Region, err)
 		}
@@ -142,7 +147,7 @@ func (d *DB) MarkPricesChecked(ctx context.Context, cloud string, at time.Time) 
 
 // PriceCatalogs lists the clouds whose prices the cache holds, by cloud.
 func (d *DB) PriceCatalogs(ctx context.Context) ([]PriceCatalog, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT p.cloud, p.source, p.price_date, p.imported_at, p.checked_at,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT p.cloud, p.source, p.price_date, p.imported_at, p.checked_at,
 			p.etag, p.last_modified, p.rows, (SELECT count(*) FROM cloud_offers o WHERE o.cloud = p.cloud)
 		FROM price_catalogs p ORDER BY p.cloud`)
 	if err != nil {
@@ -197,7 +202,7 @@ func (d *DB) CloudOffersOf(ctx context.Context, accelerators []string) ([]hw.Clo
 		}
 		args = append(args, string(list))
 	}
-	rows, err := d.sql.QueryContext(ctx, `SELECT cloud, instance, region, accelerator, accelerator_count,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT cloud, instance, region, accelerator, accelerator_count,
 			vcpus, memory_gib, price_usd, spot_usd, spot_zone
 		FROM cloud_offers `+where+` ORDER BY cloud, instance, region`, args...)
 	if err != nil {

@@ -158,7 +158,7 @@ func TestPricesSurviveMigrationAndExport(t *testing.T) {
 	if err := old.ReplacePrices(ctx, []CloudPrices{lambdaPrices()}); err == nil {
 		t.Fatal("a version-4 cache already has price tables")
 	}
-	old.sql.Close()
+	old.sqldb().Close()
 	d, err := Open(path)
 	if err != nil {
 		t.Fatalf("Open of a version-4 cache: %v", err)
@@ -250,10 +250,10 @@ func TestImportCacheTakesNewerPrices(t *testing.T) {
 func manyOffers(t *testing.T, d *DB, cloud, date string, n int, price float64) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := d.sql.ExecContext(ctx, `INSERT INTO price_catalogs (cloud, source, price_date, imported_at, checked_at) VALUES (?, 'hostile', ?, 1, 1)`, cloud, date); err != nil {
+	if _, err := d.sqldb().ExecContext(ctx, `INSERT INTO price_catalogs (cloud, source, price_date, imported_at, checked_at) VALUES (?, 'hostile', ?, 1, 1)`, cloud, date); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.sql.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
+	if _, err := d.sqldb().ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
 		INSERT INTO cloud_offers (cloud, instance, region, accelerator, accelerator_count, price_usd) SELECT ?, 'x' || (i % 100), 'r' || i, 'A100', 8, ? FROM n`,
 		n, cloud, price); err != nil {
 		t.Fatal(err)
@@ -362,5 +362,41 @@ func TestCloudOffersOfReadsOnlyTheAcceleratorsAsked(t *testing.T) {
 	}
 	if all, _ := d.CloudOffers(ctx); len(all) != 1003 {
 		t.Errorf("CloudOffers() = %d offers, want all 1003", len(all))
+	}
+}
+
+// A cache whose names hold a control character (a region with ESC, an instance type with
+// a line break) or are far too long is not imported, or, for a cloud's prices, that
+// cloud's are left out, named: its text would reach the terminal, job files and CSVs.
+func TestImportRefusesACacheWithUnprintableNames(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ update, says string }{
+		{"UPDATE cloud_offers SET region = 'us-east-1' || char(27) || '[2J' WHERE region = 'us-east-1'", `"aws" (1 of their names hold a control character`},
+		{"UPDATE cloud_offers SET instance = instance || char(10) || '#SBATCH --partition=evil' WHERE region = 'us-east-1'", `"aws" (1 of their names hold a control character`},
+		{"UPDATE price_catalogs SET source = source || char(7)", `"aws" (1 of their names hold a control character`},
+		{"INSERT INTO user_machines (id, region) VALUES ('user/x', 'eu' || char(8238))", "user_machines holds the region"},
+		{"INSERT INTO user_machines (id, notes, region) VALUES ('user/y', '', printf('%.2000c', 'r'))", "user_machines holds a region 2000 bytes long"},
+	} {
+		other := openTemp(t)
+		if err := other.ReplacePrices(ctx, []CloudPrices{awsPrices("2026-11-01", 3.06)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.sqldb().Exec(c.update); err != nil {
+			t.Fatal(err)
+		}
+		d := openTemp(t)
+		rep, err := d.Import(ctx, other.Path())
+		if got := fmt.Sprint(err, rep.PricesRefused); !strings.Contains(got, c.says) {
+			t.Errorf("%s: import %s; want it refused: %s", c.update, got, c.says)
+		}
+		if prices, err := d.PriceCatalogs(ctx); err != nil || len(prices) != 0 {
+			t.Errorf("%s: the cache holds %d clouds of prices after the refused import (%v)", c.update, len(prices), err)
+		}
+	}
+	d := openTemp(t)
+	bad := awsPrices("2026-11-01", 3.06)
+	bad.Offers[0].Region = "us-east-1\n#SBATCH --partition=evil"
+	if err := d.ReplacePrices(ctx, []CloudPrices{bad}); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Errorf("storing a region with a line break: %v", err)
 	}
 }

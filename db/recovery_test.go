@@ -244,7 +244,7 @@ func TestOpenRecoversWhatAKilledWriterLeft(t *testing.T) {
 
 func TestOpenRefusesAKilledWritersFileWithoutChangingIt(t *testing.T) {
 	newerSchema := func(d *DB) {
-		if _, err := d.sql.Exec(fmt.Sprintf("PRAGMA user_version = %d", latestVersion+1)); err != nil {
+		if _, err := d.sqldb().Exec(fmt.Sprintf("PRAGMA user_version = %d", latestVersion+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -340,7 +340,7 @@ func TestImportCacheWhoseWriterWasKilled(t *testing.T) {
 		}, 0, "cache check' to recover it"},
 		{"new cache whose log holds a newer schema", func(t *testing.T, path string) {
 			killedCache(t, path, false, func(d *DB) {
-				if _, err := d.sql.Exec(fmt.Sprintf("PRAGMA user_version = %d", latestVersion+1)); err != nil {
+				if _, err := d.sqldb().Exec(fmt.Sprintf("PRAGMA user_version = %d", latestVersion+1)); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -386,7 +386,7 @@ func TestReadRecoveredCopySeesTheCommittedState(t *testing.T) {
 		}, schemaMarks{version: latestVersion, appID: applicationID, tables: newCacheSchemaObjects(t)}},
 		{"newer schema in the log", func(t *testing.T, path string) {
 			killedCache(t, path, true, func(d *DB) {
-				if _, err := d.sql.Exec("PRAGMA user_version = 77"); err != nil {
+				if _, err := d.sqldb().Exec("PRAGMA user_version = 77"); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -420,7 +420,7 @@ func TestReadRecoveredCopySeesTheCommittedState(t *testing.T) {
 func newCacheSchemaObjects(t *testing.T) int {
 	t.Helper()
 	var n int
-	if err := openTemp(t).sql.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+	if err := openTemp(t).sqldb().QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -202,11 +202,21 @@ func (d *DB) migrate(ctx context.Context) error {
 
 // migrateTo brings the schema up to version target (tests build old caches with it).
 func (d *DB) migrateTo(ctx context.Context, target int) error {
-	conn, err := d.sql.Conn(ctx)
+	return migratePool(ctx, d.sqldb(), d.path, target)
+}
+
+// migratePool puts the cache file at path, open as pool, in WAL mode and brings its
+// schema up to version target.
+func migratePool(ctx context.Context, pool *sql.DB, path string, target int) error {
+	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return err
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("lock the file to check its schema: %w", err)
@@ -229,7 +239,7 @@ func (d *DB) migrateTo(ctx context.Context, target int) error {
 		}
 	}
 	if version > latestVersion {
-		return newerSchemaError(d.path, version)
+		return newerSchemaError(path, version)
 	}
 	if version >= target && appID == applicationID {
 		return nil
@@ -268,6 +278,6 @@ func readSchemaMarks(ctx context.Context, q interface {
 
 // SchemaVersion is the schema version of the open cache.
 func (d *DB) SchemaVersion(ctx context.Context) (int, error) {
-	v, _, err := readSchemaMarks(ctx, d.sql)
+	v, _, err := readSchemaMarks(ctx, d.sqldb())
 	return v, err
 }

@@ -107,7 +107,7 @@ var upsertStep = `INSERT INTO steps (device_key, model, batch, precision,
 // precision, framework, source and batch.
 func (d *DB) Steps(ctx context.Context, f StepFilter) ([]measure.Step, error) {
 	where, args := f.where()
-	rows, err := d.sql.QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT device_key, model, batch, precision, framework,
 			source, median_ms, spread_ms, status, at FROM steps`+where+`
 		ORDER BY device_key, model, precision, framework, source, batch`, args...)
 	if err != nil {

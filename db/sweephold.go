@@ -47,7 +47,7 @@ func (d *DB) holdSweep(id int64) {
 	if _, ok := d.holds[id]; ok {
 		return
 	}
-	f, err := os.OpenFile(sweepLockPath(d.path, id), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openLockFile(sweepLockPath(d.path, id), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return
 	}
@@ -126,7 +126,7 @@ type sweepHolder struct {
 // sweepHeld reads the lock file of sweep id: it opens it read-only (writing nothing, so a
 // read-only cache can be asked) and tries a shared lock.
 func (d *DB) sweepHeld(id int64) sweepHolder {
-	f, err := os.Open(sweepLockPath(d.path, id))
+	f, err := openLockFile(sweepLockPath(d.path, id), os.O_RDONLY, 0)
 	if err != nil {
 		return sweepHolder{} // no file: no holder
 	}
@@ -155,7 +155,7 @@ func (d *DB) sweepHeld(id int64) sweepHolder {
 func (d *DB) removeStaleSweepLocks() {
 	files, _ := filepath.Glob(d.path + ".sweep-*.lock")
 	for _, name := range files {
-		f, err := os.OpenFile(name, os.O_RDWR, 0)
+		f, err := openLockFile(name, os.O_RDWR, 0)
 		if err != nil {
 			continue
 		}
@@ -164,4 +164,19 @@ func (d *DB) removeStaleSweepLocks() {
 		}
 		f.Close()
 	}
+}
+
+// openLockFile opens a lock file beside the cache, a name cnntime chooses: never through
+// a symbolic link planted there (its target would get this process's id written over
+// it), never waiting on a named pipe, and only a regular file.
+func openLockFile(name string, flags int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(name, flags|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return f, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -200,10 +201,43 @@ func TestSweepEndLeftInTheLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var state string
-	if err := d.sql.QueryRow(`SELECT state FROM sweeps WHERE id = ?`, id).Scan(&state); err != nil || state != SweepFailed {
+	if err := d.sqldb().QueryRow(`SELECT state FROM sweeps WHERE id = ?`, id).Scan(&state); err != nil || state != SweepFailed {
 		t.Errorf("the cache records the sweep as %q (%v), want failed", state, err)
 	}
 	if left, _ := filepath.Glob(d.path + ".sweep-*.lock"); len(left) != 1 || left[0] != sweepLockPath(d.path, next) {
 		t.Errorf("lock files %q, want the running sweep's alone", left)
+	}
+}
+
+// A sweep's lock file is a name cnntime chooses beside the cache: a symbolic link
+// planted there is never written through (the sweep's "pid N" and 512 bytes went over
+// its target), and a named pipe there never makes a command wait.
+func TestSweepLockNeverFollowsALink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache.db")
+	d, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	if err := os.Symlink(victim, sweepLockPath(path, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(sweepLockPath(path, 2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := d.CreateSweep(ctx, "cpu:test", "{}", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Sweeps(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the link's target holds %q", b)
 	}
 }

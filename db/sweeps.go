@@ -242,7 +242,7 @@ func isSweepState(s string) bool {
 // records (with a Note saying why the cache could not); a running one says its
 // process (PID).
 func (d *DB) Sweeps(ctx context.Context) ([]Sweep, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, device_key, plan, state, total, done, created_at, updated_at
+	rows, err := d.sqldb().QueryContext(ctx, `SELECT id, device_key, plan, state, total, done, created_at, updated_at
 		FROM sweeps ORDER BY id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("list sweeps in %s: %w", d.path, err)

@@ -10,8 +10,9 @@ import (
 // 2262-04-11. A time outside that range would overflow into another date (9999-12-31
 // was stored as 2261-07-22), and a time in the future would hide every later genuine
 // measurement of its key, which replaces a row only when measured later. So a time is
-// refused before it is stored (checkMeasuredAt), and a stored time that lies in the
-// future (from before this check) is replaced by any new measurement (storedInFuture).
+// refused before it is stored (checkMeasuredAt), and a stored time that lies ahead of
+// the clock (within clockSlack, or from before this check) is replaced by any new
+// measurement (storedInFuture).
 
 // Measurement times a cache can store, and how far ahead of this computer's clock one
 // may be (another machine's clock may run a little ahead).
@@ -39,9 +40,11 @@ func checkMeasuredAt(at time.Time) error {
 	return nil
 }
 
-// storedInFuture is an SQL condition on a stored time column: it lies further ahead of
-// the clock than clockSlack, so it is not a real measurement time and any new
-// measurement of its key replaces it.
+// storedInFuture is an SQL condition on a stored time column: it lies ahead of this
+// computer's clock, so it is not a time a measurement was made at (yet), and any new
+// measurement of its key replaces it. (clockSlack only lets such a time in, from a
+// clock that runs ahead: a step stamped 20 h ahead, taken in, hid the measurement made
+// now until its time came.)
 func storedInFuture(column string) string {
-	return fmt.Sprintf("%s > (CAST(strftime('%%s', 'now') AS INTEGER) + %d) * 1000000000", column, int64(clockSlack/time.Second))
+	return fmt.Sprintf("%s > CAST(strftime('%%s', 'now') AS INTEGER) * 1000000000", column)
 }

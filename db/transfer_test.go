@@ -3,7 +3,6 @@ package db
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,8 +121,8 @@ func TestImportRefusesBadFilesAndLeavesTheCacheUnchanged(t *testing.T) {
 			writeFile(t, path, header+"t4,resnet50,3.5,fp32,pytorch,5,1,ok,lab\n")
 		}, []string{"line 2", `batch_size "3.5"`}},
 		{"csv with an unknown precision", func(t *testing.T, path string) {
-			writeFile(t, path, header+"t4,resnet50,8,bf16,pytorch,5,1,ok,lab\n")
-		}, []string{"line 2", `unknown precision "bf16"`}},
+			writeFile(t, path, header+"t4,resnet50,8,fp8,pytorch,5,1,ok,lab\n")
+		}, []string{"line 2", `unknown precision "fp8"`}},
 		{"csv with a short row", func(t *testing.T, path string) {
 			writeFile(t, path, header+row+"t4,resnet50,8\n")
 		}, []string{"line 3", "3 fields"}},
@@ -344,7 +343,7 @@ func TestImportCacheMergesByKeyAndKeepsProvenance(t *testing.T) {
 		t.Errorf("merged measurements =\n%+v\nwant\n%+v", got, want)
 	}
 	sources := map[string]string{}
-	rows, err := local.sql.Query(`SELECT c.key || '@' || m.batch, m.source FROM measurements m JOIN configs c ON c.id = m.config_id`)
+	rows, err := local.sqldb().Query(`SELECT c.key || '@' || m.batch, m.source FROM measurements m JOIN configs c ON c.id = m.config_id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +391,7 @@ func TestImportVersion1Cache(t *testing.T) {
 	if err := raw.migrateTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.sql.Exec(`INSERT INTO devices (key) VALUES ('cpu:old'); INSERT INTO configs (key) VALUES ('relu/1');
+	if _, err := raw.sqldb().Exec(`INSERT INTO devices (key) VALUES ('cpu:old'); INSERT INTO configs (key) VALUES ('relu/1');
 		INSERT INTO measurements (device_id, config_id, batch, precision, phase, policy, median_ms, status, at)
 		VALUES (1, 1, 8, 'fp32', 'fwd', '', 0.25, 'ok', 5)`); err != nil {
 		t.Fatal(err)
@@ -408,7 +407,7 @@ func TestImportVersion1Cache(t *testing.T) {
 	}
 	var v int
 	raw2, _ := openUnmigrated(oldPath)
-	raw2.sql.QueryRow("PRAGMA user_version").Scan(&v)
+	raw2.sqldb().QueryRow("PRAGMA user_version").Scan(&v)
 	raw2.Close()
 	if v != 1 {
 		t.Errorf("the imported version-1 file is now version %d: it must not be migrated in place", v)
@@ -417,11 +416,18 @@ func TestImportVersion1Cache(t *testing.T) {
 
 // openUnmigrated opens a cache file without checking or migrating it.
 func openUnmigrated(path string) (*DB, error) {
-	sqldb, err := sql.Open("sqlite", dsn(path, false))
+	if err := createIfMissing(path); err != nil {
+		return nil, err
+	}
+	ident, err := identOf(path)
 	if err != nil {
 		return nil, err
 	}
-	return &DB{sql: sqldb, path: path}, nil
+	f := &openFile{ident: ident}
+	openPool(path, f)
+	d := &DB{path: path}
+	d.file.Store(f)
+	return d, nil
 }
 
 func TestExportCacheAndCSV(t *testing.T) {
@@ -537,7 +543,7 @@ func TestCheckFindsInconsistencies(t *testing.T) {
 		t.Fatalf("a sound cache: Check() = %v, %v", problems, err)
 	}
 	// Rows another tool might write with the constraints off.
-	conn, err := d.sql.Conn(ctx)
+	conn, err := d.sqldb().Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -702,7 +708,7 @@ func TestImportRefusesTimesOutOfRange(t *testing.T) {
 
 	// A row an older cnntime stored at an overflowed time, 2261-07-22: a genuine later
 	// row replaces it.
-	if _, err := d.sql.Exec(`UPDATE steps SET at = ?`, time.Date(2261, 7, 22, 0, 0, 0, 0, time.UTC).UnixNano()); err != nil {
+	if _, err := d.sqldb().Exec(`UPDATE steps SET at = ?`, time.Date(2261, 7, 22, 0, 0, 0, 0, time.UTC).UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 	good := filepath.Join(dir, "good.csv")

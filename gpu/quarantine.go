@@ -108,11 +108,27 @@ func (q *Quarantine) Add(item Quarantined) error {
 	if err := os.MkdirAll(filepath.Dir(q.Path), 0o755); err != nil {
 		return fmt.Errorf("record a quarantined GPU item: %w", err)
 	}
-	tmp := q.Path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	// A new file of its own (never one planted at a fixed name: a link there would be
+	// written through), renamed over the list.
+	tmp, err := os.CreateTemp(filepath.Dir(q.Path), "."+filepath.Base(q.Path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("record a quarantined GPU item: %w", err)
 	}
-	return os.Rename(tmp, q.Path)
+	_, err = tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), q.Path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("record a quarantined GPU item: %w", err)
+	}
+	return nil
 }
 
 // quarantineKey is an item's quarantine identity in a job on a device, with a worker

@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"cnntime/predictor/cnn"
@@ -19,6 +20,13 @@ type LayerTimer interface {
 	Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate)
 }
 
+// intoTimer is a LayerTimer that also writes its estimates into arrays of their own
+// (kernels.Timings), as *kernels.Model does: the step composer's plans hold them so,
+// and need no Estimate per batch in between.
+type intoTimer interface {
+	TimesInto(dev kernels.Device, req kernels.Request, batches []int, out kernels.Timings)
+}
+
 // Request asks for one CNN on one machine over a range of batch sizes.
 type Request struct {
 	Network *cnn.Network
@@ -30,7 +38,11 @@ type Request struct {
 	Precision measure.Precision // a training precision: fp32, fp32-strict, tf32, amp or bf16
 	Policy    measure.Policy    // cuDNN's algorithm choice; NoPolicy for the CPU
 	Batches   []int             // global batch sizes, ascending, each ≥ the machine's GPU count
-	Run       Run
+	// Points, where it holds a point per batch, is where the curve's points are
+	// written (cleared first) instead of new memory: a caller that is done with one
+	// curve's points before the next reuses them.
+	Points []Point
+	Run    Run
 	// RecipeBatch is the global batch the run's training recipe was published with (0:
 	// none): among the batches within NearBestPct of the best, the one nearest it is
 	// the recommended batch (Curve.Recommended).
@@ -201,7 +213,13 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	if perGPUMax >= 0 && need > perGPUMax {
 		need = max(perGPUMax, 1) // nothing beyond memory is predicted
 	}
-	tab := e.table(req, need)
+	var tab *stepArrays
+	switch reads := req.readsSteps(perGPUMax); {
+	case reads == readsDense:
+		tab = e.table(req, need)
+	case reads == readsSome:
+		tab = e.tableAt(req, req.stepsRead(perGPUMax))
+	}
 
 	c := Curve{
 		Model:     req.Network.Name,
@@ -210,7 +228,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		GPUCount:  n,
 		Precision: req.Precision,
 		Policy:    req.Policy,
-		Points:    make([]Point, len(req.Batches)),
+		Points:    req.pointsFor(),
 		MaxBatch:  perGPUMax * n,
 		Input:     networkInput(req.Network),
 		Loader:    req.Input.Loader,
@@ -237,10 +255,18 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	}
 	gradBytes := 4 * float64(req.Network.Params())
 	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
-	stepWith := func(B int, in pipeline.Rate) float64 {
+	sync := e.over.syncOf(gradBytes, &req)
+	// stepWithBound is the step at global batch B with the input pipeline in, and what
+	// bounds it.
+	stepWithBound := func(B int, in pipeline.Rate) (float64, string) {
 		b := perGPUBatch(B, n)
-		ms, _ := in.StepMS(b, tab.stepMS[b]+scriptMS, hostLinkGBs(req.GPU))
-		return ms + e.over.syncMS(gradBytes, &req, ms, tab.backwardMS[b])
+		i := tab.entry(b)
+		ms, bound := in.StepMS(b, tab.stepMS[i]+scriptMS, hostLinkGBs(req.GPU))
+		return ms + sync.parts(ms, tab.backwardMS[i]).Total(), bound
+	}
+	stepWith := func(B int, in pipeline.Rate) float64 {
+		ms, _ := stepWithBound(B, in)
+		return ms
 	}
 	step := func(B int) float64 { return stepWith(B, req.Input) }
 	for i, B := range req.Batches {
@@ -252,11 +278,11 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		if !p.Fits {
 			continue
 		}
-		p.IterMS = step(B)
+		p.IterMS, p.Bound = stepWithBound(B, req.Input)
 		p.ScriptMS = scriptMS
-		_, p.Bound = req.inputStepMS(b, tab.stepMS[b]+scriptMS)
-		p.Source = tab.source[b]
-		p.ErrorPct = 100 * tab.relErr[b]
+		i := tab.entry(b)
+		p.Source = kernels.RankedSource(tab.source[i])
+		p.ErrorPct = 100 * tab.relErr[i]
 		if in := req.Input; in.CPUScaleSlow != in.CPUScale || in.CPUScaleFast != in.CPUScale {
 			slow, fast := stepWith(B, in.AtScale(in.CPUScaleSlow)), stepWith(B, in.AtScale(in.CPUScaleFast))
 			p.HostSlowPct = 100 * (slow/p.IterMS - 1)
@@ -264,9 +290,8 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 			p.ErrorPct = math.Hypot(p.ErrorPct, p.HostErrorPct)
 		}
 	}
-	watts := func(B int) float64 {
-		b := perGPUBatch(B, n)
-		busy := math.Min(1, tab.gpuMS[b]/step(B))
+	watts := func(B int, stepMS float64) float64 {
+		busy := math.Min(1, tab.gpuMS[tab.entry(perGPUBatch(B, n))]/stepMS)
 		return float64(n) * req.GPU.TDPW * (e.over.PowerIdleFraction + e.over.PowerBusyFraction*busy)
 	}
 	price := req.Machine.PriceUSDPerHour * float64(req.nodes())
@@ -291,6 +316,17 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	return c, nil
 }
 
+// pointsFor is req's Points, cleared, where they are enough for its batches, else new
+// points.
+func (req *Request) pointsFor() []Point {
+	if cap(req.Points) < len(req.Batches) {
+		return make([]Point, len(req.Batches))
+	}
+	p := req.Points[:len(req.Batches)]
+	clear(p)
+	return p
+}
+
 // memory returns net's memory model at precision p, computed once.
 func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 	k := memKey{net, p}
@@ -304,12 +340,83 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 	return m
 }
 
-// table returns the step-time arrays of req's network on its device, covering per-GPU
-// batches 1..need at least.
-func (e *Engine) table(req Request, need int) *stepArrays {
+// stepsRead are the per-GPU batches a curve of req reads the step of (ascending, each
+// once): each point's that fits in memory (perGPUMax per GPU; -1: unknown, all fit),
+// and the last, partial step's of each such point's epoch.
+func (req *Request) stepsRead(perGPUMax int) []int {
+	n := req.totalGPUs()
+	out := make([]int, 0, 2*len(req.Batches))
+	for _, B := range req.Batches {
+		b := perGPUBatch(B, n)
+		if perGPUMax >= 0 && b > perGPUMax {
+			continue
+		}
+		out = append(out, b)
+		if req.Run.Images > 0 {
+			if last := req.Run.Images % B; last > 0 {
+				out = append(out, perGPUBatch(last, n))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sparseBelow is how few of the per-GPU batches up to its largest a curve's points are
+// for its steps to be worked out one by one (a sparse table, tableAt) instead of every
+// batch from 1 up (a dense one, table): a window's curve over a grid up to a CIFAR
+// epoch's 50,000 images has a few hundred points.
+const sparseBelow = 4
+
+// What a curve's steps are read from (readsSteps).
+const (
+	readsNone  = iota // no point fits: no step is read
+	readsDense        // every batch up to the largest point's: a dense table
+	readsSome         // the points' and their epochs' last steps: a sparse table
+)
+
+// readsSteps says which table a curve of req reads its steps from: a dense one where
+// its points that fit in memory (perGPUMax per GPU; -1: all fit) are at least 1 in
+// sparseBelow of the per-GPU batches up to the largest (an epoch's last step is
+// smaller than its point's, so a dense table holds it too), else a sparse one of the
+// batches it reads (stepsRead). The points ascend, so they are counted without a sort.
+func (req *Request) readsSteps(perGPUMax int) int {
+	n := req.totalGPUs()
+	count, last := 0, 0
+	for _, B := range req.Batches {
+		b := perGPUBatch(B, n)
+		if perGPUMax >= 0 && b > perGPUMax {
+			break
+		}
+		if b != last {
+			count, last = count+1, b
+		}
+	}
+	switch {
+	case count == 0:
+		return readsNone
+	case count*sparseBelow >= last:
+		return readsDense
+	}
+	return readsSome
+}
+
+// tableSize is the last batch of a dense table holding per-GPU batch need: a power of
+// two times 64, so that a table grows a few times at most.
+func tableSize(need int) int {
+	size := 64
+	for size < need {
+		size *= 2
+	}
+	return size
+}
+
+// stepTableOf is the cache entry of req's network on its device, marked used.
+func (e *Engine) stepTableOf(req *Request) (tableKey, *stepTable) {
 	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat,
 		req.Framework.orDefault(), req.Script.Cost().SyncAfterForward, req.Software.orDefault().Month}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	t, ok := e.tables[k]
 	if !ok {
 		t = &stepTable{}
@@ -317,19 +424,42 @@ func (e *Engine) table(req Request, need int) *stepArrays {
 	}
 	e.clock++
 	t.used = e.clock
-	e.mu.Unlock()
+	return k, t
+}
 
+// table returns the dense step-time arrays of req's network on its device, covering
+// per-GPU batches 1..need at least.
+func (e *Engine) table(req Request, need int) *stepArrays {
+	k, t := e.stepTableOf(&req)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.arrays == nil || len(t.arrays.stepMS) <= need {
-		size := 64 // a power of two: a table grows a few times at most
-		for size < need {
-			size *= 2
-		}
+	if !t.arrays.denseTo(need) {
 		before := t.arrays.bytes()
-		t.arrays = e.fill(req, size+1)
+		t.arrays = e.fill(req, tableSize(need)+1)
 		e.kept(k, t, t.arrays.bytes()-before)
 	}
+	return t.arrays
+}
+
+// tableAt returns step-time arrays of req's network on its device that hold the
+// per-GPU batches wanted (ascending, not empty): the dense table where it covers them,
+// else a sparse one, to which the batches it lacks are added, their figures those of a
+// dense table covering the largest (fillAt).
+func (e *Engine) tableAt(req Request, wanted []int) *stepArrays {
+	k, t := e.stepTableOf(&req)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	need := wanted[len(wanted)-1]
+	if t.arrays.denseTo(need) {
+		return t.arrays
+	}
+	missing := t.arrays.missing(wanted)
+	if len(missing) == 0 {
+		return t.arrays
+	}
+	before := t.arrays.bytes()
+	t.arrays = t.arrays.withEntries(e.fillAt(req, missing, tableSize(need)))
+	e.kept(k, t, t.arrays.bytes()-before)
 	return t.arrays
 }
 
@@ -358,16 +488,22 @@ func (e *Engine) kept(k tableKey, t *stepTable, grown int) {
 	t.size = t.arrays.bytes()
 }
 
-// Reserve makes the step table of req's network on its device cover per-GPU batches up
-// to perGPUBatch (no further than fits in the GPU's memory), so that requests for
-// several machines of one GPU fill it once, at its largest size, instead of growing
-// it machine by machine. Only the network, GPU, device, precision, policy, kernels and
-// memory format of req are read.
+// Reserve makes the dense step table of req's network on its device cover per-GPU
+// batches up to perGPUBatch (no further than fits in the GPU's memory), so that
+// requests for several machines of one GPU fill it once, at its largest size, instead
+// of growing it machine by machine. It does so only where req's own curve reads a
+// dense table (a range of every batch); a sparse one (a window's grid) gets the
+// batches each curve reads as it is predicted. Only the network, GPU, device,
+// precision, policy, kernels, memory format, batches and run of req are read.
 func (e *Engine) Reserve(req Request, perGPUBatch int) {
 	if req.Network == nil || perGPUBatch < 1 {
 		return
 	}
-	if fits := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU)); fits >= 0 && perGPUBatch > fits {
+	fits := e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU))
+	if req.readsSteps(fits) != readsDense {
+		return
+	}
+	if fits >= 0 && perGPUBatch > fits {
 		perGPUBatch = max(fits, 1)
 	}
 	e.table(req, perGPUBatch)

@@ -339,10 +339,13 @@ func TestEngineBoundsItsStepTables(t *testing.T) {
 			Precision: measure.FP32, Batches: batches, Run: Run{Epochs: 1, Images: 5000}}
 	}
 	bounded := NewEngine(newLinearTimer(0.001), noOverheads(), DefaultMemoryModel)
-	bounded.tableLimit = 3 * (2048 + 1) * (4*8 + 16) // three tables of 1..2048
+	bounded.tableLimit = 3 * (2048 + 1) * stepEntryBytes // three tables of 1..2048
 	ids := []string{"a", "b", "c", "d", "e", "a", "b"}
 	for round, id := range ids {
-		batches := []int{1, 1000, 1500 + round}
+		var batches []int // every batch: a dense table
+		for b := 1; b <= 1500+round; b++ {
+			batches = append(batches, b)
+		}
 		got, err := bounded.Curve(request(id, batches))
 		if err != nil {
 			t.Fatal(err)

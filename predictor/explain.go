@@ -290,8 +290,9 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 	}
 
 	// The step as the curve composed it: the table's entry at b.
-	tab := e.table(req, b)
-	stepMS, backwardMS, last := tab.stepMS[b], tab.backwardMS[b], len(tab.stepMS)-1
+	tab := e.tableAt(req, []int{b})
+	i := tab.entry(b)
+	stepMS, backwardMS, last := tab.stepMS[i], tab.backwardMS[i], tab.probe
 
 	// Its kernels, planned as the table's fill plans them: at batch 1 and at the
 	// table's last batch too, where fill decides which phases run a kernel.
@@ -304,7 +305,7 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		x.Layers[i] = LayerTime{Index: i, Name: l.Name, Kind: LayerKind(l), Shape: LayerShape(l)}
 	}
 	for _, k := range p.seq {
-		est := p.timings[k.timing][at]
+		est := p.estimate(k.timing, at)
 		if k.layer < 0 {
 			continue // the framework's per-tensor work of no layer: in the optimizer phase
 		}
@@ -422,7 +423,7 @@ func (e *Engine) stackReport(req Request, p *stepPlan, at, b int) (StackReport, 
 	unfused := map[int]float64{} // layer → its own kernels' time, forward and backward
 	for _, k := range eager.seq {
 		if k.layer >= 0 {
-			unfused[k.layer] += eager.timings[k.timing][1].MS
+			unfused[k.layer] += eager.ms[k.timing][1]
 		}
 	}
 	eager.release()
@@ -437,7 +438,7 @@ func (e *Engine) stackReport(req Request, p *stepPlan, at, b int) (StackReport, 
 			if k.fused != ki {
 				continue
 			}
-			if ms := p.timings[k.timing][at].MS; k.phase == measure.Forward {
+			if ms := p.ms[k.timing][at]; k.phase == measure.Forward {
 				out.ForwardMS += ms
 			} else {
 				out.BackwardMS += ms
@@ -482,7 +483,7 @@ func (p *stepPlan) launchSummary(net *cnn.Network, at int) (launches int, memory
 			continue
 		}
 		if k.fused >= 0 || kernels.ClassOf(net.Layers[k.layer].Config) == kernels.ClassMemory {
-			memoryMS += p.timings[k.timing][at].MS
+			memoryMS += p.ms[k.timing][at]
 		}
 	}
 	return launches, memoryMS, issueMS

@@ -105,28 +105,69 @@ type layoutTimer struct {
 }
 
 func (t layoutTimer) Times(dev kernels.Device, req kernels.Request, batches []int, out []kernels.Estimate) {
-	c := req.Config
-	tensorCores := HalfPrecision(req.Precision) && kernels.ArithmeticFor(dev.GPU, req.Precision) == kernels.ArithFP16
-	if tensorCores && c.Op == cnn.OpBatchNorm && req.FusedElems == 0 {
-		req.NCHWNorm = true
-	}
+	req, tensorCores := t.request(dev, req)
 	t.inner.Times(dev, req, batches, out)
-	if c.Op != cnn.OpConv2d || !tensorCores {
+	perImageMS, ok := t.transposeMSPerImage(dev, req, tensorCores)
+	if !ok {
 		return
 	}
-	if c.Groups > 1 && c.Groups == c.In.C {
-		return
-	}
-	bw, _ := kernels.BandwidthGBs(dev.GPU)
-	if !(bw > 0) {
-		bw = t.fallbackB
-	}
-	perImageMS := 2 * 2 * float64(c.In.Elems()+c.Out.Elems()) / (bw * 1e9 * t.memEff) * 1000
 	for i, b := range batches {
 		if out[i].MS > 0 && out[i].Source == kernels.Estimated {
 			out[i].MS += float64(b) * perImageMS
 		}
 	}
+}
+
+// TimesInto is Times writing into out's arrays, where the inner timer can (intoTimer).
+func (t layoutTimer) TimesInto(dev kernels.Device, req kernels.Request, batches []int, out kernels.Timings) {
+	inner, ok := t.inner.(intoTimer)
+	if !ok {
+		est := make([]kernels.Estimate, len(batches))
+		t.Times(dev, req, batches, est)
+		for i, e := range est {
+			out.MS[i], out.RelErr[i], out.Rank[i] = e.MS, e.RelErr, e.Source.Rank()
+		}
+		return
+	}
+	req, tensorCores := t.request(dev, req)
+	inner.TimesInto(dev, req, batches, out)
+	perImageMS, ok := t.transposeMSPerImage(dev, req, tensorCores)
+	if !ok {
+		return
+	}
+	estimated := kernels.Estimated.Rank()
+	for i, b := range batches {
+		if out.MS[i] > 0 && out.Rank[i] == estimated {
+			out.MS[i] += float64(b) * perImageMS
+		}
+	}
+}
+
+// request is req as the inner timer gets it (a batch norm under amp on tensor cores
+// runs cuDNN's NCHW kernels), and whether req runs on FP16 tensor cores.
+func (t layoutTimer) request(dev kernels.Device, req kernels.Request) (kernels.Request, bool) {
+	tensorCores := HalfPrecision(req.Precision) && kernels.ArithmeticFor(dev.GPU, req.Precision) == kernels.ArithFP16
+	if tensorCores && req.Config.Op == cnn.OpBatchNorm && req.FusedElems == 0 {
+		req.NCHWNorm = true
+	}
+	return req, tensorCores
+}
+
+// transposeMSPerImage is the layout transposes' time per image around req's
+// convolution; false where none runs (not a convolution on tensor cores, or depthwise).
+func (t layoutTimer) transposeMSPerImage(dev kernels.Device, req kernels.Request, tensorCores bool) (float64, bool) {
+	c := req.Config
+	if c.Op != cnn.OpConv2d || !tensorCores {
+		return 0, false
+	}
+	if c.Groups > 1 && c.Groups == c.In.C {
+		return 0, false
+	}
+	bw, _ := kernels.BandwidthGBs(dev.GPU)
+	if !(bw > 0) {
+		bw = t.fallbackB
+	}
+	return 2 * 2 * float64(c.In.Elems()+c.Out.Elems()) / (bw * 1e9 * t.memEff) * 1000, true
 }
 
 // timerFor is the layer timer of req: the engine's, with NCHW's transposes under amp

@@ -100,7 +100,12 @@ func AllReduceMS(bytes float64, g, nodes int, intraGBs, intraLatUS, netGBs, netL
 // kernels take backwardMS) over the request's GPUs and nodes: syncCostMS with the
 // instance's interconnect and, over several nodes, the network between them.
 func (o Overheads) syncMS(gradBytes float64, req *Request, stepMS, backwardMS float64) float64 {
-	return syncCostMS(o, DefaultNetworkModel, stepMS, backwardMS, gradBytes, max(req.Machine.GPUCount, 1), req.nodes(), req.GPU, req.NodeNetwork)
+	return o.syncOf(gradBytes, req).parts(stepMS, backwardMS).Total()
+}
+
+// syncOf is the sync plan of req's GPUs and nodes for gradBytes of gradients.
+func (o Overheads) syncOf(gradBytes float64, req *Request) syncPlan {
+	return newSyncPlan(o, DefaultNetworkModel, gradBytes, max(req.Machine.GPUCount, 1), req.nodes(), req.GPU, req.NodeNetwork)
 }
 
 // SyncParts splits what data parallelism over g GPUs per node × nodes adds to a
@@ -129,9 +134,28 @@ func (s SyncParts) Total() float64 {
 // step of stepMS with backwardMS of backward kernels and gradBytes of gradients, the
 // GPUs joined by gpu's interconnect and the nodes by net (nm says how well).
 func Sync(o Overheads, nm NetworkModel, stepMS, backwardMS, gradBytes float64, g, nodes int, gpu hw.GPU, net hw.Network) SyncParts {
+	return newSyncPlan(o, nm, gradBytes, g, nodes, gpu, net).parts(stepMS, backwardMS)
+}
+
+// syncPlan is what Sync works out once for a machine's GPUs, nodes and gradients, so
+// that a curve's steps only scale it: the all-reduces' times and the stragglers' factors.
+type syncPlan struct {
+	none bool // one GPU: nothing to synchronise
+	// total and last are the all-reduce of every gradient and of the last bucket.
+	total, last float64
+	// overlap, interference and jitter are the overheads' OverlapFraction,
+	// CommInterference and StepJitter; nodeJitter the network's NodeJitter over
+	// several nodes (0 on one).
+	overlap, interference, jitter, nodeJitter float64
+	// spread and nodeSpread are sqrt(2 ln N) of the GPUs and of the nodes.
+	spread, nodeSpread float64
+	nodes              bool // over several nodes
+}
+
+func newSyncPlan(o Overheads, nm NetworkModel, gradBytes float64, g, nodes int, gpu hw.GPU, net hw.Network) syncPlan {
 	n := max(g, 1) * max(nodes, 1)
 	if n <= 1 {
-		return SyncParts{}
+		return syncPlan{none: true}
 	}
 	intra := interconnectGBs(gpu) * o.allReduceEfficiency(gpu)
 	netGBs := net.Gbps / 8 * nm.Efficiency
@@ -142,13 +166,25 @@ func Sync(o Overheads, nm NetworkModel, stepMS, backwardMS, gradBytes float64, g
 	all := func(bytes float64) float64 {
 		return AllReduceMS(bytes, max(g, 1), max(nodes, 1), intra, o.AllReduceLatencyUS, netGBs, lat)
 	}
-	total := all(gradBytes)
-	last := all(math.Min(gradBytes, o.BucketBytes))
-	hidden := math.Max(0, math.Min(total-last, o.OverlapFraction*backwardMS))
-	s := SyncParts{AllReduceMS: total, ExposedMS: total - hidden, InterferenceMS: o.CommInterference * hidden,
-		StragglerMS: o.StepJitter * stepMS * math.Sqrt(2*math.Log(float64(n)))}
+	p := syncPlan{total: all(gradBytes), last: all(math.Min(gradBytes, o.BucketBytes)),
+		overlap: o.OverlapFraction, interference: o.CommInterference, jitter: o.StepJitter,
+		spread: math.Sqrt(2 * math.Log(float64(n)))}
 	if nodes > 1 {
-		s.NodeStragglerMS = nm.NodeJitter * stepMS * math.Sqrt(2*math.Log(float64(nodes)))
+		p.nodes, p.nodeJitter, p.nodeSpread = true, nm.NodeJitter, math.Sqrt(2*math.Log(float64(nodes)))
+	}
+	return p
+}
+
+// parts is Sync's split for a one-GPU step of stepMS with backwardMS of backward kernels.
+func (p syncPlan) parts(stepMS, backwardMS float64) SyncParts {
+	if p.none {
+		return SyncParts{}
+	}
+	hidden := math.Max(0, math.Min(p.total-p.last, p.overlap*backwardMS))
+	s := SyncParts{AllReduceMS: p.total, ExposedMS: p.total - hidden, InterferenceMS: p.interference * hidden,
+		StragglerMS: p.jitter * stepMS * p.spread}
+	if p.nodes {
+		s.NodeStragglerMS = p.nodeJitter * stepMS * p.nodeSpread
 	}
 	return s
 }
@@ -178,6 +214,7 @@ func (e *Engine) StepParts(req Request, b int) (stepMS, backwardMS float64, err 
 	if _, err := ParseTrainingPrecision(string(req.Precision)); err != nil {
 		return 0, 0, err
 	}
-	t := e.table(req, b)
-	return t.stepMS[b], t.backwardMS[b], nil
+	t := e.tableAt(req, []int{b})
+	i := t.entry(b)
+	return t.stepMS[i], t.backwardMS[i], nil
 }

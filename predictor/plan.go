@@ -3,6 +3,7 @@ package predictor
 import (
 	"math"
 	"math/bits"
+	"slices"
 
 	"cnntime/predictor/recipe"
 )
@@ -31,12 +32,12 @@ func (r Run) EpochsSource() string {
 const ImageNetImages = 1281167
 
 // epochSeconds is the time of one epoch at global batch B: ceil(images/B) steps, all
-// at batch B except the last, which runs at its own, smaller batch. stepMS(b) is the
-// step time at global batch b.
-func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
+// at batch B, which take stepB ms each, except the last, which runs at its own, smaller
+// batch. stepMS(b) is the step time at global batch b.
+func epochSeconds(stepB float64, stepMS func(b int) float64, images, B int) float64 {
 	full := images / B
 	last := images - full*B
-	ms := float64(full) * stepMS(B)
+	ms := float64(full) * stepB
 	if last > 0 {
 		ms += stepMS(last)
 	}
@@ -44,10 +45,12 @@ func epochSeconds(stepMS func(b int) float64, images, B int) float64 {
 }
 
 // fillSchedule sets each point's per-epoch and total time, cost and energy from its
-// step time: the total is the epochs (run.Epochs, or the epochs to the target at the
-// point's batch) times the epoch, ceil(images/B) steps. pricePerHour ≤ 0 means the price is unknown: cost stays zero and the
-// curve says so. wattsAt(b) is the machine's average power draw at global batch b.
-func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int) float64) {
+// step time (its IterMS; stepMS(b) gives it at other global batches b, such as an
+// epoch's last): the total is the epochs (run.Epochs, or the epochs to the target at
+// the point's batch) times the epoch, ceil(images/B) steps. pricePerHour ≤ 0 means the
+// price is unknown: cost stays zero and the curve says so. wattsAt(b, stepMS) is the
+// machine's average power draw at global batch b, whose step takes stepMS.
+func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) float64, wattsAt func(b int, stepMS float64) float64) {
 	c.Images = run.Images
 	for i := range c.Points {
 		p := &c.Points[i]
@@ -55,7 +58,7 @@ func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) fl
 			continue
 		}
 		p.ImagesPerS = float64(p.Batch) / (p.IterMS / 1000)
-		p.EpochS = epochSeconds(stepMS, run.Images, p.Batch)
+		p.EpochS = epochSeconds(p.IterMS, stepMS, run.Images, p.Batch)
 		p.Epochs = float64(run.Epochs)
 		if m := run.ToTarget; m != nil {
 			e := m.At(p.Batch)
@@ -66,17 +69,44 @@ func fillSchedule(c *Curve, run Run, pricePerHour float64, stepMS func(b int) fl
 		if pricePerHour > 0 {
 			p.CostUSD = hours * pricePerHour
 		}
-		p.EnergyKWh = hours * wattsAt(p.Batch) / 1000
+		p.EnergyKWh = hours * wattsAt(p.Batch, p.IterMS) / 1000
 	}
 }
 
 // summarise finds the curve's best batch (least total time among the points that
 // fit), its sweet spots and its best power of two.
 func summarise(c *Curve, maxSweetSpots int, jumpPct float64) {
-	c.Best, c.BestPow2, c.SavingVsPow2Pct, c.SweetSpots = -1, 0, 0, nil
+	c.SweetSpots = sweetSpots(c.Points, maxSweetSpots, jumpPct)
+	best(c, nil)
+}
+
+// LimitBest makes the curve's best batch, best power of two and recommended batch with
+// its range the best among the points keep accepts (the others stay on the curve), and
+// records in FastestBatch the fastest batch it sets aside; it reports whether the best
+// or its recommendation and range changed (nothing changes when keep accepts no point
+// that fits). A fixed-epoch run limits them to batches of enough steps an epoch.
+func (c *Curve) LimitBest(keep func(Point) bool) bool {
+	if c.Best < 0 || !slices.ContainsFunc(c.Points, func(p Point) bool { return p.Fits && keep(p) }) {
+		return false // nothing else to offer: the fastest stays, with its warnings
+	}
+	before := [4]int{c.Best, c.Recommended, c.NearMin, c.NearMax}
+	if keep(c.Points[c.Best]) {
+		recommend(c, keep) // the best stays; the range within 1% of it keeps to what keep accepts
+	} else {
+		fastest := c.Points[c.Best].Batch
+		best(c, keep)
+		c.FastestBatch = fastest
+	}
+	return before != [4]int{c.Best, c.Recommended, c.NearMin, c.NearMax}
+}
+
+// best sets the curve's best batch (least total time among the points that fit and
+// keep accepts; nil accepts all), its best power of two and its recommendation.
+func best(c *Curve, keep func(Point) bool) {
+	c.Best, c.BestPow2, c.SavingVsPow2Pct = -1, 0, 0
 	bestPow2 := -1
 	for i, p := range c.Points {
-		if !p.Fits {
+		if !p.Fits || (keep != nil && !keep(p)) {
 			continue
 		}
 		if c.Best < 0 || p.TotalS < c.Points[c.Best].TotalS {
@@ -92,8 +122,7 @@ func summarise(c *Curve, maxSweetSpots int, jumpPct float64) {
 			c.SavingVsPow2Pct = 100 * (t - c.Points[c.Best].TotalS) / t
 		}
 	}
-	c.SweetSpots = sweetSpots(c.Points, maxSweetSpots, jumpPct)
-	recommend(c)
+	recommend(c, keep)
 }
 
 // NearBestPct is how close to the best batch's total time (and so its cost: on one
@@ -111,7 +140,7 @@ const NearBestPct = 1.0
 // one, the smallest per-GPU multiple of 8, or the smallest power of two above that
 // where it is within the range too; the smallest batch in the range when none is a
 // multiple of 8. Nothing is set when nothing fits.
-func recommend(c *Curve) {
+func recommend(c *Curve, keep func(Point) bool) {
 	c.Recommended, c.NearMin, c.NearMax = 0, 0, 0
 	if c.Best < 0 {
 		return
@@ -120,7 +149,7 @@ func recommend(c *Curve) {
 	gpus := max(c.GPUCount, 1)
 	aligned, pow2 := 0, 0 // the smallest per-GPU multiple of 8, and power of two at least that
 	for _, p := range c.Points {
-		if !p.Fits || !(p.TotalS <= limit) {
+		if !p.Fits || !(p.TotalS <= limit) || (keep != nil && !keep(p)) {
 			continue
 		}
 		if c.NearMin == 0 {
@@ -140,7 +169,7 @@ func recommend(c *Curve) {
 	}
 	switch {
 	case c.RecipeBatch > 0:
-		c.Recommended = nearestNear(c, limit, aligned > 0)
+		c.Recommended = nearestNear(c, limit, aligned > 0, keep)
 	case pow2 > 0:
 		c.Recommended = pow2
 	case aligned > 0:
@@ -152,11 +181,11 @@ func recommend(c *Curve) {
 
 // nearestNear is the batch within limit's total time nearest c.RecipeBatch by ratio
 // (the larger on a tie), among the per-GPU multiples of 8 when aligned.
-func nearestNear(c *Curve, limit float64, aligned bool) int {
+func nearestNear(c *Curve, limit float64, aligned bool, keep func(Point) bool) int {
 	gpus := max(c.GPUCount, 1)
 	best, bestDist := 0, math.Inf(1)
 	for _, p := range c.Points {
-		if !p.Fits || !(p.TotalS <= limit) {
+		if !p.Fits || !(p.TotalS <= limit) || (keep != nil && !keep(p)) {
 			continue
 		}
 		if aligned && (p.Batch%gpus != 0 || (p.Batch/gpus)%8 != 0) {

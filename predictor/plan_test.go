@@ -17,7 +17,7 @@ func TestEpochSecondsLastStepRunsAtItsOwnBatch(t *testing.T) {
 		{images: 1, batch: 1, want: 11 / 1000.0},
 	}
 	for _, tc := range tests {
-		if got := epochSeconds(step, tc.images, tc.batch); math.Abs(got-tc.want) > 1e-12 {
+		if got := epochSeconds(step(tc.batch), step, tc.images, tc.batch); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("epochSeconds(%d images, batch %d) = %v s, want %v s", tc.images, tc.batch, got, tc.want)
 		}
 	}
@@ -200,5 +200,44 @@ func TestRecommend(t *testing.T) {
 	summarise(&none, 5, 3)
 	if none.Recommended != 0 || none.NearMin != 0 || none.NearMax != 0 {
 		t.Errorf("nothing fits: recommended %d within %d–%d, want zeros", none.Recommended, none.NearMin, none.NearMax)
+	}
+}
+
+// LimitBest moves the best batch, its power of two and the recommendation to the best
+// the filter keeps, and remembers the fastest batch it set aside.
+func TestLimitBestSetsAsideTheFastest(t *testing.T) {
+	// Total time per image falls with the batch: the fastest is the largest.
+	iter := map[int]float64{8: 16, 16: 24, 24: 30, 32: 36, 48: 50, 64: 64}
+	tests := []struct {
+		name                       string
+		limit                      int // largest batch kept; 0: no limit
+		moved                      bool
+		best, pow2, fastest, recom int
+	}{
+		{"no limit needed", 64, false, 64, 64, 0, 64},
+		{"limited to 32", 32, true, 32, 32, 64, 32},
+		{"limited to 24", 24, true, 24, 16, 64, 24},
+		{"nothing kept", 4, false, 64, 64, 0, 64},
+	}
+	for _, tc := range tests {
+		c := curveOf(iter, []int{8, 16, 24, 32, 48, 64})
+		c.GPUCount = 1
+		summarise(&c, 5, 3)
+		moved := c.LimitBest(func(p Point) bool { return p.Batch <= tc.limit })
+		if moved != tc.moved || c.Points[c.Best].Batch != tc.best || c.BestPow2 != tc.pow2 || c.FastestBatch != tc.fastest || c.Recommended != tc.recom ||
+			(tc.moved && c.NearMax > tc.limit) {
+			t.Errorf("%s: moved %v, best %d, pow2 %d, fastest set aside %d, recommended %d (range %d–%d); want %v, %d, %d, %d, %d within %d",
+				tc.name, moved, c.Points[c.Best].Batch, c.BestPow2, c.FastestBatch, c.Recommended, c.NearMin, c.NearMax, tc.moved, tc.best, tc.pow2, tc.fastest, tc.recom, tc.limit)
+		}
+	}
+	// The best kept, the range within 1% of it is cut to what is kept.
+	c := curveOf(map[int]float64{8: 16, 16: 16, 32: 32.16, 64: 64.512}, []int{8, 16, 32, 64}) // totals 2, 1, 1.005, 1.008
+	c.GPUCount = 1
+	summarise(&c, 5, 3)
+	if c.NearMax != 64 {
+		t.Fatalf("range %d–%d before the limit, want it to 64", c.NearMin, c.NearMax)
+	}
+	if moved := c.LimitBest(func(p Point) bool { return p.Batch <= 32 }); !moved || c.Points[c.Best].Batch != 16 || c.FastestBatch != 0 || c.NearMin != 16 || c.NearMax != 32 {
+		t.Errorf("range cut: changed %v, best %d, set aside %d, range %d–%d; want true, 16, 0, 16–32", moved, c.Points[c.Best].Batch, c.FastestBatch, c.NearMin, c.NearMax)
 	}
 }

@@ -103,7 +103,10 @@ type Curve struct {
 	Recommended int `json:"recommended"`
 	NearMin     int `json:"near_best_min"`
 	NearMax     int `json:"near_best_max"`
-	RecipeBatch int `json:"recipe_batch,omitempty"`
+	// FastestBatch is the fastest batch LimitBest set aside (Best is then the best of
+	// the batches it kept); 0 when Best is the fastest.
+	FastestBatch int `json:"fastest_batch_set_aside,omitempty"`
+	RecipeBatch  int `json:"recipe_batch,omitempty"`
 	// PriceUSDPerHour is the machine's price used for the costs; CostKnown is false
 	// when it has none (a bare GPU, an unpriced listing): costs are then unknown, not 0.
 	PriceUSDPerHour float64 `json:"price_usd_per_hour"`

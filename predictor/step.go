@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"cnntime/predictor/cnn"
@@ -22,24 +23,118 @@ type stepTable struct {
 	size int
 }
 
-// stepArrays are a training step's figures indexed by per-GPU batch size (index 0
-// unused). They are never changed once filled, so a curve reads them without a lock
-// while a larger table is being filled.
+// stepArrays are a training step's figures at per-GPU batch sizes: in a dense table
+// every batch from 1 up, entry b at batch b (entry 0 unused); in a sparse one the
+// batches a window's curves read, entry i at batches[i]. They are never changed once
+// filled, so a curve reads them without a lock while a larger table is being filled.
 type stepArrays struct {
+	// batches are a sparse table's per-GPU batch sizes, ascending; nil in a dense table.
+	batches []int
+	// probe is the batch at which the plans that filled the table told a phase that
+	// runs no kernel (fill, plan): the dense table's last batch.
+	probe      int
 	stepMS     []float64 // the whole step: kernels as the host issues them, update, host overhead
 	gpuMS      []float64 // the GPU's busy time: kernels and update
 	backwardMS []float64 // the backward kernels' time, under which the all-reduce hides
-	source     []Source  // the least trusted source among the layer kernels
+	source     []uint8   // the least trusted source among the layer kernels, as its sourceRank
 	relErr     []float64 // expected relative error of stepMS, a fraction
 }
+
+// stepEntryBytes is what one batch size of a table takes: four float64 arrays and a
+// source rank.
+const stepEntryBytes = 4*8 + 1
 
 // bytes is what a's arrays take; a may be nil.
 func (a *stepArrays) bytes() int {
 	if a == nil {
 		return 0
 	}
-	const perBatch = 4*8 + 16 // four float64 arrays and a Source (a string header)
-	return len(a.stepMS) * perBatch
+	return len(a.stepMS)*stepEntryBytes + len(a.batches)*8
+}
+
+// newStepArrays makes arrays of n entries.
+func newStepArrays(n int) *stepArrays {
+	return &stepArrays{
+		stepMS:     make([]float64, n),
+		gpuMS:      make([]float64, n),
+		backwardMS: make([]float64, n),
+		source:     make([]uint8, n),
+		relErr:     make([]float64, n),
+	}
+}
+
+// entry is the index of per-GPU batch b's figures in a, or -1 where a does not hold
+// them; a may be nil.
+func (a *stepArrays) entry(b int) int {
+	switch {
+	case a == nil:
+		return -1
+	case a.batches == nil:
+		if b >= 1 && b < len(a.stepMS) {
+			return b
+		}
+		return -1
+	}
+	if i, ok := slices.BinarySearch(a.batches, b); ok {
+		return i
+	}
+	return -1
+}
+
+// denseTo reports whether a is a dense table holding every batch from 1 to b.
+func (a *stepArrays) denseTo(b int) bool {
+	return a != nil && a.batches == nil && b < len(a.stepMS)
+}
+
+// missing lists the batches of wanted (ascending) that a does not hold.
+func (a *stepArrays) missing(wanted []int) []int {
+	var out []int
+	for _, b := range wanted {
+		if a.entry(b) < 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// withEntries is a sparse table of a's entries (a may be nil or dense) and fresh's
+// (sparse; none of its batches in a), ascending.
+func (a *stepArrays) withEntries(fresh *stepArrays) *stepArrays {
+	var old []int // a's batches
+	switch {
+	case a == nil:
+	case a.batches == nil:
+		old = make([]int, 0, max(len(a.stepMS)-1, 0))
+		for b := 1; b < len(a.stepMS); b++ {
+			old = append(old, b)
+		}
+	default:
+		old = a.batches
+	}
+	out := newStepArrays(len(old) + len(fresh.batches))
+	out.batches = make([]int, 0, len(old)+len(fresh.batches))
+	out.probe = max(fresh.probe, 0)
+	if a != nil {
+		out.probe = max(out.probe, a.probe)
+	}
+	copyEntry := func(from *stepArrays, i int) {
+		j := len(out.batches)
+		out.stepMS[j], out.gpuMS[j], out.backwardMS[j] = from.stepMS[i], from.gpuMS[i], from.backwardMS[i]
+		out.source[j], out.relErr[j] = from.source[i], from.relErr[i]
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(fresh.batches) {
+		if j == len(fresh.batches) || i < len(old) && old[i] < fresh.batches[j] {
+			copyEntry(a, a.entry(old[i]))
+			out.batches = append(out.batches, old[i])
+			i++
+			continue
+		}
+		copyEntry(fresh, j)
+		out.batches = append(out.batches, fresh.batches[j])
+		j++
+	}
+	return out
 }
 
 // kernelSeq is one kernel launch of the step, in issue order: which layer and phase
@@ -59,8 +154,16 @@ type kernelSeq struct {
 // issue order. Both the step table (fill) and Explain compose a step from one.
 type stepPlan struct {
 	batches []int
-	timings [][]kernels.Estimate // per distinct configuration × phase, per batch
-	seq     []kernelSeq          // the launches that run a kernel, in issue order
+	// The timings per distinct configuration × phase (a kernel's timing index), per
+	// batch: its milliseconds, relative error and source (as its sourceRank), in
+	// arrays of their own, so that compose's loops over the batches read only what
+	// they add and the garbage collector has no pointers to scan in them.
+	ms, relErr [][]float64
+	rank       [][]uint8
+	// sameRank is a timing's rank where it is the same at every batch, else mixedRank:
+	// compose takes the least trusted source of those once, not at every batch.
+	sameRank []uint8
+	seq      []kernelSeq // the launches that run a kernel, in issue order
 	// update and updateIssue are the optimizer step's GPU time and host issue time
 	// where it is not a list of operators in seq (0 with ForwardBackwardOnly).
 	update, updateIssue float64
@@ -79,44 +182,116 @@ type stepPlan struct {
 	// published run tunes, estimated (not measured on this device), the largest error
 	// of its held-out rows (kernels.Calibration.UntunedBand); 0 elsewhere.
 	bandFloor float64
-	// slabs hold the timings; release gives them back for the next plan.
-	slabs []*[]kernels.Estimate
+	// floatSlabs and rankSlabs hold the timings, scratch the estimates a timer
+	// writes before they are split into them; release gives them back for the next plan.
+	floatSlabs []*[]float64
+	rankSlabs  []*[]uint8
+	scratch    *[]kernels.Estimate
 }
 
-// estimateSlabs are reused backing arrays of plans' timings: a table's fill times
+// slabLen is how many values a slab of a plan's timings holds: a table's fill times
 // every configuration phase at a thousand batch sizes, megabytes that would otherwise
-// be garbage after every fill.
-var estimateSlabs = sync.Pool{New: func() any {
-	s := make([]kernels.Estimate, 0, 64*(fillChunk+2))
-	return &s
-}}
+// be garbage after every fill, so slabs are reused through pools.
+const slabLen = 64 * (fillChunk + 2)
 
-// estimates returns n estimates from p's slabs.
-func (p *stepPlan) estimates(n int) []kernels.Estimate {
-	if len(p.slabs) > 0 {
-		s := p.slabs[len(p.slabs)-1]
+var (
+	floatSlabPool    = sync.Pool{New: func() any { s := make([]float64, 0, 2*slabLen); return &s }}
+	rankSlabPool     = sync.Pool{New: func() any { s := make([]uint8, 0, slabLen); return &s }}
+	estimateSlabPool = sync.Pool{New: func() any { s := make([]kernels.Estimate, 0, fillChunk+2); return &s }}
+)
+
+// fromSlab returns n values from the last of slabs, or from a new slab of pool when
+// it has no room left.
+func fromSlab[T any](slabs *[]*[]T, pool *sync.Pool, n int) []T {
+	if k := len(*slabs); k > 0 {
+		s := (*slabs)[k-1]
 		if cap(*s)-len(*s) >= n {
 			*s = (*s)[:len(*s)+n]
 			return (*s)[len(*s)-n:]
 		}
 	}
-	s := estimateSlabs.Get().(*[]kernels.Estimate)
+	s := pool.Get().(*[]T)
 	if cap(*s) < n {
-		big := make([]kernels.Estimate, 0, n)
+		big := make([]T, 0, n)
 		s = &big
 	}
 	*s = (*s)[:n]
-	p.slabs = append(p.slabs, s)
+	*slabs = append(*slabs, s)
 	return *s
+}
+
+// newTiming adds a timing over p's batches and returns its index and arrays.
+func (p *stepPlan) newTiming() (ti int, ms, relErr []float64, rank []uint8) {
+	n := len(p.batches)
+	ms = fromSlab(&p.floatSlabs, &floatSlabPool, n)
+	relErr = fromSlab(&p.floatSlabs, &floatSlabPool, n)
+	rank = fromSlab(&p.rankSlabs, &rankSlabPool, n)
+	p.ms, p.relErr, p.rank = append(p.ms, ms), append(p.relErr, relErr), append(p.rank, rank)
+	p.sameRank = append(p.sameRank, mixedRank) // until settle says otherwise
+	return len(p.ms) - 1, ms, relErr, rank
+}
+
+// timeKernels adds the timing of req on dev over p's batches, as timer gives it, and
+// returns its index.
+func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels.Request) int {
+	ti, ms, relErr, rank := p.newTiming()
+	defer p.settleRank(ti)
+	if t, ok := timer.(intoTimer); ok {
+		t.TimesInto(dev, req, p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
+		return ti
+	}
+	if p.scratch == nil {
+		p.scratch = estimateSlabPool.Get().(*[]kernels.Estimate)
+	}
+	if cap(*p.scratch) < len(p.batches) {
+		*p.scratch = make([]kernels.Estimate, len(p.batches))
+	}
+	out := (*p.scratch)[:len(p.batches)]
+	timer.Times(dev, req, p.batches, out)
+	for i := range out {
+		ms[i], relErr[i], rank[i] = out[i].MS, out[i].RelErr, out[i].Source.Rank()
+	}
+	return ti
+}
+
+// mixedRank marks a timing whose source differs between batches (stepPlan.sameRank).
+const mixedRank = 0xff
+
+// settleRank notes whether timing ti's source is the same at every batch.
+func (p *stepPlan) settleRank(ti int) {
+	rank := p.rank[ti]
+	p.sameRank[ti] = mixedRank
+	for _, r := range rank {
+		if r != rank[0] {
+			return
+		}
+	}
+	if len(rank) > 0 {
+		p.sameRank[ti] = rank[0]
+	}
+}
+
+// estimate is timing ti at the plan's batch index at.
+func (p *stepPlan) estimate(ti, at int) kernels.Estimate {
+	return kernels.Estimate{MS: p.ms[ti][at], Source: kernels.RankedSource(p.rank[ti][at]), RelErr: p.relErr[ti][at]}
 }
 
 // release gives p's slabs back; p's timings must not be used after it.
 func (p *stepPlan) release() {
-	for _, s := range p.slabs {
+	for _, s := range p.floatSlabs {
 		*s = (*s)[:0]
-		estimateSlabs.Put(s)
+		floatSlabPool.Put(s)
 	}
-	p.slabs, p.timings = nil, nil
+	for _, s := range p.rankSlabs {
+		*s = (*s)[:0]
+		rankSlabPool.Put(s)
+	}
+	if p.scratch != nil {
+		clear(*p.scratch) // no source strings kept alive by the pool
+		estimateSlabPool.Put(p.scratch)
+	}
+	p.floatSlabs, p.rankSlabs, p.scratch = nil, nil, nil
+	p.ms, p.relErr, p.rank, p.sameRank = nil, nil, nil, nil
 }
 
 // plan times req's kernels at the per-GPU batches (each distinct configuration ×
@@ -145,22 +320,20 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		if i, ok := index[k]; ok {
 			return i
 		}
-		out := p.estimates(len(batches))
-		timer.Times(dev, kernels.Request{
+		i := p.timeKernels(timer, dev, kernels.Request{
 			Config:       cfg,
 			Phase:        phase,
 			Precision:    KernelPrecision(req.Precision, cfg.Op, req.GPU),
 			Policy:       req.Policy,
 			LibraryMonth: month,
-		}, batches, out)
-		index[k] = len(p.timings)
-		p.timings = append(p.timings, out)
-		return len(p.timings) - 1
+		})
+		index[k] = i
+		return i
 	}
 	add := func(layer int, phase measure.Phase, issueUS float64) {
 		ti := timing(net.Layers[layer].Config, phase)
-		est := p.timings[ti]
-		if !(est[0].MS > 0 || est[len(est)-1].MS > 0) {
+		ms := p.ms[ti]
+		if !(ms[0] > 0 || ms[len(ms)-1] > 0) {
 			return // no kernel runs in this phase
 		}
 		p.seq = append(p.seq, kernelSeq{layer, phase, ti, issueUS, phase != measure.Forward, -1})
@@ -189,12 +362,9 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		key := fusedKey{cfg, phase, elems}
 		ti, ok := fusedIndex[key]
 		if !ok {
-			out := p.estimates(len(batches))
-			timer.Times(dev, kernels.Request{Config: cfg, Phase: phase, Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
-				Policy: req.Policy, FusedElems: elems, LibraryMonth: month}, batches, out)
-			ti = len(p.timings)
+			ti = p.timeKernels(timer, dev, kernels.Request{Config: cfg, Phase: phase, Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
+				Policy: req.Policy, FusedElems: elems, LibraryMonth: month})
 			fusedIndex[key] = ti
-			p.timings = append(p.timings, out)
 		}
 		p.seq = append(p.seq, kernelSeq{fk.at, phase, ti, issueUS, phase != measure.Forward, k})
 	}
@@ -217,18 +387,18 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	// others (layer -1) as the optimizer.
 	addOps := func(layer int, ops []smallOp) {
 		for _, op := range ops {
-			out := p.estimates(len(batches))
-			for i := range out {
-				out[i] = kernels.Estimate{MS: op.gpuMS, Source: kernels.Measured, RelErr: e.over.OverheadRelErr}
+			ti, ms, relErr, rank := p.newTiming()
+			for i := range ms {
+				ms[i], relErr[i], rank[i] = op.gpuMS, e.over.OverheadRelErr, kernels.Measured.Rank()
 			}
-			p.timings = append(p.timings, out)
+			p.sameRank[ti] = kernels.Measured.Rank()
 			phase := measure.Phase("")
 			if layer >= 0 {
 				phase = measure.Forward
 			} else {
 				p.bookkeepingMS += op.gpuMS
 			}
-			p.seq = append(p.seq, kernelSeq{layer, phase, len(p.timings) - 1, op.issueUS, op.backward, -1})
+			p.seq = append(p.seq, kernelSeq{layer, phase, ti, op.issueUS, op.backward, -1})
 		}
 	}
 	for i := range net.Layers {
@@ -271,14 +441,9 @@ const fillChunk = 1024
 // chunk of batches at a time. Every chunk decides which phases run a kernel as one
 // plan over the whole table would: by their time at batch 1 and at the last batch.
 func (e *Engine) fill(req Request, size int) *stepArrays {
-	t := &stepArrays{
-		stepMS:     make([]float64, size),
-		gpuMS:      make([]float64, size),
-		backwardMS: make([]float64, size),
-		source:     make([]Source, size),
-		relErr:     make([]float64, size),
-	}
+	t := newStepArrays(size)
 	last := size - 1
+	t.probe = last
 	batches := make([]int, 0, min(fillChunk, last)+2)
 	for lo := 1; lo <= last; lo += fillChunk {
 		hi := min(lo+fillChunk, size)
@@ -288,14 +453,37 @@ func (e *Engine) fill(req Request, size int) *stepArrays {
 		}
 		batches = append(batches, last)
 		p := e.plan(&req, batches)
-		e.compose(t, &p, 1, len(batches)-1)
+		e.compose(t, &p, 1, len(batches)-1, batches[1:len(batches)-1])
+		p.release()
+	}
+	return t
+}
+
+// fillAt computes the step at the per-GPU batches wanted (ascending) into a sparse
+// table, a chunk at a time, each chunk's plan probing batch 1 and probe as fill's
+// plans probe their first and last batch: the figures are those of a dense table
+// whose last batch is probe.
+func (e *Engine) fillAt(req Request, wanted []int, probe int) *stepArrays {
+	t := newStepArrays(len(wanted))
+	t.batches, t.probe = wanted, probe
+	batches := make([]int, 0, min(fillChunk, len(wanted))+2)
+	entries := make([]int, 0, min(fillChunk, len(wanted)))
+	for lo := 0; lo < len(wanted); lo += fillChunk {
+		hi := min(lo+fillChunk, len(wanted))
+		batches = append(append(append(batches[:0], 1), wanted[lo:hi]...), probe)
+		entries = entries[:0]
+		for i := lo; i < hi; i++ {
+			entries = append(entries, i)
+		}
+		p := e.plan(&req, batches)
+		e.compose(t, &p, 1, len(batches)-1, entries)
 		p.release()
 	}
 	return t
 }
 
 // compose fills the entries of t at the per-GPU batches p.batches[lo:hi] from the
-// plan p (an array's entry b is the step at per-GPU batch b).
+// plan p: the step at p.batches[lo+i] goes to t's entry entries[i].
 //
 // The step is simulated as the host issuing kernels into one stream: the host spends
 // LaunchForwardUS per forward kernel (Python module call, dispatcher, launch) and
@@ -306,62 +494,88 @@ func (e *Engine) fill(req Request, size int) *stepArrays {
 // the same stream (Request.Framework); a script that reads the loss after the forward
 // pass makes the host wait there for the GPU. The update's fused part follows, then
 // StepMS of host work per step.
-func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int) {
+func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) {
 	n := hi - lo
 	gpuEnd := make([]float64, n) // when the GPU finishes the kernels so far, ms
 	gpuMS := make([]float64, n)
 	backwardMS := make([]float64, n)
 	errSum := make([]float64, n) // Σ kernel time × its relative error
-	source := make([]Source, n)
-	for i := range source {
-		source[i] = Measured
-	}
+	source := make([]uint8, n)   // the least trusted source so far, as its sourceRank (0: measured)
 	// The issue simulation runs over every launch; the sums run over distinct
 	// configuration phases, weighted by how often each is launched.
 	type uses struct{ total, backward int }
-	used := make([]uses, len(p.timings))
-	hostMS := 0.0                // the host's issue time of the kernels so far
-	waited := make([]float64, n) // how long the host has waited for the GPU at a sync, per batch
+	used := make([]uses, len(p.ms))
+	hostMS := 0.0 // the host's issue time of the kernels so far
+	// waited is how long the host has waited for the GPU at a sync, per batch: none
+	// before the sync, where the loop leaves it out.
+	var waited []float64
 	for j, k := range p.seq {
 		if j == p.syncAt {
 			// The script reads a GPU value here (loss.item()): the host waits for
 			// every kernel issued so far before it issues the next.
+			waited = make([]float64, n)
 			for i := range waited {
-				waited[i] = math.Max(waited[i], gpuEnd[i]-hostMS)
+				waited[i] = math.Max(0, gpuEnd[i]-hostMS)
 			}
 		}
-		est := p.timings[k.timing][lo:hi]
+		ms := p.ms[k.timing][lo:hi]
 		hostMS += k.issueUS / 1000
 		used[k.timing].total++
 		if k.backward {
 			used[k.timing].backward++
 		}
-		for i := range est {
+		if waited == nil {
+			gpuEnd := gpuEnd[:len(ms)]
+			for i, t := range ms {
+				end := gpuEnd[i]
+				if end < hostMS {
+					end = hostMS // the GPU waits for the host to issue this kernel
+				}
+				gpuEnd[i] = end + t
+			}
+			continue
+		}
+		waited, gpuEnd := waited[:len(ms)], gpuEnd[:len(ms)]
+		for i, t := range ms {
 			end := gpuEnd[i]
 			if h := hostMS + waited[i]; end < h {
-				end = h // the GPU waits for the host to issue this kernel
+				end = h
 			}
-			gpuEnd[i] = end + est[i].MS
+			gpuEnd[i] = end + t
 		}
 	}
+	var sameRank uint8 // the least trusted source of the timings whose source is the same at every batch
 	for ti, u := range used {
 		if u.total == 0 {
 			continue
 		}
 		nt, nb := float64(u.total), float64(u.backward)
-		for i, es := range p.timings[ti][lo:hi] {
-			gpuMS[i] += nt * es.MS
-			backwardMS[i] += nb * es.MS
-			errSum[i] += nt * es.MS * es.RelErr
-			if es.Source != source[i] && sourceRank(es.Source) > sourceRank(source[i]) {
-				source[i] = es.Source
-			}
+		ms, relErr := p.ms[ti][lo:hi], p.relErr[ti][lo:hi]
+		relErr, gpuMS, backwardMS, errSum := relErr[:len(ms)], gpuMS[:len(ms)], backwardMS[:len(ms)], errSum[:len(ms)]
+		for i, t := range ms {
+			gpuMS[i] += nt * t
+			backwardMS[i] += nb * t
+			errSum[i] += nt * t * relErr[i]
 		}
+		if r := p.sameRank[ti]; r != mixedRank {
+			sameRank = max(sameRank, r)
+			continue
+		}
+		rank := p.rank[ti][lo:hi]
+		for i, r := range rank {
+			source[i] = max(source[i], r)
+		}
+	}
+	for i := range source {
+		source[i] = max(source[i], sameRank)
+	}
+	if waited == nil {
+		waited = make([]float64, n)
 	}
 
 	update, updateIssue := p.update, p.updateIssue
 	for i := range n {
-		b := p.batches[lo+i]
+		b := entries[i]
 		layers := gpuMS[i]
 		end := math.Max(gpuEnd[i], hostMS+waited[i]+updateIssue) + update
 		if e.over.Synchronous {
@@ -389,15 +603,5 @@ func needsDataGradient(l *cnn.Layer) bool {
 	return false
 }
 
-// sourceRank orders sources from most (0) to least trusted.
-func sourceRank(s Source) int {
-	switch s {
-	case Measured:
-		return 0
-	case Interpolated:
-		return 1
-	case Transferred:
-		return 2
-	}
-	return 3
-}
+// sourceRank orders sources from most (0) to least trusted (Source.Rank).
+func sourceRank(s Source) uint8 { return s.Rank() }

@@ -479,7 +479,9 @@ def _numel(shape):
     return n
 
 
-def main():
+def main(argv=None):
+    """Exports one model as the command line (or argv, its arguments) asks; a mistake
+    ends it with SystemExit and the reason, as the command does."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("target", metavar="MODULE:NAME", help="the module and the class, function or instance in it")
     ap.add_argument("--input", type=int, default=224, help="input height and width in pixels (default 224)")
@@ -489,7 +491,7 @@ def main():
     ap.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="a keyword argument for the class or function (repeatable)")
     ap.add_argument("--weights", action="store_true", help="keep the weights in the ONNX file (cnntime does not need them)")
     ap.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.input <= 0 or a.channels <= 0:
         fail("--input and --channels must be positive")
     out = a.out.lower()

@@ -30,7 +30,9 @@ lists cnntime's amp memory follows, so those counts are reported, not compared.
 Every model is checked in a fresh Python process of its own, one after another: a
 model's graph, its saved tensors and what PyTorch's allocator keeps of them go with the
 process, so the whole zoo (ViT-H/14 and RegNetY-128GF take gigabytes each) runs in the
-memory of its largest model, not of all of them together.
+memory of its largest model, not of all of them together. With --small-only the models
+are small, and one process checks several in turn (importing PyTorch takes seconds);
+--jobs N checks N models at once.
 
 Each model is checked at its default input size and at 32x32 where the model accepts it
 (--small-only: 32x32 only, the default where 32x32 is refused). `--json` prints a list
@@ -336,12 +338,16 @@ def compare(name, input_size, cmd, amp_too):
             "aux_outputs": aux}
 
 
-def compare_sizes(name, sizes, cmd, amp):
-    """compare() at each size, in the child process of one model; a model that fails to
-    build or run (or whose process dies) is a difference too."""
+def init_child(threads):
+    """Sets up a child process that checks models: PyTorch's threads, PyTorch 1's pool."""
     import torch
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    torch.set_num_threads(max(1, min(threads, torch.get_num_threads())))
     _GlobalMean.install()
+
+
+def compare_sizes(name, sizes, cmd, amp):
+    """compare() at each size, in a child process; a model that fails to build or run
+    (or whose process dies) is a difference too."""
     out = []
     for size in sizes:
         try:
@@ -359,6 +365,7 @@ def main():
     ap.add_argument("--amp", action="store_true", help="also report the saved elements by dtype under CPU autocast (bfloat16), at the smallest size checked")
     ap.add_argument("--small-only", action="store_true", help="check 32x32 only (the default size where 32x32 is refused): quick")
     ap.add_argument("--no-small", action="store_true", help="check the default input size only, not 32x32")
+    ap.add_argument("--jobs", type=int, default=1, help="models checked at once, each in a process of its own (default 1)")
     args = ap.parse_args()
     try:
         import torch
@@ -376,17 +383,30 @@ def main():
         zoo = wanted
     results = []
     spawn = multiprocessing.get_context("spawn")
-    for name in zoo:
-        if name not in have:
-            results.append({"model": name, "match": None, "differences": [], "skipped": "torchvision 0.14 has no such model"})
-            continue
-        sizes = [default_size(cmd, name)]
-        if not args.no_small and name not in TOO_SMALL_FOR_32:
-            sizes = [SMALL] if args.small_only else sizes + [SMALL]
-        # One process per model, ended before the next starts (see the module's doc).
-        with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn) as child:
+    jobs = max(1, args.jobs)
+    # A process per model (see the module's doc); small models share their processes.
+    per_child = None if args.small_only else 1
+    threads = max(1, min(2, (os.cpu_count() or 1) // jobs))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, max_tasks_per_child=per_child,
+                                                initializer=init_child, initargs=(threads,)) as pool:
+        checks = {}
+        # The models checked at their full size first, the longest to check, so that no
+        # one of them is left to run alone at the end; the results in the zoo's order.
+        for name in sorted(zoo, key=lambda n: n not in TOO_SMALL_FOR_32):
+            if name not in have:
+                checks[name] = (None, [{"model": name, "match": None, "differences": [], "skipped": "torchvision 0.14 has no such model"}])
+                continue
+            sizes = [default_size(cmd, name)]
+            if not args.no_small and name not in TOO_SMALL_FOR_32:
+                sizes = [SMALL] if args.small_only else sizes + [SMALL]
+            checks[name] = (pool.submit(compare_sizes, name, sizes, cmd, args.amp), sizes)
+        for name in zoo:
+            future, sizes = checks[name]
+            if future is None:
+                results.extend(sizes)
+                continue
             try:
-                checked = child.submit(compare_sizes, name, sizes, cmd, args.amp).result()
+                checked = future.result()
             except concurrent.futures.process.BrokenProcessPool:
                 checked = [{"model": name, "input": size, "match": False,
                             "differences": ["error: the model's process died (killed for lack of memory?)"]} for size in sizes]

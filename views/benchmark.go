@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,10 +73,13 @@ type Benchmark struct {
 
 	checked   chan struct{} // closed when the running GPU check has been shown
 	lastCheck app.GPUCheck
+	planned   chan struct{} // closed when the last Plan's answer has been shown
+	planGen   atomic.Int64  // counts Plans: an older one's answer is not shown
 
 	holdings   []app.DeviceHoldings // what RefreshHoldings last read
 	holdingsAt time.Time            // when, while a sweep runs
 	wasRunning bool                 // the last refresh showed a sweep running
+	wasPlanned bool                 // and its plan
 }
 
 // NewBenchmark builds the view of runner's sweeps and lists the devices.
@@ -153,10 +157,39 @@ func NewBenchmark(runner *app.SweepRunner) *Benchmark {
 
 	runner.OnChange(b.poke)
 	b.RefreshDevices()
+	b.restoreLastRequest()
 	b.RefreshHoldings()
 	b.refresh()
 	b.ETA.SetText(b.lastSweepText())
 	return b
+}
+
+// restoreLastRequest fills the form with the cache's newest sweep (this computer's
+// last, of any session): what "Start with the same models resumes it" asks for. A
+// device this computer no longer lists keeps the form's.
+func (b *Benchmark) restoreLastRequest() {
+	req, ok, err := b.Runner.LastRequest(context.Background())
+	if err != nil || !ok {
+		return
+	}
+	b.Models.SetText(strings.Join(req.Models, ","))
+	b.Batches.SetText(app.FormatBatches(req.Batches))
+	if req.Repeats > 0 {
+		b.Repeats.SetText(strconv.Itoa(req.Repeats))
+	}
+	b.Input.SetText("")
+	if req.Input > 0 {
+		b.Input.SetText(strconv.Itoa(req.Input))
+	}
+	if slices.Contains(b.Precision.Options, string(req.Precision)) {
+		b.Precision.SetSelected(string(req.Precision))
+	}
+	if slices.Contains(b.Policy.Options, string(req.Policy)) {
+		b.Policy.SetSelected(string(req.Policy))
+	}
+	if slices.Contains(b.Device.Options, req.Device) {
+		b.Device.SetSelected(req.Device)
+	}
 }
 
 // lastSweepText is what the progress line says before this window ran a sweep: how
@@ -207,9 +240,15 @@ func (b *Benchmark) RefreshHoldings() {
 		return
 	}
 	b.holdings = hs
-	running := ""
+	running := "" // the device a sweep runs on, from its start (its plan comes seconds later)
 	if st := b.Runner.Status(); st.Running && st.Plan != nil {
 		running = st.Plan.Device.Key
+	} else if st.Running && st.Request != nil {
+		for _, d := range b.devices.Devices {
+			if d.ID == st.Request.Device {
+				running = d.Device.Key
+			}
+		}
 	}
 	if len(hs) == 0 {
 		b.Holdings.SetText("No measurements yet.")
@@ -260,17 +299,40 @@ func (b *Benchmark) request() (app.SweepRequest, bool) {
 	return req, true
 }
 
+// showPlan plans the form's sweep in the background (where the cache has none of the
+// device's measurements, the runner times a few kernels first: a second or two) and
+// shows what it would measure and how long it should take.
 func (b *Benchmark) showPlan() {
 	req, ok := b.request()
 	if !ok {
 		return
 	}
-	p, err := b.Runner.Plan(context.Background(), req)
-	if err != nil {
-		b.PlanLabel.SetText("Cannot plan: " + err.Error())
-		return
+	gen := b.planGen.Add(1)
+	done := make(chan struct{})
+	b.planned = done
+	b.PlanLabel.SetText("Planning (timing a few of the plan's kernels on the device where the cache has none of its own)…")
+	go func() {
+		defer close(done)
+		p, err := b.Runner.Plan(context.Background(), req)
+		text := "Cannot plan: "
+		if err == nil {
+			text = app.DescribePlan(p)
+		} else {
+			text += err.Error()
+		}
+		fyne.DoAndWait(func() {
+			if b.planGen.Load() == gen {
+				b.PlanLabel.SetText(text)
+			}
+		})
+	}()
+}
+
+// WaitPlan waits until the last Plan's answer is shown (tests).
+func (b *Benchmark) WaitPlan() {
+	if b.planned != nil {
+		<-b.planned
 	}
-	b.PlanLabel.SetText(app.DescribePlan(p))
 }
 
 // Start runs (or resumes) the sweep in the background; pressed while the sweep is
@@ -348,9 +410,10 @@ func (b *Benchmark) refresh() {
 			b.Progress.SetValue(float64(p.Done+p.Cached) / float64(p.Total+p.Cached))
 		}
 		b.ETA.SetText(describeRun(st))
-		// The cache panel follows the sweep: at its start, then every few seconds.
-		if !b.wasRunning || time.Since(b.holdingsAt) > holdingsEvery {
-			b.wasRunning, b.holdingsAt = true, time.Now()
+		// The cache panel follows the sweep: at its start, once it is planned, then
+		// every few seconds.
+		if !b.wasRunning || (st.Plan != nil) != b.wasPlanned || time.Since(b.holdingsAt) > holdingsEvery {
+			b.wasRunning, b.wasPlanned, b.holdingsAt = true, st.Plan != nil, time.Now()
 			b.RefreshHoldings()
 		}
 		if b.OnProgress != nil {
@@ -379,7 +442,7 @@ func describeRun(st app.SweepStatus) string {
 		what = "Cancelling… (after the measurement in flight)"
 	}
 	if p.Total == 0 {
-		return fmt.Sprintf("%s: planning, %s elapsed.", what, st.Elapsed.Round(time.Second))
+		return fmt.Sprintf("%s: planning, %s elapsed.", what, elapsedText(st.Elapsed))
 	}
 	eta := "estimating the time left"
 	if st.ETA > 0 {
@@ -390,7 +453,20 @@ func describeRun(st app.SweepStatus) string {
 		before = fmt.Sprintf(" (%s measured before)", charts.FormatCount(int64(p.Cached)))
 	}
 	return fmt.Sprintf("%s: %s of %s%s, %s elapsed, %s.", what, charts.FormatCount(int64(p.Done+p.Cached)), charts.FormatCount(int64(p.Total+p.Cached)),
-		before, st.Elapsed.Round(time.Second), eta)
+		before, elapsedText(st.Elapsed), eta)
+}
+
+// elapsedText is a sweep's running time as its clock reads, in the units of the time
+// left beside it: "10 s", "4 min 05 s", "2 h 05 min" (Go's "4m5s" read as code).
+func elapsedText(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // holdingsEvery is how often the cache panel reads the cache again while a sweep runs.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2/test"
 
@@ -24,11 +25,16 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 	if !strings.Contains(b.LogText(), "no CUDA devices") || !b.DeviceNote.Visible() || !strings.HasPrefix(b.DeviceNote.Text, "Only the CPU: ") {
 		t.Errorf("neither the log nor the device list says why there are no CUDA devices: log %q, note %q", b.LogText(), b.DeviceNote.Text)
 	}
-	b.Models.SetText("resnet18")
-	b.Input.SetText("32")
-	b.Batches.SetText("1-2")
-	b.Repeats.SetText("1")
-	test.Tap(b.PlanButton)
+	// The sweep's goroutines put its progress on screen (fyne.Do) while the test taps
+	// and types: both as UI code, one at a time, as on the desktop driver's UI goroutine.
+	ui(func() {
+		b.Models.SetText("resnet18")
+		b.Input.SetText("32")
+		b.Batches.SetText("1-2")
+		b.Repeats.SetText("1")
+		test.Tap(b.PlanButton)
+	})
+	b.WaitPlan()
 	if !strings.Contains(b.PlanLabel.Text, "kernels of") || !strings.Contains(b.PlanLabel.Text, "0 already in the cache") {
 		t.Fatalf("plan label %q", b.PlanLabel.Text)
 	}
@@ -41,7 +47,7 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 		seen[b.Progress.Value] = true
 		mu.Unlock()
 	}
-	test.Tap(b.StartButton)
+	ui(func() { test.Tap(b.StartButton) })
 	if !b.StartButton.Disabled() || b.PauseButton.Disabled() {
 		t.Error("while running, Start should be disabled and Pause enabled")
 	}
@@ -68,7 +74,8 @@ func TestBenchmarkRunsACPUSweepWithALiveProgressBar(t *testing.T) {
 		t.Error("after the sweep, Start should be enabled and Pause disabled")
 	}
 	// A second start finds everything cached.
-	test.Tap(b.PlanButton)
+	ui(func() { test.Tap(b.PlanButton) })
+	b.WaitPlan()
 	if !strings.HasPrefix(b.PlanLabel.Text, "0 kernels") {
 		t.Errorf("plan after the sweep %q, want nothing left to measure", b.PlanLabel.Text)
 	}
@@ -86,10 +93,12 @@ func TestBenchmarkRejectsBadInput(t *testing.T) {
 		{"1-2", "1", "-5", `Input pixels "-5"`},
 	}
 	for _, tc := range cases {
-		b.Batches.SetText(tc.batches)
-		b.Repeats.SetText(tc.repeats)
-		b.Input.SetText(tc.input)
-		test.Tap(b.StartButton)
+		ui(func() {
+			b.Batches.SetText(tc.batches)
+			b.Repeats.SetText(tc.repeats)
+			b.Input.SetText(tc.input)
+			test.Tap(b.StartButton)
+		})
 		if !strings.Contains(b.PlanLabel.Text, tc.want) || b.StartButton.Disabled() {
 			t.Errorf("batches %q repeats %q input %q: label %q, want %q and no sweep", tc.batches, tc.repeats, tc.input, b.PlanLabel.Text, tc.want)
 		}
@@ -100,22 +109,24 @@ func TestBenchmarkPausesAndResumes(t *testing.T) {
 	newTestApp(t)
 	t.Setenv("CNNTIME_GPU_WORKER", filepath.Join(t.TempDir(), "absent"))
 	b := NewBenchmark(testRunner(t))
-	b.Models.SetText("resnet18")
-	b.Input.SetText("32")
-	b.Batches.SetText("1")
-	b.Repeats.SetText("1")
+	ui(func() {
+		b.Models.SetText("resnet18")
+		b.Input.SetText("32")
+		b.Batches.SetText("1")
+		b.Repeats.SetText("1")
+	})
 	b.OnMeasured = func(p app.SweepProgress) {
 		if p.Done == 5 {
 			b.Runner.Pause()
 		}
 	}
-	test.Tap(b.StartButton)
+	ui(func() { test.Tap(b.StartButton) })
 	b.Wait()
 	if !strings.HasPrefix(b.ETA.Text, "Sweep paused after 5 of") || !strings.Contains(b.Holdings.Text, "5 kernels") {
 		t.Fatalf("after pausing: ETA %q, holdings %q", b.ETA.Text, b.Holdings.Text)
 	}
 	b.OnMeasured = nil
-	test.Tap(b.StartButton)
+	ui(func() { test.Tap(b.StartButton) })
 	b.Wait()
 	if !strings.HasPrefix(b.ETA.Text, "Done:") || !strings.Contains(b.PlanLabel.Text, "(5 already in the cache)") {
 		t.Errorf("after resuming: ETA %q, plan %q", b.ETA.Text, b.PlanLabel.Text)
@@ -140,7 +151,7 @@ func TestCheckGPUWithoutAWorkerSaysWhy(t *testing.T) {
 	b := NewBenchmark(testRunner(t))
 	w := test.NewWindow(b.Content())
 	defer w.Close()
-	test.Tap(b.CheckButton)
+	ui(func() { test.Tap(b.CheckButton) })
 	b.WaitCheck()
 	got := b.LastCheck()
 	// Without an NVIDIA GPU on the PCI bus that is the reason given; with one, the
@@ -160,5 +171,19 @@ func TestCheckGPUWithoutAWorkerSaysWhy(t *testing.T) {
 	}
 	if ov := w.Canvas().Overlays().Top(); ov == nil {
 		t.Error("no dialog shows the check")
+	}
+}
+
+// TestElapsedReadsLikeTheTimeLeft: the sweep line's elapsed time is written in the units
+// of the time left beside it, "4 min 05 s, about 10 min left", not Go's "4m5s".
+func TestElapsedReadsLikeTheTimeLeft(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Second:                "10 s",
+		4*time.Minute + 5*time.Second:   "4 min 05 s",
+		2*time.Hour + 5*time.Minute + 9: "2 h 05 min",
+	} {
+		if got := elapsedText(d); got != want {
+			t.Errorf("%s: %q, want %q", d, got, want)
+		}
 	}
 }

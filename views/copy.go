@@ -32,7 +32,7 @@ func (mw *MainWindow) CopyText() string {
 		return b.String()
 	case "Results":
 		var b strings.Builder
-		writeRow(&b, app.SummaryColumns)
+		writeRow(&b, app.SummaryTitles(mw.Results.Rows()))
 		for _, r := range mw.Results.Rows() {
 			cells := make([]string, len(app.SummaryColumns))
 			for col := range cells {

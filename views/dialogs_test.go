@@ -1,6 +1,7 @@
 package views
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -113,6 +114,48 @@ func TestFitTo(t *testing.T) {
 	} {
 		if got := fitTo(tc.size, tc.screen.Width, tc.screen.Height); got != tc.want {
 			t.Errorf("%v on %v: %v, want %v", tc.size, tc.screen, got, tc.want)
+		}
+	}
+}
+
+// An error's "→" reaches the error dialog, the status line and the Messages as "›":
+// the window's font draws no space after an arrow ("File →� Export launch file…").
+func TestErrorsUseTheWindowsGlyphs(t *testing.T) {
+	mw := newTestWindow(t)
+	err := errors.New("no curve to launch: pick a CNN and a machine, then File → Export launch file…")
+	onUI(mw, func() { mw.showError(err) })
+	want := "File › Export launch file…"
+	if got := dialogText(t, mw); !strings.Contains(got, want) || strings.Contains(got, "→") {
+		t.Errorf("error dialog says %q; want %q", got, want)
+	}
+	var status string
+	onUI(mw, func() { status = mw.status.label.Text })
+	hist := mw.StatusHistory()
+	if !strings.Contains(status, want) || len(hist) == 0 || !strings.Contains(hist[len(hist)-1].Text, want) {
+		t.Errorf("status %q, last message %v; want %q", status, hist, want)
+	}
+	if !errors.Is(uiError{err}, err) {
+		t.Error("the shown error no longer unwraps to the original")
+	}
+}
+
+// Esc closes the file pickers (a file to import, a folder of price catalogs), as it
+// closes the window's other dialogs.
+func TestEscClosesTheFilePickers(t *testing.T) {
+	mw := newTestWindow(t)
+	c := mw.Window.Canvas()
+	for name, open := range map[string]func(){
+		"file":   func() { mw.pickFile(func(string) {}, ".csv") },
+		"folder": func() { mw.pickFolder(func(string) {}) },
+	} {
+		n := 0
+		onUI(mw, func() { open(); n = len(c.Overlays().List()) })
+		if n != 1 {
+			t.Fatalf("%s picker: %d dialogs open, want 1", name, n)
+		}
+		onUI(mw, func() { c.OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape}); n = len(c.Overlays().List()) })
+		if n != 0 {
+			t.Errorf("Esc left the %s picker open", name)
 		}
 	}
 }

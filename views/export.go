@@ -161,7 +161,7 @@ func (mw *MainWindow) showExportDialogFor(kind string) {
 		if dir, err := storage.ListerForURI(storage.NewFileURI(filepath.Dir(path.Text))); err == nil {
 			save.SetLocation(dir) // the folder the file name is in: the last export's
 		}
-		save.Show()
+		mw.showFileDialog(save)
 	})
 	items := []*widget.FormItem{
 		widget.NewFormItem("Export", what),

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -74,7 +76,8 @@ func (mw *MainWindow) showLaunchDialog() {
 			}
 			path := wc.URI().Path()
 			wc.Close()
-			os.Remove(path) // written whole below, or not at all
+			os.Remove(path)                                                   // written whole below, or not at all
+			mw.App.Preferences().SetString(prefExportDir, filepath.Dir(path)) // the next export or launch file starts there
 			mw.setStatus("Writing " + path + "…")
 			go func() {
 				err := mw.exportLaunch(context.Background(), model, machine, batch, req, path)
@@ -88,7 +91,12 @@ func (mw *MainWindow) showLaunchDialog() {
 			}()
 		}, mw.Window)
 		save.SetFileName(name)
-		save.Show()
+		// The folder of the last export or launch file (else the home folder), not
+		// wherever the last file picker was (a price import's catalog folder).
+		if dir, err := storage.ListerForURI(storage.NewFileURI(mw.exportDir())); err == nil {
+			save.SetLocation(dir)
+		}
+		mw.showFileDialog(save)
 	}, mw.Window)
 	d.Resize(fyne.NewSize(680, 400))
 	closeOnEscape(d, mw.Window)

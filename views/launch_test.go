@@ -35,7 +35,7 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 	if text := dialogText(t, mw); !strings.Contains(text, "No run chosen yet") {
 		t.Fatalf("before a click the dialog says %q", text)
 	}
-	onUI(mw, func() { mw.Window.Canvas().Overlays().Top().Hide() })
+	onUI(mw, func() { mw.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape}) })
 
 	// A point is explained once the first prediction is in (before it, the session cannot
 	// explain, and an explanation of a run that changed meanwhile is dropped).
@@ -55,6 +55,26 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 	onUI(mw, mw.showLaunchDialog)
 	if text := dialogText(t, mw); !strings.Contains(text, "resnet50 on aws/p3.2xlarge at batch 128") {
 		t.Errorf("the dialog does not name the run: %q", text)
+	}
+	// Save… opens in the folder of the last export, not in the folder a file picker
+	// last showed (a price import's catalogs), and Esc closes it.
+	exports, catalogs := filepath.Join(t.TempDir(), "launch-files-here"), filepath.Join(t.TempDir(), "price-catalogs")
+	for _, d := range []string{exports, catalogs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Preferences().SetString(prefExportDir, exports)
+	a.Preferences().SetString("fyne:fileDialogLastFolder", "file://"+catalogs)
+	tapDialogButton(t, mw, "Save…")
+	if text := dialogText(t, mw); !strings.Contains(text, "launch-files-here") || strings.Contains(text, "price-catalogs") {
+		t.Errorf("the save dialog opens elsewhere than the last export's folder:\n%s", text)
+	}
+	onUI(mw, func() { mw.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape}) })
+	n := -1
+	onUI(mw, func() { n = len(mw.Window.Canvas().Overlays().List()) })
+	if n != 0 {
+		t.Errorf("Esc left %d dialogs open over the save dialog", n)
 	}
 
 	path := filepath.Join(t.TempDir(), "train.yaml")

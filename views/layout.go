@@ -117,7 +117,7 @@ func (l *maxHeightLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 // (a column the height of the chart) and under the chart on a narrow one.
 type sideOrBelow struct {
 	wideFrom  float32 // the width from which the panel goes to the side
-	sideWidth float32 // its width there
+	sideWidth float32 // its least width there; it grows with the space to 1.5 times that
 	maxBelow  float32 // the share of the height it may take below (0–1)
 }
 
@@ -140,7 +140,7 @@ func (l *sideOrBelow) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 	panel := objs[1]
 	if size.Width >= l.wideFrom {
-		w := fyne.Min(fyne.Max(l.sideWidth, size.Width*0.32), 1.5*l.sideWidth) // wider on a wider window
+		w := fyne.Min(fyne.Max(l.sideWidth, size.Width*0.3), 2.4*l.sideWidth) // wider on a wider window
 		main.Move(fyne.NewPos(0, 0))
 		main.Resize(fyne.NewSize(size.Width-w, size.Height))
 		panel.Move(fyne.NewPos(size.Width-w, 0))
@@ -182,6 +182,7 @@ func panelHeightFor(panel fyne.CanvasObject, width float32) float32 {
 // scrolls.
 type stretchColumns struct {
 	table  *widget.Table
+	least  []float32 // the widths the table was made with
 	base   []float32 // the columns' least widths
 	widths []float32 // the widths set at the last layout
 	width  float32   // the width last laid out
@@ -191,7 +192,7 @@ func newStretchTable(t *widget.Table, widths []float32) (fyne.CanvasObject, *str
 	for i, w := range widths {
 		t.SetColumnWidth(i, w)
 	}
-	l := &stretchColumns{table: t, base: widths, widths: append([]float32(nil), widths...)}
+	l := &stretchColumns{table: t, least: widths, base: widths, widths: append([]float32(nil), widths...)}
 	return container.New(l, t), l
 }
 
@@ -202,6 +203,14 @@ func (l *stretchColumns) columnLeft(col int) float32 {
 		x += l.widths[i] + theme.Padding()
 	}
 	return x
+}
+
+// widthOf is column col's width at the last layout (0 before the first).
+func (l *stretchColumns) widthOf(col int) float32 {
+	if col < 0 || col >= len(l.widths) || l.width == 0 {
+		return 0
+	}
+	return l.widths[col]
 }
 
 func (l *stretchColumns) MinSize(objs []fyne.CanvasObject) fyne.Size { return objs[0].MinSize() }

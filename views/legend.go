@@ -1,7 +1,6 @@
 package views
 
 import (
-	"fmt"
 	"image/color"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -29,8 +29,9 @@ type Legend struct {
 	box      *fyne.Container
 	scroll   *container.Scroll
 	OnToggle func(key string, shown bool)
-	texts    []string // the entries' texts, in order (tests read them)
+	texts    []string // the entries' whole texts (CNN · machine, and the same curve), in order (tests read them)
 	entries  map[string]*legendEntry
+	heads    map[string]*widget.Label // a heading per CNN, kept while it is shown
 }
 
 // legendEntry is one series' entry, kept while its series is shown.
@@ -51,7 +52,7 @@ type legendLook struct {
 // NewLegend makes an empty legend: entries flowing into rows, scrolled when there are
 // more than the space given shows.
 func NewLegend() *Legend {
-	l := &Legend{grid: &legendGrid{}, entries: map[string]*legendEntry{}}
+	l := &Legend{grid: &legendGrid{}, entries: map[string]*legendEntry{}, heads: map[string]*widget.Label{}}
 	l.box = container.New(l.grid)
 	l.scroll = container.NewVScroll(l.box)
 	return l
@@ -64,29 +65,54 @@ func (l *Legend) Content() fyne.CanvasObject { return l.scroll }
 var legendIcon = fyne.NewSize(30, 14)
 
 // Set shows one entry per curve, checked unless hidden, drawn in styles on a chart
-// background bg.
+// background bg. The entries come under a heading per CNN and name their machine
+// (the icon has the CNN's dash and marker in the machine's colour); series drawn on
+// top of each other (the same CNN on machines of the same GPU) come together, the
+// later ones marked "=", and a hover over a cut name shows it whole.
 func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *charts.Styles, metric charts.Metric, bg color.Color) {
-	same := map[int][]string{} // curve → the machines drawn on top of it
+	leader := map[int]int{} // curve → the first curve of its overlap group
 	for _, g := range charts.Overlaps(curves, metric, hidden) {
-		for _, i := range g {
-			for _, j := range g {
-				if j != i {
-					same[i] = append(same[i], curves[j].Machine)
-				}
-			}
+		for _, i := range g[1:] {
+			leader[i] = g[0]
 		}
 	}
-	objs := make([]fyne.CanvasObject, 0, len(curves))
+	// The order shown: by CNN as they come, each group's members right after its first.
+	var models []string
+	byModel := map[string][]int{}
+	for i, c := range curves {
+		if _, ok := byModel[c.Model]; !ok {
+			models = append(models, c.Model)
+		}
+		if _, follows := leader[i]; !follows {
+			byModel[c.Model] = append(byModel[c.Model], i)
+		}
+	}
+	followers := map[int][]int{}
+	for i := range curves {
+		if f, ok := leader[i]; ok {
+			followers[f] = append(followers[f], i)
+		}
+	}
+	objs := make([]fyne.CanvasObject, 0, len(curves)+len(models))
 	kept := make(map[string]*legendEntry, len(curves))
+	keptHeads := make(map[string]*widget.Label, len(models))
 	l.texts = l.texts[:0]
 	natural := float32(0)
-	for i, c := range curves {
+	add := func(i int) {
+		c := curves[i]
 		key := charts.SeriesKey(c)
-		text := c.Model + " · " + c.Machine
-		if others := same[i]; len(others) > 0 {
-			text += fmt.Sprintf(" (= %s: the same curve)", strings.Join(others, ", "))
+		text, tip := c.Machine, c.Model+" · "+c.Machine
+		if f, ok := leader[i]; ok {
+			text = "= " + c.Machine
+			tip += " (= " + curves[f].Machine + ": the same curve)"
+		} else if fs := followers[i]; len(fs) > 0 {
+			var same []string
+			for _, j := range fs {
+				same = append(same, curves[j].Machine)
+			}
+			tip += " (= " + strings.Join(same, ", ") + ": the same curve)"
 		}
-		l.texts = append(l.texts, text)
+		l.texts = append(l.texts, tip)
 		e := l.entries[key]
 		if e == nil {
 			e = l.newEntry(key, text)
@@ -100,6 +126,7 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 		if e.label.Text != text {
 			e.label.SetText(text)
 		}
+		e.label.tip = tip
 		if shown := !hidden[key]; e.check.Checked != shown {
 			on := e.check.OnChanged
 			e.check.OnChanged = nil // the view already says so: no toggle back
@@ -109,7 +136,22 @@ func (l *Legend) Set(curves []predictor.Curve, hidden map[string]bool, styles *c
 		objs = append(objs, e.box)
 		natural = fyne.Max(natural, legendIcon.Width+e.check.MinSize().Width+fyne.MeasureText(text, theme.TextSize(), fyne.TextStyle{}).Width+4*theme.Padding())
 	}
-	l.entries = kept
+	for _, m := range models {
+		h := l.heads[m]
+		if h == nil {
+			h = widget.NewLabelWithStyle(m, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+			h.Truncation = fyne.TextTruncateEllipsis
+		}
+		keptHeads[m] = h
+		objs = append(objs, h)
+		for _, i := range byModel[m] {
+			add(i)
+			for _, j := range followers[i] {
+				add(j)
+			}
+		}
+	}
+	l.entries, l.heads = kept, keptHeads
 	l.grid.natural = natural
 	if !slices.Equal(l.box.Objects, objs) { // the same entries in the same order: nothing to lay out
 		l.box.Objects = objs
@@ -238,11 +280,29 @@ func (g *legendGrid) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 	}
 }
 
-// tapLabel is a legend entry's text: cut to fit, and a tap on it ticks the entry's
-// check as a tap on the check does.
+// tapLabel is a legend entry's text: cut to fit, its whole text (tip) shown on hover
+// when it is cut, and a tap on it ticks the entry's check as a tap on the check does.
 type tapLabel struct {
 	widget.Label
 	onTap func()
+	tip   string // the entry's whole text: CNN · machine, and which it is the same curve as
+}
+
+// MouseIn shows the whole text of an entry cut to fit, or that says more than it shows.
+func (l *tapLabel) MouseIn(e *desktop.MouseEvent) { l.MouseMoved(e) }
+
+// MouseMoved keeps the tip by the pointer.
+func (l *tapLabel) MouseMoved(e *desktop.MouseEvent) {
+	if t := tooltipLayerFor(l); t != nil && l.tip != "" {
+		t.show(l.tip, e.AbsolutePosition)
+	}
+}
+
+// MouseOut hides the tip.
+func (l *tapLabel) MouseOut() {
+	if t := tooltipLayerFor(l); t != nil {
+		t.hide()
+	}
 }
 
 func newTapLabel(text string, onTap func()) *tapLabel {
@@ -259,8 +319,8 @@ func (l *tapLabel) Tapped(*fyne.PointEvent) {
 	}
 }
 
-// Entries is the number of entries.
-func (l *Legend) Entries() int { return len(l.box.Objects) }
+// Entries is the number of series entries (not counting the CNNs' headings).
+func (l *Legend) Entries() int { return len(l.entries) }
 
 // Texts are the entries' texts, in order.
 func (l *Legend) Texts() []string { return append([]string(nil), l.texts...) }

@@ -92,7 +92,7 @@ func (p *SelectionPanel) passesFilters(m hw.Machine) bool {
 	if f.MaxPrice != nil && strings.TrimSpace(f.MaxPrice.Text) != "" {
 		limit, err := hw.ParsePrice(f.MaxPrice.Text)
 		if err == nil {
-			price := m.Priced(p.session.Settings().Price).PriceUSDPerHour
+			price := app.PriceMachine(m, p.session.Settings().Price).PriceUSDPerHour
 			return price > 0 && price <= limit
 		}
 	}
@@ -154,7 +154,7 @@ func (p *SelectionPanel) setRegions() {
 // (kind, region, date, age, OLD beyond hw.StalePriceDays) or why there is none, and
 // its spot price and regions when imported.
 func priceLines(m hw.Machine, choice hw.PriceChoice) []string {
-	pm := m.Priced(choice)
+	pm := app.PriceMachine(m, choice)
 	var lines []string
 	if pm.PriceUSDPerHour > 0 {
 		line := "$" + dollars(pm.PriceUSDPerHour) + " per hour"
@@ -186,6 +186,8 @@ func priceLines(m hw.Machine, choice hw.PriceChoice) []string {
 			spot = "spot prices"
 		}
 		lines = append(lines, strconv.Itoa(len(m.Regions))+" regions, "+spot+" (SkyPilot's catalog)")
+	} else if s := m.ShippedSpot; s != nil {
+		lines = append(lines, "spot prices in "+strconv.Itoa(len(s.Regions))+" regions (shipped snapshot of "+s.Date+"; cnntime prices update fetches today's)")
 	}
 	return lines
 }

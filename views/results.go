@@ -2,6 +2,7 @@ package views
 
 import (
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
@@ -42,7 +43,7 @@ func NewResultsTable() *ResultsTable {
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {
-				o.(*widget.Label).SetText(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)))
+				o.(*widget.Label).SetText(fitCell(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)), t.columns.widthOf(id.Col)))
 			}
 		})
 	t.table.OnSelected = func(id widget.TableCellID) {
@@ -55,12 +56,36 @@ func NewResultsTable() *ResultsTable {
 	t.table.CreateHeader = newSortHeader
 	t.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		col := app.SummaryColumn(id.Col)
-		showSortHeader(o, app.SummaryColumns[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
+		showSortHeader(o, app.SummaryTitles(t.rows)[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
 	t.table.StickyColumnCount = 2 // the CNN and the machine stay while the figures scroll
 	t.content, t.columns = newStretchTable(t.table, resultWidths)
 	t.ExtendBaseWidget(t)
 	return t
+}
+
+// fitCell is a cell's text cut with an ellipsis to the column's width: a label draws
+// its whole text, over the next columns when it is longer. Only the rare long cell
+// (a list of warnings, a price's reason) is measured.
+func fitCell(text string, width float32) string {
+	if width <= 0 || len(text) < 40 {
+		return text
+	}
+	size, pad := theme.TextSize(), 2*theme.InnerPadding()
+	if fyne.MeasureText(text, size, fyne.TextStyle{}).Width+pad <= width {
+		return text
+	}
+	r := []rune(text)
+	lo, hi := 0, len(r) // the longest prefix that fits with its ellipsis
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fyne.MeasureText(string(r[:mid])+"…", size, fyne.TextStyle{}).Width+pad <= width {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return string(r[:lo]) + "…"
 }
 
 // SetCurves shows a prediction's results, keeping the sort.
@@ -69,7 +94,7 @@ func (t *ResultsTable) SetCurves(curves []predictor.Curve) {
 	if t.sortColumn >= 0 {
 		app.SortSummaries(t.rows, t.sortColumn, t.descending)
 	}
-	t.columns.setBase(fitWidths(resultWidths, app.SummaryColumns, len(t.rows), func(row, col int) string {
+	t.columns.setBase(fitWidths(resultWidths, app.SummaryTitles(t.rows), len(t.rows), func(row, col int) string {
 		return t.rows[row].Cell(app.SummaryColumn(col))
 	}, resultWidthMax))
 	t.table.Refresh()

@@ -36,10 +36,13 @@ type SelectionPanel struct {
 	machines *checkTree
 	gpu      *widget.Select
 	older    *widget.Check // shows previous-generation GPUs and historical prices
-	gpuOf    map[string]string
-	gpus     map[string]hw.GPU
-	list     []hw.Machine // the machines, in list order
-	byID     map[string]hw.Machine
+	// OnOlderChanged, when set, is called when the Older GPUs check changes (the
+	// Machines tab follows it).
+	OnOlderChanged func(bool)
+	gpuOf          map[string]string
+	gpus           map[string]hw.GPU
+	list           []hw.Machine // the machines, in list order
+	byID           map[string]hw.Machine
 
 	Tabs      *container.AppTabs
 	chips     *fyne.Container
@@ -81,7 +84,12 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 	p.machines.tooltip = p.machineTooltip
 	p.gpu = widget.NewSelect([]string{allGPUs}, func(string) { p.machines.applyFilter() })
 	p.gpu.SetSelected(allGPUs)
-	p.older = widget.NewCheck("Older GPUs", func(bool) { p.machines.applyFilter() })
+	p.older = widget.NewCheck("Older GPUs", func(on bool) {
+		p.machines.applyFilter()
+		if p.OnOlderChanged != nil {
+			p.OnOlderChanged(on)
+		}
+	})
 	p.newMachineFilters()
 	p.machines.filter = func(id string) bool {
 		if p.gpu.Selected != "" && p.gpu.Selected != allGPUs && p.gpuOf[id] != p.gpu.Selected {
@@ -213,6 +221,24 @@ func (p *SelectionPanel) intEntry(text string, set func(*app.SessionSettings, in
 		}
 	}
 	return e
+}
+
+// showNodes enables Instances unless every machine selected is this computer, which
+// no instance count multiplies (the engine predicts it as one machine whatever the
+// count).
+func (p *SelectionPanel) showNodes(machines []string) {
+	if p.Nodes == nil {
+		return
+	}
+	local := len(machines) > 0
+	for _, id := range machines {
+		local = local && app.OnThisComputer(id)
+	}
+	if local && !p.Nodes.Disabled() {
+		p.Nodes.Disable()
+	} else if !local && p.Nodes.Disabled() {
+		p.Nodes.Enable()
+	}
 }
 
 // optionalIntEntry is a number field that may be left empty for 0, the default its

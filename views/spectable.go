@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"cnntime/app"
 	"cnntime/predictor/hw"
 )
 
@@ -38,8 +39,8 @@ type specColumn struct {
 var specColumns = []specColumn{
 	{title: "✓", width: 28, text: nil}, // selection mark; filled by the table
 	{title: "Machine", width: 250, text: func(r specRow) string { return r.m.ID }},
-	{title: "GPU", width: 130, text: func(r specRow) string { return r.m.GPUID }},
-	{title: "GPUs", width: 60, text: func(r specRow) string { return strconv.Itoa(r.m.GPUCount) }, value: func(r specRow) float64 { return float64(r.m.GPUCount) }},
+	{title: "GPU", width: 130, text: specGPU},
+	{title: "GPUs", width: 60, text: specGPUCount, value: func(r specRow) float64 { return float64(r.m.GPUCount) }},
 	{title: "GPU mem GB", width: 100, text: func(r specRow) string { return specFigure(r.g.MemoryGB) }, value: func(r specRow) float64 { return r.g.MemoryGB }},
 	{title: "FP32 TFLOPS", width: 110, text: func(r specRow) string { return specFigure(r.g.FP32TFLOPS) }, value: func(r specRow) float64 { return r.g.FP32TFLOPS }},
 	{title: "TF32 TFLOPS", width: 110, text: func(r specRow) string { return specFigure(r.g.TF32TFLOPS) }, value: func(r specRow) float64 { return r.g.TF32TFLOPS }},
@@ -105,6 +106,22 @@ func specFigure(x float64) string {
 		return "—"
 	}
 	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// specGPU is a machine's GPU, "CPU" for a measured CPU.
+func specGPU(r specRow) string {
+	if app.IsCPU(r.m.GPUID) {
+		return "CPU"
+	}
+	return r.m.GPUID
+}
+
+// specGPUCount is how many GPUs a machine has: "—" for a measured CPU, not one GPU.
+func specGPUCount(r specRow) string {
+	if app.IsCPU(r.m.GPUID) {
+		return "—"
+	}
+	return strconv.Itoa(r.m.GPUCount)
 }
 
 func specCount(n int) string {
@@ -177,6 +194,10 @@ type SpecTable struct {
 	descending bool
 	filterProv string
 	filterGPU  string
+	// showOlder lists previous-generation GPUs and historical prices, as the
+	// selection panel's Older GPUs check does; gpus are the GPUs that decides it by.
+	showOlder bool
+	gpus      map[string]hw.GPU
 }
 
 // NewSpecTable returns an empty spec table; give it machines with SetMachines.
@@ -227,6 +248,7 @@ func (t *SpecTable) SetMachines(machines []hw.Machine, gpus []hw.GPU) {
 	for _, g := range gpus {
 		byID[g.ID] = g
 	}
+	t.gpus = byID
 	t.all = make([]specRow, len(machines))
 	present := map[string]bool{}
 	providers := map[string]bool{}
@@ -252,6 +274,28 @@ func (t *SpecTable) SetMachines(machines []hw.Machine, gpus []hw.GPU) {
 		gpu = ""
 	}
 	t.applyFilter(prov, gpu)
+	t.columns.setBase(fitWidths(t.columns.least, specTitles(), len(t.all), func(row, col int) string { return t.cellText(t.all[row], col) }, specWidthMax))
+}
+
+// specWidthMax is the widest a spec column grows to fit its cells (a price source
+// longer than that ends in "…").
+const specWidthMax = 520
+
+func specTitles() []string {
+	out := make([]string, len(specColumns))
+	for i, c := range specColumns {
+		out[i] = c.title
+	}
+	return out
+}
+
+// SetShowOlder lists (on) or hides previous-generation GPUs and historical prices,
+// as the selection panel's Older GPUs check; a selected machine stays listed.
+func (t *SpecTable) SetShowOlder(on bool) {
+	if on != t.showOlder {
+		t.showOlder = on
+		t.rebuild()
+	}
 }
 
 func sortedKeys(set map[string]bool) []string {
@@ -309,7 +353,7 @@ func (t *SpecTable) SetSelected(ids []string) {
 	for _, id := range ids {
 		t.selected[id] = true
 	}
-	t.table.Refresh()
+	t.rebuild() // a selected older machine stays listed
 }
 
 // Selected returns the selected machine ids in the order of SetMachines.
@@ -360,6 +404,9 @@ func (t *SpecTable) rebuild() {
 		q = strings.ToLower(strings.TrimSpace(t.Search.Text))
 	}
 	for _, r := range t.all {
+		if !t.showOlder && !t.selected[r.m.ID] && app.PreviousGeneration(r.m, t.gpus) {
+			continue
+		}
 		if (t.filterProv == "" || r.m.Provider == t.filterProv) && (t.filterGPU == "" || r.m.GPUID == t.filterGPU) &&
 			(q == "" || strings.Contains(strings.ToLower(r.m.ID), q) || strings.Contains(strings.ToLower(r.m.GPUID), q) || strings.Contains(strings.ToLower(r.m.Provider), q)) {
 			t.rows = append(t.rows, r)

@@ -189,9 +189,36 @@ func TestSpecTableWithTheCatalog(t *testing.T) {
 	}
 	st := NewSpecTable()
 	st.SetMachines(c.Machines(), c.GPUs())
-	if n := len(st.Rows()); n != len(c.Machines()) {
-		t.Fatalf("%d rows, want %d", n, len(c.Machines()))
+	// Older GPUs and historical prices are listed only when asked for, as in the
+	// selection panel (a selected one stays); the CPU is a CPU, not one GPU.
+	gpus := map[string]hw.GPU{}
+	for _, g := range c.GPUs() {
+		gpus[g.ID] = g
 	}
+	current := 0
+	for _, m := range c.Machines() {
+		if !app.PreviousGeneration(m, gpus) {
+			current++
+		}
+	}
+	if n := len(st.Rows()); n != current || current == len(c.Machines()) {
+		t.Fatalf("%d rows of %d machines, want the %d current ones", n, len(c.Machines()), current)
+	}
+	st.SetSelected([]string{"aws/p2.xlarge"})
+	if n := len(st.Rows()); n != current+1 {
+		t.Errorf("a selected K80 machine: %d rows, want %d", n, current+1)
+	}
+	st.SetSelected(nil)
+	st.SetShowOlder(true)
+	if n := len(st.Rows()); n != len(c.Machines()) {
+		t.Fatalf("Older GPUs: %d rows, want all %d", n, len(c.Machines()))
+	}
+	cpu := hw.Machine{ID: hw.LocalCPUID, Provider: hw.LocalProvider, GPUID: hw.CPUGPUID, GPUCount: 1}
+	st.SetMachines([]hw.Machine{cpu}, []hw.GPU{{ID: hw.CPUGPUID, Architecture: hw.CPUArchitecture}})
+	if g, n := st.Cell(0, SpecColumnGPU), st.Cell(0, SpecColumnCount); g != "CPU" || n != "—" {
+		t.Errorf("local/cpu: GPU %q, GPUs %q; want CPU and —", g, n)
+	}
+	st.SetMachines(c.Machines(), c.GPUs())
 	st.SetFilter("lambda", "")
 	for _, id := range st.Rows() {
 		m, _ := c.Machine(id)

@@ -94,10 +94,11 @@ func (s *statusLine) messages() []StatusMessage {
 }
 
 // setStatus shows a state of the window on the status line (on the UI goroutine).
-func (mw *MainWindow) setStatus(text string) { mw.status.state(text) }
+// The text is shown in the theme's glyphs (uiText), as everything it says.
+func (mw *MainWindow) setStatus(text string) { mw.status.state(uiText(text)) }
 
 // notify shows on the status line what an action did (on the UI goroutine).
-func (mw *MainWindow) notify(text string) { mw.status.notify(text) }
+func (mw *MainWindow) notify(text string) { mw.status.notify(uiText(text)) }
 
 // StatusHistory is what the status line said, oldest first (the last statusHistoryLen
 // messages).

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -27,7 +28,10 @@ type TrainControls struct {
 	RefBatch      *widget.Entry  // ... at this global batch
 	CriticalBatch *widget.Entry  // its critical batch; empty: the Like preset's
 	Like          *widget.Select // the preset whose critical batch it takes
-	Basis         *widget.Label  // where the epochs come from, or what is wrong
+	// MinSteps keeps a fixed-epoch run's best batch to those that make at least
+	// app.MinStepsPerEpoch steps an epoch (on, the default); off, any batch may be best.
+	MinSteps *widget.Check
+	Basis    *widget.Label // where the epochs come from, or what is wrong
 }
 
 // The training modes as the Run tab offers them.
@@ -77,6 +81,10 @@ func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widge
 		like = defaultLike(st.Data.Dataset)
 	}
 	c.Like.SetSelected(like)
+	// Checked (the default): the best batch makes enough steps an epoch. The label is
+	// short: a longer one widened the whole selection panel.
+	c.MinSteps = widget.NewCheck(fmt.Sprintf("%d+ steps/epoch", app.MinStepsPerEpoch), nil)
+	c.MinSteps.SetChecked(!st.Train.AnyBatch)
 	c.Basis = widget.NewLabel("")
 	c.Basis.Wrapping = fyne.TextWrapWord
 	c.Basis.TextStyle = fyne.TextStyle{Italic: true}
@@ -86,12 +94,14 @@ func (p *SelectionPanel) trainItems() (forItem *widget.FormItem, recipe []*widge
 		e.OnChanged = func(string) { p.applyTrain(false) }
 	}
 	c.Like.OnChanged = func(string) { p.applyTrain(false) }
+	c.MinSteps.OnChanged = func(bool) { p.applyTrain(false) }
 	c.Recipe.OnChanged = func(string) { p.applyTrain(false) }
 	c.Mode.OnChanged = func(string) { p.applyTrain(true) }
 	p.showTrain(st)
 
 	forItem = widget.NewFormItem("Train for", c.Mode)
 	recipe = []*widget.FormItem{
+		widget.NewFormItem("Best batch", c.MinSteps),
 		widget.NewFormItem("Recipe", c.Recipe),
 		widget.NewFormItem("Top-1 %", c.Target),
 		widget.NewFormItem("Your epochs", container.NewGridWithColumns(2, c.RefEpochs, c.RefBatch)),
@@ -123,7 +133,7 @@ func defaultLike(dataset string) string {
 func (p *SelectionPanel) trainSettings() (app.SessionSettings, error) {
 	c := &p.Train
 	next := p.session.Settings()
-	next.Train = app.Training{Mode: app.TrainEpochs}
+	next.Train = app.Training{Mode: app.TrainEpochs, AnyBatch: !c.MinSteps.Checked}
 	if c.Mode.Selected == trainToTarget {
 		next.Train.Mode = app.TrainToTarget
 	}
@@ -223,6 +233,11 @@ func (p *SelectionPanel) showTrain(st app.SessionSettings) {
 	}
 	if p.Epochs != nil {
 		setEnabled(!toTarget, p.Epochs)
+	}
+	if toTarget { // the epochs law weighs every batch already
+		c.MinSteps.Disable()
+	} else {
+		c.MinSteps.Enable()
 	}
 	c.Basis.SetText(TrainBasis(st))
 	if p.runForm != nil {

@@ -97,3 +97,58 @@ func TestTrainControls(t *testing.T) {
 		t.Errorf("back to epochs: %+v, epochs field disabled %t", st.Train, p.Epochs.Disabled())
 	}
 }
+
+// The Run tab's Best batch check ("50+ steps/epoch", on) keeps a fixed-epoch run's best
+// batch to those that make enough steps an epoch; off, any batch may be best; to a
+// target it has no say (the epochs law weighs every batch).
+func TestMinStepsCheck(t *testing.T) {
+	newTestApp(t)
+	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
+	defer s.Close()
+	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)
+	c := p.Train
+	if !c.MinSteps.Checked || c.MinSteps.Disabled() || s.Settings().Train.AnyBatch {
+		t.Fatalf("starts checked %t, disabled %t, any batch %t; want on and enabled", c.MinSteps.Checked, c.MinSteps.Disabled(), s.Settings().Train.AnyBatch)
+	}
+	c.MinSteps.SetChecked(false)
+	if !s.Settings().Train.AnyBatch {
+		t.Error("unchecking it did not reach the session")
+	}
+	c.Mode.SetSelected(trainToTarget)
+	if !c.MinSteps.Disabled() {
+		t.Error("to a target the check stays enabled")
+	}
+	c.Mode.SetSelected(trainForEpochs)
+	if c.MinSteps.Disabled() || !s.Settings().Train.AnyBatch {
+		t.Errorf("back to epochs: disabled %t, any batch %t; want enabled and still any", c.MinSteps.Disabled(), s.Settings().Train.AnyBatch)
+	}
+	// The label is short: the selection panel keeps its width (a longer one pushed
+	// the charts and tabs 65 px right, off the end-to-end tests' points).
+	if w := c.MinSteps.MinSize().Width; w > 170 {
+		t.Errorf("the check is %.0f px wide; want at most 170 so the panel keeps its width", w)
+	}
+}
+
+// Instances is disabled while only this computer's devices are selected: no instance
+// count multiplies them.
+func TestInstancesDisabledForLocalDevices(t *testing.T) {
+	newTestApp(t)
+	s := app.NewSession(fakeBackend{}, nil, time.Millisecond)
+	defer s.Close()
+	p := NewSelectionPanel(s, fakeMachines, nil, func(error) {}, nil)
+	tests := []struct {
+		machines []string
+		disabled bool
+	}{
+		{[]string{"local/cpu"}, true},
+		{[]string{"local/cpu", "user/workstation"}, true},
+		{[]string{"local/cpu", "aws/p3.2xlarge"}, false},
+		{nil, false},
+	}
+	for _, tc := range tests {
+		p.showNodes(tc.machines)
+		if p.Nodes.Disabled() != tc.disabled {
+			t.Errorf("%v: Instances disabled %t, want %t", tc.machines, p.Nodes.Disabled(), tc.disabled)
+		}
+	}
+}

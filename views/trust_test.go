@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
 	"cnntime/app/charts"
@@ -230,6 +231,51 @@ func TestLegendNamesOverlappingSeries(t *testing.T) {
 	got := l.Texts()
 	if len(got) != 3 || !strings.Contains(got[0], "(= gcp/n1-v100: the same curve)") || !strings.Contains(got[1], "(= aws/p3.2xlarge: the same curve)") || strings.Contains(got[2], "the same curve") {
 		t.Errorf("legend texts %q", got)
+	}
+	// On screen: a heading for the CNN, then the machines, the twin right after the
+	// curve it repeats and marked "=" (its whole text on hover), whatever the order.
+	l.Set([]predictor.Curve{twin, other, curves[0]}, nil, charts.StylesFor(all), charts.MetricTotal, charts.DarkStyle.Background)
+	var shown, tips []string
+	for _, o := range l.box.Objects {
+		switch x := o.(type) {
+		case *widget.Label:
+			shown = append(shown, "# "+x.Text)
+		case *quietRow:
+			walk(x.content, func(o fyne.CanvasObject) {
+				if tl, ok := o.(*tapLabel); ok {
+					shown, tips = append(shown, tl.Text), append(tips, tl.tip)
+				}
+			})
+		}
+	}
+	want := []string{"# resnet50", "gcp/n1-v100", "= aws/p3.2xlarge", "lambda/x"}
+	if strings.Join(shown, "|") != strings.Join(want, "|") || tips[1] != "resnet50 · aws/p3.2xlarge (= gcp/n1-v100: the same curve)" || l.Entries() != 3 {
+		t.Errorf("legend shows %q (tips %q, %d entries); want %q", shown, tips, l.Entries(), want)
+	}
+}
+
+// The curves' legend goes beside them from a chart of about 300 px (the curves panel
+// at 1280×800 is about 560 px wide), so they keep the panel's height whatever the
+// number of series; only a narrower panel puts it below, in a quarter of the height.
+func TestLegendBesideTheCurvesAt1280(t *testing.T) {
+	newTestApp(t)
+	chart, legend := widget.NewLabel("chart"), NewLegend()
+	var curves []predictor.Curve
+	base, _ := fakeBackend{}.PredictCurves(context.Background(), app.SessionSettings{Models: []string{"resnet50", "vgg16", "mobilenet_v2"},
+		Machines: []string{"aws/p3.2xlarge", "m2", "m3", "m4", "m5"}, Epochs: 1, Images: 1000, BatchMin: 1})
+	curves = append(curves, base...)
+	legend.Set(curves, nil, charts.StylesFor(curves), charts.MetricTotal, charts.DarkStyle.Background)
+	l := &sideOrBelow{wideFrom: 480, sideWidth: 190, maxBelow: 0.25}
+	for _, tc := range []struct {
+		width, height float32
+		beside        bool
+	}{{560, 360, true}, {1000, 600, true}, {420, 360, false}} {
+		l.Layout([]fyne.CanvasObject{chart, legend.Content()}, fyne.NewSize(tc.width, tc.height))
+		beside := legend.Content().Position().X > 0
+		if beside != tc.beside || (beside && chart.Size().Height != tc.height) || (!beside && chart.Size().Height < tc.height*0.75) || chart.Size().Height < tc.height/2 {
+			t.Errorf("%v×%v with %d series: legend beside %v, chart %v; want beside %v and the chart at least half the height",
+				tc.width, tc.height, legend.Entries(), beside, chart.Size(), tc.beside)
+		}
 	}
 }
 

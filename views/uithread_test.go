@@ -104,3 +104,7 @@ func onUIThread[T any](f func() T) T {
 	uiThread.do(func() { v = f() })
 	return v
 }
+
+// ui runs f as UI code holding uiThread: a test's own taps and typing, while the app's
+// goroutines may be putting their results on screen (a sweep's progress, a plan).
+func ui(f func()) { uiThread.do(f) }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,7 +95,9 @@ type MainWindow struct {
 	exportOpen      dialog.Dialog
 
 	// Benchmark is the Benchmark tab's view; nil when the cache could not be opened.
-	Benchmark *Benchmark
+	Benchmark  *Benchmark
+	askingStop bool // the question whether to stop a running sweep and quit is shown
+
 	// ScatterNote is the line under the scatter: how to read it, and the series
 	// left out for want of a price.
 	ScatterNote *widget.Label
@@ -212,6 +215,7 @@ func (mw *MainWindow) buildWith(backend app.SessionBackend, startErr error) *Mai
 	mw.Specs = NewSpecTable()
 	mw.Specs.SetMachines(machines, catalogGPUs())
 	mw.Specs.SetSelected(mw.Session.Settings().Machines)
+	mw.Selection.OnOlderChanged = mw.Specs.SetShowOlder
 	mw.Specs.OnSelectionChanged = func(ids []string) {
 		mw.report(mw.Session.Update(func(s *app.SessionSettings) { s.Machines = ids }))
 		mw.Selection.SetCheckedMachines(ids)
@@ -252,7 +256,7 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	}
 	mw.metric = widget.NewSelect(names, func(title string) {
 		for _, m := range charts.Metrics() {
-			if m.Title() == title {
+			if (m.Title() == title || m.TargetTitle() == title) && m != mw.Session.State().View.Metric {
 				mw.report(mw.Session.UpdateView(func(v *app.ChartSettings) { v.Metric = m }))
 			}
 		}
@@ -288,7 +292,10 @@ func (mw *MainWindow) layout() fyne.CanvasObject {
 	// The legend goes beside the curves on a wide window, under them on a narrow one.
 	// Below, it takes at most a quarter of the panel and scrolls: the curves keep the
 	// rest, however many series there are.
-	legend := container.New(&sideOrBelow{wideFrom: 820, sideWidth: 300, maxBelow: 0.25}, mw.Curves, mw.Legend.Content())
+	// Beside from a chart of about 300 px up (1280×800 has room): its entries, a heading
+	// per CNN and the machines under it, scroll in the chart's whole height, and the
+	// curves keep theirs; below only on a narrow panel, in a quarter of its height.
+	legend := container.New(&sideOrBelow{wideFrom: 480, sideWidth: 190, maxBelow: 0.25}, mw.Curves, mw.Legend.Content())
 	mw.curvesPanel = container.NewBorder(curvesBar, nil, nil, nil, legend)
 	mw.chartsSplit = container.NewHSplit(mw.scatterPanel, mw.curvesPanel)
 	mw.chartsSplit.Offset = 0.4
@@ -430,12 +437,22 @@ func (mw *MainWindow) show(st app.SessionState) {
 	defer func() {
 		mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1}
 	}()
-	if left := scatter.Unpriced(); len(left) > 0 {
-		mw.ScatterNote.SetText(fmt.Sprintf("Not shown, price unknown: %s (set one with cnntime machine set-price).", strings.Join(left, "; ")))
-	} else {
+	gaps := app.PriceGaps(st.Curves, st.Settings.Price)
+	switch {
+	case len(gaps) > 0 && scatter.Empty() && failed == "" && n > 0:
+		why := "Nothing to place on a cost axis: no machine selected has a price for this setting (" + st.Settings.Price.String() + ").\n" + strings.Join(gaps, "\n")
+		mw.Scatter.SetEmptyText(uiText(why))
+		if curves.Empty() {
+			mw.Curves.SetEmptyText(uiText(why))
+		}
+		mw.ScatterNote.SetText(uiText(strings.Join(gaps, " ")))
+	case len(gaps) > 0:
+		mw.ScatterNote.SetText(uiText("Not shown: " + strings.Join(gaps, " ")))
+	default:
 		mw.ScatterNote.SetText(scatterHint)
 	}
 	metric := st.View.Metric
+	mw.showMetricTitles(st.Curves, metric)
 	mw.Legend.Set(st.Curves, st.View.Hidden, st.Styles, metric, mw.chartStyle().Background)
 	if legend := mw.Legend.Content(); legend.Visible() == st.View.HideLegend {
 		if st.View.HideLegend {
@@ -450,6 +467,22 @@ func (mw *MainWindow) show(st app.SessionState) {
 		mw.refreshWhy(st)
 	}
 	mw.Specs.SetSelected(st.Settings.Machines)
+	mw.Selection.showNodes(st.Settings.Machines)
+}
+
+// showMetricTitles names the curves' metrics as the curves count them: trained to a
+// target, the total time and cost are "Time to target" and "Cost to target", as the
+// axis and the results table say.
+func (mw *MainWindow) showMetricTitles(curves []predictor.Curve, selected charts.Metric) {
+	var names []string
+	for _, m := range charts.Metrics() {
+		names = append(names, m.TitleFor(curves))
+	}
+	if slices.Equal(names, mw.metric.Options) && mw.metric.Selected == selected.TitleFor(curves) {
+		return
+	}
+	mw.metric.SetOptions(names)
+	mw.metric.SetSelected(selected.TitleFor(curves)) // the same metric: OnChanged sees no change
 }
 
 // redrawTimes are the parts of a redraw show does on the UI goroutine: building both
@@ -688,8 +721,10 @@ func (mw *MainWindow) report(err error) {
 	}
 }
 
+// showError shows err in a dialog and on the status line, in the theme's glyphs
+// (an error's "File → Export launch file…" reads "File › Export launch file…").
 func (mw *MainWindow) showError(err error) {
-	d := dialog.NewError(err, mw.Window)
+	d := dialog.NewError(uiError{err}, mw.Window)
 	closeOnEscape(d, mw.Window)
 	d.Show()
 	mw.notify("Error: " + err.Error()) // after the dialog: who waits for the status finds the dialog open
@@ -840,11 +875,27 @@ func (mw *MainWindow) showReadme(heading string) {
 	}
 	text := widget.NewRichTextFromMarkdown(body)
 	text.Wrapping = fyne.TextWrapWord
-	content := container.NewBorder(widget.NewHyperlink("Open this section on the web", link), nil, nil, nil, container.NewVScroll(text))
+	// Fyne wraps a list item's lines to the whole width and then indents them by its
+	// bullet: they ran off the right edge by a few letters. The text is laid out that
+	// much narrower.
+	inset := container.New(&insetRight{margin: 3 * theme.TextSize()}, text)
+	content := container.NewBorder(widget.NewHyperlink("Open this section on the web", link), nil, nil, nil, container.NewVScroll(inset))
 	d := dialog.NewCustom(strings.ReplaceAll(heading, "`", ""), "Close", content, mw.Window)
 	d.Resize(fyne.NewSize(820, 600))
 	closeOnEscape(d, mw.Window)
 	d.Show()
+}
+
+// insetRight lays its one object out margin narrower than itself, from the left.
+type insetRight struct{ margin float32 }
+
+func (l *insetRight) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[0].Resize(fyne.NewSize(fyne.Max(size.Width-l.margin, 0), size.Height))
+}
+
+func (l *insetRight) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	return objs[0].MinSize().AddWidthHeight(l.margin, 0)
 }
 
 // readmeSection is the Markdown under a heading of readme, to the next heading of the
@@ -881,24 +932,33 @@ func readmeSection(readme, heading string) string {
 func readableMarkdown(md string) string {
 	lines := strings.Split(md, "\n")
 	fenced := false
-	for i, line := range lines {
+	out := make([]string, 0, len(lines))
+	for _, line := range lines {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			fenced = !fenced
-			lines[i] = strings.TrimSpace(line)
+			out = append(out, strings.TrimSpace(line))
 			continue
 		}
-		if fenced {
+		if fenced { // a code block scrolls sideways in its own box: its lines stay as they are, to copy
+			out = append(out, line)
 			continue
 		}
-		lines[i] = uiText(strings.TrimLeft(line, " \t"))
+		out = append(out, uiText(strings.TrimLeft(line, " \t")))
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 // uiText is text with the characters the window's font cannot draw well replaced:
 // "→" by "›" (the fallback font draws the arrow but not the space after it) and "≡"
 // by "=".
 func uiText(s string) string { return uiGlyphs.Replace(s) }
+
+// uiError is an error as the window shows it: its text in uiText's glyphs, the error
+// itself kept for errors.Is and As.
+type uiError struct{ err error }
+
+func (e uiError) Error() string { return uiText(e.err.Error()) }
+func (e uiError) Unwrap() error { return e.err }
 
 var uiGlyphs = strings.NewReplacer("\u2192", "›", "≡", "=")
 
@@ -979,7 +1039,16 @@ func (mw *MainWindow) addModelDialog() {
 		mw.notify("Added custom model " + name + ".")
 	}, mw.Window)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".onnx"}))
+	mw.showFileDialog(d)
+}
+
+// showFileDialog shows a file picker that Esc closes, as it closes the window's other
+// dialogs. A save dialog's name field would take the Esc: it starts unfocused (its
+// name is filled in already; a click edits it).
+func (mw *MainWindow) showFileDialog(d *dialog.FileDialog) {
+	closeOnEscape(d, mw.Window)
 	d.Show()
+	mw.Window.Canvas().Unfocus()
 }
 
 func (mw *MainWindow) importDialog() {
@@ -1021,12 +1090,12 @@ func (mw *MainWindow) pickFile(use func(path string), exts ...string) {
 	if len(exts) > 0 {
 		d.SetFilter(storage.NewExtensionFileFilter(exts))
 	}
-	d.Show()
+	mw.showFileDialog(d)
 }
 
 // pickFolder asks for a folder and hands its path to use; cancelling does nothing.
 func (mw *MainWindow) pickFolder(use func(path string)) {
-	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+	mw.showFileDialog(dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 		if err != nil {
 			mw.showError(err)
 			return
@@ -1034,7 +1103,7 @@ func (mw *MainWindow) pickFolder(use func(path string)) {
 		if u != nil {
 			use(u.Path())
 		}
-	}, mw.Window)
+	}, mw.Window))
 }
 
 // reloadChoices shows what the cache holds now, after an import or a price update: the
@@ -1062,7 +1131,57 @@ func (mw *MainWindow) showChoices(ms []hw.Machine, err error) {
 // Close saves the window's size, stops the predictions and the cache watch, closes
 // the cache and the window: what closing the window, File → Quit, Ctrl+Q and Ctrl+W
 // all do, so the size is remembered however the window goes.
+// While a sweep runs it asks first: stop the sweep and quit, or keep it running.
 func (mw *MainWindow) Close() {
+	if mw.Benchmark != nil && mw.Benchmark.Runner.Running() {
+		mw.askStopSweep()
+		return
+	}
+	mw.closeNow()
+}
+
+// askStopSweep asks whether to stop the running sweep and quit (it pauses after the
+// measurement in flight, so Start resumes it) or keep it running; asked once however
+// often the window is closed meanwhile.
+func (mw *MainWindow) askStopSweep() {
+	if mw.askingStop {
+		return
+	}
+	mw.askingStop = true
+	st := mw.Benchmark.Runner.Status()
+	what := "A sweep is running"
+	if st.Request != nil {
+		what = fmt.Sprintf("A sweep of %s on %s is running", strings.Join(st.Request.Models, ", "), st.Request.Device)
+	}
+	if p := st.Progress; p.Total > 0 {
+		what += fmt.Sprintf(" (%d%% done", int(100*float64(p.Done+p.Cached)/float64(p.Total+p.Cached)))
+		if st.ETA > 0 {
+			what += ", about " + roundETA(st.ETA) + " left"
+		}
+		what += ")"
+	}
+	msg := widget.NewLabel(what + ". Quitting stops it after the measurement in flight: what it measured stays in the cache, and Start with the same models resumes it.")
+	msg.Wrapping = fyne.TextWrapWord
+	body := container.NewGridWrap(fyne.NewSize(460, msg.MinSize().Height*3), msg)
+	d := dialog.NewCustomConfirm("Quit while a sweep runs?", "Stop and quit", "Keep running", body, func(stop bool) {
+		mw.askingStop = false
+		if !stop {
+			return
+		}
+		mw.setStatus("Stopping the sweep after the measurement in flight, then quitting…")
+		mw.Benchmark.Runner.Pause()
+		go func() {
+			mw.Benchmark.Runner.Wait()
+			fyne.Do(mw.closeNow)
+		}()
+	}, mw.Window)
+	closeOnEscape(d, mw.Window, func() { mw.askingStop = false }) // Esc: keep running
+	d.Show()
+}
+
+// closeNow saves the window's size, stops the predictions and the cache watch, closes
+// the cache and the window.
+func (mw *MainWindow) closeNow() {
 	size := mw.Window.Canvas().Size()
 	if size.Width > 0 && size.Height > 0 {
 		prefs := mw.App.Preferences()
@@ -1108,6 +1227,8 @@ func (mw *MainWindow) watchCache() {
 		})
 	}, func(err error) {
 		fyne.Do(func() { mw.notify("The cache changed but could not be read again: " + err.Error()) })
+	}, func(msg string) {
+		fyne.Do(func() { mw.notify(msg) })
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
+	"cnntime/predictor/recipe"
 )
 
 // fakeBackend predicts curves whose iteration time is scale·(8 + 0.5·B + 0.0004·B²) ms,
@@ -51,6 +52,9 @@ func (fakeBackend) PredictCurves(_ context.Context, s app.SessionSettings) ([]pr
 			}
 			scale := (1 + 0.5*float64(i)) / (1 + 0.7*float64(k))
 			c := predictor.Curve{Model: m, Machine: id, GPUCount: 1, Best: -1, Precision: s.Precision, PriceUSDPerHour: price, CostKnown: true}
+			if s.Train.Mode == app.TrainToTarget {
+				c.Recipe = &recipe.Plan{Network: m} // counted to a target: the views name the metrics so
+			}
 			for _, b := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024} {
 				if b < s.BatchMin || (s.BatchMax > 0 && b > s.BatchMax) {
 					continue
@@ -176,6 +180,41 @@ func TestSelectingChangesChartsAndResults(t *testing.T) {
 	}
 	if got := mw.Status.Text; !strings.Contains(got, "Predicted 6 curves") {
 		t.Errorf("status bar says %q", got)
+	}
+}
+
+// TestMetricNamesFollowTheMode: trained to a target, the curves' metric menu and the
+// results table say "Time to target" and "Cost to target" (issue 43: "Total time"),
+// and the metric chosen stays chosen.
+func TestMetricNamesFollowTheMode(t *testing.T) {
+	mw := newTestWindow(t)
+	onUI(mw, func() {
+		mw.Selection.ToggleModel("resnet50", true)
+		mw.Selection.ToggleMachine("aws/p3.2xlarge", true)
+	})
+	settle(t, mw)
+	onUI(mw, func() { mw.metric.SetSelected("Cost") })
+	settle(t, mw)
+	if err := mw.Session.Update(func(s *app.SessionSettings) { s.Train.Mode = app.TrainToTarget }); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, mw)
+	var options []string
+	var selected string
+	onUI(mw, func() { options, selected = mw.metric.Options, mw.metric.Selected })
+	if options[0] != "Time to target" || selected != "Cost to target" || mw.Session.State().View.Metric != charts.MetricCost {
+		t.Errorf("to a target: menu %q, %q selected, metric %q", options, selected, mw.Session.State().View.Metric)
+	}
+	if titles := app.SummaryTitles(mw.Results.Rows()); titles[app.ColumnTotal] != "Time to target" {
+		t.Errorf("results header %q", titles[app.ColumnTotal])
+	}
+	if err := mw.Session.Update(func(s *app.SessionSettings) { s.Train.Mode = app.TrainEpochs }); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, mw)
+	onUI(mw, func() { options, selected = mw.metric.Options, mw.metric.Selected })
+	if options[0] != "Total time" || selected != "Cost" {
+		t.Errorf("fixed epochs again: menu %q, %q selected", options, selected)
 	}
 }
 

@@ -192,7 +192,7 @@ func TestBandPixels(t *testing.T) {
 		// batch 512: 368.8576 ms, band 258.20 to 479.51 ms
 		px, pyHi := f.ToPixel(512, 368.8576*1.3)
 		_, pyLo := f.ToPixel(512, 368.8576*0.7)
-		tint := blend(SeriesColor(0), color.White, bandAlpha)
+		tint := blend(StylesFor([]predictor.Curve{c}).Of(c).Color, color.White, bandAlpha)
 		for _, probe := range []struct {
 			what string
 			y    float64

@@ -338,13 +338,21 @@ func (c *Chart) draw(cv vg.CanvasSizer) (data vg.Rectangle) {
 	if c.layout != nil {
 		c.layout(plotArea)
 	}
+	fitBatchLabels := func(area draw.Canvas) {
+		if pt, ok := c.plot.X.Tick.Marker.(pow2Ticks); ok {
+			pt.maxLabels = max(3, int((area.Max.X-area.Min.X)/pow2LabelWidth))
+			c.plot.X.Tick.Marker = pt
+		}
+	}
 	if c.legend != nil {
 		w := legendWidth(c.legend)
 		plotArea = draw.Crop(plotArea, 0, -w, 0, 0)
+		fitBatchLabels(plotArea)
 		c.plot.Draw(plotArea)
 		legendArea := draw.Crop(dc, dc.Max.X-dc.Min.X-w+6, -4, 0, -6)
 		c.legend.Draw(legendArea)
 	} else {
+		fitBatchLabels(plotArea)
 		c.plot.Draw(plotArea)
 	}
 	return c.plot.DataCanvas(plotArea).Rectangle

@@ -138,7 +138,7 @@ func TestFormat(t *testing.T) {
 		{FormatSeconds(math.NaN()), "–"},
 		{FormatMS(0.8421), "0.842 ms"},
 		{FormatMS(84.21), "84.2 ms"},
-		{FormatMS(1234.4), "1234 ms"},
+		{FormatMS(1234.4), "1,234 ms"},
 		{FormatUSD(0.424), "$0.42"},
 		{FormatUSD(12.345), "$12.35"},
 		{FormatUSD(1234.4), "$1,234"},
@@ -424,12 +424,21 @@ func TestTicks(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"pow2 1..1024", labelsOf(pow2Ticks{}.Ticks(0.9, 1100)), []string{"1", "4", "16", "64", "256", "1024"}},
+		{"pow2 1..1024", labelsOf(pow2Ticks{}.Ticks(0.9, 1100)), []string{"1", "4", "16", "64", "256", "1,024"}},
+		// A narrow chart (the window's at 1280×800) takes fewer labels: no "4,096" runs into "16,384".
+		{"pow2 1..65536 in six labels", labelsOf(pow2Ticks{maxLabels: 6}.Ticks(1, 65536)), []string{"1", "8", "64", "512", "4,096", "32,768"}},
 		{"pow2 8..256", labelsOf(pow2Ticks{}.Ticks(7, 300)), []string{"8", "16", "32", "64", "128", "256"}},
-		{"log 0.5..2000", labelsOf(logTicks{}.Ticks(0.5, 2000)), []string{"1", "10", "100", "1000"}},
+		{"log 0.5..2000", labelsOf(logTicks{}.Ticks(0.5, 2000)), []string{"1", "10", "100", "1,000"}},
+		// One style on every axis: never "1e+06" beside "100000" (issue 43).
+		{"log 1e5..3e7", labelsOf(logTicks{}.Ticks(1e5, 3e7)), []string{"100,000", "1,000,000", "10,000,000"}},
+		{"log 0.001..0.02", labelsOf(logTicks{}.Ticks(0.001, 0.02)), []string{"0.001", "0.002", "0.005", "0.01", "0.02"}},
+		// A log time axis (hours) at durations people name, each with its unit.
+		{"hours 8 s..2 days", labelsOf(durationTicks{3600}.Ticks(8.0/3600, 48)), []string{"10 s", "1 min", "10 min", "1 h", "10 h", "1 day"}},
+		{"ms 3..300", labelsOf(durationTicks{0.001}.Ticks(3, 300)), []string{"10 ms", "100 ms", "5 ms", "20 ms", "50 ms", "200 ms"}},
+		{"seconds within one step", labelsOf(durationTicks{3600}.Ticks(7.0/3600, 18.0/3600)), nil},
 		{"log dense 3..40", labelsOf(logTicks{}.Ticks(3, 40)), []string{"5", "10", "20"}},
 		{"log invalid", labelsOf(logTicks{}.Ticks(0, 10)), nil},
-		{"linear 0..1100", labelsOf(linearTicks{}.Ticks(0, 1100)), []string{"0", "200", "400", "600", "800", "1000"}},
+		{"linear 0..1100", labelsOf(linearTicks{}.Ticks(0, 1100)), []string{"0", "200", "400", "600", "800", "1,000"}},
 		{"linear 0..0.9", labelsOf(linearTicks{}.Ticks(0, 0.9)), []string{"0", "0.2", "0.4", "0.6", "0.8"}},
 		{"linear -3..3", labelsOf(linearTicks{}.Ticks(-3, 3)), []string{"-3", "-2", "-1", "0", "1", "2", "3"}},
 		{"linear 12.5..13.7", labelsOf(linearTicks{}.Ticks(12.5, 13.7)), []string{"12.6", "12.8", "13", "13.2", "13.4", "13.6"}},
@@ -438,6 +447,39 @@ func TestTicks(t *testing.T) {
 	for _, tt := range tests {
 		if strings.Join(tt.got, ",") != strings.Join(tt.want, ",") {
 			t.Errorf("%s: labels %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// TestTimeAxesReadInTheirUnit: a CIFAR-10 run of seconds is not drawn on an axis of
+// "0.002" to "0.005" hours (issue 43). A linear time axis takes the unit its largest
+// value reads best in; a logarithmic one is labelled at named durations.
+func TestTimeAxesReadInTheirUnit(t *testing.T) {
+	fast := synthCurve("resnet18", "m/fast", 0.0001, 1024, 3) // 90 epochs in about 10 s
+	slow := synthCurve("resnet50", "m/slow", 0.5, 1024, 3)    // about 7 h
+	tests := []struct {
+		name  string
+		chart *Chart
+		axis  func(*Chart) *plot.Axis
+		label string
+		ticks []string // some labels the axis must have
+	}{
+		{"scatter of seconds, linear", Scatter([]predictor.Curve{fast}, Options{}), func(c *Chart) *plot.Axis { return &c.plot.X }, "min total training time (s)", nil},
+		{"scatter of hours, linear", Scatter([]predictor.Curve{slow}, Options{}), func(c *Chart) *plot.Axis { return &c.plot.X }, "min total training time (h)", nil},
+		{"curves of seconds to hours, log", Curves([]predictor.Curve{fast, slow}, Options{LogX: true, LogY: true}), func(c *Chart) *plot.Axis { return &c.plot.Y }, "total training time", []string{"10 s", "1 min", "1 h"}},
+		{"epoch times, linear", Curves([]predictor.Curve{fast}, Options{Metric: MetricEpoch}), func(c *Chart) *plot.Axis { return &c.plot.Y }, "time per epoch (s)", nil},
+		{"iterations, log", Curves([]predictor.Curve{slow}, Options{Metric: MetricIter, LogY: true}), func(c *Chart) *plot.Axis { return &c.plot.Y }, "time per iteration", []string{"10 ms", "100 ms"}},
+	}
+	for _, tc := range tests {
+		ax := tc.axis(tc.chart)
+		if ax.Label.Text != tc.label {
+			t.Errorf("%s: label %q, want %q", tc.name, ax.Label.Text, tc.label)
+		}
+		labels := strings.Join(labelsOf(ax.Tick.Marker.Ticks(ax.Min, ax.Max)), "|")
+		for _, w := range tc.ticks {
+			if !strings.Contains("|"+labels+"|", "|"+w+"|") {
+				t.Errorf("%s: ticks %q lack %q", tc.name, labels, w)
+			}
 		}
 	}
 }

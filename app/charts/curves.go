@@ -174,6 +174,9 @@ func Curves(curves []predictor.Curve, opt Options) *Chart {
 	}
 	c.plot.Add(&curvesPlotter{series: append(drawn, highlighted...), ring: c.style.Foreground})
 	c.setRange(false, !opt.LogY)
+	if per, units := metric.secondsPer(); per > 0 {
+		timeAxis(&c.plot.Y, per, units, opt.LogY)
+	}
 	return c
 }
 

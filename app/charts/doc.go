@@ -4,6 +4,7 @@
 // PDF at a chosen size, and maps pixels to data and back so a GUI can draw a hover
 // crosshair and find the point under the mouse.
 //
-// Imports: predictor (the curves it draws) and predictor/recipe (their recipes), and gonum/plot. No GUI toolkit and no app:
+// Imports: predictor (the curves it draws) and predictor/recipe (their recipes), app/numfmt (how
+// its ticks and tooltips write numbers), and gonum/plot. No GUI toolkit and no app:
 // the app and the views both draw with it.
 package charts

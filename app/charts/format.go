@@ -4,101 +4,42 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
+	"cnntime/app/numfmt"
 	"cnntime/predictor"
 	"cnntime/predictor/recipe"
 )
 
-// FormatSeconds writes a duration for people: "850 ms", "12.3 s", "14.5 min", "5.2 h",
-// "3.1 days".
-func FormatSeconds(s float64) string {
-	switch {
-	case isBad(s) || s < 0:
-		return "–"
-	case s < 1:
-		return fmt.Sprintf("%.0f ms", s*1000)
-	case s < 60:
-		return fmt.Sprintf("%.1f s", s)
-	case s < 3600:
-		return fmt.Sprintf("%.1f min", s/60)
-	case s < 48*3600:
-		return fmt.Sprintf("%.1f h", s/3600)
-	default:
-		return fmt.Sprintf("%.1f days", s/86400)
-	}
-}
+// The Format functions are numfmt's (cnntime's one way of writing a number, the same
+// in the window, the CLI and the exported charts), under the names the views use.
 
-// FormatMS writes a time in milliseconds with three significant digits: "0.842 ms", "84.2 ms", "1234 ms".
-func FormatMS(ms float64) string {
-	if isBad(ms) || ms < 0 {
-		return "–"
-	}
-	return significant(ms, 3) + " ms"
-}
+// FormatSeconds writes a duration for people: "850 ms", "12.3 s", "14.5 min", "5.2 h",
+// "3.1 days" (numfmt.Seconds).
+func FormatSeconds(s float64) string { return numfmt.Seconds(s) }
+
+// FormatMS writes a time in milliseconds with three significant digits: "0.842 ms",
+// "84.2 ms", "1,234 ms", "<0.001 ms" (numfmt.MS).
+func FormatMS(ms float64) string { return numfmt.MS(ms) }
 
 // FormatUSD writes an amount of US dollars: "$0.42", "$12.34", "$1,234", and an
-// amount under a cent to two significant digits, "$0.0042", never "$0.00".
-func FormatUSD(usd float64) string {
-	switch {
-	case isBad(usd):
-		return "–"
-	case usd < 0:
-		return "-" + FormatUSD(-usd)
-	case usd > 0 && usd < 0.01:
-		return "$" + significant(usd, 2)
-	case usd < 1000:
-		return fmt.Sprintf("$%.2f", usd)
-	default:
-		return "$" + thousands(int64(math.Round(usd)))
-	}
-}
+// amount under a cent to two significant digits, "$0.0042", never "$0.00" (numfmt.USD).
+func FormatUSD(usd float64) string { return numfmt.USD(usd) }
 
 // FormatKWh writes an energy in kilowatt-hours: "6.7 kWh", and under 1 kWh to two
-// significant digits, "0.012 kWh", never "0.0 kWh".
-func FormatKWh(kwh float64) string {
-	switch {
-	case isBad(kwh) || kwh < 0:
-		return "–"
-	case kwh > 0 && kwh < 1:
-		return significant(kwh, 2) + " kWh"
-	}
-	return strconv.FormatFloat(kwh, 'f', 1, 64) + " kWh"
-}
+// significant digits, "0.012 kWh", never "0.0 kWh" (numfmt.KWh).
+func FormatKWh(kwh float64) string { return numfmt.KWh(kwh) }
 
 // FormatShare writes part of whole as a percentage with one decimal, "42.3%": "<0.1%"
 // for a part that is not zero but rounds to it, "–" when there is no whole.
-func FormatShare(part, whole float64) string {
-	if !(whole > 0) || isBad(part) {
-		return "–"
-	}
-	f := 100 * part / whole
-	if f > 0 && f < 0.05 {
-		return "<0.1%"
-	}
-	if f < 0 && f > -0.05 {
-		f = 0 // a rounding error's "-0.0%"
-	}
-	return strconv.FormatFloat(f, 'f', 1, 64) + "%"
-}
+func FormatShare(part, whole float64) string { return numfmt.Share(part, whole) }
 
-// FormatRate writes images per second rounded to a whole image, "1,875": the rule
-// every place that shows a rate keeps (never truncated, never to three digits).
-func FormatRate(v float64) string {
-	if isBad(v) || v < 0 {
-		return "–"
-	}
-	return FormatCount(int64(math.Round(v)))
-}
+// FormatRate writes images per second: "1,875", and under 100 to three significant
+// digits, "0.17", never "0" (numfmt.Rate).
+func FormatRate(v float64) string { return numfmt.Rate(v) }
 
 // FormatCount writes an integer with thousands separators: "1,281,167".
-func FormatCount(n int64) string {
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	return thousands(n)
-}
+func FormatCount(n int64) string { return numfmt.Count(n) }
 
 // Tooltip is the text a hover shows for one point of a curve: CNN, machine, batch,
 // iteration, epoch and total time, images/s, cost and where the prediction comes from.
@@ -255,27 +196,6 @@ func Count(n int, singular, pluralForm string) string {
 		return FormatCount(int64(n)) + " " + singular
 	}
 	return FormatCount(int64(n)) + " " + pluralForm
-}
-
-func significant(v float64, digits int) string {
-	if v == 0 {
-		return "0"
-	}
-	mag := int(math.Floor(math.Log10(math.Abs(v))))
-	decimals := max(digits-1-mag, 0)
-	return strconv.FormatFloat(v, 'f', decimals, 64)
-}
-
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func isBad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }

@@ -50,6 +50,7 @@ func TestGolden(t *testing.T) {
 			}
 			continue
 		}
+		data := bytes.Clone(buf.Bytes()) // png.Decode drains buf: keep this run's image to show
 		got, err := png.Decode(&buf)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +63,7 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 		} else if frac > 0.005 {
 			got := filepath.Join(os.TempDir(), "cnntime-golden-"+tt.name+".png")
-			_ = os.WriteFile(got, buf.Bytes(), 0o644)
+			_ = os.WriteFile(got, data, 0o644)
 			t.Errorf("%s: %.2f%% of pixels differ from %s (this run's image: %s); look at it and run with -update if the change is meant", tt.name, 100*frac, path, got)
 		}
 	}

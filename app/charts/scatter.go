@@ -89,6 +89,7 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 	c.front = sp.frontIdx
 	c.plot.Add(sp)
 	c.setRange(!opt.LogX, !opt.LogY)
+	timeAxis(&c.plot.X, 3600, timeUnits, opt.LogX)
 	return c
 }
 

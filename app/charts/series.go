@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"hash/fnv"
 	"image"
 	"image/color"
 	stddraw "image/draw"
@@ -46,13 +47,42 @@ type Styles struct {
 type slots struct {
 	of   map[string]int
 	size int
+	// hashed makes a new key's first choice of slot a hash of the key itself, so
+	// that a key gets the same slot whatever the order keys come in (a machine keeps
+	// its colour across launches); otherwise it is the lowest free slot.
+	hashed bool
+	// alike reports whether two slots look alike (two blues): a new key avoids a slot
+	// like a shown key's while another is free. nil: none do.
+	alike func(a, b int) bool
 }
 
 func newSlots(size int) slots { return slots{of: map[string]int{}, size: size} }
 
+// alikeColours reports whether palette colours a and b are hard to tell apart on a
+// chart: closer than 85 in RGB (blue and navy, purple and pink, brown and grey).
+func alikeColours(a, b int) bool {
+	ca, cb := palette[a%len(palette)], palette[b%len(palette)]
+	dr, dg, db := float64(ca.R)-float64(cb.R), float64(ca.G)-float64(cb.G), float64(ca.B)-float64(cb.B)
+	return dr*dr+dg*dg+db*db < 85*85
+}
+
+// preferred is the slot a new key tries first: the key's FNV-1a hash modulo the size
+// when hashed, else 0.
+func (sl slots) preferred(k string) int {
+	if !sl.hashed || sl.size <= 0 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(k))
+	return int(h.Sum32() % uint32(sl.size))
+}
+
 // NewStyles is an empty assignment.
 func NewStyles() *Styles {
-	return &Styles{machines: newSlots(len(palette)), models: newSlots(len(shapes))}
+	machines := newSlots(len(palette))
+	machines.hashed = true // a machine's colour is its own, whatever else is shown or in what order
+	machines.alike = alikeColours
+	return &Styles{machines: machines, models: newSlots(len(shapes))}
 }
 
 // StylesFor is the assignment a new window would make for curves: machines and CNNs
@@ -103,10 +133,27 @@ func (sl slots) assign(keys []string) {
 		}
 	}
 	free := func(i int) bool { _, taken := held[i]; return !taken }
+	if sl.hashed {
+		sort.Strings(fresh) // the same keys get the same slots in whatever order they came
+	}
 	for _, k := range fresh {
 		slot := -1
-		for i := 0; i < sl.size && slot < 0; i++ { // a slot no one had
-			if free(i) && !remembered[i] {
+		first := sl.preferred(k)
+		distinct := func(i int) bool { // its colour unlike every shown one's
+			for h := range held {
+				if sl.alike != nil && sl.alike(i, h) {
+					return false
+				}
+			}
+			return true
+		}
+		for j := 0; j < sl.size && slot < 0 && sl.alike != nil; j++ { // a slot no one had, unlike the shown ones, from the key's own
+			if i := (first + j) % sl.size; free(i) && !remembered[i] && distinct(i) {
+				slot = i
+			}
+		}
+		for j := 0; j < sl.size && slot < 0; j++ { // a slot no one had, from the key's own
+			if i := (first + j) % sl.size; free(i) && !remembered[i] {
 				slot = i
 			}
 		}

@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"image/color"
 	"slices"
 	"strings"
 	"testing"
@@ -251,4 +252,60 @@ func TestZoomAndPan(t *testing.T) {
 			t.Errorf("%+v: after a zoomed render the chart shows %+v, want %+v", opt, f2.View(), all)
 		}
 	}
+}
+
+// A machine's colour comes from its id, not from the order machines were selected in:
+// the same selection in another order (a relaunch) colours every machine alike, and
+// the colours of the machines shown stay apart (no two blues).
+func TestMachineColoursDoNotDependOnOrder(t *testing.T) {
+	ids := []string{"aws/g6.xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC40ads_H100_v5", "lambda/gpu_1x_h100_sxm5", "aws/p4d.24xlarge"}
+	curvesOf := func(order []string) []predictor.Curve {
+		var out []predictor.Curve
+		for _, m := range order {
+			out = append(out, synthCurve("resnet50", m, 1, 64, 1))
+		}
+		return out
+	}
+	colours := func(order []string) map[string]color.RGBA {
+		cs := curvesOf(order)
+		s := StylesFor(cs)
+		out := map[string]color.RGBA{}
+		for _, c := range cs {
+			out[c.Machine] = s.Of(c).Color
+		}
+		return out
+	}
+	first := colours(ids)
+	reversed := make([]string, len(ids))
+	for i, id := range ids {
+		reversed[len(ids)-1-i] = id
+	}
+	again := colours(reversed)
+	for _, id := range ids {
+		if first[id] != again[id] {
+			t.Errorf("%s: %v selected first, %v selected last", id, first[id], again[id])
+		}
+		for _, other := range ids {
+			if other != id && alikeColours(slotOf(first[id]), slotOf(first[other])) {
+				t.Errorf("%s and %s are drawn in look-alike colours %v and %v", id, other, first[id], first[other])
+			}
+		}
+	}
+	// Adding a machine recolours none of the others.
+	more := colours(append(append([]string(nil), ids...), "runpod/l40s-secure-cloud"))
+	for _, id := range ids {
+		if more[id] != first[id] {
+			t.Errorf("adding a machine recoloured %s", id)
+		}
+	}
+}
+
+// slotOf is a palette colour's index.
+func slotOf(c color.RGBA) int {
+	for i, p := range palette {
+		if p == c {
+			return i
+		}
+	}
+	return -1
 }

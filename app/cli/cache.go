@@ -77,9 +77,12 @@ func runCacheInfo(env *Env, args []string) error {
 	} else if len(pos) > 0 {
 		return Usagef("cache info takes no arguments, got %q", pos[0])
 	}
-	d, err := env.Cache()
+	d, err := env.ExistingCache()
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		return env.noCache("describe")
 	}
 	info, err := d.Info(env.Ctx)
 	if err != nil {
@@ -271,9 +274,12 @@ func runCacheExport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := env.Cache()
+	d, err := env.ExistingCache()
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		return env.noCache("export")
 	}
 	if *device != "" {
 		if err := checkDeviceKnown(env, d, *device); err != nil {
@@ -369,9 +375,12 @@ func runCacheCheck(env *Env, args []string) error {
 	} else if len(pos) > 0 {
 		return Usagef("cache check takes no arguments, got %q", pos[0])
 	}
-	d, err := env.Cache()
+	d, err := env.ExistingCache()
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		return env.noCache("check")
 	}
 	problems, err := d.Check(env.Ctx)
 	if err != nil {

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/infile"
 	"cnntime/app/outfile"
 	"cnntime/app/validate"
 	"cnntime/predictor"
@@ -27,6 +27,10 @@ func calibrateCommands(register func(Command)) {
 		Run:     runCalibrate,
 	})
 }
+
+// maxCalibrationInput bounds each CSV calibrate reads: the project's are a few hundred
+// kB; DeepBench's every result on every GPU is a few MB.
+const maxCalibrationInput = 64 << 20
 
 // runCalibrate reads DeepBench's per-layer results, fits the calibration (holding out
 // each GPU in turn first, for the accuracy report), writes it as JSON to --out (or
@@ -63,9 +67,9 @@ func runCalibrate(env *Env, args []string) error {
 			return fmt.Errorf("write calibration %s: %w", app.Printable(*out), err)
 		}
 	}
-	data, err := os.ReadFile(*deepbench)
+	data, err := infile.Read(env.Ctx, *deepbench, infile.Spec{What: "DeepBench results CSV", Max: maxCalibrationInput, Start: infile.CSVHeader(fit.DeepBenchColumns...)})
 	if err != nil {
-		return fmt.Errorf("read DeepBench results: %w", err)
+		return err
 	}
 	rows, err := fit.ParseDeepBench(data)
 	if err != nil {
@@ -81,9 +85,9 @@ func runCalibrate(env *Env, args []string) error {
 	}
 	var anchors []fit.Anchor
 	if *anchorsPath != "" {
-		data, err := os.ReadFile(*anchorsPath)
+		data, err := infile.Read(env.Ctx, *anchorsPath, infile.Spec{What: "published throughputs CSV", Max: maxCalibrationInput, Start: infile.CSVHeader(fit.AnchorColumns...)})
 		if err != nil {
-			return fmt.Errorf("read the published throughputs: %w", err)
+			return err
 		}
 		if anchors, err = fit.ParseAnchors(data); err != nil {
 			return fmt.Errorf("%s: %w", *anchorsPath, err)
@@ -122,9 +126,9 @@ func runCalibrate(env *Env, args []string) error {
 //
 //	cnntime calibrate --convergence assets/validation/convergence.csv
 func runCalibrateConvergence(env *Env, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := infile.Read(env.Ctx, path, infile.Spec{What: "CSV of epochs-to-target figures", Max: maxCalibrationInput, Start: infile.CSVHeader(convergence.FigureColumns...)})
 	if err != nil {
-		return fmt.Errorf("read the epochs-to-target figures: %w", err)
+		return err
 	}
 	figs, err := convergence.ParseFigures(data)
 	if err != nil {

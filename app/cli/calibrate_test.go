@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cnntime/assets"
+	"cnntime/db"
 	"cnntime/predictor/kernels"
 )
 
@@ -52,12 +53,12 @@ func TestCalibrateCommand(t *testing.T) {
 		{"stray argument", []string{"calibrate", "--deepbench", good, "extra"}, 2, "", `unexpected argument "extra"`},
 		{"too few evaluations", []string{"calibrate", "--deepbench", good, "--evaluations", "5"}, 2, "", "too few"},
 		{"missing file", []string{"calibrate", "--deepbench", filepath.Join(dir, "nope.csv")}, 1, "", "read DeepBench results"},
-		{"not DeepBench", []string{"calibrate", "--deepbench", broken}, 1, "", "lacks column"},
+		{"not DeepBench", []string{"calibrate", "--deepbench", broken}, 1, "", "header lacks the columns"},
 		{"unwritable output", []string{"calibrate", "--deepbench", good, "--evaluations", "200", "--out", filepath.Join(dir, "no", "such", "dir.json")}, 1, "", "write calibration"},
 		{"fit and write", []string{"calibrate", "--deepbench", good, "--evaluations", "300", "--out", out}, 0, "NVIDIA T4", ""},
 		{"convergence presets", []string{"calibrate", "--convergence", conv}, 0, "imagenet-1k", ""},
 		{"convergence with deepbench", []string{"calibrate", "--convergence", conv, "--deepbench", good}, 2, "", "fits the epochs presets alone"},
-		{"convergence not the figures", []string{"calibrate", "--convergence", broken}, 1, "", "lacks column"},
+		{"convergence not the figures", []string{"calibrate", "--convergence", broken}, 1, "", "header lacks the columns"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer
@@ -154,9 +155,10 @@ func TestCalibrateOutIsWrittenAsAnExport(t *testing.T) {
 	}
 
 	cache := filepath.Join(dir, "other.db")
-	var stderr0 bytes.Buffer
-	if code := RunCLI(context.Background(), []string{"--db", cache, "cache", "info"}, strings.NewReader(""), &bytes.Buffer{}, &stderr0); code != 0 {
-		t.Fatalf("make a cache: %s", stderr0.String())
+	if d, err := db.Open(cache); err != nil {
+		t.Fatalf("make a cache: %v", err)
+	} else {
+		d.Close()
 	}
 	before, _ := os.ReadFile(cache)
 	code, stdout, stderr := run(cache)

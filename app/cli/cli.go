@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -24,10 +26,11 @@ type Env struct {
 	DBPath string // the cache file; see DefaultDBPath
 	JSON   bool   // --json: machine-readable output (each command documents its shape)
 
-	usageShown bool         // a FlagSet from Flags printed the usage: the command line was wrong, or help was asked
-	usage      bytes.Buffer // what the FlagSets printed: to stdout when help was asked, else to stderr
-	cache      *db.DB       // the one cache handle of this command, opened by Cache; RunCLI closes it
-	collect    *[]flagSet   // when set, every FlagSet Flags makes (for help, the reference, completion)
+	notedNoCache bool         // noteNoCache said there is no cache
+	usageShown   bool         // a FlagSet from Flags printed the usage: the command line was wrong, or help was asked
+	usage        bytes.Buffer // what the FlagSets printed: to stdout when help was asked, else to stderr
+	cache        *db.DB       // the one cache handle of this command, opened by Cache; RunCLI closes it
+	collect      *[]flagSet   // when set, every FlagSet Flags makes (for help, the reference, completion)
 }
 
 // Cache is the command's measurement cache at DBPath, opened (and created when
@@ -41,6 +44,34 @@ func (e *Env) Cache() (*db.DB, error) {
 		e.cache = d
 	}
 	return e.cache, nil
+}
+
+// ExistingCache is Cache for a command that only reads the cache: where no file is at
+// DBPath it opens and creates nothing (a mistyped --db made its folders and an empty
+// cache), and returns nil.
+func (e *Env) ExistingCache() (*db.DB, error) {
+	if e.cache != nil {
+		return e.cache, nil
+	}
+	if _, err := os.Stat(e.DBPath); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return e.Cache()
+}
+
+// noteNoCache says, for a command that goes on without a cache (ExistingCache gave
+// none), when the path's folder is missing too, which a typo more than a first run
+// explains.
+func (e *Env) noteNoCache() {
+	if _, err := os.Stat(filepath.Dir(e.DBPath)); errors.Is(err, os.ErrNotExist) && !e.notedNoCache {
+		e.notedNoCache = true
+		fmt.Fprintf(e.Stderr, "note: no cache at %s, nor its folder: going on without one (is --db or CNNTIME_DB mistyped?)\n", app.Printable(e.DBPath))
+	}
+}
+
+// noCache is what a command that reads the cache alone says where there is none.
+func (e *Env) noCache(what string) error {
+	return fmt.Errorf("no cache at %s: nothing to %s (a command that only reads a cache never creates one; check --db or CNNTIME_DB)", app.Printable(e.DBPath), what)
 }
 
 // closeCache closes the handle Cache opened, if any.
@@ -59,7 +90,7 @@ func (e *Env) Flags(cmd Command) *flag.FlagSet {
 	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
 	// What the flags print (a parse error, the usage) waits in e.usage: RunCLI sends it
 	// to stdout when the user asked for help (flag.ErrHelp), else to stderr.
-	fs.SetOutput(&e.usage)
+	fs.SetOutput(printableWriter{&e.usage}) // its own line names a flag as given
 	fs.BoolVar(&e.JSON, "json", e.JSON, "print JSON instead of a table")
 	fs.Usage = func() {
 		e.usageShown = true
@@ -232,11 +263,17 @@ func RunCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var ue *UsageError
 	var ie *app.InputError
 	var ee *ExitError
-	switch {
+	if err != nil {
+		err = printedError{err, withoutRawArgs(err.Error(), args)}
+	}
+	switch code, sig := signalStatus(ctx); {
 	case err == nil:
 		return 0
+	case sig != nil: // whatever the command made of it: the shell's convention
+		fmt.Fprintf(stderr, "cnntime %s: %s: %s\n", name, sig, printableLines(err.Error()))
+		return code
 	case errors.As(err, &ee):
-		fmt.Fprintf(stderr, "cnntime %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "cnntime %s: %s\n", name, printableLines(err.Error()))
 		return ee.Code
 	case errors.Is(err, flag.ErrHelp):
 		return 0
@@ -267,6 +304,16 @@ func asksForHelp(args []string) bool {
 	}
 	return false
 }
+
+// printedError is err as it is printed: its message with the command line's control
+// characters written out (withoutRawArgs); errors.As and errors.Is see err.
+type printedError struct {
+	err error
+	msg string
+}
+
+func (e printedError) Error() string { return e.msg }
+func (e printedError) Unwrap() error { return e.err }
 
 // ExitError is a failure with an exit status of its own: 3 for "no usable GPU", as the
 // CUDA worker's.

@@ -279,6 +279,11 @@ type shellDialect struct {
 	tail     string
 }
 
+// bashReply fills COMPREPLY with the lines cmd prints, one entry a line: COMPREPLY=($(…))
+// split a file name "my model.onnx" into two and expanded one named "*" into every file
+// of the folder.
+func bashReply(cmd string) string { return "mapfile -t COMPREPLY < <(" + cmd + ")" }
+
 var bashDialect = shellDialect{
 	head: "# bash completion for cnntime and cnntime-headless. Load it with: source <(cnntime completion bash)\n" +
 		"# __cnntime_names KIND: the names of KIND that complete $cur, from the catalog and the cache\n" +
@@ -298,22 +303,22 @@ var bashDialect = shellDialect{
 		"    fi\n",
 	first: "1", cursor: "COMP_CWORD", words: "COMP_WORDS",
 	commands: func(m completionModel) string {
-		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(append(m.commandNames(), "--db", "--json"))) + " -- \"$cur\"))"
+		return bashReply("compgen -W " + shellQuote(shellWords(append(m.commandNames(), "--db", "--json"))) + " -- \"$cur\"")
 	},
 	choices: func(key string, f completionFlag) string {
-		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(choiceWords(f.choices))) + " -- \"$cur\"))"
+		return bashReply("compgen -W " + shellQuote(shellWords(choiceWords(f.choices))) + " -- \"$cur\"")
 	},
-	files: "COMPREPLY=($(compgen -f -- \"$cur\"))",
+	files: bashReply("compgen -f -- \"$cur\""),
 	names: func(kind string) string { return "__cnntime_names " + kind },
 	actions: func(acts []string) string {
-		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(acts)) + " -- \"$cur\"))"
+		return bashReply("compgen -W " + shellQuote(shellWords(acts)) + " -- \"$cur\"")
 	},
 	flags: func(key string, flags []completionFlag) string {
 		var names []string
 		for _, f := range flags {
 			names = append(names, "--"+f.name)
 		}
-		return "COMPREPLY=($(compgen -W " + shellQuote(shellWords(names)) + " -- \"$cur\"))"
+		return bashReply("compgen -W " + shellQuote(shellWords(names)) + " -- \"$cur\"")
 	},
 	tail: "complete -o filenames -F _cnntime cnntime cnntime-headless\n",
 }

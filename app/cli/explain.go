@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"cnntime/app"
+	"cnntime/app/numfmt"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
@@ -101,7 +102,7 @@ func explainCommands(register func(Command)) {
 			return err
 		}
 		defer done()
-		q, err := ef.query(eng, fs)
+		q, err := ef.query(env.Ctx, eng, fs)
 		if err != nil {
 			return err
 		}
@@ -118,6 +119,8 @@ func explainCommands(register func(Command)) {
 			return err
 		}
 		switch {
+		case env.JSON && app.IsCPU(x.GPU):
+			return WriteJSON(env.Stdout, cpuExplanation{Explanation: &x, Device: hw.CPUGPUID})
 		case env.JSON:
 			return WriteJSON(env.Stdout, x)
 		case ef.csv:
@@ -135,6 +138,22 @@ func explainCommands(register func(Command)) {
 	register(cmd)
 }
 
+// cpuExplanation is a measured CPU's explanation as --json writes it: "device": "cpu"
+// instead of a GPU, a GPU count and a per-GPU batch (a CPU is not one GPU).
+type cpuExplanation struct {
+	*predictor.Explanation
+	Device      string `json:"device"`
+	GPU         string `json:"gpu,omitempty"`           // hides the GPU fields
+	GPUCount    int    `json:"gpu_count,omitempty"`     // of the explanation,
+	PerGPUBatch int    `json:"per_gpu_batch,omitempty"` // left empty
+}
+
+// gbText writes gigabytes with two significant digits however small: "0.038 GB",
+// "1.2 GB", "37 GB".
+func gbText(gb float64) string {
+	return strconv.FormatFloat(gb, 'g', 2, 64) + " GB"
+}
+
 // writeExplainTable writes the header block, the phases, the kinds and the slowest
 // layers (all of them, in order, when layers is 0).
 func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error {
@@ -147,17 +166,17 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		format = ", " + string(x.Format)
 	}
 	h := app.NewTable(w, "model", fmt.Sprintf("%s, input %d, %s%s", x.Model, x.Input, x.Precision, format))
-	h.Row("machine", fmt.Sprintf("%s (%d×%s)", x.Machine, x.GPUCount, x.GPU))
+	h.Row("machine", fmt.Sprintf("%s (%s)", x.Machine, app.DeviceText(x.GPU, x.GPUCount)))
 	h.Row("stack", fmt.Sprintf("%s: %s", x.Stack.Framework, x.Stack.Description))
 	h.Row("software", fmt.Sprintf("%s: %s", x.Software.Name, x.Software.Note))
-	h.Row("batch", fmt.Sprintf("%d%s", x.Batch, per))
-	h.Row("iteration", fmt.Sprintf("%.2f ms ±%.0f%%, %.0f images/s", x.IterMS, x.ErrorPct, x.ImagesPerS))
+	h.Row("batch", countText(x.Batch)+per)
+	h.Row("iteration", fmt.Sprintf("%s ±%.0f%%, %s images/s", numfmt.MS(x.IterMS), x.ErrorPct, numfmt.Rate(x.ImagesPerS)))
 	bound := x.Bound
 	switch {
 	case x.LoaderImagesPerS > 0 && x.Bound == "input":
-		bound = fmt.Sprintf("input: the %s loader (%d workers per GPU) delivers %.0f images/s", x.Loader, x.Workers, x.LoaderImagesPerS)
+		bound = fmt.Sprintf("input: the %s loader (%d workers per GPU) delivers %s images/s", x.Loader, x.Workers, numfmt.Rate(x.LoaderImagesPerS))
 	case x.LoaderImagesPerS > 0:
-		bound = fmt.Sprintf("gpu (the %s loader, %d workers per GPU, could deliver %.0f images/s)", x.Loader, x.Workers, x.LoaderImagesPerS)
+		bound = fmt.Sprintf("gpu (the %s loader, %d workers per GPU, could deliver %s images/s)", x.Loader, x.Workers, numfmt.Rate(x.LoaderImagesPerS))
 	default:
 		bound += fmt.Sprintf(" (%s data)", x.Loader)
 	}
@@ -172,12 +191,16 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	h.Row("source", fmt.Sprintf("%s (the least trusted of the step's kernels)", x.Source))
 	largest := "unknown"
 	if x.MaxBatch >= 0 {
-		largest = strconv.Itoa(x.MaxBatch)
+		largest = countText(x.MaxBatch)
 	}
-	h.Row("memory", fmt.Sprintf("%.1f GB per %s; the largest batch that fits: %s", x.MemoryGB, app.DeviceWord(x.GPU), largest))
+	if app.IsCPU(x.GPU) {
+		h.Row("memory", fmt.Sprintf("%s of the host's memory at this batch; the largest batch that fits: %s", gbText(x.MemoryGB), largest))
+	} else {
+		h.Row("memory", fmt.Sprintf("%.1f GB per GPU; the largest batch that fits: %s", x.MemoryGB, largest))
+	}
 	cost := ""
 	if x.CostKnown {
-		cost = fmt.Sprintf(", $%.2f", x.CostUSD)
+		cost = ", " + numfmt.USD(x.CostUSD)
 	}
 	if at, m := x.EpochsAt, x.Recipe; at != nil && m != nil {
 		h.Row("run", fmt.Sprintf("epoch %s, to %s %s ±%.0f%%%s", duration(x.EpochS), m.TargetName(), duration(x.TotalS), math.Hypot(x.ErrorPct, at.ErrorPct), cost))
@@ -194,9 +217,9 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	fmt.Fprintln(w)
 	t := app.NewTable(w, "PHASE", "MS", "SHARE")
 	for _, p := range x.Phases.List() {
-		t.Row(p.Phase, fmt.Sprintf("%.2f", p.MS), app.ShareText(p.MS, x.Phases.Total()))
+		t.Row(p.Phase, msText(p.MS), app.ShareText(p.MS, x.Phases.Total()))
 	}
-	t.Row("iteration", fmt.Sprintf("%.2f", x.IterMS), app.ShareText(x.IterMS, x.Phases.Total()))
+	t.Row("iteration", msText(x.IterMS), app.ShareText(x.IterMS, x.Phases.Total()))
 	if err := t.Flush(); err != nil {
 		return err
 	}
@@ -204,7 +227,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	fmt.Fprintln(w)
 	t = app.NewTable(w, "KIND", "LAYERS", "MS", "SHARE OF LAYER KERNELS")
 	for _, k := range x.Kinds {
-		t.Row(k.Kind, strconv.Itoa(k.Layers), fmt.Sprintf("%.2f", k.MS), app.ShareText(k.SharePct, 100))
+		t.Row(k.Kind, strconv.Itoa(k.Layers), msText(k.MS), app.ShareText(k.SharePct, 100))
 	}
 	if err := t.Flush(); err != nil {
 		return err

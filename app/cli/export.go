@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -41,8 +42,8 @@ func runExport(env *Env, cmd Command, args []string) error {
 	csvPath := fs.String("csv", "", "a CSV file to write")
 	choiceVar(fs, &table, "table", "results", "what the CSV holds", exportTables, acceptChoice("table", exportTables))
 	choiceVar(fs, &metric, "metric", "total", "the curves chart's y axis", metricChoices(), errorOf(charts.ParseMetric))
-	logX := fs.Bool("logx", false, "logarithmic x axis")
-	logY := fs.Bool("logy", false, "logarithmic y axis")
+	logX := fs.Bool("logx", false, "logarithmic x axis (default: the window's axes, logarithmic for the curves chart, linear for the scatter; --logx=false for a linear one)")
+	logY := fs.Bool("logy", false, "logarithmic y axis (default as --logx; --logy=false for a linear one)")
 	noBands := fs.Bool("no-error-bands", false, "leave out the expected-error bands (curves) and whiskers (scatter)")
 	width := wholeFlag(fs, "width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
 	height := wholeFlag(fs, "height", 750, "chart height in pixels")
@@ -105,7 +106,7 @@ func runExport(env *Env, cmd Command, args []string) error {
 		return err
 	}
 	defer closeDB()
-	q, err := pf.query(eng, fs)
+	q, err := pf.query(env.Ctx, eng, fs)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,22 @@ func runExport(env *Env, cmd Command, args []string) error {
 		}
 	}
 	if *out != "" {
-		opt := charts.Options{Metric: m, LogX: *logX, LogY: *logY, Legend: true, Title: *title, NoErrorBands: *noBands}
+		// The window's axes unless the flags say otherwise: a chart of many series on
+		// linear axes crowds every small machine's curve against the axis.
+		def := app.DefaultChartSettings()
+		lx, ly := def.LogX, def.LogY
+		if chart == "scatter" {
+			lx, ly = def.ScatterLog, def.ScatterLog
+		}
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "logx":
+				lx = *logX
+			case "logy":
+				ly = *logY
+			}
+		})
+		opt := charts.Options{Metric: m, LogX: lx, LogY: ly, Legend: true, Title: *title, NoErrorBands: *noBands}
 		if *title == "" { // the window's title for the same chart: what it shows and the run
 			what := m.TitleFor(curves) + " vs batch size"
 			if chart == "scatter" {

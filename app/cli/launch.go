@@ -96,7 +96,7 @@ func runLaunch(env *Env, args []string) error {
 		return err
 	}
 	defer done()
-	q, err := rf.query(eng, fs)
+	q, err := rf.query(env.Ctx, eng, fs)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"cnntime/app"
+	"cnntime/app/numfmt"
 )
 
 // runLimit is best's --deadline or --budget: the question "which machine is the
@@ -100,7 +103,7 @@ func (l runLimit) what() string {
 		parts = append(parts, "within "+duration(l.deadline.Seconds()))
 	}
 	if l.budget > 0 {
-		parts = append(parts, fmt.Sprintf("within $%.2f", l.budget))
+		parts = append(parts, "within "+numfmt.USD(l.budget))
 	}
 	return strings.Join(parts, " and ")
 }
@@ -150,13 +153,13 @@ func (l runLimit) writeAnswer(env *Env, rows []BestRow) {
 // time and cost, and the host the loader's pace assumed.
 func answerRun(r BestRow) string {
 	b := r.Best
-	s := fmt.Sprintf("%s on %s (%d×%s), batch %d", r.Model, r.Machine, r.GPUCount, r.GPU, b.Batch)
+	s := fmt.Sprintf("%s on %s (%s), batch %s", r.Model, r.Machine, app.DeviceText(r.deviceID(), r.GPUCount), countText(b.Batch))
 	if b.Epochs != nil {
 		s += fmt.Sprintf(", %.1f epochs", *b.Epochs)
 	}
 	s += ", " + duration(*b.TotalS)
 	if b.CostUSD != nil {
-		s += fmt.Sprintf(", $%.2f", *b.CostUSD)
+		s += ", " + numfmt.USD(*b.CostUSD)
 	}
 	if b.Host != nil {
 		s += ", host " + b.Host.Text()

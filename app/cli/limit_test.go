@@ -95,7 +95,7 @@ func TestBestAnswersTheDeadlineQuestion(t *testing.T) {
 		t.Errorf("%d of %d rows meet 24h: want some, not all", meeting, len(rows))
 	}
 	code, out, errOut = runPredictCLI(t, "best", "--model", "resnet50", "--machine", "all", "--train", "to-target", "--deadline", "24h")
-	if code != 0 || !strings.Contains(out, "Cheapest within 24h00m: resnet50 on "+rows[0].Machine) {
+	if code != 0 || !strings.Contains(out, "Cheapest within 24.0 h: resnet50 on "+rows[0].Machine) {
 		t.Errorf("best --deadline's answer line: exit %d\n%s%s", code, out, errOut)
 	}
 

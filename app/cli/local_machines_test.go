@@ -85,9 +85,9 @@ func TestLocalCPUAfterASweep(t *testing.T) {
 		if r.Source != wantSource[r.Batch] || !r.Fits || r.IterMS == nil || *r.IterMS <= 0 {
 			t.Errorf("batch %d: source %s, fits %t, iter %v; want %s and a time", r.Batch, r.Source, r.Fits, r.IterMS, wantSource[r.Batch])
 		}
-		if r.Machine != hw.LocalCPUID || r.GPU != hw.CPUGPUID || r.Precision != "fp32" || r.CostUSD != nil || r.EnergyKWh != nil {
-			t.Errorf("batch %d: %s on %s (%s) in %s, cost %v, energy %v; want local/cpu, cpu, fp32 (it has no amp), unknown cost and energy",
-				r.Batch, r.Model, r.Machine, r.GPU, r.Precision, r.CostUSD, r.EnergyKWh)
+		if r.Machine != hw.LocalCPUID || r.Device != hw.CPUGPUID || r.GPU != "" || r.GPUCount != 0 || r.Precision != "fp32" || r.CostUSD != nil || r.EnergyKWh != nil {
+			t.Errorf("batch %d: %s on %s (device %q, GPU %q ×%d) in %s, cost %v, energy %v; want local/cpu, device cpu and no GPU, fp32 (it has no amp), unknown cost and energy",
+				r.Batch, r.Model, r.Machine, r.Device, r.GPU, r.GPUCount, r.Precision, r.CostUSD, r.EnergyKWh)
 		}
 	}
 
@@ -156,7 +156,7 @@ func TestLocalCPUAfterASweep(t *testing.T) {
 // update (none while the backend updates inside its weight-gradient kernels).
 func measuredCPUStepMS(t *testing.T, dbPath, model, deviceKey string, b int) float64 {
 	t.Helper()
-	net, err := app.ReadCustomModelFile(model)
+	net, err := app.ReadCustomModelFile(context.Background(), model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestLocalCPUPrefersPyTorch(t *testing.T) {
 	}
 	// PyTorch's timings: the same kernels as the Go backend's, each doubled, of the
 	// phases PyTorch runs only.
-	net, err := app.ReadCustomModelFile(model)
+	net, err := app.ReadCustomModelFile(context.Background(), model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,13 +371,28 @@ func TestLocalCPUIsDescribedAsACPU(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("explain: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"bound      cpu", "GB per CPU"} {
+	for _, want := range []string{"bound      cpu", "machine    local/cpu (CPU)", "of the host's memory at this batch"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain on %s lacks %q:\n%s", hw.LocalCPUID, want, out)
 		}
 	}
-	if strings.Contains(out, "per GPU") || strings.Contains(out, "-0.00") {
-		t.Errorf("explain on %s speaks of a GPU or a negative phase:\n%s", hw.LocalCPUID, out)
+	if strings.Contains(out, "per GPU") || strings.Contains(out, "1×cpu") || strings.Contains(out, "-0.00") || strings.Contains(out, " 0.0 GB") {
+		t.Errorf("explain on %s speaks of a GPU, of 0.0 GB or of a negative phase:\n%s", hw.LocalCPUID, out)
+	}
+	// Its JSON names the device, not a GPU, a GPU count or a per-GPU batch.
+	_, js, _ := runCLIWithDB(t, dbPath, "explain", "--json", "--model", model, "--machine", hw.LocalCPUID, "--batch", "4")
+	if !strings.Contains(js, `"device": "cpu"`) || strings.Contains(js, `"gpu_count"`) || strings.Contains(js, `"per_gpu_batch"`) || strings.Contains(js, `"gpu":`) {
+		t.Errorf("explain --json on %s: %.600s", hw.LocalCPUID, js)
+	}
+	// The tables call it a CPU; Instances (--nodes) do not multiply this computer.
+	_, table, _ := runCLIWithDB(t, dbPath, "best", "--model", model, "--machine", hw.LocalCPUID, "--batches", "1-4")
+	if !strings.Contains(table, "local/cpu  CPU ") || strings.Contains(table, "1×cpu") {
+		t.Errorf("best on %s:\n%s", hw.LocalCPUID, table)
+	}
+	one := predictRows(t, dbPath, "--model", model, "--machine", hw.LocalCPUID, "--batch", "4")
+	four := predictRows(t, dbPath, "--model", model, "--machine", hw.LocalCPUID, "--batch", "4", "--nodes", "4")
+	if *one[0].IterMS != *four[0].IterMS || four[0].Nodes != 0 || four[0].GPUCount != 0 {
+		t.Errorf("--nodes 4 on %s: %v ms on %d nodes; want one instance's %v ms", hw.LocalCPUID, *four[0].IterMS, four[0].Nodes, *one[0].IterMS)
 	}
 
 	ctx := context.Background()
@@ -397,7 +412,7 @@ func TestLocalCPUIsDescribedAsACPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := app.WhyHeadline(&x)
-	if !strings.Contains(head, "Bound: the CPU,") || strings.Contains(head, "GPU") {
+	if !strings.Contains(head, "Bound: the CPU,") || !strings.Contains(head, "data already in memory") || strings.Contains(head, "no loader to wait for") {
 		t.Errorf("the Why tab on %s says:\n%s", hw.LocalCPUID, head)
 	}
 	for _, g := range app.PhaseGroups(&x) {

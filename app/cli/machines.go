@@ -77,7 +77,12 @@ func runMachines(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *provider != "" && !hasProvider(machines, *provider) {
+	if strings.EqualFold(*provider, hw.UserProvider) && !hasProvider(machines, *provider) && !env.JSON {
+		// A provider with none yet, not a mistake: say so, and how to add one.
+		fmt.Fprintln(env.Stdout, "no machines of your own yet: add one with 'cnntime machine add --name NAME --gpu ID --price USD' (or 'cnntime machine detect' for this computer)")
+		return nil
+	}
+	if *provider != "" && !strings.EqualFold(*provider, hw.UserProvider) && !hasProvider(machines, *provider) {
 		return Usagef("--provider: no machines of provider %q%s", *provider, app.Suggest(*provider, append(c.Providers(), hw.UserProvider)))
 	}
 	var shown []hw.Machine

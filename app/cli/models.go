@@ -240,7 +240,7 @@ func runModel(env *Env, args []string) error {
 // that may be a saved model's, and does not create.
 func loadNamedModel(env *Env, name string, input, classes int) (*cnn.Network, error) {
 	if app.IsModelFile(name) || cnn.Family(name) != "" {
-		return app.LoadModel(name, input, classes)
+		return app.LoadModel(env.Ctx, name, input, classes)
 	}
 	var net *cnn.Network
 	err := withExistingCache(env, func(d *db.DB) error {
@@ -309,11 +309,11 @@ func runModelImport(env *Env, args []string) error {
 		if *name != "" || *input != 0 {
 			return Usagef("--name and --input apply to ONNX files; a custom model file gives its own name and input")
 		}
-		if net, err = app.ReadCustomModelFile(path); err != nil {
+		if net, err = app.ReadCustomModelFile(env.Ctx, path); err != nil {
 			return err
 		}
-		if data, err = os.ReadFile(path); err != nil {
-			return fmt.Errorf("read custom model file %s: %w", path, err)
+		if data, err = app.ReadCustomModelBytes(env.Ctx, path); err != nil {
+			return err
 		}
 	default:
 		return Usagef("%s: import reads an ONNX file (.onnx) or a custom model file (.json)", path)

@@ -202,7 +202,7 @@ func putMeasuredDevice(t *testing.T, dbPath, gpuID string, net *cnn.Network, bat
 // interpolated sources are checked on a V100 whose kernels the cache holds.
 func TestCustomModelUsesTheCachesMeasurements(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "cache.db")
-	net, err := app.ReadCustomModelFile(customModelFile)
+	net, err := app.ReadCustomModelFile(context.Background(), customModelFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestSweepTakesACustomModelFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sweep of %s: exit %d: %s", model, code, errOut)
 	}
-	net, err := app.ReadCustomModelFile(model)
+	net, err := app.ReadCustomModelFile(context.Background(), model)
 	if err != nil {
 		t.Fatal(err)
 	}

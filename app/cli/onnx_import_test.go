@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -72,7 +73,7 @@ func TestImportedONNXModelWorksEverywhere(t *testing.T) {
 	}
 
 	// Predicted by name exactly as the custom model file the import wrote.
-	net, err := app.ReadCustomModelFile(file)
+	net, err := app.ReadCustomModelFile(context.Background(), file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -31,16 +33,70 @@ var torchvisionExports = []torchvisionExport{
 	{"vgg11_bn", nil},
 }
 
-// exportTorchvision runs scripts/export_model.py for one model into dir.
-func exportTorchvision(t *testing.T, py, dir string, m torchvisionExport, ext string) string {
+// exportDriver runs scripts/export_model.py's main once for each argument list of a
+// JSON list in one Python process (importing PyTorch takes seconds), and prints a JSON
+// line for each: the error that ended it, "" when it wrote its file.
+const exportDriver = `
+import importlib.util, io, json, sys, contextlib
+spec = importlib.util.spec_from_file_location("export_model", sys.argv[1])
+export_model = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(export_model)
+for argv in json.loads(sys.argv[2]):
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            export_model.main(argv)
+        error = ""
+    except SystemExit as e:
+        error = str(e.code) + "\n" + err.getvalue()
+    except Exception as e:
+        error = repr(e) + "\n" + err.getvalue()
+    print(json.dumps(error), flush=True)
+`
+
+// exportTorchvision runs scripts/export_model.py for each model into dir (files named
+// after the zoo model, ending in ext), in two Python processes at once, each exporting
+// its half of the models in turn, and returns each model's file or why it has none.
+func exportTorchvision(t *testing.T, py, dir string, models []torchvisionExport, ext string) (files, errs map[string]string) {
 	t.Helper()
-	out := filepath.Join(dir, m.zoo+ext)
-	args := append([]string{"../../scripts/export_model.py", "torchvision.models:" + m.zoo, "--out", out, "--name", "fx_" + m.zoo}, m.args...)
-	cmd := exec.Command(py, args...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("export_model.py %s: %v\n%s", strings.Join(args[1:], " "), err, b)
+	files, errs = map[string]string{}, map[string]string{}
+	var jobs [2][][]string
+	var names [2][]string
+	for i, m := range models {
+		out := filepath.Join(dir, m.zoo+ext)
+		files[m.zoo] = out
+		argv := append([]string{"torchvision.models:" + m.zoo, "--out", out, "--name", "fx_" + m.zoo}, m.args...)
+		jobs[i%2] = append(jobs[i%2], argv)
+		names[i%2] = append(names[i%2], m.zoo)
 	}
-	return out
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for half := range jobs {
+		if len(jobs[half]) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			list, _ := json.Marshal(jobs[half])
+			out, err := exec.Command(py, "-c", exportDriver, "../../scripts/export_model.py", string(list)).Output()
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			mu.Lock()
+			defer mu.Unlock()
+			for i, name := range names[half] {
+				var e string
+				switch {
+				case i >= len(lines) || json.Unmarshal([]byte(lines[i]), &e) != nil:
+					e = fmt.Sprintf("export_model.py did not get to it: %v\n%s", err, out)
+				}
+				if e != "" {
+					errs[name] = "export_model.py " + strings.Join(jobs[half][i], " ") + ": " + e
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return files, errs
 }
 
 // zooFigures is a zoo model's parameters and MACs as `cnntime model NAME --json` gives
@@ -87,9 +143,13 @@ func TestImportTorchvisionONNX(t *testing.T) {
 	}
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "cache.db")
+	files, errs := exportTorchvision(t, py, dir, torchvisionExports, ".onnx")
 	for _, m := range torchvisionExports {
 		t.Run(m.zoo, func(t *testing.T) {
-			file := exportTorchvision(t, py, dir, m, ".onnx")
+			if err := errs[m.zoo]; err != "" {
+				t.Fatal(err)
+			}
+			file := files[m.zoo]
 			imported := importModel(t, dbPath, file, "--name", "onnx_"+m.zoo)
 			params, macs := zooFigures(t, dbPath, m.zoo, m.zoo == "inception_v3")
 			if imported.Params != params {
@@ -121,9 +181,14 @@ func TestExportModelJSONRoute(t *testing.T) {
 	}
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "cache.db")
-	for _, m := range []torchvisionExport{{"resnet50", nil}, {"efficientnet_b0", nil}, {"convnext_tiny", nil}, {"densenet121", nil}} {
+	models := []torchvisionExport{{"resnet50", nil}, {"efficientnet_b0", nil}, {"convnext_tiny", nil}, {"densenet121", nil}}
+	files, errs := exportTorchvision(t, py, dir, models, ".json")
+	for _, m := range models {
 		t.Run(m.zoo, func(t *testing.T) {
-			file := exportTorchvision(t, py, dir, m, ".json")
+			if err := errs[m.zoo]; err != "" {
+				t.Fatal(err)
+			}
+			file := files[m.zoo]
 			code, out, errOut := runCLIWithDB(t, dbPath, "model", file, "--json")
 			var d ModelDetail
 			if code != 0 || json.Unmarshal([]byte(out), &d) != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"cnntime/app"
+	"cnntime/app/numfmt"
 	"cnntime/db/csvsafe"
 	"cnntime/predictor"
 	"cnntime/predictor/host"
@@ -46,7 +47,7 @@ func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predict
 		return pf, app.Query{}, nil, err
 	}
 	defer done()
-	q, err := pf.query(eng, fs)
+	q, err := pf.query(env.Ctx, eng, fs)
 	if err != nil {
 		return pf, app.Query{}, nil, err
 	}
@@ -54,9 +55,12 @@ func predictSetup(env *Env, cmd Command, args []string, withBatch bool) (predict
 }
 
 func openEngine(env *Env) (*app.Engine, func(), error) {
-	d, err := env.Cache()
+	d, err := env.ExistingCache() // a command that predicts only reads it
 	if err != nil {
 		return nil, nil, err
+	}
+	if d == nil {
+		env.noteNoCache()
 	}
 	eng, err := app.NewEngine(env.Ctx, d)
 	if err != nil {
@@ -69,10 +73,13 @@ func openEngine(env *Env) (*app.Engine, func(), error) {
 // batch size. Cost and energy are null when the price or the power is unknown; the
 // times are null when the batch does not fit.
 type PredictRow struct {
-	Model      string   `json:"model"`
-	Machine    string   `json:"machine"`
-	GPU        string   `json:"gpu"`
-	GPUCount   int      `json:"gpu_count"`
+	Model   string `json:"model"`
+	Machine string `json:"machine"`
+	// Device is "cpu" when a measured CPU runs the step: GPU and GPUCount are then
+	// absent (a CPU is not one GPU). It is absent for GPUs.
+	Device     string   `json:"device,omitempty"`
+	GPU        string   `json:"gpu,omitempty"`
+	GPUCount   int      `json:"gpu_count,omitempty"`
 	Batch      int      `json:"batch"`
 	Precision  string   `json:"precision"`
 	IterMS     *float64 `json:"iter_ms"`
@@ -149,6 +156,31 @@ type PredictRow struct {
 	RegimeNote     string   `json:"regime_note,omitempty"`
 }
 
+// deviceFields are a row's device fields for curve c: "cpu" alone for a measured
+// CPU, else its GPU and their count.
+func deviceFields(c *predictor.Curve) (device, gpu string, count int) {
+	if app.IsCPU(c.GPU) {
+		return hw.CPUGPUID, "", 0
+	}
+	return "", c.GPU, c.GPUCount
+}
+
+// deviceID is the row's device as a curve names it: its GPU, or "cpu".
+func (r PredictRow) deviceID() string {
+	if r.Device != "" {
+		return r.Device
+	}
+	return r.GPU
+}
+
+// deviceID is the row's device as a curve names it: its GPU, or "cpu".
+func (r BestRow) deviceID() string {
+	if r.Device != "" {
+		return r.Device
+	}
+	return r.GPU
+}
+
 // rowOf is the row of point p of curve c.
 func rowOf(c *predictor.Curve, p predictor.Point) PredictRow {
 	var r PredictRow
@@ -164,6 +196,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
 		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Software: c.Software.Name, Host: c.Host}
+	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
 	if c.Recipe != nil {
@@ -427,18 +460,18 @@ func fmtOpt(p *float64, format string, unknown string) string {
 // total is the time to the target, with its band, and the rows say their epochs and,
 // above the known range, the optimizer regime they assume.
 func predictTableHeader(toTarget bool) []string {
-	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE"}
+	head := []string{"MODEL", "MACHINE", "GPU", "INPUT", "BATCH", "ITER MS", "IMAGES/S", "BOUND", "EPOCH", "TOTAL", "COST", "PRICE", "ENERGY", "MEM GB", "SOURCE"}
 	if toTarget {
-		head = append(head[:9:9], "EPOCHS", "RECIPE", "TARGET", "TO TARGET", "COST $", "PRICE", "ENERGY KWH", "MEM GB", "SOURCE", "REGIME")
+		head = append(head[:9:9], "EPOCHS", "RECIPE", "TARGET", "TO TARGET", "COST TO TARGET", "PRICE", "ENERGY", "MEM GB", "SOURCE", "REGIME")
 	}
 	return head
 }
 
 // predictTableRow adds r to predict's table (see predictTableHeader).
 func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
-	gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+	gpu := app.DeviceText(r.deviceID(), r.GPUCount)
 	if !r.Fits {
-		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
+		cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), countText(r.Batch),
 			"out of memory", "-", "-", "-", "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-"}
 		if toTarget {
 			cells = append(cells[:9:9], "-", r.EpochsSource, targetTop1Text(r.Target), "-", "-", priceText(r), "-", fmt.Sprintf("%.1f", r.MemoryGB), "-", "-")
@@ -446,13 +479,13 @@ func predictTableRow(t *app.Table, r PredictRow, toTarget bool) {
 		t.Row(cells...)
 		return
 	}
-	cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), strconv.Itoa(r.Batch),
-		fmt.Sprintf("%.2f ±%.0f%%", *r.IterMS, *r.ErrorPct), fmt.Sprintf("%.0f", *r.ImagesPerS), boundText(r),
-		duration(*r.EpochS), duration(*r.TotalS), fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r),
-		fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
+	cells := []string{r.Model, r.Machine, gpu, strconv.Itoa(r.Input), countText(r.Batch),
+		iterText(*r.IterMS, *r.ErrorPct), numfmt.Rate(*r.ImagesPerS), boundText(r),
+		duration(*r.EpochS), duration(*r.TotalS), usdText(r.CostUSD), priceText(r),
+		kwhText(r.EnergyKWh), fmt.Sprintf("%.1f", r.MemoryGB), r.Source}
 	if toTarget {
 		cells = append(cells[:9:9], fmt.Sprintf("%.1f", *r.Epochs), r.EpochsSource, targetTop1Text(r.Target), fmt.Sprintf("%s ±%.0f%%", duration(*r.TotalS), *r.RunErrorPct),
-			fmtOpt(r.CostUSD, "%.2f", "unknown"), priceText(r), fmtOpt(r.EnergyKWh, "%.2f", "unknown"), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
+			usdText(r.CostUSD), priceText(r), kwhText(r.EnergyKWh), fmt.Sprintf("%.1f", r.MemoryGB), r.Source, r.Regime)
 	}
 	t.Row(cells...)
 }
@@ -463,7 +496,7 @@ func priceText(r PredictRow) string {
 	if r.PriceUSDPerHour == nil {
 		return "none"
 	}
-	s := fmt.Sprintf("$%.4g/h %s", *r.PriceUSDPerHour, r.PriceKind)
+	s := numfmt.USDPerHour(*r.PriceUSDPerHour) + " " + string(r.PriceKind)
 	if r.PriceRegion != "" {
 		s += " " + r.PriceRegion
 	}
@@ -579,16 +612,16 @@ func ageText(days *int) string {
 	return strconv.Itoa(*days)
 }
 
-// duration writes seconds as "42.0s", "12m05s" or "3h12m" (appendDuration).
-func duration(s float64) string { return string(appendDuration(nil, s)) }
-
 // BestRow is one line of `cnntime best --json`: one CNN on one machine at its fastest
 // batch size. Best is null when no batch size fits.
 type BestRow struct {
-	Model     string      `json:"model"`
-	Machine   string      `json:"machine"`
-	GPU       string      `json:"gpu"`
-	GPUCount  int         `json:"gpu_count"`
+	Model   string `json:"model"`
+	Machine string `json:"machine"`
+	// Device, GPU and GPUCount are as in PredictRow: "cpu" for a measured CPU, else
+	// the GPU and how many.
+	Device    string      `json:"device,omitempty"`
+	GPU       string      `json:"gpu,omitempty"`
+	GPUCount  int         `json:"gpu_count,omitempty"`
 	Precision string      `json:"precision"`
 	Best      *PredictRow `json:"best"`
 	// Unavailable says why the model cannot be predicted on the machine with this run
@@ -693,6 +726,7 @@ func bestOf(c *predictor.Curve) BestRow {
 	if r.SweetSpots == nil {
 		r.SweetSpots = []int{}
 	}
+	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Unavailable = c.Unavailable
 	if c.Unavailable != "" {
 		r.Warnings = app.AdviceWarnings(c)
@@ -806,20 +840,20 @@ func bestCommands(register func(Command)) {
 			limit.writeAnswer(env, rows)
 			return nil
 		}
-		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST $", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
+		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
 		var priced []PredictRow
 		for _, r := range rows {
-			gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+			gpu := app.DeviceText(r.deviceID(), r.GPUCount)
 			if r.Best == nil {
 				t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-", "-", "-")
 				continue
 			}
 			b := r.Best
 			priced = append(priced, *b)
-			t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), recommendedText(r), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-				fmt.Sprintf("%.0f", *b.ImagesPerS), boundText(*b), duration(*b.TotalS), fmtOpt(b.CostUSD, "%.2f", "unknown"), priceText(*b),
-				maxBatchText(r.MaxBatch), strconv.Itoa(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
-				intsText(r.SweetSpots), b.Source)
+			t.Row(r.Model, r.Machine, gpu, countText(b.Batch), recommendedText(r), iterText(*b.IterMS, *b.ErrorPct),
+				numfmt.Rate(*b.ImagesPerS), boundText(*b), duration(*b.TotalS), usdText(b.CostUSD), priceText(*b),
+				maxBatchText(r.MaxBatch), countText(r.BestPow2), fmt.Sprintf("%.1f%%", r.SavingVsPow2Pct),
+				countsText(r.SweetSpots), b.Source)
 		}
 		if err := t.Flush(); err != nil {
 			return err
@@ -843,17 +877,17 @@ func bestCommands(register func(Command)) {
 // regime; each node count considered with its epochs and speed-up; and where the
 // epochs come from.
 func writeBestToTarget(env *Env, rows []BestRow, notes []string, recipes []string) error {
-	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "EPOCHS", "RECIPE", "TARGET", "TO TARGET", "COST $", "MAX BATCH", "REGIME", "SOURCE")
+	t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "EPOCHS", "RECIPE", "TARGET", "TO TARGET", "COST TO TARGET", "MAX BATCH", "REGIME", "SOURCE")
 	for _, r := range rows {
-		gpu := fmt.Sprintf("%d×%s", r.GPUCount, r.GPU)
+		gpu := app.DeviceText(r.deviceID(), r.GPUCount)
 		if r.Best == nil {
 			t.Row(r.Model, r.Machine, gpu, noBestText(r), "-", "-", "-", "-", "-", "-", "-", "-", "-", maxBatchText(r.MaxBatch), "-", "-")
 			continue
 		}
 		b := r.Best
-		t.Row(r.Model, r.Machine, gpu, strconv.Itoa(b.Batch), recommendedText(r), fmt.Sprintf("%.2f ±%.0f%%", *b.IterMS, *b.ErrorPct),
-			fmt.Sprintf("%.0f", *b.ImagesPerS), boundText(*b), fmt.Sprintf("%.1f", *b.Epochs), b.EpochsSource, targetTop1Text(b.Target),
-			fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct), fmtOpt(b.CostUSD, "%.2f", "unknown"), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
+		t.Row(r.Model, r.Machine, gpu, countText(b.Batch), recommendedText(r), iterText(*b.IterMS, *b.ErrorPct),
+			numfmt.Rate(*b.ImagesPerS), boundText(*b), fmt.Sprintf("%.1f", *b.Epochs), b.EpochsSource, targetTop1Text(b.Target),
+			fmt.Sprintf("%s ±%.0f%%", duration(*b.TotalS), *b.RunErrorPct), usdText(b.CostUSD), maxBatchText(r.MaxBatch), orDash(b.Regime), b.Source)
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -881,8 +915,8 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, recipes []strin
 			if c.Regime != "" {
 				regime = ", " + c.Regime
 			}
-			fmt.Fprintf(env.Stdout, "  %d × %s: batch %d, %.1f epochs%s, %s to target, $%s, %.2f× the speed of %d\n",
-				c.Nodes, r.Machine, c.Batch, c.Epochs, regime, duration(c.TotalS), fmtOpt(c.CostUSD, "%.2f", "unknown"), c.Speedup, r.NodeCounts[0].Nodes)
+			fmt.Fprintf(env.Stdout, "  %d × %s: batch %s, %.1f epochs%s, %s to target, %s, %.2f× the speed of %d\n",
+				c.Nodes, r.Machine, countText(c.Batch), c.Epochs, regime, duration(c.TotalS), usdText(c.CostUSD), c.Speedup, r.NodeCounts[0].Nodes)
 		}
 	}
 	ms, ns, nets := make([]string, len(rows)), make([]int, len(rows)), make([]*hw.Network, len(rows))
@@ -892,7 +926,7 @@ func writeBestToTarget(env *Env, rows []BestRow, notes []string, recipes []strin
 	writeNodeNotes(env, ms, ns, nets, notes)
 	for _, r := range rows {
 		if r.Best != nil && r.Best.RegimeNote != "" {
-			fmt.Fprintf(env.Stdout, "%s at batch %d: %s\n", r.Model, r.Best.Batch, r.Best.RegimeNote)
+			fmt.Fprintf(env.Stdout, "%s at batch %s: %s\n", r.Model, countText(r.Best.Batch), r.Best.RegimeNote)
 		}
 	}
 	writeRecipeNotes(env, recipes)
@@ -920,7 +954,7 @@ func maxBatchText(b int) string {
 	if b < 0 {
 		return "unknown"
 	}
-	return strconv.Itoa(b)
+	return countText(b)
 }
 
 func intsText(xs []int) string {
@@ -943,7 +977,7 @@ func writeBestCSV(env *Env, rows []BestRow) error {
 		"epochs", "epochs_source", "run_error_pct", "regime", "objective",
 		"recommended_batch", "within_1pct_min", "within_1pct_max", "bound", "warnings", "target"})
 	for _, r := range rows {
-		t := csvsafe.Text
+		t := csvsafe.Cell
 		rec := []string{t(r.Model), t(r.Machine), t(r.GPU), strconv.Itoa(r.GPUCount), t(r.Precision), "", "", "", "", "", "",
 			strconv.Itoa(r.MaxBatch), strconv.Itoa(r.BestPow2), strconv.FormatFloat(r.SavingVsPow2Pct, 'g', -1, 64),
 			strings.ReplaceAll(intsText(r.SweetSpots), "-", ""), "", "", "", "", "", "", "", "", "", "", t(r.Objective),

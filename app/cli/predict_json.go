@@ -103,8 +103,15 @@ func (e *jsonRowEncoder) appendRow(b []byte, r *PredictRow) ([]byte, error) {
 	b = append(b, '{')
 	b = e.str(b, 0, jsonFieldIndent+`"model": `, r.Model)
 	b = e.str(b, 1, `,`+jsonFieldIndent+`"machine": `, r.Machine)
-	b = e.str(b, 2, `,`+jsonFieldIndent+`"gpu": `, r.GPU)
-	b = jsonInt(b, `,`+jsonFieldIndent+`"gpu_count": `, r.GPUCount)
+	if r.Device != "" {
+		b = e.str(b, 2, `,`+jsonFieldIndent+`"device": `, r.Device)
+	}
+	if r.GPU != "" {
+		b = e.str(b, 2, `,`+jsonFieldIndent+`"gpu": `, r.GPU)
+	}
+	if r.GPUCount != 0 {
+		b = jsonInt(b, `,`+jsonFieldIndent+`"gpu_count": `, r.GPUCount)
+	}
 	b = jsonInt(b, `,`+jsonFieldIndent+`"batch": `, r.Batch)
 	b = e.str(b, 3, `,`+jsonFieldIndent+`"precision": `, r.Precision)
 	for _, f := range [...]struct {

@@ -55,6 +55,7 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 			}
 		}
 	}()
+	q.TransientPoints = true // each curve is text before the next is predicted
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*[]byte, error) {
 		if c.Unavailable != "" {
 			unavailable.Lock()
@@ -106,12 +107,12 @@ var predictCSVColumns = []struct {
 	perCurve bool
 	cell     func(b []byte, r *csvRow) []byte
 }{
-	{"model", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Model)) }},
-	{"machine", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Machine)) }},
-	{"gpu", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.GPU)) }},
+	{"model", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Model)) }},
+	{"machine", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Machine)) }},
+	{"gpu", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.GPU)) }},
 	{"gpu_count", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
 	{"batch", false, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
-	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Precision))) }},
+	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Precision))) }},
 	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.iterMS, 3, r.p.Fits) }},
 	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.imagesPerS, 1, r.p.Fits) }},
 	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochS, 1, r.p.Fits) }},
@@ -123,19 +124,19 @@ var predictCSVColumns = []struct {
 	{"source", false, func(b []byte, r *csvRow) []byte { return r.text(b, string(r.p.Source)) }},
 	{"error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.errorPct, 1, r.p.Fits) }},
 	{"input", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
-	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Loader))) }},
+	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Loader))) }},
 	{"workers", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
 	{"loader_images_per_s", true, func(b []byte, r *csvRow) []byte {
 		return appendRoundedIf(b, r.v.loaderImagesPerS, 1, r.v.hasLoader)
 	}},
 	{"bound", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.p.Bound) }},
-	{"memory_format", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Format))) }},
+	{"memory_format", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Format))) }},
 	{"price_usd_per_hour", true, func(b []byte, r *csvRow) []byte {
 		return appendRoundedIf(b, r.v.priceUSDPerHour, 4, r.c.CostKnown)
 	}},
-	{"price_kind", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Price.Kind))) }},
-	{"price_region", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Region)) }},
-	{"price_date", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Price.Date)) }},
+	{"price_kind", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Price.Kind))) }},
+	{"price_region", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Price.Region)) }},
+	{"price_date", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Price.Date)) }},
 	{"price_age_days", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Price.AgeDays == nil {
 			return b
@@ -143,25 +144,25 @@ var predictCSVColumns = []struct {
 		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
 	}},
 	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochs, 2, r.p.Fits) }},
-	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.EpochsSource)) }},
+	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.EpochsSource)) }},
 	{"target", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Recipe == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.Recipe.TargetName()))
+		return appendCSVText(b, csvsafe.Cell(r.c.Recipe.TargetName()))
 	}},
 	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
 	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
 	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},
-	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Script))) }},
+	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Script))) }},
 	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
-	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(string(r.c.Framework))) }},
-	{"software", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Text(r.c.Software.Name)) }},
+	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Framework))) }},
+	{"software", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Software.Name)) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Host == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.Host.CPU.Model))
+		return appendCSVText(b, csvsafe.Cell(r.c.Host.CPU.Model))
 	}},
 	{"cpu_assumed", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Host == nil {
@@ -173,7 +174,7 @@ var predictCSVColumns = []struct {
 		if r.c.Host == nil {
 			return b
 		}
-		return appendCSVText(b, csvsafe.Text(r.c.Host.Text()))
+		return appendCSVText(b, csvsafe.Cell(r.c.Host.Text()))
 	}},
 	{"host_error_pct", false, func(b []byte, r *csvRow) []byte {
 		return appendRoundedIf(b, r.p.HostErrorPct, 1, r.p.Fits && r.p.HostErrorPct > 0)
@@ -188,19 +189,34 @@ type csvRow struct {
 	p     *predictor.Point
 	v     pointValues
 	texts map[string][]byte
+	col   int // the column whose cell is being written
+	last  []lastText
 }
 
-// text appends s as a neutralised CSV text cell, worked out once per distinct s.
+// text appends s as a neutralised CSV text cell, worked out once per distinct s (and
+// looked up only when s is not the text the row before had here: a curve's rows
+// mostly repeat their source and bound).
 func (r *csvRow) text(b []byte, s string) []byte {
+	if c := &r.last[r.col]; c.set && c.text == s {
+		return append(b, c.cell...)
+	}
 	cell, ok := r.texts[s]
 	if !ok {
 		if r.texts == nil {
 			r.texts = map[string][]byte{}
 		}
-		cell = appendCSVText(nil, csvsafe.Text(s))
+		cell = appendCSVText(nil, csvsafe.Cell(s))
 		r.texts[s] = cell
 	}
+	r.last[r.col] = lastText{s, cell, true}
 	return append(b, cell...)
+}
+
+// lastText is the text a column's cell held in the row before, and the cell.
+type lastText struct {
+	text string
+	cell []byte
+	set  bool
 }
 
 // predictCSV writes predict's rows as CSV (predictCSVColumns).
@@ -221,50 +237,52 @@ func (predictCSV) footer(bool) []byte { return nil }
 
 func (predictCSV) first(text []byte) []byte { return text }
 
-// csvPiece is a stretch of a row: the per-curve cells between two per-row ones, with
-// their commas, written once (fixed), or one per-row cell.
+// csvPiece is a stretch of a row: the text before a per-row cell that is the same on
+// every row of the curve (commas and per-curve cells, written once), then that cell
+// (nil at the row's end).
 type csvPiece struct {
 	fixed []byte
 	cell  func(b []byte, r *csvRow) []byte
+	col   int // the cell's column
 }
 
 func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 	if len(c.Points) == 0 {
 		return b, nil
 	}
-	r := csvRow{c: c, p: &c.Points[0]}
+	r := csvRow{c: c, p: &c.Points[0], last: make([]lastText, len(predictCSVColumns))}
 	r.v = valuesOf(c, r.p)
-	var pieces []csvPiece
-	fixed := func() *[]byte {
-		if len(pieces) == 0 || pieces[len(pieces)-1].cell != nil {
-			pieces = append(pieces, csvPiece{})
-		}
-		return &pieces[len(pieces)-1].fixed
-	}
+	pieces := []csvPiece{{}}
 	for j, col := range predictCSVColumns {
+		f := &pieces[len(pieces)-1].fixed
 		if j > 0 {
-			f := fixed()
 			*f = append(*f, ',')
 		}
 		if col.perCurve {
-			f := fixed()
+			r.col = j
 			*f = col.cell(*f, &r)
-		} else {
-			pieces = append(pieces, csvPiece{cell: col.cell})
+			continue
 		}
+		pieces[len(pieces)-1].cell, pieces[len(pieces)-1].col = col.cell, j
+		pieces = append(pieces, csvPiece{})
 	}
+	pieces[len(pieces)-1].fixed = append(pieces[len(pieces)-1].fixed, '\n')
 	b = slices.Grow(b, len(c.Points)*192)
 	for i := range c.Points {
 		r.p = &c.Points[i]
 		r.v = valuesOf(c, r.p)
-		for _, piece := range pieces {
-			if piece.cell != nil {
-				b = piece.cell(b, &r)
+		for j := range pieces {
+			piece := &pieces[j]
+			if len(piece.fixed) == 1 { // a comma
+				b = append(b, piece.fixed[0])
 			} else {
 				b = append(b, piece.fixed...)
 			}
+			if piece.cell != nil {
+				r.col = piece.col
+				b = piece.cell(b, &r)
+			}
 		}
-		b = append(b, '\n')
 	}
 	return b, nil
 }
@@ -282,36 +300,51 @@ func appendRoundedIf(b []byte, x float64, digits int, known bool) []byte {
 // search: for such a value that decimal is its digits after the point with the
 // trailing zeros taken off. Values %g writes with an exponent (below 1e-4 or from 1e6
 // on), and any x that is not exactly such a value, go through appendNum.
+//
+// k, the value's digits as a whole number, needs no exact rounding: x is k ÷ 10^digits
+// only where k is right (two whole numbers below 10^12 are never the same float
+// after the division), and every other x goes through appendNum.
 func appendRounded(b []byte, x float64, digits int) []byte {
 	ax := math.Abs(x)
 	if !(ax >= 1e-4 && ax < 1e6) || digits < 0 || digits >= len(pow10) {
 		return appendNum(b, x)
 	}
 	scale := pow10[digits]
-	k := math.Round(ax * scale)
+	k := float64(int64(ax*scale + 0.5))
 	if k/scale != ax {
 		return appendNum(b, x)
 	}
 	if x < 0 {
 		b = append(b, '-')
 	}
-	ki, unit := int64(k), int64(scale)
-	b = strconv.AppendInt(b, ki/unit, 10)
-	frac := ki % unit
-	if frac == 0 {
-		return b
+	// The digits from the last: the fraction's (its trailing zeros left out), the
+	// point, the whole part's (at least one).
+	var buf [24]byte
+	i := len(buf)
+	ki := uint64(k)
+	frac := false
+	for range digits {
+		d := byte(ki % 10)
+		ki /= 10
+		if d != 0 || frac {
+			i--
+			buf[i] = '0' + d
+			frac = true
+		}
 	}
-	var buf [8]byte
-	for i := digits - 1; i >= 0; i-- {
-		buf[i] = byte('0' + frac%10)
-		frac /= 10
+	if frac {
+		i--
+		buf[i] = '.'
 	}
-	n := digits
-	for n > 0 && buf[n-1] == '0' {
-		n--
+	for {
+		i--
+		buf[i] = '0' + byte(ki%10)
+		ki /= 10
+		if ki == 0 {
+			break
+		}
 	}
-	b = append(b, '.')
-	return append(b, buf[:n]...)
+	return append(b, buf[i:]...)
 }
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).

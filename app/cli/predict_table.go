@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"cnntime/app"
+	"cnntime/app/numfmt"
 	"cnntime/predictor"
 )
 
@@ -77,7 +77,7 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 	t.first = &first
 	// The cells the same on every row, made once: what app.Table prints of them.
 	model, machine := app.Printable(first.Model), app.Printable(first.Machine)
-	gpu := app.Printable(fmt.Sprintf("%d×%s", first.GPUCount, first.GPU))
+	gpu := app.Printable(app.DeviceText(first.deviceID(), first.GPUCount))
 	input := strconv.Itoa(first.Input)
 	price := app.Printable(priceText(first))
 	recipeID, target := app.Printable(first.EpochsSource), app.Printable(targetTop1Text(first.Target))
@@ -103,7 +103,7 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 		b.cell(machine)
 		b.cell(gpu)
 		b.cell(input)
-		t.text = strconv.AppendInt(t.text, int64(p.Batch), 10)
+		t.text = numfmt.AppendCount(t.text, int64(p.Batch))
 		b.end()
 		mem := func() {
 			t.text = strconv.AppendFloat(t.text, v.memoryGB, 'f', 1, 64)
@@ -134,23 +134,20 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 			b.cell("-")
 			continue
 		}
-		t.text = strconv.AppendFloat(t.text, v.iterMS, 'f', 2, 64)
-		t.text = append(t.text, " ±"...)
-		t.text = strconv.AppendFloat(t.text, v.errorPct, 'f', 0, 64)
-		t.text = append(t.text, '%')
+		t.text = appendIter(t.text, v.iterMS, v.errorPct)
 		b.end()
-		t.text = strconv.AppendFloat(t.text, v.imagesPerS, 'f', 0, 64)
+		t.text = numfmt.AppendRate(t.text, v.imagesPerS)
 		b.end()
 		if p.Bound == "input" && inputBound != "" {
 			b.cell(inputBound)
 		} else {
 			b.cell(printable(p.Bound))
 		}
-		t.text = appendDuration(t.text, v.epochS)
+		t.text = numfmt.AppendSeconds(t.text, v.epochS)
 		b.end()
-		money := func(x float64, known bool) {
+		money := func(x float64, known bool, appendValue func([]byte, float64) []byte) {
 			if known {
-				t.text = strconv.AppendFloat(t.text, x, 'f', 2, 64)
+				t.text = appendValue(t.text, x)
 			} else {
 				t.text = append(t.text, "unknown"...)
 			}
@@ -161,18 +158,18 @@ func tableText(c *predictor.Curve, toTarget bool) *tableCurve {
 			b.end()
 			b.cell(recipeID)
 			b.cell(target)
-			t.text = appendDuration(t.text, v.totalS)
+			t.text = numfmt.AppendSeconds(t.text, v.totalS)
 			t.text = append(t.text, " ±"...)
 			t.text = strconv.AppendFloat(t.text, v.runErrorPct, 'f', 0, 64)
 			t.text = append(t.text, '%')
 			b.end()
 		} else {
-			t.text = appendDuration(t.text, v.totalS)
+			t.text = numfmt.AppendSeconds(t.text, v.totalS)
 			b.end()
 		}
-		money(v.costUSD, v.hasCost)
+		money(v.costUSD, v.hasCost, numfmt.AppendUSD)
 		b.cell(price)
-		money(v.energyKWh, v.hasEnergy)
+		money(v.energyKWh, v.hasEnergy, numfmt.AppendKWh)
 		mem()
 		b.cell(printable(string(p.Source)))
 		if toTarget {
@@ -249,28 +246,6 @@ func (w *tableWriter) flush() []byte {
 	}
 	w.buf, w.block, w.pending, w.header = b, w.block[:0], 0, nil
 	return b
-}
-
-// appendDuration appends seconds as duration writes them: "42.0s", "12m05s" or "3h12m".
-func appendDuration(b []byte, s float64) []byte {
-	switch {
-	case math.IsNaN(s) || s < 0:
-		return append(b, '-')
-	case s >= 1e6*3600: // a million hours: the whole-number forms below would overflow
-		return fmt.Appendf(b, "%.3gh", s/3600)
-	case s < 60:
-		return append(strconv.AppendFloat(b, s, 'f', 1, 64), 's')
-	case s < 3600:
-		b = append(strconv.AppendInt(b, int64(s)/60, 10), 'm')
-		return append(appendTwoDigits(b, int64(s)%60), 's')
-	}
-	b = append(strconv.AppendInt(b, int64(s)/3600, 10), 'h')
-	return append(appendTwoDigits(b, int64(s)%3600/60), 'm')
-}
-
-// appendTwoDigits appends n (0 to 99) as two digits, as %02d does.
-func appendTwoDigits(b []byte, n int64) []byte {
-	return append(b, byte('0'+n/10), byte('0'+n%10))
 }
 
 // streamPredictTable writes predict's table, a block of rows at a time (each block's

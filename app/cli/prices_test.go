@@ -257,3 +257,44 @@ func TestPricesUsageErrors(t *testing.T) {
 		t.Errorf("prices import of a bad file: exit %d: %s", code, errOut)
 	}
 }
+
+// Offline, with nothing imported, spot costs come from the spot snapshot shipped with
+// cnntime, dated; a machine it does not list says why it has none.
+func TestBestSpotOfflineUsesTheShippedSnapshot(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "cache.db")
+	tests := []struct {
+		name, region, machine string
+		price                 float64 // 0: none
+		where, note           string
+	}{
+		{"cheapest region", "", "aws/g6.xlarge", 0.2568, "us-east-2", ""},
+		{"a chosen region", "us-west-2", "aws/p4d.24xlarge", 9.118, "us-west-2", ""},
+		{"not listed", "", "lambda/gpu_1x_h100_sxm5", 0, "", "the shipped spot snapshot does not list it"},
+	}
+	for _, tc := range tests {
+		args := []string{"best", "--json", "--model", "resnet18", "--batches", "32,64", "--machine", tc.machine, "--spot"}
+		if tc.region != "" {
+			args = append(args, "--region", tc.region)
+		}
+		code, out, errOut := runMachinesCLI(t, dbPath, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, errOut)
+		}
+		var rows []BestRow
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Best == nil {
+			t.Fatalf("%s: best --json: %v\n%s", tc.name, err, out)
+		}
+		b := rows[0].Best
+		if tc.price == 0 {
+			if b.CostUSD != nil || !strings.Contains(b.PriceNote, tc.note) {
+				t.Errorf("%s: cost %v, note %q; want no cost and a note with %q", tc.name, b.CostUSD, b.PriceNote, tc.note)
+			}
+			continue
+		}
+		if b.PriceUSDPerHour == nil || *b.PriceUSDPerHour != tc.price || b.PriceKind != "spot" || b.PriceRegion != tc.where ||
+			b.PriceDate != "2026-12-07" || b.PriceAgeDays == nil || b.CostUSD == nil {
+			t.Errorf("%s: price %v %s in %s of %s (age %v), cost %v; want spot $%g in %s of 2026-12-07",
+				tc.name, b.PriceUSDPerHour, b.PriceKind, b.PriceRegion, b.PriceDate, b.PriceAgeDays, b.CostUSD, tc.price, tc.where)
+		}
+	}
+}

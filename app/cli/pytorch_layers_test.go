@@ -83,7 +83,7 @@ func TestPyTorchLayersImport(t *testing.T) {
 	}
 
 	// What PyTorch runs for each distinct configuration, by cnntime's graph.
-	net, err := app.LoadModel(model, 0, 0)
+	net, err := app.LoadModel(context.Background(), model, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"strings"
 
@@ -99,7 +100,7 @@ var trainFlagsUsage = "\n        [--train " + alternatives(trainModeChoices()) +
 
 // query checks the flags and resolves them against the engine; every mistake is a
 // usage error that names the bad value and says what to type instead.
-func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
+func (rf *runFlags) query(ctx context.Context, eng *app.Engine, fs *flag.FlagSet) (app.Query, error) {
 	var q app.Query
 	if fs.NArg() > 0 {
 		return q, Usagef("unexpected argument %q: every value follows its flag, e.g. --model resnet50,vgg16 --machine aws/p3.2xlarge", fs.Arg(0))
@@ -186,7 +187,7 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	if q.Policy, err = measure.ParsePolicy(rf.policy); err != nil {
 		return q, Usagef("--policy: %v", err)
 	}
-	nets, err := app.ResolveModels(eng, app.ExpandModels(splitList(rf.models)))
+	nets, err := app.ResolveModels(ctx, eng, app.ExpandModels(splitList(rf.models)))
 	if err != nil {
 		return q, Usagef("--model: %v", err)
 	}
@@ -196,6 +197,12 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 	q.Price = hw.PriceChoice{Region: strings.TrimSpace(rf.region), Spot: rf.spot}
 	if err := eng.CheckPriceChoice(q.Price); err != nil {
 		return q, Usagef("--region: %v", err)
+	}
+	for _, f := range []struct{ flag, value, e string }{
+		{"--machine", rf.machines, "aws/p3.2xlarge"}, {"--gpu", rf.gpus, "a100-sxm4-40gb"}} {
+		if f.value != "" && len(splitList(f.value)) == 0 { // ",": as --model , is refused
+			return q, Usagef("%s %q names nothing: give ids separated by commas, e.g. %s %s", f.flag, f.value, f.flag, f.e)
+		}
 	}
 	machines, err := eng.ExpandMachines(splitList(rf.machines))
 	if err != nil {
@@ -214,6 +221,9 @@ func (rf *runFlags) query(eng *app.Engine, fs *flag.FlagSet) (app.Query, error) 
 			return q, Usagef("--gpu: %v", err)
 		}
 		q.Targets = append(q.Targets, t)
+	}
+	if len(q.Targets) == 0 { // a provider or a GPU no machine has
+		return q, Usagef("--machine %q names no machine: 'cnntime machines' lists them", rf.machines)
 	}
 	return q, nil
 }
@@ -252,4 +262,11 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// flagGiven reports whether the command line gave the flag name, even as "".
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

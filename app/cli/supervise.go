@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,6 +77,14 @@ func Supervise(args []string) (code int, ran bool) {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
+	// Standard error's reader may stop reading (cnntime sweep … 2>&1 | head -1): the
+	// child's lines then go nowhere, and this process goes on watching it. Uncaught,
+	// SIGPIPE on a write to fd 2 ended this process, and the child with it (exit 141,
+	// the sweep killed half-way).
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, syscall.SIGPIPE)
+	defer signal.Stop(brokenPipe)
+	oomBefore, oomKnown := oomKills()
 	if err := cmd.Start(); err != nil {
 		report.Close()
 		writer.Close()
@@ -115,13 +124,65 @@ func Supervise(args []string) (code int, ran bool) {
 	}
 	filter.flush()
 	stderr.Close()
-	return childStatus(werr, <-crash, memoryAdvice(args), os.Stderr), true
+	oomAfter, known := oomKills()
+	killedBy := killerUnknown
+	switch {
+	case oomKnown && known && oomAfter > oomBefore:
+		killedBy = killerOOM
+	case oomKnown && known:
+		killedBy = killerOther
+	}
+	return childStatus(werr, <-crash, memoryAdvice(args), killedBy, os.Stderr), true
+}
+
+// What killed a child that SIGKILL ended, as the out-of-memory killer's count tells.
+type killer int
+
+const (
+	killerUnknown killer = iota // the count could not be read
+	killerOOM                   // the out-of-memory killer killed a process meanwhile
+	killerOther                 // it did not: a person or a program (kill -9)
+)
+
+// oomKills counts the processes the kernel's out-of-memory killer killed: in this
+// process's memory cgroup where it says (cgroup v2's memory.events, v1's
+// memory.oom_control), else on the machine (/proc/vmstat); false when none can be read.
+func oomKills() (int64, bool) {
+	var files []string
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			parts := strings.SplitN(line, ":", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			switch {
+			case parts[0] == "0" && parts[1] == "":
+				files = append(files, filepath.Join("/sys/fs/cgroup", parts[2], "memory.events"), "/sys/fs/cgroup/memory.events")
+			case strings.Contains(","+parts[1]+",", ",memory,"):
+				files = append(files, filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.oom_control"), "/sys/fs/cgroup/memory/memory.oom_control")
+			}
+		}
+	}
+	for _, f := range append(files, "/proc/vmstat") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // childStatus is the exit status the parent gives for the child's end (cmd.Wait's
 // error) and its crash report, with the sentence it writes to stderr for a crash;
 // advice says what to do when the command ran out of memory (memoryAdvice).
-func childStatus(werr error, crash []byte, advice string, stderr io.Writer) int {
+func childStatus(werr error, crash []byte, advice string, killedBy killer, stderr io.Writer) int {
 	var exit *exec.ExitError
 	switch {
 	case len(bytes.TrimSpace(crash)) > 0:
@@ -140,7 +201,14 @@ func childStatus(werr error, crash []byte, advice string, stderr io.Writer) int 
 	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		switch sig := ws.Signal(); sig {
 		case syscall.SIGKILL:
-			fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory: "+advice)
+			switch killedBy {
+			case killerOOM:
+				fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL) by the system for lack of memory: "+advice)
+			case killerOther:
+				fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL) by another program or a person (kill -9), not for lack of memory (the system's out-of-memory killer killed nothing meanwhile)")
+			default:
+				fmt.Fprintln(stderr, "cnntime: the command was killed (SIGKILL): by the system when memory runs out (then: "+advice+"), or by kill -9")
+			}
 			return 1
 		case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
 			return 128 + int(sig) // stopped as asked: the shell's convention

@@ -41,7 +41,9 @@ func supervisedTestMain() int {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	return RunCLI(context.Background(), args, os.Stdin, os.Stdout, os.Stderr)
+	ctx, stop := SignalContext(context.Background(), os.Interrupt, syscall.SIGTERM) // as main
+	defer stop()
+	return RunCLI(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
 
 // A command that runs out of memory, panics or is killed ends with a sentence and exit
@@ -65,7 +67,7 @@ func TestSuperviseTurnsCrashesIntoStatusOne(t *testing.T) {
 		{"out-of-memory", []string{"model", "import", "big.onnx"}, 1, "the command ran out of memory: the file it read needs more memory than this computer gave it"},
 		{"out-of-memory", []string{"predict", "--model", "resnet50"}, 1, "the command ran out of memory: ask for fewer models, machines or batch sizes"},
 		{"panic", []string{"version"}, 1, "cnntime: internal error: the command crashed (panic: assignment to entry in nil map"},
-		{"killed", []string{"version"}, 1, "cnntime: the command was killed (SIGKILL), most likely by the system for lack of memory"},
+		{"killed", []string{"version"}, 1, "cnntime: the command was killed (SIGKILL) by another program or a person (kill -9), not for lack of memory"},
 		{"none", []string{"version"}, 0, ""},
 		{"none", []string{"predict", "--nodel", "x"}, 2, "flag provided but not defined: -nodel"},
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -135,7 +134,9 @@ func runFirstRun(env *Env, dir string, device int) error {
 		if werr != nil {
 			return werr
 		}
-		fmt.Fprintf(env.Stderr, "the report is in %s and %s\n", filepath.Join(rep.Dir, firstrun.JSONFile), filepath.Join(rep.Dir, firstrun.TextFile))
+		if len(rep.Saved) > 0 { // what could not be written is not there to be read (the error says why)
+			fmt.Fprintf(env.Stderr, "the report is in %s\n", strings.Join(rep.Saved, " and "))
+		}
 	}
 	var noGPU *firstrun.NoGPUError
 	switch {
@@ -247,8 +248,8 @@ func runSweep(env *Env, args []string) error {
 			err = jerr
 		}
 	} else {
-		fmt.Fprintf(env.Stdout, "sweep %d %s: %d of %d measured in %s (%d out of memory), %d were already cached; cache %s\n",
-			res.SweepID, res.State, res.Done, res.Total, roundDuration(res.Elapsed), res.OOM, res.Cached, cache.Path())
+		fmt.Fprintf(env.Stdout, "sweep %d %s: %d of %d measured in %s (%d out of memory), %d were already cached; %s\n",
+			res.SweepID, res.State, res.Done, res.Total, roundDuration(res.Elapsed), res.OOM, res.Cached, sweptInto(cache, err))
 		for _, f := range res.Failures {
 			fmt.Fprintf(env.Stdout, "  failed: %s\n", f)
 		}
@@ -260,6 +261,21 @@ func runSweep(env *Env, args []string) error {
 		return errors.New("sweep interrupted; what was measured is in the cache, and the same command resumes it")
 	}
 	return nil
+}
+
+// sweptInto says where a sweep's measurements are: its cache, or, when the cache file
+// was deleted, moved or replaced under it (err), where they went.
+func sweptInto(cache *db.DB, err error) string {
+	var changed *db.CacheChangedError
+	switch {
+	case !errors.As(err, &changed):
+		return "cache " + cache.Path()
+	case changed.Rescued != "":
+		return fmt.Sprintf("the cache file was %s: they are saved in %s", changed.What, changed.Rescued)
+	case strings.HasPrefix(changed.What, "moved to "):
+		return fmt.Sprintf("the cache file was %s, with them", changed.What)
+	}
+	return fmt.Sprintf("the cache file was %s, and they could not be saved elsewhere", changed.What)
 }
 
 // sweepProgress shows a sweep's progress: a redrawn bar on a terminal, a line at each

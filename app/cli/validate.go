@@ -27,6 +27,9 @@ func validateCommands(register func(Command)) {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
+		if strings.TrimSpace(table) == "" && flagGiven(fs, "table") { // not every table, which takes minutes
+			return Usagef("--table %q names no table: give one of %s, or leave --table out for every table", table, strings.Join(strings.Split(alternatives(validateTables), "|"), ", "))
+		}
 		switch table {
 		case "":
 		case "steps":
@@ -106,9 +109,12 @@ func runValidateSteps(env *Env) error {
 	if err != nil {
 		return err
 	}
-	d, err := env.Cache()
+	d, err := env.ExistingCache()
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		return env.noCache("validate: it holds the measured steps")
 	}
 	v, err := validate.Steps(env.Ctx, d, eng.Kernels().Calibration())
 	if err != nil {

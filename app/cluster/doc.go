@@ -9,6 +9,6 @@
 // quoted: shell-quoted in scripts, JSON-quoted (valid YAML) in job files, and refused
 // where neither can make it safe (a Slurm directive, a Kubernetes object name).
 //
-// Imports: predictor/measure, and gpu for the batch-size grammar (gpu.FormatBatches);
-// it writes text and runs nothing.
+// Imports: predictor/measure, predictor/hw (what is printable), and gpu for the
+// batch-size grammar (gpu.FormatBatches); it writes text and runs nothing.
 package cluster

@@ -121,3 +121,38 @@ func TestSlurmScriptRunsHostileNamesAsArguments(t *testing.T) {
 		}
 	}
 }
+
+// ShellQuoteText reads back, in bash, as the very text it quotes, and writes no control
+// character raw: a region from a price catalog with a line break never starts a line.
+func TestShellQuoteTextRoundTripsWithoutRawControls(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, s := range []string{"us-east-1", "it's", "a\nb", "us\x1b[2J\a", `back\slash'`, "x\u2028y\u202e", "\u0085é名", "\n#SBATCH --partition=evil"} {
+		q := ShellQuoteText(s)
+		if strings.ContainsFunc(q, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x202e }) {
+			t.Errorf("ShellQuoteText(%q) = %q holds a raw control character", s, q)
+		}
+		out, err := exec.Command(bash, "-c", "printf %s "+q).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("bash reads ShellQuoteText(%q) = %s back as %q (%v)", s, q, out, err)
+		}
+	}
+}
+
+func TestCheckTime(t *testing.T) {
+	for _, c := range []struct {
+		v  string
+		ok bool
+	}{
+		{"", true}, {"90", true}, {"90:30", true}, {"02:00:00", true}, {"1-12", true}, {"1-12:30", true}, {"365-00:00:00", true},
+		{"INFINITE", true}, {"unlimited", true},
+		{"1514010609-05:43:00", false}, {"366-00:00:00", false}, {"525601", false}, {"8761:00:00", false},
+		{"2h", false}, {"-1", false}, {"1:2:3:4", false},
+	} {
+		if err := CheckTime(c.v); (err == nil) != c.ok {
+			t.Errorf("CheckTime(%q) = %v, want ok %v", c.v, err, c.ok)
+		}
+	}
+}

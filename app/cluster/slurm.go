@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,45 @@ type Slurm struct {
 	CPUs      int    // --cpus-per-task; 0 for the cluster's default
 	Shards    string // folder the shards go to, relative to the submit folder or absolute; "" for shards
 	Binary    string // the cnntime binary as the nodes see it (the headless build); "" for cnntime on PATH
+}
+
+// MaxTimeMinutes bounds a Slurm time limit: a year. Slurm keeps a limit in minutes in 32
+// bits, and a job of more than a year is a mistake (1514010609-05:43:00 was written
+// into a script as it was).
+const MaxTimeMinutes = 365 * 24 * 60
+
+// slurmTime is a time limit as sbatch reads one: M, M:S, H:M:S, D-H, D-H:M or D-H:M:S.
+var slurmTime = regexp.MustCompile(`^(?:([0-9]{1,12})-)?([0-9]{1,12})(?::([0-9]{1,12}))?(?::([0-9]{1,12}))?$`)
+
+// CheckTime refuses a --time that is not a Slurm time limit (M, M:S, H:M:S, D-H, D-H:M,
+// D-H:M:S, or INFINITE / UNLIMITED for the partition's maximum), or one of more than
+// MaxTimeMinutes; "" (the partition's default) passes.
+func CheckTime(v string) error {
+	switch strings.ToUpper(v) {
+	case "", "INFINITE", "UNLIMITED":
+		return nil
+	}
+	m := slurmTime.FindStringSubmatch(v)
+	if m == nil {
+		return fmt.Errorf("--time %q: give a Slurm time limit, e.g. 90 (minutes), 02:00:00 or 1-12:00:00", v)
+	}
+	n := func(i int) int64 {
+		x, _ := strconv.ParseInt(m[i], 10, 64)
+		return x
+	}
+	var minutes int64
+	switch {
+	case m[1] != "": // D-H[:M[:S]]
+		minutes = n(1)*24*60 + n(2)*60 + n(3) + (n(4)+59)/60
+	case m[4] != "": // H:M:S
+		minutes = n(2)*60 + n(3) + (n(4)+59)/60
+	default: // M[:S]
+		minutes = n(2) + (n(3)+59)/60
+	}
+	if minutes > MaxTimeMinutes {
+		return fmt.Errorf("--time %s is %d days, more than a job may ask for (%d days): give a shorter limit, or INFINITE for the partition's maximum", v, minutes/(24*60), MaxTimeMinutes/(24*60))
+	}
+	return nil
 }
 
 // directiveValue is what an #SBATCH value may hold: sbatch reads these lines itself,
@@ -55,6 +95,9 @@ func (j Slurm) Check() error {
 		if err := CheckDirective(d.flag, d.v); err != nil {
 			return err
 		}
+	}
+	if err := CheckTime(j.Time); err != nil {
+		return err
 	}
 	if j.CPUs < 0 {
 		return fmt.Errorf("--cpus-per-task %d: give a positive count", j.CPUs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cnntime/gpu"
+	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
 
@@ -136,6 +137,36 @@ func (s Sweep) args(r Run) string {
 // quote inside written as '\” (close, escaped quote, reopen).
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellQuoteText is s as one bash word that reads back as s exactly, with no character
+// a terminal or a reader would act on written raw into the script: s single-quoted
+// (ShellQuote) when it holds none, else ANSI-C quoted ($'…'), each byte of a control
+// character (a line break, ESC, BEL, DEL, a C1 control), a Unicode line separator or a
+// bidirectional override written as \xHH. For text that may come from a price catalog
+// or a cache (a region in the prediction): a line break in it can then never start a
+// line of the script (#SBATCH --partition=…). The script must be run by bash.
+func ShellQuoteText(s string) string {
+	if !strings.ContainsFunc(s, hw.Unprintable) {
+		return ShellQuote(s)
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case hw.Unprintable(r):
+			for _, c := range []byte(string(r)) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString("'")
+	return b.String()
 }
 
 // plainWord is a word a shell reads as it is: no quoting, expansion or globbing.

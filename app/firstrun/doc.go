@@ -14,6 +14,6 @@
 // What it asks of the machine (the worker, PyTorch, the PCI bus) goes through Machine, so
 // tests run it without a GPU.
 //
-// Imports: app, db, gpu and its CUDA-free seams, predictor and its sub-packages; no
+// Imports: app, app/outfile, db, gpu and its CUDA-free seams, predictor and its sub-packages; no
 // CUDA. `cnntime validate --table steps` comes from the command line (Machine.Validate).
 package firstrun

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cnntime/app"
+	"cnntime/app/outfile"
 	"cnntime/db"
 	"cnntime/gpu"
 	"cnntime/gpu/libfind"
@@ -122,6 +123,19 @@ func System(validate func(ctx context.Context, d *db.DB) (Validation, error)) Ma
 	}
 }
 
+// The names of the files a run writes in its folder: each is checked before the run
+// starts, and none is ever written through a link or into a named pipe planted there.
+const (
+	cacheFile      = "cache.db"
+	quarantineFile = "quarantine.json"
+	pyTorchLayers  = "pytorch-layers.csv"
+	pyTorchSteps   = "pytorch-steps.csv"
+	pyTorchLog     = "pytorch.log"
+)
+
+var fixedNames = []string{JSONFile, TextFile, cacheFile, cacheFile + "-wal", cacheFile + "-shm", cacheFile + "-journal",
+	quarantineFile, pyTorchLayers, pyTorchSteps, pyTorchLog}
+
 // run is one first run in progress.
 type run struct {
 	o     Options
@@ -153,6 +167,11 @@ func Run(ctx context.Context, o Options, m Machine) (*Report, error) {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the first run's folder: %w", err)
+	}
+	for _, name := range fixedNames {
+		if err := outfile.CheckFixed(filepath.Join(dir, name)); err != nil {
+			return nil, fmt.Errorf("first run folder %s: %w", dir, err)
+		}
 	}
 	r := &run{o: o, m: m, rep: &Report{Version: ReportVersion, Started: time.Now().UTC(), Dir: dir, DeviceIdx: o.Device,
 		Libraries: []libfind.Candidate{}, Checks: []Check{}}}
@@ -188,7 +207,7 @@ func (r *run) all(ctx context.Context) error {
 	if err := r.selfTest(ctx, worker); err != nil {
 		return err
 	}
-	cache, err := db.Open(filepath.Join(r.rep.Dir, "cache.db"))
+	cache, err := db.Open(filepath.Join(r.rep.Dir, cacheFile))
 	if err != nil {
 		return err
 	}
@@ -296,7 +315,7 @@ func (r *run) sweep(ctx context.Context, worker string) error {
 	r.step("sweep", func(c *Check) {
 		sctx, cancel := context.WithTimeout(ctx, sweepBudget)
 		defer cancel()
-		sw, err := r.m.Sweeper(sctx, worker, r.o.Device, filepath.Join(r.rep.Dir, "quarantine.json"))
+		sw, err := r.m.Sweeper(sctx, worker, r.o.Device, filepath.Join(r.rep.Dir, quarantineFile))
 		if errors.Is(err, gpu.ErrNoGPU) {
 			noGPU = &NoGPUError{Reason: err.Error()}
 			c.Verdict, c.Why = Skipped, err.Error()
@@ -396,9 +415,17 @@ func (r *run) pytorch(ctx context.Context) bool {
 	r.step("pytorch", func(c *Check) {
 		pctx, cancel := context.WithTimeout(ctx, pyTorchBudget)
 		defer cancel()
+		// The script writes its CSVs where it is told, following links: into a folder of
+		// this run's own, from which they move to their names in the run's folder.
+		private, err := os.MkdirTemp(r.rep.Dir, ".pytorch-")
+		if err != nil {
+			c.Verdict, c.Why = Failed, fmt.Sprintf("make a folder for pytorch_sweep.py's output: %v", err)
+			return
+		}
+		defer os.RemoveAll(private)
 		job := PyTorchJob{Device: r.o.Device, Models: r.o.Models, Batches: r.o.Batches, Input: r.o.Input, Precisions: trainingPrecisions,
-			LayersCSV: filepath.Join(r.rep.Dir, "pytorch-layers.csv"), StepsCSV: filepath.Join(r.rep.Dir, "pytorch-steps.csv"),
-			Log: filepath.Join(r.rep.Dir, "pytorch.log")}
+			LayersCSV: filepath.Join(private, pyTorchLayers), StepsCSV: filepath.Join(private, pyTorchSteps),
+			Log: filepath.Join(r.rep.Dir, pyTorchLog)}
 		version, err := r.m.PyTorch(pctx, job)
 		r.rep.PyTorch = version
 		switch {
@@ -415,8 +442,13 @@ func (r *run) pytorch(ctx context.Context) bool {
 			if _, statErr := os.Stat(f); statErr != nil {
 				continue
 			}
-			if _, err := r.cache.Import(ctx, f); err != nil {
-				c.Verdict, c.Why = Failed, fmt.Sprintf("import %s: %v", f, err)
+			kept := filepath.Join(r.rep.Dir, filepath.Base(f))
+			if err := os.Rename(f, kept); err != nil { // a rename replaces a link planted there, never its target
+				c.Verdict, c.Why = Failed, fmt.Sprintf("keep %s: %v", kept, err)
+				return
+			}
+			if _, err := r.cache.Import(ctx, kept); err != nil {
+				c.Verdict, c.Why = Failed, fmt.Sprintf("import %s: %v", kept, err)
 				return
 			}
 			imported = append(imported, filepath.Base(f))

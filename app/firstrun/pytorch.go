@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cnntime/app/outfile"
 	"cnntime/gpu/libfind"
 	"cnntime/gpu/lifeline"
 )
@@ -81,7 +82,7 @@ func runPyTorch(ctx context.Context, job PyTorchJob) (string, error) {
 	if err != nil {
 		return version, fmt.Errorf("find this cnntime for pytorch_sweep.py --layers: %w", err)
 	}
-	log, err := os.Create(job.Log)
+	log, err := outfile.CreateFixed(job.Log, 0o666)
 	if err != nil {
 		return version, fmt.Errorf("create %s: %w", job.Log, err)
 	}

@@ -2,6 +2,7 @@ package firstrun
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -110,10 +111,12 @@ type StepComparison struct {
 
 // Report is what the run found; first-run.json holds it.
 type Report struct {
-	Version   int                 `json:"version"`
-	Started   time.Time           `json:"started"`
-	Seconds   float64             `json:"seconds"`
-	Dir       string              `json:"dir"`
+	Version int       `json:"version"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+	Dir     string    `json:"dir"`
+	// Saved are the report's files Save wrote.
+	Saved     []string            `json:"-"`
 	Cache     string              `json:"cache,omitempty"` // the run's own cache: every measurement it took (none without a GPU)
 	Verdict   string              `json:"verdict"`         // ok, problem, no_gpu or failed
 	Reason    string              `json:"reason"`          // one sentence: why not ok, or what was found
@@ -144,27 +147,39 @@ func (r *Report) check(name string) *Check {
 	return nil
 }
 
-// Save writes first-run.json and first-run.txt into the run's folder.
+// Save writes first-run.json and first-run.txt into the run's folder, and lists in
+// Saved each it wrote: a file it could not write is not there to be read.
 func (r *Report) Save() error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(r.Dir, JSONFile), append(data, '\n')); err != nil {
 		return err
 	}
 	var b strings.Builder
 	if err := r.Write(&b); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(r.Dir, TextFile), []byte(b.String()))
+	r.Saved = nil
+	var errs []error
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{JSONFile, append(data, '\n')}, {TextFile, []byte(b.String())}} {
+		path := filepath.Join(r.Dir, f.name)
+		if err := writeFile(path, f.data); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.Saved = append(r.Saved, path)
+	}
+	return errors.Join(errs...)
 }
 
-// writeFile writes a report file with outfile.Write, as every file a user names (here
-// the run's folder) is written: through a temporary file renamed into place, so a crash
-// leaves the last whole report, never half of one, with the user's umask.
+// writeFile writes a report file at its fixed name in the run's folder: through a
+// temporary file renamed into place, so a crash leaves the last whole report, never
+// half of one, with the user's umask; never through a link or into a named pipe planted
+// at its name (outfile.WriteFixed).
 func writeFile(path string, data []byte) error {
-	err := outfile.Write(path, func(w io.Writer) error {
+	err := outfile.WriteFixed(path, 0o666, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

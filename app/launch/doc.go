@@ -13,6 +13,7 @@
 // single-quoted or passed through variables, and an #SBATCH value (which sbatch reads
 // without a shell) refused unless it is plain.
 //
-// Imports: app/cluster (shell quoting and the #SBATCH check), scripts (the embedded
-// training script) and gopkg.in/yaml.v3; it writes text and runs nothing.
+// Imports: app/cluster (shell quoting and the #SBATCH check), predictor/hw (what is
+// printable), scripts (the embedded training script) and gopkg.in/yaml.v3; it writes
+// text and runs nothing.
 package launch

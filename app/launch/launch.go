@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"cnntime/predictor/hw"
 )
 
 // Run is one training run as cnntime predicted it: what a launch file starts.
@@ -423,9 +425,33 @@ func (r Run) runText() string {
 	return strings.Join(parts, ", ")
 }
 
-// oneLine keeps a comment on its line: line breaks become spaces.
+// oneLine keeps a comment on its line: line breaks become spaces, and what else a
+// terminal, a YAML loader or a shell would act on is written out (printable).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return printable(strings.Join(strings.Fields(s), " "))
+}
+
+// printable is s with each character a terminal, a YAML loader (PyYAML refuses a
+// control character even in a comment) or a reader of a shell script would act on
+// rather than show (hw.Unprintable) written out as \x1b, \u2028 and the like: text
+// from a price catalog or a cache (a region, an instance type) goes into launch files'
+// comments only so.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, hw.Unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hw.Unprintable(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // jobNameChar is what a job name keeps of a model's name: Slurm reads it without a

@@ -102,7 +102,7 @@ func Slurm(r Run, o SlurmOptions) ([]byte, error) {
 			fmt.Fprintf(&b, "export DATA_PATH=\"${DATA_PATH:-%s}\"\n", v[1]) // dataFolder keeps it plain
 			continue
 		}
-		fmt.Fprintf(&b, "export %s=%s\n", v[0], cluster.ShellQuote(v[1]))
+		fmt.Fprintf(&b, "export %s=%s\n", v[0], cluster.ShellQuoteText(v[1])) // a line break in a region never starts a line
 	}
 	ckpt := `"$SLURM_SUBMIT_DIR"/` + jobName(r.Model) // jobName keeps it plain
 	if r.Checkpoints != "" {

@@ -29,6 +29,10 @@ func Write(path string, write func(io.Writer) error) error {
 
 // WriteMode is Write with perm, before the umask, for a new file: 0o777 for a script.
 func WriteMode(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return explainFull(path, writeMode(path, perm, write))
+}
+
+func writeMode(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	t, err := resolve(path)
 	if err != nil {
 		return err
@@ -172,7 +176,7 @@ func writeAtomic(path string, perm fs.FileMode, old fs.FileInfo, write func(io.W
 	}
 	defer held.Release()
 	defer os.Remove(held.Name) // after a successful rename there is nothing left to remove
-	tmp, err := os.OpenFile(held.Name, os.O_WRONLY, 0)
+	tmp, err := os.OpenFile(held.Name, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
@@ -255,4 +259,86 @@ func writeDescriptor(fd int, write func(io.Writer) error) error {
 		err = cerr
 	}
 	return err
+}
+
+// WriteFixed writes what write produces to path, a name cnntime chooses itself (a
+// report in a folder the user gave: first-run.txt), through a temporary file renamed
+// into place. Unlike Write it never follows a symbolic link and never opens what is
+// not a regular file: whatever is at path is replaced whole by the rename (a link
+// planted there after CheckFixed, not its target), and a link, a named pipe, a device
+// or a folder found there first is refused (CheckFixed says why). A new file gets perm
+// less the umask.
+func WriteFixed(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	if err := CheckFixed(path); err != nil {
+		return err
+	}
+	return explainFull(path, writeAtomic(path, perm, nil, write))
+}
+
+// DiskFullError is a write of the file at Path that found its disk full. It says which
+// disk: the file's, not the cache's (db.Explain leaves it as it is).
+type DiskFullError struct {
+	Path string
+	Err  error
+}
+
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("the disk holding %s is full: it was not written; free some space there, or write it to another disk, then run it again (%v)", e.Path, e.Err)
+}
+
+func (e *DiskFullError) Unwrap() error { return e.Err }
+
+// DiskFullPath is the file whose disk is full.
+func (e *DiskFullError) DiskFullPath() string { return e.Path }
+
+// explainFull makes err, a write of path, a *DiskFullError when the disk was full
+// (ENOSPC, or the user's quota: EDQUOT).
+func explainFull(path string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return &DiskFullError{Path: path, Err: err}
+	}
+	return err
+}
+
+// CheckFixed says why WriteFixed or CreateFixed would refuse path (nil: nothing is
+// there, or a regular file they replace), without writing anything.
+func CheckFixed(path string) error {
+	li, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case li.Mode().IsRegular():
+		return nil
+	}
+	what := "not a regular file"
+	switch mode := li.Mode(); {
+	case mode&fs.ModeSymlink != 0:
+		to, _ := os.Readlink(path)
+		what = "a symbolic link (to " + to + ")"
+	case mode.IsDir():
+		what = "a folder"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s: cnntime writes a file of this name itself and never writes through a link or into what is not a regular file; remove it, or choose another folder", path, what)
+}
+
+// CreateFixed creates path, a name cnntime chooses itself, for writing as it goes (a
+// log): a regular file there is removed first; a link, a named pipe, a device or a
+// folder is refused (CheckFixed). The file is created exclusively, never through a
+// link, so one planted in between makes it fail rather than write elsewhere.
+func CreateFixed(path string, perm fs.FileMode) (*os.File, error) {
+	if err := CheckFixed(path); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
 }

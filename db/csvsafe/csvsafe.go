@@ -1,5 +1,10 @@
 package csvsafe
 
+import (
+	"fmt"
+	"strings"
+)
+
 // formulaStart reports whether c, as a cell's first byte, makes a spreadsheet read the
 // cell as a formula.
 func formulaStart(c byte) bool {
@@ -34,4 +39,38 @@ func Untext(s string) string {
 		return s[1:]
 	}
 	return s
+}
+
+// Cell is a text cell of a CSV that cnntime writes for people and their tools only,
+// never to read back (predict --csv, the exports' tables): Text, with every character
+// a terminal or a tool would act on rather than show — a control character (a line
+// break, ESC, BEL, DEL, a C1 control), a Unicode line or paragraph separator, a
+// bidirectional override — written out as \x1b, \u2028 and the like. (The predicate is
+// predictor/hw's Unprintable; this package imports nothing of ours.)
+func Cell(s string) string {
+	if !strings.ContainsFunc(s, unprintable) {
+		return Text(s)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unprintable(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return Text(b.String())
+}
+
+func unprintable(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }

@@ -95,3 +95,19 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestCellWritesControlCharactersOut(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"us-east-1", "us-east-1"},
+		{"us\x1b[2J", `us\x1b[2J`},
+		{"a\nb\r\tc\a", `a\x0ab\x0d\x09c\x07`},
+		{"x\u2028y\u202e", `x\u2028y\u202e`},
+		{"\u0085z\x7f", `\x85z\x7f`},
+		{"=1+2\n", `'=1+2\x0a`},
+		{"é名", "é名"},
+	} {
+		if got := Cell(tc.in); got != tc.want {
+			t.Errorf("Cell(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

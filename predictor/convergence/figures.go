@@ -24,7 +24,8 @@ type Figure struct {
 	Set       string  `json:"set"` // "tuning" or "held out"
 }
 
-var figureColumns = []string{"source", "where", "dataset", "model", "optimizer", "target", "batch", "epochs", "set"}
+// FigureColumns are the columns an epochs-to-target figures CSV must have (ParseFigures).
+var FigureColumns = []string{"source", "where", "dataset", "model", "optimizer", "target", "batch", "epochs", "set"}
 
 // ParseFigures reads the published figures; a malformed row is an error that names
 // its line and column.
@@ -38,7 +39,7 @@ func ParseFigures(data []byte) ([]Figure, error) {
 	for i, h := range header {
 		col[strings.TrimSpace(h)] = i
 	}
-	for _, c := range figureColumns {
+	for _, c := range FigureColumns {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("convergence figures: the header lacks column %q", c)
 		}

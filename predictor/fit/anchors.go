@@ -82,7 +82,8 @@ func (a Anchor) Set() string {
 	return "tuning"
 }
 
-var anchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "software", "precision", "batch_per_gpu",
+// AnchorColumns are the columns a published-throughputs CSV must have (ParseAnchors).
+var AnchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "software", "precision", "batch_per_gpu",
 	"gpus", "metric", "value", "memory_format", "set", "notes"}
 
 // ParseAnchors reads modern_anchors.csv. Every row must name a training precision, a
@@ -99,7 +100,7 @@ func ParseAnchors(data []byte) ([]Anchor, error) {
 	for i, h := range header {
 		col[strings.TrimSpace(h)] = i
 	}
-	for _, c := range anchorColumns {
+	for _, c := range AnchorColumns {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("the anchors file lacks the column %q", c)
 		}

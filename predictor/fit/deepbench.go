@@ -26,7 +26,8 @@ type Row struct {
 	MS [3]float64
 }
 
-var deepBenchColumns = []string{"gpu", "sheet", "mode", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h",
+// DeepBenchColumns are the columns a DeepBench results CSV must have (ParseDeepBench).
+var DeepBenchColumns = []string{"gpu", "sheet", "mode", "W", "H", "C", "N", "K", "S_filter_w", "R_filter_h",
 	"pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms", "bwd_input_ms", "bwd_params_ms"}
 
 // ParseDeepBench reads deepbench_conv.csv (see ../shared/data/README.md) and returns
@@ -42,7 +43,7 @@ func ParseDeepBench(data []byte) ([]Row, error) {
 	for i, h := range header {
 		col[strings.TrimSpace(h)] = i
 	}
-	for _, c := range deepBenchColumns {
+	for _, c := range DeepBenchColumns {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("DeepBench file lacks column %q: is this deepbench_conv.csv?", c)
 		}

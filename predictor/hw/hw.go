@@ -70,6 +70,9 @@ type Machine struct {
 	// machine priced by cnntime's shipped catalog only.
 	Regions     []RegionPrice `json:"regions,omitempty"`
 	Accelerator string        `json:"accelerator,omitempty"`
+	// ShippedSpot is the catalog's dated snapshot of the machine's spot prices
+	// (catalog/spot_prices.csv), used for spot costs while no imported catalog prices it.
+	ShippedSpot *SpotSnapshot `json:"-"`
 }
 
 // Listing says how far a catalog machine's row can be trusted for comparison.

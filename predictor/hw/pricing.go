@@ -87,7 +87,7 @@ func (m Machine) HasSpot() bool {
 			return true
 		}
 	}
-	return false
+	return len(m.Regions) == 0 && m.ShippedSpot != nil && len(m.ShippedSpot.Regions) > 0
 }
 
 // Priced returns m with the price the choice asks for: the user's own price for their
@@ -106,9 +106,14 @@ func (m Machine) Priced(c PriceChoice) Machine {
 	}
 	m.PriceKind, m.PriceNote = c.Kind(), ""
 	if len(m.Regions) == 0 {
+		if m.ShippedSpot != nil && !c.Spot {
+			m = m.ShippedSpot.restore(m) // priced at its spot snapshot before
+		}
 		switch {
+		case c.Spot && m.ShippedSpot != nil:
+			return m.pricedFromSnapshot(c.Region)
 		case c.Spot:
-			return m.unpriced("no spot price: cnntime's shipped prices are on-demand only; import SkyPilot's catalog for spot prices (cnntime prices update)")
+			return m.unpriced("no spot price: the shipped spot snapshot does not list it; import SkyPilot's catalog for spot prices (cnntime prices update)")
 		case c.Region != "" && !strings.EqualFold(c.Region, m.Region):
 			return m.unpriced(fmt.Sprintf("no price in region %s: its only price is for %s", c.Region, orUnknown(m.Region)))
 		}

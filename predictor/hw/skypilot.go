@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // SkyPilot's price catalog (github.com/skypilot-org/skypilot-catalog, Apache-2.0): one
@@ -69,6 +70,42 @@ func CheckCloudName(cloud string) error {
 		return fmt.Errorf("%q is cnntime's own provider name, not a cloud's", cloud)
 	}
 	return nil
+}
+
+// MaxNameBytes bounds a name a price catalog or a cache gives (an instance type, a
+// region, an accelerator): the longest real ones are a few dozen bytes.
+const MaxNameBytes = 128
+
+// CheckName accepts a name from a catalog or a cache — an instance type, a region, an
+// accelerator — as text to show, quote and write into job files: valid UTF-8 of at most
+// MaxNameBytes, without control characters (a line break, ESC, BEL, DEL, the C1
+// controls), Unicode's line and paragraph separators or its bidirectional overrides.
+func CheckName(s string) error {
+	if len(s) > MaxNameBytes {
+		return fmt.Errorf("%q… is %d bytes long, more than a name may be (%d)", s[:32], len(s), MaxNameBytes)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%q is not UTF-8 text", s)
+	}
+	for _, r := range s {
+		if Unprintable(r) {
+			return fmt.Errorf("%q holds the control character %U: a name must be printable text", s, r)
+		}
+	}
+	return nil
+}
+
+// Unprintable reports whether r is a character a terminal, a YAML loader or a shell
+// script acts on rather than shows: a control character (C0, DEL, C1), a line or
+// paragraph separator, or a bidirectional override or isolate.
+func Unprintable(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // ParseSkyPilotCatalog reads one cloud's vms.csv (name is the file or address, for the
@@ -246,6 +283,12 @@ func readSkyRow(rec record, hasZone bool) (skyRow, error) {
 	}
 	if hasZone {
 		row.zone = rec.text(skyPilotZone)
+	}
+	for _, f := range []struct{ col, v string }{{"InstanceType", row.instance}, {"AcceleratorName", row.accelerator},
+		{"Region", row.region}, {skyPilotZone, row.zone}} {
+		if err := CheckName(f.v); err != nil {
+			return row, rec.errorf(f.col, "%s", err)
+		}
 	}
 	for _, f := range []struct {
 		col string

@@ -318,6 +318,10 @@ func TestPriced(t *testing.T) {
 		{Region: "us-west-2", PriceUSD: 3.06, SpotUSD: 0.92},
 	}}
 	shipped := Machine{ID: "aws/p2.xlarge", Region: "us-east-1", PriceUSDPerHour: 0.9, Listing: ListingCurrent}
+	snapshot := Machine{ID: "aws/g6.xlarge", Region: "us-east-1", PriceUSDPerHour: 0.8048, PriceDate: "2026-01-21", Listing: ListingCurrent,
+		ShippedSpot: &SpotSnapshot{Date: "2026-12-07", Source: "skypilot-catalog", Regions: []RegionPrice{
+			{Region: "us-east-1", SpotUSD: 0.4007, SpotZone: "use1-az4"}, {Region: "us-east-2", SpotUSD: 0.2568, SpotZone: "use2-az3"}},
+			onDemand: catalogPrice{region: "us-east-1", price: 0.8048, date: "2026-01-21", listing: ListingCurrent}}}
 	overridden := regional
 	overridden.PriceUSDPerHour, overridden.PriceOverridden = 2, true
 	tests := []struct {
@@ -337,7 +341,12 @@ func TestPriced(t *testing.T) {
 		{"no spot in that region", regional, PriceChoice{Region: "eu-west-1", Spot: true}, "", 0, Spot, ListingUnpriced, "no spot price in region eu-west-1"},
 		{"not offered there", regional, PriceChoice{Region: "ap-south-1"}, "", 0, OnDemand, ListingUnpriced, "not offered in region ap-south-1 (its regions: eu-west-1, us-east-1, us-west-2)"},
 		{"shipped price fits", shipped, PriceChoice{Region: "us-east-1"}, "us-east-1", 0.9, OnDemand, ListingCurrent, ""},
-		{"shipped price has no spot", shipped, PriceChoice{Spot: true}, "us-east-1", 0, Spot, ListingUnpriced, "on-demand only"},
+		{"shipped price has no spot", shipped, PriceChoice{Spot: true}, "us-east-1", 0, Spot, ListingUnpriced, "the shipped spot snapshot does not list it"},
+		{"snapshot: cheapest spot region", snapshot, PriceChoice{Spot: true}, "us-east-2", 0.2568, Spot, ListingCurrent, ""},
+		{"snapshot: a chosen region", snapshot, PriceChoice{Spot: true, Region: "US-EAST-1"}, "us-east-1", 0.4007, Spot, ListingCurrent, ""},
+		{"snapshot: not in that region", snapshot, PriceChoice{Spot: true, Region: "sa-east-1"}, "", 0, Spot, ListingUnpriced,
+			"no spot price in region sa-east-1: the shipped snapshot of 2026-12-07 has its spot prices in us-east-1, us-east-2"},
+		{"snapshot: on-demand stays the catalog's", snapshot, PriceChoice{}, "us-east-1", 0.8048, OnDemand, ListingCurrent, ""},
 		{"shipped price elsewhere", shipped, PriceChoice{Region: "eu-west-1"}, "us-east-1", 0, OnDemand, ListingUnpriced, "its only price is for us-east-1"},
 		{"the user's price stays", overridden, PriceChoice{Spot: true}, "", 2, UserPrice, ListingCurrent, ""},
 	}
@@ -348,6 +357,13 @@ func TestPriced(t *testing.T) {
 			t.Errorf("%s: Priced(%+v) = region %q, $%g, %s, %s, note %q; want %q, $%g, %s, %s, note with %q", tc.name, tc.choice,
 				got.Region, got.PriceUSDPerHour, got.PriceKind, got.Listing, got.PriceNote, tc.region, tc.price, tc.kind, tc.listing, tc.noteSubstr)
 		}
+	}
+	// A spot snapshot's price is dated by the snapshot, and pricing on-demand again
+	// gives the catalog's price and date back.
+	if sp := snapshot.Priced(PriceChoice{Spot: true}); sp.PriceDate != "2026-12-07" || sp.PriceSource != "spot snapshot skypilot-catalog" {
+		t.Errorf("spot from the snapshot dated %q from %q; want 2026-12-07 from the snapshot", sp.PriceDate, sp.PriceSource)
+	} else if back := sp.Priced(PriceChoice{}); back.PriceUSDPerHour != 0.8048 || back.PriceDate != "2026-01-21" || back.Region != "us-east-1" {
+		t.Errorf("on-demand after spot = $%g %s %s; want $0.8048 us-east-1 2026-01-21", back.PriceUSDPerHour, back.Region, back.PriceDate)
 	}
 	// Pricing again from an unpriced result gives the regional price back.
 	if back := regional.Priced(PriceChoice{Region: "ap-south-1"}).Priced(PriceChoice{}); back.PriceUSDPerHour != 3.06 || back.Listing != ListingCurrent {

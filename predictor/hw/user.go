@@ -13,7 +13,12 @@ import (
 // app detects.
 const WorkstationID = UserProvider + "/workstation"
 
-var nonSlug = regexp.MustCompile(`[^a-z0-9._-]+`)
+// nonSlug is what a user machine's id leaves out of its name: all but letters (of any
+// script: "é名" is a name), digits, '.', '_' and '-'.
+var nonSlug = regexp.MustCompile(`[^\p{L}\p{M}\p{N}._-]+`)
+
+// userIDPattern is a user machine's id: user/NAME, its name as UserMachineID makes it.
+var userIDPattern = regexp.MustCompile(`^user/[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]*$`)
 
 // UserMachineID turns a name the user gives ("Lab box 2", "rtx/3090 (home)") into a
 // machine id ("user/lab-box-2", "user/rtx-3090-home"). A name with no letter or digit,
@@ -81,7 +86,7 @@ const MaxMachineGPUs = 64
 // catalog machine has, a catalog GPU, at least one GPU, a valid price and no negative
 // vCPUs or memory. It changes nothing; a caller stores the machine only when it passes.
 func (c *Catalog) CheckUserMachine(m Machine) error {
-	if !strings.HasPrefix(m.ID, UserProvider+"/") || !machineIDPattern.MatchString(m.ID) {
+	if !strings.HasPrefix(m.ID, UserProvider+"/") || !userIDPattern.MatchString(m.ID) {
 		return fmt.Errorf("user machine id %q must be %s/NAME (letters, digits, '.', '_' and '-')", m.ID, UserProvider)
 	}
 	if _, err := c.Machine(m.ID); err == nil {

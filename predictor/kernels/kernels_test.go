@@ -76,13 +76,13 @@ func TestTileAndWaveQuantization(t *testing.T) {
 	}
 	for _, tc := range tests {
 		m := float64(tc.batch * 256)
-		got := e.tiledSeconds(m, 256)
+		got := e.tiledSeconds(m, 256, 0)
 		if want := tc.waves * oneWave; math.Abs(got-want) > 1e-12*want {
 			t.Errorf("batch %d: %.6g s, want %v waves = %.6g s", tc.batch, got, tc.waves, want)
 		}
 	}
 	// Partly filled tiles cost full ones: 129 rows cost as much as 256.
-	if a, b := e.tiledSeconds(129, 256), e.tiledSeconds(256, 256); a != b {
+	if a, b := e.tiledSeconds(129, 256, 0), e.tiledSeconds(256, 256, 0); a != b {
 		t.Errorf("129 rows cost %g s, 256 rows %g s: a partial tile must cost a full one", a, b)
 	}
 }

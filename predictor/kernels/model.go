@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -163,11 +164,21 @@ func (m *Model) UntunedFamily(g hw.GPU) (note string, band float64) {
 	return m.cal.UntunedNote(g), m.cal.UntunedBand(hw.FamilyOf(g))
 }
 
+// Timings are one layer phase's predicted times at many batch sizes: the fields of an
+// Estimate per batch, each in an array of its own (Rank holds the Source's Rank), so
+// that a caller summing them reads only what it sums and keeps no pointers. Each
+// array is at least as long as the batch sizes.
+type Timings struct {
+	MS, RelErr []float64
+	Rank       []uint8
+}
+
 // Times fills out[i] with the predicted time of request r on dev at batch size
 // batches[i]; out must be at least as long as batches. One call serves one layer
 // configuration × phase over all batch sizes: the per-configuration work (the
 // configuration's key, the measurement lookup, the device's rates) is done once, and
-// each batch size then costs tens of nanoseconds without allocating.
+// each batch size then costs tens of nanoseconds. TimesInto writes the same
+// estimates into arrays of their own.
 //
 // Sources, most trusted first: a measurement on dev at that batch size (Measured);
 // dev's measurements at other batch sizes, linear between neighbours and scaled by the
@@ -179,11 +190,29 @@ func (m *Model) UntunedFamily(g hw.GPU) (note string, band float64) {
 // get 0 ms, Estimated, unless dev itself measured that phase: a measurement wins over
 // the cost model's idea of which kernels run.
 func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
+	t := timingsPool.Get().(*Timings)
+	if n := len(batches); cap(t.MS) < n {
+		t.MS, t.RelErr, t.Rank = make([]float64, n), make([]float64, n), make([]uint8, n)
+	}
+	m.TimesInto(dev, r, batches, *t)
+	for i := range batches {
+		out[i] = Estimate{MS: t.MS[i], Source: RankedSource(t.Rank[i]), RelErr: t.RelErr[i]}
+	}
+	timingsPool.Put(t)
+}
+
+// timingsPool holds Times' arrays between calls.
+var timingsPool = sync.Pool{New: func() any { return new(Timings) }}
+
+// TimesInto is Times writing into out's arrays: out.MS[i], out.RelErr[i] and
+// out.Rank[i] are the estimate at batches[i].
+func (m *Model) TimesInto(dev Device, r Request, batches []int, out Timings) {
+	ms, relErr, rank := out.MS[:len(batches)], out.RelErr[:len(batches)], out.Rank[:len(batches)]
 	if r.FusedElems > 0 {
 		est := newStreamEstimator(m.cal, r.FusedElems, dev.GPU, r.Precision)
-		for i, b := range batches {
-			out[i] = Estimate{MS: est.at(b), Source: Estimated, RelErr: est.relErr}
-		}
+		est.atEach(batches, ms)
+		fill(relErr, est.relErr)
+		fill(rank, Estimated.Rank())
 		return
 	}
 	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision, r.LibraryMonth)
@@ -192,36 +221,54 @@ func (m *Model) Times(dev Device, r Request, batches []int, out []Estimate) {
 		// The cost model says no kernel runs (cuDNN fuses batch norm's weight gradient
 		// into its data gradient); a device that measured one (the CPU backend runs it
 		// separately) is answered from its own measurements below.
-		for i := range batches {
-			out[i] = Estimate{Source: Estimated}
-		}
+		fill(ms, 0)
+		fill(relErr, 0)
+		fill(rank, Estimated.Rank())
 		return
 	}
 	nchw := est
 	if r.NCHWNorm {
 		nchw.memRate = nchwNormRate(m.cal, dev.GPU, est, r.Config.In.C)
 	}
+	if own == nil && src == nil {
+		nchw.atEach(batches, ms)
+		fill(rank, Estimated.Rank())
+		for i, b := range batches {
+			relErr[i] = nchw.relErr
+			if b <= 0 {
+				relErr[i] = 1 // no batch, no time
+			}
+		}
+		return
+	}
 	var srcEst estimator
 	if src != nil {
 		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision, r.LibraryMonth)
 	}
 	for i, b := range batches {
+		var e Estimate
 		switch {
 		case b <= 0:
-			out[i] = Estimate{Source: Estimated, RelErr: 1} // no batch, no time
+			e = Estimate{Source: Estimated, RelErr: 1} // no batch, no time
 		case own != nil:
-			out[i] = own.at(b, &est)
-			out[i].RelErr += widen
-		case src != nil:
+			e = own.at(b, &est)
+			e.RelErr += widen
+		default:
 			t := src.at(b, &srcEst)
 			scale := 1.0
 			if s := srcEst.at(b); s > 0 {
 				scale = est.at(b) / s
 			}
-			out[i] = Estimate{MS: t.MS * scale, Source: Transferred, RelErr: t.RelErr + widen + m.cal.TransferRelErr + est.rates.extraRelErr}
-		default:
-			out[i] = Estimate{MS: nchw.at(b), Source: Estimated, RelErr: nchw.relErr}
+			e = Estimate{MS: t.MS * scale, Source: Transferred, RelErr: t.RelErr + widen + m.cal.TransferRelErr + est.rates.extraRelErr}
 		}
+		ms[i], relErr[i], rank[i] = e.MS, e.RelErr, e.Source.Rank()
+	}
+}
+
+// fill sets every element of s to v.
+func fill[T any](s []T, v T) {
+	for i := range s {
+		s[i] = v
 	}
 }
 

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"sort"
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -222,47 +223,83 @@ type tilePlan struct {
 	colTiles   float64 // tiles across the GEMM's columns, times the groups
 	outCols    float64 // the GEMM's columns, times the groups: output elements per row
 	secPerKRow float64 // seconds one SM takes per unit of reduction length for one tile
+	// floorPerMK times M × K is a floor under this tile's time: its tiles spread
+	// evenly over the SMs without rounding up the rows' tiles or the waves (a split
+	// reduction does the same work in more, shorter tiles). tiledSeconds tries the
+	// tiles from the lowest floor up and stops at one whose floor no tile can beat.
+	floorPerMK float64
 }
 
-// setTiles precomputes the tile plans, so that the per-batch loop only multiplies.
+// floorMargin is how far above the best time a tile's floor must be for the search
+// to stop: far more than the floating-point rounding between the floor and the time
+// as tiledSeconds computes it, so stopping never changes the time it returns.
+const floorMargin = 1 + 1e-9
+
+// setTiles precomputes the tile plans, so that the per-batch loop only multiplies,
+// and orders them by their floor, lowest first.
 func (e *estimator) setTiles(tiles []tile) {
 	e.invSMs = 1 / e.rates.sms
 	e.nPlans = len(tiles)
 	n, groups := float64(e.cost.gemm.n), float64(e.cost.gemm.groups)
 	for i, t := range tiles {
-		e.plans[i] = tilePlan{
+		p := tilePlan{
 			invM:       1 / t.m,
 			colTiles:   math.Ceil(n/t.n) * groups,
 			outCols:    n * groups,
 			secPerKRow: 2 * t.m * t.n / (e.perSMRate * t.eff),
 		}
+		p.floorPerMK = p.invM * p.colTiles * e.invSMs * p.secPerKRow
+		e.plans[i] = p
 	}
+	plans := e.plans[:e.nPlans]
+	sort.SliceStable(plans, func(i, j int) bool { return plans[i].floorPerMK < plans[j].floorPerMK })
 }
 
 // at returns the estimated time in milliseconds at batch size n.
 func (e *estimator) at(n int) float64 {
-	if e.cost.none || n <= 0 {
-		return 0
-	}
-	fn := float64(n)
+	var ms [1]float64
+	e.atEach([]int{n}, ms[:])
+	return ms[0]
+}
+
+// atEach sets ms[i] to the estimated time in milliseconds at batch size batches[i]
+// (0 where that is not positive): at over many batch sizes, with what decides the
+// formula tested once rather than at every batch.
+func (e *estimator) atEach(batches []int, ms []float64) {
+	ms = ms[:len(batches)]
 	c := &e.cost
-	bytes := (c.elemsPerSample*fn + c.elemsFixed) * e.rates.elemBytes
-	if c.freshElemsPerSample > 0 {
-		bytes -= c.freshElemsPerSample * fn * e.rates.elemBytes * l2HitShare(c.freshTensorPerSample*fn*e.rates.elemBytes, e.rates.l2Bytes)
+	if c.none {
+		fill(ms, 0)
+		return
 	}
-	memS := bytes / e.memRate
-	var computeS float64
-	if c.hasGEMM {
-		g := &c.gemm
-		m := float64(g.m0) + float64(g.mPerSample)*fn
-		k := float64(g.k0) + float64(g.kPerSample)*fn
-		if e.tiled {
-			computeS = e.tiledSeconds(m, k)
-		} else {
-			computeS = 2 * m * float64(g.n) * k * float64(g.groups) / e.flopRate
+	elemBytes, memRate, launchMS := e.rates.elemBytes, e.memRate, e.launchMS
+	fresh := c.freshElemsPerSample > 0
+	g := &c.gemm
+	m0, mPer, k0, kPer := float64(g.m0), float64(g.mPerSample), float64(g.k0), float64(g.kPerSample)
+	groups := float64(g.groups)
+	for i, n := range batches {
+		if n <= 0 {
+			ms[i] = 0
+			continue
 		}
+		fn := float64(n)
+		bytes := (c.elemsPerSample*fn + c.elemsFixed) * elemBytes
+		if fresh {
+			bytes -= c.freshElemsPerSample * fn * elemBytes * l2HitShare(c.freshTensorPerSample*fn*elemBytes, e.rates.l2Bytes)
+		}
+		memS := bytes / memRate
+		var computeS float64
+		if c.hasGEMM {
+			m := m0 + mPer*fn
+			k := k0 + kPer*fn
+			if e.tiled {
+				computeS = e.tiledSeconds(m, k, memS)
+			} else {
+				computeS = 2 * m * float64(g.n) * k * groups / e.flopRate
+			}
+		}
+		ms[i] = max(computeS, memS)*1000 + launchMS
 	}
-	return max(computeS, memS)*1000 + e.launchMS
 }
 
 // tiledSeconds is the GEMM time with tile and wave quantization: the output is cut
@@ -271,9 +308,19 @@ func (e *estimator) at(n int) float64 {
 // tries every tile shape and keeps the fastest, as cuDNN's heuristics aim to.
 // Weight-gradient GEMMs, whose reduction grows with the batch, split the reduction
 // across blocks when there are fewer tiles than SMs (split-K).
-func (e *estimator) tiledSeconds(m, k float64) float64 {
+//
+// The kernel takes the longer of this and memS, its memory time: once a tile is
+// found at or under memS, a faster one would not change the kernel's time, and the
+// time found is returned as it is. Tiles whose floor (tilePlan.floorPerMK) is above
+// the best time are not tried; neither cut changes what the kernel's time comes to.
+func (e *estimator) tiledSeconds(m, k, memS float64) float64 {
 	best := math.Inf(1)
-	for _, p := range e.plans[:e.nPlans] {
+	mk := m * k
+	for i := range e.plans[:e.nPlans] {
+		p := &e.plans[i]
+		if best <= memS || mk*p.floorPerMK > best*floorMargin {
+			break
+		}
 		tiles := ceil(m*p.invM) * p.colTiles
 		kPer := k
 		reduce := 0.0
@@ -330,5 +377,5 @@ func l2HitShare(bytes, l2Bytes float64) float64 {
 	if !(l2Bytes > 0) || !(bytes > 0) {
 		return 0
 	}
-	return math.Min(1, L2ResidentShare*l2Bytes/bytes)
+	return min(1, L2ResidentShare*l2Bytes/bytes) // the builtin: math.Min's result, without a call
 }

@@ -943,6 +943,11 @@ func (c *converter) padsOf(a attrs, x value, k, s, d [2]int64) ([2]int64, error)
 			if len(pads) != 4 {
 				return p, c.fail("its pads %v are not [top, left, bottom, right]", pads)
 			}
+			for _, v := range pads { // a huge pad overflowed the padded size into a negative one
+				if v < 0 || v > 1<<16 {
+					return p, c.fail("its pads %v must be from 0 to %d", pads, 1<<16)
+				}
+			}
 			if pads[0] != pads[2] || pads[1] != pads[3] {
 				return p, c.fail("its padding %v differs between opposite sides: cnntime's layers pad both sides alike; pad symmetrically (PyTorch's padding=N does)", pads)
 			}

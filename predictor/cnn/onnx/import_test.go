@@ -305,6 +305,10 @@ func TestImportOps(t *testing.T) {
 		{name: "asymmetric padding", body: func(g *ot.Graph) string {
 			return head(g, g.Node("Conv", []string{"image", g.Weight(8, 8, 3, 3)}, ot.AttrInts("pads", 1, 1, 0, 0)), 8)
 		}, wantErr: "differs between opposite sides"},
+		{name: "huge pads", body: func(g *ot.Graph) string {
+			const huge = 1 << 62 // the padded size overflowed to a negative one
+			return head(g, g.Node("Conv", []string{"image", g.Weight(8, 8, 3, 3)}, ot.AttrInts("pads", huge, huge, huge, huge)), 8)
+		}, wantErr: "its pads [4611686018427387904 4611686018427387904 4611686018427387904 4611686018427387904] must be from 0 to 65536"},
 		{name: "a conv weight that does not fit the input's channels", body: func(g *ot.Graph) string {
 			return head(g, g.Node("Conv", []string{"image", g.Weight(8, 3, 3, 3)}), 8)
 		}, wantErr: "does not fit its input's 8 channels"},
