@@ -1,8 +1,11 @@
 package validate
 
 import (
+	"context"
 	"math"
 	"testing"
+
+	"cnntime/app"
 )
 
 // TestGains finds each series of two batch sizes or more in tables 3, 4 (one GPU, one
@@ -60,5 +63,67 @@ func TestGains(t *testing.T) {
 	if len(acc.Sets) != 2 || acc.Sets[0].Set != "tuning" || math.Abs(acc.Sets[0].MAPEPct-20) > 1e-9 ||
 		acc.Sets[1].Series != 2 || math.Abs(acc.Sets[1].MAPEPct-(100.0/6+50)/2) > 1e-9 || math.Abs(acc.TuningMAPE()-20) > 1e-9 {
 		t.Errorf("sets %+v: want tuning 1 series at 20%%, held out 2 at 33.3%%", acc.Sets)
+	}
+}
+
+// The gains table on the embedded sources: every source in one set, at least a third of
+// them held out, each series' error the ratio of its predicted and measured gains, the
+// sets' counts the series', and the queued kernel refitted on a value of its grid.
+func TestGainsTableOnThePublishedSeries(t *testing.T) {
+	eng, err := app.NewEngine(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if rep.Rows, err = Public(context.Background(), eng); err != nil {
+		t.Fatal(err)
+	}
+	rep.Public = BySource(rep.Rows)
+	if rep.Modern, err = Modern(eng); err != nil {
+		t.Fatal(err)
+	}
+	if rep.StepBatch, err = StepBatch(eng); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := GainsWithRefit(eng, &rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := map[string]string{}
+	perSet := map[string]int{}
+	for _, s := range acc.Series {
+		if set, ok := sets[s.Source]; ok && set != s.Set {
+			t.Errorf("%s has series in both %q and %q: hold out whole sources", s.Source, set, s.Set)
+		}
+		sets[s.Source] = s.Set
+		perSet[s.Set]++
+		want := 100 * ((1+s.PredictedGainPct/100)/(1+s.MeasuredGainPct/100) - 1)
+		if s.FromBatch >= s.ToBatch || s.Points < 2 || math.Abs(s.ErrorPct-want) > 1e-9 {
+			t.Errorf("%s %s %s: batches %d→%d (%d), error %.3f%%, want %.3f%%", s.Source, s.GPU, s.Model, s.FromBatch, s.ToBatch, s.Points, s.ErrorPct, want)
+		}
+	}
+	held := 0
+	for _, set := range sets {
+		if set == "held out" {
+			held++
+		}
+	}
+	if len(sets) < 3 || 3*held < len(sets) {
+		t.Errorf("%d sources, %d held out: want at least 3, a third held out", len(sets), held)
+	}
+	for _, g := range acc.Sets {
+		if g.Series != perSet[g.Set] || !(g.MAPEPct > 0) {
+			t.Errorf("set %s: %d series at %.1f%%, the table has %d", g.Set, g.Series, g.MAPEPct, perSet[g.Set])
+		}
+	}
+	if acc.Shipped.LaunchUS != eng.Kernels().Calibration().LaunchUS || acc.Shipped.TuningMAPEPct != acc.TuningMAPE() {
+		t.Errorf("shipped %+v: want the calibration's %v µs at the tuning MAPE %.2f%%", acc.Shipped, eng.Kernels().Calibration().LaunchUS, acc.TuningMAPE())
+	}
+	inGrid := false
+	for _, us := range QueuedKernelGrid {
+		inGrid = inGrid || us == acc.Refit.LaunchUS
+	}
+	if !inGrid || !(acc.Refit.TuningMAPEPct > 0) {
+		t.Errorf("refit %+v: want a value of %v with its tuning MAPE", acc.Refit, QueuedKernelGrid)
 	}
 }
