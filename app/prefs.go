@@ -34,6 +34,7 @@ const (
 	PrefFormat    = "session.memory_format"
 	PrefScript    = "session.script"
 	PrefFramework = "session.framework"
+	PrefSoftware  = "session.software"
 	PrefNodes     = "session.nodes"
 	PrefRegion    = "session.price_region" // "" each machine's cheapest region
 	PrefSpot      = "session.spot_prices"
@@ -99,7 +100,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
 	readInt(PrefNodes, &s.Nodes)
-	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script, PrefFramework: &s.Data.Framework} {
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script, PrefFramework: &s.Data.Framework, PrefSoftware: &s.Data.Software} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
 		}
@@ -180,6 +181,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
 	p.SetString(PrefScript, st.Data.Script)
 	p.SetString(PrefFramework, st.Data.Framework)
+	p.SetString(PrefSoftware, st.Data.Software)
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	p.SetString(PrefRegion, st.Price.Region)
 	p.SetString(PrefSpot, strconv.FormatBool(st.Price.Spot))

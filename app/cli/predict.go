@@ -114,6 +114,9 @@ type PredictRow struct {
 	// Framework is the stack that runs the step (predictor.Frameworks): its work per
 	// parameter tensor is in iter_ms.
 	Framework string `json:"framework,omitempty"`
+	// Software is the release of the kernel libraries the step is predicted for
+	// (predictor.Software's name: pytorch-X.Y, ngc-YY.MM or YYYY-MM).
+	Software string `json:"software"`
 	// Host is the machine's host the loader's rate is scaled by: its CPU ("assumed":
 	// the reference CPU stood in for an unknown one, as for a bare --gpu), family,
 	// vCPUs, one core's speed against the reference core and the range an assumed
@@ -192,7 +195,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	*r = PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Host: c.Host}
+		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Software: c.Software.Name, Host: c.Host}
 	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
@@ -534,7 +537,30 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 		seen["g:"+r.GPU] = true
 		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
 	}
+	writeSoftwareNotes(env, rows)
 	writeHostNotes(env, rows)
+}
+
+// writeSoftwareNotes names, under a table, the release of the kernel libraries the
+// rows are predicted for (every answer names it: a GPU's kernels reach less of its
+// peak in releases soon after its architecture launched).
+func writeSoftwareNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Software == "" || seen[r.Software] {
+			continue
+		}
+		seen[r.Software] = true
+		sw, err := predictor.ParseSoftware(r.Software)
+		if err != nil {
+			continue
+		}
+		current := ""
+		if sw.Name == predictor.CurrentSoftware.Name {
+			current = ", the current release (--software names another)"
+		}
+		fmt.Fprintf(env.Stdout, "software: %s, %s%s\n", sw.Name, sw.Note, current)
+	}
 }
 
 // hostLinesUpTo is how many machines a table may have for the lines under it to name
