@@ -68,7 +68,7 @@ cgo-free:
 # The tests never read or write the user's own cache: CNNTIME_DB names a scratch file
 # (a cache left by another cnntime build, of a newer schema, would fail them).
 # GOTRACEBACK=all: a panic prints every goroutine, so a rare one shows who else ran.
-# clockahead: the app's clock runs a year ahead of the wall clock (app/clock_ahead.go),
+# clockahead: the app's clock runs a year ahead of the wall clock (app/clock/ahead.go),
 # so a test whose expected output depends on today's date without pinning the day with
 # app.SetClock fails the day it is written, not months later on a fresh clone.
 test-go: test-deps

@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"cnntime/app/inputerr"
 )
 
 // Version is the application's version; the build may override it with -ldflags.
 var Version = "0.1.0"
 
 // InputError is a request the app refuses because of what was asked (a bad setting, an
-// unknown name), not because something failed. It names no flag: the command line shows
-// it as a usage error (exit status 2), the GUI as a message about the setting.
-type InputError struct{ Msg string }
-
-func (e *InputError) Error() string { return e.Msg }
+// unknown name), not because something failed (package inputerr). It names no flag: the
+// command line shows it as a usage error (exit status 2), the GUI as a message about the
+// setting.
+type InputError = inputerr.Error
 
 // Inputf returns an InputError.
-func Inputf(format string, args ...any) error { return &InputError{Msg: fmt.Sprintf(format, args...)} }
+func Inputf(format string, args ...any) error { return inputerr.Errorf(format, args...) }
 
 // DefaultDBPath is the cache file used when neither --db nor CNNTIME_DB names one:
 // cnntime/cache.db in the user's configuration directory.

@@ -6,39 +6,20 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"cnntime/assets"
+	"cnntime/app/prices"
+	"cnntime/app/shipped"
 	"cnntime/db"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/pipeline"
 )
 
-var (
-	catalogOnce   sync.Once
-	catalogLoaded *hw.Catalog
-	catalogErr    error
-)
-
-// LoadCatalog returns the embedded GPU and cloud machine catalog, parsed and validated
-// the first time it is asked for. The catalog is shared and read-only.
-func LoadCatalog() (*hw.Catalog, error) {
-	catalogOnce.Do(func() {
-		catalogLoaded, catalogErr = hw.ParseCatalog(assets.CatalogGPUs, assets.CatalogMachines)
-		if catalogErr == nil {
-			catalogErr = hw.ParseCPUs(assets.CatalogCPUs, catalogLoaded)
-		}
-		if catalogErr == nil {
-			catalogErr = hw.ParseSpotPrices(assets.CatalogSpotPrices, catalogLoaded)
-		}
-		if catalogErr != nil {
-			catalogErr = fmt.Errorf("the embedded hardware catalog is broken (a build mistake; report it): %w", catalogErr)
-		}
-	})
-	return catalogLoaded, catalogErr
-}
+// LoadCatalog returns the embedded GPU and cloud machine catalog (package shipped),
+// parsed and validated the first time it is asked for. The catalog is shared and
+// read-only.
+func LoadCatalog() (*hw.Catalog, error) { return shipped.Catalog() }
 
 // Machines returns every machine the user can compare: the catalog's joined with the
 // cloud prices imported into the cache (every imported instance type whose GPU cnntime
@@ -101,7 +82,7 @@ func machinesWithLocal(ctx context.Context, d *db.DB) ([]hw.Machine, []localMach
 	}
 	// Only offers whose accelerator cnntime can predict become machines: the others'
 	// rows are not read (the prices command lists them).
-	offers, sources, err := importedPrices(ctx, d, hw.PredictableAccelerators())
+	offers, sources, err := prices.Imported(ctx, d, hw.PredictableAccelerators())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -316,7 +297,7 @@ func cloudMachine(ctx context.Context, d *db.DB, id string) (hw.Machine, bool, e
 	var offers []hw.CloudOffer
 	var sources map[string]hw.PriceSource
 	if d != nil {
-		if offers, sources, err = importedPrices(ctx, d, hw.PredictableAccelerators()); err != nil {
+		if offers, sources, err = prices.Imported(ctx, d, hw.PredictableAccelerators()); err != nil {
 			return hw.Machine{}, false, err
 		}
 	}

@@ -3,6 +3,8 @@ package app
 import (
 	"testing"
 	"time"
+
+	appclock "cnntime/app/clock"
 )
 
 func TestSetClockPinsTodayAndRestores(t *testing.T) {
@@ -15,7 +17,7 @@ func TestSetClockPinsTodayAndRestores(t *testing.T) {
 		t.Errorf("userPriceSource() = %q, want the pinned day", got)
 	}
 	inner := SetClock(nil) // nil is the default clock
-	if d := clock().Sub(defaultClock()); d > time.Minute || d < -time.Minute {
+	if d := clock().Sub(appclock.Default()); d > time.Minute || d < -time.Minute {
 		t.Errorf("SetClock(nil) reads %v, want the default clock", clock())
 	}
 	inner()

@@ -4,6 +4,8 @@
 // flag. views and app/cli call it, never the other way round. The accuracy tables of
 // `cnntime validate` are app/validate, which builds on app.
 //
-// Imports: predictor and its sub-packages, gpu and its packages but gpu/cuda, db, assets
-// and app/charts. Never Fyne, gorgonia.org/cu, views, app/cli or app/validate.
+// Imports: predictor and its sub-packages, gpu and its packages but gpu/cuda, db, assets,
+// app/charts and the packages split from it (app/prices: cloud prices; app/shipped: the
+// shipped catalog; app/clock; app/inputerr). Never Fyne, gorgonia.org/cu, views, app/cli
+// or app/validate.
 package app

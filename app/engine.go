@@ -629,7 +629,7 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	t.Machine = t.Machine.Priced(q.Price).Aged(today())
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
-		Script: q.Data.script(), Framework: q.Data.framework()}
+		Script: q.Data.script(), Framework: q.Data.framework(), Software: q.Data.software()}
 	if q.Train.Mode == TrainToTarget {
 		plan, err := q.Train.Plan(n.Name, q.Data)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"cnntime/app/prices"
 	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
@@ -364,14 +365,14 @@ func (b *EngineBackend) Explain(ctx context.Context, s SessionSettings, model, m
 	return e.Explain(ctx, q, model, t, batch)
 }
 
-// UpdatePrices downloads SkyPilot's catalog of each default cloud (see UpdatePrices)
+// UpdatePrices downloads SkyPilot's catalog of each default cloud (see prices.Update)
 // and, when any cloud's prices changed, reloads the engine so every machine's price is
 // the new one. A cloud that failed keeps its prices; the error then names it.
-func (b *EngineBackend) UpdatePrices(ctx context.Context) (PricesReport, error) {
+func (b *EngineBackend) UpdatePrices(ctx context.Context) (prices.Report, error) {
 	if b.cache == nil {
-		return PricesReport{}, errNoCache("update prices")
+		return prices.Report{}, errNoCache("update prices")
 	}
-	rep, err := UpdatePrices(ctx, b.cache, UpdateOptions{})
+	rep, err := prices.Update(ctx, b.cache, prices.UpdateOptions{})
 	if rep.Changed() {
 		if rerr := b.Reload(ctx); rerr != nil && err == nil {
 			err = rerr
@@ -382,16 +383,16 @@ func (b *EngineBackend) UpdatePrices(ctx context.Context) (PricesReport, error) 
 
 // ImportPrices reads a SkyPilot catalog (a cloud's vms.csv, whose cloud is its folder's
 // name, or a folder of clouds) into the cache, all or nothing, and reloads the engine.
-func (b *EngineBackend) ImportPrices(ctx context.Context, path string) (PricesReport, error) {
+func (b *EngineBackend) ImportPrices(ctx context.Context, path string) (prices.Report, error) {
 	if b.cache == nil {
-		return PricesReport{}, errNoCache("import prices")
+		return prices.Report{}, errNoCache("import prices")
 	}
-	rep, err := ImportPrices(ctx, b.cache, path, ImportOptions{})
+	rep, err := prices.Import(ctx, b.cache, path, prices.ImportOptions{})
 	if err != nil {
-		return PricesReport{}, err
+		return prices.Report{}, err
 	}
 	if err := b.Reload(ctx); err != nil {
-		return PricesReport{}, err
+		return prices.Report{}, err
 	}
 	return rep, nil
 }

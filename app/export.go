@@ -50,7 +50,7 @@ func ExportFile(path string, write func(io.Writer) error) error {
 // SummaryCSVHeader is the header of the results CSV.
 var SummaryCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "best_batch", "iter_ms", "epoch_s", "total_s", "cost_usd", "energy_kwh", "max_batch", "source",
 	"input", "bound", "loader_images_per_s", "price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-	"epochs", "epochs_source", "script", "script_ms", "framework", "cpu", "cpu_assumed",
+	"epochs", "epochs_source", "script", "script_ms", "framework", "software", "cpu", "cpu_assumed",
 	"precision", "policy", "dataset", "images", "loader", "memory_format", "nodes", "train_mode", "target",
 	"images_per_s", "recommended_batch", "within_1pct_min", "within_1pct_max", "warnings"}
 
@@ -88,7 +88,7 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 		if r.BestBatch > 0 {
 			scriptMS = num(r.ScriptMS)
 		}
-		rec = append(rec, t(string(r.Script)), scriptMS, t(string(r.Framework)))
+		rec = append(rec, t(string(r.Script)), scriptMS, t(string(r.Framework)), t(r.Software))
 		rec = append(rec, cpuCells(r.Host)...)
 		rec = append(rec, t(string(r.Precision)), t(string(r.Policy)), t(r.Dataset), intCell(r.Images), t(string(r.Loader)),
 			t(string(r.MemoryFormat)), intCell(r.Nodes), t(string(r.TrainMode)), t(r.Target),
@@ -116,7 +116,7 @@ func WriteSummariesCSV(w io.Writer, rows []Summary) error {
 var CurvesCSVHeader = []string{"model", "machine", "gpu", "gpu_count", "precision", "batch", "fits", "iter_ms", "images_per_s", "epoch_s", "total_s", "cost_usd", "energy_kwh", "memory_gb", "source", "error_pct", "best",
 	"input", "loader", "workers", "loader_images_per_s", "bound", "memory_format",
 	"price_usd_per_hour", "price_kind", "price_region", "price_date", "price_age_days",
-	"epochs", "epochs_source", "run_error_pct", "regime", "script", "script_ms", "framework", "cpu", "cpu_assumed",
+	"epochs", "epochs_source", "run_error_pct", "regime", "script", "script_ms", "framework", "software", "cpu", "cpu_assumed",
 	"policy", "dataset", "images", "nodes", "train_mode", "target", "recommended", "within_1pct"}
 
 // WriteCurvesCSV writes every point of every curve; time cells are empty where the
@@ -192,6 +192,7 @@ func appendCurveCSV(b []byte, c *predictor.Curve) []byte {
 	var script, machine []byte // script; framework and the CPU
 	script = append(text(append(script, ','), string(c.Script)), ',')
 	machine = text(append(machine, ','), string(c.Framework))
+	machine = text(append(machine, ','), c.Software.Name)
 	for _, cell := range cpuCells(c.Host) {
 		machine = AppendCSVField(append(machine, ','), cell)
 	}
@@ -323,10 +324,7 @@ func ChartTitle(what string, s SessionSettings, curves []predictor.Curve) string
 	if s.Data.Dataset != "" {
 		data = s.Data.Dataset + " (" + data + ")"
 	}
-	framework := s.Data.Framework
-	if framework == "" {
-		framework = string(predictor.PyTorch2)
-	}
+	framework := string(s.Data.framework()) + " on " + s.Data.software().Name
 	loader := s.Data.Loader
 	if loader == "" {
 		loader = string(pipeline.Synthetic)

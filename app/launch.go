@@ -40,6 +40,8 @@ type LaunchRequest struct {
 	// ("" for the default); a spot run on SkyPilot needs a bucket.
 	Checkpoints string
 	Slurm       launch.SlurmOptions
+	// BatchNote says how the batch was chosen, for the file's header (launch.Run's).
+	BatchNote string
 }
 
 // RecommendedBatch is the batch to launch q's one model on its one target when none is
@@ -95,6 +97,7 @@ func (e *Engine) LaunchRun(ctx context.Context, q Query, req LaunchRequest) (lau
 	}
 	t := run.Targets[0]
 	r := launch.Run{
+		BatchNote:      req.BatchNote,
 		Model:          c.Model,
 		Zoo:            cnn.Family(c.Model) != "", // a model of the user's may not take a zoo name
 		Machine:        c.Machine,
@@ -247,6 +250,16 @@ func (e *Engine) launchedQuery(q Query, kind string, data, ownCommand bool) (Que
 		d.Framework = string(predictor.PyTorch2)
 		differs = append(differs, fmt.Sprintf("the stack: %s → eager PyTorch 2", f))
 	}
+	if kind == LaunchSkyPilot { // setup installs one PyTorch: the run is predicted on its libraries
+		installed, err := predictor.ParseSoftware("pytorch-" + launchTorchMinor())
+		if err != nil {
+			return q, nil, fmt.Errorf("the launch's PyTorch %s is not a release cnntime dates: %w", launchTorch(), err)
+		}
+		if asked := d.software(); strings.TrimSpace(d.Software) != "" && asked.Name != installed.Name {
+			differs = append(differs, fmt.Sprintf("the software: %s → %s, which setup installs", asked.Name, installed.Name))
+		}
+		d.Software = installed.Name
+	}
 	if s := d.script(); s != predictor.Reference {
 		if s == "" {
 			s = predictor.Lean
@@ -262,6 +275,15 @@ func (e *Engine) launchedQuery(q Query, kind string, data, ownCommand bool) (Que
 func launchTorch() string {
 	w, _ := launch.WheelFor(0)
 	return w.Torch
+}
+
+// launchTorchMinor is launchTorch's major.minor ("2.8" of "2.8.0").
+func launchTorchMinor() string {
+	v := launchTorch()
+	if i := strings.LastIndexByte(v, '.'); strings.Count(v, ".") == 2 {
+		return v[:i]
+	}
+	return v
 }
 
 // skyPilotTarget is the machine SkyPilot launches for t, and why it is another one

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"cnntime/db"
 )
 
 func TestCompleteNames(t *testing.T) {
@@ -46,4 +49,14 @@ func TestCompleteNames(t *testing.T) {
 	if got, err := Names(ctx, nil, MachineNames); err != nil || !slices.Contains(got, "aws/p3.2xlarge") {
 		t.Errorf("Names without a cache: %v, %v; want the catalog's machines", len(got), err)
 	}
+}
+
+func openCache(t *testing.T) *db.DB {
+	t.Helper()
+	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }

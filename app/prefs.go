@@ -34,6 +34,7 @@ const (
 	PrefFormat    = "session.memory_format"
 	PrefScript    = "session.script"
 	PrefFramework = "session.framework"
+	PrefSoftware  = "session.software"
 	PrefNodes     = "session.nodes"
 	PrefRegion    = "session.price_region" // "" each machine's cheapest region
 	PrefSpot      = "session.spot_prices"
@@ -60,6 +61,9 @@ const (
 	PrefScatterLog = "chart.scatter_log"
 	PrefNoBands    = "chart.no_error_bands"
 	PrefNoLegend   = "chart.no_legend"
+	// The Run tab's deadline (a Go duration, "" none) and budget (USD, "" or "0" none).
+	PrefDeadline = "results.deadline"
+	PrefBudget   = "results.budget"
 )
 
 // firstLaunch reports whether p holds no choices of an earlier session.
@@ -96,7 +100,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	readInt(PrefInput, &s.Data.Input)
 	readInt(PrefWorkers, &s.Data.Workers)
 	readInt(PrefNodes, &s.Nodes)
-	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script, PrefFramework: &s.Data.Framework} {
+	for key, into := range map[string]*string{PrefDataset: &s.Data.Dataset, PrefLoader: &s.Data.Loader, PrefFormat: &s.Data.MemoryFormat, PrefScript: &s.Data.Script, PrefFramework: &s.Data.Framework, PrefSoftware: &s.Data.Software} {
 		if v := strings.TrimSpace(p.String(key)); v != "" {
 			*into = v
 		}
@@ -151,6 +155,7 @@ func loadPrefs(p Preferences) (SessionSettings, ChartSettings) {
 	if b, err := strconv.ParseBool(p.String(PrefNoLegend)); err == nil {
 		v.HideLegend = b
 	}
+	v.Limit = loadLimit(p)
 	return s, v
 }
 
@@ -176,6 +181,7 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefFormat, st.Data.MemoryFormat)
 	p.SetString(PrefScript, st.Data.Script)
 	p.SetString(PrefFramework, st.Data.Framework)
+	p.SetString(PrefSoftware, st.Data.Software)
 	p.SetString(PrefNodes, strconv.Itoa(st.Nodes))
 	p.SetString(PrefRegion, st.Price.Region)
 	p.SetString(PrefSpot, strconv.FormatBool(st.Price.Spot))
@@ -195,4 +201,5 @@ func (s *Session) savePrefsLocked() {
 	p.SetString(PrefScatterLog, strconv.FormatBool(v.ScatterLog))
 	p.SetString(PrefNoBands, strconv.FormatBool(v.HideErrorBands))
 	p.SetString(PrefNoLegend, strconv.FormatBool(v.HideLegend))
+	saveLimit(p, v.Limit)
 }

@@ -53,12 +53,14 @@ type Summary struct {
 	// the loader's rate is scaled by (its CPU, vCPUs, and what is assumed of them), and
 	// HostErrorPct and HostSlowPct how far its assumed CPU can move the best batch's
 	// time (predictor.Point's).
-	Script       predictor.Script    `json:"script,omitempty"`
-	ScriptMS     float64             `json:"script_ms,omitempty"`
-	Framework    predictor.Framework `json:"framework,omitempty"`
-	Host         *host.Host          `json:"host,omitempty"`
-	HostErrorPct float64             `json:"host_error_pct,omitempty"`
-	HostSlowPct  float64             `json:"host_slow_pct,omitempty"`
+	Script    predictor.Script    `json:"script,omitempty"`
+	ScriptMS  float64             `json:"script_ms,omitempty"`
+	Framework predictor.Framework `json:"framework,omitempty"`
+	// Software is the release of the kernel libraries the step is predicted for.
+	Software     string     `json:"software,omitempty"`
+	Host         *host.Host `json:"host,omitempty"`
+	HostErrorPct float64    `json:"host_error_pct,omitempty"`
+	HostSlowPct  float64    `json:"host_slow_pct,omitempty"`
 	// ImagesPerS is the best batch's rate; Loader the input pipeline (its rate is
 	// LoaderImagesPerS).
 	ImagesPerS float64         `json:"images_per_s,omitempty"`
@@ -91,7 +93,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 	for i, c := range curves {
 		row := Summary{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, MaxBatch: c.MaxBatch,
 			Input: c.Input, LoaderImagesPerS: c.LoaderImagesPerS, Backend: c.Backend, CostKnown: c.CostKnown, EnergyKnown: c.EnergyKnown,
-			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, Host: c.Host,
+			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, Software: c.Software.Name, Host: c.Host,
 			Loader: c.Loader, RecommendedBatch: c.Recommended, NearMin: c.NearMin, NearMax: c.NearMax,
 			Precision: c.Precision, Policy: c.Policy, Dataset: c.Dataset, Images: c.Images, MemoryFormat: c.Format, Nodes: max(c.Nodes, 1),
 			TrainMode: TrainEpochs}

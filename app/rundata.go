@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 
 	"cnntime/predictor"
@@ -26,8 +27,13 @@ type RunData struct {
 	// (predictor.Scripts); "" is a tight loop, as benchmarks run.
 	Script string
 	// Framework is the software stack that runs the step: pytorch2, pytorch1, graph,
-	// compiled, compiled-graphs or optimized (predictor.Frameworks); "" is pytorch2.
+	// compiled, compiled-graphs or optimized (predictor.Frameworks); "" is the
+	// software's own (pytorch1 for a PyTorch 1 release, pytorch2 otherwise).
 	Framework string
+	// Software is the release of the kernel libraries that runs it
+	// (predictor.ParseSoftware: current, pytorch-X.Y, ngc-YY.MM or YYYY-MM); "" is
+	// current (predictor.CurrentSoftware).
+	Software string
 }
 
 // DefaultRunData is what a user's run reads unless told otherwise: ImageNet-1k's
@@ -66,6 +72,15 @@ func (d RunData) Check() error {
 	}
 	if _, err := predictor.ParseFramework(d.Framework); err != nil {
 		return err
+	}
+	sw, err := predictor.ParseSoftware(d.Software)
+	if err != nil {
+		return err
+	}
+	if d.Framework != "" {
+		if err := sw.CheckFramework(d.framework()); err != nil {
+			return fmt.Errorf("software: %w", err)
+		}
 	}
 	return nil
 }
@@ -134,13 +149,24 @@ func (d RunData) script() predictor.Script {
 	return s
 }
 
-// framework is what runs the run's step, for the predictor (pytorch2 when none is named).
+// framework is what runs the run's step, for the predictor: the one named, else the
+// software's own (pytorch1 on a PyTorch 1 release, pytorch2 on any other).
 func (d RunData) framework() predictor.Framework {
 	f, err := predictor.ParseFramework(d.Framework)
-	if err != nil {
-		return predictor.PyTorch2
+	if err != nil || strings.TrimSpace(d.Framework) == "" {
+		return d.software().DefaultFramework()
 	}
 	return f
+}
+
+// software is the release of the kernel libraries the run uses (current when none is
+// named or the name is bad: Check reports that).
+func (d RunData) software() predictor.Software {
+	s, err := predictor.ParseSoftware(d.Software)
+	if err != nil {
+		return predictor.CurrentSoftware
+	}
+	return s
 }
 
 // memoryFormat is the run's layout for the predictor.

@@ -187,6 +187,9 @@ func (s *Session) SetView(v ChartSettings) error {
 			return err
 		}
 	}
+	if err := v.Limit.Check(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	s.view = v.clone()
 	s.savePrefsLocked()

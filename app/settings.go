@@ -120,6 +120,10 @@ type ChartSettings struct {
 	// HideLegend leaves the curves chart's legend out of the window, the curves the
 	// whole of their panel (the series stay named in their tooltips and the tables).
 	HideLegend bool
+	// Limit is the Run tab's deadline or budget: the results rank the runs that meet
+	// it first and the Results tab answers which is the cheapest (or fastest) that does,
+	// as best --deadline or --budget does (RunLimit). It filters, it predicts nothing.
+	Limit RunLimit
 }
 
 // DefaultChartSettings are a fresh window's charts, and what cnntime export draws

@@ -170,6 +170,9 @@ func WhyHeadline(x *predictor.Explanation) string {
 	if x.Framework != "" {
 		stack = ", " + string(x.Framework)
 	}
+	if x.Software.Name != "" {
+		stack += " on " + x.Software.Name
+	}
 	s := fmt.Sprintf("%s on %s at %s, %s%s, %d px: %s per iteration ±%.0f%%, %s images/s. Bound: %s, as the results table says: %s. Where from: %s.",
 		x.Model, x.Machine, BatchWords(x), x.Precision, stack, x.Input, charts.FormatMS(x.IterMS), x.ErrorPct,
 		RateText(x.ImagesPerS), BoundWords(x.Bound), boundReason(x), sourceWords(x))

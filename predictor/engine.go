@@ -70,6 +70,10 @@ type Request struct {
 	// Framework is what runs the step ("" is PyTorch2): its per-tensor work (the
 	// optimizer's update, clearing and accumulating gradients, batch norm's counters).
 	Framework Framework
+	// Software is the release of the kernel libraries that runs the step (the zero
+	// value is CurrentSoftware): how much of the GPU's peak its kernels reach
+	// (kernels.Calibration.Maturity).
+	Software Software
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -107,6 +111,7 @@ type tableKey struct {
 	layout    MemoryFormat
 	framework Framework
 	syncFwd   bool // the script waits for the GPU after the forward pass
+	software  hw.Month
 }
 
 type memKey struct {
@@ -170,6 +175,14 @@ func (req *Request) Check() error {
 	if _, err := ParseFramework(string(req.Framework)); err != nil {
 		return err
 	}
+	if !req.Software.IsZero() {
+		if err := checkSoftwareMonth(req.Software.Name, req.Software.Month); err != nil {
+			return err
+		}
+	}
+	if err := req.Software.orDefault().CheckFramework(req.Framework); err != nil {
+		return err
+	}
 	n := req.totalGPUs()
 	prev := 0
 	for _, b := range req.Batches {
@@ -223,6 +236,7 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		Format:    req.MemoryFormat,
 		Script:    req.Script,
 		Framework: req.Framework.orDefault(),
+		Software:  req.Software.orDefault(),
 		Host:      req.Host,
 		Price:     req.Machine.Basis(),
 		GPUSource: req.GPU.Source,
@@ -400,7 +414,7 @@ func tableSize(need int) int {
 // stepTableOf is the cache entry of req's network on its device, marked used.
 func (e *Engine) stepTableOf(req *Request) (tableKey, *stepTable) {
 	k := tableKey{req.Network, req.GPU.ID, req.DeviceKey, req.Precision, req.Policy, req.ForwardBackwardOnly, req.Kernels, req.MemoryFormat,
-		req.Framework.orDefault(), req.Script.Cost().SyncAfterForward}
+		req.Framework.orDefault(), req.Script.Cost().SyncAfterForward, req.Software.orDefault().Month}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t, ok := e.tables[k]

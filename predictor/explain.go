@@ -43,6 +43,8 @@ type Explanation struct {
 	// Framework is what runs the step; its per-tensor work is in Phases.OptimizerMS
 	// (GPU) and Phases.HostMS (issuing it).
 	Framework Framework `json:"framework,omitempty"`
+	// Software is the release of the kernel libraries the step is predicted for.
+	Software Software `json:"software"`
 
 	// The curve's point at Batch: IterMS ± ErrorPct percent from Source (the least
 	// trusted source among the step's kernels), bounded by Bound ("gpu" or "input").
@@ -275,7 +277,8 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 		Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: n, Nodes: c.Nodes, Network: c.Network, Precision: c.Precision,
 		Batch: batch, PerGPUBatch: b,
 		Input: c.Input, Loader: c.Loader, Workers: c.Workers, LoaderImagesPerS: c.LoaderImagesPerS, Format: c.Format, Script: c.Script, Framework: c.Framework,
-		IterMS: pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
+		Software: c.Software,
+		IterMS:   pt.IterMS, ImagesPerS: pt.ImagesPerS, ErrorPct: pt.ErrorPct, Source: pt.Source, Bound: pt.Bound,
 		Host: c.Host, HostErrorPct: pt.HostErrorPct,
 		EpochS: pt.EpochS, TotalS: pt.TotalS, CostUSD: pt.CostUSD, CostKnown: c.CostKnown,
 		MemoryGB: pt.MemoryGB, MaxBatch: c.MaxBatch, Fits: true,

@@ -140,6 +140,8 @@ type Curve struct {
 	Script Script `json:"script,omitempty"`
 	// Framework is what runs the step: its per-tensor work is in IterMS.
 	Framework Framework `json:"framework,omitempty"`
+	// Software is the release of the kernel libraries the step is predicted for.
+	Software Software `json:"software"`
 	// Host is the machine's host that the loader's rate is scaled by: its CPU, family,
 	// vCPUs and core speed, and what is assumed of it (nil: none given, as for a
 	// measured CPU; CPUAssumed: the reference CPU stands in for an unknown one).

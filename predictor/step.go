@@ -301,6 +301,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	net := req.Network
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
 	timer := e.timerFor(req)
+	month := req.Software.orDefault().Month
 	p := stepPlan{batches: batches, syncAt: -1}
 	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
@@ -317,10 +318,11 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 			return i
 		}
 		i := p.timeKernels(timer, dev, kernels.Request{
-			Config:    cfg,
-			Phase:     phase,
-			Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
-			Policy:    req.Policy,
+			Config:       cfg,
+			Phase:        phase,
+			Precision:    KernelPrecision(req.Precision, cfg.Op, req.GPU),
+			Policy:       req.Policy,
+			LibraryMonth: month,
 		})
 		index[k] = i
 		return i
@@ -358,7 +360,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		ti, ok := fusedIndex[key]
 		if !ok {
 			ti = p.timeKernels(timer, dev, kernels.Request{Config: cfg, Phase: phase, Precision: KernelPrecision(req.Precision, cfg.Op, req.GPU),
-				Policy: req.Policy, FusedElems: elems})
+				Policy: req.Policy, FusedElems: elems, LibraryMonth: month})
 			fusedIndex[key] = ti
 		}
 		p.seq = append(p.seq, kernelSeq{fk.at, phase, ti, issueUS, phase != measure.Forward, k})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -14,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 )
 
 // launchKinds are the launch files File → Export launch file… writes, as it offers them.
@@ -35,7 +37,28 @@ func (mw *MainWindow) showLaunchDialog() {
 		mw.showError(errNothingChosen)
 		return
 	}
-	model, machine, batch := x.Model, x.Machine, x.Batch
+	model, machine := x.Model, x.Machine
+	recommended, best := 0, 0
+	if c := mw.curveOf(model, machine); c != nil {
+		if p, ok := app.RecommendedPoint(c); ok {
+			recommended = p.Batch
+		}
+		if c.Best >= 0 {
+			best = c.Points[c.Best].Batch
+		}
+	}
+	batchEntry := newEscapeEntry()
+	batchEntry.SetText(strconv.Itoa(launchDefaultBatch(x.Batch, recommended, mw.picked == pickedBatch{model, machine, x.Batch})))
+	batchEntry.Validator = func(text string) error { _, _, err := launchBatch(text, recommended, best); return err }
+	batchWhy := widget.NewLabel("")
+	batchWhy.Wrapping = fyne.TextWrapWord
+	showWhy := func(text string) {
+		if _, why, err := launchBatch(text, recommended, best); err == nil {
+			batchWhy.SetText(capitalise(why) + ".")
+		}
+	}
+	batchEntry.OnChanged = showWhy
+	showWhy(batchEntry.Text)
 	var labels []string
 	for _, k := range launchKinds {
 		labels = append(labels, k.label)
@@ -51,7 +74,9 @@ func (mw *MainWindow) showLaunchDialog() {
 	partition := newEscapeEntry()
 	partition.SetPlaceHolder("the cluster's default")
 	items := []*widget.FormItem{
-		widget.NewFormItem("Run", widget.NewLabel(fmt.Sprintf("%s on %s at %s", model, machine, app.BatchWords(x)))),
+		widget.NewFormItem("Run", widget.NewLabel(fmt.Sprintf("%s on %s", model, machine))),
+		widget.NewFormItem("Global batch", batchEntry),
+		widget.NewFormItem("", batchWhy),
 		widget.NewFormItem("File", kind),
 		widget.NewFormItem("Data", data),
 		widget.NewFormItem("Checkpoints", checkpoints),
@@ -62,7 +87,12 @@ func (mw *MainWindow) showLaunchDialog() {
 		if !ok {
 			return
 		}
-		req := app.LaunchRequest{Command: command.Text, Data: strings.TrimSpace(data.Text), Checkpoints: strings.TrimSpace(checkpoints.Text)}
+		batch, why, err := launchBatch(batchEntry.Text, recommended, best)
+		if err != nil { // the form's Save… waits for a valid batch: not reached
+			mw.showError(err)
+			return
+		}
+		req := app.LaunchRequest{Command: command.Text, Data: strings.TrimSpace(data.Text), Checkpoints: strings.TrimSpace(checkpoints.Text), BatchNote: why}
 		name := ""
 		for _, k := range launchKinds {
 			if k.label == kind.Selected {
@@ -86,7 +116,7 @@ func (mw *MainWindow) showLaunchDialog() {
 						mw.showError(err)
 						return
 					}
-					mw.notify(fmt.Sprintf("Wrote %s for %s on %s at batch %d.", path, model, machine, batch))
+					mw.notify(fmt.Sprintf("Wrote %s for %s on %s at %s.", path, model, machine, why))
 				})
 			}()
 		}, mw.Window)
@@ -112,3 +142,42 @@ func (mw *MainWindow) exportLaunch(ctx context.Context, model, machine string, b
 	}
 	return app.ExportLaunchFile(path, content)
 }
+
+// pickedBatch is a CNN on a machine at a batch the user chose on its curve.
+type pickedBatch struct {
+	model, machine string
+	batch          int
+}
+
+// launchDefaultBatch is the batch Export launch file offers: the one the user picked
+// on a curve, else the recommended batch (as cnntime launch without --batch), else
+// the batch the Why tab explains (no recommendation: nothing within reach fits).
+func launchDefaultBatch(explained, recommended int, picked bool) int {
+	if picked || recommended <= 0 {
+		return explained
+	}
+	return recommended
+}
+
+// launchBatch reads the launch dialog's global batch and says how it was chosen, for
+// the file's header and the status line: the recommended batch (within 1% of the best
+// time and cost, nearest the recipe's), or one the user chose instead.
+func launchBatch(text string, recommended, best int) (int, string, error) {
+	s := strings.ReplaceAll(strings.TrimSpace(text), ",", "")
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > app.MaxBatchSize {
+		return 0, "", fmt.Errorf("global batch %q is not a whole number from 1 to %d; give the batch to train at, e.g. %d", text, app.MaxBatchSize, max(recommended, 256))
+	}
+	switch {
+	case n == recommended && n == best:
+		return n, fmt.Sprintf("batch %s, the recommended batch (the best time and cost; cnntime launch without --batch picks it too)", batchCount(n)), nil
+	case n == recommended:
+		return n, fmt.Sprintf("batch %s, the recommended batch (within 1%% of the best time and cost, which batch %s gives; nearest the recipe's batch; cnntime launch without --batch picks it too)", batchCount(n), batchCount(best)), nil
+	case recommended > 0:
+		return n, fmt.Sprintf("batch %s, chosen in the window (the recommended batch is %s)", batchCount(n), batchCount(recommended)), nil
+	}
+	return n, fmt.Sprintf("batch %s, chosen in the window", batchCount(n)), nil
+}
+
+// batchCount is a batch with thousands separators: 1,120.
+func batchCount(n int) string { return charts.FormatCount(int64(n)) }

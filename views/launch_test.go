@@ -2,16 +2,20 @@ package views
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
 	"gopkg.in/yaml.v3"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 )
 
 // File → Export launch file… writes the launch file of the point last clicked (the one
@@ -52,9 +56,13 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 			t.Fatal("the point was not explained")
 		}
 	}
+	// Nothing selected, so no curve recommends a batch: the batch explained is offered.
 	onUI(mw, mw.showLaunchDialog)
-	if text := dialogText(t, mw); !strings.Contains(text, "resnet50 on aws/p3.2xlarge at batch 128") {
-		t.Errorf("the dialog does not name the run: %q", text)
+	if text := dialogText(t, mw); !strings.Contains(text, "resnet50 on aws/p3.2xlarge") || !strings.Contains(text, "Batch 128, chosen in the window.") {
+		t.Errorf("the dialog does not name the run and its batch: %q", text)
+	}
+	if e := dialogBatch(t, mw); e.Text != "128" {
+		t.Errorf("the dialog offers batch %q, want the explained 128", e.Text)
 	}
 	// Save… opens in the folder of the last export, not in the folder a file picker
 	// last showed (a price import's catalogs), and Esc closes it.
@@ -101,5 +109,160 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 	// A Slurm script for the same point.
 	if err := mw.exportLaunch(context.Background(), "resnet50", "aws/p3.2xlarge", 128, app.LaunchRequest{Kind: app.LaunchSlurm}, filepath.Join(t.TempDir(), "t.sbatch")); err != nil {
 		t.Error(err)
+	}
+}
+
+// dialogBatch is the launch dialog's Global batch field (the first entry).
+func dialogBatch(t *testing.T, mw *MainWindow) *widget.Entry {
+	t.Helper()
+	var found *widget.Entry
+	walk(topDialog(t, mw), func(o fyne.CanvasObject) {
+		if e, ok := o.(*escapeEntry); ok && found == nil {
+			found = &e.Entry
+		}
+	})
+	if found == nil {
+		t.Fatalf("the dialog has no field:\n%s", dialogText(t, mw))
+	}
+	return found
+}
+
+// Export launch file writes the recommended batch of the point's curve, as cnntime
+// launch without --batch does, unless a batch was picked on the curve or typed; the
+// file's header and the status say which.
+func TestExportLaunchFileUsesTheRecommendedBatch(t *testing.T) {
+	a := newTestApp(t)
+	a.Preferences().SetString(app.PrefSaved, "1")
+	b, err := app.OpenEngineBackend(context.Background(), filepath.Join(t.TempDir(), "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw := onUIThread(func() *MainWindow {
+		mw := OpenMainWindowWith(a, b)
+		mw.Window.Resize(fyne.NewSize(1400, 900))
+		mw.Window.Show()
+		return mw
+	})
+	t.Cleanup(mw.Session.Close)
+	if err := mw.Session.Update(func(s *app.SessionSettings) {
+		s.Models, s.Machines = []string{"resnet50"}, []string{"aws/p3.2xlarge"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, mw)
+	var best, recommended int
+	onUI(mw, func() {
+		c := mw.curveOf("resnet50", "aws/p3.2xlarge")
+		p, ok := app.RecommendedPoint(c)
+		if !ok {
+			t.Fatal("no recommended batch")
+		}
+		best, recommended = c.Points[c.Best].Batch, p.Batch
+	})
+	explain := func(click func()) {
+		t.Helper()
+		onUI(mw, func() { mw.Why.Clear() })
+		onUI(mw, click)
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			done := false
+			onUI(mw, func() { done = mw.Why.Explanation() != nil })
+			if done {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("the point was not explained")
+			}
+		}
+	}
+	pickedOn := 0
+	for _, tc := range []struct {
+		name  string
+		click func()
+		want  int
+		why   string
+	}{
+		{"a results row (the best batch)", func() { mw.ExplainPoint("resnet50", "aws/p3.2xlarge", best) }, recommended, "the recommended batch"},
+		{"a curve's point", func() {
+			c := mw.curveOf("resnet50", "aws/p3.2xlarge")
+			for i, p := range c.Points {
+				if p.Fits && p.Batch != recommended && p.Batch != best && pickedOn == 0 {
+					pickedOn = i
+				}
+			}
+			mw.curveTapped(charts.Mark{Curve: 0, Point: pickedOn}, true)
+		}, -1, "chosen in the window (the recommended batch is"},
+	} {
+		explain(tc.click)
+		onUI(mw, mw.showLaunchDialog)
+		want := tc.want
+		if want < 0 {
+			onUI(mw, func() { want = mw.curveOf("resnet50", "aws/p3.2xlarge").Points[pickedOn].Batch })
+		}
+		if e := dialogBatch(t, mw); e.Text != strconv.Itoa(want) {
+			t.Errorf("%s: the dialog offers batch %q, want %d", tc.name, e.Text, want)
+		}
+		if text := dialogText(t, mw); !strings.Contains(text, tc.why) {
+			t.Errorf("%s: the dialog says %q, want %q", tc.name, text, tc.why)
+		}
+		onUI(mw, func() { mw.Window.Canvas().OnTypedKey()(&fyne.KeyEvent{Name: fyne.KeyEscape}) })
+	}
+	if best == recommended {
+		t.Logf("resnet50 on aws/p3.2xlarge: the best batch %d is the recommended one", best)
+	}
+
+	// The header says which batch it is.
+	_, why, err := launchBatch(strconv.Itoa(recommended), recommended, best)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "train.yaml")
+	if err := mw.exportLaunch(context.Background(), "resnet50", "aws/p3.2xlarge", recommended, app.LaunchRequest{Kind: app.LaunchSkyPilot, BatchNote: why}, path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := fmt.Sprintf("# Batch: batch %d, the recommended batch (", recommended); !strings.Contains(string(data), line) ||
+		!strings.Contains(string(data), fmt.Sprintf("GLOBAL_BATCH: \"%d\"", recommended)) {
+		t.Errorf("the file's header does not say the recommended batch %d:\n%.600s", recommended, data)
+	}
+}
+
+func TestLaunchBatch(t *testing.T) {
+	for _, tc := range []struct {
+		text              string
+		recommended, best int
+		want              int
+		why, err          string
+	}{
+		{"176", 176, 176, 176, "batch 176, the recommended batch (the best time and cost;", ""},
+		{"176", 176, 1024, 176, "batch 176, the recommended batch (within 1% of the best time and cost, which batch 1,024 gives;", ""},
+		{" 1,024 ", 176, 1024, 1024, "batch 1,024, chosen in the window (the recommended batch is 176)", ""},
+		{"96", 0, 0, 96, "batch 96, chosen in the window", ""},
+		{"abc", 176, 176, 0, "", `global batch "abc" is not a whole number`},
+		{"-8", 176, 176, 0, "", "is not a whole number from 1"},
+		{"0", 176, 176, 0, "", "is not a whole number from 1"},
+		{"100000", 176, 176, 0, "", "from 1 to 65536"},
+	} {
+		n, why, err := launchBatch(tc.text, tc.recommended, tc.best)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("launchBatch(%q): %d, %v; want the error %q", tc.text, n, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || n != tc.want || !strings.HasPrefix(why, tc.why) {
+			t.Errorf("launchBatch(%q, %d, %d) = %d, %q, %v; want %d, %q…", tc.text, tc.recommended, tc.best, n, why, err, tc.want, tc.why)
+		}
+	}
+	for _, tc := range []struct {
+		explained, recommended int
+		picked                 bool
+		want                   int
+	}{{128, 176, false, 176}, {128, 176, true, 128}, {128, 0, false, 128}} {
+		if got := launchDefaultBatch(tc.explained, tc.recommended, tc.picked); got != tc.want {
+			t.Errorf("launchDefaultBatch(%d, %d, %v) = %d, want %d", tc.explained, tc.recommended, tc.picked, got, tc.want)
+		}
 	}
 }

@@ -10,12 +10,13 @@ import (
 	"fyne.io/fyne/v2"
 
 	"cnntime/app"
+	"cnntime/app/prices"
 	"cnntime/db"
 	"cnntime/predictor/hw"
 )
 
 // openWindowWithImportedPrices opens the app's window over a cache holding the
-// SkyPilot fixture catalog (app/testdata): five clouds' regional and spot prices.
+// SkyPilot fixture catalog (app/prices/testdata): five clouds' regional and spot prices.
 func openWindowWithImportedPrices(t *testing.T) *MainWindow {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cache.db")
@@ -23,8 +24,8 @@ func openWindowWithImportedPrices(t *testing.T) *MainWindow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixtures := filepath.Join("..", "app", "testdata", "skypilot-catalog", "catalogs", "v7")
-	if _, err := app.ImportPrices(context.Background(), d, fixtures, app.ImportOptions{Date: "2026-11-20"}); err != nil {
+	fixtures := filepath.Join("..", "app", "prices", "testdata", "skypilot-catalog", "catalogs", "v7")
+	if _, err := prices.Import(context.Background(), d, fixtures, prices.ImportOptions{Date: "2026-11-20"}); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()

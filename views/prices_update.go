@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
-	"cnntime/app"
+	"cnntime/app/prices"
 )
 
 // updatePricesDialog asks before it downloads SkyPilot's price catalog (the window
@@ -23,7 +23,7 @@ func (mw *MainWindow) updatePricesDialog() {
 		return
 	}
 	msg := fmt.Sprintf("Download today's on-demand and spot prices of %s\nfrom SkyPilot's public catalog?\n\n%s\n\nA cloud whose download fails keeps its prices; a file that has not\nchanged since the last update is not downloaded again.",
-		strings.Join(app.DefaultPriceClouds, ", "), app.PricesURL())
+		strings.Join(prices.DefaultClouds, ", "), prices.URL())
 	d := dialog.NewConfirm("Update prices", msg, func(ok bool) {
 		if ok {
 			mw.runPriceJob("Downloading prices from SkyPilot's catalog…", mw.Backend.UpdatePrices)
@@ -53,9 +53,9 @@ func (mw *MainWindow) importPricesDialog() {
 	d.Show()
 }
 
-// importPrices imports the SkyPilot catalog at path (see app.ImportPrices).
+// importPrices imports the SkyPilot catalog at path (see prices.Import).
 func (mw *MainWindow) importPrices(path string) {
-	mw.runPriceJob("Importing prices from "+path+"…", func(ctx context.Context) (app.PricesReport, error) {
+	mw.runPriceJob("Importing prices from "+path+"…", func(ctx context.Context) (prices.Report, error) {
 		return mw.Backend.ImportPrices(ctx, path)
 	})
 }
@@ -65,7 +65,7 @@ func (mw *MainWindow) importPrices(path string) {
 // and says what it did, cloud by cloud, in a dialog (the status line goes on to the new
 // prediction). A job that failed for some clouds still updated the others; one
 // cancelled changed nothing.
-func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.PricesReport, error)) {
+func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (prices.Report, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	bar := widget.NewProgressBarInfinite()
 	progress := dialog.NewCustom("Prices", "Cancel", container.NewVBox(widget.NewLabel(what), bar), mw.Window)
@@ -91,7 +91,7 @@ func (mw *MainWindow) runPriceJob(what string, job func(context.Context) (app.Pr
 			}
 			mw.uiMu.Lock()
 			defer mw.uiMu.Unlock()
-			var offline *app.OfflineError
+			var offline *prices.OfflineError
 			if errors.As(err, &offline) {
 				err = fmt.Errorf("%w (in this window: File › Import prices (SkyPilot vms.csv)…)", err)
 			}

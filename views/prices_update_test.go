@@ -14,11 +14,11 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"cnntime/app"
+	"cnntime/app/prices"
 )
 
 // skyPilotFixture is app's SkyPilot catalog in its real v7 layout.
-var skyPilotFixture = filepath.Join("..", "app", "testdata", "skypilot-catalog", "catalogs", "v7")
+var skyPilotFixture = filepath.Join("..", "app", "prices", "testdata", "skypilot-catalog", "catalogs", "v7")
 
 // TestUpdatePricesThroughTheWindow runs File → Update prices from SkyPilot… against a
 // catalog served here: the confirmation names the address, Download stores every
@@ -41,7 +41,7 @@ func TestUpdatePricesThroughTheWindow(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(hold)
-	t.Setenv(app.PricesURLEnv, srv.URL+"/catalogs/v7")
+	t.Setenv(prices.URLEnv, srv.URL+"/catalogs/v7")
 
 	a := newTestApp(t)
 	mw := onUIThread(func() *MainWindow {
@@ -116,7 +116,7 @@ func TestUpdatePricesThroughTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(app.PricesURLEnv, "http://"+l.Addr().String()+"/catalogs/v7")
+	t.Setenv(prices.URLEnv, "http://"+l.Addr().String()+"/catalogs/v7")
 	l.Close() // nothing answers there
 	clickMenu(t, mw, "Update prices from SkyPilot…")
 	tapDialogButton(t, mw, "Download")

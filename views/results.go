@@ -2,6 +2,7 @@ package views
 
 import (
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -17,8 +18,15 @@ type ResultsTable struct {
 	content    fyne.CanvasObject
 	rows       []app.Summary
 	columns    *stretchColumns
-	sortColumn app.SummaryColumn // -1: the prediction's order
+	sortColumn app.SummaryColumn // -1: the prediction's order (with a limit, its ranking)
 	descending bool
+	// Answer is the line above the table that answers the Run tab's deadline or budget
+	// (app.RunLimit.Answer, best's answer line); hidden without one. missed holds the
+	// rows (model and machine) that do not meet it, drawn dimmed; limit is the limit the
+	// rows were ranked by.
+	Answer *widget.Label
+	missed map[[2]string]bool
+	limit  app.RunLimit
 	// OnSelected is called with the row the user clicks.
 	OnSelected func(app.Summary)
 }
@@ -43,7 +51,13 @@ func NewResultsTable() *ResultsTable {
 		},
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			if id.Row < len(t.rows) {
-				o.(*widget.Label).SetText(fitCell(t.rows[id.Row].Cell(app.SummaryColumn(id.Col)), t.columns.widthOf(id.Col)))
+				l := o.(*widget.Label)
+				r := t.rows[id.Row]
+				l.Importance = widget.MediumImportance
+				if t.missed[[2]string{r.Model, r.Machine}] {
+					l.Importance = widget.LowImportance // misses the deadline or budget
+				}
+				l.SetText(fitCell(r.Cell(app.SummaryColumn(id.Col)), t.columns.widthOf(id.Col)))
 			}
 		})
 	t.table.OnSelected = func(id widget.TableCellID) {
@@ -59,7 +73,12 @@ func NewResultsTable() *ResultsTable {
 		showSortHeader(o, app.SummaryTitles(t.rows)[col], col == t.sortColumn, t.descending, func() { t.SortBy(col) })
 	}
 	t.table.StickyColumnCount = 2 // the CNN and the machine stay while the figures scroll
-	t.content, t.columns = newStretchTable(t.table, resultWidths)
+	var table fyne.CanvasObject
+	table, t.columns = newStretchTable(t.table, resultWidths)
+	t.Answer = widget.NewLabel("")
+	t.Answer.Wrapping = fyne.TextWrapWord
+	t.Answer.Hide()
+	t.content = container.NewBorder(t.Answer, nil, nil, nil, table)
 	t.ExtendBaseWidget(t)
 	return t
 }
@@ -90,7 +109,29 @@ func fitCell(text string, width float32) string {
 
 // SetCurves shows a prediction's results, keeping the sort.
 func (t *ResultsTable) SetCurves(curves []predictor.Curve) {
+	t.SetRanked(curves, app.RunLimit{}, app.LimitRanking{}, "")
+}
+
+// SetRanked shows a prediction's results ranked by a deadline or budget (the ranking
+// and answer of app.SessionState.LimitAnswer): the rows that meet it first, those that
+// miss it dimmed, and the answer above the table. A new limit shows its ranking again
+// in place of a column's sort; without a limit it is SetCurves.
+func (t *ResultsTable) SetRanked(curves []predictor.Curve, limit app.RunLimit, r app.LimitRanking, answer string) {
 	t.rows = app.Summarize(curves)
+	t.missed = nil
+	if limit != t.limit {
+		t.limit, t.sortColumn, t.descending = limit, -1, false
+	}
+	if limit.Set() && len(r.Order) == len(t.rows) {
+		t.missed = map[[2]string]bool{}
+		for i, meets := range r.Meets {
+			if !meets {
+				t.missed[[2]string{t.rows[i].Model, t.rows[i].Machine}] = true
+			}
+		}
+		t.rows = app.Permute(t.rows, r.Order)
+	}
+	t.showAnswer(answer, limit.Set() && len(r.Order) > 0 && r.Meets[r.Order[0]])
 	if t.sortColumn >= 0 {
 		app.SortSummaries(t.rows, t.sortColumn, t.descending)
 	}
@@ -110,6 +151,30 @@ func (t *ResultsTable) SortBy(col app.SummaryColumn) {
 	app.SortSummaries(t.rows, t.sortColumn, t.descending)
 	t.table.Refresh()
 }
+
+// showAnswer shows the limit's answer above the table ("" hides it), green when a run
+// meets the limit and in the warning colour when none does.
+func (t *ResultsTable) showAnswer(answer string, met bool) {
+	if answer == "" {
+		if t.Answer.Visible() {
+			t.Answer.Hide()
+			t.content.Refresh()
+		}
+		return
+	}
+	t.Answer.Importance = widget.WarningImportance
+	if met {
+		t.Answer.Importance = widget.SuccessImportance
+	}
+	t.Answer.SetText(uiText(answer))
+	if !t.Answer.Visible() {
+		t.Answer.Show()
+		t.content.Refresh()
+	}
+}
+
+// Missed reports whether a row misses the deadline or budget it was ranked by.
+func (t *ResultsTable) Missed(r app.Summary) bool { return t.missed[[2]string{r.Model, r.Machine}] }
 
 // Rows are the rows shown, in the order shown.
 func (t *ResultsTable) Rows() []app.Summary { return t.rows }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"strings"
 
 	"fyne.io/fyne/v2/widget"
 
@@ -28,6 +29,10 @@ type RunData struct {
 	// the host issues them and the optimizer's per-step cost, as --framework does on the
 	// command line.
 	Framework *widget.Select
+	// Software is the release of the kernel libraries that runs the step
+	// (predictor.ParseSoftware: current, pytorch-X.Y, ngc-YY.MM or YYYY-MM), as
+	// --software does on the command line.
+	Software *widget.SelectEntry
 }
 
 // runDataItems builds the run-data fields of p's form.
@@ -72,6 +77,15 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 		r.Framework.SetSelected(string(fw)) // "" reads as pytorch2, the default
 	}
 	r.Framework.OnChanged = func(v string) { p.report(s.Update(func(st *app.SessionSettings) { st.Data.Framework = v })) }
+	r.Software = widget.NewSelectEntry(predictor.SoftwareChoices())
+	r.Software.SetPlaceHolder("current")
+	r.Software.SetText(d.Software)
+	r.Software.OnChanged = func(v string) {
+		if _, err := predictor.ParseSoftware(v); err != nil {
+			return // half typed: the session keeps the last good release
+		}
+		p.report(s.Update(func(st *app.SessionSettings) { st.Data.Software = strings.TrimSpace(v) }))
+	}
 	return []*widget.FormItem{
 		widget.NewFormItem("Dataset", r.Dataset),
 		widget.NewFormItem("Input px", r.Input),
@@ -80,6 +94,7 @@ func (p *SelectionPanel) runDataItems() []*widget.FormItem {
 		widget.NewFormItem("Layout", r.Format),
 		widget.NewFormItem("Script", r.Script),
 		widget.NewFormItem("Framework", r.Framework),
+		widget.NewFormItem("Software", r.Software),
 	}
 }
 

@@ -56,6 +56,7 @@ type SelectionPanel struct {
 	Prices    PriceControls  // on-demand or spot, the region
 	Filters   MachineFilters // the machine list's provider, spot and price filters
 	Train     TrainControls  // train for N epochs or to a target accuracy
+	Limit     LimitControls  // a deadline or budget the results answer
 	// Picks are the quick picks, each adding its machines to the selection; Clear
 	// empties the machine selection.
 	Picks map[app.QuickPick]*widget.Button
@@ -150,6 +151,9 @@ func NewSelectionPanel(s *app.Session, machines []hw.Machine, gpus []hw.GPU, onE
 		form.AppendItem(it)
 	}
 	for _, it := range p.priceItems() {
+		form.AppendItem(it)
+	}
+	for _, it := range p.limitItems() {
 		form.AppendItem(it)
 	}
 	p.WorkersNote = widget.NewLabel("")

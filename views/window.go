@@ -23,6 +23,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/charts"
+	"cnntime/app/prices"
 	"cnntime/assets"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
@@ -115,6 +116,10 @@ type MainWindow struct {
 	explainedRun app.SessionSettings
 	// explainSeq counts explanations asked for; a result for an older one is dropped.
 	explainSeq int
+	// picked is the batch the user chose by clicking a curve's point (zero after a
+	// results row or a scatter point, which explain the best batch): Export launch
+	// file writes it, else the recommended batch.
+	picked pickedBatch
 
 	// The layout's parts that a maximised chart rearranges.
 	scatterPanel, curvesPanel fyne.CanvasObject
@@ -437,7 +442,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 	defer func() {
 		mw.redraw = redrawTimes{build: built.Sub(began), layout: time.Since(built), shows: mw.redraw.shows + 1}
 	}()
-	gaps := app.PriceGaps(st.Curves, st.Settings.Price)
+	gaps := prices.Gaps(st.Curves, st.Settings.Price)
 	switch {
 	case len(gaps) > 0 && scatter.Empty() && failed == "" && n > 0:
 		why := "Nothing to place on a cost axis: no machine selected has a price for this setting (" + st.Settings.Price.String() + ").\n" + strings.Join(gaps, "\n")
@@ -462,7 +467,8 @@ func (mw *MainWindow) show(st app.SessionState) {
 		}
 		mw.curvesPanel.Refresh()
 	}
-	mw.Results.SetCurves(st.Curves)
+	ranking, answer, _ := st.LimitAnswer()
+	mw.Results.SetRanked(st.Curves, st.View.Limit, ranking, answer)
 	if st.Err == nil || missing != nil {
 		mw.refreshWhy(st)
 	}
@@ -600,12 +606,14 @@ func (mw *MainWindow) curveTapped(m charts.Mark, ok bool) {
 	c := mw.state.Curves[m.Curve]
 	if p := c.Points[m.Point]; p.Fits {
 		mw.ExplainPoint(c.Model, c.Machine, p.Batch)
+		mw.picked = pickedBatch{c.Model, c.Machine, p.Batch} // a batch of the curve's, chosen
 	}
 }
 
 // ExplainPoint fills the Why tab for model on machine at a global batch size and
 // shows it; the explanation is computed off the UI goroutine.
 func (mw *MainWindow) ExplainPoint(model, machine string, batch int) {
+	mw.picked = pickedBatch{} // a results row or a scatter point: the best batch, not one picked
 	mw.explain(model, machine, batch, true)
 }
 

@@ -252,6 +252,7 @@ var validateTables = []choice{
 	{name: "steps", help: "only the cache's measured whole steps against the steps their devices' layer measurements predict (measures nothing)"},
 	{name: "convergence", help: "only the epochs-to-target model against the published figures"},
 	{name: "ratios", help: "only the cross-GPU throughput ratios against the published ones (table 9)"},
+	{name: "gains", help: "only each published series' throughput gain from its smallest to its largest batch against the predicted one (table 10)"},
 }
 
 // errorOf turns a parser that returns a value into one that returns only its error.

@@ -168,6 +168,7 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 	h := app.NewTable(w, "model", fmt.Sprintf("%s, input %d, %s%s", x.Model, x.Input, x.Precision, format))
 	h.Row("machine", fmt.Sprintf("%s (%s)", x.Machine, app.DeviceText(x.GPU, x.GPUCount)))
 	h.Row("stack", fmt.Sprintf("%s: %s", x.Stack.Framework, x.Stack.Description))
+	h.Row("software", fmt.Sprintf("%s: %s", x.Software.Name, x.Software.Note))
 	h.Row("batch", countText(x.Batch)+per)
 	h.Row("iteration", fmt.Sprintf("%s ±%.0f%%, %s images/s", numfmt.MS(x.IterMS), x.ErrorPct, numfmt.Rate(x.ImagesPerS)))
 	bound := x.Bound

@@ -73,6 +73,9 @@ func TestLaunchSkyPilotTask(t *testing.T) {
 		{"RunPod's Community Cloud launches as Secure Cloud", []string{"--model", "resnet50", "--machine", "runpod/rtx-4090-community-cloud", "--batch", "128"},
 			nil, "runpod", "RTX4090:1", "1x_RTX4090_SECURE", false, 1, "128", "128", "90", "0.05", nil, "runpod/rtx-4090-secure-cloud",
 			[]string{"--model", "resnet50", "--machine", "runpod/rtx-4090-secure-cloud", "--batch", "128"}},
+		{"an older PyTorch launches on the one setup installs", []string{"--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--batch", "2048", "--precision", "amp", "--software", "pytorch-1.13"},
+			nil, "aws/us-east-1", "A100:8", "p4d.24xlarge", false, 1, "2048", "256", "90", "0.8", nil, "the software: pytorch-1.13 → pytorch-2.8, which setup installs",
+			[]string{"--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--batch", "2048", "--precision", "amp", "--framework", "pytorch2"}},
 		{"CoreWeave through Kubernetes", []string{"--model", "resnet50", "--machine", "coreweave/gb200-4x", "--batch", "1024", "--precision", "amp"},
 			nil, "k8s", "GB200:4", "", false, 1, "1024", "256", "90", "0.4", nil, "", nil},
 		{"DALI and NVIDIA's stack run as the DataLoader and torch.compile", []string{"--model", "resnet50", "--machine", "aws/p4d.24xlarge", "--batch", "2048",
@@ -107,11 +110,13 @@ func TestLaunchSkyPilotTask(t *testing.T) {
 					t.Errorf("no file mount at %s: %v", m, task.FileMounts)
 				}
 			}
-			// The prediction in the file is predict's for the run the file starts.
+			// The prediction in the file is predict's for the run the file starts, on the
+			// PyTorch its setup installs.
 			started := tc.args
 			if tc.predictArgs != nil {
 				started = tc.predictArgs
 			}
+			started = append(append([]string{}, started...), "--software", installedSoftware(t))
 			rows := predictRows(t, db, started...)
 			if len(rows) != 1 || rows[0].TotalS == nil || rows[0].Epochs == nil {
 				t.Fatalf("predict gives %v", rows)
@@ -318,4 +323,19 @@ func TestLaunchedRunMeasuresItself(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`(?m)^cpu:[^,]*:pytorch-[0-9]+-threads,resnet18,4,fp32,pytorch [^,]*cnntime_train\.py,[0-9.]+,`).MatchString(csvOut) {
 		t.Errorf("the exported step is not resnet18 at batch 4 on this CPU:\n%s", csvOut)
 	}
+}
+
+// installedSoftware is the release a SkyPilot task's setup installs, as --software names
+// it: pytorch-X.Y of launch.WheelFor's torch.
+func installedSoftware(t *testing.T) string {
+	t.Helper()
+	w, err := launch.WheelFor(90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(w.Torch, ".")
+	if len(parts) < 2 {
+		t.Fatalf("torch %q is not X.Y.Z", w.Torch)
+	}
+	return "pytorch-" + parts[0] + "." + parts[1]
 }

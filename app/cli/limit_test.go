@@ -1,57 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"cnntime/app"
 )
-
-func bestRowOf(machine string, totalH, cost float64) BestRow {
-	r := BestRow{Model: "resnet50", Machine: machine, GPU: "x", GPUCount: 1}
-	if totalH > 0 {
-		s := totalH * 3600
-		row := PredictRow{TotalS: &s, Batch: 64}
-		if cost > 0 {
-			row.CostUSD = &cost
-		}
-		r.Best = &row
-	}
-	return r
-}
-
-func TestRunLimitRanks(t *testing.T) {
-	rows := []BestRow{
-		bestRowOf("slow-cheap", 30, 5),  // misses 24h
-		bestRowOf("fast-dear", 2, 90),   // meets both
-		bestRowOf("mid", 12, 20),        // meets both
-		bestRowOf("unpriced", 5, 0),     // meets the deadline, cost unknown
-		bestRowOf("none-fits", 0, 0),    // no run
-		bestRowOf("mid-twin", 12, 20),   // ties keep their order
-		bestRowOf("slower-dear", 40, 9), // misses
-	}
-	for _, tc := range []struct {
-		limit runLimit
-		want  string
-	}{
-		{runLimit{deadline: 24 * time.Hour}, "mid mid-twin fast-dear unpriced | slow-cheap slower-dear none-fits"},
-		{runLimit{budget: 25}, "mid mid-twin slow-cheap slower-dear | fast-dear unpriced none-fits"},
-		{runLimit{budget: 25, deadline: 24 * time.Hour}, "mid mid-twin | fast-dear unpriced slow-cheap slower-dear none-fits"},
-	} {
-		rs := append([]BestRow(nil), rows...)
-		ranked := permute(rs, tc.limit.rank(rs))
-		var b strings.Builder
-		for i, r := range ranked {
-			if i > 0 && *ranked[i-1].Meets && !*r.Meets {
-				b.WriteString("| ")
-			}
-			b.WriteString(r.Machine + " ")
-		}
-		if got := strings.TrimSpace(b.String()); got != tc.want {
-			t.Errorf("%+v: ranked %q, want %q", tc.limit, got, tc.want)
-		}
-	}
-}
 
 // TestBestAnswersTheDeadlineQuestion: "the cheapest machine that trains ResNet-50 to
 // its target within 24 h" is one command, over every machine, and its JSON rows come
@@ -126,24 +85,49 @@ func TestBestAnswersTheDeadlineQuestion(t *testing.T) {
 	}
 }
 
-// A run whose host CPU nobody named is ranked at the slow end of its range: cheaper at
-// the reference core standing in, it still comes after a named host's run that is
-// cheaper than its slow end.
-func TestRunLimitRanksAnAssumedHostAtItsSlowEnd(t *testing.T) {
-	assumed, named := bestRowOf("assumed", 10, 20), bestRowOf("named", 10.5, 21)
-	slow := 9.0
-	assumed.Best.HostSlowPct = &slow // $21.80 and 10.9 h at its slow end
+// The window asks the deadline and budget questions through app.RunLimit as best does:
+// for the same settings (every machine, ResNet-50 to its recipe's target, the window's
+// defaults otherwise) the session's curves give the answer line best prints.
+func TestWindowLimitAnswersAsBest(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "cache.db")
+	b, err := app.OpenEngineBackend(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	machines, err := b.MachineChoices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := app.DefaultSessionSettings()
+	s.Models, s.Train.Mode = []string{"resnet50"}, app.TrainToTarget
+	for _, m := range machines {
+		s.Machines = append(s.Machines, m.ID)
+	}
+	curves, err := b.PredictCurves(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		limit runLimit
-		want  string
+		flags []string
+		limit app.RunLimit
 	}{
-		{runLimit{deadline: 24 * time.Hour}, "named assumed"},
-		{runLimit{budget: 100}, "named assumed"},
+		{[]string{"--deadline", "24h"}, app.RunLimit{Deadline: 24 * time.Hour}},
+		{[]string{"--deadline", "2h"}, app.RunLimit{Deadline: 2 * time.Hour}},
+		{[]string{"--budget", "40"}, app.RunLimit{BudgetUSD: 40}},
+		{[]string{"--budget", "0.5"}, app.RunLimit{BudgetUSD: 0.5}},
 	} {
-		rows := []BestRow{assumed, named}
-		ranked := permute(rows, tc.limit.rank(rows))
-		if got := ranked[0].Machine + " " + ranked[1].Machine; got != tc.want {
-			t.Errorf("%+v: ranked %q, want %q", tc.limit, got, tc.want)
+		var out, errOut bytes.Buffer
+		args := append([]string{"--db", dbPath, "best", "--model", "resnet50", "--machine", "all", "--train", "to-target"}, tc.flags...)
+		if code := RunCLI(ctx, args, strings.NewReader(""), &out, &errOut); code != 0 {
+			t.Fatalf("best %v: exit %d: %s", tc.flags, code, errOut.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		bestSays := lines[len(lines)-1]
+		windowSays := tc.limit.Answer(curves, tc.limit.Rank(curves))
+		if windowSays != bestSays || !strings.Contains(windowSays, "resnet50 on ") {
+			t.Errorf("%v:\nbest:   %s\nwindow: %s", tc.flags, bestSays, windowSays)
 		}
 	}
 }

@@ -114,6 +114,9 @@ type PredictRow struct {
 	// Framework is the stack that runs the step (predictor.Frameworks): its work per
 	// parameter tensor is in iter_ms.
 	Framework string `json:"framework,omitempty"`
+	// Software is the release of the kernel libraries the step is predicted for
+	// (predictor.Software's name: pytorch-X.Y, ngc-YY.MM or YYYY-MM).
+	Software string `json:"software"`
 	// Host is the machine's host the loader's rate is scaled by: its CPU ("assumed":
 	// the reference CPU stood in for an unknown one, as for a bare --gpu), family,
 	// vCPUs, one core's speed against the reference core and the range an assumed
@@ -192,7 +195,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 	*r = PredictRow{Model: c.Model, Machine: c.Machine, GPU: c.GPU, GPUCount: c.GPUCount, Batch: p.Batch,
 		Precision: string(c.Precision), MemoryGB: v.memoryGB, Fits: p.Fits, Source: string(p.Source),
 		Input: c.Input, Loader: string(c.Loader), Workers: c.Workers, Bound: p.Bound, MemoryFormat: string(c.Format),
-		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Host: c.Host}
+		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Software: c.Software.Name, Host: c.Host}
 	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Nodes, r.Network = c.Nodes, c.Network
 	r.EpochsSource = c.EpochsSource
@@ -534,7 +537,30 @@ func writePriceNotes(env *Env, rows []PredictRow) {
 		seen["g:"+r.GPU] = true
 		fmt.Fprintf(env.Stdout, "%s specifications: %s\n", r.GPU, r.GPUSource)
 	}
+	writeSoftwareNotes(env, rows)
 	writeHostNotes(env, rows)
+}
+
+// writeSoftwareNotes names, under a table, the release of the kernel libraries the
+// rows are predicted for (every answer names it: a GPU's kernels reach less of its
+// peak in releases soon after its architecture launched).
+func writeSoftwareNotes(env *Env, rows []PredictRow) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Software == "" || seen[r.Software] {
+			continue
+		}
+		seen[r.Software] = true
+		sw, err := predictor.ParseSoftware(r.Software)
+		if err != nil {
+			continue
+		}
+		current := ""
+		if sw.Name == predictor.CurrentSoftware.Name {
+			current = ", the current release (--software names another)"
+		}
+		fmt.Fprintf(env.Stdout, "software: %s, %s%s\n", sw.Name, sw.Note, current)
+	}
 }
 
 // hostLinesUpTo is how many machines a table may have for the lines under it to name
@@ -778,7 +804,7 @@ func bestCommands(register func(Command)) {
 			choices = nodeChoices(curves)
 			curves, notes = chooseNodes(curves, pf.nodes.budget, pf.nodes.deadline)
 		}
-		limit := runLimit{budget: pf.nodes.budget, deadline: pf.nodes.deadline}
+		limit := app.RunLimit{BudgetUSD: pf.nodes.budget, Deadline: pf.nodes.deadline}
 		toTarget := q.ToTarget()
 		rows := make([]BestRow, len(curves))
 		for i := range curves {
@@ -792,9 +818,9 @@ func bestCommands(register func(Command)) {
 				rows[i].NodeCounts = choices[[2]string{curves[i].Model, curves[i].Machine}]
 			}
 		}
-		if limit.set() {
-			order := limit.rank(rows)
-			rows, notes = permute(rows, order), permute(notes, order)
+		var ranking app.LimitRanking
+		if limit.Set() {
+			ranking, rows, notes = rankByLimit(limit, curves, rows, notes)
 		}
 		switch {
 		case env.JSON:
@@ -811,7 +837,7 @@ func bestCommands(register func(Command)) {
 			if err := writeBestToTarget(env, rows, notes, recipes); err != nil {
 				return err
 			}
-			limit.writeAnswer(env, rows)
+			writeAnswer(env, limit, curves, ranking)
 			return nil
 		}
 		t := app.NewTable(env.Stdout, "MODEL", "MACHINE", "GPU", "BEST BATCH", "RECOMMENDED (WITHIN 1%)", "ITER MS", "IMAGES/S", "BOUND", "TOTAL", "COST", "PRICE", "MAX BATCH", "BEST POW2", "SAVING", "SWEET SPOTS", "SOURCE")
@@ -840,7 +866,7 @@ func bestCommands(register func(Command)) {
 			ms[i], ns[i], nets[i] = r.Machine, r.Nodes, r.Network
 		}
 		writeNodeNotes(env, ms, ns, nets, notes)
-		limit.writeAnswer(env, rows)
+		writeAnswer(env, limit, curves, ranking)
 		return nil
 	}
 	register(cmd)

@@ -65,7 +65,7 @@ type jsonRowEncoder struct {
 }
 
 // jsonTextFields counts the text fields of a row (appendRow numbers them).
-const jsonTextFields = 20
+const jsonTextFields = 21
 
 // jsonText is a text field's last value and how it was written: most are the same
 // on every row of a curve, and a string compared with itself costs nothing.
@@ -158,6 +158,7 @@ func (e *jsonRowEncoder) appendRow(b []byte, r *PredictRow) ([]byte, error) {
 		return b, err
 	}
 	b = e.strOmitEmpty(b, 9, `,`+jsonFieldIndent+`"framework": `, r.Framework)
+	b = e.str(b, 20, `,`+jsonFieldIndent+`"software": `, r.Software)
 	if r.Host != nil {
 		if b, err = e.appendNested(b, `,`+jsonFieldIndent+`"host": `, r.Host, &e.host, &e.hostText); err != nil {
 			return b, err

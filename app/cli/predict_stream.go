@@ -157,6 +157,7 @@ var predictCSVColumns = []struct {
 	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Script))) }},
 	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
 	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Framework))) }},
+	{"software", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Software.Name)) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Host == nil {
 			return b

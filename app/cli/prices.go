@@ -10,6 +10,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/pricefeed"
+	"cnntime/app/prices"
 	"cnntime/predictor/hw"
 )
 
@@ -31,7 +32,7 @@ func priceCommands(register func(Command)) {
 			"  prices            the imported clouds, the shipped prices' dates, and the instance types with no\n" +
 			"                    performance data\n" +
 			"  prices import     read a vms.csv, a cloud's directory or a directory of clouds; all or nothing\n" +
-			"  prices update     download each cloud's vms.csv (" + app.PricesURLEnv + " or --url changes where from); an\n" +
+			"  prices update     download each cloud's vms.csv (" + prices.URLEnv + " or --url changes where from); an\n" +
 			"                    unchanged file is not downloaded again; a cloud that fails keeps its prices;\n" +
 			"                    HTTPS on every redirect; a password in the URL is used, never stored\n\n" +
 			"A catalog over " + strconv.Itoa(hw.MaxCatalogRows) + " rows or " + strconv.Itoa(hw.MaxCloudInstanceTypes) + " instance types per cloud, figures no instance has, or a date\n" +
@@ -58,16 +59,16 @@ func runPrices(env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q", fs.Arg(0))
 	}
-	var st app.PricesStatus
+	var st prices.Status
 	var err error
 	if _, serr := os.Stat(env.DBPath); errors.Is(serr, os.ErrNotExist) {
-		st, err = app.Prices(env.Ctx, nil)
+		st, err = prices.Current(env.Ctx, nil)
 	} else {
 		d, derr := env.Cache()
 		if derr != nil {
 			return derr
 		}
-		st, err = app.Prices(env.Ctx, d)
+		st, err = prices.Current(env.Ctx, d)
 	}
 	if err != nil {
 		return err
@@ -78,7 +79,7 @@ func runPrices(env *Env, args []string) error {
 	return writePricesStatus(env, st)
 }
 
-func writePricesStatus(env *Env, st app.PricesStatus) error {
+func writePricesStatus(env *Env, st prices.Status) error {
 	now, _ := time.Parse(time.DateOnly, st.Today)
 	age := func(date string) string {
 		days, ok := hw.PriceAgeDays(date, now)
@@ -151,7 +152,7 @@ func runPricesImport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.ImportPrices(env.Ctx, d, path, app.ImportOptions{Cloud: *cloud, Date: *date})
+	rep, err := prices.Import(env.Ctx, d, path, prices.ImportOptions{Cloud: *cloud, Date: *date})
 	if err != nil {
 		return err
 	}
@@ -160,9 +161,9 @@ func runPricesImport(env *Env, args []string) error {
 
 func runPricesUpdate(env *Env, args []string) error {
 	fs := env.Flags(commandIndex()["prices"])
-	base := fs.String("url", app.PricesURL(), "the catalog's location, holding <cloud>/vms.csv (also "+app.PricesURLEnv+")")
-	clouds := fs.String("clouds", strings.Join(app.DefaultPriceClouds, ","), "the clouds to download, comma-separated")
-	timeout := fs.Duration("timeout", app.DefaultPricesTimeout, "the longest one download may take")
+	base := fs.String("url", prices.URL(), "the catalog's location, holding <cloud>/vms.csv (also "+prices.URLEnv+")")
+	clouds := fs.String("clouds", strings.Join(prices.DefaultClouds, ","), "the clouds to download, comma-separated")
+	timeout := fs.Duration("timeout", prices.DefaultTimeout, "the longest one download may take")
 	maxMiB := wholeFlag(fs, "max-mib", pricefeed.DefaultMaxBytes>>20, "refuse a file larger than this many MiB")
 	if err := checkFlagValues(fs, args); err != nil {
 		return err
@@ -184,7 +185,7 @@ func runPricesUpdate(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.UpdatePrices(env.Ctx, d, app.UpdateOptions{BaseURL: *base, Clouds: splitList(*clouds),
+	rep, err := prices.Update(env.Ctx, d, prices.UpdateOptions{BaseURL: *base, Clouds: splitList(*clouds),
 		Timeout: *timeout, MaxBytes: int64(*maxMiB) << 20})
 	if werr := writePricesReport(env, rep); werr != nil && err == nil {
 		err = werr
@@ -193,10 +194,10 @@ func runPricesUpdate(env *Env, args []string) error {
 }
 
 // writePricesReport prints what an import or update did, cloud by cloud.
-func writePricesReport(env *Env, rep app.PricesReport) error {
+func writePricesReport(env *Env, rep prices.Report) error {
 	if env.JSON {
 		if rep.Clouds == nil {
-			rep.Clouds = []app.CloudPricesReport{}
+			rep.Clouds = []prices.CloudReport{}
 		}
 		return WriteJSON(env.Stdout, rep)
 	}

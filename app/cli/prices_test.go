@@ -16,8 +16,8 @@ import (
 )
 
 // fixtureCatalogs is SkyPilot's catalog layout (catalogs/v7/<cloud>/vms.csv) with a
-// handful of real instance types of five clouds; see app/testdata.
-var fixtureCatalogs = filepath.Join("..", "testdata", "skypilot-catalog", "catalogs", "v7")
+// handful of real instance types of five clouds; see app/prices/testdata.
+var fixtureCatalogs = filepath.Join("..", "prices", "testdata", "skypilot-catalog", "catalogs", "v7")
 
 func importFixtures(t *testing.T, dbPath string) {
 	t.Helper()

@@ -16,9 +16,15 @@ func TestRunDataFlags(t *testing.T) {
 		want    app.RunData
 		wantErr string
 	}{
-		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference", Framework: "pytorch2"}, ""},
+		// Left out, --framework is the software's own stack ("": pytorch2 on the current release).
+		{nil, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference"}, ""},
+		{[]string{"--software", "PyTorch-1.13"}, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference", Software: "pytorch-1.13"}, ""},
+		{[]string{"--software", "ngc-22.10", "--framework", "graph"}, app.RunData{Dataset: "imagenet-1k", Loader: "pytorch", MemoryFormat: "nchw", Script: "reference", Framework: "graph", Software: "ngc-22.10"}, ""},
+		{[]string{"--software", "pytorch-1.13", "--framework", "compiled"}, app.RunData{}, "--software: software: pytorch-1.13 cannot run the compiled stack"},
+		{[]string{"--software", "pytorch-3.0"}, app.RunData{}, `invalid value "pytorch-3.0" for flag -software: unknown software`},
+		{[]string{"--software", "2031-01"}, app.RunData{}, "after the newest release cnntime knows (pytorch-2.11, 2026-03)"},
 		{[]string{"--dataset", "CIFAR-10", "--loader", "synthetic", "--memory-format", "nhwc", "--script", "Lean", "--framework", "PyTorch1"}, app.RunData{Dataset: "cifar-10", Loader: "synthetic", MemoryFormat: "nhwc", Script: "lean", Framework: "pytorch1"}, ""},
-		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali-cpu", "--script", "examples"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali-cpu", Workers: 6, MemoryFormat: "nchw", Script: "examples", Framework: "pytorch2"}, ""},
+		{[]string{"--input", "160", "--classes", "200", "--workers", "6", "--loader", "dali-cpu", "--script", "examples"}, app.RunData{Dataset: "imagenet-1k", Input: 160, Classes: 200, Loader: "dali-cpu", Workers: 6, MemoryFormat: "nchw", Script: "examples"}, ""},
 		{[]string{"--framework", "keras"}, app.RunData{}, "--framework: unknown framework"},
 		{[]string{"--dataset", "mnist"}, app.RunData{}, "--dataset: unknown dataset \"mnist\""},
 		{[]string{"--loader", "webdataset"}, app.RunData{}, "--loader: unknown loader"},
@@ -32,10 +38,16 @@ func TestRunDataFlags(t *testing.T) {
 		fs.SetOutput(io.Discard)
 		var rf runDataFlags
 		rf.register(fs)
-		if err := fs.Parse(tc.args); err != nil {
+		err := fs.Parse(tc.args)
+		if err != nil && tc.wantErr != "" && strings.Contains(err.Error(), tc.wantErr) {
+			continue // refused by the flag itself
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := rf.runData()
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		got, err := rf.runData(set["framework"])
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%v: error %v, want %q", tc.args, err, tc.wantErr)

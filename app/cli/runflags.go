@@ -92,7 +92,7 @@ var runFlagsUsage = "--model M[,…] (--machine ID[,…] | --gpu ID[,…]) [--ba
 	"        [--dataset " + alternatives(datasetChoices()) + "] [--input N] [--classes K]\n" +
 	"        [--loader " + alternatives(loaderChoices()) + "] [--workers N]\n" +
 	"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--script " + alternatives(scriptChoices()) + "]\n" +
-	"        [--framework " + alternatives(frameworkChoices()) + "]"
+	"        [--framework " + alternatives(frameworkChoices()) + "] [--software current|pytorch-X.Y|ngc-YY.MM|YYYY-MM]"
 
 // trainFlagsUsage is the synopsis of the training flags; each command's synopsis ends
 // with it.
@@ -151,7 +151,7 @@ func (rf *runFlags) query(ctx context.Context, eng *app.Engine, fs *flag.FlagSet
 	case set["images"] && rf.images > maxImages:
 		return q, Usagef("--images %d: give 1 to %d (leave it out for the dataset's)", rf.images, maxImages)
 	}
-	data, err := rf.data.runData()
+	data, err := rf.data.runData(set["framework"])
 	if err != nil {
 		return q, err
 	}

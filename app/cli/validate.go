@@ -38,6 +38,8 @@ func validateCommands(register func(Command)) {
 			return runValidateConvergence(env)
 		case "ratios":
 			return runValidateRatios(env)
+		case "gains":
+			return runValidateGains(env)
 		default:
 			return Usagef("--table %q: the tables are %s", table, strings.Join(strings.Split(alternatives(validateTables), "|"), " and "))
 		}
@@ -79,6 +81,9 @@ func validateCommands(register func(Command)) {
 			return err
 		}
 		if rep.Loader, err = validate.Loader(eng); err != nil {
+			return err
+		}
+		if rep.Gains, err = validate.GainsWithRefit(eng, &rep); err != nil {
 			return err
 		}
 		if !*skipCPU {
@@ -150,4 +155,33 @@ func runValidateRatios(env *Env) error {
 		return WriteJSON(env.Stdout, acc)
 	}
 	return validate.WriteRatioTable(env.Stdout, acc)
+}
+
+// runValidateGains is `cnntime validate --table gains`: each published series'
+// throughput gain from its smallest to its largest batch (tables 3, 4 and 8's rows),
+// measured and predicted, with the queued kernel's cost refitted on the tuning series.
+func runValidateGains(env *Env) error {
+	eng, err := app.NewEngine(env.Ctx, nil)
+	if err != nil {
+		return err
+	}
+	var rep validate.Report
+	if rep.Rows, err = validate.Public(env.Ctx, eng); err != nil {
+		return err
+	}
+	rep.Public = validate.BySource(rep.Rows)
+	if rep.Modern, err = validate.Modern(eng); err != nil {
+		return err
+	}
+	if rep.StepBatch, err = validate.StepBatch(eng); err != nil {
+		return err
+	}
+	acc, err := validate.GainsWithRefit(eng, &rep)
+	if err != nil {
+		return err
+	}
+	if env.JSON {
+		return WriteJSON(env.Stdout, acc)
+	}
+	return validate.WriteGainTable(env.Stdout, acc, 10)
 }

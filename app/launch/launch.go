@@ -78,6 +78,9 @@ type Run struct {
 	Prediction string
 	TotalS     float64
 	ErrorPct   float64
+	// BatchNote says how the batch was chosen ("the recommended batch: …", "picked in
+	// the window: …"), a header line of its own; "" for none.
+	BatchNote string
 	// Differs lists what the file runs otherwise than asked, and cnntime's prediction
 	// for what was asked, one line each; empty when it runs what was asked.
 	Differs []string
@@ -363,8 +366,11 @@ func header(r Run, start []string) []string {
 			what += fmt.Sprintf(" (%d per GPU)", r.perGPUBatch())
 		}
 	}
-	lines := []string{"Written by cnntime: " + oneLine(what) + ".",
-		"Predicted for the run this file starts: " + oneLine(r.Prediction) + "."}
+	lines := []string{"Written by cnntime: " + oneLine(what) + "."}
+	if r.BatchNote != "" {
+		lines = append(lines, "Batch: "+oneLine(r.BatchNote)+".")
+	}
+	lines = append(lines, "Predicted for the run this file starts: "+oneLine(r.Prediction)+".")
 	if r.Command != "" {
 		lines = append(lines, "Runs your own command, which must train as the prediction assumed (its variables below).")
 	} else {

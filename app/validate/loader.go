@@ -114,6 +114,13 @@ func ParseLoaderRuns(data []byte) ([]LoaderRow, error) {
 	}
 }
 
+// loaderSoftware is each training source's release of the kernel libraries
+// (predictor.ParseSoftware): DLPerf states PyTorch 1.6; the DALI demo and CSCS's course
+// do not, and are taken as January 2020 (PyTorch 1.4, the years their READMEs were
+// written). The loader benchmarks (ffcv, tensorpack) run no GPU.
+var loaderSoftware = map[string]string{"dlperf": "pytorch-1.6", "yaysummeriscoming": "2020-01", "eth-cscs": "2020-01",
+	"ffcv": "current", "tensorpack": "current"}
+
 // PredictLoaderRuns predicts each row: the loader's own rate (pipeline.Model on the
 // row's CPU, vCPUs and workers), and for a training run the whole step on the row's
 // GPUs with that loader, in a reference-style script (predictor.Reference).
@@ -159,7 +166,11 @@ func PredictLoaderRuns(eng *app.Engine, rows []LoaderRow) error {
 			if r.Loader == string(pipeline.TFData) {
 				fw = predictor.Graph
 			}
-			c, err := eng.Predictor().Curve(predictor.Request{Network: net, GPU: gpu, Precision: p, Policy: measure.Heuristic,
+			sw, err := predictor.ParseSoftware(loaderSoftware[r.Source])
+			if err != nil {
+				return fmt.Errorf("loader_runs.csv %s: %w", r.Source, err)
+			}
+			c, err := eng.Predictor().Curve(predictor.Request{Network: net, GPU: gpu, Precision: p, Policy: measure.Heuristic, Software: sw,
 				Machine: hw.Machine{ID: r.Source, GPUCount: r.GPUs, VCPUs: r.VCPUs, CPU: &cpu}, Batches: []int{global},
 				Run: predictor.Run{Epochs: 1, Images: global}, Input: rate, MemoryFormat: predictor.NCHW, Script: predictor.Reference,
 				Framework: fw})

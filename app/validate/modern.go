@@ -38,7 +38,8 @@ type ModernComparison struct {
 	GPU           string  `json:"gpu"`
 	Model         string  `json:"model"`
 	Framework     string  `json:"framework"`
-	Stack         string  `json:"stack"` // the predictor's stack the row is predicted with
+	Stack         string  `json:"stack"`    // the predictor's stack the row is predicted with
+	Software      string  `json:"software"` // the release of the kernel libraries the row ran
 	Precision     string  `json:"precision"`
 	Batch         int     `json:"batch_per_gpu"`
 	GPUs          int     `json:"gpus"` // the images/s are over all of them
@@ -80,12 +81,8 @@ func Modern(eng *app.Engine) (*ModernAccuracy, error) {
 	}
 	acc := &ModernAccuracy{}
 	for i, c := range cases {
-		p := preds[i]
-		acc.Rows = append(acc.Rows, ModernComparison{Source: c.Source, Where: c.Where, Set: c.Set(), GPU: c.GPU,
-			Model: c.Model, Framework: c.Framework, Stack: string(c.StackOf()), Precision: string(c.Precision), Batch: c.Batch, GPUs: c.GPUs,
-			MeasuredIPS: c.ImagesPerS, PredictedIPS: p.ImagesPerS, ErrorPct: p.ErrorPct(c.ImagesPerS), BandPct: p.BandPct,
-			FitsInMemory: p.Fits, MaxBatchPerGP: p.MaxBatch})
-		if !p.Fits {
+		acc.Rows = append(acc.Rows, modernComparison(c, preds[i]))
+		if !preds[i].Fits {
 			acc.MemoryMisses++
 		}
 	}
@@ -96,6 +93,14 @@ func Modern(eng *app.Engine) (*ModernAccuracy, error) {
 	acc.Stacks = groupModern(acc.Rows, func(r ModernComparison) ModernGroup { return ModernGroup{Set: r.Set, Stack: r.Stack} })
 	acc.Families = fit.Residuals(cases, preds)
 	return acc, nil
+}
+
+// modernComparison is case c's row of table 4 with its prediction p.
+func modernComparison(c fit.Case, p fit.Prediction) ModernComparison {
+	return ModernComparison{Source: c.Source, Where: c.Where, Set: c.Set(), GPU: c.GPU,
+		Model: c.Model, Framework: c.Framework, Stack: string(c.StackOf()), Software: c.Software.Name, Precision: string(c.Precision), Batch: c.Batch, GPUs: c.GPUs,
+		MeasuredIPS: c.ImagesPerS, PredictedIPS: p.ImagesPerS, ErrorPct: p.ErrorPct(c.ImagesPerS), BandPct: p.BandPct,
+		FitsInMemory: p.Fits, MaxBatchPerGP: p.MaxBatch}
 }
 
 // groupModern sums rows into groups keyed by what key keeps of a row, sorted tuning

@@ -66,11 +66,32 @@ var publicCaveats = map[string]string{
 	"u39kun/deep-learning-benchmark": "PyTorch 0.3/1.0, TensorFlow 1.x, Caffe2 0.8 on CUDA 9–10; fp16 is model.half() or TF fp16, compared with amp",
 }
 
+// publicSoftware is the release each framework description of the public
+// measurements names, as the month of its kernel libraries (predictor.ParseSoftware):
+// the cuDNN a Torch7 row names (cuDNN 4.0.07 February 2016, 5.0.05 May 2016, 5.1.05
+// August 2016, 5.1.10 January 2017, 7.0.04 November 2017, NVIDIA's cuDNN archive), the
+// framework release otherwise (PyTorch 0.3.0 December 2017 and 1.0.0 December 2018,
+// TensorFlow 1.4.0 November 2017, 1.5.0 January 2018 and 1.12.0 November 2018, Caffe2
+// 0.8.1 August 2017). A description not listed is predicted on the current release.
+var publicSoftware = map[string]string{
+	"Torch7 + cuDNN 4.0.07": "2016-02", "Torch7 + cuDNN 5.0.05": "2016-05", "Torch7 + cuDNN 5.1.05": "2016-08",
+	"Torch7 + cuDNN 5.1.10": "2017-01", "Torch7 + cuDNN 7.0.04": "2017-11",
+	"PyTorch 0.3.0": "2017-12", "PyTorch 1.0.0": "pytorch-1.0",
+	"TensorFlow 1.4.0": "2017-11", "TensorFlow 1.5.0": "2018-01", "TensorFlow 1.12.0": "2018-11",
+	"Caffe2 0.8.1": "2017-08",
+}
+
 // Public predicts every row of the embedded public measurements whose
 // setup the predictor models: a catalog GPU, a zoo CNN at 224×224, forward+backward
 // time per iteration, cuDNN kernels. They are compared with forward+backward steps
 // (no optimizer update); fp16 rows with amp.
 func Public(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
+	return publicWith(eng, eng.Predictor(), nil)
+}
+
+// publicWith is Public with the step predicted by pred, for the rows of the sources
+// keep accepts (nil: every source).
+func publicWith(eng *app.Engine, pred *predictor.Engine, keep func(source string) bool) ([]PublicComparison, error) {
 	r := csv.NewReader(bytes.NewReader(assets.PublicMeasurements))
 	recs, err := r.ReadAll()
 	if err != nil {
@@ -95,7 +116,7 @@ func Public(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
 		model, known := publicModels[get("model")]
 		fw := get("framework")
 		if gpuID == "" || !known || get("metric") != "ms_per_iter_fwd_bwd" || get("unit") != "ms" ||
-			strings.Contains(fw, "no cuDNN") {
+			strings.Contains(fw, "no cuDNN") || (keep != nil && !keep(get("source"))) {
 			continue
 		}
 		batch, err1 := strconv.Atoi(get("batch_size"))
@@ -115,9 +136,13 @@ func Public(ctx context.Context, eng *app.Engine) ([]PublicComparison, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := eng.Predictor().Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
+		sw, err := predictor.ParseSoftware(publicSoftware[fw])
+		if err != nil {
+			return nil, fmt.Errorf("public measurement of %s on %s: %w", get("model"), get("gpu"), err)
+		}
+		c, err := pred.Curve(predictor.Request{Network: net, Machine: t.Machine, GPU: t.GPU,
 			Precision: prec, Policy: measure.Heuristic, Batches: []int{batch}, Run: predictor.Run{Epochs: 1, Images: batch},
-			ForwardBackwardOnly: true, Framework: predictor.FrameworkOf(fw)})
+			ForwardBackwardOnly: true, Framework: predictor.FrameworkOf(fw), Software: sw})
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,9 @@ type Report struct {
 	StepBatch *StepBatchAccuracy `json:"step_batch"`
 	// Ratios is table 9: cross-GPU throughput ratios from table 4's rows (ratios.go).
 	Ratios *RatioAccuracy `json:"ratios"`
+	// Gains is table 10: each published series' throughput gain from its smallest to
+	// its largest batch, from tables 3, 4 and 8's rows (gains.go).
+	Gains *GainAccuracy `json:"gains"`
 }
 
 // WriteReport prints the report's tables as text.
@@ -76,7 +79,10 @@ func WriteReport(w io.Writer, rep *Report) error {
 	if err := WriteStepBatchTable(w, rep.StepBatch, 8); err != nil {
 		return err
 	}
-	return WriteRatioTable(w, rep.Ratios)
+	if err := WriteRatioTable(w, rep.Ratios); err != nil {
+		return err
+	}
+	return WriteGainTable(w, rep.Gains, 10)
 }
 
 // errorStat is the accuracy over a group of rows: how many, the mean absolute and the

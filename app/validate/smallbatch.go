@@ -178,6 +178,12 @@ func stepBatchNetwork(name string, classes int) (*cnn.Network, error) {
 	return cnn.Build(name, cnn.Options{Resolution: cnn.DefaultResolution(name), Classes: classes})
 }
 
+// stepSoftware is each source's release of the kernel libraries (predictor.ParseSoftware):
+// Gavel pins torch==1.4.0 (scheduler/requirements.txt); cgnorthcutt's README names CUDA
+// 10.1, whose PyTorch wheels were 1.4's (January 2020); Pollux's traces do not say,
+// and are taken as June 2020, the year before the paper.
+var stepSoftware = map[string]string{"gavel": "pytorch-1.4", "cgnorthcutt": "pytorch-1.4", "pollux": "2020-06"}
+
 // PredictStepBatch predicts each row with pred: the step on the row's GPU, its loader
 // (workers on the row's CPU; the reference CPU where none is named) with handoffMS of
 // the training process's own work per DataLoader batch, the framework its description
@@ -213,7 +219,11 @@ func PredictStepBatch(pred *predictor.Engine, cat interface {
 			rate.HandoffMS = handoffMS
 		}
 		p, _ := predictor.ParseTrainingPrecision(r.Precision)
-		req := predictor.Request{Network: net, GPU: gpu, Precision: p, Policy: measure.Heuristic,
+		sw, err := predictor.ParseSoftware(stepSoftware[r.Source])
+		if err != nil {
+			return fmt.Errorf("step_batch.csv %s: %w", r.Source, err)
+		}
+		req := predictor.Request{Software: sw, Network: net, GPU: gpu, Precision: p, Policy: measure.Heuristic,
 			Machine: hw.Machine{ID: r.Source, GPUCount: 1, CPU: &cpu}, Batches: []int{r.Batch},
 			Run: predictor.Run{Epochs: 1, Images: r.Batch}, Input: rate, MemoryFormat: predictor.NCHW, Script: predictor.Script(r.Script),
 			Framework: predictor.FrameworkOf(r.Framework)}

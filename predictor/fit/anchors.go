@@ -49,6 +49,9 @@ type Anchor struct {
 	// predictor.Framework); "" takes it from the Framework description
 	// (predictor.FrameworkOf).
 	Stack predictor.Framework
+	// Software is the release of the kernel libraries the run used (the software
+	// column: pytorch-X.Y, ngc-YY.MM or YYYY-MM, as its source states it).
+	Software predictor.Software
 }
 
 // StackOf is the predictor's stack for the run: Stack, else what its framework
@@ -80,7 +83,7 @@ func (a Anchor) Set() string {
 }
 
 // AnchorColumns are the columns a published-throughputs CSV must have (ParseAnchors).
-var AnchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "precision", "batch_per_gpu",
+var AnchorColumns = []string{"source", "url_or_path", "gpu", "model", "framework", "software", "precision", "batch_per_gpu",
 	"gpus", "metric", "value", "memory_format", "set", "notes"}
 
 // ParseAnchors reads modern_anchors.csv. Every row must name a training precision, a
@@ -116,6 +119,12 @@ func ParseAnchors(data []byte) ([]Anchor, error) {
 			Framework: get("framework"), Notes: get("notes")}
 		bad := func(what string) error {
 			return fmt.Errorf("anchors line %d: %s", line, what)
+		}
+		if get("software") == "" {
+			return nil, bad("software is empty: name the release the run used (pytorch-X.Y, ngc-YY.MM or YYYY-MM)")
+		}
+		if a.Software, err = predictor.ParseSoftware(get("software")); err != nil {
+			return nil, bad(err.Error())
 		}
 		if a.Precision, err = predictor.ParseTrainingPrecision(get("precision")); err != nil {
 			return nil, bad(err.Error())
@@ -257,7 +266,7 @@ func Predict(cal *kernels.Calibration, over predictor.Overheads, mem predictor.M
 			Machine:   hw.Machine{ID: "anchor/" + c.GPU, GPUID: c.GPU, GPUCount: n},
 			Precision: c.Precision, Policy: measure.Heuristic, Batches: []int{c.Batch * n},
 			Run: predictor.Run{Epochs: 1, Images: c.Batch * n}, MemoryFormat: c.MemoryFormat(), Input: in,
-			Framework: c.StackOf()})
+			Framework: c.StackOf(), Software: c.Software})
 		if err != nil {
 			return nil, fmt.Errorf("anchors line %d: %w", c.Line, err)
 		}

@@ -12,12 +12,12 @@ import (
 	"cnntime/predictor/measure"
 )
 
-const anchorHeader = "source,url_or_path,gpu,model,framework,precision,batch_per_gpu,gpus,metric,value,memory_format,set,notes\n"
+const anchorHeader = "source,url_or_path,gpu,model,framework,software,precision,batch_per_gpu,gpus,metric,value,memory_format,set,notes\n"
 
 func TestParseAnchors(t *testing.T) {
 	good := anchorHeader +
-		"lambda,repo:path.csv,v100,resnet50,PyTorch,fp32,128,1,images_per_s,369,nchw,tuning,\n" +
-		"dle,repo:README.md,a100,resnet50,PyTorch,amp,256,1,images_per_s,2470.5,nhwc,held out,\"a, note\"\n"
+		"lambda,repo:path.csv,v100,resnet50,PyTorch,ngc-22.10,fp32,128,1,images_per_s,369,nchw,tuning,\n" +
+		"dle,repo:README.md,a100,resnet50,PyTorch,2021-03,amp,256,1,images_per_s,2470.5,nhwc,held out,\"a, note\"\n"
 	as, err := ParseAnchors([]byte(good))
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +25,8 @@ func TestParseAnchors(t *testing.T) {
 	if len(as) != 2 {
 		t.Fatalf("%d anchors, want 2", len(as))
 	}
-	if a := as[0]; a.GPU != "v100" || a.Precision != measure.FP32 || a.Batch != 128 || a.ImagesPerS != 369 || a.ChannelsLast || a.Held || a.Set() != "tuning" {
+	if a := as[0]; a.GPU != "v100" || a.Precision != measure.FP32 || a.Batch != 128 || a.ImagesPerS != 369 || a.ChannelsLast || a.Held || a.Set() != "tuning" ||
+		a.Software.Name != "ngc-22.10" || a.Software.Month != hw.MonthOf(2022, 10) {
 		t.Errorf("anchor 0 = %+v", a)
 	}
 	if a := as[1]; a.Precision != measure.AMP || a.ImagesPerS != 2470.5 || !a.ChannelsLast || !a.Held || a.Set() != "held out" || a.Notes != "a, note" || a.Line != 3 {
@@ -36,14 +37,16 @@ func TestParseAnchors(t *testing.T) {
 		{"empty", "", "header"},
 		{"missing column", strings.Replace(anchorHeader, ",set", "", 1), `lacks the column "set"`},
 		{"no rows", anchorHeader, "no rows"},
-		{"precision", row("s,u,g,m,f,fp8,1,1,images_per_s,1,nchw,tuning,"), "line 2: unknown training precision"},
-		{"batch", row("s,u,g,m,f,fp32,0,1,images_per_s,1,nchw,tuning,"), "batch_per_gpu"},
-		{"gpus", row("s,u,g,m,f,fp32,8,x,images_per_s,1,nchw,tuning,"), "gpus"},
-		{"metric", row("s,u,g,m,f,fp32,8,1,ms,1,nchw,tuning,"), "only images_per_s"},
-		{"value", row("s,u,g,m,f,fp32,8,1,images_per_s,-3,nchw,tuning,"), "value"},
-		{"format", row("s,u,g,m,f,fp32,8,1,images_per_s,3,chw,tuning,"), "memory_format"},
-		{"set", row("s,u,g,m,f,fp32,8,1,images_per_s,3,nchw,train,"), "set"},
-		{"no model", row("s,u,g,,f,fp32,8,1,images_per_s,3,nchw,tuning,"), "must be given"},
+		{"precision", row("s,u,g,m,f,current,fp8,1,1,images_per_s,1,nchw,tuning,"), "line 2: unknown training precision"},
+		{"batch", row("s,u,g,m,f,current,fp32,0,1,images_per_s,1,nchw,tuning,"), "batch_per_gpu"},
+		{"gpus", row("s,u,g,m,f,current,fp32,8,x,images_per_s,1,nchw,tuning,"), "gpus"},
+		{"metric", row("s,u,g,m,f,current,fp32,8,1,ms,1,nchw,tuning,"), "only images_per_s"},
+		{"value", row("s,u,g,m,f,current,fp32,8,1,images_per_s,-3,nchw,tuning,"), "value"},
+		{"format", row("s,u,g,m,f,current,fp32,8,1,images_per_s,3,chw,tuning,"), "memory_format"},
+		{"set", row("s,u,g,m,f,current,fp32,8,1,images_per_s,3,nchw,train,"), "set"},
+		{"no model", row("s,u,g,,f,current,fp32,8,1,images_per_s,3,nchw,tuning,"), "must be given"},
+		{"no software", row("s,u,g,m,f,,fp32,8,1,images_per_s,3,nchw,tuning,"), "line 2: software is empty"},
+		{"bad software", row("s,u,g,m,f,pytorch-0.1,fp32,8,1,images_per_s,3,nchw,tuning,"), "line 2: unknown software"},
 	}
 	for _, tc := range bad {
 		_, err := ParseAnchors([]byte(tc.csv))
@@ -222,4 +225,70 @@ func TestFitNetworkBands(t *testing.T) {
 	if _, err := FitNetworkBands(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, nil); err == nil {
 		t.Errorf("bands from no rows should fail")
 	}
+}
+
+// The maturity term is found from rows of one GPU that ran libraries of different ages:
+// rows 25% slower at the architecture's launch, recovering with an 8-month time
+// constant, give back about that deficit and time, and the tuning rows' ages are counted.
+func TestFitNetworksFindsTheMaturity(t *testing.T) {
+	nets := map[string]*cnn.Network{}
+	a100 := hw.GPU{ID: "a100", ComputeCapability: "8.0", SMs: 108, BoostClockMHz: 1410, FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312,
+		MemoryGB: 80, MemoryBandwidthGBs: 2039, TDPW: 400}
+	var as []Anchor
+	for i, month := range []string{"2020-05", "2020-09", "2021-03", "2021-09", "2022-10", "2024-01"} {
+		sw, err := predictor.ParseSoftware(month)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, src := range []string{"a", "b"} {
+			as = append(as, Anchor{Line: 2 + 2*i + j, Source: src, GPU: "a100", Model: "resnet18", Precision: measure.AMP, Batch: 64 << j,
+				GPUs: 1, ImagesPerS: 1, Software: sw})
+		}
+	}
+	cs, err := Resolve(as, []hw.GPU{a100}, nets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := kernels.PriorCalibration()
+	mature, err := Predict(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := *cal
+	truth.MaturityDeficit, truth.MaturityMonths = 0.25, 8
+	if err := truth.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	aged, err := Predict(&truth, predictor.DefaultOverheads, predictor.DefaultMemoryModel, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cs {
+		cs[i].ImagesPerS = aged[i].ImagesPerS
+	}
+	if !(aged[0].ImagesPerS < 0.95*mature[0].ImagesPerS) {
+		t.Fatalf("at the launch %.0f images/s against %.0f mature: the term should slow it", aged[0].ImagesPerS, mature[0].ImagesPerS)
+	}
+	nf, err := FitNetworks(cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, cs, Options{MaxEvaluations: 6000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, m := nf.Calibration.MaturityDeficit, nf.Calibration.MaturityMonths; math.Abs(d-0.25) > 0.05 || m < 4 || m > 16 || nf.AfterMAPE > 2 {
+		t.Errorf("fitted deficit %.3f over %.1f months (tuning MAPE %.2f%%): want about 0.25 over 8 months", d, m, nf.AfterMAPE)
+	}
+	if want := []int{4, 2, 2, 4}; !slicesEqual(nf.SoftwareAges, want) {
+		t.Errorf("tuning rows by software age %v, want %v (under 6, 6–12, 12–24, 24+ months)", nf.SoftwareAges, want)
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

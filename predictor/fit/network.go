@@ -45,6 +45,12 @@ type NetworkFit struct {
 	SingleSource []string
 	// DepthwiseScale multiplied the depthwise convolutions' efficiencies.
 	DepthwiseScale float64
+	// Maturity is the fit of the maturity term on pairs of tuning rows.
+	Maturity MaturityFit
+	// SoftwareAges counts the tuning rows by their software's age on their GPU's
+	// architecture (months, hw.LaunchMonth), in the bands of AgeBands: the evidence of
+	// the maturity term (Calibration.MaturityDeficit and MaturityMonths).
+	SoftwareAges []int
 	// MAPE of the tuning rows before and after the fit, percent.
 	BeforeMAPE, AfterMAPE float64
 }
@@ -131,6 +137,13 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			baseDepthwise[k] = v
 		}
 	}
+	// The maturity of the libraries comes first, from pairs of tuning rows of one GPU
+	// that ran two releases: their ratio does not depend on the family's factor.
+	mat, err := fitMaturity(work, over, mem, tuning)
+	if err != nil {
+		return nil, err
+	}
+	work.MaturityDeficit, work.MaturityMonths = mat.Deficit, mat.Months
 	// x = logit of the memory efficiency in its bounds, log stream bytes per SM cycle,
 	// log depthwise scale, logit of the power-clock exponent in [0.2, 0.8], log NCHW
 	// batch-norm bytes per SM cycle, log family factors, log arithmetic factors.
@@ -222,6 +235,7 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		return nil, err
 	}
 	nf := &NetworkFit{Calibration: work, TuningRows: len(tuning), DepthwiseScale: math.Exp(clamp(res.X[2], -3, 3)),
+		SoftwareAges: softwareAges(tuning), Maturity: mat,
 		BeforeMAPE: before, AfterMAPE: after, Families: map[string]FamilyEvidence{}, Arithmetics: map[string]float64{"fp16": 1},
 		SingleSource: singles}
 	for k := range work.FamilyScale {
@@ -240,6 +254,144 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		nf.Arithmetics[a.String()] = math.Exp(res.X[arithAt+j])
 	}
 	return nf, nil
+}
+
+// MaturityFit is what fitMaturity found: the deficit and time of the maturity term
+// (kernels.Calibration.Maturity), the pairs of tuning rows it rests on (one GPU, model,
+// precision, layout and stack on two releases) and the MAPE of the pairs' predicted
+// ratios of throughput without the term and with it, percent.
+type MaturityFit struct {
+	Deficit    float64  `json:"deficit"`
+	Months     float64  `json:"months"`
+	Pairs      int      `json:"pairs"`
+	GPUs       []string `json:"gpus"`
+	BeforeMAPE float64  `json:"before_mape_pct"`
+	AfterMAPE  float64  `json:"after_mape_pct"`
+}
+
+// MaturityGrid is where fitMaturity looks: the share of its peak a GPU's kernels lose
+// in libraries released at its architecture's launch, and the months over which that
+// loss falls by e.
+var MaturityGrid = struct{ Deficits, Months []float64 }{
+	Deficits: []float64{0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.3, 0.35, 0.4},
+	Months:   []float64{3, 6, 9, 12, 15, 18, 24, 30, 36, 48},
+}
+
+// fitMaturity chooses, over MaturityGrid, the maturity term whose predicted throughput
+// ratios of the pairs of tuning rows that ran one GPU, model, precision, layout, stack
+// and input on two releases of different months are nearest the published ratios
+// (least mean squared log error). A pair's ratio is that of two predictions on one
+// GPU, so the family's factor, which the rest of the fit finds, cancels from it: the
+// term rests on these pairs alone (Lambda's runs of one GPU in 2020–21 and 2022–24,
+// NVIDIA's of one GPU on two containers). Without pairs the term is 0.
+func fitMaturity(cal *kernels.Calibration, over predictor.Overheads, mem predictor.MemoryModel, cases []Case) (MaturityFit, error) {
+	type pairKey struct {
+		gpu, model, prec, format, stack string
+		input                           int
+	}
+	groups := map[pairKey][]int{}
+	for i, c := range cases {
+		if _, dated := hw.LaunchMonth(c.Dev); !dated || c.Software.Month == 0 {
+			continue
+		}
+		k := pairKey{c.GPU, c.Model, string(c.Precision), string(c.MemoryFormat()), string(c.StackOf()), c.Input}
+		groups[k] = append(groups[k], i)
+	}
+	var rows []Case
+	var pairs [][2]int
+	gpus := map[string]bool{}
+	var keys []pairKey
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	for _, k := range keys {
+		idx := groups[k]
+		for a := 0; a < len(idx); a++ {
+			for b := a + 1; b < len(idx); b++ {
+				if cases[idx[a]].Software.Month == cases[idx[b]].Software.Month {
+					continue
+				}
+				pairs = append(pairs, [2]int{len(rows), len(rows) + 1})
+				rows = append(rows, cases[idx[a]], cases[idx[b]])
+				gpus[k.gpu] = true
+			}
+		}
+	}
+	out := MaturityFit{Pairs: len(pairs)}
+	for g := range gpus {
+		out.GPUs = append(out.GPUs, g)
+	}
+	sort.Strings(out.GPUs)
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	errorsOf := func(d, months float64) (sq, mape float64, err error) {
+		work := clone(cal)
+		work.MaturityDeficit, work.MaturityMonths = d, months
+		if err := work.Validate(); err != nil {
+			return 0, 0, err
+		}
+		preds, err := Predict(work, over, mem, rows)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, p := range pairs {
+			measured := rows[p[0]].ImagesPerS / rows[p[1]].ImagesPerS
+			predicted := preds[p[0]].ImagesPerS / preds[p[1]].ImagesPerS
+			l := math.Log(predicted / measured)
+			sq += l * l
+			mape += math.Abs(predicted/measured - 1)
+		}
+		n := float64(len(pairs))
+		return sq / n, 100 * mape / n, nil
+	}
+	var err error
+	if _, out.BeforeMAPE, err = errorsOf(0, 1); err != nil {
+		return out, err
+	}
+	best := math.Inf(1)
+	for _, d := range MaturityGrid.Deficits {
+		for _, m := range MaturityGrid.Months {
+			if d == 0 && m != MaturityGrid.Months[0] {
+				continue // no deficit: the time does not matter
+			}
+			sq, mape, err := errorsOf(d, m)
+			if err != nil {
+				return out, err
+			}
+			if sq < best-1e-12 {
+				best, out.Deficit, out.Months, out.AfterMAPE = sq, d, m, mape
+			}
+		}
+	}
+	if out.Deficit == 0 {
+		out.Months = 0
+	}
+	return out, nil
+}
+
+// AgeBands are the upper bounds (months, exclusive) of the software-age bands
+// NetworkFit.SoftwareAges counts; the last band is open.
+var AgeBands = []int{6, 12, 24}
+
+// softwareAges counts cases by their software's age on their GPU (AgeBands, then the
+// rest); a GPU with an undated architecture counts in none.
+func softwareAges(cases []Case) []int {
+	out := make([]int, len(AgeBands)+1)
+	for _, c := range cases {
+		launch, ok := hw.LaunchMonth(c.Dev)
+		if !ok {
+			continue
+		}
+		age := int(c.Software.Month - launch)
+		i := 0
+		for i < len(AgeBands) && age >= AgeBands[i] {
+			i++
+		}
+		out[i]++
+	}
+	return out
 }
 
 // The power-clock exponent is fitted in [minPowerExp, maxPowerExp]: from a clock that

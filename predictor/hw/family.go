@@ -81,3 +81,67 @@ func FamilyOf(g GPU) Family {
 	}
 	return FamilyUnknown
 }
+
+// Month counts calendar months from January of year 0: year×12 + (month − 1). The
+// software releases' and the GPU architectures' dates are Months, so that an age in
+// months is a difference.
+type Month int
+
+// MonthOf is the Month of year and month (1–12).
+func MonthOf(year, month int) Month { return Month(year*12 + month - 1) }
+
+// Year and MonthOfYear split m into its year and month (1–12).
+func (m Month) Year() int        { return int(m) / 12 }
+func (m Month) MonthOfYear() int { return int(m)%12 + 1 }
+
+// String writes m as YYYY-MM.
+func (m Month) String() string {
+	return strconv.Itoa(m.Year()) + "-" + twoDigits(m.MonthOfYear())
+}
+
+func twoDigits(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// architectureLaunch is the month each architecture's first GPU shipped, by compute
+// capability major version (minor versions of one major share it, except where a
+// later minor is its own generation: 7.5 Turing, 8.6 GA10x, 8.9 Ada). Public launch
+// dates: Tesla K20 (GK110) November 2012; GeForce GTX 980 (Maxwell GM204) September
+// 2014; Tesla P100 (Pascal) announced April 2016, GeForce GTX 1080 May 2016; Tesla
+// V100 (Volta) shipping June 2017; GeForce RTX 2080 and Tesla T4 (Turing) September
+// 2018; A100 (Ampere GA100) May 2020; GeForce RTX 3080 (GA10x) September 2020; H100
+// PCIe (Hopper) general availability October 2022; GeForce RTX 4090 (Ada) October
+// 2022; B200 (datacenter Blackwell) first deliveries December 2024; GeForce RTX 5090
+// (GB20x) January 2025.
+var architectureLaunch = []struct {
+	minCC, maxCC int // compute capability ×10, inclusive
+	month        Month
+}{
+	{30, 39, MonthOf(2012, 11)},
+	{50, 59, MonthOf(2014, 9)},
+	{60, 69, MonthOf(2016, 5)},
+	{70, 72, MonthOf(2017, 6)},
+	{75, 75, MonthOf(2018, 9)},
+	{80, 80, MonthOf(2020, 5)},
+	{86, 87, MonthOf(2020, 9)},
+	{89, 89, MonthOf(2022, 10)},
+	{90, 99, MonthOf(2022, 10)},
+	{100, 119, MonthOf(2024, 12)},
+	{120, 129, MonthOf(2025, 1)},
+}
+
+// LaunchMonth is the month g's architecture first shipped (architectureLaunch): how old
+// a software release is for g counts from it. False when g's compute capability is
+// unknown or of no architecture listed.
+func LaunchMonth(g GPU) (Month, bool) {
+	cc := ParseComputeCapability(g.ComputeCapability)
+	for _, a := range architectureLaunch {
+		if cc >= a.minCC && cc <= a.maxCC {
+			return a.month, true
+		}
+	}
+	return 0, false
+}

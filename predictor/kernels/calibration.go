@@ -129,6 +129,15 @@ type Calibration struct {
 	// per-layer fit's). Fitted to the published whole-network throughputs of
 	// power-capped parts (A10, H100 PCIe, ...).
 	PowerClockExponent float64 `json:"power_clock_exponent,omitempty"`
+	// MaturityDeficit and MaturityMonths say how much less of its peak a GPU reaches
+	// with kernel libraries released soon after its architecture launched
+	// (hw.LaunchMonth) than with mature ones: the compute efficiency is scaled by
+	// Maturity = 1 − MaturityDeficit × exp(−age ÷ MaturityMonths), age in months from
+	// the launch to the libraries' release (at least 0). The family scales are the
+	// mature libraries'. 0: no such term. Fitted to published whole-network throughputs
+	// that state the software they ran.
+	MaturityDeficit float64 `json:"maturity_deficit,omitempty"`
+	MaturityMonths  float64 `json:"maturity_months,omitempty"`
 	// Accuracy is the leave-one-GPU-out report of the fit, for display.
 	Accuracy []GPUAccuracy `json:"accuracy,omitempty"`
 
@@ -232,6 +241,10 @@ func (c *Calibration) Validate() error {
 		return fmt.Errorf("calibration: NCHW batch-norm bytes per SM cycle %v must be in [0, 1024] (0: no cap)", c.NCHWNormBytesPerSMCycle)
 	case c.PowerClockExponent < 0 || math.IsNaN(c.PowerClockExponent) || c.PowerClockExponent > 1:
 		return fmt.Errorf("calibration: power-clock exponent %v must be in [0, 1] (0: 1/3)", c.PowerClockExponent)
+	case c.MaturityDeficit < 0 || math.IsNaN(c.MaturityDeficit) || c.MaturityDeficit >= 1:
+		return fmt.Errorf("calibration: maturity deficit %v must be in [0, 1) (0: none)", c.MaturityDeficit)
+	case c.MaturityDeficit > 0 && (!positiveFinite(c.MaturityMonths) || c.MaturityMonths > 240):
+		return fmt.Errorf("calibration: maturity time %v months must be in (0, 240] where a deficit is given", c.MaturityMonths)
 	case c.SplitKMax < 0 || c.SplitKMax > 1024:
 		return fmt.Errorf("calibration: split-K cap %d must be in [0, 1024] (0: cuDNN 7's %d)", c.SplitKMax, LegacySplitK)
 	}
@@ -342,6 +355,24 @@ func (c *Calibration) inheritFromNeighbours() {
 			}
 		}
 	}
+}
+
+// Maturity is the share of the calibrated compute efficiency g's kernels reach with
+// libraries released in month (0: mature, 1): 1 − MaturityDeficit × exp(−age ÷
+// MaturityMonths), age the months from g's architecture's launch (hw.LaunchMonth) to
+// month, taken as 0 for libraries older than the architecture (they run their first,
+// or an earlier architecture's, kernels on it). 1 where g's architecture is undated or
+// the calibration has no maturity term.
+func (c *Calibration) Maturity(g hw.GPU, month hw.Month) float64 {
+	if month == 0 || c == nil || !(c.MaturityDeficit > 0) {
+		return 1
+	}
+	launch, ok := hw.LaunchMonth(g)
+	if !ok {
+		return 1
+	}
+	age := math.Max(float64(month-launch), 0)
+	return 1 - c.MaturityDeficit*math.Exp(-age/c.MaturityMonths)
 }
 
 // PowerClockExponentOrLegacy is PowerClockExponent, or LegacyPowerClockExponent

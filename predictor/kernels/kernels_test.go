@@ -65,7 +65,7 @@ func TestClassOf(t *testing.T) {
 func TestTileAndWaveQuantization(t *testing.T) {
 	cal := PriorCalibration()
 	g := hw.GPU{ComputeCapability: "6.1", SMs: 10, FP32TFLOPS: 10, MemoryBandwidthGBs: 1e6}
-	e := newEstimator(cal, conv(256, 256, 16, 1, 1), measure.Forward, g, measure.FP32)
+	e := newEstimator(cal, conv(256, 256, 16, 1, 1), measure.Forward, g, measure.FP32, 0)
 	e.setTiles([]tile{{128, 128, 1}})
 	oneWave := 2 * 128 * 128 * 256 / e.perSMRate
 	tests := []struct {

@@ -35,6 +35,11 @@ type Request struct {
 	// fill (one block per channel, nchwNormRate). Measured, interpolated and
 	// transferred times were measured in the network's layout, so it leaves them alone.
 	NCHWNorm bool
+	// LibraryMonth is when the kernel libraries that run it were released
+	// (predictor.Software): an estimate's compute efficiency is the calibration's times
+	// Calibration.Maturity of the GPU at that month. 0 takes the libraries as mature.
+	// Measured and interpolated times ran on the libraries they ran on.
+	LibraryMonth hw.Month
 }
 
 // Estimate is one predicted kernel time.
@@ -210,7 +215,7 @@ func (m *Model) TimesInto(dev Device, r Request, batches []int, out Timings) {
 		fill(rank, Estimated.Rank())
 		return
 	}
-	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision)
+	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision, r.LibraryMonth)
 	own, src, widen := m.lookup(dev, r)
 	if est.cost.none && own == nil {
 		// The cost model says no kernel runs (cuDNN fuses batch norm's weight gradient
@@ -238,7 +243,7 @@ func (m *Model) TimesInto(dev Device, r Request, batches []int, out Timings) {
 	}
 	var srcEst estimator
 	if src != nil {
-		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision)
+		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision, r.LibraryMonth)
 	}
 	for i, b := range batches {
 		var e Estimate

@@ -72,7 +72,9 @@ type estimator struct {
 	relErr    float64 // expected relative error of this estimate
 }
 
-func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision) estimator {
+// month is the release of the kernel libraries (Request.LibraryMonth): the compute
+// efficiency is the calibration's times its Maturity on g at that month (0: mature).
+func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision, month hw.Month) estimator {
 	e := estimator{cost: costOf(c, phase), rates: ratesFor(g, p, cal)}
 	e.launchMS = cal.LaunchUS / 1000
 	e.memRate = streamRate(cal, g, e.rates)
@@ -81,7 +83,8 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	if !e.cost.hasGEMM {
 		return e
 	}
-	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase) * cal.FamilyScaleOf(e.rates.family, e.rates.arith)
+	maturity := cal.Maturity(g, month)
+	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase) * cal.FamilyScaleOf(e.rates.family, e.rates.arith) * maturity
 	aligned := e.rates.alignNeed == 0 || (e.rates.alignNeed == 4 && e.cost.aligned4) || (e.rates.alignNeed == 8 && e.cost.aligned8)
 	peak := e.rates.peakFLOPS
 	switch {
@@ -97,7 +100,7 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 		// tables measure amp at 2.1–2.5× TF32/FP32 on A100 and V100 (b0 and b4), which
 		// a depthwise time the same in both arithmetics cannot give.
 		peak = e.rates.simtFLOPS * depthwiseRate(e.rates.elemBytes)
-		eff = cal.Efficiency(e.cost.class, ArithFP32, phase) * cal.FamilyScaleOf(e.rates.family, ArithFP32)
+		eff = cal.Efficiency(e.cost.class, ArithFP32, phase) * cal.FamilyScaleOf(e.rates.family, ArithFP32) * maturity
 	case !aligned:
 		eff *= cal.UnalignedTensorFactor
 		e.relErr += 0.1
@@ -407,7 +410,7 @@ func ceil(x float64) float64 {
 // batch size n in precision p, in milliseconds, with its expected relative error.
 // It is the least trusted source; Model.Times prefers measurements.
 func EstimateMS(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU, p measure.Precision, n int) (ms, relErr float64) {
-	e := newEstimator(cal, c, phase, g, p)
+	e := newEstimator(cal, c, phase, g, p, 0)
 	return e.at(n), e.relErr
 }
 

@@ -81,7 +81,7 @@ func TestTileSearchStopsWithoutChangingTheTime(t *testing.T) {
 			for _, p := range []measure.Precision{measure.FP32, measure.TF32, measure.AMP} {
 				for _, c := range configs {
 					for _, phase := range []measure.Phase{measure.Forward, measure.BackwardData, measure.BackwardWeights} {
-						e := newEstimator(cal, c, phase, g, p)
+						e := newEstimator(cal, c, phase, g, p, 0)
 						if !e.cost.hasGEMM || !e.tiled {
 							continue
 						}

@@ -1,4 +1,4 @@
-package app
+package prices
 
 import (
 	"context"
@@ -11,31 +11,30 @@ import (
 	"strings"
 	"time"
 
+	"cnntime/app/clock"
 	"cnntime/app/infile"
+	"cnntime/app/inputerr"
 	"cnntime/app/pricefeed"
+	"cnntime/app/shipped"
 	"cnntime/db"
 	"cnntime/predictor/hw"
 )
 
-// Cloud prices: the shipped catalog (assets/catalog/machines.csv) is the offline
-// default; SkyPilot's catalog, imported from files or downloaded, replaces a cloud's
-// prices in the cache and adds every instance type whose GPU cnntime can predict.
+// DefaultURL is where `prices update` downloads SkyPilot's catalog from: the
+// catalog repository's raw files, one <cloud>/vms.csv under it. URLEnv overrides it.
+const DefaultURL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/" + hw.SkyPilotLayout
 
-// DefaultPricesURL is where `prices update` downloads SkyPilot's catalog from: the
-// catalog repository's raw files, one <cloud>/vms.csv under it. PricesURLEnv overrides it.
-const DefaultPricesURL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/" + hw.SkyPilotLayout
+// URLEnv names the environment variable that replaces DefaultURL.
+const URLEnv = "CNNTIME_PRICES_URL"
 
-// PricesURLEnv names the environment variable that replaces DefaultPricesURL.
-const PricesURLEnv = "CNNTIME_PRICES_URL"
+// DefaultClouds are the clouds `prices update` fetches when none are named.
+var DefaultClouds = []string{"aws", "azure", "gcp", "lambda", "runpod"}
 
-// DefaultPriceClouds are the clouds `prices update` fetches when none are named.
-var DefaultPriceClouds = []string{"aws", "azure", "gcp", "lambda", "runpod"}
+// DefaultTimeout bounds each download.
+const DefaultTimeout = 60 * time.Second
 
-// DefaultPricesTimeout bounds each download.
-const DefaultPricesTimeout = 60 * time.Second
-
-// CloudPricesReport is what an import or update did for one cloud.
-type CloudPricesReport struct {
+// CloudReport is what an import or update did for one cloud.
+type CloudReport struct {
 	Cloud  string `json:"cloud"`
 	Source string `json:"source"`
 	// Status is "imported" (new prices stored), "unchanged" (the server's copy is the
@@ -51,14 +50,14 @@ type CloudPricesReport struct {
 	Error             string `json:"error,omitempty"`
 }
 
-// PricesReport is an import's or update's report, one entry per cloud.
-type PricesReport struct {
-	Clouds []CloudPricesReport `json:"clouds"`
+// Report is an import's or update's report, one entry per cloud.
+type Report struct {
+	Clouds []CloudReport `json:"clouds"`
 }
 
 // Failed lists the clouds whose prices were not stored.
-func (r PricesReport) Failed() []CloudPricesReport {
-	var out []CloudPricesReport
+func (r Report) Failed() []CloudReport {
+	var out []CloudReport
 	for _, c := range r.Clouds {
 		if c.Status == "failed" {
 			out = append(out, c)
@@ -74,42 +73,42 @@ type ImportOptions struct {
 	MaxBytes int64  // the largest file read (0: pricefeed.DefaultMaxBytes)
 }
 
-// ImportPrices reads SkyPilot catalog files and stores their prices, all or nothing:
+// Import reads SkyPilot catalog files and stores their prices, all or nothing:
 // every file is read and checked first, and any mistake is an error naming the file
 // and line, with the cache unchanged. path is a cloud's vms.csv (its cloud from
 // opts.Cloud or its directory's name), a cloud's directory (aws/ holding vms.csv), or
 // a directory of clouds (catalogs/v7, or ~/.sky/catalogs whose v7 is used).
-func ImportPrices(ctx context.Context, d *db.DB, path string, opts ImportOptions) (PricesReport, error) {
+func Import(ctx context.Context, d *db.DB, path string, opts ImportOptions) (Report, error) {
 	if opts.Date != "" {
-		if _, ok := hw.PriceAgeDays(opts.Date, clock()); !ok || len(opts.Date) != len(time.DateOnly) {
-			return PricesReport{}, Inputf("date %q is not a day such as 2026-11-20", opts.Date)
+		if _, ok := hw.PriceAgeDays(opts.Date, clock.Now()); !ok || len(opts.Date) != len(time.DateOnly) {
+			return Report{}, inputerr.Errorf("date %q is not a day such as 2026-11-20", opts.Date)
 		}
 	}
 	files, err := catalogFiles(path, opts.Cloud)
 	if err != nil {
-		return PricesReport{}, err
+		return Report{}, err
 	}
-	c, err := LoadCatalog()
+	c, err := shipped.Catalog()
 	if err != nil {
-		return PricesReport{}, err
+		return Report{}, err
 	}
-	var rep PricesReport
+	var rep Report
 	var sets []db.CloudPrices
 	for _, f := range files {
 		data, mod, err := readLimited(ctx, f.path, opts.MaxBytes)
 		if err != nil {
-			return PricesReport{}, err
+			return Report{}, err
 		}
 		cat, err := hw.ParseSkyPilotCatalog(f.cloud, f.path, data)
 		if err != nil {
-			return PricesReport{}, fmt.Errorf("%w; nothing was imported", err)
+			return Report{}, fmt.Errorf("%w; nothing was imported", err)
 		}
 		date, what := opts.Date, "the date given"
 		if date == "" {
 			date, what = mod.UTC().Format(time.DateOnly), "its modification day"
 		}
-		if now := today().Format(time.DateOnly); date > now {
-			return PricesReport{}, Inputf("%s: %s, %s, is after today (%s): prices dated in the future never look old; give the day the prices are of (--date YYYY-MM-DD); nothing was imported",
+		if now := clock.Today().Format(time.DateOnly); date > now {
+			return Report{}, inputerr.Errorf("%s: %s, %s, is after today (%s): prices dated in the future never look old; give the day the prices are of (--date YYYY-MM-DD); nothing was imported",
 				f.path, what, date, now)
 		}
 		abs, _ := filepath.Abs(f.path)
@@ -120,7 +119,7 @@ func ImportPrices(ctx context.Context, d *db.DB, path string, opts ImportOptions
 		rep.Clouds = append(rep.Clouds, reportOf(c, cat, abs, date, "imported"))
 	}
 	if err := d.ReplacePrices(ctx, sets); err != nil {
-		return PricesReport{}, err
+		return Report{}, err
 	}
 	return rep, nil
 }
@@ -137,16 +136,16 @@ func catalogFiles(path, cloud string) ([]catalogFile, error) {
 		if cloud == "" {
 			cloud = filepath.Base(filepath.Dir(path))
 			if hw.CheckCloudName(cloud) != nil {
-				return nil, Inputf("%s: say which cloud its prices are (the directory %q is not a cloud's name): give the cloud, e.g. aws", path, cloud)
+				return nil, inputerr.Errorf("%s: say which cloud its prices are (the directory %q is not a cloud's name): give the cloud, e.g. aws", path, cloud)
 			}
 		}
 		if err := hw.CheckCloudName(cloud); err != nil {
-			return nil, Inputf("%v", err)
+			return nil, inputerr.Errorf("%v", err)
 		}
 		return []catalogFile{{cloud, path}}, nil
 	}
 	if cloud != "" {
-		return nil, Inputf("%s is a directory: its clouds are its sub-directories' names; name a cloud only for a single file", path)
+		return nil, inputerr.Errorf("%s is a directory: its clouds are its sub-directories' names; name a cloud only for a single file", path)
 	}
 	if v := filepath.Join(path, hw.SkyPilotLayout); isDir(v) {
 		path = v // ~/.sky/catalogs or the repository's catalogs/
@@ -154,7 +153,7 @@ func catalogFiles(path, cloud string) ([]catalogFile, error) {
 	if isFile(filepath.Join(path, hw.SkyPilotFile)) {
 		name := filepath.Base(path)
 		if err := hw.CheckCloudName(name); err != nil {
-			return nil, Inputf("%s holds a %s but %v", path, hw.SkyPilotFile, err)
+			return nil, inputerr.Errorf("%s holds a %s but %v", path, hw.SkyPilotFile, err)
 		}
 		return []catalogFile{{name, filepath.Join(path, hw.SkyPilotFile)}}, nil
 	}
@@ -170,7 +169,7 @@ func catalogFiles(path, cloud string) ([]catalogFile, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, Inputf("no SkyPilot catalog in %s: expected %s/<cloud>/%s (as in skypilot-catalog's catalogs/%s or ~/.sky/catalogs/%s)",
+		return nil, inputerr.Errorf("no SkyPilot catalog in %s: expected %s/<cloud>/%s (as in skypilot-catalog's catalogs/%s or ~/.sky/catalogs/%s)",
 			path, path, hw.SkyPilotFile, hw.SkyPilotLayout, hw.SkyPilotLayout)
 	}
 	return out, nil
@@ -193,9 +192,9 @@ func readLimited(ctx context.Context, path string, max int64) ([]byte, time.Time
 	var large *infile.TooLargeError
 	switch {
 	case errors.As(err, &large) && st.Mode().IsRegular():
-		return nil, time.Time{}, Inputf("%s is %d MiB, larger than the limit of %d MiB: not a price catalog", path, st.Size()>>20, max>>20)
+		return nil, time.Time{}, inputerr.Errorf("%s is %d MiB, larger than the limit of %d MiB: not a price catalog", path, st.Size()>>20, max>>20)
 	case errors.As(err, &large):
-		return nil, time.Time{}, Inputf("%s is larger than the limit of %d MiB: not a price catalog", path, max>>20)
+		return nil, time.Time{}, inputerr.Errorf("%s is larger than the limit of %d MiB: not a price catalog", path, max>>20)
 	case err != nil:
 		return nil, time.Time{}, fmt.Errorf("read prices: %w", err)
 	}
@@ -203,7 +202,7 @@ func readLimited(ctx context.Context, path string, max int64) ([]byte, time.Time
 }
 
 // reportOf counts what a parsed catalog holds for cnntime.
-func reportOf(c *hw.Catalog, cat *hw.SkyPilotCatalog, source, date, status string) CloudPricesReport {
+func reportOf(c *hw.Catalog, cat *hw.SkyPilotCatalog, source, date, status string) CloudReport {
 	machines, unknown := c.WithOffers(cat.Offers, map[string]hw.PriceSource{cat.Cloud: {Cloud: cat.Cloud, Source: source, Date: date}})
 	n := 0
 	for _, m := range machines {
@@ -211,60 +210,60 @@ func reportOf(c *hw.Catalog, cat *hw.SkyPilotCatalog, source, date, status strin
 			n++
 		}
 	}
-	return CloudPricesReport{Cloud: cat.Cloud, Source: source, Status: status, Date: date, Rows: cat.Rows,
+	return CloudReport{Cloud: cat.Cloud, Source: source, Status: status, Date: date, Rows: cat.Rows,
 		Offers: len(cat.Offers), Machines: n, NoPerformanceData: len(unknown)}
 }
 
 // UpdateOptions are a download's settings.
 type UpdateOptions struct {
-	BaseURL  string        // the catalog's location, holding <cloud>/vms.csv ("" DefaultPricesURL or PricesURLEnv)
-	Clouds   []string      // nil: DefaultPriceClouds
-	Timeout  time.Duration // per file (0: DefaultPricesTimeout)
+	BaseURL  string        // the catalog's location, holding <cloud>/vms.csv ("" DefaultURL or URLEnv)
+	Clouds   []string      // nil: DefaultClouds
+	Timeout  time.Duration // per file (0: DefaultTimeout)
 	MaxBytes int64         // the largest file accepted (0: pricefeed.DefaultMaxBytes)
 	Client   *http.Client  // nil: a new client with the timeout
 }
 
-// PricesURL is the catalog location an update uses when none is given.
-func PricesURL() string {
-	if u := os.Getenv(PricesURLEnv); u != "" {
+// URL is the catalog location an update uses when none is given.
+func URL() string {
+	if u := os.Getenv(URLEnv); u != "" {
 		return u
 	}
-	return DefaultPricesURL
+	return DefaultURL
 }
 
-// UpdatePrices downloads each cloud's vms.csv and stores the new ones in one
+// Update downloads each cloud's vms.csv and stores the new ones in one
 // transaction. A conditional request (the ETag and Last-Modified of the cloud's last
 // download) makes an unchanged file a 304 that changes nothing but the check time.
 // A cloud whose download or file fails keeps its prices and is reported as failed; the
 // error then says which, and that the others were updated. When no server could be
 // reached at all the error is an *OfflineError that says so and what prices remain.
-func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesReport, error) {
+func Update(ctx context.Context, d *db.DB, opts UpdateOptions) (Report, error) {
 	base := strings.TrimRight(opts.BaseURL, "/")
 	if base == "" {
-		base = strings.TrimRight(PricesURL(), "/")
+		base = strings.TrimRight(URL(), "/")
 	}
 	clouds := opts.Clouds
 	if len(clouds) == 0 {
-		clouds = DefaultPriceClouds
+		clouds = DefaultClouds
 	}
 	for _, cl := range clouds {
 		if err := hw.CheckCloudName(cl); err != nil {
-			return PricesReport{}, Inputf("%v", err)
+			return Report{}, inputerr.Errorf("%v", err)
 		}
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
-		timeout = DefaultPricesTimeout
+		timeout = DefaultTimeout
 	}
 	client := opts.Client
 	if client == nil {
 		client = &http.Client{Timeout: timeout}
 	}
-	c, err := LoadCatalog()
+	c, err := shipped.Catalog()
 	if err != nil {
-		return PricesReport{}, err
+		return Report{}, err
 	}
-	var rep PricesReport
+	var rep Report
 	var sets []db.CloudPrices
 	var unchanged []string
 	offline := 0
@@ -273,7 +272,7 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 		shown := pricefeed.Redact(addr) // what is stored and said: never the credentials an address may carry
 		prev, err := d.PriceCatalog(ctx, cl)
 		if err != nil && !errors.Is(err, db.ErrNotFound) {
-			return PricesReport{}, err
+			return Report{}, err
 		}
 		req := pricefeed.Request{URL: addr, MaxBytes: opts.MaxBytes}
 		// The validators of the cache's copy go with a request for the same file; after
@@ -286,7 +285,7 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 		res, err := pricefeed.Fetch(fctx, client, req)
 		cancel()
 		fail := func(err error) {
-			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: shown, Status: "failed", Error: err.Error()})
+			rep.Clouds = append(rep.Clouds, CloudReport{Cloud: cl, Source: shown, Status: "failed", Error: err.Error()})
 		}
 		var off *pricefeed.OfflineError
 		switch {
@@ -302,12 +301,12 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 			continue
 		case res.NotModified:
 			unchanged = append(unchanged, cl)
-			rep.Clouds = append(rep.Clouds, CloudPricesReport{Cloud: cl, Source: prev.Source, Status: "unchanged", Date: prev.PriceDate, Rows: prev.Rows, Offers: prev.Offers})
+			rep.Clouds = append(rep.Clouds, CloudReport{Cloud: cl, Source: prev.Source, Status: "unchanged", Date: prev.PriceDate, Rows: prev.Rows, Offers: prev.Offers})
 			continue
 		}
 		fetched := res.Date
 		if fetched.IsZero() { // no Last-Modified: the prices are as of the day they were fetched
-			fetched = today()
+			fetched = clock.Today()
 		}
 		date := fetched.Format(time.DateOnly)
 		if err := checkFeedDate(res.URL, date, prev); err != nil {
@@ -326,11 +325,11 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 		rep.Clouds = append(rep.Clouds, reportOf(c, cat, res.URL, date, "imported"))
 	}
 	if err := d.ReplacePrices(ctx, sets); err != nil {
-		return PricesReport{}, err
+		return Report{}, err
 	}
 	for _, cl := range unchanged {
 		if err := d.MarkPricesChecked(ctx, cl, time.Now()); err != nil {
-			return PricesReport{}, err
+			return Report{}, err
 		}
 	}
 	failed := rep.Failed()
@@ -351,7 +350,7 @@ func UpdatePrices(ctx context.Context, d *db.DB, opts UpdateOptions) (PricesRepo
 // today, which would never age, or before the prices the cache holds of its cloud
 // (prev), which it would replace with older ones.
 func checkFeedDate(source, date string, prev db.PriceCatalog) error {
-	now := today().Format(time.DateOnly)
+	now := clock.Today().Format(time.DateOnly)
 	switch {
 	case date > now:
 		return fmt.Errorf("%s: the server dates the file %s (Last-Modified), after today (%s): a wrong date would keep these prices from ever looking old; nothing was stored", source, date, now)
@@ -391,7 +390,7 @@ func (e *OfflineError) Error() string {
 func keptPrices(ctx context.Context, d *db.DB) string {
 	cats, err := d.PriceCatalogs(ctx)
 	if err != nil || len(cats) == 0 {
-		return "the prices shipped with cnntime (" + shippedPriceDates() + ")"
+		return "the prices shipped with cnntime (" + shippedDates() + ")"
 	}
 	parts := make([]string, len(cats))
 	for i, c := range cats {
@@ -400,8 +399,8 @@ func keptPrices(ctx context.Context, d *db.DB) string {
 	return "the imported prices (" + strings.Join(parts, ", ") + ") and, for other clouds, the shipped ones"
 }
 
-// ShippedPriceDate is one provider's dates in the shipped catalog.
-type ShippedPriceDate struct {
+// ShippedDate is one provider's dates in the shipped catalog.
+type ShippedDate struct {
 	Provider string `json:"provider"`
 	Oldest   string `json:"oldest"`
 	Newest   string `json:"newest"`
@@ -409,17 +408,17 @@ type ShippedPriceDate struct {
 	Machines int    `json:"machines"`
 }
 
-// ShippedPriceDates are the shipped catalog's price dates by provider.
-func ShippedPriceDates() []ShippedPriceDate {
-	c, err := LoadCatalog()
+// ShippedDates are the shipped catalog's price dates by provider.
+func ShippedDates() []ShippedDate {
+	c, err := shipped.Catalog()
 	if err != nil {
 		return nil
 	}
-	by := map[string]*ShippedPriceDate{}
+	by := map[string]*ShippedDate{}
 	for _, m := range c.Machines() {
 		s := by[m.Provider]
 		if s == nil {
-			s = &ShippedPriceDate{Provider: m.Provider}
+			s = &ShippedDate{Provider: m.Provider}
 			by[m.Provider] = s
 		}
 		s.Machines++
@@ -435,7 +434,7 @@ func ShippedPriceDates() []ShippedPriceDate {
 			}
 		}
 	}
-	out := make([]ShippedPriceDate, 0, len(by))
+	out := make([]ShippedDate, 0, len(by))
 	for _, s := range by {
 		out = append(out, *s)
 	}
@@ -443,9 +442,9 @@ func ShippedPriceDates() []ShippedPriceDate {
 	return out
 }
 
-func shippedPriceDates() string {
+func shippedDates() string {
 	var parts []string
-	for _, s := range ShippedPriceDates() {
+	for _, s := range ShippedDates() {
 		if s.Newest != "" {
 			parts = append(parts, s.Provider+" "+s.Newest)
 		}
@@ -453,28 +452,28 @@ func shippedPriceDates() string {
 	return "dated " + strings.Join(parts, ", ")
 }
 
-// PricesStatus is what `cnntime prices` shows: each imported cloud, the shipped
+// Status is what `cnntime prices` shows: each imported cloud, the shipped
 // prices' dates, and the imported instance types cnntime cannot predict.
-type PricesStatus struct {
+type Status struct {
 	Imported          []db.PriceCatalog       `json:"imported"`
-	Shipped           []ShippedPriceDate      `json:"shipped"`
+	Shipped           []ShippedDate           `json:"shipped"`
 	NoPerformanceData []hw.UnpredictableOffer `json:"no_performance_data"`
 	URL               string                  `json:"url"` // where `prices update` downloads from
 	Today             string                  `json:"today"`
 }
 
 // Prices reports the cache's prices; with a nil cache, only the shipped ones.
-func Prices(ctx context.Context, d *db.DB) (PricesStatus, error) {
-	st := PricesStatus{Shipped: ShippedPriceDates(), URL: pricefeed.Redact(PricesURL()), Today: today().Format(time.DateOnly),
+func Current(ctx context.Context, d *db.DB) (Status, error) {
+	st := Status{Shipped: ShippedDates(), URL: pricefeed.Redact(URL()), Today: clock.Today().Format(time.DateOnly),
 		Imported: []db.PriceCatalog{}, NoPerformanceData: []hw.UnpredictableOffer{}}
 	if d == nil {
 		return st, nil
 	}
-	c, err := LoadCatalog()
+	c, err := shipped.Catalog()
 	if err != nil {
 		return st, err
 	}
-	offers, sources, err := importedPrices(ctx, d, nil)
+	offers, sources, err := Imported(ctx, d, nil)
 	if err != nil {
 		return st, err
 	}
@@ -493,9 +492,9 @@ func Prices(ctx context.Context, d *db.DB) (PricesStatus, error) {
 	return st, nil
 }
 
-// importedPrices reads the cache's offers of the accelerators named (nil: all) and where
+// Imported reads the cache's offers of the accelerators named (nil: all) and where
 // each cloud's came from.
-func importedPrices(ctx context.Context, d *db.DB, accelerators []string) ([]hw.CloudOffer, map[string]hw.PriceSource, error) {
+func Imported(ctx context.Context, d *db.DB, accelerators []string) ([]hw.CloudOffer, map[string]hw.PriceSource, error) {
 	cats, err := d.PriceCatalogs(ctx)
 	if err != nil || len(cats) == 0 {
 		return nil, nil, err
@@ -512,7 +511,7 @@ func importedPrices(ctx context.Context, d *db.DB, accelerators []string) ([]hw.
 }
 
 // Changed says whether any cloud's prices were stored (not all unchanged or failed).
-func (r PricesReport) Changed() bool {
+func (r Report) Changed() bool {
 	for _, c := range r.Clouds {
 		if c.Status == "imported" {
 			return true
@@ -523,7 +522,7 @@ func (r PricesReport) Changed() bool {
 
 // Lines says what an import or update did, a line per cloud: "aws as of 2026-11-20
 // (212 machines)", "gcp unchanged (as of 2026-11-19)", "lambda failed (…)".
-func (r PricesReport) Lines() []string {
+func (r Report) Lines() []string {
 	lines := make([]string, 0, len(r.Clouds))
 	for _, c := range r.Clouds {
 		switch c.Status {
@@ -540,7 +539,7 @@ func (r PricesReport) Lines() []string {
 
 // Summary says the Lines in one sentence, as the window's status line shows it:
 // "Prices: aws as of 2026-11-20 (212 machines), gcp unchanged (…), lambda failed (…)."
-func (r PricesReport) Summary() string {
+func (r Report) Summary() string {
 	if len(r.Clouds) == 0 {
 		return "Prices: no cloud was read."
 	}

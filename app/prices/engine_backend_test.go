@@ -1,4 +1,4 @@
-package app
+package prices_test
 
 import (
 	"context"
@@ -6,23 +6,26 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/app"
+	"cnntime/app/prices"
 )
 
 // TestPricesReportSummary checks the one sentence the window's status line shows.
 func TestPricesReportSummary(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		rep     PricesReport
+		rep     prices.Report
 		want    string
 		changed bool
 	}{
-		{"nothing", PricesReport{}, "Prices: no cloud was read.", false},
-		{"each status", PricesReport{Clouds: []CloudPricesReport{
+		{"nothing", prices.Report{}, "Prices: no cloud was read.", false},
+		{"each status", prices.Report{Clouds: []prices.CloudReport{
 			{Cloud: "aws", Status: "imported", Date: "2026-11-20", Machines: 212},
 			{Cloud: "gcp", Status: "unchanged", Date: "2026-11-19"},
 			{Cloud: "lambda", Status: "failed", Error: "the server answered 500 Internal Server Error"},
 		}}, "Prices: aws as of 2026-11-20 (212 machines), gcp unchanged (as of 2026-11-19), lambda failed (the server answered 500 Internal Server Error).", true},
-		{"none stored", PricesReport{Clouds: []CloudPricesReport{
+		{"none stored", prices.Report{Clouds: []prices.CloudReport{
 			{Cloud: "gcp", Status: "unchanged", Date: "2026-11-19"},
 			{Cloud: "aws", Status: "failed", Error: "timed out"},
 		}}, "Prices: gcp unchanged (as of 2026-11-19), aws failed (timed out).", false},
@@ -43,8 +46,8 @@ func TestPricesReportSummary(t *testing.T) {
 func TestEngineBackendPrices(t *testing.T) {
 	ctx := context.Background()
 	cs := newCatalogServer(t)
-	t.Setenv(PricesURLEnv, cs.URL+"/catalogs/v7")
-	b, err := OpenEngineBackend(ctx, filepath.Join(t.TempDir(), "cache.db"))
+	t.Setenv(prices.URLEnv, cs.URL+"/catalogs/v7")
+	b, err := app.OpenEngineBackend(ctx, filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func TestEngineBackendPrices(t *testing.T) {
 	if err != nil {
 		t.Fatalf("update from the fixture catalog: %v (%s)", err, msg)
 	}
-	for _, cl := range DefaultPriceClouds {
+	for _, cl := range prices.DefaultClouds {
 		if !strings.Contains(msg, cl+" as of 2026-11-20") {
 			t.Errorf("update said %q; want %s as of 2026-11-20", msg, cl)
 		}

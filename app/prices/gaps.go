@@ -1,18 +1,19 @@
-package app
+package prices
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
+	"cnntime/app/shipped"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
 
-// PriceGaps says, for the curves whose machine has no price for the choice (so no
+// Gaps says, for the curves whose machine has no price for the choice (so no
 // cost and no place on a cost axis), why and what fixes it: a sentence per reason,
 // naming the machines. It is empty when every curve has a price.
-func PriceGaps(curves []predictor.Curve, choice hw.PriceChoice) []string {
+func Gaps(curves []predictor.Curve, choice hw.PriceChoice) []string {
 	var spot, region, own, bare, other []string
 	seen := map[string]bool{}
 	for i := range curves {
@@ -64,7 +65,7 @@ func names(ids []string) string {
 // shippedSpotText says which spot prices cnntime ships: "AWS's spot prices of
 // 2026-12-07", from the catalog's snapshot.
 func shippedSpotText() string {
-	c, err := LoadCatalog()
+	c, err := shipped.Catalog()
 	if err != nil {
 		return "no spot prices"
 	}
@@ -79,4 +80,16 @@ func shippedSpotText() string {
 		return "no spot prices"
 	}
 	return strings.Join(sortedKeys(providers), " and ") + "'s spot prices of " + strings.Join(sortedKeys(dates), ", ")
+}
+
+// sortedKeys are the set's members but "", sorted.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,6 +1,6 @@
 //go:build clockahead
 
-package app
+package clock
 
 import "time"
 

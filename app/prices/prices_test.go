@@ -1,4 +1,4 @@
-package app
+package prices_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"cnntime/app"
+	"cnntime/app/prices"
 	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
@@ -47,11 +49,11 @@ func machineMap(t *testing.T, ms []hw.Machine) map[string]hw.Machine {
 func TestImportPricesFromTheV7Layout(t *testing.T) {
 	ctx := context.Background()
 	d := openCache(t)
-	before, err := Machines(ctx, d)
+	before, err := app.Machines(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ImportPrices(ctx, d, fixtureCatalogs, ImportOptions{Date: "2026-11-20"})
+	rep, err := prices.Import(ctx, d, fixtureCatalogs, prices.ImportOptions{Date: "2026-11-20"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,7 @@ func TestImportPricesFromTheV7Layout(t *testing.T) {
 	if want := []string{"aws", "azure", "gcp", "lambda", "runpod"}; !reflect.DeepEqual(clouds, want) {
 		t.Errorf("imported clouds %v, want %v", clouds, want)
 	}
-	after, err := Machines(ctx, d)
+	after, err := app.Machines(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestImportPricesFromTheV7Layout(t *testing.T) {
 	if m := ms["aws/p2.xlarge"]; m.PriceUSDPerHour != 0.9 || m.PriceDate != "2026-01-21" || len(m.Regions) != 0 {
 		t.Errorf("aws/p2.xlarge = $%g of %s with %d regions; want the shipped $0.9 of 2026-01-21", m.PriceUSDPerHour, m.PriceDate, len(m.Regions))
 	}
-	st, err := Prices(ctx, d)
+	st, err := prices.Current(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,34 +167,34 @@ func TestImportPricesRefusesBadInputAndChangesNothing(t *testing.T) {
 	tests := []struct {
 		name    string
 		path    string
-		opts    ImportOptions
+		opts    prices.ImportOptions
 		wantErr string
 	}{
-		{"not a catalog", write("html/aws", "<!DOCTYPE html><html><body>404</body></html>\n"), ImportOptions{}, "not a SkyPilot catalog"},
-		{"price abc", write("abc/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,abc,0.9,us-east-1,use1-az4\n"), ImportOptions{}, `field Price: "abc" is not a number`},
-		{"negative price", write("neg/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,-3.06,0.9,us-east-1,use1-az4\n"), ImportOptions{}, "-3.06 is negative"},
-		{"half-downloaded", write("half/aws", string(good[:len(good)/2])), ImportOptions{}, "cut short"},
-		{"larger than the limit", write("big/aws", string(good)), ImportOptions{MaxBytes: 1024}, "larger than the limit"},
-		{"no catalog in the directory", t.TempDir(), ImportOptions{}, "no SkyPilot catalog in"},
-		{"file of an unnamed cloud", write("Not A Cloud", string(good)), ImportOptions{}, "say which cloud"},
-		{"bad date", write("date/aws", string(good)), ImportOptions{Date: "yesterday"}, "not a day such as"},
-		{"a date in the future", write("future/aws", string(good)), ImportOptions{Date: "2999-01-01"}, "the date given, 2999-01-01, is after today"},
-		{"a file modified in the future", future, ImportOptions{}, "its modification day, 2200-01-01, is after today"},
-		{"hexadecimal price", write("hex/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,0x1p4,0.9,us-east-1,use1-az4\n"), ImportOptions{}, `field Price: "0x1p4" is not a number`},
-		{"a billion GPUs", write("gpus/aws", header+"\np3.2xlarge,V100,1e9,8.0,61.0,,3.06,0.9,us-east-1,use1-az4\n"), ImportOptions{}, "field AcceleratorCount: 1e+09 is more than any instance has"},
-		{"a million rows", hostile, ImportOptions{}, "line 250002, field row: the catalog holds more than 250000 rows"},
+		{"not a catalog", write("html/aws", "<!DOCTYPE html><html><body>404</body></html>\n"), prices.ImportOptions{}, "not a SkyPilot catalog"},
+		{"price abc", write("abc/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,abc,0.9,us-east-1,use1-az4\n"), prices.ImportOptions{}, `field Price: "abc" is not a number`},
+		{"negative price", write("neg/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,-3.06,0.9,us-east-1,use1-az4\n"), prices.ImportOptions{}, "-3.06 is negative"},
+		{"half-downloaded", write("half/aws", string(good[:len(good)/2])), prices.ImportOptions{}, "cut short"},
+		{"larger than the limit", write("big/aws", string(good)), prices.ImportOptions{MaxBytes: 1024}, "larger than the limit"},
+		{"no catalog in the directory", t.TempDir(), prices.ImportOptions{}, "no SkyPilot catalog in"},
+		{"file of an unnamed cloud", write("Not A Cloud", string(good)), prices.ImportOptions{}, "say which cloud"},
+		{"bad date", write("date/aws", string(good)), prices.ImportOptions{Date: "yesterday"}, "not a day such as"},
+		{"a date in the future", write("future/aws", string(good)), prices.ImportOptions{Date: "2999-01-01"}, "the date given, 2999-01-01, is after today"},
+		{"a file modified in the future", future, prices.ImportOptions{}, "its modification day, 2200-01-01, is after today"},
+		{"hexadecimal price", write("hex/aws", header+"\np3.2xlarge,V100,1.0,8.0,61.0,,0x1p4,0.9,us-east-1,use1-az4\n"), prices.ImportOptions{}, `field Price: "0x1p4" is not a number`},
+		{"a billion GPUs", write("gpus/aws", header+"\np3.2xlarge,V100,1e9,8.0,61.0,,3.06,0.9,us-east-1,use1-az4\n"), prices.ImportOptions{}, "field AcceleratorCount: 1e+09 is more than any instance has"},
+		{"a million rows", hostile, prices.ImportOptions{}, "line 250002, field row: the catalog holds more than 250000 rows"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := openCache(t)
-			if _, err := ImportPrices(ctx, d, fixtureCatalogs, ImportOptions{Date: "2026-11-20"}); err != nil {
+			if _, err := prices.Import(ctx, d, fixtureCatalogs, prices.ImportOptions{Date: "2026-11-20"}); err != nil {
 				t.Fatal(err)
 			}
 			offersBefore, _ := d.CloudOffers(ctx)
 			catsBefore, _ := d.PriceCatalogs(ctx)
-			_, err := ImportPrices(ctx, d, tc.path, tc.opts)
+			_, err := prices.Import(ctx, d, tc.path, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("ImportPrices(%s) = %v, want an error with %q", tc.path, err, tc.wantErr)
+				t.Fatalf("prices.Import(%s) = %v, want an error with %q", tc.path, err, tc.wantErr)
 			}
 			offersAfter, _ := d.CloudOffers(ctx)
 			catsAfter, _ := d.PriceCatalogs(ctx)
@@ -312,10 +314,10 @@ func TestUpdatePrices(t *testing.T) {
 	ctx := context.Background()
 	cs := newCatalogServer(t)
 	d := openCache(t)
-	opts := UpdateOptions{BaseURL: cs.URL + "/catalogs/v7", Clouds: []string{"aws", "gcp", "lambda", "runpod"}, Timeout: 2 * time.Second}
+	opts := prices.UpdateOptions{BaseURL: cs.URL + "/catalogs/v7", Clouds: []string{"aws", "gcp", "lambda", "runpod"}, Timeout: 2 * time.Second}
 
 	// Success: every cloud downloaded and stored, dated by the server's Last-Modified.
-	rep, err := UpdatePrices(ctx, d, opts)
+	rep, err := prices.Update(ctx, d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +332,7 @@ func TestUpdatePrices(t *testing.T) {
 	}
 
 	// 304: a conditional request finds every file unchanged; nothing is downloaded again.
-	rep, err = UpdatePrices(ctx, d, opts)
+	rep, err = prices.Update(ctx, d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +363,7 @@ func TestUpdatePrices(t *testing.T) {
 	for _, f := range failures {
 		t.Run(f.how, func(t *testing.T) {
 			d := openCache(t)
-			if _, err := UpdatePrices(ctx, d, opts); err != nil {
+			if _, err := prices.Update(ctx, d, opts); err != nil {
 				t.Fatal(err)
 			}
 			before, beforeCat := pricesOf(t, d, "aws")
@@ -374,7 +376,7 @@ func TestUpdatePrices(t *testing.T) {
 				t.Fatal(err)
 			}
 			short.Clouds = []string{"aws", "runpod"}
-			rep, err := UpdatePrices(ctx, d, short)
+			rep, err := prices.Update(ctx, d, short)
 			if err == nil || !strings.Contains(err.Error(), f.wantErr) || !strings.Contains(err.Error(), "aws") ||
 				!strings.Contains(err.Error(), "the other clouds' prices were updated") {
 				t.Fatalf("update with aws %s = %v; want an error naming aws with %q", f.how, err, f.wantErr)
@@ -397,17 +399,17 @@ func TestUpdatePrices(t *testing.T) {
 // came from, and never the credentials of an address.
 func TestUpdatePricesRefusesBadDatesRedirectsAndKeepsCredentialsOut(t *testing.T) {
 	ctx := context.Background()
-	defer SetClock(FixedClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)))()
+	defer app.SetClock(app.FixedClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)))()
 	cs := newCatalogServer(t)
 	withCreds := strings.Replace(cs.URL, "http://", "http://u:secret@", 1) + "/catalogs/v7"
-	opts := UpdateOptions{BaseURL: withCreds, Clouds: []string{"aws"}, Timeout: 2 * time.Second}
+	opts := prices.UpdateOptions{BaseURL: withCreds, Clouds: []string{"aws"}, Timeout: 2 * time.Second}
 	d := openCache(t)
-	rep, err := UpdatePrices(ctx, d, opts)
+	rep, err := prices.Update(ctx, d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, cat := pricesOf(t, d, "aws")
-	st, err := Prices(ctx, d)
+	st, err := prices.Current(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +422,7 @@ func TestUpdatePricesRefusesBadDatesRedirectsAndKeepsCredentialsOut(t *testing.T
 		{"elsewhere", "the server redirected to " + strings.Replace(cs.URL, "127.0.0.1", "localhost", 1) + "/catalogs/v7/aws/vms.csv: prices are downloaded over HTTPS only"},
 	} {
 		cs.breakCloud("aws", tc.how)
-		rep, err := UpdatePrices(ctx, d, opts)
+		rep, err := prices.Update(ctx, d, opts)
 		if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("update with aws %s = %v; want an error with %q and no password", tc.how, err, tc.wantErr)
 		}
@@ -433,11 +435,11 @@ func TestUpdatePricesRefusesBadDatesRedirectsAndKeepsCredentialsOut(t *testing.T
 	}
 	// A redirect within the mirror is followed, and the source is where the file came from.
 	cs.breakCloud("aws", "moved")
-	if _, err := UpdatePrices(ctx, openCache(t), opts); err != nil {
+	if _, err := prices.Update(ctx, openCache(t), opts); err != nil {
 		t.Fatal(err)
 	}
 	d2 := openCache(t)
-	if _, err := UpdatePrices(ctx, d2, opts); err != nil {
+	if _, err := prices.Update(ctx, d2, opts); err != nil {
 		t.Fatal(err)
 	}
 	if _, moved := pricesOf(t, d2, "aws"); moved.Source != cs.URL+"/moved/catalogs/v7/aws/vms.csv" {
@@ -455,8 +457,8 @@ func TestUpdatePricesOffline(t *testing.T) {
 	base := "http://" + l.Addr().String() + "/catalogs/v7"
 	l.Close() // nothing answers there
 	d := openCache(t)
-	_, err = UpdatePrices(ctx, d, UpdateOptions{BaseURL: base, Clouds: []string{"aws", "gcp"}})
-	var off *OfflineError
+	_, err = prices.Update(ctx, d, prices.UpdateOptions{BaseURL: base, Clouds: []string{"aws", "gcp"}})
+	var off *prices.OfflineError
 	if !errors.As(err, &off) || !strings.Contains(err.Error(), "seems to be offline") ||
 		!strings.Contains(err.Error(), "keeps using the prices shipped with cnntime") {
 		t.Errorf("update with no server = %v; want an offline error saying the shipped prices stay", err)
@@ -469,10 +471,10 @@ func TestUpdatePricesOffline(t *testing.T) {
 func TestEnginePricesRegionAndSpot(t *testing.T) {
 	ctx := context.Background()
 	d := openCache(t)
-	if _, err := ImportPrices(ctx, d, fixtureCatalogs, ImportOptions{Date: "2026-11-20"}); err != nil {
+	if _, err := prices.Import(ctx, d, fixtureCatalogs, prices.ImportOptions{Date: "2026-11-20"}); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := NewEngine(ctx, d)
+	eng, err := app.NewEngine(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +499,7 @@ func TestEnginePricesRegionAndSpot(t *testing.T) {
 		{hw.PriceChoice{Region: "us-west-2", Spot: true}, 0.9374, "us-west-2", false, "not offered in region us-west-2"},
 	}
 	for _, tc := range tests {
-		q := Query{Models: []string{"resnet18"}, Targets: []Target{p3, gh}, Batches: []int{64}, Precision: measure.FP32, Policy: measure.Heuristic, Run: predictor.Run{Epochs: 1, Images: 1000}, Price: tc.choice}
+		q := app.Query{Models: []string{"resnet18"}, Targets: []app.Target{p3, gh}, Batches: []int{64}, Precision: measure.FP32, Policy: measure.Heuristic, Run: predictor.Run{Epochs: 1, Images: 1000}, Price: tc.choice}
 		curves, err := eng.Curves(ctx, q)
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,10 @@
-package app
+package prices_test
 
 import (
 	"strings"
 	"testing"
 
+	"cnntime/app/prices"
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 )
@@ -30,7 +31,7 @@ func TestPriceGaps(t *testing.T) {
 			[]string{"No public on-demand price for azure/Standard_ND128isr_NDR_GB200_v6: give one with cnntime machine set-price."}},
 	}
 	for _, tc := range tests {
-		got := PriceGaps(tc.curves, tc.choice)
+		got := prices.Gaps(tc.curves, tc.choice)
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}

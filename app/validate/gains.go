@@ -1,0 +1,318 @@
+package validate
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cnntime/app"
+	"cnntime/assets"
+	"cnntime/predictor"
+	"cnntime/predictor/cnn"
+	"cnntime/predictor/fit"
+	"cnntime/predictor/kernels"
+	"cnntime/predictor/pipeline"
+)
+
+// GainSeries is one published run at several batch sizes of one model on one GPU in
+// one setup (a source's series of table 3, 4 or 8) and how much faster it trains per
+// image at its largest batch than at its smallest: the shape of the batch curve, which
+// the chart of time against batch shows, apart from its level.
+type GainSeries struct {
+	Table     int    `json:"table"` // the report's table its rows are in: 3, 4 or 8
+	Source    string `json:"source"`
+	Set       string `json:"set"`
+	GPU       string `json:"gpu"`
+	Model     string `json:"model"`
+	Setup     string `json:"setup"` // what else the rows share: framework or stack, precision, layout
+	Points    int    `json:"points"`
+	FromBatch int    `json:"from_batch"`
+	ToBatch   int    `json:"to_batch"`
+	// MeasuredGainPct and PredictedGainPct are the throughput at ToBatch over that at
+	// FromBatch, less one, percent; ErrorPct is the predicted ratio over the measured
+	// one, less one, percent (negative: the curve is predicted too flat).
+	MeasuredGainPct  float64 `json:"measured_gain_pct"`
+	PredictedGainPct float64 `json:"predicted_gain_pct"`
+	ErrorPct         float64 `json:"error_pct"`
+}
+
+// GainGroup is the accuracy of the gains over a set, or a set's source.
+type GainGroup struct {
+	Set     string  `json:"set"`
+	Source  string  `json:"source,omitempty"`
+	Series  int     `json:"series"`
+	MAPEPct float64 `json:"mape_pct"`
+	BiasPct float64 `json:"bias_pct"`
+}
+
+// GainAccuracy is table 10 of `cnntime validate`: the batch curve's gain from the
+// smallest to the largest batch of every published series, measured and predicted.
+type GainAccuracy struct {
+	Sets    []GainGroup  `json:"sets"`
+	Sources []GainGroup  `json:"sources"`
+	Series  []GainSeries `json:"series"`
+	// Shipped is the GPU-side cost of a queued kernel the calibration charges, with the
+	// tuning series' MAPE; Refit what FitQueuedKernel finds on the tuning series now
+	// (they agree unless the data or the model changed since).
+	Shipped QueuedKernelFit `json:"queued_kernel"`
+	Refit   QueuedKernelFit `json:"refit"`
+}
+
+// QueuedKernelFit is a GPU-side cost of one kernel queued behind others
+// (kernels.Calibration.LaunchUS) and the tuning series' gain MAPE it gives.
+type QueuedKernelFit struct {
+	LaunchUS      float64 `json:"launch_us"`
+	TuningMAPEPct float64 `json:"tuning_mape_pct"`
+}
+
+// gainPoint is one row of a series: its batch (per GPU) and its measured and
+// predicted time per image.
+type gainPoint struct {
+	batch               int
+	measured, predicted float64 // ms per image
+}
+
+// Gains gathers every series of two batch sizes or more from the report's tables 3, 4
+// (one GPU) and 8, and compares each one's gain from its smallest to its largest
+// batch. A series is in its rows' set (table 3: its source's), so whole sources are
+// held out as those tables hold them out.
+func Gains(rep *Report) *GainAccuracy {
+	type key struct {
+		table                       int
+		source, set, gpu, model, su string
+	}
+	series := map[key][]gainPoint{}
+	var order []key
+	add := func(k key, p gainPoint) {
+		if _, ok := series[k]; !ok {
+			order = append(order, k)
+		}
+		series[k] = append(series[k], p)
+	}
+	sets := map[string]string{}
+	for _, s := range rep.Public {
+		sets[s.Source] = s.Set
+	}
+	for _, r := range rep.Rows {
+		add(key{3, r.Source, sets[r.Source], r.GPU, r.Model, r.Framework + ", " + r.Precision},
+			gainPoint{r.Batch, r.MeasuredMS / float64(r.Batch), r.PredictedMS / float64(r.Batch)})
+	}
+	if rep.Modern != nil {
+		for _, r := range rep.Modern.Rows {
+			if r.GPUs != 1 {
+				continue
+			}
+			// A series is one file's rows: two runs of one GPU in different places are not a sweep.
+			add(key{4, r.Source + "\x00" + r.Where, r.Set, r.GPU, r.Model, r.Stack + ", " + r.Precision + ", " + r.Software},
+				gainPoint{r.Batch, 1000 / r.MeasuredIPS, 1000 / r.PredictedIPS})
+		}
+	}
+	if rep.StepBatch != nil {
+		for _, r := range rep.StepBatch.Rows {
+			add(key{8, r.Source, r.Set, r.GPU, r.Model, r.Framework + ", " + r.Precision},
+				gainPoint{r.Batch, r.Measured / float64(r.Batch), r.Predicted / float64(r.Batch)})
+		}
+	}
+	acc := &GainAccuracy{}
+	for _, k := range order {
+		pts := series[k]
+		sort.SliceStable(pts, func(i, j int) bool { return pts[i].batch < pts[j].batch })
+		lo, hi := pts[0], pts[len(pts)-1]
+		if lo.batch == hi.batch {
+			continue
+		}
+		set := k.set
+		gm := lo.measured / hi.measured
+		gp := lo.predicted / hi.predicted
+		source, _, _ := strings.Cut(k.source, "\x00")
+		acc.Series = append(acc.Series, GainSeries{Table: k.table, Source: source, Set: set, GPU: k.gpu, Model: k.model, Setup: k.su,
+			Points: distinctBatches(pts), FromBatch: lo.batch, ToBatch: hi.batch,
+			MeasuredGainPct: 100 * (gm - 1), PredictedGainPct: 100 * (gp - 1), ErrorPct: 100 * (gp/gm - 1)})
+	}
+	sort.SliceStable(acc.Series, func(i, j int) bool {
+		a, b := acc.Series[i], acc.Series[j]
+		if a.Set != b.Set {
+			return a.Set == "tuning"
+		}
+		return a.Source < b.Source
+	})
+	group := func(key func(GainSeries) GainGroup) []GainGroup {
+		keys, stats := meanErrors(acc.Series, key, func(s GainSeries) (float64, float64) { return s.ErrorPct, 0 })
+		out := make([]GainGroup, len(keys))
+		for i, k := range keys {
+			k.Series, k.MAPEPct, k.BiasPct = stats[i].rows, stats[i].mape, stats[i].bias
+			out[i] = k
+		}
+		return out
+	}
+	acc.Sets = group(func(s GainSeries) GainGroup { return GainGroup{Set: s.Set} })
+	acc.Sources = group(func(s GainSeries) GainGroup { return GainGroup{Set: s.Set, Source: s.Source} })
+	return acc
+}
+
+// QueuedKernelGrid is where FitQueuedKernel looks: the GPU-side cost of a kernel queued
+// behind another, µs, from a bare launch's few microseconds (NVIDIA's CUDA best
+// practices guide: about 5 µs) to the ramp-up and drain of a full GEMM kernel that its
+// successor waits for.
+var QueuedKernelGrid = []float64{2, 5, 8, 10, 12, 15, 20, 25, 30}
+
+// FitQueuedKernel chooses, over QueuedKernelGrid, the GPU-side cost of a queued kernel
+// whose predicted gains of the tuning series (rep's tables 3, 4 and 8, whole sources
+// tuning) are nearest the measured ones (least mean absolute log ratio); every other
+// figure is eng's calibration's.
+func FitQueuedKernel(eng *app.Engine, rep *Report) (QueuedKernelFit, error) {
+	tuning := map[string]bool{}
+	for _, s := range rep.Public {
+		tuning[s.Source] = s.Set == "tuning"
+	}
+	var steps []StepBatchRow
+	if rep.StepBatch != nil {
+		for _, r := range rep.StepBatch.Rows {
+			if r.Set == "tuning" {
+				steps = append(steps, r)
+			}
+		}
+	}
+	cases, err := modernSeriesCases(eng)
+	if err != nil {
+		return QueuedKernelFit{}, err
+	}
+	base := *eng.Kernels().Calibration()
+	best, bestErr := QueuedKernelFit{}, math.Inf(1)
+	for _, us := range QueuedKernelGrid {
+		cal := base
+		cal.LaunchUS = us
+		if err := cal.Validate(); err != nil {
+			return QueuedKernelFit{}, err
+		}
+		pred := predictor.NewEngine(kernels.NewModel(&cal, nil, nil, nil), predictor.DefaultOverheads, predictor.DefaultMemoryModel)
+		try := Report{Public: rep.Public}
+		if try.Rows, err = publicWith(eng, pred, func(s string) bool { return tuning[s] }); err != nil {
+			return QueuedKernelFit{}, err
+		}
+		rows := append([]StepBatchRow(nil), steps...)
+		if err := PredictStepBatch(pred, eng.Catalog(), rows, pipeline.DataLoaderHandoffMS); err != nil {
+			return QueuedKernelFit{}, err
+		}
+		try.StepBatch = &StepBatchAccuracy{Rows: rows}
+		preds, err := fit.Predict(&cal, predictor.DefaultOverheads, predictor.DefaultMemoryModel, cases)
+		if err != nil {
+			return QueuedKernelFit{}, err
+		}
+		try.Modern = &ModernAccuracy{}
+		for i, c := range cases {
+			try.Modern.Rows = append(try.Modern.Rows, modernComparison(c, preds[i]))
+		}
+		logErr, mape, n := 0.0, 0.0, 0
+		for _, g := range Gains(&try).Series {
+			if g.Set != "tuning" {
+				continue
+			}
+			logErr += math.Abs(math.Log1p(g.ErrorPct / 100))
+			mape += math.Abs(g.ErrorPct)
+			n++
+		}
+		if n == 0 {
+			return QueuedKernelFit{}, fmt.Errorf("no tuning series of two batch sizes or more to fit the queued kernel's cost on")
+		}
+		if logErr < bestErr-1e-12 {
+			bestErr, best = logErr, QueuedKernelFit{LaunchUS: us, TuningMAPEPct: mape / float64(n)}
+		}
+	}
+	return best, nil
+}
+
+// modernSeriesCases are the tuning rows of table 4 on one GPU that are in a series of two
+// batch sizes or more (one file's rows of one GPU, model and setup).
+func modernSeriesCases(eng *app.Engine) ([]fit.Case, error) {
+	anchors, err := fit.ParseAnchors(assets.ModernAnchors)
+	if err != nil {
+		return nil, fmt.Errorf("the embedded modern anchors are broken (a build mistake; report it): %w", err)
+	}
+	key := func(a fit.Anchor) string {
+		return strings.Join([]string{a.Source, a.Where, a.GPU, a.Model, string(a.StackOf()), string(a.Precision), a.Software.Name}, "\x00")
+	}
+	batches := map[string]map[int]bool{}
+	for _, a := range anchors {
+		if a.Held || a.GPUs != 1 {
+			continue
+		}
+		if batches[key(a)] == nil {
+			batches[key(a)] = map[int]bool{}
+		}
+		batches[key(a)][a.Batch] = true
+	}
+	var keep []fit.Anchor
+	for _, a := range anchors {
+		if !a.Held && a.GPUs == 1 && len(batches[key(a)]) > 1 {
+			keep = append(keep, a)
+		}
+	}
+	return fit.Resolve(keep, eng.Catalog().GPUs(), map[string]*cnn.Network{})
+}
+
+// GainsWithRefit is Gains with the calibration's queued-kernel cost (Shipped) and the
+// one FitQueuedKernel finds on the tuning series now (Refit).
+func GainsWithRefit(eng *app.Engine, rep *Report) (*GainAccuracy, error) {
+	acc := Gains(rep)
+	acc.Shipped = QueuedKernelFit{LaunchUS: eng.Kernels().Calibration().LaunchUS, TuningMAPEPct: acc.TuningMAPE()}
+	var err error
+	if acc.Refit, err = FitQueuedKernel(eng, rep); err != nil {
+		return nil, err
+	}
+	return acc, nil
+}
+
+// TuningMAPE is the tuning series' MAPE, percent.
+func (a *GainAccuracy) TuningMAPE() float64 {
+	for _, s := range a.Sets {
+		if s.Set == "tuning" {
+			return s.MAPEPct
+		}
+	}
+	return 0
+}
+
+// distinctBatches counts the batch sizes of a series (a source may repeat one).
+func distinctBatches(pts []gainPoint) int {
+	n := 0
+	for i := range pts {
+		if i == 0 || pts[i].batch != pts[i-1].batch {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteGainTable prints table 10.
+func WriteGainTable(w io.Writer, acc *GainAccuracy, number int) error {
+	if acc == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%d. Throughput gain from the smallest to the largest batch of each published series (tables 3, 4 and 8; the batch curve's shape)\n", number)
+	fmt.Fprintln(w, "error: the predicted gain's throughput ratio over the measured one, less one (negative: predicted too flat)")
+	fmt.Fprintf(w, "%.0f µs of GPU time per queued kernel (tuning MAPE %.1f%%; refitted now on the tuning series: %.0f µs, %.1f%%)\n",
+		acc.Shipped.LaunchUS, acc.Shipped.TuningMAPEPct, acc.Refit.LaunchUS, acc.Refit.TuningMAPEPct)
+	fmt.Fprintln(w)
+	for _, s := range acc.Sets {
+		fmt.Fprintf(w, "%s: %d series, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Series, s.MAPEPct, s.BiasPct)
+	}
+	fmt.Fprintln(w)
+	t := app.NewTable(w, "SET", "SOURCE", "SERIES", "MAPE", "BIAS")
+	for _, g := range acc.Sources {
+		t.Row(g.Set, g.Source, strconv.Itoa(g.Series), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t = app.NewTable(w, "SET", "TABLE", "SOURCE", "GPU", "MODEL", "SETUP", "BATCHES", "MEASURED", "PREDICTED", "ERROR")
+	for _, s := range acc.Series {
+		t.Row(s.Set, strconv.Itoa(s.Table), s.Source, s.GPU, s.Model, s.Setup, fmt.Sprintf("%d→%d (%d)", s.FromBatch, s.ToBatch, s.Points),
+			fmt.Sprintf("%+.1f%%", s.MeasuredGainPct), fmt.Sprintf("%+.1f%%", s.PredictedGainPct), fmt.Sprintf("%+.1f%%", s.ErrorPct))
+	}
+	return t.Flush()
+}
