@@ -182,7 +182,7 @@ func (spec MachineSpec) UserMachine() (hw.Machine, error) {
 		User: true, Listing: hw.ListingUser,
 	}
 	if model := strings.TrimSpace(spec.CPUModel); model != "" || spec.CPUTurboGHz != 0 {
-		m.CPU = &host.CPU{Model: model, TurboGHz: spec.CPUTurboGHz, Source: db.UserCPUSource}
+		m.CPU = hw.UserCPU(model, spec.CPUTurboGHz)
 	}
 	if err := c.CheckUserMachine(m); err != nil {
 		return hw.Machine{}, err

@@ -518,7 +518,7 @@ func TestUserMachinesAndPriceOverrides(t *testing.T) {
 		t.Errorf("UserMachines() = %+v, want [%+v]", got, box)
 	}
 	// Its host CPU is kept with it, the user named as its source.
-	box.CPU = &host.CPU{Model: "AMD EPYC 9354", TurboGHz: 3.8, Source: UserCPUSource}
+	box.CPU = &host.CPU{Model: "AMD EPYC 9354", TurboGHz: 3.8, Source: hw.UserCPUSource}
 	if err := d.PutUserMachine(ctx, box); err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,8 @@ import (
 	"math"
 	"time"
 
-	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 )
-
-// UserCPUSource is the source a user machine's CPU is given with: the user named it.
-const UserCPUSource = "named by the user (cnntime machine add --cpu)"
 
 // UserMachines lists the machines the user defined, by id. Each comes back with User set.
 func (d *DB) UserMachines(ctx context.Context) ([]hw.Machine, error) {
@@ -26,14 +22,14 @@ func (d *DB) UserMachines(ctx context.Context) ([]hw.Machine, error) {
 	var out []hw.Machine
 	for rows.Next() {
 		m := hw.Machine{User: true}
-		var cpu host.CPU
+		var cpuModel string
+		var cpuGHz float64
 		if err := rows.Scan(&m.ID, &m.Provider, &m.Instance, &m.GPUID, &m.GPUCount, &m.VCPUs,
-			&m.MemoryGiB, &m.Region, &m.PriceUSDPerHour, &m.PriceSource, &m.Notes, &cpu.Model, &cpu.TurboGHz); err != nil {
+			&m.MemoryGiB, &m.Region, &m.PriceUSDPerHour, &m.PriceSource, &m.Notes, &cpuModel, &cpuGHz); err != nil {
 			return nil, fmt.Errorf("list user machines in %s: %w", d.path, err)
 		}
-		if cpu.Model != "" {
-			cpu.Source = UserCPUSource
-			m.CPU = &cpu
+		if cpuModel != "" {
+			m.CPU = hw.UserCPU(cpuModel, cpuGHz)
 		}
 		out = append(out, m)
 	}

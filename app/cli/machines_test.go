@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"cnntime/db"
 	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 )
@@ -198,7 +197,7 @@ func TestMachineAddNamesItsCPU(t *testing.T) {
 		}
 	}
 	zen, _ := machineByID(listMachines(t, dbPath).Machines, "user/zen-box")
-	if zen.CPU == nil || zen.CPU.Model != "AMD EPYC 9354" || zen.CPU.Source != db.UserCPUSource {
+	if zen.CPU == nil || zen.CPU.Model != "AMD EPYC 9354" || zen.CPU.Source != hw.UserCPUSource {
 		t.Fatalf("user/zen-box's CPU = %+v, want AMD EPYC 9354 named by the user", zen.CPU)
 	}
 	hosts := map[string]host.Host{}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"cnntime/predictor/host"
 )
 
 // WorkstationID is the id of the user's own workstation, the machine whose GPUs the
@@ -119,6 +121,15 @@ func (c *Catalog) CheckUserMachine(m Machine) error {
 		}
 	}
 	return nil
+}
+
+// UserCPUSource is the source of a CPU the user named for a machine of their own.
+const UserCPUSource = "named by the user (cnntime machine add --cpu)"
+
+// UserCPU is the host CPU the user named for a machine of their own: its model and
+// turbo clock in GHz (0: unknown).
+func UserCPU(model string, turboGHz float64) *host.CPU {
+	return &host.CPU{Model: model, TurboGHz: turboGHz, Source: UserCPUSource}
 }
 
 // MaxCPUGHz bounds a host CPU's clock (the fastest shipped parts boost to about 6 GHz).
