@@ -293,6 +293,9 @@ func runMachine(env *Env, args []string) error {
 				fmt.Fprintf(env.Stdout, " (set it: cnntime machine set-price %s USD)", m.ID)
 			}
 			fmt.Fprintln(env.Stdout)
+			if m.CPU != nil {
+				fmt.Fprintf(env.Stdout, "host: %s, %d threads, %s\n", m.CPU.Model, m.VCPUs, unit(m.MemoryGiB, "GiB"))
+			}
 			return nil
 		})
 	}

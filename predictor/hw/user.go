@@ -123,8 +123,9 @@ func (c *Catalog) CheckUserMachine(m Machine) error {
 	return nil
 }
 
-// UserCPUSource is the source of a CPU the user named for a machine of their own.
-const UserCPUSource = "named by the user (cnntime machine add --cpu)"
+// UserCPUSource is the source of the CPU of a machine of the user's own: named with
+// cnntime machine add --cpu, or read from this computer by cnntime machine detect.
+const UserCPUSource = "given for your machine (cnntime machine add --cpu, or found by cnntime machine detect)"
 
 // UserCPU is the host CPU the user named for a machine of their own: its model and
 // turbo clock in GHz (0: unknown).
