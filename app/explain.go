@@ -64,5 +64,8 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	if x.Phases.HostMS < 0 && x.Phases.HostMS > -1e-6 {
 		x.Phases.HostMS = 0
 	}
+	// A measured step is a GPU's own: the prediction beside it leaves out the wait for
+	// the loader and the all-reduce with other GPUs.
+	x.Measured = e.measuredSteps(t, x.Model, x.Precision, x.PerGPUBatch, x.IterMS-x.Phases.LoaderMS-x.Phases.CommunicationMS)
 	return x, nil
 }
