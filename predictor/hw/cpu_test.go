@@ -39,8 +39,8 @@ func TestEveryCatalogCPUIsAKnownFamilyAndTheUnnamedAreListed(t *testing.T) {
 		"runpod/rtx-4090-community-cloud": "RunPod publishes vCPUs per pod, not the host CPU",
 		"runpod/rtx-4090-secure-cloud":    "as the community pod",
 		"runpod/l40s-secure-cloud":        "as the community pod",
-		"runpod/8x_RTX5090_SECURE":        "as the community pod",
-		"runpod/1x_RTX6000-Ada_SECURE":    "as the community pod",
+		"runpod/8x-rtx-5090-secure-cloud":        "as the community pod",
+		"runpod/rtx-6000-ada-secure-cloud":    "as the community pod",
 		"gcp/a4-highgpu-8g":               "Google's pages name the A4's CPU platform; no copy of them was found to cite",
 		"gcp/a3-ultragpu-8g":              "as a4-highgpu-8g",
 	}
