@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"cnntime/app"
-	"cnntime/app/numfmt"
 	"cnntime/app/launch"
+	"cnntime/app/numfmt"
 )
 
 // launchKindChoices are the launch files `cnntime launch` writes.
