@@ -157,11 +157,16 @@ type MachineSpec struct {
 	MemoryGiB float64 // 0: unknown
 	Region    string
 	Notes     string
+	// CPUModel names the host CPU ("AMD EPYC 9354"; "": unknown, a reference core
+	// stands in) and CPUTurboGHz its turbo clock (0: unknown). They set the loader's
+	// per-core rate (predictor/host) as cpus.csv does for catalog machines.
+	CPUModel    string
+	CPUTurboGHz float64
 }
 
-// AddUserMachine validates spec and stores it as a new user machine. A bad spec, or a
-// name already used, is an error and the cache is left as it was.
-func AddUserMachine(ctx context.Context, d *db.DB, spec MachineSpec) (hw.Machine, error) {
+// UserMachine is the machine spec describes, checked against the catalog (its GPU, its
+// counts, its price, its CPU): what AddUserMachine stores, without a cache.
+func (spec MachineSpec) UserMachine() (hw.Machine, error) {
 	c, err := LoadCatalog()
 	if err != nil {
 		return hw.Machine{}, err
@@ -176,9 +181,23 @@ func AddUserMachine(ctx context.Context, d *db.DB, spec MachineSpec) (hw.Machine
 		PriceUSDPerHour: spec.PriceUSD, PriceSource: userPriceSource(), Notes: spec.Notes,
 		User: true, Listing: hw.ListingUser,
 	}
+	if model := strings.TrimSpace(spec.CPUModel); model != "" || spec.CPUTurboGHz != 0 {
+		m.CPU = hw.UserCPU(model, spec.CPUTurboGHz)
+	}
 	if err := c.CheckUserMachine(m); err != nil {
 		return hw.Machine{}, err
 	}
+	return m, nil
+}
+
+// AddUserMachine validates spec and stores it as a new user machine. A bad spec, or a
+// name already used, is an error and the cache is left as it was.
+func AddUserMachine(ctx context.Context, d *db.DB, spec MachineSpec) (hw.Machine, error) {
+	m, err := spec.UserMachine()
+	if err != nil {
+		return hw.Machine{}, err
+	}
+	id := m.ID
 	if _, found, err := userMachine(ctx, d, id); err != nil {
 		return hw.Machine{}, err
 	} else if found {

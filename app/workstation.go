@@ -41,6 +41,7 @@ type LocalGPU struct {
 type Detection struct {
 	Method string     `json:"method"` // DetectedByWorker, DetectedByNvidiaSMI or DetectedByNothing
 	GPUs   []LocalGPU `json:"gpus"`
+	Host   LocalHost  `json:"host"` // this computer's CPU, threads and memory
 }
 
 // detector finds and asks the CUDA worker and nvidia-smi; tests replace its functions.
@@ -49,9 +50,10 @@ type detector struct {
 	listDevices func(ctx context.Context, workerPath string) ([]measure.Device, error)
 	look        func(name string) (string, error)
 	run         func(ctx context.Context, path string, args ...string) ([]byte, error)
+	host        func() LocalHost
 }
 
-var localDetector = detector{findWorker: gpu.FindWorker, listDevices: listWorkerDevices, look: findTool, run: runTool}
+var localDetector = detector{findWorker: gpu.FindWorker, listDevices: listWorkerDevices, look: findTool, run: runTool, host: detectLocalHost}
 
 // DetectGPUs lists this computer's GPUs: through the CUDA worker when it is installed
 // (see gpu.FindWorker), else through nvidia-smi, else none. Each GPU is mapped to a
@@ -66,6 +68,9 @@ func DetectGPUs(ctx context.Context) (Detection, error) {
 
 func (d detector) detect(ctx context.Context, c *hw.Catalog) (Detection, error) {
 	det := Detection{Method: DetectedByNothing}
+	if d.host != nil {
+		det.Host = d.host()
+	}
 	var workerErr error
 	if path, err := d.findWorker(); err == nil {
 		devices, err := d.listDevices(ctx, path)
@@ -167,8 +172,9 @@ func runTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 }
 
 // Workstation builds the "My workstation" machine from a detection: the catalog GPU
-// found most often and how many of it there are, keeping the price (and vCPUs and
-// memory) of the previous workstation when there was one. Other GPUs, and GPUs no
+// found most often and how many of it there are, with the host's CPU, threads and
+// memory as detected, keeping the price (and whatever of the host the detection did
+// not find) of the previous workstation when there was one. Other GPUs, and GPUs no
 // catalog entry matches, are named in the notes.
 func Workstation(det Detection, previous *hw.Machine) (hw.Machine, error) {
 	counts := map[string]int{}
@@ -198,7 +204,17 @@ func Workstation(det Detection, previous *hw.Machine) (hw.Machine, error) {
 	}
 	if previous != nil {
 		m.PriceUSDPerHour, m.PriceSource = previous.PriceUSDPerHour, previous.PriceSource
-		m.VCPUs, m.MemoryGiB, m.Region = previous.VCPUs, previous.MemoryGiB, previous.Region
+		m.VCPUs, m.MemoryGiB, m.Region, m.CPU = previous.VCPUs, previous.MemoryGiB, previous.Region, previous.CPU
+	}
+	// What this detection found of the host replaces what an earlier one kept.
+	if h := det.Host; h.VCPUs > 0 {
+		m.VCPUs = h.VCPUs
+	}
+	if h := det.Host; h.MemoryGiB > 0 {
+		m.MemoryGiB = h.MemoryGiB
+	}
+	if h := det.Host; h.CPUModel != "" && hw.CheckName(h.CPUModel) == nil {
+		m.CPU = hw.UserCPU(h.CPUModel, 0)
 	}
 	var others []string
 	for _, g := range det.GPUs {

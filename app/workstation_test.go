@@ -116,12 +116,47 @@ func TestWorkstationFromDetection(t *testing.T) {
 	if m.PriceUSDPerHour != 0.21 || m.VCPUs != 32 {
 		t.Errorf("re-detection lost the user's price or vCPUs: %+v", m)
 	}
+	// The host this detection found replaces an earlier one's, and a part it did not
+	// find (here the memory) is kept.
+	found := two
+	found.Host = LocalHost{CPUModel: "AMD Ryzen 9 7950X 16-Core Processor", VCPUs: 32}
+	prev.MemoryGiB, prev.VCPUs = 64, 8
+	m, _ = Workstation(found, &prev)
+	if m.CPU == nil || m.CPU.Model != "AMD Ryzen 9 7950X 16-Core Processor" || m.CPU.Source != hw.UserCPUSource || m.VCPUs != 32 || m.MemoryGiB != 64 {
+		t.Errorf("workstation with a detected host = %+v, CPU %+v", m, m.CPU)
+	}
+	if f, ok := m.CPU.Family(); !ok || f.ID != "zen4" {
+		t.Errorf("a Ryzen 9 7950X is of family %+v, want zen4", f)
+	}
 	for _, det := range []Detection{
 		{Method: DetectedByNothing},
 		{Method: DetectedByNvidiaSMI, GPUs: []LocalGPU{{Name: "NVIDIA GeForce RTX 4080"}}},
 	} {
 		if _, err := Workstation(det, nil); err == nil || !strings.Contains(err.Error(), "cnntime machine add") {
 			t.Errorf("detection %+v: error %v, want advice to add by hand", det, err)
+		}
+	}
+}
+
+// The host's CPU and memory as Linux's /proc describes them on an x86 workstation, an
+// Arm server that names its model, and one that names none.
+func TestLocalHostFromProc(t *testing.T) {
+	for _, tc := range []struct {
+		name, cpuinfo, meminfo string
+		model                  string
+		gib                    float64
+	}{
+		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9354 32-Core Processor\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 9354 32-Core Processor\n",
+			"MemTotal:       395930644 kB\nMemFree:        1000 kB\n", "AMD EPYC 9354 32-Core Processor", 377.6},
+		{"arm named", "processor\t: 0\nBogoMIPS\t: 2000.00\nCPU implementer\t: 0x41\nModel\t\t: NVIDIA Grace   CPU\n", "MemTotal: 2048 kB\n", "NVIDIA Grace CPU", 0},
+		{"arm unnamed", "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n", "MemTotal: lots kB\n", "", 0},
+		{"empty", "", "", "", 0},
+	} {
+		if got := cpuModelOf([]byte(tc.cpuinfo)); got != tc.model {
+			t.Errorf("%s: model %q, want %q", tc.name, got, tc.model)
+		}
+		if got := memoryGiBOf([]byte(tc.meminfo)); got != tc.gib {
+			t.Errorf("%s: memory %v GiB, want %v", tc.name, got, tc.gib)
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"cnntime/predictor/hw"
 )
 
 const (
@@ -106,7 +104,8 @@ func TestMigrateVersion3AddsCustomModels(t *testing.T) {
 	if err := old.migrateTo(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.PutUserMachine(ctx, hw.Machine{ID: "my/box", GPUCount: 1}); err != nil {
+	// A user machine as version 3's cnntime wrote it (the columns it had).
+	if _, err := old.sqldb().ExecContext(ctx, `INSERT INTO user_machines (id, gpu_count) VALUES ('my/box', 1)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := old.PutCustomModel(ctx, "tiny", []byte(tinyModel)); err == nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
@@ -516,7 +517,16 @@ func TestUserMachinesAndPriceOverrides(t *testing.T) {
 	if !reflect.DeepEqual(got, []hw.Machine{box}) {
 		t.Errorf("UserMachines() = %+v, want [%+v]", got, box)
 	}
-	for _, bad := range []hw.Machine{{Instance: "no id"}, {ID: "user/x", GPUCount: -1}, {ID: "user/y", PriceUSDPerHour: -2}} {
+	// Its host CPU is kept with it, the user named as its source.
+	box.CPU = &host.CPU{Model: "AMD EPYC 9354", TurboGHz: 3.8, Source: hw.UserCPUSource}
+	if err := d.PutUserMachine(ctx, box); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.UserMachines(ctx); len(got) != 1 || !reflect.DeepEqual(got[0].CPU, box.CPU) {
+		t.Errorf("UserMachines() after naming its CPU = %+v, want the CPU %+v", got, box.CPU)
+	}
+	for _, bad := range []hw.Machine{{Instance: "no id"}, {ID: "user/x", GPUCount: -1}, {ID: "user/y", PriceUSDPerHour: -2},
+		{ID: "user/z", CPU: &host.CPU{}}, {ID: "user/w", CPU: &host.CPU{Model: "x", TurboGHz: -3}}} {
 		if err := d.PutUserMachine(ctx, bad); err == nil {
 			t.Errorf("PutUserMachine(%+v) succeeded", bad)
 		}

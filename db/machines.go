@@ -13,7 +13,7 @@ import (
 // UserMachines lists the machines the user defined, by id. Each comes back with User set.
 func (d *DB) UserMachines(ctx context.Context) ([]hw.Machine, error) {
 	rows, err := d.sqldb().QueryContext(ctx, `SELECT id, provider, instance, gpu_id, gpu_count, vcpus,
-			memory_gib, region, price_usd_per_hour, price_source, notes
+			memory_gib, region, price_usd_per_hour, price_source, notes, cpu_model, cpu_turbo_ghz
 		FROM user_machines ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list user machines in %s: %w", d.path, err)
@@ -22,9 +22,14 @@ func (d *DB) UserMachines(ctx context.Context) ([]hw.Machine, error) {
 	var out []hw.Machine
 	for rows.Next() {
 		m := hw.Machine{User: true}
+		var cpuModel string
+		var cpuGHz float64
 		if err := rows.Scan(&m.ID, &m.Provider, &m.Instance, &m.GPUID, &m.GPUCount, &m.VCPUs,
-			&m.MemoryGiB, &m.Region, &m.PriceUSDPerHour, &m.PriceSource, &m.Notes); err != nil {
+			&m.MemoryGiB, &m.Region, &m.PriceUSDPerHour, &m.PriceSource, &m.Notes, &cpuModel, &cpuGHz); err != nil {
 			return nil, fmt.Errorf("list user machines in %s: %w", d.path, err)
+		}
+		if cpuModel != "" {
+			m.CPU = hw.UserCPU(cpuModel, cpuGHz)
 		}
 		out = append(out, m)
 	}
@@ -44,13 +49,21 @@ func (d *DB) PutUserMachine(ctx context.Context, m hw.Machine) error {
 		return fmt.Errorf("save user machine %s: GPU count %d and vCPUs %d must not be negative", m.ID, m.GPUCount, m.VCPUs)
 	case !validAmount(m.MemoryGiB) || !validAmount(m.PriceUSDPerHour):
 		return fmt.Errorf("save user machine %s: memory %v GiB and price %v USD/h must be finite and not negative", m.ID, m.MemoryGiB, m.PriceUSDPerHour)
+	case m.CPU != nil && (m.CPU.Model == "" || !validAmount(m.CPU.TurboGHz)):
+		return fmt.Errorf("save user machine %s: its CPU needs a model name and a finite, not negative clock (%q, %v GHz)", m.ID, m.CPU.Model, m.CPU.TurboGHz)
+	}
+	var cpuModel string
+	var cpuGHz float64
+	if m.CPU != nil && !m.CPU.Assumed {
+		cpuModel, cpuGHz = m.CPU.Model, m.CPU.TurboGHz
 	}
 	return d.write(ctx, "save user machine "+m.ID, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO user_machines (id, provider, instance,
-				gpu_id, gpu_count, vcpus, memory_gib, region, price_usd_per_hour, price_source, notes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				gpu_id, gpu_count, vcpus, memory_gib, region, price_usd_per_hour, price_source, notes,
+				cpu_model, cpu_turbo_ghz)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.ID, m.Provider, m.Instance, m.GPUID, m.GPUCount, m.VCPUs, m.MemoryGiB, m.Region,
-			m.PriceUSDPerHour, m.PriceSource, m.Notes)
+			m.PriceUSDPerHour, m.PriceSource, m.Notes, cpuModel, cpuGHz)
 		return err
 	})
 }

@@ -189,6 +189,13 @@ var migrations = [][]string{
 	{
 		`ALTER TABLE measurements ADD COLUMN notes TEXT NOT NULL DEFAULT ''`,
 	},
+	// Version 8: a user machine's host CPU (cnntime machine add --cpu): its model name
+	// ('' for unknown) and turbo clock in GHz (0 for unknown), which set its loader's
+	// per-core rate as the catalog's cpus.csv does for the catalog's machines.
+	{
+		`ALTER TABLE user_machines ADD COLUMN cpu_model TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE user_machines ADD COLUMN cpu_turbo_ghz REAL NOT NULL DEFAULT 0 CHECK (cpu_turbo_ghz >= 0)`,
+	},
 }
 
 // latestVersion is the schema version this cnntime writes.

@@ -9,6 +9,9 @@ import (
 	"cnntime/app"
 	"cnntime/app/cluster"
 	"cnntime/app/outfile"
+	"cnntime/gpu/convalgo"
+	"cnntime/gpu/timing"
+	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/measure"
 )
@@ -18,9 +21,11 @@ func clusterCommands(register func(Command)) {
 		Name:    "cluster",
 		Summary: "write a batch job that sweeps on many nodes: a Slurm array script or a Kubernetes Indexed Job",
 		Usage: "cluster slurm --models a,b --batches 1-64 --device cpu|cuda:0 [--precision " + alternatives(kernelPrecisionChoices()) + "]\n" +
+			"        [--memory-format " + alternatives(memoryFormatChoices()) + "] [--l2 " + alternatives(l2Choices()) + "] [--cudnn-api " + alternatives(cudnnAPIChoices()) + "] [--step]\n" +
 			"        [--policy " + alternatives(policyChoices()) + "] [--repeats K] [--partition P] [--gres gpu:1] [--cpus-per-task N]\n" +
 			"        [--time HH:MM:SS] [--array N] [--shards DIR] [--cnntime PATH] [--job-name NAME] --out sweep.sbatch\n" +
-			"  cnntime cluster k8s --models a,b --batches 1-64 --device cpu|cuda:0 [--precision P] [--policy P] [--repeats K]\n" +
+			"  cnntime cluster k8s --models a,b --batches 1-64 --device cpu|cuda:0 [--precision P] [--memory-format F] [--l2 MODE]\n" +
+			"        [--cudnn-api API] [--step] [--policy P] [--repeats K]\n" +
 			"        --image IMAGE [--array N] [--name NAME]\n" +
 			"        [--namespace NS] [--claim PVC] [--storage 1Gi] [--parallel K] --out sweep.yaml",
 		Run: runCluster,
@@ -43,6 +48,10 @@ func runCluster(env *Env, args []string) error {
 	choiceVar(fs, &sw.Precision, "precision", "", "the kernels' precision (default: the sweep's, fp32)", kernelPrecisionChoices(), errorOf(measure.ParsePrecision))
 	choiceVar(fs, &sw.Policy, "policy", "", "cuDNN's convolution algorithm choice (default: the sweep's)", policyChoices(), errorOf(measure.ParsePolicy))
 	wholeVar(fs, &sw.Repeats, "repeats", 0, "timed runs per kernel (default: the sweep's)")
+	choiceVar(fs, &sw.MemoryFormat, "memory-format", "", "the activations' layout a GPU measures in (default: the sweep's, nchw)", memoryFormatChoices(), normalised(errorOf(predictor.ParseMemoryFormat)))
+	choiceVar(fs, &sw.L2, "l2", "", "how a GPU times a phase that fits in its L2 (default: the sweep's, "+timing.L2Cold+")", l2Choices(), timing.CheckL2Mode)
+	choiceVar(fs, &sw.CuDNNAPI, "cudnn-api", "", "the cuDNN API a GPU's convolutions choose their algorithm through (default: the sweep's, "+convalgo.Auto+")", cudnnAPIChoices(), errorOf(convalgo.ParseAPI))
+	fs.BoolVar(&sw.Steps, "step", false, "also time whole training steps of each model at each batch size")
 	tasks := wholeFlag(fs, "array", 0, "tasks (array size or completions); default one per (model, batch) pair, at most 16")
 	out := fs.String("out", "", "the file to write")
 	var sl cluster.Slurm
@@ -80,6 +89,13 @@ func runCluster(env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
+	}
+	if sw.MemoryFormat != "" { // the job passes the canonical word (nhwc, not channels_last or NHWC)
+		f, err := predictor.ParseMemoryFormat(strings.ToLower(strings.TrimSpace(sw.MemoryFormat)))
+		if err != nil {
+			return Usagef("--memory-format: %v", err)
+		}
+		sw.MemoryFormat = string(f)
 	}
 	sw.Models = splitList(*models)
 	for _, m := range sw.Models { // a custom model file is the nodes' to find; a zoo name is checked here

@@ -38,6 +38,15 @@ func TestClusterWritesJobs(t *testing.T) {
 	if b, _ := os.ReadFile(y); !strings.Contains(string(b), "completionMode: Indexed") || !strings.Contains(string(b), "nvidia.com/gpu: 1") {
 		t.Errorf("k8s job:\n%s", b)
 	}
+	// The layout, L2 mode, cuDNN API and whole steps reach every task's sweep; a layout's
+	// alias is passed as the sweep's own word.
+	if code, _, stderr := runCLI(t, "cluster", "k8s", "--models", "resnet18", "--batches", "8", "--device", "cuda:0", "--image", "reg/cnntime:1",
+		"--precision", "bf16", "--memory-format", "Channels_Last", "--l2", "producer-hot", "--cudnn-api", "legacy", "--step", "--out", y); code != 0 {
+		t.Fatalf("k8s with a layout: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(y); !strings.Contains(string(b), "--precision 'bf16' --memory-format 'nhwc' --l2 'producer-hot' --cudnn-api 'legacy' --step") {
+		t.Errorf("k8s job does not pass the sweep's settings:\n%s", b)
+	}
 	// Bad input: a usage error, and no file written.
 	for _, args := range [][]string{
 		{"cluster"},
@@ -47,6 +56,8 @@ func TestClusterWritesJobs(t *testing.T) {
 		{"cluster", "slurm", "--models", "squeezenet1_1", "--batches", "1,2", "--array", "3", "--out", filepath.Join(dir, "x")},
 		{"cluster", "k8s", "--models", "squeezenet1_1", "--batches", "1", "--out", filepath.Join(dir, "x")},
 		{"cluster", "slurm", "--models", "squeezenet1_1", "--batches", "1"},
+		{"cluster", "slurm", "--models", "squeezenet1_1", "--batches", "1", "--memory-format", "nwhc", "--out", filepath.Join(dir, "x")},
+		{"cluster", "slurm", "--models", "squeezenet1_1", "--batches", "1", "--l2", "hot", "--out", filepath.Join(dir, "x")},
 	} {
 		if code, _, stderr := runCLI(t, args...); code != 2 || stderr == "" {
 			t.Errorf("%q: exit %d, stderr %q; want a usage error", args, code, stderr)

@@ -23,6 +23,7 @@ func machineCommands(register func(Command)) {
 		Name:    "machine",
 		Summary: "add, price or remove your own machines; override catalog prices",
 		Usage: "machine add --name NAME --gpu ID [--count N] --price USD [--vcpus N] [--memory GiB]\n" +
+			"        [--cpu MODEL [--cpu-ghz GHZ]] [--region R] [--notes TEXT]\n" +
 			"       cnntime machine set-price ID USD\n" +
 			"       cnntime machine reset-price ID\n" +
 			"       cnntime machine remove ID\n" +
@@ -292,6 +293,9 @@ func runMachine(env *Env, args []string) error {
 				fmt.Fprintf(env.Stdout, " (set it: cnntime machine set-price %s USD)", m.ID)
 			}
 			fmt.Fprintln(env.Stdout)
+			if m.CPU != nil {
+				fmt.Fprintf(env.Stdout, "host: %s, %d threads, %s\n", m.CPU.Model, m.VCPUs, unit(m.MemoryGiB, "GiB"))
+			}
 			return nil
 		})
 	}
@@ -326,6 +330,8 @@ func runMachineAdd(env *Env, args []string) error {
 	memory := decimalFlag(fs, "memory", 0, "RAM in GiB (0: unknown)")
 	region := fs.String("region", "", "where it is (optional)")
 	notes := fs.String("notes", "", "a note to keep with it (optional)")
+	cpu := fs.String("cpu", "", `its host CPU's model, e.g. "AMD EPYC 9354" (optional: without it a reference core stands in and the band widens)`)
+	cpuGHz := decimalFlag(fs, "cpu-ghz", 0, "the CPU's turbo clock in GHz (optional; sets its per-core rate where its family has no measured one)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -349,7 +355,8 @@ func runMachineAdd(env *Env, args []string) error {
 	case !(*memory >= 0 && *memory <= maxMemoryGiB):
 		return Usagef("--memory %g: give the machine's RAM in GiB, up to %d (0: unknown)", *memory, maxMemoryGiB)
 	}
-	spec := app.MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes}
+	spec := app.MachineSpec{Name: *name, GPUID: *gpu, GPUCount: *n, PriceUSD: usd, VCPUs: *vcpus, MemoryGiB: *memory, Region: *region, Notes: *notes,
+		CPUModel: *cpu, CPUTurboGHz: *cpuGHz}
 	// Validate before opening the cache, so a bad command line leaves no file behind.
 	if err := checkSpec(spec); err != nil {
 		return err
@@ -386,17 +393,10 @@ const noPriceNote = "its costs show as unknown; give what an hour costs (electri
 
 // checkSpec validates a spec against the catalog without a cache.
 func checkSpec(spec app.MachineSpec) error {
-	c, err := app.LoadCatalog()
-	if err != nil {
-		return err
-	}
-	id, err := hw.UserMachineID(spec.Name)
-	if err != nil {
+	if _, err := hw.UserMachineID(spec.Name); err != nil {
 		return Usagef("--name: %v", err)
 	}
-	m := hw.Machine{ID: id, GPUID: strings.ToLower(strings.TrimSpace(spec.GPUID)), GPUCount: spec.GPUCount,
-		PriceUSDPerHour: spec.PriceUSD, VCPUs: spec.VCPUs, MemoryGiB: spec.MemoryGiB}
-	if err := c.CheckUserMachine(m); err != nil {
+	if _, err := spec.UserMachine(); err != nil {
 		return Usagef("%v", err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"cnntime/predictor/host"
 	"cnntime/predictor/hw"
 )
 
@@ -149,6 +150,9 @@ func TestMachineRoundTripSurvivesRestart(t *testing.T) {
 	if !ok || lab.GPUID != "rtx-3090" || lab.GPUCount != 2 || lab.PriceUSDPerHour != 0.5 || lab.VCPUs != 16 || lab.MemoryGiB != 64 || !lab.User || lab.Listing != hw.ListingUser {
 		t.Errorf("user/lab-box = %+v", lab)
 	}
+	if lab.CPU != nil {
+		t.Errorf("user/lab-box was added without --cpu and has the CPU %+v", lab.CPU)
+	}
 	p3, _ := machineByID(got.Machines, "aws/p3.2xlarge")
 	if p3.PriceUSDPerHour != 2.5 || !p3.PriceOverridden || p3.CatalogPrice != 3.06 {
 		t.Errorf("overridden p3.2xlarge = %v overridden %v catalog %v", p3.PriceUSDPerHour, p3.PriceOverridden, p3.CatalogPrice)
@@ -176,6 +180,55 @@ func TestMachineRoundTripSurvivesRestart(t *testing.T) {
 	}
 	if a10, _ := machineByID(got.Machines, "lambda/gpu_1x_a10"); a10.PriceUSDPerHour != 1 || !a10.PriceOverridden {
 		t.Errorf("the other override was lost: %+v", a10)
+	}
+}
+
+// A machine's named host CPU is kept and sets its loader's per-core rate as a catalog
+// machine's does: its family's measured core, no "CPU assumed", no widened band.
+func TestMachineAddNamesItsCPU(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "cache.db")
+	for _, args := range [][]string{
+		{"machine", "add", "--name", "zen box", "--gpu", "rtx-4090", "--price", "0.3", "--vcpus", "16", "--cpu", "AMD EPYC 9354"},
+		{"machine", "add", "--name", "plain box", "--gpu", "rtx-4090", "--price", "0.3", "--vcpus", "16"},
+		{"machine", "add", "--name", "clocked box", "--gpu", "rtx-4090", "--price", "0.3", "--vcpus", "16", "--cpu", "Acme Q9000", "--cpu-ghz", "4.5"},
+	} {
+		if code, _, errOut := runMachinesCLI(t, dbPath, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	zen, _ := machineByID(listMachines(t, dbPath).Machines, "user/zen-box")
+	if zen.CPU == nil || zen.CPU.Model != "AMD EPYC 9354" || zen.CPU.Source != hw.UserCPUSource {
+		t.Fatalf("user/zen-box's CPU = %+v, want AMD EPYC 9354 named by the user", zen.CPU)
+	}
+	hosts := map[string]host.Host{}
+	for _, id := range []string{"user/zen-box", "user/plain-box", "user/clocked-box"} {
+		code, out, errOut := runMachinesCLI(t, dbPath, "predict", "--model", "resnet50", "--machine", id, "--batch", "256", "--json")
+		var rows []struct {
+			Host host.Host `json:"host"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 {
+			t.Fatalf("predict on %s: exit %d: %s%s", id, code, out, errOut)
+		}
+		hosts[id] = rows[0].Host
+	}
+	for _, tc := range []struct {
+		id       string
+		assumed  bool
+		family   string
+		speed    float64
+		slowLess bool // the band's slow end below its speed: an assumed CPU
+	}{
+		{"user/zen-box", false, "zen4", host.CPU{Model: "AMD EPYC 9354"}.Speed(), false},
+		{"user/plain-box", true, "skylake-sp", 1, true},
+		{"user/clocked-box", false, "", 4.5 / host.ReferenceCPU.TurboGHz, false},
+	} {
+		h := hosts[tc.id]
+		if h.CPUAssumed != tc.assumed || h.Family != tc.family || h.Speed != tc.speed || (h.SlowSpeed < h.Speed) != tc.slowLess {
+			t.Errorf("%s: host %+v; want assumed %v, family %q, core speed %v", tc.id, h, tc.assumed, tc.family, tc.speed)
+		}
+	}
+	if s := hosts["user/zen-box"].Speed; s <= 1 {
+		t.Errorf("a Zen 4 core loads at %v of the reference core; its family's measured rate is faster", s)
 	}
 }
 
@@ -214,6 +267,9 @@ func TestMachineBadInputChangesNothing(t *testing.T) {
 		{[]string{"machine", "add", "--name", "???", "--gpu", "t4", "--price", "1"}, 2, "no letter or digit"},
 		{[]string{"machine", "add", "--gpu", "t4", "--price", "1"}, 2, "--name is required"},
 		{[]string{"machine", "add", "--name", "x", "--gpu", "t4"}, 2, "--price is required"},
+		{[]string{"machine", "add", "--name", "x", "--gpu", "t4", "--price", "1", "--cpu-ghz", "3"}, 2, "needs a model name"},
+		{[]string{"machine", "add", "--name", "x", "--gpu", "t4", "--price", "1", "--cpu", "EPYC", "--cpu-ghz", "40"}, 2, "at most 10 GHz"},
+		{[]string{"machine", "add", "--name", "x", "--gpu", "t4", "--price", "1", "--cpu", "EPYC\x1b[2J"}, 2, "control character"},
 		{[]string{"machine", "add", "--name", "LAB", "--gpu", "l4", "--price", "1"}, 1, "already a machine user/lab"},
 		{[]string{"machine", "set-price", "aws/p3.2xlarge", "-1"}, 2, "negative"},
 		{[]string{"machine", "set-price", "aws/p3.2xlarge", "lots"}, 2, "not a number"},

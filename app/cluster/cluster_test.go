@@ -76,6 +76,19 @@ func TestSlurmScript(t *testing.T) {
 			t.Errorf("GPU script lacks %q", want)
 		}
 	}
+	for _, absent := range []string{"--memory-format", "--l2", "--cudnn-api", "--step"} {
+		if strings.Contains(s, absent) {
+			t.Errorf("GPU script passes %s though none was asked for", absent)
+		}
+	}
+	// What a single-GPU sweep can be asked for, a cluster's tasks are asked for too.
+	g.Sweep.Precision, g.Sweep.MemoryFormat, g.Sweep.L2, g.Sweep.CuDNNAPI, g.Sweep.Steps = "bf16", "nhwc", "producer-hot", "v8", true
+	if s, err = g.Script(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "--device 'cuda:0' --precision 'bf16' --memory-format 'nhwc' --l2 'producer-hot' --cudnn-api 'v8' --step\n"; strings.Count(s, want) != 2 {
+		t.Errorf("each of the 2 tasks should run a sweep ending %q:\n%s", want, s)
+	}
 }
 
 func TestBadJobsAreRefused(t *testing.T) {
@@ -90,6 +103,9 @@ func TestBadJobsAreRefused(t *testing.T) {
 		{"descending", Slurm{Sweep: Sweep{Models: []string{"a"}, Batches: []int{2, 1}, Device: "cpu"}}, "ascend"},
 		{"bad device", Slurm{Sweep: Sweep{Models: []string{"a"}, Batches: []int{1}, Device: "gpu0"}}, "cuda:N"},
 		{"bad precision", Slurm{Sweep: Sweep{Models: []string{"a"}, Batches: []int{1}, Device: "cpu", Precision: "fp8"}}, "--precision"},
+		{"bad memory format", Slurm{Sweep: Sweep{Models: []string{"a"}, Batches: []int{1}, Device: "cpu", MemoryFormat: "nchw'; rm -rf ~"}}, "--memory-format"},
+		{"bad l2 mode", Slurm{Sweep: Sweep{Models: []string{"a"}, Batches: []int{1}, Device: "cpu", L2: "warm"}}, "--l2"},
+		{"bad cudnn api", Slurm{Sweep: Sweep{Models: []string{"a"}, Batches: []int{1}, Device: "cpu", CuDNNAPI: "v7"}}, "--cudnn-api"},
 		{"newline model", Slurm{Sweep: Sweep{Models: []string{"a\nrm -rf /"}, Batches: []int{1}, Device: "cpu"}}, "line break"},
 		{"twice", Slurm{Sweep: Sweep{Models: []string{"a", "a"}, Batches: []int{1}, Device: "cpu"}}, "twice"},
 		{"partition with space", Slurm{Sweep: ok, Partition: "gpu x"}, "--partition"},

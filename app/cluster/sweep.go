@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"cnntime/gpu"
+	"cnntime/gpu/convalgo"
+	"cnntime/gpu/timing"
+	"cnntime/predictor"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 )
@@ -23,6 +26,17 @@ type Sweep struct {
 	Precision string // fp32, tf32 or amp; "" for fp32
 	Policy    string // heuristic or fastest; "" for the sweep's default
 	Repeats   int    // timed runs per kernel; 0 for the sweep's default
+	// MemoryFormat is the activations' layout a GPU measures in (nchw or nhwc);
+	// "" for the sweep's default, nchw.
+	MemoryFormat string
+	// L2 is how a GPU times a phase that fits in its L2 (gpu/timing's modes); "" for
+	// the sweep's default.
+	L2 string
+	// CuDNNAPI is the cuDNN API a GPU's convolutions choose their algorithm through
+	// (gpu/convalgo's); "" for the sweep's default.
+	CuDNNAPI string
+	// Steps also times whole training steps of each model at each batch size.
+	Steps bool
 }
 
 // Run is one `cnntime sweep` a task makes: one model at some batch sizes.
@@ -73,6 +87,21 @@ func (s Sweep) Check() error {
 	}
 	if s.Repeats < 0 {
 		return fmt.Errorf("--repeats %d: give a positive count", s.Repeats)
+	}
+	if s.MemoryFormat != "" {
+		if _, err := predictor.ParseMemoryFormat(s.MemoryFormat); err != nil {
+			return fmt.Errorf("--memory-format: %w", err)
+		}
+	}
+	if s.L2 != "" {
+		if err := timing.CheckL2Mode(s.L2); err != nil {
+			return fmt.Errorf("--l2: %w", err)
+		}
+	}
+	if s.CuDNNAPI != "" {
+		if _, err := convalgo.ParseAPI(s.CuDNNAPI); err != nil {
+			return fmt.Errorf("--cudnn-api: %w", err)
+		}
 	}
 	return nil
 }
@@ -129,6 +158,18 @@ func (s Sweep) args(r Run) string {
 	}
 	if s.Repeats > 0 {
 		a = append(a, "--repeats", strconv.Itoa(s.Repeats))
+	}
+	if s.MemoryFormat != "" {
+		a = append(a, "--memory-format", ShellQuote(s.MemoryFormat))
+	}
+	if s.L2 != "" {
+		a = append(a, "--l2", ShellQuote(s.L2))
+	}
+	if s.CuDNNAPI != "" {
+		a = append(a, "--cudnn-api", ShellQuote(s.CuDNNAPI))
+	}
+	if s.Steps {
+		a = append(a, "--step")
 	}
 	return strings.Join(a, " ")
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"cnntime/predictor/host"
 )
 
 // WorkstationID is the id of the user's own workstation, the machine whose GPUs the
@@ -107,8 +109,32 @@ func (c *Catalog) CheckUserMachine(m Machine) error {
 	if m.MemoryGiB < 0 || math.IsNaN(m.MemoryGiB) || math.IsInf(m.MemoryGiB, 0) {
 		return fmt.Errorf("machine %s: memory %v GiB must be a number, 0 (unknown) or more", m.ID, m.MemoryGiB)
 	}
+	if m.CPU != nil {
+		if strings.TrimSpace(m.CPU.Model) == "" {
+			return fmt.Errorf("machine %s: its CPU needs a model name, e.g. \"AMD EPYC 9354\"", m.ID)
+		}
+		if err := CheckName(m.CPU.Model); err != nil {
+			return fmt.Errorf("machine %s: CPU %w", m.ID, err)
+		}
+		if g := m.CPU.TurboGHz; g < 0 || g > MaxCPUGHz || math.IsNaN(g) {
+			return fmt.Errorf("machine %s: CPU clock %v GHz: give its turbo clock, above 0 and at most %g GHz (0: unknown)", m.ID, g, float64(MaxCPUGHz))
+		}
+	}
 	return nil
 }
+
+// UserCPUSource is the source of the CPU of a machine of the user's own: named with
+// cnntime machine add --cpu, or read from this computer by cnntime machine detect.
+const UserCPUSource = "given for your machine (cnntime machine add --cpu, or found by cnntime machine detect)"
+
+// UserCPU is the host CPU the user named for a machine of their own: its model and
+// turbo clock in GHz (0: unknown).
+func UserCPU(model string, turboGHz float64) *host.CPU {
+	return &host.CPU{Model: model, TurboGHz: turboGHz, Source: UserCPUSource}
+}
+
+// MaxCPUGHz bounds a host CPU's clock (the fastest shipped parts boost to about 6 GHz).
+const MaxCPUGHz = 10
 
 // Merge returns the machines a user compares: the catalog's, in catalog order, with
 // the user's price overrides applied (PriceOverridden set, CatalogPrice keeping the
