@@ -41,7 +41,8 @@ const maxMeasuredSteps = 8
 // measuredSteps is what the cache measured of model's whole steps on t's GPU (its own
 // device for a local machine; else its GPU's measured device and the catalog GPU's
 // imported rows) at precision, nearest perGPUBatch first within maxMeasuredSteps and
-// then by batch; the row at perGPUBatch itself carries predictedMS beside it.
+// then by batch; the row at perGPUBatch itself carries predictedMS beside it (Explain
+// predicts the others').
 func (e *Engine) measuredSteps(t Target, model string, precision measure.Precision, perGPUBatch int, predictedMS float64) []predictor.MeasuredStep {
 	devices := []string{t.DeviceKey}
 	if t.DeviceKey == "" && t.cpu == nil {

@@ -68,13 +68,20 @@ func TestMeasuredStepsBesideTheExplanation(t *testing.T) {
 			var got []int
 			for _, m := range x.Measured {
 				got = append(got, m.PerGPUBatch)
-				want := 0.0
-				if m.PerGPUBatch == tc.at {
-					want = x.IterMS - x.Phases.LoaderMS - x.Phases.CommunicationMS
+				// The prediction beside each is the explanation's own at that per-GPU batch.
+				at := x
+				if m.PerGPUBatch != x.PerGPUBatch {
+					if at, err = eng.Explain(ctx, q, "resnet50", tg, m.PerGPUBatch*x.GPUCount); err != nil {
+						t.Fatal(err)
+					}
 				}
-				if m.PredictedMS != want || m.Framework != run || m.Source != "lab" || m.MeasuredAt != "2026-11-01" {
+				want := at.IterMS - at.Phases.LoaderMS - at.Phases.CommunicationMS
+				if m.PredictedMS != want || !(want > 0) || m.Framework != run || m.Source != "lab" || m.MeasuredAt != "2026-11-01" {
 					t.Errorf("measured %+v: want the prediction %v beside it, from %q, lab, 2026-11-01", m, want, run)
 				}
+			}
+			if tc.at != 0 && !slices.Contains(got, x.PerGPUBatch) {
+				t.Errorf("the explanation's own per-GPU batch %d is not among the measured %v", x.PerGPUBatch, got)
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("measured batches %v, want %v", got, tc.want)

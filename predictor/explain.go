@@ -106,9 +106,9 @@ type MeasuredStep struct {
 	Framework   string  `json:"framework"` // what ran it, as recorded: "pytorch 2.8.0 cnntime_train.py channels_last"
 	Source      string  `json:"source"`
 	MeasuredAt  string  `json:"measured_at,omitempty"` // RFC 3339 date, where known
-	// PredictedMS is this explanation's step at the same per-GPU batch, where the
-	// batch is the explanation's own (0 otherwise), as one GPU runs it: without the
-	// wait for the loader or the all-reduce with other GPUs.
+	// PredictedMS is the predicted step at the same per-GPU batch under the same run
+	// (0 where that batch cannot run it), as one GPU runs it: without the wait for the
+	// loader or the all-reduce with other GPUs.
 	PredictedMS float64 `json:"predicted_ms,omitempty"`
 }
 
