@@ -36,6 +36,8 @@ type Engine struct {
 	localErr map[string]error
 	kernels  *kernels.Model
 	pred     *predictor.Engine
+	// steps are the cache's measured whole steps, shown beside an explanation.
+	steps map[stepKey][]measure.Step
 
 	mu     sync.Mutex
 	nets   map[string]*cnn.Network // the zoo networks built so far and the custom ones added
@@ -64,6 +66,7 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 		devices []measure.Device
 		ms      []measure.Measurement
 		configs map[string]cnn.Config
+		steps   []measure.Step
 	)
 	if d != nil {
 		if devices, err = d.Devices(ctx); err != nil {
@@ -75,6 +78,9 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 		if configs, err = cacheConfigs(ctx, d); err != nil {
 			return nil, err
 		}
+		if steps, err = d.Steps(ctx, db.StepFilter{}); err != nil {
+			return nil, err
+		}
 	}
 	e := &Engine{
 		catalog:  cat,
@@ -83,6 +89,7 @@ func NewEngine(ctx context.Context, d *db.DB) (*Engine, error) {
 		local:    make(map[string]Target),
 		localErr: make(map[string]error),
 		nets:     make(map[string]*cnn.Network),
+		steps:    fileSteps(steps),
 	}
 	for _, m := range machines {
 		e.machines[strings.ToLower(m.ID)] = m

@@ -64,5 +64,25 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	if x.Phases.HostMS < 0 && x.Phases.HostMS > -1e-6 {
 		x.Phases.HostMS = 0
 	}
+	// A measured step is a GPU's own: the prediction beside it leaves out the wait for
+	// the loader and the all-reduce with other GPUs.
+	x.Measured = e.measuredSteps(t, x.Model, x.Precision, x.PerGPUBatch, gpuStepMS(&x))
+	k := batch / x.PerGPUBatch
+	for i, m := range x.Measured {
+		// The prediction at each other measured batch too, where that batch runs here.
+		if B := m.PerGPUBatch * k; m.PredictedMS == 0 && B <= q.Run.Images {
+			if r, pred, err := e.request(&q, n, t, []int{B}); err == nil {
+				if xb, err := pred.Explain(r, B); err == nil {
+					x.Measured[i].PredictedMS = gpuStepMS(&xb)
+				}
+			}
+		}
+	}
 	return x, nil
+}
+
+// gpuStepMS is an explanation's step as one GPU runs it, beside which a measured step is
+// read: without the wait for the loader and the all-reduce with other GPUs.
+func gpuStepMS(x *predictor.Explanation) float64 {
+	return x.IterMS - x.Phases.LoaderMS - x.Phases.CommunicationMS
 }

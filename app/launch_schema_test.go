@@ -1,41 +1,22 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"gopkg.in/yaml.v3"
-
+	"cnntime/app/launch/skypilotschema"
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
 )
 
 // Every catalog machine's SkyPilot task, as launch writes it (a ResNet-50 run with a
 // data bucket, on demand and on spot with a checkpoint bucket), validates against
-// SkyPilot's own task schema (app/launch/testdata/skypilot, from sky/utils/schemas.py),
+// SkyPilot's own task schema (app/launch/skypilotschema, from sky/utils/schemas.py),
 // RunPod's and CoreWeave's included; a machine SkyPilot cannot launch is refused with a
 // reason, never written wrong.
 func TestLaunchedTasksValidateAgainstSkyPilotsSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("launch", "testdata", "skypilot", "task.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("task.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("task.json")
+	schema, err := skypilotschema.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,19 +54,7 @@ func TestLaunchedTasksValidateAgainstSkyPilotsSchema(t *testing.T) {
 				t.Logf("%s (spot %v) refused: %v", id, spot, err)
 				continue
 			}
-			var v any
-			if err := yaml.Unmarshal(task, &v); err != nil {
-				t.Fatalf("%s: not YAML: %v", id, err)
-			}
-			raw, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := schema.Validate(inst); err != nil {
+			if err := schema.Check(task); err != nil {
 				t.Errorf("%s (spot %v): SkyPilot's schema refuses the task: %v", id, spot, err)
 			}
 			written++

@@ -93,7 +93,7 @@ func TestQuickPicks(t *testing.T) {
 		// H100 NVL (835.5 dense FP16 TFLOPS) beats its A100, and Lambda's one-GPU B200
 		// (2250) its GH200 (990) and H100 SXM (989.4); RunPod's RTX 6000 Ada (364.2) edges
 		// its L40S (362)
-		{PickFastest, []string{"aws/p5.4xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC40ads_H100_v5", "lambda/gpu_1x_b200_sxm6", "runpod/1x_RTX6000-Ada_SECURE"}},
+		{PickFastest, []string{"aws/p5.4xlarge", "gcp/a2-highgpu-1g", "azure/Standard_NC40ads_H100_v5", "lambda/gpu_1x_b200_sxm6", "runpod/rtx-6000-ada-secure-cloud"}},
 		{PickWorkstation, []string{"local/rtx-4090"}},
 		{QuickPick("nonsense"), nil},
 	}

@@ -79,10 +79,17 @@ func LawText(m *recipe.Plan, b int) string {
 
 // WhyText is everything the Why tab's header says about one point of curve c (nil when
 // it is not at hand): the headline (WhyHeadline), to a target where the epochs come
-// from (WhyEpochs), and the warnings a person should read before following it
+// from (WhyEpochs), the cache's measured steps of its model on its GPU beside the
+// prediction (MeasuredStepText), and the warnings a person should read before following it
 // (RunWarnings).
 func WhyText(x *predictor.Explanation, c *predictor.Curve) string {
 	text := WhyHeadline(x) + WhyEpochs(x)
+	for i, m := range x.Measured {
+		if i == 0 {
+			text += "\nMeasured steps of " + Printable(x.Model) + " on this GPU at " + string(x.Precision) + ":"
+		}
+		text += "\n  " + MeasuredStepText(m)
+	}
 	if c == nil {
 		return text
 	}

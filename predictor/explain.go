@@ -90,6 +90,26 @@ type Explanation struct {
 	// level: the kernels it fuses, the launches and memory traffic that saves, and what
 	// every stack would take for the same step.
 	Stack StackReport `json:"stack"`
+
+	// Measured is the whole training steps of this model on this GPU at this precision
+	// that the cache holds (a sweep's --step rows, a launched run's steps.csv, a
+	// published figure imported), by per-GPU batch: what this prediction can be read
+	// against. The caller fills it (the predictor reads no cache).
+	Measured []MeasuredStep `json:"measured_steps,omitempty"`
+}
+
+// MeasuredStep is one measured whole training step beside an explanation.
+type MeasuredStep struct {
+	PerGPUBatch int     `json:"per_gpu_batch"`
+	StepMS      float64 `json:"step_ms"`
+	SpreadMS    float64 `json:"spread_ms"`
+	Framework   string  `json:"framework"` // what ran it, as recorded: "pytorch 2.8.0 cnntime_train.py channels_last"
+	Source      string  `json:"source"`
+	MeasuredAt  string  `json:"measured_at,omitempty"` // RFC 3339 date, where known
+	// PredictedMS is the predicted step at the same per-GPU batch under the same run
+	// (0 where that batch cannot run it), as one GPU runs it: without the wait for the
+	// loader or the all-reduce with other GPUs.
+	PredictedMS float64 `json:"predicted_ms,omitempty"`
 }
 
 // StackReport is a step's software stack at the kernel level.

@@ -189,6 +189,13 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		h.Row("host", hostText)
 	}
 	h.Row("source", fmt.Sprintf("%s (the least trusted of the step's kernels)", x.Source))
+	for i, m := range x.Measured {
+		label := ""
+		if i == 0 {
+			label = "measured"
+		}
+		h.Row(label, app.MeasuredStepText(m))
+	}
 	largest := "unknown"
 	if x.MaxBatch >= 0 {
 		largest = countText(x.MaxBatch)

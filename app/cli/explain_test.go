@@ -190,3 +190,34 @@ func TestExplainHelpAndMultiNode(t *testing.T) {
 			x.GPUCount, x.Nodes, x.PerGPUBatch, x.Network, x.Phases.CommunicationMS)
 	}
 }
+
+// A run's measured steps, imported from its steps.csv, are read beside the prediction:
+// a "measured" row in the table, measured_steps in the JSON.
+func TestExplainShowsTheImportedSteps(t *testing.T) {
+	dir := t.TempDir()
+	dbPath, steps := filepath.Join(dir, "cache.db"), filepath.Join(dir, "steps.csv")
+	if err := os.WriteFile(steps, []byte("gpu,model,batch_size,precision,framework,step_ms,spread_ms,status,source,measured_at\n"+
+		"a100-sxm4-80gb,resnet50,256,amp,pytorch 2.8.0 cnntime_train.py,300,3,ok,lab,2026-11-01T12:00:00Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLIWithDB(t, dbPath, "cache", "import", steps); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	args := []string{"explain", "--model", "resnet50", "--gpu", "a100-sxm4-80gb", "--batch", "256", "--precision", "amp", "--loader", "synthetic"}
+	code, out, errOut := runCLIWithDB(t, dbPath, append(args, "--json")...)
+	var x predictor.Explanation
+	if code != 0 || json.Unmarshal([]byte(out), &x) != nil {
+		t.Fatalf("explain --json: exit %d: %s", code, errOut)
+	}
+	if len(x.Measured) != 1 || x.Measured[0].StepMS != 300 || x.Measured[0].PredictedMS != x.IterMS-x.Phases.LoaderMS {
+		t.Fatalf("measured steps %+v beside a %v ms step", x.Measured, x.IterMS)
+	}
+	code, out, errOut = runCLIWithDB(t, dbPath, args...)
+	if want := "measured   " + app.MeasuredStepText(x.Measured[0]) + "\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("explain: exit %d, no row %q in\n%s%s", code, want, out, errOut)
+	}
+	// Another precision has no measured step to show.
+	if code, out, _ = runCLIWithDB(t, dbPath, append(args[:len(args)-4], "--precision", "fp32", "--json")...); code != 0 || strings.Contains(out, "measured_steps") {
+		t.Errorf("fp32: exit %d, measured steps listed:\n%s", code, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/launch"
+	"cnntime/app/numfmt"
 )
 
 // launchKindChoices are the launch files `cnntime launch` writes.
@@ -110,6 +111,9 @@ func runLaunch(env *Env, args []string) error {
 			return err
 		}
 		q.Batches, q.Span = []int{b}, app.BatchSpan{}
+		req.BatchNote = fmt.Sprintf("%s, the recommended batch (within 1%% of the best time and cost, nearest the recipe's batch, as best and the window recommend it; --batch writes another)", numfmt.Count(int64(b)))
+	} else {
+		req.BatchNote = fmt.Sprintf("%s, as given with --batch", numfmt.Count(int64(q.Batches[0])))
 	}
 	r, err := eng.LaunchRun(env.Ctx, q, req)
 	if err != nil {

@@ -159,7 +159,8 @@ func runValidateRatios(env *Env) error {
 
 // runValidateGains is `cnntime validate --table gains`: each published series'
 // throughput gain from its smallest to its largest batch (tables 3, 4 and 8's rows),
-// measured and predicted, with the queued kernel's cost refitted on the tuning series.
+// measured and predicted, with the queued kernel's, eager operator's and handoff's costs
+// refitted together on the tuning series and table 8's tuning rows.
 func runValidateGains(env *Env) error {
 	eng, err := app.NewEngine(env.Ctx, nil)
 	if err != nil {

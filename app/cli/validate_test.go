@@ -46,6 +46,20 @@ func TestValidateComparesPublishedRows(t *testing.T) {
 			t.Errorf("%s: %d rows MAPE %.3f%%, but its rows give %d and %.3f%%", s.Source, s.Rows, s.MAPEPct, n, sum/float64(n))
 		}
 	}
+	// Table 10 names the batch curve's three costs as shipped, with table 8's tuning
+	// MAPE beside its own, and their joint refit on the tuning rows.
+	if rep.Gains == nil || rep.StepBatch == nil {
+		t.Fatalf("the report lacks table 8 or 10")
+	}
+	for _, g := range rep.StepBatch.Sets {
+		if g.Set == "tuning" && math.Abs(rep.Gains.Shipped.TuningStepMAPEPct-g.MAPEPct) > 1e-9 {
+			t.Errorf("table 10's shipped costs give table 8 %.3f%% on its tuning rows; table 8 says %.3f%%", rep.Gains.Shipped.TuningStepMAPEPct, g.MAPEPct)
+		}
+	}
+	if sh, re := rep.Gains.Shipped, rep.Gains.Refit; sh.EagerOpUS != rep.StepBatch.Shipped.EagerOpUS || sh.HandoffMS != rep.StepBatch.Shipped.HandoffMS ||
+		!(re.LaunchUS > 0) || !(re.EagerOpUS > 0) || !(re.TuningMAPEPct > 0) || !(re.TuningStepMAPEPct > 0) {
+		t.Errorf("table 10's costs: shipped %+v (table 8 charges %+v), refit %+v", sh, rep.StepBatch.Shipped, re)
+	}
 }
 
 // TestValidateConvergenceTable checks `validate --table convergence`: tuning and

@@ -1,58 +1,22 @@
 package launch
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"gopkg.in/yaml.v3"
+	"cnntime/app/launch/skypilotschema"
 )
 
-// skyPilotSchema is SkyPilot's task schema (testdata/skypilot/README.md says where it
+// skyPilotSchema is SkyPilot's task schema (skypilotschema's README says where it
 // comes from and how to refresh it).
-func skyPilotSchema(t *testing.T) *jsonschema.Schema {
+func skyPilotSchema(t *testing.T) *skypilotschema.Schema {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "skypilot", "task.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("skypilot-task.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("skypilot-task.json")
+	s, err := skypilotschema.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// asJSON reads a task's YAML as the JSON values SkyPilot's validator sees.
-func asJSON(t *testing.T, task []byte) any {
-	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(task, &v); err != nil {
-		t.Fatalf("not YAML: %v\n%s", err, task)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
 }
 
 // Every task `launch skypilot` writes validates against SkyPilot's own schema: each
@@ -100,7 +64,7 @@ func TestEveryTaskValidatesAgainstSkyPilotsSchema(t *testing.T) {
 			t.Errorf("%s on %s (%s): %v", r.Model, r.Cloud, r.Precision, err)
 			continue
 		}
-		if err := schema.Validate(asJSON(t, task)); err != nil {
+		if err := schema.Check(task); err != nil {
 			t.Errorf("%q on %q, infra %q: SkyPilot's schema refuses the task: %v\n%.1500s", r.Model, r.Cloud, r.infra(), err, task)
 		}
 		if r.Cloud == "runpod" && !regexp.MustCompile(`(?m)^  instance_type: "[0-9]+x_[A-Za-z0-9-]+_SECURE"$`).Match(task) {
@@ -131,7 +95,7 @@ func TestSkyPilotsSchemaRefusesMistakes(t *testing.T) {
 		if bad == string(good) {
 			t.Fatalf("%s: %q is not in the task", tc.name, tc.from)
 		}
-		if err := schema.Validate(asJSON(t, []byte(bad))); err == nil {
+		if err := schema.Check([]byte(bad)); err == nil {
 			t.Errorf("%s: the schema takes it", tc.name)
 		}
 	}

@@ -3,9 +3,11 @@ package validate
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"cnntime/app"
+	"cnntime/predictor/pipeline"
 )
 
 // TestGains finds each series of two batch sizes or more in tables 3, 4 (one GPU, one
@@ -68,7 +70,8 @@ func TestGains(t *testing.T) {
 
 // The gains table on the embedded sources: every source in one set, at least a third of
 // them held out, each series' error the ratio of its predicted and measured gains, the
-// sets' counts the series', and the queued kernel refitted on a value of its grid.
+// sets' counts the series', and the queued kernel, eager operator and handoff refitted
+// together on values of their grids.
 func TestGainsTableOnThePublishedSeries(t *testing.T) {
 	eng, err := app.NewEngine(context.Background(), nil)
 	if err != nil {
@@ -116,14 +119,15 @@ func TestGainsTableOnThePublishedSeries(t *testing.T) {
 			t.Errorf("set %s: %d series at %.1f%%, the table has %d", g.Set, g.Series, g.MAPEPct, perSet[g.Set])
 		}
 	}
-	if acc.Shipped.LaunchUS != eng.Kernels().Calibration().LaunchUS || acc.Shipped.TuningMAPEPct != acc.TuningMAPE() {
-		t.Errorf("shipped %+v: want the calibration's %v µs at the tuning MAPE %.2f%%", acc.Shipped, eng.Kernels().Calibration().LaunchUS, acc.TuningMAPE())
+	o := eng.Predictor().Overheads()
+	if acc.Shipped.LaunchUS != eng.Kernels().Calibration().LaunchUS || acc.Shipped.EagerOpUS != o.EagerOpUS ||
+		acc.Shipped.HandoffMS != pipeline.DataLoaderHandoffMS || acc.Shipped.TuningMAPEPct != acc.TuningMAPE() ||
+		!(acc.Shipped.TuningStepMAPEPct > 0) {
+		t.Errorf("shipped %+v: want the calibration's %v µs, %v µs per eager operator and %v ms handoff at the tuning MAPE %.2f%% and table 8's",
+			acc.Shipped, eng.Kernels().Calibration().LaunchUS, o.EagerOpUS, pipeline.DataLoaderHandoffMS, acc.TuningMAPE())
 	}
-	inGrid := false
-	for _, us := range QueuedKernelGrid {
-		inGrid = inGrid || us == acc.Refit.LaunchUS
-	}
-	if !inGrid || !(acc.Refit.TuningMAPEPct > 0) {
-		t.Errorf("refit %+v: want a value of %v with its tuning MAPE", acc.Refit, QueuedKernelGrid)
+	if !slices.Contains(QueuedKernelGrid, acc.Refit.LaunchUS) || !slices.Contains(StepFitGrid.EagerOpUS, acc.Refit.EagerOpUS) ||
+		!slices.Contains(StepFitGrid.HandoffMS, acc.Refit.HandoffMS) || !(acc.Refit.TuningMAPEPct > 0) || !(acc.Refit.TuningStepMAPEPct > 0) {
+		t.Errorf("refit %+v: want values of %v, %v and %v with their tuning MAPEs", acc.Refit, QueuedKernelGrid, StepFitGrid.EagerOpUS, StepFitGrid.HandoffMS)
 	}
 }

@@ -30,19 +30,19 @@ func loadRealCPUs(t *testing.T) *Catalog {
 func TestEveryCatalogCPUIsAKnownFamilyAndTheUnnamedAreListed(t *testing.T) {
 	c := loadRealCPUs(t)
 	unnamed := map[string]string{
-		"gcp/nvidia-tesla-v100-gpu-addon": "a GPU add-on: the VM it attaches to is the user's choice",
-		"gcp/nvidia-tesla-t4-gpu-addon":   "a GPU add-on",
-		"gcp/nvidia-tesla-p100-gpu-addon": "a GPU add-on",
-		"lambda/gpu_1x_a100_sxm4":         "no public record of Lambda's A100 SXM4 hosts found",
-		"lambda/gpu_8x_a100":              "as gpu_1x_a100_sxm4",
-		"lambda/gpu_8x_a100_80gb_sxm4":    "as gpu_1x_a100_sxm4",
-		"runpod/rtx-4090-community-cloud": "RunPod publishes vCPUs per pod, not the host CPU",
-		"runpod/rtx-4090-secure-cloud":    "as the community pod",
-		"runpod/l40s-secure-cloud":        "as the community pod",
-		"runpod/8x_RTX5090_SECURE":        "as the community pod",
-		"runpod/1x_RTX6000-Ada_SECURE":    "as the community pod",
-		"gcp/a4-highgpu-8g":               "Google's pages name the A4's CPU platform; no copy of them was found to cite",
-		"gcp/a3-ultragpu-8g":              "as a4-highgpu-8g",
+		"gcp/nvidia-tesla-v100-gpu-addon":  "a GPU add-on: the VM it attaches to is the user's choice",
+		"gcp/nvidia-tesla-t4-gpu-addon":    "a GPU add-on",
+		"gcp/nvidia-tesla-p100-gpu-addon":  "a GPU add-on",
+		"lambda/gpu_1x_a100_sxm4":          "no public record of Lambda's A100 SXM4 hosts found",
+		"lambda/gpu_8x_a100":               "as gpu_1x_a100_sxm4",
+		"lambda/gpu_8x_a100_80gb_sxm4":     "as gpu_1x_a100_sxm4",
+		"runpod/rtx-4090-community-cloud":  "RunPod publishes vCPUs per pod, not the host CPU",
+		"runpod/rtx-4090-secure-cloud":     "as the community pod",
+		"runpod/l40s-secure-cloud":         "as the community pod",
+		"runpod/8x-rtx-5090-secure-cloud":  "as the community pod",
+		"runpod/rtx-6000-ada-secure-cloud": "as the community pod",
+		"gcp/a4-highgpu-8g":                "Google's pages name the A4's CPU platform; no copy of them was found to cite",
+		"gcp/a3-ultragpu-8g":               "as a4-highgpu-8g",
 	}
 	var missing []string
 	for _, m := range c.Machines() {
