@@ -414,32 +414,39 @@ func StreamCurves[T any](ctx context.Context, e *Engine, q Query, work func(*pre
 		out chan result
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), pairs.count()))
-	jobs := make(chan job)
-	ordered := make(chan chan result, 2*workers) // the curves predicted ahead of use: a window
+	queue := newCurveQueue[job]()
+	ordered := make(chan chan result, curvesAhead*workers) // the curves predicted ahead of use: a window
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var points []predictor.Point // the last curve's, reused with TransientPoints
-			for j := range jobs {
+			for {
+				j, table, ok := queue.take()
+				if !ok {
+					return
+				}
 				var r result
-				c, err := pairs.curve(j.i, points)
-				if err != nil {
-					r.err = err
-				} else {
-					r.v, r.err = work(&c)
+				if r.err = ctx.Err(); r.err == nil {
+					c, err := pairs.curve(j.i, points)
+					if err != nil {
+						r.err = err
+					} else {
+						r.v, r.err = work(&c)
+					}
+					if q.TransientPoints && cap(c.Points) > cap(points) {
+						points = c.Points
+					}
 				}
-				if q.TransientPoints && cap(c.Points) > cap(points) {
-					points = c.Points
-				}
+				queue.done(table)
 				j.out <- r
 			}
 		}()
 	}
 	go func() {
 		defer close(ordered)
-		defer close(jobs)
+		defer queue.close()
 		for i := range pairs.count() {
 			out := make(chan result, 1)
 			select {
@@ -447,12 +454,7 @@ func StreamCurves[T any](ctx context.Context, e *Engine, q Query, work func(*pre
 			case <-ctx.Done():
 				return
 			}
-			select {
-			case jobs <- job{i, out}:
-			case <-ctx.Done():
-				out <- result{err: ctx.Err()}
-				return
-			}
+			queue.add(job{i, out}, pairs.tableOf(i))
 		}
 	}()
 	var first error

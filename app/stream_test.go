@@ -13,7 +13,7 @@ import (
 	"cnntime/predictor/measure"
 )
 
-// streamQuery is 3 CNNs × 4 machines at batches 1–256.
+// streamQuery is 6 CNNs × 4 machines at batches 1–256.
 func streamQuery(t *testing.T, eng *Engine) Query {
 	t.Helper()
 	var targets []Target
@@ -25,7 +25,7 @@ func streamQuery(t *testing.T, eng *Engine) Query {
 		targets = append(targets, tg)
 	}
 	batches, _ := ParseBatches("1-256", 256)
-	return Query{Models: []string{"resnet18", "alexnet", "mobilenet_v2"}, Targets: targets, Batches: batches,
+	return Query{Models: []string{"resnet18", "alexnet", "mobilenet_v2", "squeezenet1_0", "vgg11", "shufflenet_v2_x0_5"}, Targets: targets, Batches: batches,
 		Precision: measure.FP32, Policy: measure.Heuristic, Run: predictor.Run{Epochs: 2, Images: 50000}}
 }
 
@@ -42,8 +42,8 @@ func TestStreamCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 12 {
-		t.Fatalf("Curves gave %d curves, want 12", len(want))
+	if len(want) != 24 {
+		t.Fatalf("Curves gave %d curves, want 24", len(want))
 	}
 
 	var mu sync.Mutex
@@ -68,7 +68,7 @@ func TestStreamCurves(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("StreamCurves handed over other curves than Curves, or in another order")
 	}
-	if limit := 2*runtime.GOMAXPROCS(0) + 2; most > limit {
+	if limit := curvesAhead*runtime.GOMAXPROCS(0) + 2; most > limit {
 		t.Errorf("%d curves were held at once, want at most %d", most, limit)
 	}
 
@@ -94,7 +94,7 @@ func TestStreamCurves(t *testing.T) {
 			}
 			return nil
 		})
-	if err == nil || !strings.Contains(err.Error(), "prediction cancelled") || used >= 12 {
+	if err == nil || !strings.Contains(err.Error(), "prediction cancelled") || used >= 24 {
 		t.Errorf("cancelled after 2 curves: error %v after %d uses, want a cancellation before the end", err, used)
 	}
 

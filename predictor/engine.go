@@ -435,7 +435,7 @@ func (e *Engine) table(req Request, need int) *stepArrays {
 	defer t.mu.Unlock()
 	if !t.arrays.denseTo(need) {
 		before := t.arrays.bytes()
-		t.arrays = e.fill(req, tableSize(need)+1)
+		t.arrays = e.fill(req, denseEntries(need, e.memory(req.Network, req.Precision).MaxBatch(e.mem.Capacity(req.GPU)))+1, tableSize(need))
 		e.kept(k, t, t.arrays.bytes()-before)
 	}
 	return t.arrays

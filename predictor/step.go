@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"sync"
@@ -257,16 +258,12 @@ func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels
 // mixedRank marks a timing whose source differs between batches (stepPlan.sameRank).
 const mixedRank = 0xff
 
-// settleRank notes whether timing ti's source is the same at every batch.
+// settleRank notes whether timing ti's source is the same at every batch (counted
+// by bytes.Count, vectorised).
 func (p *stepPlan) settleRank(ti int) {
 	rank := p.rank[ti]
 	p.sameRank[ti] = mixedRank
-	for _, r := range rank {
-		if r != rank[0] {
-			return
-		}
-	}
-	if len(rank) > 0 {
+	if len(rank) > 0 && bytes.Count(rank, rank[:1]) == len(rank) {
 		p.sameRank[ti] = rank[0]
 	}
 }
@@ -439,19 +436,19 @@ const fillChunk = 1024
 
 // fill computes the step for per-GPU batches 1..size-1 (arrays of size entries), a
 // chunk of batches at a time. Every chunk decides which phases run a kernel as one
-// plan over the whole table would: by their time at batch 1 and at the last batch.
-func (e *Engine) fill(req Request, size int) *stepArrays {
+// plan over the whole table would: by their time at batch 1 and at batch probe, the
+// last of a table of its size (tableSize), at or beyond size-1 (denseEntries).
+func (e *Engine) fill(req Request, size, probe int) *stepArrays {
 	t := newStepArrays(size)
-	last := size - 1
-	t.probe = last
-	batches := make([]int, 0, min(fillChunk, last)+2)
-	for lo := 1; lo <= last; lo += fillChunk {
+	t.probe = probe
+	batches := make([]int, 0, min(fillChunk, size-1)+2)
+	for lo := 1; lo < size; lo += fillChunk {
 		hi := min(lo+fillChunk, size)
 		batches = append(batches[:0], 1) // plan probes its first and last batch
 		for b := lo; b < hi; b++ {
 			batches = append(batches, b)
 		}
-		batches = append(batches, last)
+		batches = append(batches, probe)
 		p := e.plan(&req, batches)
 		e.compose(t, &p, 1, len(batches)-1, batches[1:len(batches)-1])
 		p.release()
@@ -509,6 +506,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 	// waited is how long the host has waited for the GPU at a sync, per batch: none
 	// before the sync, where the loop leaves it out.
 	var waited []float64
+	sim := newIssueSim(p, lo, hi)
 	for j, k := range p.seq {
 		if j == p.syncAt {
 			// The script reads a GPU value here (loss.item()): the host waits for
@@ -517,32 +515,14 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 			for i := range waited {
 				waited[i] = math.Max(0, gpuEnd[i]-hostMS)
 			}
+			sim.sync(j, gpuEnd, waited)
 		}
-		ms := p.ms[k.timing][lo:hi]
 		hostMS += k.issueUS / 1000
 		used[k.timing].total++
 		if k.backward {
 			used[k.timing].backward++
 		}
-		if waited == nil {
-			gpuEnd := gpuEnd[:len(ms)]
-			for i, t := range ms {
-				end := gpuEnd[i]
-				if end < hostMS {
-					end = hostMS // the GPU waits for the host to issue this kernel
-				}
-				gpuEnd[i] = end + t
-			}
-			continue
-		}
-		waited, gpuEnd := waited[:len(ms)], gpuEnd[:len(ms)]
-		for i, t := range ms {
-			end := gpuEnd[i]
-			if h := hostMS + waited[i]; end < h {
-				end = h
-			}
-			gpuEnd[i] = end + t
-		}
+		sim.kernel(k.timing, gpuEnd, waited, hostMS)
 	}
 	var sameRank uint8 // the least trusted source of the timings whose source is the same at every batch
 	for ti, u := range used {

@@ -317,34 +317,40 @@ func appendRounded(b []byte, x float64, digits int) []byte {
 	if x < 0 {
 		b = append(b, '-')
 	}
-	// The digits from the last: the fraction's (its trailing zeros left out), the
-	// point, the whole part's (at least one).
-	var buf [24]byte
-	i := len(buf)
+	// The fraction's trailing zeros off; then the digits written from the last straight
+	// into b, grown to their length: the fraction's, the point, the whole part's (at
+	// least one; under 10^7, as x is under 10^6).
 	ki := uint64(k)
-	frac := false
+	for digits > 0 && ki%10 == 0 {
+		ki /= 10
+		digits--
+	}
+	whole := 1
+	for w := ki / uint64(pow10[digits]); whole < 7 && w >= uint64(pow10[whole]); whole++ {
+	}
+	n := whole
+	if digits > 0 {
+		n += 1 + digits
+	}
+	at := len(b)
+	b = slices.Grow(b, n)[:at+n]
+	out := b[at : at+n]
+	i := n
 	for range digits {
-		d := byte(ki % 10)
-		ki /= 10
-		if d != 0 || frac {
-			i--
-			buf[i] = '0' + d
-			frac = true
-		}
-	}
-	if frac {
 		i--
-		buf[i] = '.'
-	}
-	for {
-		i--
-		buf[i] = '0' + byte(ki%10)
+		out[i] = '0' + byte(ki%10)
 		ki /= 10
-		if ki == 0 {
-			break
-		}
 	}
-	return append(b, buf[i:]...)
+	if digits > 0 {
+		i--
+		out[i] = '.'
+	}
+	for i > 0 {
+		i--
+		out[i] = '0' + byte(ki%10)
+		ki /= 10
+	}
+	return b
 }
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).

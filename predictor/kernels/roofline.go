@@ -272,8 +272,11 @@ func (e *estimator) atEach(batches []int, ms []float64) {
 		fill(ms, 0)
 		return
 	}
-	elemBytes, memRate, launchMS := e.rates.elemBytes, e.memRate, e.launchMS
-	fresh := c.freshElemsPerSample > 0
+	if c.hasGEMM && e.tiled {
+		e.tiledEach(batches, ms)
+		return
+	}
+	launchMS := e.launchMS
 	g := &c.gemm
 	m0, mPer, k0, kPer := float64(g.m0), float64(g.mPerSample), float64(g.k0), float64(g.kPerSample)
 	groups := float64(g.groups)
@@ -283,22 +286,60 @@ func (e *estimator) atEach(batches []int, ms []float64) {
 			continue
 		}
 		fn := float64(n)
-		bytes := (c.elemsPerSample*fn + c.elemsFixed) * elemBytes
-		if fresh {
-			bytes -= c.freshElemsPerSample * fn * elemBytes * l2HitShare(c.freshTensorPerSample*fn*elemBytes, e.rates.l2Bytes)
-		}
-		memS := bytes / memRate
+		memS := e.memSeconds(fn)
 		var computeS float64
 		if c.hasGEMM {
 			m := m0 + mPer*fn
 			k := k0 + kPer*fn
-			if e.tiled {
-				computeS = e.tiledSeconds(m, k, memS)
-			} else {
-				computeS = 2 * m * float64(g.n) * k * groups / e.flopRate
-			}
+			computeS = 2 * m * float64(g.n) * k * groups / e.flopRate
 		}
-		ms[i] = max(computeS, memS)*1000 + launchMS
+		ms[i] = maxOf(computeS, memS)*1000 + launchMS
+	}
+}
+
+// memSeconds is the kernel's memory time at batch size fn: its traffic, less what it
+// finds in L2 of the tensor the kernel before it wrote, at the achieved bandwidth.
+func (e *estimator) memSeconds(fn float64) float64 {
+	c := &e.cost
+	elemBytes := e.rates.elemBytes
+	bytes := (c.elemsPerSample*fn + c.elemsFixed) * elemBytes
+	if c.freshElemsPerSample > 0 {
+		bytes -= c.freshElemsPerSample * fn * elemBytes * l2HitShare(c.freshTensorPerSample*fn*elemBytes, e.rates.l2Bytes)
+	}
+	return bytes / e.memRate
+}
+
+// tiledBlock is how many batch sizes tiledEach works out together.
+const tiledBlock = 64
+
+// tiledEach is atEach for a tiled GEMM: a block of batch sizes' memory times and GEMM
+// sizes first, then their tile searches in one loop (tiledSecondsEach), so that the
+// search is not a call per batch with every value the loop holds saved around it.
+func (e *estimator) tiledEach(batches []int, ms []float64) {
+	g := &e.cost.gemm
+	m0, mPer, k0, kPer := float64(g.m0), float64(g.mPerSample), float64(g.k0), float64(g.kPerSample)
+	var m, k, memS, computeS [tiledBlock]float64
+	for lo := 0; lo < len(batches); lo += tiledBlock {
+		bs := batches[lo:min(lo+tiledBlock, len(batches))]
+		for i, n := range bs {
+			if n <= 0 {
+				m[i], k[i], memS[i] = 0, 0, 0
+				continue
+			}
+			fn := float64(n)
+			memS[i] = e.memSeconds(fn)
+			m[i] = m0 + mPer*fn
+			k[i] = k0 + kPer*fn
+		}
+		e.tiledSecondsEach(m[:len(bs)], k[:len(bs)], memS[:len(bs)], computeS[:len(bs)])
+		out := ms[lo : lo+len(bs)]
+		for i, n := range bs {
+			if n <= 0 {
+				out[i] = 0
+				continue
+			}
+			out[i] = maxOf(computeS[i], memS[i])*1000 + e.launchMS
+		}
 	}
 }
 
@@ -314,33 +355,45 @@ func (e *estimator) atEach(batches []int, ms []float64) {
 // time found is returned as it is. Tiles whose floor (tilePlan.floorPerMK) is above
 // the best time are not tried; neither cut changes what the kernel's time comes to.
 func (e *estimator) tiledSeconds(m, k, memS float64) float64 {
-	best := math.Inf(1)
-	mk := m * k
-	for i := range e.plans[:e.nPlans] {
-		p := &e.plans[i]
-		if best <= memS || mk*p.floorPerMK > best*floorMargin {
-			break
-		}
-		tiles := ceil(m*p.invM) * p.colTiles
-		kPer := k
-		reduce := 0.0
-		if e.splitK && tiles < e.rates.sms {
-			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
-			if split > 1 {
-				reduce = split * m * p.outCols * splitKReduceBytes / e.memRate
-				tiles *= split
-				kPer = ceil(k / split)
+	var out [1]float64
+	e.tiledSecondsEach([]float64{m}, []float64{k}, []float64{memS}, out[:])
+	return out[0]
+}
+
+// tiledSecondsEach sets out[i] to tiledSeconds(m[i], k[i], memS[i]).
+func (e *estimator) tiledSecondsEach(m, k, memS, out []float64) {
+	m, k, memS = m[:len(out)], k[:len(out)], memS[:len(out)]
+	plans := e.plans[:e.nPlans]
+	for i := range out {
+		m, k, memS := m[i], k[i], memS[i]
+		best := math.Inf(1)
+		mk := m * k
+		for j := range plans {
+			p := &plans[j]
+			if best <= memS || mk*p.floorPerMK > best*floorMargin {
+				break
+			}
+			tiles := ceil(m*p.invM) * p.colTiles
+			kPer := k
+			reduce := 0.0
+			if e.splitK && tiles < e.rates.sms {
+				split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
+				if split > 1 {
+					reduce = split * m * p.outCols * splitKReduceBytes / e.memRate
+					tiles *= split
+					kPer = ceil(k / split)
+				}
+			}
+			waves := tiles * e.invSMs
+			if e.rates.quantize {
+				waves = ceil(waves)
+			}
+			if s := waves*kPer*p.secPerKRow + reduce; s < best {
+				best = s
 			}
 		}
-		waves := tiles * e.invSMs
-		if e.rates.quantize {
-			waves = ceil(waves)
-		}
-		if s := waves*kPer*p.secPerKRow + reduce; s < best {
-			best = s
-		}
+		out[i] = best
 	}
-	return best
 }
 
 // ceil is math.Ceil for the non-negative, well below 2⁶³ values the estimator
