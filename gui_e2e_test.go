@@ -418,6 +418,21 @@ func startAppPrefs(t *testing.T, x *xSession, bin, prefs string) *guiApp {
 	return g
 }
 
+// key types keys into the app's window as a keyboard does (XTEST, to the window with
+// the focus: the app's, the only one on this X server), as the other tests type.
+// Sending them to the window itself (xdotool key --window, XSendEvent) lost some: the
+// window found at start-up is not always the one GLFW reads keys from, and a key that
+// closes the window on its press had its release refused (xdotool exit 1).
+func (g *guiApp) key(t *testing.T, x *xSession, keys string) {
+	t.Helper()
+	select {
+	case <-g.done:
+		t.Fatalf("the app ended before it got %s (%v); it printed:\n%s", keys, g.err, g.logs.String())
+	default:
+	}
+	x.xdotool(t, "key", keys)
+}
+
 // pref reads one setting from the app's preferences file ("" when it is not there).
 func (g *guiApp) pref(key string) string {
 	data, err := os.ReadFile(g.prefs)

@@ -44,7 +44,7 @@ func TestGUIWindowAt1280(t *testing.T) {
 		})
 	}
 	quit := func(g *guiApp) {
-		x.xdotool(t, "key", "--window", g.win, "ctrl+w")
+		g.key(t, x, "ctrl+w")
 		select {
 		case <-g.done:
 		case <-time.After(20 * time.Second):
@@ -96,10 +96,10 @@ func TestGUIWindowAt1280(t *testing.T) {
 		cache := filepath.Join(g.home, "cache.db")
 		waitCount(t, cache, 0, 60*time.Second, "the sweep started")
 		before := x.screenshot(t)
-		x.xdotool(t, "key", "--window", g.win, "ctrl+w")
+		g.key(t, x, "ctrl+w")
 		asked := x.waitChange(t, "Ctrl+W asks", before, closeDialog)
 		x.save(t, "close-asks", asked)
-		x.xdotool(t, "key", "--window", g.win, "ctrl+w") // asked once, however often
+		g.key(t, x, "ctrl+w") // asked once, however often
 		time.Sleep(time.Second)
 		select {
 		case <-g.done:
@@ -111,7 +111,7 @@ func TestGUIWindowAt1280(t *testing.T) {
 		n := cacheCount(t, cache)
 		waitCount(t, cache, n, 60*time.Second, "the sweep runs on after Keep running")
 		before = x.screenshot(t)
-		x.xdotool(t, "key", "--window", g.win, "ctrl+w")
+		g.key(t, x, "ctrl+w")
 		x.waitChange(t, "Ctrl+W asks again", before, closeDialog)
 		x.click(t, stopAndQuit)
 		select {
