@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -79,5 +80,27 @@ func TestNoDisplayIsOneLine(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "cnntime: no display") {
 		t.Errorf("cnntime with no display: exit %d (%v), want 1 and one line; printed:\n%s", code, err, out)
+	}
+}
+
+// A panic of GLFW's start-up becomes one line that says what failed and what to do;
+// any other panic is not the graphics library's and is left to go on up.
+func TestWindowError(t *testing.T) {
+	for _, tc := range []struct {
+		panic any
+		want  string // "" for none: the panic is re-raised
+	}{
+		{errors.New("NotInitialized: The GLFW library is not initialized"), "could not open the window: the graphics library (GLFW) did not start"},
+		{"PlatformUnavailable: Failed to detect any supported platform", "cnntime-headless"},
+		{errors.New("runtime error: index out of range [3] with length 3"), ""},
+		{nil, ""},
+	} {
+		err := windowError(tc.panic)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("windowError(%v) = %v, want the panic to go on up", tc.panic, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("windowError(%v) = %v, want one line with %q", tc.panic, err, tc.want)
+		}
 	}
 }
