@@ -66,15 +66,16 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 	}
 	// A measured step is a GPU's own: the prediction beside it leaves out the wait for
 	// the loader and the all-reduce with other GPUs.
-	x.Measured = e.measuredSteps(t, x.Model, x.Precision, x.PerGPUBatch, gpuStepMS(&x))
+	// Each measured step has the prediction at its own per-GPU batch beside it, under
+	// the same request (Explain sets its batch), where that batch runs here.
+	x.Measured = e.measuredSteps(t, x.Model, x.Precision, x.PerGPUBatch)
 	k := batch / x.PerGPUBatch
 	for i, m := range x.Measured {
-		// The prediction at each other measured batch too, where that batch runs here.
-		if B := m.PerGPUBatch * k; m.PredictedMS == 0 && B <= q.Run.Images {
-			if r, pred, err := e.request(&q, n, t, []int{B}); err == nil {
-				if xb, err := pred.Explain(r, B); err == nil {
-					x.Measured[i].PredictedMS = gpuStepMS(&xb)
-				}
+		if m.PerGPUBatch == x.PerGPUBatch {
+			x.Measured[i].PredictedMS = gpuStepMS(&x)
+		} else if B := m.PerGPUBatch * k; B <= q.Run.Images {
+			if xb, err := pred.Explain(r, B); err == nil {
+				x.Measured[i].PredictedMS = gpuStepMS(&xb)
 			}
 		}
 	}

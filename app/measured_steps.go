@@ -40,10 +40,9 @@ const maxMeasuredSteps = 8
 
 // measuredSteps is what the cache measured of model's whole steps on t's GPU (its own
 // device for a local machine; else its GPU's measured device and the catalog GPU's
-// imported rows) at precision, nearest perGPUBatch first within maxMeasuredSteps and
-// then by batch; the row at perGPUBatch itself carries predictedMS beside it (Explain
-// predicts the others').
-func (e *Engine) measuredSteps(t Target, model string, precision measure.Precision, perGPUBatch int, predictedMS float64) []predictor.MeasuredStep {
+// imported rows) at precision: the maxMeasuredSteps nearest perGPUBatch, in order of
+// batch. Explain puts the prediction at each one's batch beside it.
+func (e *Engine) measuredSteps(t Target, model string, precision measure.Precision, perGPUBatch int) []predictor.MeasuredStep {
 	devices := []string{t.DeviceKey}
 	if t.DeviceKey == "" && t.cpu == nil {
 		devices = []string{e.measured[t.Machine.GPUID], "gpu:" + t.Machine.GPUID}
@@ -71,9 +70,6 @@ func (e *Engine) measuredSteps(t Target, model string, precision measure.Precisi
 		out[i] = predictor.MeasuredStep{PerGPUBatch: s.Batch, StepMS: s.MedianMS, SpreadMS: s.SpreadMS, Framework: s.Framework, Source: s.Source}
 		if !s.At.IsZero() {
 			out[i].MeasuredAt = s.At.UTC().Format(time.DateOnly)
-		}
-		if s.Batch == perGPUBatch {
-			out[i].PredictedMS = predictedMS
 		}
 	}
 	return out
