@@ -18,9 +18,10 @@ import (
 	"cnntime/app/charts"
 )
 
-// File → Export launch file… writes the launch file of the point last clicked (the one
-// the Why tab explains), under the run shown; before a click it says what to do.
-func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
+// openLaunchWindow opens the window at 1400×900 over a fresh cache, past the first
+// launch's example, with the app it runs in.
+func openLaunchWindow(t *testing.T) (*MainWindow, fyne.App) {
+	t.Helper()
 	a := newTestApp(t)
 	a.Preferences().SetString(app.PrefSaved, "1")
 	b, err := app.OpenEngineBackend(context.Background(), filepath.Join(t.TempDir(), "cache.db"))
@@ -34,6 +35,13 @@ func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
 		return mw
 	})
 	t.Cleanup(mw.Session.Close)
+	return mw, a
+}
+
+// File → Export launch file… writes the launch file of the point last clicked (the one
+// the Why tab explains), under the run shown; before a click it says what to do.
+func TestExportLaunchFileOfTheChosenPoint(t *testing.T) {
+	mw, a := openLaunchWindow(t)
 
 	onUI(mw, mw.showLaunchDialog)
 	if text := dialogText(t, mw); !strings.Contains(text, "No run chosen yet") {
@@ -131,19 +139,7 @@ func dialogBatch(t *testing.T, mw *MainWindow) *widget.Entry {
 // launch without --batch does, unless a batch was picked on the curve or typed; the
 // file's header and the status say which.
 func TestExportLaunchFileUsesTheRecommendedBatch(t *testing.T) {
-	a := newTestApp(t)
-	a.Preferences().SetString(app.PrefSaved, "1")
-	b, err := app.OpenEngineBackend(context.Background(), filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mw := onUIThread(func() *MainWindow {
-		mw := OpenMainWindowWith(a, b)
-		mw.Window.Resize(fyne.NewSize(1400, 900))
-		mw.Window.Show()
-		return mw
-	})
-	t.Cleanup(mw.Session.Close)
+	mw, _ := openLaunchWindow(t)
 	if err := mw.Session.Update(func(s *app.SessionSettings) {
 		s.Models, s.Machines = []string{"resnet50"}, []string{"aws/p3.2xlarge"}
 	}); err != nil {
