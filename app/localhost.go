@@ -1,12 +1,10 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
-	"os"
+	"math"
 	"runtime"
-	"strconv"
-	"strings"
+
+	"cnntime/gpu/cpu"
 )
 
 // LocalHost is this computer's host as the workstation's detection finds it: the CPU's
@@ -21,52 +19,20 @@ type LocalHost struct {
 // CPU's model and the memory from Linux's /proc (elsewhere they stay unknown and the
 // user names them with 'cnntime machine add --cpu').
 func detectLocalHost() LocalHost {
-	h := LocalHost{VCPUs: runtime.NumCPU()}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		h.CPUModel = cpuModelOf(b)
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		h.MemoryGiB = memoryGiBOf(b)
-	}
+	h := localHostOf(cpu.ProcInfo())
+	h.VCPUs = runtime.NumCPU()
 	return h
 }
 
-// cpuModelOf is the CPU's model in /proc/cpuinfo: x86's "model name", or an Arm
-// server's "Model" / "Hardware" where the kernel gives one; "" when none is given
-// (most arm64 kernels name no model).
-func cpuModelOf(cpuinfo []byte) string {
-	fields := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.Join(strings.Fields(v), " ")
-		if _, seen := fields[k]; !seen && v != "" {
-			fields[k] = v
-		}
+// localHostOf is the CPU's model and the memory that /proc/cpuinfo's and
+// /proc/meminfo's texts give: x86's "model name", or an Arm server's "Model" /
+// "Hardware" where the kernel gives one ("" when none is given, as on most arm64
+// kernels, or it is too long to be a model's name); MemTotal in GiB, to a tenth.
+func localHostOf(cpuinfo, meminfo []byte) LocalHost {
+	var h LocalHost
+	if m := cpu.InfoValue(cpuinfo, "model name", "Model", "Hardware"); len(m) <= 200 {
+		h.CPUModel = m
 	}
-	for _, k := range []string{"model name", "Model", "Hardware"} {
-		if v := fields[k]; v != "" && len(v) <= 200 {
-			return v
-		}
-	}
-	return ""
-}
-
-// memoryGiBOf is MemTotal in /proc/meminfo in GiB, rounded to a tenth; 0 when absent.
-func memoryGiBOf(meminfo []byte) float64 {
-	sc := bufio.NewScanner(bytes.NewReader(meminfo))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kB, err := strconv.ParseFloat(f[1], 64)
-			if err != nil || kB <= 0 || len(f) > 2 && f[2] != "kB" {
-				return 0
-			}
-			return float64(int(kB/(1<<20)*10+0.5)) / 10
-		}
-	}
-	return 0
+	h.MemoryGiB = math.Round(float64(cpu.MemTotalBytes(meminfo))/(1<<30)*10) / 10
+	return h
 }

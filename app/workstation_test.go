@@ -152,11 +152,12 @@ func TestLocalHostFromProc(t *testing.T) {
 		{"arm unnamed", "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n", "MemTotal: lots kB\n", "", 0},
 		{"empty", "", "", "", 0},
 	} {
-		if got := cpuModelOf([]byte(tc.cpuinfo)); got != tc.model {
-			t.Errorf("%s: model %q, want %q", tc.name, got, tc.model)
+		got := localHostOf([]byte(tc.cpuinfo), []byte(tc.meminfo))
+		if got.CPUModel != tc.model {
+			t.Errorf("%s: model %q, want %q", tc.name, got.CPUModel, tc.model)
 		}
-		if got := memoryGiBOf([]byte(tc.meminfo)); got != tc.gib {
-			t.Errorf("%s: memory %v GiB, want %v", tc.name, got, tc.gib)
+		if got.MemoryGiB != tc.gib {
+			t.Errorf("%s: memory %v GiB, want %v", tc.name, got.MemoryGiB, tc.gib)
 		}
 	}
 }

@@ -1,14 +1,11 @@
 package cpu
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"cnntime/gpu"
@@ -32,8 +29,9 @@ func New() *Backend {
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	model := cpuModel()
-	mem := memTotal()
+	cpuinfo, meminfo := ProcInfo()
+	model := cpuModel(cpuinfo)
+	mem := MemTotalBytes(meminfo)
 	limit := readMemoryLimits("/", processRlimit).budget()
 	return &Backend{
 		device: measure.Device{
@@ -51,37 +49,12 @@ func New() *Backend {
 // Device describes the CPU: its key is "cpu:<host>:<model>" and SMs counts its cores.
 func (b *Backend) Device() measure.Device { return b.device }
 
-// cpuModel reads the processor's model name from /proc/cpuinfo, or says it is unknown.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH + " CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.Join(strings.Fields(v), " ")
-		}
+// cpuModel is the processor's model name from /proc/cpuinfo, or says it is unknown.
+func cpuModel(cpuinfo []byte) string {
+	if m := InfoValue(cpuinfo, "model name"); m != "" {
+		return m
 	}
 	return runtime.GOARCH + " CPU"
-}
-
-// memTotal reads the machine's memory from /proc/meminfo, or returns 0.
-func memTotal() int64 {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }
 
 // cpuPrecision reports whether the CPU backend runs a precision: FP32 only.
