@@ -131,15 +131,43 @@ func (t layoutTimer) TimesInto(dev kernels.Device, req kernels.Request, batches 
 	}
 	req, tensorCores := t.request(dev, req)
 	inner.TimesInto(dev, req, batches, out)
-	perImageMS, ok := t.transposeMSPerImage(dev, req, tensorCores)
-	if !ok {
-		return
+	if perImageMS, ok := t.transposeMSPerImage(dev, req, tensorCores); ok {
+		addTransposes(batches, out, perImageMS)
 	}
+}
+
+// addTransposes adds the layout transposes' time, perImageMS per image, to the
+// estimates from specifications in out.
+func addTransposes(batches []int, out kernels.Timings, perImageMS float64) {
 	estimated := kernels.Estimated.Rank()
 	for i, b := range batches {
 		if out.MS[i] > 0 && out.Rank[i] == estimated {
 			out.MS[i] += float64(b) * perImageMS
 		}
+	}
+}
+
+// prepare is the phaseTimer of req on dev under t, its inner timer's figures and the
+// transposes' time per image worked out once.
+func (t layoutTimer) prepare(inner preparingTimer, dev kernels.Device, req kernels.Request) phaseTimer {
+	req, tensorCores := t.request(dev, req)
+	p := &preparedLayout{Prepared: inner.Prepare(dev, req)}
+	p.perImageMS, p.transposes = t.transposeMSPerImage(dev, req, tensorCores)
+	return p
+}
+
+// preparedLayout is a prepared request under layoutTimer: its times, plus the layout
+// transposes' perImageMS per image where transposes runs them.
+type preparedLayout struct {
+	kernels.Prepared
+	perImageMS float64
+	transposes bool
+}
+
+func (p *preparedLayout) TimesInto(batches []int, out kernels.Timings) {
+	p.Prepared.TimesInto(batches, out)
+	if p.transposes {
+		addTransposes(batches, out, p.perImageMS)
 	}
 }
 

@@ -152,9 +152,15 @@ type kernelSeq struct {
 
 // stepPlan is a training step's kernels at some batch sizes: the distinct
 // configuration phases timed at each batch, and the kernel launches that run, in
-// issue order. Both the step table (fill) and Explain compose a step from one.
+// issue order. Both the step table (fill) and Explain compose a step from one. A
+// table's plan is made once and times its kernels at one block of batch sizes after
+// another (timeAt).
 type stepPlan struct {
 	batches []int
+	// width is how many batch sizes the timings' arrays hold at most; timers time
+	// each timing (a kernel's timing index) at any batch sizes, prepared once.
+	width  int
+	timers []phaseTimer
 	// The timings per distinct configuration × phase (a kernel's timing index), per
 	// batch: its milliseconds, relative error and source (as its sourceRank), in
 	// arrays of their own, so that compose's loops over the batches read only what
@@ -191,14 +197,14 @@ type stepPlan struct {
 }
 
 // slabLen is how many values a slab of a plan's timings holds: a table's fill times
-// every configuration phase at a thousand batch sizes, megabytes that would otherwise
-// be garbage after every fill, so slabs are reused through pools.
-const slabLen = 64 * (fillChunk + 2)
+// every configuration phase at a block of batch sizes, memory that would otherwise be
+// garbage after every fill, so slabs are reused through pools.
+const slabLen = 64 * fillBlock
 
 var (
 	floatSlabPool    = sync.Pool{New: func() any { s := make([]float64, 0, 2*slabLen); return &s }}
 	rankSlabPool     = sync.Pool{New: func() any { s := make([]uint8, 0, slabLen); return &s }}
-	estimateSlabPool = sync.Pool{New: func() any { s := make([]kernels.Estimate, 0, fillChunk+2); return &s }}
+	estimateSlabPool = sync.Pool{New: func() any { s := make([]kernels.Estimate, 0, fillBlock); return &s }}
 )
 
 // fromSlab returns n values from the last of slabs, or from a new slab of pool when
@@ -221,13 +227,16 @@ func fromSlab[T any](slabs *[]*[]T, pool *sync.Pool, n int) []T {
 	return *s
 }
 
-// newTiming adds a timing over p's batches and returns its index and arrays.
-func (p *stepPlan) newTiming() (ti int, ms, relErr []float64, rank []uint8) {
-	n := len(p.batches)
-	ms = fromSlab(&p.floatSlabs, &floatSlabPool, n)
-	relErr = fromSlab(&p.floatSlabs, &floatSlabPool, n)
-	rank = fromSlab(&p.rankSlabs, &rankSlabPool, n)
+// newTiming adds a timing that timer times, with arrays of p.width values, of which
+// the first len(p.batches) are in use, and returns its index and arrays; the caller
+// fills them.
+func (p *stepPlan) newTiming(timer phaseTimer) (ti int, ms, relErr []float64, rank []uint8) {
+	n, w := len(p.batches), p.width
+	ms = fromSlab(&p.floatSlabs, &floatSlabPool, w)[:n:w]
+	relErr = fromSlab(&p.floatSlabs, &floatSlabPool, w)[:n:w]
+	rank = fromSlab(&p.rankSlabs, &rankSlabPool, w)[:n:w]
 	p.ms, p.relErr, p.rank = append(p.ms, ms), append(p.relErr, relErr), append(p.rank, rank)
+	p.timers = append(p.timers, timer)
 	p.sameRank = append(p.sameRank, mixedRank) // until settle says otherwise
 	return len(p.ms) - 1, ms, relErr, rank
 }
@@ -235,24 +244,25 @@ func (p *stepPlan) newTiming() (ti int, ms, relErr []float64, rank []uint8) {
 // timeKernels adds the timing of req on dev over p's batches, as timer gives it, and
 // returns its index.
 func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels.Request) int {
-	ti, ms, relErr, rank := p.newTiming()
-	defer p.settleRank(ti)
-	if t, ok := timer.(intoTimer); ok {
-		t.TimesInto(dev, req, p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
-		return ti
-	}
-	if p.scratch == nil {
+	if _, ok := timer.(intoTimer); !ok && p.scratch == nil {
 		p.scratch = estimateSlabPool.Get().(*[]kernels.Estimate)
 	}
-	if cap(*p.scratch) < len(p.batches) {
-		*p.scratch = make([]kernels.Estimate, len(p.batches))
-	}
-	out := (*p.scratch)[:len(p.batches)]
-	timer.Times(dev, req, p.batches, out)
-	for i := range out {
-		ms[i], relErr[i], rank[i] = out[i].MS, out[i].RelErr, out[i].Source.Rank()
-	}
+	ti, ms, relErr, rank := p.newTiming(phaseTimerOf(timer, dev, req, p.scratch))
+	p.timers[ti].TimesInto(p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
+	p.settleRank(ti)
 	return ti
+}
+
+// timeAt times every timing of p at batches (at most p.width of them) in place of
+// the batches it held: compose then reads the step at these batches.
+func (p *stepPlan) timeAt(batches []int) {
+	p.batches = batches
+	n := len(batches)
+	for ti, timer := range p.timers {
+		p.ms[ti], p.relErr[ti], p.rank[ti] = p.ms[ti][:n], p.relErr[ti][:n], p.rank[ti][:n]
+		timer.TimesInto(batches, kernels.Timings{MS: p.ms[ti], RelErr: p.relErr[ti], Rank: p.rank[ti]})
+		p.settleRank(ti)
+	}
 }
 
 // mixedRank marks a timing whose source differs between batches (stepPlan.sameRank).
@@ -288,7 +298,7 @@ func (p *stepPlan) release() {
 		estimateSlabPool.Put(p.scratch)
 	}
 	p.floatSlabs, p.rankSlabs, p.scratch = nil, nil, nil
-	p.ms, p.relErr, p.rank, p.sameRank = nil, nil, nil, nil
+	p.ms, p.relErr, p.rank, p.sameRank, p.timers = nil, nil, nil, nil, nil
 }
 
 // plan times req's kernels at the per-GPU batches (each distinct configuration ×
@@ -298,11 +308,24 @@ func (p *stepPlan) release() {
 // which does not require grad, none for a view); a phase whose time is zero at the
 // first and the last batch runs none (a view, a parameter-free weight gradient).
 func (e *Engine) plan(req *Request, batches []int) stepPlan {
+	return e.planWidth(req, batches, len(batches))
+}
+
+// blockPlan is the plan of a table of req whose last batch is probe: which phases
+// run a kernel decided at batch 1 and at probe, as a plan over the whole table
+// decides, its timings ready for timeAt at up to fillBlock batch sizes at a time.
+func (e *Engine) blockPlan(req *Request, probe int) stepPlan {
+	return e.planWidth(req, []int{1, probe}, fillBlock)
+}
+
+// planWidth is plan with timings' arrays of width values (at least len(batches)),
+// for timeAt to time them at other batches later.
+func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 	net := req.Network
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
 	timer := e.timerFor(req)
 	month := req.Software.orDefault().Month
-	p := stepPlan{batches: batches, syncAt: -1}
+	p := stepPlan{batches: batches, width: max(width, len(batches)), syncAt: -1}
 	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
 	}
@@ -384,10 +407,9 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	// others (layer -1) as the optimizer.
 	addOps := func(layer int, ops []smallOp) {
 		for _, op := range ops {
-			ti, ms, relErr, rank := p.newTiming()
-			for i := range ms {
-				ms[i], relErr[i], rank[i] = op.gpuMS, e.over.OverheadRelErr, kernels.Measured.Rank()
-			}
+			same := sameTimes{ms: op.gpuMS, relErr: e.over.OverheadRelErr, rank: kernels.Measured.Rank()}
+			ti, ms, relErr, rank := p.newTiming(same)
+			same.TimesInto(p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
 			p.sameRank[ti] = kernels.Measured.Rank()
 			phase := measure.Phase("")
 			if layer >= 0 {
@@ -429,52 +451,56 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	return p
 }
 
-// fillChunk is how many batch sizes fill plans at once: the plan holds an estimate
-// per distinct configuration phase per batch, so a table of 65,536 batch sizes of a
-// large network planned in one go would hold hundreds of megabytes.
-const fillChunk = 1024
+// fillBlock is how many batch sizes a table's plan times at once (stepPlan.timeAt):
+// the plan holds an estimate per distinct configuration phase per batch, a megabyte
+// per thousand batches of a large network, so blocks keep it small enough to stay in
+// the processor's cache while compose reads it back.
+const fillBlock = 256
 
 // fill computes the step for per-GPU batches 1..size-1 (arrays of size entries), a
-// chunk of batches at a time. Every chunk decides which phases run a kernel as one
-// plan over the whole table would: by their time at batch 1 and at batch probe, the
-// last of a table of its size (tableSize), at or beyond size-1 (denseEntries).
+// block of batches at a time. One plan decides which phases run a kernel as a plan
+// over the whole table would: by their time at batch 1 and at batch probe, the last
+// of a table of its size (tableSize), at or beyond size-1 (denseEntries).
 func (e *Engine) fill(req Request, size, probe int) *stepArrays {
 	t := newStepArrays(size)
 	t.probe = probe
-	batches := make([]int, 0, min(fillChunk, size-1)+2)
-	for lo := 1; lo < size; lo += fillChunk {
-		hi := min(lo+fillChunk, size)
-		batches = append(batches[:0], 1) // plan probes its first and last batch
-		for b := lo; b < hi; b++ {
+	if size <= 1 {
+		return t
+	}
+	p := e.blockPlan(&req, probe)
+	defer p.release()
+	batches := make([]int, 0, min(fillBlock, size-1))
+	for lo := 1; lo < size; lo += fillBlock {
+		batches = batches[:0]
+		for b := lo; b < min(lo+fillBlock, size); b++ {
 			batches = append(batches, b)
 		}
-		batches = append(batches, probe)
-		p := e.plan(&req, batches)
-		e.compose(t, &p, 1, len(batches)-1, batches[1:len(batches)-1])
-		p.release()
+		p.timeAt(batches)
+		e.compose(t, &p, 0, len(batches), batches) // a dense table's entry b is batch b
 	}
 	return t
 }
 
 // fillAt computes the step at the per-GPU batches wanted (ascending) into a sparse
-// table, a chunk at a time, each chunk's plan probing batch 1 and probe as fill's
-// plans probe their first and last batch: the figures are those of a dense table
-// whose last batch is probe.
+// table, a block at a time, its plan probing batch 1 and probe as fill's plan does:
+// the figures are those of a dense table whose last batch is probe.
 func (e *Engine) fillAt(req Request, wanted []int, probe int) *stepArrays {
 	t := newStepArrays(len(wanted))
 	t.batches, t.probe = wanted, probe
-	batches := make([]int, 0, min(fillChunk, len(wanted))+2)
-	entries := make([]int, 0, min(fillChunk, len(wanted)))
-	for lo := 0; lo < len(wanted); lo += fillChunk {
-		hi := min(lo+fillChunk, len(wanted))
-		batches = append(append(append(batches[:0], 1), wanted[lo:hi]...), probe)
+	if len(wanted) == 0 {
+		return t
+	}
+	p := e.blockPlan(&req, probe)
+	defer p.release()
+	entries := make([]int, 0, min(fillBlock, len(wanted)))
+	for lo := 0; lo < len(wanted); lo += fillBlock {
+		hi := min(lo+fillBlock, len(wanted))
 		entries = entries[:0]
 		for i := lo; i < hi; i++ {
 			entries = append(entries, i)
 		}
-		p := e.plan(&req, batches)
-		e.compose(t, &p, 1, len(batches)-1, entries)
-		p.release()
+		p.timeAt(wanted[lo:hi])
+		e.compose(t, &p, 0, hi-lo, entries)
 	}
 	return t
 }

@@ -1,0 +1,70 @@
+package predictor
+
+import "cnntime/predictor/kernels"
+
+// phaseTimer times one of a plan's kernels (a layer configuration × phase on the
+// plan's device, or one of the framework's operators) at any batch sizes. A table's
+// plan keeps one per timing and times its kernels at one block of batch sizes after
+// another (stepPlan.timeAt), so that what does not depend on the batch is worked out
+// once per kernel, not once per block.
+type phaseTimer interface {
+	TimesInto(batches []int, out kernels.Timings)
+}
+
+// preparingTimer is a LayerTimer that works out a request's batch-independent figures
+// once (kernels.Model.Prepare).
+type preparingTimer interface {
+	Prepare(dev kernels.Device, req kernels.Request) kernels.Prepared
+}
+
+// phaseTimerOf is the phaseTimer of req on dev as timer times it: prepared where
+// timer prepares (itself, or under the layout's transposes), else a call of timer
+// at each block; scratch holds the estimates of a timer that writes only Estimates.
+func phaseTimerOf(timer LayerTimer, dev kernels.Device, req kernels.Request, scratch *[]kernels.Estimate) phaseTimer {
+	switch t := timer.(type) {
+	case preparingTimer:
+		p := t.Prepare(dev, req)
+		return &p
+	case layoutTimer:
+		if inner, ok := t.inner.(preparingTimer); ok {
+			return t.prepare(inner, dev, req)
+		}
+	}
+	return timerCall{timer: timer, dev: dev, req: req, scratch: scratch}
+}
+
+// timerCall is a phaseTimer that calls its LayerTimer at every block of batch sizes.
+type timerCall struct {
+	timer   LayerTimer
+	dev     kernels.Device
+	req     kernels.Request
+	scratch *[]kernels.Estimate // the Estimates of a timer that is no intoTimer
+}
+
+func (c timerCall) TimesInto(batches []int, out kernels.Timings) {
+	if t, ok := c.timer.(intoTimer); ok {
+		t.TimesInto(c.dev, c.req, batches, out)
+		return
+	}
+	if cap(*c.scratch) < len(batches) {
+		*c.scratch = make([]kernels.Estimate, len(batches))
+	}
+	est := (*c.scratch)[:len(batches)]
+	c.timer.Times(c.dev, c.req, batches, est)
+	for i := range est {
+		out.MS[i], out.RelErr[i], out.Rank[i] = est[i].MS, est[i].RelErr, est[i].Source.Rank()
+	}
+}
+
+// sameTimes is a phaseTimer of the same time, error and source at every batch size:
+// one of the framework's per-tensor operators.
+type sameTimes struct {
+	ms, relErr float64
+	rank       uint8
+}
+
+func (s sameTimes) TimesInto(batches []int, out kernels.Timings) {
+	for i := range batches {
+		out.MS[i], out.RelErr[i], out.Rank[i] = s.ms, s.relErr, s.rank
+	}
+}
