@@ -147,28 +147,12 @@ func addTransposes(batches []int, out kernels.Timings, perImageMS float64) {
 	}
 }
 
-// prepare is the phaseTimer of req on dev under t, its inner timer's figures and the
-// transposes' time per image worked out once.
-func (t layoutTimer) prepare(inner preparingTimer, dev kernels.Device, req kernels.Request) phaseTimer {
+// prepare sets k to req on dev under t: its inner timer's figures and the
+// transposes' time per image, worked out once.
+func (t layoutTimer) prepare(k *preparedKernel, inner preparingTimer, dev kernels.Device, req kernels.Request) {
 	req, tensorCores := t.request(dev, req)
-	p := &preparedLayout{Prepared: inner.Prepare(dev, req)}
-	p.perImageMS, p.transposes = t.transposeMSPerImage(dev, req, tensorCores)
-	return p
-}
-
-// preparedLayout is a prepared request under layoutTimer: its times, plus the layout
-// transposes' perImageMS per image where transposes runs them.
-type preparedLayout struct {
-	kernels.Prepared
-	perImageMS float64
-	transposes bool
-}
-
-func (p *preparedLayout) TimesInto(batches []int, out kernels.Timings) {
-	p.Prepared.TimesInto(batches, out)
-	if p.transposes {
-		addTransposes(batches, out, p.perImageMS)
-	}
+	*k = preparedKernel{Prepared: inner.Prepare(dev, req)}
+	k.perImageMS, k.transposes = t.transposeMSPerImage(dev, req, tensorCores)
 }
 
 // request is req as the inner timer gets it (a batch norm under amp on tensor cores

@@ -18,19 +18,41 @@ type preparingTimer interface {
 }
 
 // phaseTimerOf is the phaseTimer of req on dev as timer times it: prepared where
-// timer prepares (itself, or under the layout's transposes), else a call of timer
-// at each block; scratch holds the estimates of a timer that writes only Estimates.
-func phaseTimerOf(timer LayerTimer, dev kernels.Device, req kernels.Request, scratch *[]kernels.Estimate) phaseTimer {
+// timer prepares (itself, or under the layout's transposes), in p's slabs of prepared
+// kernels, else a call of timer at each block.
+func (p *stepPlan) phaseTimerOf(timer LayerTimer, dev kernels.Device, req kernels.Request) phaseTimer {
 	switch t := timer.(type) {
 	case preparingTimer:
-		p := t.Prepare(dev, req)
-		return &p
+		k := &fromSlab(&p.kernelSlabs, &kernelSlabPool, 1)[0]
+		*k = preparedKernel{Prepared: t.Prepare(dev, req)}
+		return k
 	case layoutTimer:
 		if inner, ok := t.inner.(preparingTimer); ok {
-			return t.prepare(inner, dev, req)
+			k := &fromSlab(&p.kernelSlabs, &kernelSlabPool, 1)[0]
+			t.prepare(k, inner, dev, req)
+			return k
 		}
 	}
-	return timerCall{timer: timer, dev: dev, req: req, scratch: scratch}
+	if _, ok := timer.(intoTimer); !ok && p.scratch == nil {
+		p.scratch = estimateSlabPool.Get().(*[]kernels.Estimate)
+	}
+	return timerCall{timer: timer, dev: dev, req: req, scratch: p.scratch}
+}
+
+// preparedKernel is a prepared request (kernels.Prepared), with the layout
+// transposes' perImageMS per image added to its estimates where transposes (a
+// layoutTimer's, layoutTimer.prepare).
+type preparedKernel struct {
+	kernels.Prepared
+	perImageMS float64
+	transposes bool
+}
+
+func (k *preparedKernel) TimesInto(batches []int, out kernels.Timings) {
+	k.Prepared.TimesInto(batches, out)
+	if k.transposes {
+		addTransposes(batches, out, k.perImageMS)
+	}
 }
 
 // timerCall is a phaseTimer that calls its LayerTimer at every block of batch sizes.

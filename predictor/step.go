@@ -191,9 +191,10 @@ type stepPlan struct {
 	bandFloor float64
 	// floatSlabs and rankSlabs hold the timings, scratch the estimates a timer
 	// writes before they are split into them; release gives them back for the next plan.
-	floatSlabs []*[]float64
-	rankSlabs  []*[]uint8
-	scratch    *[]kernels.Estimate
+	floatSlabs  []*[]float64
+	rankSlabs   []*[]uint8
+	kernelSlabs []*[]preparedKernel
+	scratch     *[]kernels.Estimate
 }
 
 // slabLen is how many values a slab of a plan's timings holds: a table's fill times
@@ -205,7 +206,11 @@ var (
 	floatSlabPool    = sync.Pool{New: func() any { s := make([]float64, 0, 2*slabLen); return &s }}
 	rankSlabPool     = sync.Pool{New: func() any { s := make([]uint8, 0, slabLen); return &s }}
 	estimateSlabPool = sync.Pool{New: func() any { s := make([]kernels.Estimate, 0, fillBlock); return &s }}
+	kernelSlabPool   = sync.Pool{New: func() any { s := make([]preparedKernel, 0, kernelSlabLen); return &s }}
 )
+
+// kernelSlabLen is how many prepared kernels (a kilobyte each) a slab holds.
+const kernelSlabLen = 64
 
 // fromSlab returns n values from the last of slabs, or from a new slab of pool when
 // it has no room left.
@@ -241,13 +246,20 @@ func (p *stepPlan) newTiming(timer phaseTimer) (ti int, ms, relErr []float64, ra
 	return len(p.ms) - 1, ms, relErr, rank
 }
 
+// reserve makes room for the launches and timings of a network of layers layers:
+// about 2.5 launches a layer (forward, its gradients, the framework's operators) and
+// at most 1.6 distinct timings in the zoo, so the lists are seldom grown and copied.
+func (p *stepPlan) reserve(layers int) {
+	n := 2*layers + 8
+	p.ms, p.relErr, p.rank = make([][]float64, 0, n), make([][]float64, 0, n), make([][]uint8, 0, n)
+	p.timers, p.sameRank = make([]phaseTimer, 0, n), make([]uint8, 0, n)
+	p.seq = make([]kernelSeq, 0, 3*layers+8)
+}
+
 // timeKernels adds the timing of req on dev over p's batches, as timer gives it, and
 // returns its index.
 func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels.Request) int {
-	if _, ok := timer.(intoTimer); !ok && p.scratch == nil {
-		p.scratch = estimateSlabPool.Get().(*[]kernels.Estimate)
-	}
-	ti, ms, relErr, rank := p.newTiming(phaseTimerOf(timer, dev, req, p.scratch))
+	ti, ms, relErr, rank := p.newTiming(p.phaseTimerOf(timer, dev, req))
 	p.timers[ti].TimesInto(p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
 	p.settleRank(ti)
 	return ti
@@ -293,11 +305,16 @@ func (p *stepPlan) release() {
 		*s = (*s)[:0]
 		rankSlabPool.Put(s)
 	}
+	for _, s := range p.kernelSlabs {
+		clear(*s) // no measured series kept alive by the pool
+		*s = (*s)[:0]
+		kernelSlabPool.Put(s)
+	}
 	if p.scratch != nil {
 		clear(*p.scratch) // no source strings kept alive by the pool
 		estimateSlabPool.Put(p.scratch)
 	}
-	p.floatSlabs, p.rankSlabs, p.scratch = nil, nil, nil
+	p.floatSlabs, p.rankSlabs, p.kernelSlabs, p.scratch = nil, nil, nil, nil
 	p.ms, p.relErr, p.rank, p.sameRank, p.timers = nil, nil, nil, nil, nil
 }
 
@@ -326,6 +343,7 @@ func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 	timer := e.timerFor(req)
 	month := req.Software.orDefault().Month
 	p := stepPlan{batches: batches, width: max(width, len(batches)), syncAt: -1}
+	p.reserve(len(net.Layers))
 	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
 	}
@@ -334,7 +352,7 @@ func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 		cfg   cnn.Config
 		phase measure.Phase
 	}
-	index := make(map[timingKey]int)
+	index := make(map[timingKey]int, len(net.Layers))
 	timing := func(cfg cnn.Config, phase measure.Phase) int {
 		k := timingKey{cfg, phase}
 		if i, ok := index[k]; ok {
