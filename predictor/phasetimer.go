@@ -3,10 +3,9 @@ package predictor
 import "cnntime/predictor/kernels"
 
 // phaseTimer times one of a plan's kernels (a layer configuration × phase on the
-// plan's device, or one of the framework's operators) at any batch sizes. A table's
-// plan keeps one per timing and times its kernels at one block of batch sizes after
-// another (stepPlan.timeAt), so that what does not depend on the batch is worked out
-// once per kernel, not once per block.
+// plan's device) at any batch sizes. A table's plan keeps one per timing and times
+// its kernels at one block of batch sizes after another (stepPlan.timeAt), so that
+// what does not depend on the batch is worked out once per kernel, not per block.
 type phaseTimer interface {
 	TimesInto(batches []int, out kernels.Timings)
 }
@@ -75,18 +74,5 @@ func (c timerCall) TimesInto(batches []int, out kernels.Timings) {
 	c.timer.Times(c.dev, c.req, batches, est)
 	for i := range est {
 		out.MS[i], out.RelErr[i], out.Rank[i] = est[i].MS, est[i].RelErr, est[i].Source.Rank()
-	}
-}
-
-// sameTimes is a phaseTimer of the same time, error and source at every batch size:
-// one of the framework's per-tensor operators.
-type sameTimes struct {
-	ms, relErr float64
-	rank       uint8
-}
-
-func (s sameTimes) TimesInto(batches []int, out kernels.Timings) {
-	for i := range batches {
-		out.MS[i], out.RelErr[i], out.Rank[i] = s.ms, s.relErr, s.rank
 	}
 }

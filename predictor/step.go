@@ -232,9 +232,9 @@ func fromSlab[T any](slabs *[]*[]T, pool *sync.Pool, n int) []T {
 	return *s
 }
 
-// newTiming adds a timing that timer times, with arrays of p.width values, of which
-// the first len(p.batches) are in use, and returns its index and arrays; the caller
-// fills them.
+// newTiming adds a timing that timer times (nil: one the same at every batch, filled
+// once), with arrays of p.width values, of which the first len(p.batches) are in
+// use, and returns its index and arrays; the caller fills them.
 func (p *stepPlan) newTiming(timer phaseTimer) (ti int, ms, relErr []float64, rank []uint8) {
 	n, w := len(p.batches), p.width
 	ms = fromSlab(&p.floatSlabs, &floatSlabPool, w)[:n:w]
@@ -256,6 +256,25 @@ func (p *stepPlan) reserve(layers int) {
 	p.seq = make([]kernelSeq, 0, 3*layers+8)
 }
 
+// sameTiming adds a timing of ms milliseconds, relErr and source rank at every batch
+// (one of the framework's per-tensor operators), filled over p's width once, and
+// returns its index.
+func (p *stepPlan) sameTiming(ms, relErr float64, rank uint8) int {
+	ti, msArr, relErrArr, rankArr := p.newTiming(nil)
+	fill(msArr[:p.width], ms)
+	fill(relErrArr[:p.width], relErr)
+	fill(rankArr[:p.width], rank)
+	p.sameRank[ti] = rank
+	return ti
+}
+
+// fill sets every element of s to v.
+func fill[T any](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
 // timeKernels adds the timing of req on dev over p's batches, as timer gives it, and
 // returns its index.
 func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels.Request) int {
@@ -272,6 +291,9 @@ func (p *stepPlan) timeAt(batches []int) {
 	n := len(batches)
 	for ti, timer := range p.timers {
 		p.ms[ti], p.relErr[ti], p.rank[ti] = p.ms[ti][:n], p.relErr[ti][:n], p.rank[ti][:n]
+		if timer == nil {
+			continue // the same at every batch, filled over the width (sameTiming)
+		}
 		timer.TimesInto(batches, kernels.Timings{MS: p.ms[ti], RelErr: p.relErr[ti], Rank: p.rank[ti]})
 		p.settleRank(ti)
 	}
@@ -425,10 +447,7 @@ func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 	// others (layer -1) as the optimizer.
 	addOps := func(layer int, ops []smallOp) {
 		for _, op := range ops {
-			same := sameTimes{ms: op.gpuMS, relErr: e.over.OverheadRelErr, rank: kernels.Measured.Rank()}
-			ti, ms, relErr, rank := p.newTiming(same)
-			same.TimesInto(p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
-			p.sameRank[ti] = kernels.Measured.Rank()
+			ti := p.sameTiming(op.gpuMS, e.over.OverheadRelErr, kernels.Measured.Rank())
 			phase := measure.Phase("")
 			if layer >= 0 {
 				phase = measure.Forward
