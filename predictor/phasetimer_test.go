@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/kernels"
 	"cnntime/predictor/measure"
@@ -103,4 +104,22 @@ func TestBlockPlansAreOnePlanOverTheTable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkFillResnet50 fills resnet50's dense step table on a V100 under amp
+// (NCHW, the layout's transposes), batches 1–1024: one plan, its kernels timed a
+// block of batches at a time; ns/batch is the cost of one batch's step.
+func BenchmarkFillResnet50(b *testing.B) {
+	e := priorEngine()
+	net, err := cnn.Build("resnet50", cnn.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := Request{Network: net, Machine: hw.Machine{ID: "m", GPUCount: 1}, GPU: v100, Precision: measure.AMP,
+		Policy: measure.Heuristic, MemoryFormat: NCHW}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.fill(req, 1025, 1024)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/batch")
 }
