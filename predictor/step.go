@@ -195,7 +195,30 @@ type stepPlan struct {
 	rankSlabs   []*[]uint8
 	kernelSlabs []*[]preparedKernel
 	scratch     *[]kernels.Estimate
+	// lists holds the lists above (ms … seq) for the next plan once release gives
+	// them back.
+	lists *planLists
 }
+
+// planLists are the lists a plan grows as it is made, reused through planListsPool:
+// a zoo-by-catalog CSV makes thousands of plans of hundreds of timings and launches.
+// index is the timing of each distinct configuration phase, as plan makes them.
+type planLists struct {
+	ms, relErr [][]float64
+	rank       [][]uint8
+	timers     []phaseTimer
+	sameRank   []uint8
+	seq        []kernelSeq
+	index      map[timingKey]int
+}
+
+// timingKey is a distinct configuration phase of a plan.
+type timingKey struct {
+	cfg   cnn.Config
+	phase measure.Phase
+}
+
+var planListsPool = sync.Pool{New: func() any { return &planLists{index: map[timingKey]int{}} }}
 
 // slabLen is how many values a slab of a plan's timings holds: a table's fill times
 // every configuration phase at a block of batch sizes, memory that would otherwise be
@@ -246,14 +269,17 @@ func (p *stepPlan) newTiming(timer phaseTimer) (ti int, ms, relErr []float64, ra
 	return len(p.ms) - 1, ms, relErr, rank
 }
 
-// reserve makes room for the launches and timings of a network of layers layers:
-// about 2.5 launches a layer (forward, its gradients, the framework's operators) and
-// at most 1.6 distinct timings in the zoo, so the lists are seldom grown and copied.
+// reserve takes p's lists from the pool, with room for the launches and timings of
+// a network of layers layers: about 2.5 launches a layer (forward, its gradients,
+// the framework's operators) and at most 1.6 distinct timings in the zoo, so the
+// lists are seldom grown and copied.
 func (p *stepPlan) reserve(layers int) {
+	l := planListsPool.Get().(*planLists)
+	p.lists = l
 	n := 2*layers + 8
-	p.ms, p.relErr, p.rank = make([][]float64, 0, n), make([][]float64, 0, n), make([][]uint8, 0, n)
-	p.timers, p.sameRank = make([]phaseTimer, 0, n), make([]uint8, 0, n)
-	p.seq = make([]kernelSeq, 0, 3*layers+8)
+	p.ms, p.relErr, p.rank = slices.Grow(l.ms, n), slices.Grow(l.relErr, n), slices.Grow(l.rank, n)
+	p.timers, p.sameRank = slices.Grow(l.timers, n), slices.Grow(l.sameRank, n)
+	p.seq = slices.Grow(l.seq, 3*layers+8)
 }
 
 // sameTiming adds a timing of ms milliseconds, relErr and source rank at every batch
@@ -337,7 +363,19 @@ func (p *stepPlan) release() {
 		estimateSlabPool.Put(p.scratch)
 	}
 	p.floatSlabs, p.rankSlabs, p.kernelSlabs, p.scratch = nil, nil, nil, nil
-	p.ms, p.relErr, p.rank, p.sameRank, p.timers = nil, nil, nil, nil, nil
+	if l := p.lists; l != nil {
+		// Emptied of what they point to (the slabs, the prepared kernels), kept for
+		// their room.
+		clear(p.ms)
+		clear(p.relErr)
+		clear(p.rank)
+		clear(p.timers)
+		l.ms, l.relErr, l.rank, l.timers = p.ms[:0], p.relErr[:0], p.rank[:0], p.timers[:0]
+		l.sameRank, l.seq = p.sameRank[:0], p.seq[:0]
+		clear(l.index)
+		planListsPool.Put(l)
+	}
+	p.ms, p.relErr, p.rank, p.sameRank, p.timers, p.seq, p.lists = nil, nil, nil, nil, nil, nil, nil
 }
 
 // plan times req's kernels at the per-GPU batches (each distinct configuration ×
@@ -370,11 +408,7 @@ func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
 	}
 
-	type timingKey struct {
-		cfg   cnn.Config
-		phase measure.Phase
-	}
-	index := make(map[timingKey]int, len(net.Layers))
+	index := p.lists.index
 	timing := func(cfg cnn.Config, phase measure.Phase) int {
 		k := timingKey{cfg, phase}
 		if i, ok := index[k]; ok {
