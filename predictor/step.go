@@ -189,8 +189,9 @@ type stepPlan struct {
 	// published run tunes, estimated (not measured on this device), the largest error
 	// of its held-out rows (kernels.Calibration.UntunedBand); 0 elsewhere.
 	bandFloor float64
-	// floatSlabs and rankSlabs hold the timings, scratch the estimates a timer
-	// writes before they are split into them; release gives them back for the next plan.
+	// floatSlabs and rankSlabs hold the timings, kernelSlabs the prepared kernels
+	// that time them (phaseTimerOf), scratch the estimates a timer writes before they
+	// are split into them; release gives them back for the next plan.
 	floatSlabs  []*[]float64
 	rankSlabs   []*[]uint8
 	kernelSlabs []*[]preparedKernel
