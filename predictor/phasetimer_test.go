@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,4 +123,36 @@ func BenchmarkFillResnet50(b *testing.B) {
 		e.fill(req, 1025, 1024)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/batch")
+}
+
+// firstLayers names, for each layer, the first layer of its configuration: tinyNet's
+// conv3 is conv2's configuration, every other layer its own; resnet18's repeated
+// blocks point back to their first block's layers, and asking again gives the same.
+func TestFirstLayers(t *testing.T) {
+	e := priorEngine()
+	if got, want := e.firstLayers(tinyNet()), []int{0, 1, 2, 2, 4, 5, 6, 7}; !slices.Equal(got, want) {
+		t.Errorf("tinyNet: %v, want %v", got, want)
+	}
+	net := buildNet(t, "resnet18")
+	first := e.firstLayers(net)
+	repeated := 0
+	for i, j := range first {
+		if j > i || net.Layers[j].Config != net.Layers[i].Config {
+			t.Fatalf("resnet18 layer %d (%s) points to layer %d (%s)", i, net.Layers[i].Name, j, net.Layers[j].Name)
+		}
+		for k := range j {
+			if net.Layers[k].Config == net.Layers[i].Config {
+				t.Fatalf("resnet18 layer %d points to %d, but layer %d before it has its configuration", i, j, k)
+			}
+		}
+		if j < i {
+			repeated++
+		}
+	}
+	if repeated == 0 {
+		t.Error("no resnet18 layer repeats an earlier configuration: the test tries nothing")
+	}
+	if again := e.firstLayers(net); &again[0] != &first[0] {
+		t.Error("a second call worked the network out again")
+	}
 }

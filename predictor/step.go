@@ -213,9 +213,12 @@ type planLists struct {
 	index      map[timingKey]int
 }
 
-// timingKey is a distinct configuration phase of a plan.
+// timingKey is a distinct configuration phase of a plan: the first layer of the
+// network with that configuration (Engine.firstLayers), and the phase. (A key
+// holding the configuration itself is over 128 bytes, which a map keeps apart from
+// its table, allocating one per key.)
 type timingKey struct {
-	cfg   cnn.Config
+	layer int
 	phase measure.Phase
 }
 
@@ -409,12 +412,13 @@ func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
 	}
 
-	index := p.lists.index
-	timing := func(cfg cnn.Config, phase measure.Phase) int {
-		k := timingKey{cfg, phase}
+	index, first := p.lists.index, e.firstLayers(net)
+	timing := func(layer int, phase measure.Phase) int {
+		k := timingKey{first[layer], phase}
 		if i, ok := index[k]; ok {
 			return i
 		}
+		cfg := net.Layers[layer].Config
 		i := p.timeKernels(timer, dev, kernels.Request{
 			Config:       cfg,
 			Phase:        phase,
@@ -426,7 +430,7 @@ func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 		return i
 	}
 	add := func(layer int, phase measure.Phase, issueUS float64) {
-		ti := timing(net.Layers[layer].Config, phase)
+		ti := timing(layer, phase)
 		ms := p.ms[ti]
 		if !(ms[0] > 0 || ms[len(ms)-1] > 0) {
 			return // no kernel runs in this phase
