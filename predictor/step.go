@@ -197,8 +197,37 @@ type stepPlan struct {
 	kernelSlabs []*[]preparedKernel
 	scratch     *[]kernels.Estimate
 	// lists holds the lists above (ms … seq) for the next plan once release gives
-	// them back.
-	lists *planLists
+	// them back; composing holds compose's working arrays for the next block.
+	lists     *planLists
+	composing composeArrays
+}
+
+// composeArrays are compose's working arrays over one block of batches.
+type composeArrays struct {
+	gpuEnd, gpuMS, backwardMS, errSum, waited []float64
+	source                                    []uint8
+	used                                      []launchUses
+}
+
+// launchUses counts a timing's launches in a step, and those in the backward pass.
+type launchUses struct{ total, backward int }
+
+// composeArrays returns p's compose arrays for n batches and p's timings, zeroed:
+// made at the first block of a plan, and reused at the next.
+func (p *stepPlan) composeArrays(n int) *composeArrays {
+	c := &p.composing
+	for _, a := range []*[]float64{&c.gpuEnd, &c.gpuMS, &c.backwardMS, &c.errSum, &c.waited} {
+		*a = zeroed(*a, n)
+	}
+	c.source, c.used = zeroed(c.source, n), zeroed(c.used, len(p.ms))
+	return c
+}
+
+// zeroed is s with n zero values, in its own room where it has enough.
+func zeroed[T any](s []T, n int) []T {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
 }
 
 // planLists are the lists a plan grows as it is made, reused through planListsPool:
@@ -595,15 +624,15 @@ func (e *Engine) fillAt(req Request, wanted []int, probe int) *stepArrays {
 // StepMS of host work per step.
 func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) {
 	n := hi - lo
-	gpuEnd := make([]float64, n) // when the GPU finishes the kernels so far, ms
-	gpuMS := make([]float64, n)
-	backwardMS := make([]float64, n)
-	errSum := make([]float64, n) // Σ kernel time × its relative error
-	source := make([]uint8, n)   // the least trusted source so far, as its sourceRank (0: measured)
+	c := p.composeArrays(n)
+	gpuEnd := c.gpuEnd // when the GPU finishes the kernels so far, ms
+	gpuMS := c.gpuMS
+	backwardMS := c.backwardMS
+	errSum := c.errSum // Σ kernel time × its relative error
+	source := c.source // the least trusted source so far, as its sourceRank (0: measured)
 	// The issue simulation runs over every launch; the sums run over distinct
 	// configuration phases, weighted by how often each is launched.
-	type uses struct{ total, backward int }
-	used := make([]uses, len(p.ms))
+	used := c.used
 	hostMS := 0.0 // the host's issue time of the kernels so far
 	// waited is how long the host has waited for the GPU at a sync, per batch: none
 	// before the sync, where the loop leaves it out.
@@ -613,7 +642,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 		if j == p.syncAt {
 			// The script reads a GPU value here (loss.item()): the host waits for
 			// every kernel issued so far before it issues the next.
-			waited = make([]float64, n)
+			waited = c.waited
 			for i := range waited {
 				waited[i] = math.Max(0, gpuEnd[i]-hostMS)
 			}
@@ -652,7 +681,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 		source[i] = max(source[i], sameRank)
 	}
 	if waited == nil {
-		waited = make([]float64, n)
+		waited = c.waited // zeros
 	}
 
 	update, updateIssue := p.update, p.updateIssue
