@@ -48,7 +48,9 @@ func TestMeasuredStepsAnchorThePrediction(t *testing.T) {
 		return *rows[0].IterMS, rows[0].Source, *rows[0].ErrorPct, rows[0].AnchoredTo
 	}
 	a100 := []string{"--gpu", "a100-sxm4-40gb"}
-	at := func(batch string, more ...string) []string { return append(append(append([]string(nil), a100...), "--batches", batch), more...) }
+	at := func(batch string, more ...string) []string {
+		return append(append(append([]string(nil), a100...), "--batches", batch), more...)
+	}
 	plain64, _, _, _ := iter(fresh, at("64")...)
 	plain256, _, _, _ := iter(fresh, at("256")...)
 	r64, r256 := 60/plain64, 250/plain256
