@@ -31,6 +31,7 @@ func TestStepSettingsOf(t *testing.T) {
 		{"pytorch 2.5.1 cpu 8 threads", "pytorch_sweep.py on lab (Xeon, pytorch 2.5.1 cpu 8 threads, input 32, clock)",
 			stepSettings{known: true, cpu: true, backend: "pytorch", framework: predictor.PyTorch2, format: predictor.NCHW, input: 32}},
 		{"cnntime-cpu", "cnntime sweep --step", stepSettings{known: true, cpu: true, backend: "cnntime-cpu"}},
+		{"cnntime-cpu", "cnntime sweep --step, input 32", stepSettings{known: true, cpu: true, backend: "cnntime-cpu", input: 32}},
 		{"tensorflow 2.15", "a paper", stepSettings{}},
 		{"pytorch", "no version", stepSettings{}},
 		{"", "", stepSettings{}},
