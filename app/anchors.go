@@ -177,3 +177,13 @@ func AnchorNote(c *predictor.Curve) string {
 	return fmt.Sprintf("anchored to %s (%s): the step is the measurement at %s (source %s) and the prediction scaled through %s elsewhere (source %s); the loader and the all-reduce stay predicted",
 		charts.Count(len(c.Anchors), "measured step", "measured steps"), strings.Join(at, "; "), those, predictor.Measured, them, predictor.Anchored)
 }
+
+// AnchoredText says what the curve that predict, best and the window give makes of
+// explanation x's batch where measured steps anchor it: "122 ms (anchored) in predict,
+// best and the window: the prediction passed through the 2 measured steps that suit
+// this run; this explanation is the model's own".
+func AnchoredText(x *predictor.Explanation) string {
+	them := "the " + charts.Count(x.AnchoredTo, "measured step that suits", "measured steps that suit")
+	return fmt.Sprintf("%s (%s) in predict, best and the window: the prediction passed through %s this run; this explanation is the model's own",
+		numfmt.MS(x.AnchoredMS), x.AnchoredSource, them)
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"cnntime/app/numfmt"
 	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
@@ -114,6 +115,14 @@ func TestCurvesAnchoredToTheCachesSteps(t *testing.T) {
 				case tc.anchors == 0 && (p.Source == predictor.Anchored || p.Source == predictor.Measured):
 					t.Errorf("batch %d: %s without a step that suits it", p.Batch, p.Source)
 				}
+			}
+			x, err := eng.Explain(ctx, q, "resnet50", tg, 128)
+			if err != nil {
+				t.Fatal(err)
+			}
+			why := WhyText(&x, &c)
+			if (x.AnchoredMS > 0) != (tc.anchors > 0) || (tc.anchors > 0 && !strings.Contains(why, "\nAnchored: "+numfmt.MS(c.Points[3].IterMS)+" (measured) in predict")) {
+				t.Errorf("explained at 128: anchored %v ms (%s); the Why tab says:\n%s", x.AnchoredMS, x.AnchoredSource, why)
 			}
 			note, row := AnchorNote(&c), Summarize(curves)[0]
 			if tc.anchors == 0 {

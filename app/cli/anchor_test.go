@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cnntime/predictor"
 )
 
 // anchorSteps is a steps.csv of ResNet-50 on an A100 40GB as cnntime_train.py writes
@@ -100,6 +103,24 @@ func TestMeasuredStepsAnchorThePrediction(t *testing.T) {
 	if comm, plainComm := ms8-60, plain8-plain64; source8 != "measured" || comm > plainComm || comm < plainComm*60/plain64 {
 		t.Errorf("eight A100s at 64 each: %v ms (%s), %v ms of it the sync; want %v ms of it at most, at least %v ms",
 			ms8, source8, comm, plainComm, plainComm*60/plain64)
+	}
+
+	// explain keeps the model's step and says what predict gives at its batch.
+	for _, tc := range []struct {
+		batch, source string
+		anchors       int
+	}{{"128", "anchored", 2}, {"64", "measured", 2}} {
+		var x predictor.Explanation
+		code, out, errOut := runCLIWithDB(t, cache, append([]string{"explain", "--json", "--batch", tc.batch}, append(run, a100...)...)...)
+		if code != 0 || json.Unmarshal([]byte(out), &x) != nil {
+			t.Fatalf("explain --json: exit %d: %s", code, errOut)
+		}
+		predicted, _, _, _ := iter(cache, at(tc.batch)...)
+		if plain, _, _, _ := iter(fresh, at(tc.batch)...); math.Abs(x.AnchoredMS-predicted) > 0.002 || string(x.AnchoredSource) != tc.source ||
+			x.AnchoredTo != tc.anchors || math.Abs(x.IterMS-plain) > 0.002 {
+			t.Errorf("explain at %s: %v ms, anchored %v ms (%s, %d steps); want the model's %v ms and predict's %v ms (%s, %d steps)",
+				tc.batch, x.IterMS, x.AnchoredMS, x.AnchoredSource, x.AnchoredTo, plain, predicted, tc.source, tc.anchors)
+		}
 	}
 
 	// The table says what the steps did; where none suits, the output is what it was.
