@@ -164,5 +164,5 @@ type Curve struct {
 	// Anchors is the measured whole steps the curve passes through (Request.Anchors),
 	// one per per-GPU batch, each with the step predicted there before (PredictedMS):
 	// its points at those batches are Measured, the others Anchored. Nil when none.
-	Anchors []MeasuredStep `json:"anchored_to,omitempty"`
+	Anchors []MeasuredStep `json:"anchors,omitempty"`
 }
