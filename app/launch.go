@@ -384,7 +384,7 @@ func predictionLine(c predictor.Curve, p predictor.Point) string {
 		cost = charts.FormatUSD(p.CostUSD) + " at " + s.PriceText()
 	}
 	return fmt.Sprintf("%s ±%.0f%% for %s, %s; %s images/s, %s; cnntime %s",
-		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, charts.FormatRate(p.ImagesPerS), p.Source, Version)
+		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, charts.FormatRate(p.ImagesPerS), charts.SourceText(&c, p), Version)
 }
 
 // skyPilotCloud is the SkyPilot cloud of a machine, "" for one of the user's own, a
