@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"cnntime/db"
 	"cnntime/predictor/cnn"
@@ -21,8 +22,10 @@ func IsONNXFile(path string) bool { return strings.HasSuffix(strings.ToLower(pat
 
 // modelName is what a custom model's name may be, whichever way it comes (an ONNX
 // import, a custom model file, a colleague's cache): it travels in comma-separated
-// --model lists, chart legends, CSV cells, job scripts and file names.
-var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$`)
+// --model lists, chart legends, CSV cells, job scripts and file names. Compiled when
+// first used: its bounded repeat makes a large program, which every command's start
+// would otherwise pay.
+var modelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$`) })
 
 // Subcommands of `cnntime model` that a model's name may not be, so that `cnntime model
 // NAME` always shows the model.
@@ -33,7 +36,7 @@ func CheckModelName(name string) error {
 	switch {
 	case name == "":
 		return Inputf("the model needs a name")
-	case !modelName.MatchString(name):
+	case !modelName().MatchString(name):
 		return Inputf("model name %q: use 1 to 64 letters, digits, '_', '-', '.' or '+', starting with a letter or digit", name)
 	case cnn.Family(name) != "":
 		return Inputf("model name %q is a zoo model's: give yours another name", name)

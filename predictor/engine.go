@@ -100,6 +100,7 @@ type Engine struct {
 	tableLimit int    // the most tableBytes may be: maxTableBytes
 	clock      uint64 // counts table uses, to find the least recently used
 	mems       map[memKey]Memory
+	firsts     map[*cnn.Network][]int // firstLayers' answers
 }
 
 // maxTableBytes bounds the step tables an engine keeps. A table of a per-GPU batch
@@ -142,6 +143,7 @@ func NewEngine(timer LayerTimer, over Overheads, mem MemoryModel) *Engine {
 		tables:     make(map[tableKey]*stepTable),
 		tableLimit: maxTableBytes,
 		mems:       make(map[memKey]Memory),
+		firsts:     make(map[*cnn.Network][]int),
 	}
 }
 
@@ -392,6 +394,29 @@ func (e *Engine) memory(net *cnn.Network, p measure.Precision) Memory {
 		e.mems[k] = m
 	}
 	return m
+}
+
+// firstLayers is, for each layer of net, the index of the first layer with the same
+// configuration (its own where no layer before it has it): a plan times each
+// distinct configuration phase once. Worked out once per network.
+func (e *Engine) firstLayers(net *cnn.Network) []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if f, ok := e.firsts[net]; ok {
+		return f
+	}
+	f := make([]int, len(net.Layers))
+	seen := make(map[cnn.Config]int, len(net.Layers))
+	for i := range net.Layers {
+		j, ok := seen[net.Layers[i].Config]
+		if !ok {
+			j = i
+			seen[net.Layers[i].Config] = i
+		}
+		f[i] = j
+	}
+	e.firsts[net] = f
+	return f
 }
 
 // stepsRead are the per-GPU batches a curve of req reads the step of (ascending, each

@@ -131,16 +131,28 @@ func (t layoutTimer) TimesInto(dev kernels.Device, req kernels.Request, batches 
 	}
 	req, tensorCores := t.request(dev, req)
 	inner.TimesInto(dev, req, batches, out)
-	perImageMS, ok := t.transposeMSPerImage(dev, req, tensorCores)
-	if !ok {
-		return
+	if perImageMS, ok := t.transposeMSPerImage(dev, req, tensorCores); ok {
+		addTransposes(batches, out, perImageMS)
 	}
+}
+
+// addTransposes adds the layout transposes' time, perImageMS per image, to the
+// estimates from specifications in out.
+func addTransposes(batches []int, out kernels.Timings, perImageMS float64) {
 	estimated := kernels.Estimated.Rank()
 	for i, b := range batches {
 		if out.MS[i] > 0 && out.Rank[i] == estimated {
 			out.MS[i] += float64(b) * perImageMS
 		}
 	}
+}
+
+// prepare sets k to req on dev under t: its inner timer's figures and the
+// transposes' time per image, worked out once.
+func (t layoutTimer) prepare(k *preparedKernel, inner preparingTimer, dev kernels.Device, req kernels.Request) {
+	req, tensorCores := t.request(dev, req)
+	*k = preparedKernel{Prepared: inner.Prepare(dev, req)}
+	k.perImageMS, k.transposes = t.transposeMSPerImage(dev, req, tensorCores)
 }
 
 // request is req as the inner timer gets it (a batch norm under amp on tensor cores

@@ -20,19 +20,13 @@ const (
 	EveryPhaseKernels
 )
 
-// Phases lists the kernels layer l runs under rule r, in execution order.
+// Phases lists the kernels layer l runs under rule r, in execution order: a shared
+// list (cnn.PhaseList), to read and never change.
 func (r KernelRule) Phases(l *cnn.Layer) []measure.Phase {
 	if r == FrameworkKernels {
 		return l.Phases()
 	}
-	ps := []measure.Phase{measure.Forward}
-	if needsDataGradient(l) {
-		ps = append(ps, measure.BackwardData)
-	}
-	if l.Params > 0 {
-		ps = append(ps, measure.BackwardWeights)
-	}
-	return ps
+	return cnn.PhaseList(needsDataGradient(l), l.Params > 0)
 }
 
 // CPUKernels is the kernel rule of a measured CPU device: PyTorch's (FrameworkKernels)

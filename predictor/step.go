@@ -152,9 +152,15 @@ type kernelSeq struct {
 
 // stepPlan is a training step's kernels at some batch sizes: the distinct
 // configuration phases timed at each batch, and the kernel launches that run, in
-// issue order. Both the step table (fill) and Explain compose a step from one.
+// issue order. Both the step table (fill) and Explain compose a step from one. A
+// table's plan is made once and times its kernels at one block of batch sizes after
+// another (timeAt).
 type stepPlan struct {
 	batches []int
+	// width is how many batch sizes the timings' arrays hold at most; timers time
+	// each timing (a kernel's timing index) at any batch sizes, prepared once.
+	width  int
+	timers []phaseTimer
 	// The timings per distinct configuration × phase (a kernel's timing index), per
 	// batch: its milliseconds, relative error and source (as its sourceRank), in
 	// arrays of their own, so that compose's loops over the batches read only what
@@ -183,23 +189,84 @@ type stepPlan struct {
 	// published run tunes, estimated (not measured on this device), the largest error
 	// of its held-out rows (kernels.Calibration.UntunedBand); 0 elsewhere.
 	bandFloor float64
-	// floatSlabs and rankSlabs hold the timings, scratch the estimates a timer
-	// writes before they are split into them; release gives them back for the next plan.
-	floatSlabs []*[]float64
-	rankSlabs  []*[]uint8
-	scratch    *[]kernels.Estimate
+	// floatSlabs and rankSlabs hold the timings, kernelSlabs the prepared kernels
+	// that time them (phaseTimerOf), scratch the estimates a timer writes before they
+	// are split into them; release gives them back for the next plan.
+	floatSlabs  []*[]float64
+	rankSlabs   []*[]uint8
+	kernelSlabs []*[]preparedKernel
+	scratch     *[]kernels.Estimate
+	// lists holds the lists above (ms … seq) for the next plan once release gives
+	// them back; composing holds compose's working arrays for the next block.
+	lists     *planLists
+	composing composeArrays
 }
 
+// composeArrays are compose's working arrays over one block of batches.
+type composeArrays struct {
+	gpuEnd, gpuMS, backwardMS, errSum, waited []float64
+	source                                    []uint8
+	used                                      []launchUses
+}
+
+// launchUses counts a timing's launches in a step, and those in the backward pass.
+type launchUses struct{ total, backward int }
+
+// composeArrays returns p's compose arrays for n batches and p's timings, zeroed:
+// made at the first block of a plan, and reused at the next.
+func (p *stepPlan) composeArrays(n int) *composeArrays {
+	c := &p.composing
+	for _, a := range []*[]float64{&c.gpuEnd, &c.gpuMS, &c.backwardMS, &c.errSum, &c.waited} {
+		*a = zeroed(*a, n)
+	}
+	c.source, c.used = zeroed(c.source, n), zeroed(c.used, len(p.ms))
+	return c
+}
+
+// zeroed is s with n zero values, in its own room where it has enough.
+func zeroed[T any](s []T, n int) []T {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
+}
+
+// planLists are the lists a plan grows as it is made, reused through planListsPool:
+// a zoo-by-catalog CSV makes thousands of plans of hundreds of timings and launches.
+// index is the timing of each distinct configuration phase, as plan makes them.
+type planLists struct {
+	ms, relErr [][]float64
+	rank       [][]uint8
+	timers     []phaseTimer
+	sameRank   []uint8
+	seq        []kernelSeq
+	index      map[timingKey]int
+}
+
+// timingKey is a distinct configuration phase of a plan: the first layer of the
+// network with that configuration (Engine.firstLayers), and the phase. (A key
+// holding the configuration itself is over 128 bytes, which a map keeps apart from
+// its table, allocating one per key.)
+type timingKey struct {
+	layer int
+	phase measure.Phase
+}
+
+var planListsPool = sync.Pool{New: func() any { return &planLists{index: map[timingKey]int{}} }}
+
 // slabLen is how many values a slab of a plan's timings holds: a table's fill times
-// every configuration phase at a thousand batch sizes, megabytes that would otherwise
-// be garbage after every fill, so slabs are reused through pools.
-const slabLen = 64 * (fillChunk + 2)
+// every configuration phase at a block of batch sizes, memory that would otherwise be
+// garbage after every fill, so slabs are reused through pools.
+const slabLen = 64 * fillBlock
 
 var (
 	floatSlabPool    = sync.Pool{New: func() any { s := make([]float64, 0, 2*slabLen); return &s }}
 	rankSlabPool     = sync.Pool{New: func() any { s := make([]uint8, 0, slabLen); return &s }}
-	estimateSlabPool = sync.Pool{New: func() any { s := make([]kernels.Estimate, 0, fillChunk+2); return &s }}
+	estimateSlabPool = sync.Pool{New: func() any { s := make([]kernels.Estimate, 0, fillBlock); return &s }}
+	kernelSlabPool   = sync.Pool{New: func() any { s := make([]preparedKernel, 0, kernelSlabLen); return &s }}
 )
+
+// kernelSlabLen is how many prepared kernels (a kilobyte each) a slab holds.
+const kernelSlabLen = 64
 
 // fromSlab returns n values from the last of slabs, or from a new slab of pool when
 // it has no room left.
@@ -221,38 +288,74 @@ func fromSlab[T any](slabs *[]*[]T, pool *sync.Pool, n int) []T {
 	return *s
 }
 
-// newTiming adds a timing over p's batches and returns its index and arrays.
-func (p *stepPlan) newTiming() (ti int, ms, relErr []float64, rank []uint8) {
-	n := len(p.batches)
-	ms = fromSlab(&p.floatSlabs, &floatSlabPool, n)
-	relErr = fromSlab(&p.floatSlabs, &floatSlabPool, n)
-	rank = fromSlab(&p.rankSlabs, &rankSlabPool, n)
+// newTiming adds a timing that timer times (nil: one the same at every batch, filled
+// once), with arrays of p.width values, of which the first len(p.batches) are in
+// use, and returns its index and arrays; the caller fills them.
+func (p *stepPlan) newTiming(timer phaseTimer) (ti int, ms, relErr []float64, rank []uint8) {
+	n, w := len(p.batches), p.width
+	ms = fromSlab(&p.floatSlabs, &floatSlabPool, w)[:n:w]
+	relErr = fromSlab(&p.floatSlabs, &floatSlabPool, w)[:n:w]
+	rank = fromSlab(&p.rankSlabs, &rankSlabPool, w)[:n:w]
 	p.ms, p.relErr, p.rank = append(p.ms, ms), append(p.relErr, relErr), append(p.rank, rank)
+	p.timers = append(p.timers, timer)
 	p.sameRank = append(p.sameRank, mixedRank) // until settle says otherwise
 	return len(p.ms) - 1, ms, relErr, rank
+}
+
+// reserve takes p's lists from the pool, with room for the launches and timings of
+// a network of layers layers: about 2.5 launches a layer (forward, its gradients,
+// the framework's operators) and at most 1.6 distinct timings in the zoo, so the
+// lists are seldom grown and copied.
+func (p *stepPlan) reserve(layers int) {
+	l := planListsPool.Get().(*planLists)
+	p.lists = l
+	n := 2*layers + 8
+	p.ms, p.relErr, p.rank = slices.Grow(l.ms, n), slices.Grow(l.relErr, n), slices.Grow(l.rank, n)
+	p.timers, p.sameRank = slices.Grow(l.timers, n), slices.Grow(l.sameRank, n)
+	p.seq = slices.Grow(l.seq, 3*layers+8)
+}
+
+// sameTiming adds a timing of ms milliseconds, relErr and source rank at every batch
+// (one of the framework's per-tensor operators), filled over p's width once, and
+// returns its index.
+func (p *stepPlan) sameTiming(ms, relErr float64, rank uint8) int {
+	ti, msArr, relErrArr, rankArr := p.newTiming(nil)
+	fill(msArr[:p.width], ms)
+	fill(relErrArr[:p.width], relErr)
+	fill(rankArr[:p.width], rank)
+	p.sameRank[ti] = rank
+	return ti
+}
+
+// fill sets every element of s to v.
+func fill[T any](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
 }
 
 // timeKernels adds the timing of req on dev over p's batches, as timer gives it, and
 // returns its index.
 func (p *stepPlan) timeKernels(timer LayerTimer, dev kernels.Device, req kernels.Request) int {
-	ti, ms, relErr, rank := p.newTiming()
-	defer p.settleRank(ti)
-	if t, ok := timer.(intoTimer); ok {
-		t.TimesInto(dev, req, p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
-		return ti
-	}
-	if p.scratch == nil {
-		p.scratch = estimateSlabPool.Get().(*[]kernels.Estimate)
-	}
-	if cap(*p.scratch) < len(p.batches) {
-		*p.scratch = make([]kernels.Estimate, len(p.batches))
-	}
-	out := (*p.scratch)[:len(p.batches)]
-	timer.Times(dev, req, p.batches, out)
-	for i := range out {
-		ms[i], relErr[i], rank[i] = out[i].MS, out[i].RelErr, out[i].Source.Rank()
-	}
+	ti, ms, relErr, rank := p.newTiming(p.phaseTimerOf(timer, dev, req))
+	p.timers[ti].TimesInto(p.batches, kernels.Timings{MS: ms, RelErr: relErr, Rank: rank})
+	p.settleRank(ti)
 	return ti
+}
+
+// timeAt times every timing of p at batches (at most p.width of them) in place of
+// the batches it held: compose then reads the step at these batches.
+func (p *stepPlan) timeAt(batches []int) {
+	p.batches = batches
+	n := len(batches)
+	for ti, timer := range p.timers {
+		p.ms[ti], p.relErr[ti], p.rank[ti] = p.ms[ti][:n], p.relErr[ti][:n], p.rank[ti][:n]
+		if timer == nil {
+			continue // the same at every batch, filled over the width (sameTiming)
+		}
+		timer.TimesInto(batches, kernels.Timings{MS: p.ms[ti], RelErr: p.relErr[ti], Rank: p.rank[ti]})
+		p.settleRank(ti)
+	}
 }
 
 // mixedRank marks a timing whose source differs between batches (stepPlan.sameRank).
@@ -283,12 +386,29 @@ func (p *stepPlan) release() {
 		*s = (*s)[:0]
 		rankSlabPool.Put(s)
 	}
+	for _, s := range p.kernelSlabs {
+		clear(*s) // no measured series kept alive by the pool
+		*s = (*s)[:0]
+		kernelSlabPool.Put(s)
+	}
 	if p.scratch != nil {
 		clear(*p.scratch) // no source strings kept alive by the pool
 		estimateSlabPool.Put(p.scratch)
 	}
-	p.floatSlabs, p.rankSlabs, p.scratch = nil, nil, nil
-	p.ms, p.relErr, p.rank, p.sameRank = nil, nil, nil, nil
+	p.floatSlabs, p.rankSlabs, p.kernelSlabs, p.scratch = nil, nil, nil, nil
+	if l := p.lists; l != nil {
+		// Emptied of what they point to (the slabs, the prepared kernels), kept for
+		// their room.
+		clear(p.ms)
+		clear(p.relErr)
+		clear(p.rank)
+		clear(p.timers)
+		l.ms, l.relErr, l.rank, l.timers = p.ms[:0], p.relErr[:0], p.rank[:0], p.timers[:0]
+		l.sameRank, l.seq = p.sameRank[:0], p.seq[:0]
+		clear(l.index)
+		planListsPool.Put(l)
+	}
+	p.ms, p.relErr, p.rank, p.sameRank, p.timers, p.seq, p.lists = nil, nil, nil, nil, nil, nil, nil
 }
 
 // plan times req's kernels at the per-GPU batches (each distinct configuration ×
@@ -298,25 +418,36 @@ func (p *stepPlan) release() {
 // which does not require grad, none for a view); a phase whose time is zero at the
 // first and the last batch runs none (a view, a parameter-free weight gradient).
 func (e *Engine) plan(req *Request, batches []int) stepPlan {
+	return e.planWidth(req, batches, len(batches))
+}
+
+// blockPlan is the plan of a table of req whose last batch is probe: which phases
+// run a kernel decided at batch 1 and at probe, as a plan over the whole table
+// decides, its timings ready for timeAt at up to fillBlock batch sizes at a time.
+func (e *Engine) blockPlan(req *Request, probe int) stepPlan {
+	return e.planWidth(req, []int{1, probe}, fillBlock)
+}
+
+// planWidth is plan with timings' arrays of width values (at least len(batches)),
+// for timeAt to time them at other batches later.
+func (e *Engine) planWidth(req *Request, batches []int, width int) stepPlan {
 	net := req.Network
 	dev := kernels.Device{GPU: req.GPU, Key: req.DeviceKey}
 	timer := e.timerFor(req)
 	month := req.Software.orDefault().Month
-	p := stepPlan{batches: batches, syncAt: -1}
+	p := stepPlan{batches: batches, width: max(width, len(batches)), syncAt: -1}
+	p.reserve(len(net.Layers))
 	if t, ok := e.timer.(untunedFamilies); ok && req.DeviceKey == "" {
 		_, p.bandFloor = t.UntunedFamily(req.GPU)
 	}
 
-	type timingKey struct {
-		cfg   cnn.Config
-		phase measure.Phase
-	}
-	index := make(map[timingKey]int)
-	timing := func(cfg cnn.Config, phase measure.Phase) int {
-		k := timingKey{cfg, phase}
+	index, first := p.lists.index, e.firstLayers(net)
+	timing := func(layer int, phase measure.Phase) int {
+		k := timingKey{first[layer], phase}
 		if i, ok := index[k]; ok {
 			return i
 		}
+		cfg := net.Layers[layer].Config
 		i := p.timeKernels(timer, dev, kernels.Request{
 			Config:       cfg,
 			Phase:        phase,
@@ -328,7 +459,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 		return i
 	}
 	add := func(layer int, phase measure.Phase, issueUS float64) {
-		ti := timing(net.Layers[layer].Config, phase)
+		ti := timing(layer, phase)
 		ms := p.ms[ti]
 		if !(ms[0] > 0 || ms[len(ms)-1] > 0) {
 			return // no kernel runs in this phase
@@ -384,11 +515,7 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	// others (layer -1) as the optimizer.
 	addOps := func(layer int, ops []smallOp) {
 		for _, op := range ops {
-			ti, ms, relErr, rank := p.newTiming()
-			for i := range ms {
-				ms[i], relErr[i], rank[i] = op.gpuMS, e.over.OverheadRelErr, kernels.Measured.Rank()
-			}
-			p.sameRank[ti] = kernels.Measured.Rank()
+			ti := p.sameTiming(op.gpuMS, e.over.OverheadRelErr, kernels.Measured.Rank())
 			phase := measure.Phase("")
 			if layer >= 0 {
 				phase = measure.Forward
@@ -429,52 +556,56 @@ func (e *Engine) plan(req *Request, batches []int) stepPlan {
 	return p
 }
 
-// fillChunk is how many batch sizes fill plans at once: the plan holds an estimate
-// per distinct configuration phase per batch, so a table of 65,536 batch sizes of a
-// large network planned in one go would hold hundreds of megabytes.
-const fillChunk = 1024
+// fillBlock is how many batch sizes a table's plan times at once (stepPlan.timeAt):
+// the plan holds an estimate per distinct configuration phase per batch, a megabyte
+// per thousand batches of a large network, so blocks keep it small enough to stay in
+// the processor's cache while compose reads it back.
+const fillBlock = 256
 
 // fill computes the step for per-GPU batches 1..size-1 (arrays of size entries), a
-// chunk of batches at a time. Every chunk decides which phases run a kernel as one
-// plan over the whole table would: by their time at batch 1 and at batch probe, the
-// last of a table of its size (tableSize), at or beyond size-1 (denseEntries).
+// block of batches at a time. One plan decides which phases run a kernel as a plan
+// over the whole table would: by their time at batch 1 and at batch probe, the last
+// of a table of its size (tableSize), at or beyond size-1 (denseEntries).
 func (e *Engine) fill(req Request, size, probe int) *stepArrays {
 	t := newStepArrays(size)
 	t.probe = probe
-	batches := make([]int, 0, min(fillChunk, size-1)+2)
-	for lo := 1; lo < size; lo += fillChunk {
-		hi := min(lo+fillChunk, size)
-		batches = append(batches[:0], 1) // plan probes its first and last batch
-		for b := lo; b < hi; b++ {
+	if size <= 1 {
+		return t
+	}
+	p := e.blockPlan(&req, probe)
+	defer p.release()
+	batches := make([]int, 0, min(fillBlock, size-1))
+	for lo := 1; lo < size; lo += fillBlock {
+		batches = batches[:0]
+		for b := lo; b < min(lo+fillBlock, size); b++ {
 			batches = append(batches, b)
 		}
-		batches = append(batches, probe)
-		p := e.plan(&req, batches)
-		e.compose(t, &p, 1, len(batches)-1, batches[1:len(batches)-1])
-		p.release()
+		p.timeAt(batches)
+		e.compose(t, &p, 0, len(batches), batches) // a dense table's entry b is batch b
 	}
 	return t
 }
 
 // fillAt computes the step at the per-GPU batches wanted (ascending) into a sparse
-// table, a chunk at a time, each chunk's plan probing batch 1 and probe as fill's
-// plans probe their first and last batch: the figures are those of a dense table
-// whose last batch is probe.
+// table, a block at a time, its plan probing batch 1 and probe as fill's plan does:
+// the figures are those of a dense table whose last batch is probe.
 func (e *Engine) fillAt(req Request, wanted []int, probe int) *stepArrays {
 	t := newStepArrays(len(wanted))
 	t.batches, t.probe = wanted, probe
-	batches := make([]int, 0, min(fillChunk, len(wanted))+2)
-	entries := make([]int, 0, min(fillChunk, len(wanted)))
-	for lo := 0; lo < len(wanted); lo += fillChunk {
-		hi := min(lo+fillChunk, len(wanted))
-		batches = append(append(append(batches[:0], 1), wanted[lo:hi]...), probe)
+	if len(wanted) == 0 {
+		return t
+	}
+	p := e.blockPlan(&req, probe)
+	defer p.release()
+	entries := make([]int, 0, min(fillBlock, len(wanted)))
+	for lo := 0; lo < len(wanted); lo += fillBlock {
+		hi := min(lo+fillBlock, len(wanted))
 		entries = entries[:0]
 		for i := lo; i < hi; i++ {
 			entries = append(entries, i)
 		}
-		p := e.plan(&req, batches)
-		e.compose(t, &p, 1, len(batches)-1, entries)
-		p.release()
+		p.timeAt(wanted[lo:hi])
+		e.compose(t, &p, 0, hi-lo, entries)
 	}
 	return t
 }
@@ -493,15 +624,15 @@ func (e *Engine) fillAt(req Request, wanted []int, probe int) *stepArrays {
 // StepMS of host work per step.
 func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) {
 	n := hi - lo
-	gpuEnd := make([]float64, n) // when the GPU finishes the kernels so far, ms
-	gpuMS := make([]float64, n)
-	backwardMS := make([]float64, n)
-	errSum := make([]float64, n) // Σ kernel time × its relative error
-	source := make([]uint8, n)   // the least trusted source so far, as its sourceRank (0: measured)
+	c := p.composeArrays(n)
+	gpuEnd := c.gpuEnd // when the GPU finishes the kernels so far, ms
+	gpuMS := c.gpuMS
+	backwardMS := c.backwardMS
+	errSum := c.errSum // Σ kernel time × its relative error
+	source := c.source // the least trusted source so far, as its sourceRank (0: measured)
 	// The issue simulation runs over every launch; the sums run over distinct
 	// configuration phases, weighted by how often each is launched.
-	type uses struct{ total, backward int }
-	used := make([]uses, len(p.ms))
+	used := c.used
 	hostMS := 0.0 // the host's issue time of the kernels so far
 	// waited is how long the host has waited for the GPU at a sync, per batch: none
 	// before the sync, where the loop leaves it out.
@@ -511,7 +642,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 		if j == p.syncAt {
 			// The script reads a GPU value here (loss.item()): the host waits for
 			// every kernel issued so far before it issues the next.
-			waited = make([]float64, n)
+			waited = c.waited
 			for i := range waited {
 				waited[i] = math.Max(0, gpuEnd[i]-hostMS)
 			}
@@ -550,7 +681,7 @@ func (e *Engine) compose(t *stepArrays, p *stepPlan, lo, hi int, entries []int) 
 		source[i] = max(source[i], sameRank)
 	}
 	if waited == nil {
-		waited = make([]float64, n)
+		waited = c.waited // zeros
 	}
 
 	update, updateIssue := p.update, p.updateIssue

@@ -95,6 +95,7 @@ func (nf *nodeFlags) network() (*hw.Network, error) {
 // fits): all that best prints, so memory does not grow with the batch sizes.
 func bestCurves(env *Env, eng *app.Engine, q app.Query, counts []int) ([]predictor.Curve, error) {
 	var all []predictor.Curve
+	q.TransientPoints = true // bestOnly copies the one or two points it keeps
 	for _, n := range counts {
 		q.Nodes = n
 		err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (predictor.Curve, error) {

@@ -44,23 +44,41 @@ func (l *Layer) imageOnly() bool {
 //     also computes the gradients of its scale and shift: it is BackwardData, always.
 //   - BackwardWeights for conv2d, linear, layer norm and scale, the layers whose
 //     parameter gradients are their own kernels.
+//
+// The list is shared (PhaseList): read it, never change it.
 func (l *Layer) Phases() []measure.Phase {
 	switch l.Op {
 	case OpFlatten, OpSlice:
 		return nil
 	case OpAdd, OpConcat:
-		return []measure.Phase{measure.Forward}
+		return PhaseList(false, false)
 	case OpBatchNorm:
-		return []measure.Phase{measure.Forward, measure.BackwardData}
+		return PhaseList(true, false)
 	}
-	phases := []measure.Phase{measure.Forward}
-	if !l.imageOnly() {
-		phases = append(phases, measure.BackwardData)
+	return PhaseList(!l.imageOnly(), l.Params > 0)
+}
+
+// phaseLists are PhaseList's lists, indexed by data + 2×weights.
+var phaseLists = [4][]measure.Phase{
+	{measure.Forward},
+	{measure.Forward, measure.BackwardData},
+	{measure.Forward, measure.BackwardWeights},
+	{measure.Forward, measure.BackwardData, measure.BackwardWeights},
+}
+
+// PhaseList is the forward pass followed, where asked, by the data gradient and the
+// weight gradient. The list is shared, not a copy (a step's plan asks for every
+// layer's): read it, never change it; an append makes a copy.
+func PhaseList(data, weights bool) []measure.Phase {
+	i := 0
+	if data {
+		i++
 	}
-	if l.Params > 0 {
-		phases = append(phases, measure.BackwardWeights)
+	if weights {
+		i += 2
 	}
-	return phases
+	l := phaseLists[i]
+	return l[:len(l):len(l)]
 }
 
 // HasPhase reports whether the layer runs a kernel for phase p.

@@ -2,6 +2,7 @@ package cnn
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"cnntime/predictor/measure"
@@ -266,5 +267,28 @@ func TestSavedBytesOfPoolsAndInPlaceReLU6(t *testing.T) {
 				t.Errorf("amp saved bytes = %d, want %d", got, tt.want2)
 			}
 		})
+	}
+}
+
+// PhaseList gives the forward pass, then the gradients asked for, and its shared
+// lists stay as they are when a caller appends to one.
+func TestPhaseList(t *testing.T) {
+	for _, tc := range []struct {
+		data, weights bool
+		want          []measure.Phase
+	}{
+		{false, false, []measure.Phase{measure.Forward}},
+		{true, false, []measure.Phase{measure.Forward, measure.BackwardData}},
+		{false, true, []measure.Phase{measure.Forward, measure.BackwardWeights}},
+		{true, true, []measure.Phase{measure.Forward, measure.BackwardData, measure.BackwardWeights}},
+	} {
+		got := PhaseList(tc.data, tc.weights)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("PhaseList(%t, %t) = %v, want %v", tc.data, tc.weights, got, tc.want)
+		}
+		_ = append(got, measure.BackwardData)
+		if again := PhaseList(tc.data, tc.weights); !slices.Equal(again, tc.want) {
+			t.Errorf("after an append, PhaseList(%t, %t) = %v, want %v", tc.data, tc.weights, again, tc.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cnntime/predictor/host"
 )
@@ -16,11 +17,15 @@ import (
 const WorkstationID = UserProvider + "/workstation"
 
 // nonSlug is what a user machine's id leaves out of its name: all but letters (of any
-// script: "é名" is a name), digits, '.', '_' and '-'.
-var nonSlug = regexp.MustCompile(`[^\p{L}\p{M}\p{N}._-]+`)
+// script: "é名" is a name), digits, '.', '_' and '-'. It and userIDPattern are
+// compiled when first used: their Unicode classes take a millisecond, which every
+// command's start would otherwise pay.
+var nonSlug = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\p{L}\p{M}\p{N}._-]+`) })
 
 // userIDPattern is a user machine's id: user/NAME, its name as UserMachineID makes it.
-var userIDPattern = regexp.MustCompile(`^user/[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]*$`)
+var userIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^user/[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]*$`)
+})
 
 // UserMachineID turns a name the user gives ("Lab box 2", "rtx/3090 (home)") into a
 // machine id ("user/lab-box-2", "user/rtx-3090-home"). A name with no letter or digit,
@@ -34,7 +39,7 @@ func UserMachineID(name string) (string, error) {
 	case strings.IndexFunc(trimmed, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
 		return "", fmt.Errorf("machine name %q holds a control character; give a name such as \"lab box 2\"", name)
 	}
-	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(trimmed), "-"), "-._")
+	slug := strings.Trim(nonSlug().ReplaceAllString(strings.ToLower(trimmed), "-"), "-._")
 	if slug == "" {
 		return "", fmt.Errorf("machine name %q has no letter or digit; give a name such as \"lab box\"", name)
 	}
@@ -88,7 +93,7 @@ const MaxMachineGPUs = 64
 // catalog machine has, a catalog GPU, at least one GPU, a valid price and no negative
 // vCPUs or memory. It changes nothing; a caller stores the machine only when it passes.
 func (c *Catalog) CheckUserMachine(m Machine) error {
-	if !strings.HasPrefix(m.ID, UserProvider+"/") || !userIDPattern.MatchString(m.ID) {
+	if !strings.HasPrefix(m.ID, UserProvider+"/") || !userIDPattern().MatchString(m.ID) {
 		return fmt.Errorf("user machine id %q must be %s/NAME (letters, digits, '.', '_' and '-')", m.ID, UserProvider)
 	}
 	if _, err := c.Machine(m.ID); err == nil {

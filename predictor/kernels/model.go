@@ -207,59 +207,107 @@ var timingsPool = sync.Pool{New: func() any { return new(Timings) }}
 // TimesInto is Times writing into out's arrays: out.MS[i], out.RelErr[i] and
 // out.Rank[i] are the estimate at batches[i].
 func (m *Model) TimesInto(dev Device, r Request, batches []int, out Timings) {
-	ms, relErr, rank := out.MS[:len(batches)], out.RelErr[:len(batches)], out.Rank[:len(batches)]
+	p := m.Prepare(dev, r)
+	p.TimesInto(batches, out)
+}
+
+// Prepared is one request on one device as Model.TimesInto times it, with everything
+// that does not depend on the batch size worked out once: the roofline estimators and
+// the measured series it reads. A step's plan times each of its kernels over one
+// block of batch sizes after another, and pays for that work once per kernel.
+type Prepared struct {
+	mode prepMode
+	// est is the request's roofline on dev (in prepEstimated, with an NCHW batch
+	// norm's rate); srcEst the source GPU's, whose series a transfer scales.
+	est, srcEst estimator
+	own, src    *series // dev's own measured series, or another GPU's to transfer
+	widen       float64 // the error widening of a series of another policy or precision
+	transferErr float64 // Calibration.TransferRelErr
+}
+
+// prepMode is which of TimesInto's sources a Prepared answers from.
+type prepMode uint8
+
+const (
+	prepNone      prepMode = iota // the cost model runs no kernel and nothing is measured: 0 ms
+	prepStream                    // a fused memory-bound kernel (Request.FusedElems)
+	prepEstimated                 // the roofline alone
+	prepSeries                    // a measured series: dev's own or another GPU's
+)
+
+// Prepare works out r on dev for TimesInto over any batch sizes (Prepared).
+func (m *Model) Prepare(dev Device, r Request) Prepared {
 	if r.FusedElems > 0 {
-		est := newStreamEstimator(m.cal, r.FusedElems, dev.GPU, r.Precision)
-		est.atEach(batches, ms)
-		fill(relErr, est.relErr)
-		fill(rank, Estimated.Rank())
-		return
+		return Prepared{mode: prepStream, est: newStreamEstimator(m.cal, r.FusedElems, dev.GPU, r.Precision)}
 	}
-	est := newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision, r.LibraryMonth)
-	own, src, widen := m.lookup(dev, r)
-	if est.cost.none && own == nil {
+	p := Prepared{est: newEstimator(m.cal, r.Config, r.Phase, dev.GPU, r.Precision, r.LibraryMonth)}
+	p.own, p.src, p.widen = m.lookup(dev, r)
+	switch {
+	case p.est.cost.none && p.own == nil:
 		// The cost model says no kernel runs (cuDNN fuses batch norm's weight gradient
 		// into its data gradient); a device that measured one (the CPU backend runs it
-		// separately) is answered from its own measurements below.
+		// separately) is answered from its own measurements.
+		p.mode = prepNone
+	case p.own == nil && p.src == nil:
+		p.mode = prepEstimated
+		if r.NCHWNorm {
+			p.est.memRate = nchwNormRate(m.cal, dev.GPU, p.est, r.Config.In.C)
+		}
+	default:
+		p.mode = prepSeries
+		p.transferErr = m.cal.TransferRelErr
+		if p.src != nil {
+			p.srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[p.src.device], r.Precision, r.LibraryMonth)
+		}
+	}
+	return p
+}
+
+// TimesInto sets out.MS[i], out.RelErr[i] and out.Rank[i] to the prepared request's
+// estimate at batches[i], as Model.TimesInto does.
+func (p *Prepared) TimesInto(batches []int, out Timings) {
+	ms, relErr, rank := out.MS[:len(batches)], out.RelErr[:len(batches)], out.Rank[:len(batches)]
+	switch p.mode {
+	case prepNone:
 		fill(ms, 0)
 		fill(relErr, 0)
 		fill(rank, Estimated.Rank())
-		return
-	}
-	nchw := est
-	if r.NCHWNorm {
-		nchw.memRate = nchwNormRate(m.cal, dev.GPU, est, r.Config.In.C)
-	}
-	if own == nil && src == nil {
-		nchw.atEach(batches, ms)
+	case prepStream:
+		p.est.atEach(batches, ms)
+		fill(relErr, p.est.relErr)
+		fill(rank, Estimated.Rank())
+	case prepEstimated:
+		p.est.atEach(batches, ms)
 		fill(rank, Estimated.Rank())
 		for i, b := range batches {
-			relErr[i] = nchw.relErr
+			relErr[i] = p.est.relErr
 			if b <= 0 {
 				relErr[i] = 1 // no batch, no time
 			}
 		}
-		return
+	default:
+		p.seriesInto(batches, ms, relErr, rank)
 	}
-	var srcEst estimator
-	if src != nil {
-		srcEst = newEstimator(m.cal, r.Config, r.Phase, m.gpus[src.device], r.Precision, r.LibraryMonth)
-	}
+}
+
+// seriesInto is TimesInto from a measured series: dev's own, or another GPU's scaled
+// by the ratio of the two GPUs' roofline times.
+func (p *Prepared) seriesInto(batches []int, ms, relErr []float64, rank []uint8) {
 	for i, b := range batches {
 		var e Estimate
 		switch {
 		case b <= 0:
 			e = Estimate{Source: Estimated, RelErr: 1} // no batch, no time
-		case own != nil:
-			e = own.at(b, &est)
-			e.RelErr += widen
+		case p.own != nil:
+			e = p.own.at(b, &p.est)
+			e.RelErr += p.widen
 		default:
-			t := src.at(b, &srcEst)
+			t := p.src.at(b, &p.srcEst)
 			scale := 1.0
-			if s := srcEst.at(b); s > 0 {
-				scale = est.at(b) / s
+			if s := p.srcEst.at(b); s > 0 {
+				scale = p.est.at(b) / s
 			}
-			e = Estimate{MS: t.MS * scale, Source: Transferred, RelErr: t.RelErr + widen + m.cal.TransferRelErr + est.rates.extraRelErr}
+			e = Estimate{MS: t.MS * scale, Source: Transferred, RelErr: t.RelErr + p.widen + p.transferErr + p.est.rates.extraRelErr}
 		}
 		ms[i], relErr[i], rank[i] = e.MS, e.RelErr, e.Source.Rank()
 	}

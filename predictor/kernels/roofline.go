@@ -2,7 +2,7 @@ package kernels
 
 import (
 	"math"
-	"sort"
+	"slices"
 
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -251,8 +251,17 @@ func (e *estimator) setTiles(tiles []tile) {
 		p.floorPerMK = p.invM * p.colTiles * e.invSMs * p.secPerKRow
 		e.plans[i] = p
 	}
-	plans := e.plans[:e.nPlans]
-	sort.SliceStable(plans, func(i, j int) bool { return plans[i].floorPerMK < plans[j].floorPerMK })
+	// A stable sort by a comparison of the floors, as sort.SliceStable's was (whose
+	// reflection moved every estimator to the heap).
+	slices.SortStableFunc(e.plans[:e.nPlans], func(a, b tilePlan) int {
+		switch {
+		case a.floorPerMK < b.floorPerMK:
+			return -1
+		case b.floorPerMK < a.floorPerMK:
+			return 1
+		}
+		return 0
+	})
 }
 
 // at returns the estimated time in milliseconds at batch size n.
