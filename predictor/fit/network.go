@@ -138,12 +138,17 @@ func FitNetworks(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		}
 	}
 	// The maturity of the libraries comes first, from pairs of tuning rows of one GPU
-	// that ran two releases: their ratio does not depend on the family's factor.
+	// that ran two releases: their ratio does not depend on the family's factor. Its
+	// cost per convolution is the batch series' (MaturityLaunchUS).
+	work.MaturityLaunchUS = MaturityLaunchUS
 	mat, err := fitMaturity(work, over, mem, tuning)
 	if err != nil {
 		return nil, err
 	}
 	work.MaturityDeficit, work.MaturityMonths = mat.Deficit, mat.Months
+	if mat.Months == 0 {
+		work.MaturityLaunchUS = 0 // no pairs to date the term by
+	}
 	// x = logit of the memory efficiency in its bounds, log stream bytes per SM cycle,
 	// log depthwise scale, logit of the power-clock exponent in [0.2, 0.8], log NCHW
 	// batch-norm bytes per SM cycle, log family factors, log arithmetic factors.
@@ -269,6 +274,15 @@ type MaturityFit struct {
 	AfterMAPE  float64  `json:"after_mape_pct"`
 }
 
+// MaturityLaunchUS is the fixed GPU time a convolution or matrix product adds on
+// libraries released as its GPU's architecture launched, µs, falling with the maturity
+// term (kernels.Calibration.MaturityLaunchUS). The release pairs fitMaturity reads run
+// one batch each and cannot tell a cost per call from a loss of efficiency; the
+// published batch series can (a cost per call weighs on the small batches alone):
+// `cnntime validate --table gains` fits it on the tuning series and table 8's tuning
+// rows (validate.FitMaturityLaunch) and prints the value it finds beside this one.
+var MaturityLaunchUS = 30.0
+
 // MaturityGrid is where fitMaturity looks: the share of its peak a GPU's kernels lose
 // in libraries released at its architecture's launch, and the months over which that
 // loss falls by e.
@@ -326,9 +340,9 @@ func fitMaturity(cal *kernels.Calibration, over predictor.Overheads, mem predict
 	if len(pairs) == 0 {
 		return out, nil
 	}
-	errorsOf := func(d, months float64) (sq, mape float64, err error) {
+	errorsOf := func(d, months, launchUS float64) (sq, mape float64, err error) {
 		work := clone(cal)
-		work.MaturityDeficit, work.MaturityMonths = d, months
+		work.MaturityDeficit, work.MaturityMonths, work.MaturityLaunchUS = d, months, launchUS
 		if err := work.Validate(); err != nil {
 			return 0, 0, err
 		}
@@ -347,16 +361,16 @@ func fitMaturity(cal *kernels.Calibration, over predictor.Overheads, mem predict
 		return sq / n, 100 * mape / n, nil
 	}
 	var err error
-	if _, out.BeforeMAPE, err = errorsOf(0, 1); err != nil {
+	if _, out.BeforeMAPE, err = errorsOf(0, 1, 0); err != nil {
 		return out, err
 	}
 	best := math.Inf(1)
 	for _, d := range MaturityGrid.Deficits {
 		for _, m := range MaturityGrid.Months {
-			if d == 0 && m != MaturityGrid.Months[0] {
-				continue // no deficit: the time does not matter
+			if d == 0 && m != MaturityGrid.Months[0] && !(cal.MaturityLaunchUS > 0) {
+				continue // no deficit and no cost per call: the time does not matter
 			}
-			sq, mape, err := errorsOf(d, m)
+			sq, mape, err := errorsOf(d, m, cal.MaturityLaunchUS)
 			if err != nil {
 				return out, err
 			}
@@ -365,7 +379,7 @@ func fitMaturity(cal *kernels.Calibration, over predictor.Overheads, mem predict
 			}
 		}
 	}
-	if out.Deficit == 0 {
+	if out.Deficit == 0 && !(cal.MaturityLaunchUS > 0) {
 		out.Months = 0
 	}
 	return out, nil
