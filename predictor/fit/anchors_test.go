@@ -228,8 +228,9 @@ func TestFitNetworkBands(t *testing.T) {
 }
 
 // The maturity term is found from rows of one GPU that ran libraries of different ages:
-// rows 25% slower at the architecture's launch, recovering with an 8-month time
-// constant, give back about that deficit and time, and the tuning rows' ages are counted.
+// rows 25% slower at the architecture's launch (and MaturityLaunchUS more per
+// convolution), recovering with an 8-month time constant, give back about that deficit
+// and time, the cost per convolution is kept, and the tuning rows' ages are counted.
 func TestFitNetworksFindsTheMaturity(t *testing.T) {
 	nets := map[string]*cnn.Network{}
 	a100 := hw.GPU{ID: "a100", ComputeCapability: "8.0", SMs: 108, BoostClockMHz: 1410, FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312,
@@ -255,7 +256,7 @@ func TestFitNetworksFindsTheMaturity(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth := *cal
-	truth.MaturityDeficit, truth.MaturityMonths = 0.25, 8
+	truth.MaturityDeficit, truth.MaturityMonths, truth.MaturityLaunchUS = 0.25, 8, MaturityLaunchUS
 	if err := truth.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +276,9 @@ func TestFitNetworksFindsTheMaturity(t *testing.T) {
 	}
 	if d, m := nf.Calibration.MaturityDeficit, nf.Calibration.MaturityMonths; math.Abs(d-0.25) > 0.05 || m < 4 || m > 16 || nf.AfterMAPE > 2 {
 		t.Errorf("fitted deficit %.3f over %.1f months (tuning MAPE %.2f%%): want about 0.25 over 8 months", d, m, nf.AfterMAPE)
+	}
+	if got := nf.Calibration.MaturityLaunchUS; got != MaturityLaunchUS || !(got > 0) {
+		t.Errorf("cost per convolution %v µs, want MaturityLaunchUS (%v µs, fitted on the batch series)", got, MaturityLaunchUS)
 	}
 	if want := []int{4, 2, 2, 4}; !slicesEqual(nf.SoftwareAges, want) {
 		t.Errorf("tuning rows by software age %v, want %v (under 6, 6–12, 12–24, 24+ months)", nf.SoftwareAges, want)
