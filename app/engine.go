@@ -600,9 +600,11 @@ func (p *queryPlan) curve(i int, points []predictor.Point) (predictor.Curve, err
 	}
 	pred.Reserve(r, p.reserve[tableUse{i / len(p.q.Targets), pred, r.GPU.ID, r.DeviceKey}])
 	r.Points = points
+	t := p.q.Targets[i%len(p.q.Targets)]
+	r.Anchors = p.e.anchorsFor(t, &r)
 	c, err := pred.Curve(r)
 	c.Dataset = p.q.Data.Dataset
-	if t := p.q.Targets[i%len(p.q.Targets)]; t.cpu != nil {
+	if t.cpu != nil {
 		c.Backend = measure.CPUFramework(t.DeviceKey)
 		for j := range c.Points {
 			c.Points[j].Bound = cpuBound(c.Points[j].Bound)

@@ -79,6 +79,13 @@ func (e *Engine) Explain(ctx context.Context, q Query, model string, t Target, b
 			}
 		}
 	}
+	// What predict, best and the window give here, where the steps anchor the curve.
+	if anchors := e.anchorsFor(t, &r); len(anchors) > 0 {
+		r.Anchors, r.Batches = anchors, []int{batch}
+		if c, err := pred.Curve(r); err == nil && len(c.Points) == 1 && c.Points[0].Fits {
+			x.AnchoredMS, x.AnchoredSource, x.AnchoredTo = c.Points[0].IterMS, c.Points[0].Source, len(c.Anchors)
+		}
+	}
 	return x, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"cnntime/app/charts"
 	"cnntime/app/launch"
+	"cnntime/app/numfmt"
 	"cnntime/predictor"
 	"cnntime/predictor/cnn"
 	"cnntime/predictor/hw"
@@ -44,24 +45,58 @@ type LaunchRequest struct {
 	BatchNote string
 }
 
+// LaunchBatch is how a launch file's global batch was chosen: the header's "# Batch:"
+// line and the window's launch dialog say it in the same words (Note).
+type LaunchBatch struct {
+	Batch int
+	// Recommended is the curve's recommended batch (RecommendedPoint), Best its best
+	// batch; 0 where not known (a batch given with --batch is not checked against them).
+	Recommended, Best int
+	// ChosenBy says who chose a batch other than the recommended one: "given with
+	// --batch", "chosen in the window".
+	ChosenBy string
+}
+
+// Note says the batch and why it is the one: "1,120, the recommended batch (within 1%
+// of the best time and cost, which batch 1,536 gives; …)" or "512, chosen in the window
+// (the recommended batch is 1,120)".
+func (b LaunchBatch) Note() string {
+	n := numfmt.Count(int64(b.Batch))
+	const everywhere = "best, the window and cnntime launch without --batch recommend it"
+	switch {
+	case b.Batch == b.Recommended && (b.Best == 0 || b.Best == b.Batch):
+		return fmt.Sprintf("%s, the recommended batch (the best time and cost; %s)", n, everywhere)
+	case b.Batch == b.Recommended:
+		return fmt.Sprintf("%s, the recommended batch (within 1%% of the best time and cost, which batch %s gives; nearest the recipe's batch; %s)",
+			n, numfmt.Count(int64(b.Best)), everywhere)
+	case b.Recommended > 0:
+		return fmt.Sprintf("%s, %s (the recommended batch is %s)", n, b.ChosenBy, numfmt.Count(int64(b.Recommended)))
+	}
+	return fmt.Sprintf("%s, %s", n, b.ChosenBy)
+}
+
 // RecommendedBatch is the batch to launch q's one model on its one target when none is
 // given: the curve's recommended batch over q's batches (best's and the window's
-// advice: within 1% of the best, nearest the recipe's batch). Nothing that fits is an
-// error that says so.
-func (e *Engine) RecommendedBatch(ctx context.Context, q Query) (int, error) {
+// advice: within 1% of the best, nearest the recipe's batch), with the curve's best
+// batch beside it. Nothing that fits is an error that says so.
+func (e *Engine) RecommendedBatch(ctx context.Context, q Query) (LaunchBatch, error) {
 	if len(q.Models) != 1 || len(q.Targets) != 1 {
-		return 0, fmt.Errorf("a launch file is for one model on one machine (got %d and %d)", len(q.Models), len(q.Targets))
+		return LaunchBatch{}, fmt.Errorf("a launch file is for one model on one machine (got %d and %d)", len(q.Models), len(q.Targets))
 	}
 	curves, err := e.Curves(ctx, q)
 	if err != nil {
-		return 0, err
+		return LaunchBatch{}, err
 	}
 	c := curves[0]
 	p, ok := RecommendedPoint(&c)
 	if !ok {
-		return 0, fmt.Errorf("%s on %s: no batch fits in memory (the largest that fits is %d)", c.Model, c.Machine, max(c.MaxBatch, 0))
+		return LaunchBatch{}, fmt.Errorf("%s on %s: no batch fits in memory (the largest that fits is %d)", c.Model, c.Machine, max(c.MaxBatch, 0))
 	}
-	return p.Batch, nil
+	b := LaunchBatch{Batch: p.Batch, Recommended: p.Batch}
+	if c.Best >= 0 {
+		b.Best = c.Points[c.Best].Batch
+	}
+	return b, nil
 }
 
 // LaunchRun is the run one point of q describes, as a launch file starts it: q names one
@@ -349,7 +384,7 @@ func predictionLine(c predictor.Curve, p predictor.Point) string {
 		cost = charts.FormatUSD(p.CostUSD) + " at " + s.PriceText()
 	}
 	return fmt.Sprintf("%s ±%.0f%% for %s, %s; %s images/s, %s; cnntime %s",
-		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, charts.FormatRate(p.ImagesPerS), p.Source, Version)
+		charts.FormatSeconds(p.TotalS), p.RunErrorPct(), how, cost, charts.FormatRate(p.ImagesPerS), charts.SourceText(&c, p), Version)
 }
 
 // skyPilotCloud is the SkyPilot cloud of a machine, "" for one of the user's own, a

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,16 +44,7 @@ const maxMeasuredSteps = 8
 // imported rows) at precision: the maxMeasuredSteps nearest perGPUBatch, in order of
 // batch. Explain puts the prediction at each one's batch beside it.
 func (e *Engine) measuredSteps(t Target, model string, precision measure.Precision, perGPUBatch int) []predictor.MeasuredStep {
-	devices := []string{t.DeviceKey}
-	if t.DeviceKey == "" && t.cpu == nil {
-		devices = []string{e.measured[t.Machine.GPUID], "gpu:" + t.Machine.GPUID}
-	}
-	var rows []measure.Step
-	for _, d := range devices {
-		if d != "" {
-			rows = append(rows, e.steps[stepKey{d, model, precision}]...)
-		}
-	}
+	rows := slices.Clone(e.stepRows(t, model, precision)) // sorted below: the engine's are shared
 	if len(rows) == 0 {
 		return nil
 	}
@@ -67,12 +59,36 @@ func (e *Engine) measuredSteps(t Target, model string, precision measure.Precisi
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Batch < rows[j].Batch })
 	out := make([]predictor.MeasuredStep, len(rows))
 	for i, s := range rows {
-		out[i] = predictor.MeasuredStep{PerGPUBatch: s.Batch, StepMS: s.MedianMS, SpreadMS: s.SpreadMS, Framework: s.Framework, Source: s.Source}
-		if !s.At.IsZero() {
-			out[i].MeasuredAt = s.At.UTC().Format(time.DateOnly)
-		}
+		out[i] = measuredStep(s)
 	}
 	return out
+}
+
+// stepRows is the cache's successful measured whole steps of model on t's GPU at
+// precision (its own device for a local machine; else its GPU's measured device and
+// the catalog GPU's imported gpu:<id> rows), as the engine keeps them: not to be
+// modified.
+func (e *Engine) stepRows(t Target, model string, precision measure.Precision) []measure.Step {
+	if t.DeviceKey != "" || t.cpu != nil {
+		return e.steps[stepKey{t.DeviceKey, model, precision}]
+	}
+	mine, imported := e.steps[stepKey{e.measured[t.Machine.GPUID], model, precision}], e.steps[stepKey{"gpu:" + t.Machine.GPUID, model, precision}]
+	if len(mine) == 0 || e.measured[t.Machine.GPUID] == "" {
+		return imported
+	}
+	if len(imported) == 0 {
+		return mine
+	}
+	return append(append(make([]measure.Step, 0, len(mine)+len(imported)), mine...), imported...)
+}
+
+// measuredStep is s as an explanation and a curve read it.
+func measuredStep(s measure.Step) predictor.MeasuredStep {
+	m := predictor.MeasuredStep{PerGPUBatch: s.Batch, StepMS: s.MedianMS, SpreadMS: s.SpreadMS, Framework: s.Framework, Source: s.Source}
+	if !s.At.IsZero() {
+		m.MeasuredAt = s.At.UTC().Format(time.DateOnly)
+	}
+	return m
 }
 
 // MeasuredStepText says one measured step for the explain table and the Why tab:

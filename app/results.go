@@ -29,6 +29,9 @@ type Summary struct {
 	EnergyKWh float64          `json:"energy_kwh"`
 	MaxBatch  int              `json:"max_batch"` // the largest batch that fits in memory
 	Source    predictor.Source `json:"source"`
+	// AnchoredTo is how many measured whole steps of the cache the curve passes through
+	// (predictor.Curve.Anchors): Source is then measured or anchored; 0 when none.
+	AnchoredTo int `json:"anchored_to,omitempty"`
 	// Input is the input size; Bound what sets the best batch's pace ("gpu" or
 	// "input"); LoaderImagesPerS the loader's own rate (0 for synthetic data).
 	Input            int     `json:"input"`
@@ -96,7 +99,7 @@ func Summarize(curves []predictor.Curve) []Summary {
 			PriceUSDPerHour: c.PriceUSDPerHour, Price: c.Price, Script: c.Script, Framework: c.Framework, Software: c.Software.Name, Host: c.Host,
 			Loader: c.Loader, RecommendedBatch: c.Recommended, NearMin: c.NearMin, NearMax: c.NearMax,
 			Precision: c.Precision, Policy: c.Policy, Dataset: c.Dataset, Images: c.Images, MemoryFormat: c.Format, Nodes: max(c.Nodes, 1),
-			TrainMode: TrainEpochs}
+			TrainMode: TrainEpochs, AnchoredTo: len(c.Anchors)}
 		if m := c.Recipe; m != nil {
 			row.TrainMode, row.Target = TrainToTarget, m.TargetName()
 		}
@@ -204,6 +207,9 @@ func (r Summary) Cell(col SummaryColumn) string {
 	case ColumnSource:
 		if r.Backend != "" && r.Source != "" {
 			return string(r.Source) + " (" + r.Backend + ")" // which CPU framework's measurements
+		}
+		if r.Source == predictor.Anchored && r.AnchoredTo > 0 {
+			return "anchored to " + charts.Count(r.AnchoredTo, "measured step", "measured steps")
 		}
 		return string(r.Source)
 	case ColumnBound:

@@ -90,6 +90,9 @@ func WhyText(x *predictor.Explanation, c *predictor.Curve) string {
 		}
 		text += "\n  " + MeasuredStepText(m)
 	}
+	if x.AnchoredMS > 0 {
+		text += "\nAnchored: " + AnchoredText(x) + "."
+	}
 	if c == nil {
 		return text
 	}

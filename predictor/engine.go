@@ -74,6 +74,14 @@ type Request struct {
 	// value is CurrentSoftware): how much of the GPU's peak its kernels reach
 	// (kernels.Calibration.Maturity).
 	Software Software
+	// Anchors are whole training steps measured of this network on this GPU under this
+	// request's precision, framework, memory format and input, as one GPU runs them (the
+	// caller picks them; nil: none). The curve passes through them: at a measured
+	// per-GPU batch the GPU's own step is the measurement's median (Measured, its
+	// spread the band), elsewhere the prediction scaled by the measured/predicted
+	// ratios interpolated in log-batch (Anchored); the loader and the all-reduce
+	// between GPUs stay as predicted. A measured batch beyond memory is left out.
+	Anchors []MeasuredStep
 }
 
 // Engine composes per-layer kernel times into training steps, runs and costs. It
@@ -213,10 +221,20 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	if perGPUMax >= 0 && need > perGPUMax {
 		need = max(perGPUMax, 1) // nothing beyond memory is predicted
 	}
+	var anchors []MeasuredStep // nil without measured steps: the curve as predicted
+	if len(req.Anchors) > 0 {
+		anchors = anchorSteps(req.Anchors, perGPUMax)
+	}
 	var tab *stepArrays
 	switch reads := req.readsSteps(perGPUMax); {
+	case reads == readsDense && len(anchors) > 0:
+		tab = e.table(req, max(need, anchors[len(anchors)-1].PerGPUBatch))
 	case reads == readsDense:
 		tab = e.table(req, need)
+	case reads == readsSome && len(anchors) > 0:
+		wanted := append(req.stepsRead(perGPUMax), anchorBatches(anchors)...)
+		slices.Sort(wanted)
+		tab = e.tableAt(req, slices.Compact(wanted))
 	case reads == readsSome:
 		tab = e.tableAt(req, req.stepsRead(perGPUMax))
 	}
@@ -256,12 +274,36 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	gradBytes := 4 * float64(req.Network.Params())
 	scriptMS := req.Script.Cost().StepMS(e.over.LaunchForwardUS)
 	sync := e.over.syncOf(gradBytes, &req)
+	// gpuSide is the GPU's own step at per-GPU batch b whose kernels, host work and
+	// script take stepMS, fed by in: with the batch's copy to it and the loader's work
+	// on it, without the wait for the loader. A measured step is read against it.
+	gpuSide := func(in pipeline.Rate, b int, stepMS float64) float64 {
+		in.ImagesPerS = 0
+		ms, _ := in.StepMS(b, stepMS, hostLinkGBs(req.GPU))
+		return ms
+	}
+	var anc *anchor // nil: no measured step to pass through
+	if len(anchors) > 0 && tab != nil {
+		anc = newAnchor(anchors, func(b int) float64 {
+			if i := tab.entry(b); i >= 0 {
+				return gpuSide(req.Input, b, tab.stepMS[i]+scriptMS)
+			}
+			return 0
+		})
+		if anc != nil {
+			c.Anchors = anchors
+		}
+	}
 	// stepWithBound is the step at global batch B with the input pipeline in, and what
 	// bounds it.
 	stepWithBound := func(B int, in pipeline.Rate) (float64, string) {
 		b := perGPUBatch(B, n)
 		i := tab.entry(b)
-		ms, bound := in.StepMS(b, tab.stepMS[i]+scriptMS, hostLinkGBs(req.GPU))
+		gpuStep := tab.stepMS[i] + scriptMS
+		if anc != nil { // the GPU's own step times the ratio; the loader's wait as predicted
+			gpuStep += (anc.ratioAt(b) - 1) * gpuSide(in, b, gpuStep)
+		}
+		ms, bound := in.StepMS(b, gpuStep, hostLinkGBs(req.GPU))
 		return ms + sync.parts(ms, tab.backwardMS[i]).Total(), bound
 	}
 	stepWith := func(B int, in pipeline.Rate) float64 {
@@ -283,6 +325,13 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		i := tab.entry(b)
 		p.Source = kernels.RankedSource(tab.source[i])
 		p.ErrorPct = 100 * tab.relErr[i]
+		if anc != nil {
+			if _, measured, spreadPct := anc.at(b); measured {
+				p.Source, p.ErrorPct = Measured, spreadPct
+			} else {
+				p.Source = Anchored
+			}
+		}
 		if in := req.Input; in.CPUScaleSlow != in.CPUScale || in.CPUScaleFast != in.CPUScale {
 			slow, fast := stepWith(B, in.AtScale(in.CPUScaleSlow)), stepWith(B, in.AtScale(in.CPUScaleFast))
 			p.HostSlowPct = 100 * (slow/p.IterMS - 1)
@@ -291,7 +340,12 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		}
 	}
 	watts := func(B int, stepMS float64) float64 {
-		busy := math.Min(1, tab.gpuMS[tab.entry(perGPUBatch(B, n))]/stepMS)
+		b := perGPUBatch(B, n)
+		gpuMS := tab.gpuMS[tab.entry(b)]
+		if anc != nil {
+			gpuMS *= anc.ratioAt(b)
+		}
+		busy := math.Min(1, gpuMS/stepMS)
 		return float64(n) * req.GPU.TDPW * (e.over.PowerIdleFraction + e.over.PowerBusyFraction*busy)
 	}
 	price := req.Machine.PriceUSDPerHour * float64(req.nodes())

@@ -96,6 +96,14 @@ type Explanation struct {
 	// published figure imported), by per-GPU batch: what this prediction can be read
 	// against. The caller fills it (the predictor reads no cache).
 	Measured []MeasuredStep `json:"measured_steps,omitempty"`
+	// AnchoredMS is the iteration at this batch on the curve that predict, best and the
+	// window give where measured steps that suit the run anchor it (Request.Anchors; 0
+	// where none does), AnchoredSource that point's source (measured or anchored) and
+	// AnchoredTo how many measured per-GPU batches the curve passes through. The
+	// explanation, its phases and layers, stays the model's own. The caller fills them.
+	AnchoredMS     float64 `json:"anchored_iter_ms,omitempty"`
+	AnchoredSource Source  `json:"anchored_source,omitempty"`
+	AnchoredTo     int     `json:"anchored_to,omitempty"`
 }
 
 // MeasuredStep is one measured whole training step beside an explanation.

@@ -197,3 +197,7 @@ func (req *Request) checkInput() error {
 	}
 	return nil
 }
+
+// NetworkInput is the input size (pixels, height = width) net takes: its first
+// layer's input; 0 for a network without layers.
+func NetworkInput(net *cnn.Network) int { return networkInput(net) }

@@ -161,4 +161,8 @@ type Curve struct {
 	// trains on (a preset's name; "" when none was named), which the caller sets.
 	Policy  measure.Policy `json:"policy,omitempty"`
 	Dataset string         `json:"dataset,omitempty"`
+	// Anchors is the measured whole steps the curve passes through (Request.Anchors),
+	// one per per-GPU batch, each with the step predicted there before (PredictedMS):
+	// its points at those batches are Measured, the others Anchored. Nil when none.
+	Anchors []MeasuredStep `json:"anchors,omitempty"`
 }

@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"cnntime/app"
-	"cnntime/app/charts"
 )
 
 // launchKinds are the launch files File → Export launch file… writes, as it offers them.
@@ -54,7 +53,7 @@ func (mw *MainWindow) showLaunchDialog() {
 	batchWhy.Wrapping = fyne.TextWrapWord
 	showWhy := func(text string) {
 		if _, why, err := launchBatch(text, recommended, best); err == nil {
-			batchWhy.SetText(capitalise(why) + ".")
+			batchWhy.SetText("Batch " + why + ".")
 		}
 	}
 	batchEntry.OnChanged = showWhy
@@ -116,7 +115,7 @@ func (mw *MainWindow) showLaunchDialog() {
 						mw.showError(err)
 						return
 					}
-					mw.notify(fmt.Sprintf("Wrote %s for %s on %s at %s.", path, model, machine, why))
+					mw.notify(fmt.Sprintf("Wrote %s for %s on %s at batch %s.", path, model, machine, why))
 				})
 			}()
 		}, mw.Window)
@@ -160,24 +159,13 @@ func launchDefaultBatch(explained, recommended int, picked bool) int {
 }
 
 // launchBatch reads the launch dialog's global batch and says how it was chosen, for
-// the file's header and the status line: the recommended batch (within 1% of the best
-// time and cost, nearest the recipe's), or one the user chose instead.
+// the file's header and the status line, in the words cnntime launch writes
+// (app.LaunchBatch): the recommended batch, or one the user chose instead.
 func launchBatch(text string, recommended, best int) (int, string, error) {
 	s := strings.ReplaceAll(strings.TrimSpace(text), ",", "")
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > app.MaxBatchSize {
 		return 0, "", fmt.Errorf("global batch %q is not a whole number from 1 to %d; give the batch to train at, e.g. %d", text, app.MaxBatchSize, max(recommended, 256))
 	}
-	switch {
-	case n == recommended && n == best:
-		return n, fmt.Sprintf("batch %s, the recommended batch (the best time and cost; cnntime launch without --batch picks it too)", batchCount(n)), nil
-	case n == recommended:
-		return n, fmt.Sprintf("batch %s, the recommended batch (within 1%% of the best time and cost, which batch %s gives; nearest the recipe's batch; cnntime launch without --batch picks it too)", batchCount(n), batchCount(best)), nil
-	case recommended > 0:
-		return n, fmt.Sprintf("batch %s, chosen in the window (the recommended batch is %s)", batchCount(n), batchCount(recommended)), nil
-	}
-	return n, fmt.Sprintf("batch %s, chosen in the window", batchCount(n)), nil
+	return n, app.LaunchBatch{Batch: n, Recommended: recommended, Best: best, ChosenBy: "chosen in the window"}.Note(), nil
 }
-
-// batchCount is a batch with thousands separators: 1,120.
-func batchCount(n int) string { return charts.FormatCount(int64(n)) }

@@ -219,7 +219,7 @@ func TestExportLaunchFileUsesTheRecommendedBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if line := fmt.Sprintf("# Batch: batch %d, the recommended batch (", recommended); !strings.Contains(string(data), line) ||
+	if line := fmt.Sprintf("# Batch: %s, the recommended batch (", charts.FormatCount(int64(recommended))); !strings.Contains(string(data), line) ||
 		!strings.Contains(string(data), fmt.Sprintf("GLOBAL_BATCH: \"%d\"", recommended)) {
 		t.Errorf("the file's header does not say the recommended batch %d:\n%.600s", recommended, data)
 	}
@@ -232,10 +232,10 @@ func TestLaunchBatch(t *testing.T) {
 		want              int
 		why, err          string
 	}{
-		{"176", 176, 176, 176, "batch 176, the recommended batch (the best time and cost;", ""},
-		{"176", 176, 1024, 176, "batch 176, the recommended batch (within 1% of the best time and cost, which batch 1,024 gives;", ""},
-		{" 1,024 ", 176, 1024, 1024, "batch 1,024, chosen in the window (the recommended batch is 176)", ""},
-		{"96", 0, 0, 96, "batch 96, chosen in the window", ""},
+		{"176", 176, 176, 176, "176, the recommended batch (the best time and cost;", ""},
+		{"176", 176, 1024, 176, "176, the recommended batch (within 1% of the best time and cost, which batch 1,024 gives;", ""},
+		{" 1,024 ", 176, 1024, 1024, "1,024, chosen in the window (the recommended batch is 176)", ""},
+		{"96", 0, 0, 96, "96, chosen in the window", ""},
 		{"abc", 176, 176, 0, "", `global batch "abc" is not a whole number`},
 		{"-8", 176, 176, 0, "", "is not a whole number from 1"},
 		{"0", 176, 176, 0, "", "is not a whole number from 1"},

@@ -34,6 +34,7 @@ func TestRunTabLimitAnswersAndRefusesBadInput(t *testing.T) {
 
 	type shown struct {
 		answer  string
+		status  string
 		visible bool
 		order   []string
 		missed  []string
@@ -58,7 +59,7 @@ func TestRunTabLimitAnswersAndRefusesBadInput(t *testing.T) {
 		})
 		settleAfter()
 		onUI(mw, func() {
-			s.answer, s.visible = mw.Results.Answer.Text, mw.Results.Answer.Visible()
+			s.answer, s.visible, s.status = mw.Results.Answer.Text, mw.Results.Answer.Visible(), mw.status.label.Text
 			for _, r := range mw.Results.Rows() {
 				s.order = append(s.order, r.Machine)
 				if mw.Results.Missed(r) {
@@ -77,7 +78,8 @@ func TestRunTabLimitAnswersAndRefusesBadInput(t *testing.T) {
 	if got.invalid != nil || got.limit.Deadline != want || !got.visible ||
 		!strings.HasPrefix(got.answer, "Cheapest within ") || !strings.Contains(got.answer, ": resnet50 on lambda/gpu_1x_a10 (") ||
 		!strings.HasSuffix(got.answer, " 2 of 3 runs meet it.") ||
-		strings.Join(got.order, " ") != "lambda/gpu_1x_a10 gcp/a2-highgpu-1g aws/p3.2xlarge" || strings.Join(got.missed, " ") != "aws/p3.2xlarge" {
+		strings.Join(got.order, " ") != "lambda/gpu_1x_a10 gcp/a2-highgpu-1g aws/p3.2xlarge" || strings.Join(got.missed, " ") != "aws/p3.2xlarge" ||
+		!strings.HasPrefix(got.status, got.answer+" ") { // the status line leads with the answer
 		t.Errorf("deadline %s: %+v", between, got)
 	}
 
@@ -94,7 +96,7 @@ func TestRunTabLimitAnswersAndRefusesBadInput(t *testing.T) {
 	}
 
 	s = enter(deadline, "")
-	if s.limit.Set() || s.visible || len(s.missed) != 0 {
+	if s.limit.Set() || s.visible || len(s.missed) != 0 || strings.HasPrefix(s.status, "Cheapest") || strings.HasPrefix(s.status, "No machine") {
 		t.Errorf("deadline emptied: %+v; want no limit and no answer", s)
 	}
 

@@ -430,7 +430,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 	case n == 0:
 		mw.setStatus("Ready. Pick at least one CNN and one machine.")
 	default:
-		mw.setStatus(mw.predictedText(st))
+		mw.setStatus(limitFirst(st, mw.predictedText(st)))
 	}
 	mw.Scatter.SetEmptyText(failed) // a failed prediction says why, not "select CNNs and machines"
 	mw.Curves.SetEmptyText(failed)
@@ -514,6 +514,16 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.%s",
 		charts.Count(predictedCurves(st), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
 		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
+}
+
+// limitFirst puts the answer to the Run tab's deadline or budget (best's answer line,
+// which the Results tab shows above its table) before the status line's text, so it
+// reads wherever the user looks; without a limit the text is as it is.
+func limitFirst(st app.SessionState, text string) string {
+	if _, answer, ok := st.LimitAnswer(); ok && answer != "" {
+		return answer + " " + text
+	}
+	return text
 }
 
 // warningsNote says, after the status line, how many curves carry a warning (few steps

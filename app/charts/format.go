@@ -58,13 +58,22 @@ func Tooltip(c predictor.Curve, p predictor.Point) string {
 		}
 		fmt.Fprintf(&b, "\niteration %s\nepoch %s\nto %s %s (±%.0f%%)\n%.1f epochs (%s%s)\n%s images/s\ncost %s\nsource: %s%s",
 			FormatMS(p.IterMS), FormatSeconds(p.EpochS), m.TargetName(), FormatSeconds(p.TotalS), p.RunErrorPct(), p.Epochs, c.EpochsSource, regime,
-			FormatRate(p.ImagesPerS), costText(c, p), p.Source, errorNote(p))
+			FormatRate(p.ImagesPerS), costText(c, p), SourceText(&c, p), errorNote(p))
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\niteration %s\nepoch %s\ntotal %s\n%s images/s\ncost %s\nsource: %s%s",
 		FormatMS(p.IterMS), FormatSeconds(p.EpochS), FormatSeconds(p.TotalS),
-		FormatRate(p.ImagesPerS), costText(c, p), p.Source, errorNote(p))
+		FormatRate(p.ImagesPerS), costText(c, p), SourceText(&c, p), errorNote(p))
 	return b.String()
+}
+
+// SourceText is where point p of curve c comes from: its source, and for a point
+// scaled through measured whole steps how many ("anchored to 2 measured steps").
+func SourceText(c *predictor.Curve, p predictor.Point) string {
+	if p.Source == predictor.Anchored && len(c.Anchors) > 0 {
+		return "anchored to " + Count(len(c.Anchors), "measured step", "measured steps")
+	}
+	return string(p.Source)
 }
 
 // costText is a point's cost, or why it has none.
@@ -173,7 +182,7 @@ func ScatterTooltip(c predictor.Curve, p predictor.Point) string {
 		k := p.CostUSD / (p.TotalS / 3600)
 		fmt.Fprintf(&b, " (%s to %s)", FormatUSD(lo*k), FormatUSD(hi*k))
 	}
-	fmt.Fprintf(&b, "\nsource: %s%s", p.Source, errorNote(p))
+	fmt.Fprintf(&b, "\nsource: %s%s", SourceText(&c, p), errorNote(p))
 	if c.Recommended > 0 && c.Recommended != p.Batch {
 		fmt.Fprintf(&b, "\nrecommended batch %s (within %g%%: %s to %s)", FormatCount(int64(c.Recommended)), predictor.NearBestPct, FormatCount(int64(c.NearMin)), FormatCount(int64(c.NearMax)))
 	} else if c.Recommended > 0 && c.NearMax > c.NearMin {

@@ -196,6 +196,9 @@ func writeExplainTable(w io.Writer, x *predictor.Explanation, layers int) error 
 		}
 		h.Row(label, app.MeasuredStepText(m))
 	}
+	if x.AnchoredMS > 0 {
+		h.Row("anchored", app.AnchoredText(x))
+	}
 	largest := "unknown"
 	if x.MaxBatch >= 0 {
 		largest = countText(x.MaxBatch)

@@ -6,7 +6,6 @@ import (
 
 	"cnntime/app"
 	"cnntime/app/launch"
-	"cnntime/app/numfmt"
 )
 
 // launchKindChoices are the launch files `cnntime launch` writes.
@@ -110,10 +109,10 @@ func runLaunch(env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		q.Batches, q.Span = []int{b}, app.BatchSpan{}
-		req.BatchNote = fmt.Sprintf("%s, the recommended batch (within 1%% of the best time and cost, nearest the recipe's batch, as best and the window recommend it; --batch writes another)", numfmt.Count(int64(b)))
+		q.Batches, q.Span = []int{b.Batch}, app.BatchSpan{}
+		req.BatchNote = b.Note()
 	} else {
-		req.BatchNote = fmt.Sprintf("%s, as given with --batch", numfmt.Count(int64(q.Batches[0])))
+		req.BatchNote = app.LaunchBatch{Batch: q.Batches[0], ChosenBy: "given with --batch"}.Note()
 	}
 	r, err := eng.LaunchRun(env.Ctx, q, req)
 	if err != nil {

@@ -92,6 +92,10 @@ type PredictRow struct {
 	Fits       bool     `json:"fits"`
 	Source     string   `json:"source"`
 	ErrorPct   *float64 `json:"error_pct"`
+	// AnchoredTo is how many measured whole steps of the cache the point's curve
+	// passes through (source "measured" at their per-GPU batches, "anchored"
+	// elsewhere; docs/cache.md); absent when none.
+	AnchoredTo int `json:"anchored_to,omitempty"`
 	// Nodes and Network are present for a run over several instances of the machine:
 	// their count and the network assumed between them (its source; assumed: true
 	// when not published). GPUCount is then the total.
@@ -198,6 +202,7 @@ func fillRow(r *PredictRow, v *pointValues, c *predictor.Curve, p *predictor.Poi
 		Backend: c.Backend, Script: string(c.Script), Framework: string(c.Framework), Software: c.Software.Name, Host: c.Host}
 	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Nodes, r.Network = c.Nodes, c.Network
+	r.AnchoredTo = len(c.Anchors)
 	r.EpochsSource = c.EpochsSource
 	if c.Recipe != nil {
 		r.Target = c.Recipe.TargetName()
@@ -404,6 +409,9 @@ func predictOneBatch(env *Env, pf predictOutput, q app.Query, eng *app.Engine) e
 		return misfit
 	}
 	for i := range curves {
+		if n := app.AnchorNote(&curves[i]); n != "" {
+			warnings = append(warnings, measuredLine(curves[i].Model, curves[i].Machine, n))
+		}
 		for _, w := range app.RunWarnings(&curves[i], curves[i].Points[0].Batch) {
 			warnings = append(warnings, warningLine(curves[i].Model, curves[i].Machine, w))
 		}
@@ -659,6 +667,9 @@ type BestRow struct {
 	Recommended      *PredictRow `json:"recommended"`
 	Within1Pct       *BatchRange `json:"within_1pct"`
 	Warnings         []string    `json:"warnings,omitempty"`
+	// anchored says what the cache's measured whole steps did to the curve
+	// (app.AnchorNote; the rows' anchored_to in JSON).
+	anchored string
 }
 
 // BatchRange is a range of global batch sizes, both ends included.
@@ -728,6 +739,7 @@ func bestOf(c *predictor.Curve) BestRow {
 	}
 	r.Device, r.GPU, r.GPUCount = deviceFields(c)
 	r.Unavailable = c.Unavailable
+	r.anchored = app.AnchorNote(c)
 	if c.Unavailable != "" {
 		r.Warnings = app.AdviceWarnings(c)
 	}
@@ -753,13 +765,22 @@ func recommendedText(r BestRow) string {
 	return app.RecommendedText(r.RecommendedBatch, r.Within1Pct.Min, r.Within1Pct.Max)
 }
 
-// writeWarnings prints each row's warnings under a table (warningLine).
+// writeWarnings prints each row's warnings under a table (warningLine), and what
+// measured steps did to its curve (measuredLine).
 func writeWarnings(env *Env, rows []BestRow) {
 	for _, r := range rows {
+		if r.anchored != "" {
+			fmt.Fprintln(env.Stdout, measuredLine(r.Model, r.Machine, r.anchored))
+		}
 		for _, w := range r.Warnings {
 			fmt.Fprintln(env.Stdout, warningLine(r.Model, r.Machine, w))
 		}
 	}
+}
+
+// measuredLine is app.AnchorNote's note under a table: "measured: model on machine: …".
+func measuredLine(model, machine, note string) string {
+	return fmt.Sprintf("measured: %s on %s: %s", model, machine, note)
 }
 
 // warningLine is a warning under a table: "warning: model on machine: …".

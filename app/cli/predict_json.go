@@ -135,6 +135,9 @@ func (e *jsonRowEncoder) appendRow(b []byte, r *PredictRow) ([]byte, error) {
 	if b, err = jsonFloatOrNull(b, `,`+jsonFieldIndent+`"error_pct": `, r.ErrorPct, 1); err != nil {
 		return b, err
 	}
+	if r.AnchoredTo != 0 {
+		b = jsonInt(b, `,`+jsonFieldIndent+`"anchored_to": `, r.AnchoredTo)
+	}
 	if r.Nodes != 0 {
 		b = jsonInt(b, `,`+jsonFieldIndent+`"nodes": `, r.Nodes)
 	}

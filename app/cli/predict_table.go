@@ -268,6 +268,9 @@ func streamPredictTable(env *Env, eng *app.Engine, q app.Query) error {
 	defer progress.finish()
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*tableCurve, error) {
 		t := tableText(c, toTarget)
+		if n := app.AnchorNote(c); n != "" {
+			t.warnings = append(t.warnings, measuredLine(c.Model, c.Machine, n))
+		}
 		for _, w := range app.RunWarnings(c) {
 			t.warnings = append(t.warnings, warningLine(c.Model, c.Machine, w))
 		}

@@ -94,7 +94,7 @@ func (g *graph) step(lr float32) float32 {
 func (b *Backend) RunStep(ctx context.Context, net *cnn.Network, batch int, prec measure.Precision, repeats int) (measure.Step, error) {
 	s := measure.Step{
 		DeviceKey: b.device.Key, Model: net.Name, Batch: batch, Precision: prec,
-		Framework: Framework, Source: "cnntime sweep --step", Status: measure.OK, At: time.Now().UTC(),
+		Framework: Framework, Source: stepSource(net), Status: measure.OK, At: time.Now().UTC(),
 	}
 	if batch < 1 || repeats < 1 {
 		return s, fmt.Errorf("run a step of %s: batch %d and repeats %d must be positive", net.Name, batch, repeats)
@@ -124,4 +124,15 @@ func (b *Backend) RunStep(ctx context.Context, net *cnn.Network, batch int, prec
 	}
 	s.MedianMS, s.SpreadMS = gpu.Summarize(times)
 	return s, nil
+}
+
+// stepSource is a step's source: "cnntime sweep --step", and ", input N" where net takes
+// another input than its zoo model's default, so that a prediction at the default input
+// is not anchored to it (app's anchorsFor reads it). A step at the default input keeps
+// the plain text, so a sweep again replaces its older rows.
+func stepSource(net *cnn.Network) string {
+	if d := cnn.DefaultResolution(net.Name); d > 0 && net.Input.H > 0 && net.Input.H != d {
+		return fmt.Sprintf("cnntime sweep --step, input %d", net.Input.H)
+	}
+	return "cnntime sweep --step"
 }

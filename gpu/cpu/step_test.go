@@ -182,3 +182,31 @@ func benchPhase(b *testing.B, cfg cnn.Config, batch int, phase measure.Phase) {
 	}
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// A step's source names its input where it is not the model's default: the predictions
+// at the default input are not anchored to it.
+func TestStepSourceNamesAnotherInput(t *testing.T) {
+	at := func(name string, resolution int) *cnn.Network {
+		n, err := cnn.Build(name, cnn.Options{Resolution: resolution})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name string
+		net  *cnn.Network
+		want string
+	}{
+		{"resnet18 at 32 px", at("resnet18", 32), "cnntime sweep --step, input 32"},
+		{"resnet18 at its default 224 px", at("resnet18", 0), "cnntime sweep --step"},
+		{"efficientnet_b4 at its default 380 px", at("efficientnet_b4", 0), "cnntime sweep --step"},
+		{"a custom network", tinyNet(), "cnntime sweep --step"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stepSource(tc.net); got != tc.want {
+				t.Errorf("source %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
