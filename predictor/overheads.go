@@ -59,7 +59,8 @@ type Overheads struct {
 	// EagerOpUS is the host time to issue one small operator from Python on a GPU
 	// tensor: the Python call, PyTorch's dispatcher and the kernel launch. PyTorch 1's
 	// optimizer loop, zero_grad and batch norm's counters pay it once per operator.
-	// Fitted (20 µs) with pipeline.DataLoaderHandoffMS on the tuning sources of the
+	// Fitted (8 µs since the maturity term's cost per convolution, 20 µs before) with
+	// pipeline.DataLoaderHandoffMS on the tuning sources of the
 	// one-GPU step-time series (validate table 8), over a range from what
 	// scripts/step_host_cost.py measures of the Python loop on a CPU plus a launch
 	// (about 8 µs) to NVIDIA's ~20 µs per PyTorch elementwise operator on a V100, host
@@ -141,7 +142,7 @@ var DefaultOverheads = Overheads{
 	UpdateBytesPerParam:       20,
 	SGDBytesPerParam:          44,
 	SmallKernelUS:             5,
-	EagerOpUS:                 20,
+	EagerOpUS:                 8,
 	AMPBytesPerParam:          14,
 	BF16BytesPerParam:         6,
 	MemoryEfficiency:          0.78,

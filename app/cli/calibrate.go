@@ -220,13 +220,13 @@ func fitNetworks(cal *kernels.Calibration, anchors []fit.Anchor, gpus []hw.GPU, 
 		"each row weighed 1/√(its source's rows on its GPU family)), with a prior pulling each factor to 1, %.0f× stronger for a family whose rows come from fewer than %d sources (%s): "+
 		"memory efficiency %.3f on every GPU; SMs stream at most %.1f bytes per cycle each (a streaming kernel runs at the lower of that and the memory's rate); cuDNN's NCHW batch norm (eager NCHW under amp) at most %.1f bytes per SM cycle; power-capped clocks follow the power per SM to the %.3f; "+
 		"depthwise efficiency ×%.2f; compute scale = family factor × arithmetic factor: families %s; arithmetics %s; cuDNN 8's split-K (up to %d ways); "+
-		"kernel libraries released a months after their GPU's architecture launched reach 1 − %.3f × exp(−a ÷ %.0f) of the mature efficiency, fitted first on the %d pairs of tuning rows of one GPU on two releases (%s; their ratios' MAPE %.1f%% without the term, %.1f%% with it; the tuning rows by software age: %s). "+
+		"kernel libraries released a months after their GPU's architecture launched reach 1 − %.3f × exp(−a ÷ %.0f) of the mature efficiency and add %.0f µs × the same exp(−a ÷ τ) to each convolution (the time and that cost fitted on the published batch series, validate table 10), the deficit fitted first on the %d pairs of tuning rows of one GPU on two releases (%s; their ratios' MAPE %.1f%% without the term, %.1f%% with it; the tuning rows by software age: %s). "+
 		"Tuning MAPE %.1f%% before, %.1f%% after. "+
 		"Error bands of estimated steps (network_rel_err): each family and arithmetic's MAPE over its tuning rows (%d rows in all, held-out rows not read), mixed with the held-out MAPE (%.1f%%) as %.0f more rows; "+
 		"%.0f× the held-out MAPE where no tuning row exists; a family predicted from its neighbour's scales at least the largest error of its own held-out rows (%s); transferred times: the held-out MAPE",
 		nf.TuningRows, filepath.Base(path), fit.SingleSourcePrior, fit.MinScaleSources, strings.Join(nf.SingleSource, ", "),
 		out.MemoryEfficiency, out.StreamBytesPerSMCycle, out.NCHWNormBytesPerSMCycle, out.PowerClockExponent, nf.DepthwiseScale, familyFactors(nf), arithFactors(nf), out.SplitKMax,
-		out.MaturityDeficit, out.MaturityMonths, nf.Maturity.Pairs, strings.Join(nf.Maturity.GPUs, ", "), nf.Maturity.BeforeMAPE, nf.Maturity.AfterMAPE, softwareAgeCounts(nf),
+		out.MaturityDeficit, out.MaturityMonths, out.MaturityLaunchUS, nf.Maturity.Pairs, strings.Join(nf.Maturity.GPUs, ", "), nf.Maturity.BeforeMAPE, nf.Maturity.AfterMAPE, softwareAgeCounts(nf),
 		nf.BeforeMAPE, nf.AfterMAPE, nf.TuningRows, 100*bands.HeldOut, fit.BandPriorRows, fit.BandOtherFactor, untunedFloors(bands))
 	if err := out.Validate(); err != nil {
 		return nil, err

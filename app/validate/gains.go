@@ -59,6 +59,9 @@ type GainAccuracy struct {
 	// tuning series and rows now (they agree unless the data or the model changed since).
 	Shipped BatchCurveFit `json:"shipped"`
 	Refit   BatchCurveFit `json:"refit"`
+	// MaturityRefit is what FitMaturityLaunch finds: the fixed time a young library
+	// adds to each convolution, the other costs Shipped's.
+	MaturityRefit BatchCurveFit `json:"maturity_refit"`
 }
 
 // BatchCurveFit is the three costs that set a step's time apart from its batch, and
@@ -70,6 +73,9 @@ type BatchCurveFit struct {
 	LaunchUS  float64 `json:"launch_us"`
 	EagerOpUS float64 `json:"eager_op_us"`
 	HandoffMS float64 `json:"handoff_ms"`
+	// MaturityLaunchUS is the fixed GPU time a convolution or matrix product adds on
+	// libraries released as its GPU launched (kernels.Calibration.MaturityLaunchUS).
+	MaturityLaunchUS float64 `json:"maturity_launch_us"`
 	// TuningMAPEPct is table 10's tuning series' gain MAPE, TuningStepMAPEPct table
 	// 8's tuning rows' step MAPE.
 	TuningMAPEPct     float64 `json:"tuning_mape_pct"`
@@ -175,80 +181,145 @@ var QueuedKernelGrid = []float64{2, 5, 8, 10, 12, 15, 20, 25, 30}
 // alike: the steps' level and the curve's shape. Held-out rows are never read; every
 // other figure is eng's calibration's and overheads'.
 func FitBatchCurve(eng *app.Engine, rep *Report) (BatchCurveFit, error) {
-	tuning := map[string]bool{}
-	for _, s := range rep.Public {
-		tuning[s.Source] = s.Set == "tuning"
-	}
-	var steps []StepBatchRow
-	if rep.StepBatch != nil {
-		for _, r := range rep.StepBatch.Rows {
-			if r.Set == "tuning" {
-				steps = append(steps, r)
-			}
-		}
-	}
-	cases, err := modernSeriesCases(eng)
+	bc, err := newBatchCurveData(eng, rep)
 	if err != nil {
 		return BatchCurveFit{}, err
 	}
-	base := *eng.Kernels().Calibration()
-	baseOver := eng.Predictor().Overheads()
 	best, bestErr := BatchCurveFit{}, math.Inf(1)
 	for _, us := range QueuedKernelGrid {
-		cal := base
+		cal := *eng.Kernels().Calibration()
 		cal.LaunchUS = us
-		if err := cal.Validate(); err != nil {
-			return BatchCurveFit{}, err
-		}
-		timer := kernels.NewModel(&cal, nil, nil, nil)
 		for _, op := range StepFitGrid.EagerOpUS {
-			over := baseOver
+			over := eng.Predictor().Overheads()
 			over.EagerOpUS = op
-			pred := predictor.NewEngine(timer, over, predictor.DefaultMemoryModel)
-			try := Report{Public: rep.Public}
-			if try.Rows, err = publicWith(eng, pred, func(s string) bool { return tuning[s] }); err != nil {
-				return BatchCurveFit{}, err
-			}
-			preds, err := fit.Predict(&cal, over, predictor.DefaultMemoryModel, cases)
+			fits, errs, err := bc.errors(&cal, over, StepFitGrid.HandoffMS)
 			if err != nil {
 				return BatchCurveFit{}, err
 			}
-			try.Modern = &ModernAccuracy{}
-			for i, c := range cases {
-				try.Modern.Rows = append(try.Modern.Rows, modernComparison(c, preds[i]))
-			}
-			for _, handoff := range StepFitGrid.HandoffMS {
-				rows := append([]StepBatchRow(nil), steps...)
-				if err := PredictStepBatch(pred, eng.Catalog(), rows, handoff); err != nil {
-					return BatchCurveFit{}, err
-				}
-				try.StepBatch = &StepBatchAccuracy{Rows: rows}
-				f := BatchCurveFit{LaunchUS: us, EagerOpUS: op, HandoffMS: handoff}
-				stepErr, gainErr, n := 0.0, 0.0, 0
-				for _, r := range rows {
-					stepErr += math.Abs(math.Log(r.Predicted / r.Measured))
-					f.TuningStepMAPEPct += math.Abs(r.ErrorPct)
-				}
-				for _, g := range Gains(&try).Series {
-					if g.Set != "tuning" {
-						continue
-					}
-					gainErr += math.Abs(math.Log1p(g.ErrorPct / 100))
-					f.TuningMAPEPct += math.Abs(g.ErrorPct)
-					n++
-				}
-				if n == 0 || len(rows) == 0 {
-					return BatchCurveFit{}, fmt.Errorf("no tuning step rows or series of two batch sizes or more to fit the batch curve's costs on")
-				}
-				f.TuningMAPEPct /= float64(n)
-				f.TuningStepMAPEPct /= float64(len(rows))
-				if e := gainErr/float64(n) + stepErr/float64(len(rows)); e < bestErr-1e-12 {
-					bestErr, best = e, f
+			for i, f := range fits {
+				if errs[i] < bestErr-1e-12 {
+					bestErr, best = errs[i], f
 				}
 			}
 		}
 	}
 	return best, nil
+}
+
+// MaturityLaunchGrid is where FitMaturityLaunch looks for the fixed GPU time a young
+// library adds to each convolution or matrix product (kernels.Calibration's
+// MaturityLaunchUS), µs: from none to a few kernels' launch and drain.
+var MaturityLaunchGrid = []float64{0, 10, 20, 30, 40, 50, 60, 80}
+
+// FitMaturityLaunch fits, over MaturityLaunchGrid, the fixed GPU time a young library
+// adds to each convolution or matrix product on the tuning series and rows
+// FitBatchCurve reads, by the same error, every other figure eng's (the maturity
+// deficit and time, which the release pairs fit, the three costs FitBatchCurve fits).
+func FitMaturityLaunch(eng *app.Engine, rep *Report) (BatchCurveFit, error) {
+	bc, err := newBatchCurveData(eng, rep)
+	if err != nil {
+		return BatchCurveFit{}, err
+	}
+	best, bestErr := BatchCurveFit{}, math.Inf(1)
+	for _, us := range MaturityLaunchGrid {
+		cal := *eng.Kernels().Calibration()
+		cal.MaturityLaunchUS = us
+		if us > 0 && !(cal.MaturityMonths > 0) {
+			continue // no time for the term to fall over
+		}
+		fits, errs, err := bc.errors(&cal, eng.Predictor().Overheads(), []float64{pipeline.DataLoaderHandoffMS})
+		if err != nil {
+			return BatchCurveFit{}, err
+		}
+		if errs[0] < bestErr-1e-12 {
+			bestErr, best = errs[0], fits[0]
+		}
+	}
+	return best, nil
+}
+
+// batchCurveData is what the batch curve's fits read: the tuning sources of table 3,
+// table 8's tuning rows and table 4's tuning rows in a series.
+type batchCurveData struct {
+	eng    *app.Engine
+	public []PublicSourceAccuracy
+	tuning map[string]bool
+	steps  []StepBatchRow
+	cases  []fit.Case
+}
+
+func newBatchCurveData(eng *app.Engine, rep *Report) (*batchCurveData, error) {
+	bc := &batchCurveData{eng: eng, public: rep.Public, tuning: map[string]bool{}}
+	for _, s := range rep.Public {
+		bc.tuning[s.Source] = s.Set == "tuning"
+	}
+	if rep.StepBatch != nil {
+		for _, r := range rep.StepBatch.Rows {
+			if r.Set == "tuning" {
+				bc.steps = append(bc.steps, r)
+			}
+		}
+	}
+	var err error
+	if bc.cases, err = modernSeriesCases(eng); err != nil {
+		return nil, err
+	}
+	return bc, nil
+}
+
+// errors predicts the tuning series and step rows with cal and over at each handoff
+// and gives, per handoff, the costs and tuning MAPEs (BatchCurveFit) and the fits'
+// error: the mean absolute log error of the steps plus that of the series' gains.
+func (bc *batchCurveData) errors(cal *kernels.Calibration, over predictor.Overheads, handoffs []float64) ([]BatchCurveFit, []float64, error) {
+	if err := cal.Validate(); err != nil {
+		return nil, nil, err
+	}
+	timer := kernels.NewModel(cal, nil, nil, nil)
+	pred := predictor.NewEngine(timer, over, predictor.DefaultMemoryModel)
+	try := Report{Public: bc.public}
+	var err error
+	if try.Rows, err = publicWith(bc.eng, pred, func(s string) bool { return bc.tuning[s] }); err != nil {
+		return nil, nil, err
+	}
+	preds, err := fit.Predict(cal, over, predictor.DefaultMemoryModel, bc.cases)
+	if err != nil {
+		return nil, nil, err
+	}
+	try.Modern = &ModernAccuracy{}
+	for i, c := range bc.cases {
+		try.Modern.Rows = append(try.Modern.Rows, modernComparison(c, preds[i]))
+	}
+	var fits []BatchCurveFit
+	var errs []float64
+	for _, handoff := range handoffs {
+		rows := append([]StepBatchRow(nil), bc.steps...)
+		if err := PredictStepBatch(pred, bc.eng.Catalog(), rows, handoff); err != nil {
+			return nil, nil, err
+		}
+		try.StepBatch = &StepBatchAccuracy{Rows: rows}
+		f := BatchCurveFit{LaunchUS: cal.LaunchUS, EagerOpUS: over.EagerOpUS, HandoffMS: handoff, MaturityLaunchUS: cal.MaturityLaunchUS}
+		stepErr, gainErr, n := 0.0, 0.0, 0
+		for _, r := range rows {
+			stepErr += math.Abs(math.Log(r.Predicted / r.Measured))
+			f.TuningStepMAPEPct += math.Abs(r.ErrorPct)
+		}
+		for _, g := range Gains(&try).Series {
+			if g.Set != "tuning" {
+				continue
+			}
+			gainErr += math.Abs(math.Log1p(g.ErrorPct / 100))
+			f.TuningMAPEPct += math.Abs(g.ErrorPct)
+			n++
+		}
+		if n == 0 || len(rows) == 0 {
+			return nil, nil, fmt.Errorf("no tuning step rows or series of two batch sizes or more to fit the batch curve's costs on")
+		}
+		f.TuningMAPEPct /= float64(n)
+		f.TuningStepMAPEPct /= float64(len(rows))
+		fits = append(fits, f)
+		errs = append(errs, gainErr/float64(n)+stepErr/float64(len(rows)))
+	}
+	return fits, errs, nil
 }
 
 // modernSeriesCases are the tuning rows of table 4 on one GPU that are in a series of two
@@ -284,8 +355,9 @@ func modernSeriesCases(eng *app.Engine) ([]fit.Case, error) {
 // FitBatchCurve finds on the tuning series and rows now (Refit).
 func GainsWithRefit(eng *app.Engine, rep *Report) (*GainAccuracy, error) {
 	acc := Gains(rep)
-	acc.Shipped = BatchCurveFit{LaunchUS: eng.Kernels().Calibration().LaunchUS, EagerOpUS: eng.Predictor().Overheads().EagerOpUS,
-		HandoffMS: pipeline.DataLoaderHandoffMS, TuningMAPEPct: acc.TuningMAPE()}
+	cal := eng.Kernels().Calibration()
+	acc.Shipped = BatchCurveFit{LaunchUS: cal.LaunchUS, EagerOpUS: eng.Predictor().Overheads().EagerOpUS,
+		HandoffMS: pipeline.DataLoaderHandoffMS, MaturityLaunchUS: cal.MaturityLaunchUS, TuningMAPEPct: acc.TuningMAPE()}
 	if rep.StepBatch != nil {
 		for _, g := range rep.StepBatch.Sets {
 			if g.Set == "tuning" {
@@ -295,6 +367,9 @@ func GainsWithRefit(eng *app.Engine, rep *Report) (*GainAccuracy, error) {
 	}
 	var err error
 	if acc.Refit, err = FitBatchCurve(eng, rep); err != nil {
+		return nil, err
+	}
+	if acc.MaturityRefit, err = FitMaturityLaunch(eng, rep); err != nil {
 		return nil, err
 	}
 	return acc, nil
@@ -332,6 +407,8 @@ func WriteGainTable(w io.Writer, acc *GainAccuracy, number int) error {
 		acc.Shipped.LaunchUS, acc.Shipped.EagerOpUS, acc.Shipped.HandoffMS, acc.Shipped.TuningMAPEPct, acc.Shipped.TuningStepMAPEPct)
 	fmt.Fprintf(w, "the three refitted together now on the tuning series and table 8's tuning rows: %.0f µs, %.0f µs, %.1f ms (tuning MAPE %.1f%%, table 8's %.1f%%)\n",
 		acc.Refit.LaunchUS, acc.Refit.EagerOpUS, acc.Refit.HandoffMS, acc.Refit.TuningMAPEPct, acc.Refit.TuningStepMAPEPct)
+	fmt.Fprintf(w, "a convolution on libraries of its GPU's launch month costs %.0f µs more, falling with the maturity term; refitted now on the same rows: %.0f µs (tuning MAPE %.1f%%, table 8's %.1f%%)\n",
+		acc.Shipped.MaturityLaunchUS, acc.MaturityRefit.MaturityLaunchUS, acc.MaturityRefit.TuningMAPEPct, acc.MaturityRefit.TuningStepMAPEPct)
 	fmt.Fprintln(w)
 	for _, s := range acc.Sets {
 		fmt.Fprintf(w, "%s: %d series, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Series, s.MAPEPct, s.BiasPct)

@@ -130,4 +130,19 @@ func TestGainsTableOnThePublishedSeries(t *testing.T) {
 		!slices.Contains(StepFitGrid.HandoffMS, acc.Refit.HandoffMS) || !(acc.Refit.TuningMAPEPct > 0) || !(acc.Refit.TuningStepMAPEPct > 0) {
 		t.Errorf("refit %+v: want values of %v, %v and %v with their tuning MAPEs", acc.Refit, QueuedKernelGrid, StepFitGrid.EagerOpUS, StepFitGrid.HandoffMS)
 	}
+	cal := eng.Kernels().Calibration()
+	if acc.Shipped.MaturityLaunchUS != cal.MaturityLaunchUS {
+		t.Errorf("shipped cost per convolution on young libraries %v µs, want the calibration's %v", acc.Shipped.MaturityLaunchUS, cal.MaturityLaunchUS)
+	}
+	// The maturity refit moves that cost alone: the three others stay the shipped ones,
+	// and at the shipped cost it would give the shipped tuning errors.
+	m := acc.MaturityRefit
+	if !slices.Contains(MaturityLaunchGrid, m.MaturityLaunchUS) || m.LaunchUS != acc.Shipped.LaunchUS || m.EagerOpUS != acc.Shipped.EagerOpUS ||
+		m.HandoffMS != acc.Shipped.HandoffMS || !(m.TuningMAPEPct > 0) || !(m.TuningStepMAPEPct > 0) {
+		t.Errorf("maturity refit %+v: want a value of %v, the shipped other costs %+v and tuning MAPEs", m, MaturityLaunchGrid, acc.Shipped)
+	}
+	if m.MaturityLaunchUS == acc.Shipped.MaturityLaunchUS && (math.Abs(m.TuningMAPEPct-acc.Shipped.TuningMAPEPct) > 1e-9 || math.Abs(m.TuningStepMAPEPct-acc.Shipped.TuningStepMAPEPct) > 1e-9) {
+		t.Errorf("the maturity refit at the shipped cost gives %.3f%% and %.3f%%, the shipped report %.3f%% and %.3f%%",
+			m.TuningMAPEPct, m.TuningStepMAPEPct, acc.Shipped.TuningMAPEPct, acc.Shipped.TuningStepMAPEPct)
+	}
 }

@@ -228,9 +228,41 @@ func TestFitNetworkBands(t *testing.T) {
 }
 
 // The maturity term is found from rows of one GPU that ran libraries of different ages:
-// rows 25% slower at the architecture's launch, recovering with an 8-month time
-// constant, give back about that deficit and time, and the tuning rows' ages are counted.
+// rows 25% slower at the architecture's launch (and MaturityLaunchUS more per
+// convolution), recovering with a time constant of MaturityMonths, give back about that
+// deficit at that time, and with the time left to the pairs (MaturityMonths 0) rows
+// recovering over 8 months give back about 0.25 over 8 months; the cost per
+// convolution is kept, and the tuning rows' ages are counted.
 func TestFitNetworksFindsTheMaturity(t *testing.T) {
+	shipped := MaturityMonths
+	defer func() { MaturityMonths = shipped }()
+	for _, tc := range []struct {
+		name                 string
+		fixed, truth         float64 // MaturityMonths, the rows' time constant
+		minMonths, maxMonths float64
+	}{
+		{"time fixed", shipped, shipped, shipped, shipped},
+		{"time fitted", 0, 8, 4, 16},
+	} {
+		MaturityMonths = tc.fixed
+		nf := fitSyntheticMaturity(t, 0.25, tc.truth)
+		if d, m := nf.Calibration.MaturityDeficit, nf.Calibration.MaturityMonths; math.Abs(d-0.25) > 0.05 || m < tc.minMonths || m > tc.maxMonths || nf.AfterMAPE > 2 {
+			t.Errorf("%s: fitted deficit %.3f over %.1f months (tuning MAPE %.2f%%): want about 0.25 over %v months", tc.name, d, m, nf.AfterMAPE, tc.truth)
+		}
+		if got := nf.Calibration.MaturityLaunchUS; got != MaturityLaunchUS || !(got > 0) {
+			t.Errorf("%s: cost per convolution %v µs, want MaturityLaunchUS (%v µs, fitted on the batch series)", tc.name, got, MaturityLaunchUS)
+		}
+		if want := []int{4, 2, 2, 4}; !slicesEqual(nf.SoftwareAges, want) {
+			t.Errorf("%s: tuning rows by software age %v, want %v (under 6, 6–12, 12–24, 24+ months)", tc.name, nf.SoftwareAges, want)
+		}
+	}
+}
+
+// fitSyntheticMaturity fits FitNetworks to two sources' A100 rows on six releases,
+// their throughputs predicted with the maturity term deficit over months (and
+// MaturityLaunchUS per convolution).
+func fitSyntheticMaturity(t *testing.T, deficit, months float64) *NetworkFit {
+	t.Helper()
 	nets := map[string]*cnn.Network{}
 	a100 := hw.GPU{ID: "a100", ComputeCapability: "8.0", SMs: 108, BoostClockMHz: 1410, FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312,
 		MemoryGB: 80, MemoryBandwidthGBs: 2039, TDPW: 400}
@@ -255,7 +287,7 @@ func TestFitNetworksFindsTheMaturity(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth := *cal
-	truth.MaturityDeficit, truth.MaturityMonths = 0.25, 8
+	truth.MaturityDeficit, truth.MaturityMonths, truth.MaturityLaunchUS = deficit, months, MaturityLaunchUS
 	if err := truth.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -273,12 +305,7 @@ func TestFitNetworksFindsTheMaturity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, m := nf.Calibration.MaturityDeficit, nf.Calibration.MaturityMonths; math.Abs(d-0.25) > 0.05 || m < 4 || m > 16 || nf.AfterMAPE > 2 {
-		t.Errorf("fitted deficit %.3f over %.1f months (tuning MAPE %.2f%%): want about 0.25 over 8 months", d, m, nf.AfterMAPE)
-	}
-	if want := []int{4, 2, 2, 4}; !slicesEqual(nf.SoftwareAges, want) {
-		t.Errorf("tuning rows by software age %v, want %v (under 6, 6–12, 12–24, 24+ months)", nf.SoftwareAges, want)
-	}
+	return nf
 }
 
 func slicesEqual(a, b []int) bool {

@@ -138,6 +138,13 @@ type Calibration struct {
 	// that state the software they ran.
 	MaturityDeficit float64 `json:"maturity_deficit,omitempty"`
 	MaturityMonths  float64 `json:"maturity_months,omitempty"`
+	// MaturityLaunchUS is the fixed GPU time, microseconds, that a convolution or
+	// matrix product adds to LaunchUS on libraries released as its GPU's architecture
+	// launched, falling as MaturityDeficit does (× exp(−age ÷ MaturityMonths)): a young
+	// library's call runs more kernels around its GEMM (index and transform kernels,
+	// split reductions) and picks its algorithm with heuristics not yet tuned for the
+	// GPU, a cost per call that no batch amortises. 0: none.
+	MaturityLaunchUS float64 `json:"maturity_launch_us,omitempty"`
 	// Accuracy is the leave-one-GPU-out report of the fit, for display.
 	Accuracy []GPUAccuracy `json:"accuracy,omitempty"`
 
@@ -243,8 +250,10 @@ func (c *Calibration) Validate() error {
 		return fmt.Errorf("calibration: power-clock exponent %v must be in [0, 1] (0: 1/3)", c.PowerClockExponent)
 	case c.MaturityDeficit < 0 || math.IsNaN(c.MaturityDeficit) || c.MaturityDeficit >= 1:
 		return fmt.Errorf("calibration: maturity deficit %v must be in [0, 1) (0: none)", c.MaturityDeficit)
-	case c.MaturityDeficit > 0 && (!positiveFinite(c.MaturityMonths) || c.MaturityMonths > 240):
-		return fmt.Errorf("calibration: maturity time %v months must be in (0, 240] where a deficit is given", c.MaturityMonths)
+	case c.MaturityLaunchUS < 0 || math.IsNaN(c.MaturityLaunchUS) || c.MaturityLaunchUS > 1000:
+		return fmt.Errorf("calibration: maturity launch cost %v µs must be in [0, 1000] (0: none)", c.MaturityLaunchUS)
+	case (c.MaturityDeficit > 0 || c.MaturityLaunchUS > 0) && (!positiveFinite(c.MaturityMonths) || c.MaturityMonths > 240):
+		return fmt.Errorf("calibration: maturity time %v months must be in (0, 240] where a deficit or launch cost is given", c.MaturityMonths)
 	case c.SplitKMax < 0 || c.SplitKMax > 1024:
 		return fmt.Errorf("calibration: split-K cap %d must be in [0, 1024] (0: cuDNN 7's %d)", c.SplitKMax, LegacySplitK)
 	}
@@ -364,15 +373,36 @@ func (c *Calibration) inheritFromNeighbours() {
 // or an earlier architecture's, kernels on it). 1 where g's architecture is undated or
 // the calibration has no maturity term.
 func (c *Calibration) Maturity(g hw.GPU, month hw.Month) float64 {
-	if month == 0 || c == nil || !(c.MaturityDeficit > 0) {
+	if c == nil || !(c.MaturityDeficit > 0) {
 		return 1
+	}
+	return 1 - c.MaturityDeficit*c.immaturity(g, month)
+}
+
+// MaturityLaunchMS is the fixed GPU time, milliseconds, that a convolution or matrix
+// product on g adds to its launch cost with libraries released in month (0: mature,
+// 0): MaturityLaunchUS × exp(−age ÷ MaturityMonths), age as in Maturity.
+func (c *Calibration) MaturityLaunchMS(g hw.GPU, month hw.Month) float64 {
+	if c == nil || !(c.MaturityLaunchUS > 0) {
+		return 0
+	}
+	return c.MaturityLaunchUS * c.immaturity(g, month) / 1000
+}
+
+// immaturity is exp(−age ÷ MaturityMonths), age the months from g's architecture's
+// launch to month (at least 0): 1 for libraries of the launch month, falling towards
+// 0 as they mature; 0 where month is 0 (mature), g's architecture is undated or the
+// time is not set.
+func (c *Calibration) immaturity(g hw.GPU, month hw.Month) float64 {
+	if month == 0 || !(c.MaturityMonths > 0) {
+		return 0
 	}
 	launch, ok := hw.LaunchMonth(g)
 	if !ok {
-		return 1
+		return 0
 	}
 	age := math.Max(float64(month-launch), 0)
-	return 1 - c.MaturityDeficit*math.Exp(-age/c.MaturityMonths)
+	return math.Exp(-age / c.MaturityMonths)
 }
 
 // PowerClockExponentOrLegacy is PowerClockExponent, or LegacyPowerClockExponent

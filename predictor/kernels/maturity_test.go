@@ -52,20 +52,67 @@ func TestMaturity(t *testing.T) {
 	}
 }
 
+// The maturity term's cost per convolution: the whole MaturityLaunchUS at the GPU's
+// launch, falling by e every MaturityMonths, none for mature libraries or an undated
+// architecture; it lands on a convolution's fixed time (so its time at batch 1 and at
+// batch 1024 grow alike) and on no streaming kernel.
+func TestMaturityLaunchCost(t *testing.T) {
+	cal := PriorCalibration()
+	cal.MaturityLaunchUS, cal.MaturityMonths = 40, 10
+	if err := cal.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a100 := hw.GPU{ComputeCapability: "8.0", SMs: 108, BoostClockMHz: 1410, FP32TFLOPS: 19.5, TF32TFLOPS: 156, FP16TFLOPS: 312, MemoryBandwidthGBs: 1555}
+	for _, tc := range []struct {
+		name  string
+		g     hw.GPU
+		month hw.Month
+		want  float64 // ms
+	}{
+		{"at the launch", a100, hw.MonthOf(2020, 5), 0.040},
+		{"ten months on", a100, hw.MonthOf(2021, 3), 0.040 * math.Exp(-1)},
+		{"older than the GPU", a100, hw.MonthOf(2019, 1), 0.040},
+		{"mature (month 0)", a100, 0, 0},
+		{"undated architecture", hw.GPU{ComputeCapability: "2.0"}, hw.MonthOf(2020, 1), 0},
+	} {
+		if got := cal.MaturityLaunchMS(tc.g, tc.month); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: %.6f ms, want %.6f", tc.name, got, tc.want)
+		}
+	}
+	if got := cal.Maturity(a100, hw.MonthOf(2020, 5)); got != 1 {
+		t.Errorf("a cost per call without a deficit: maturity %v, want 1 (the efficiency untouched)", got)
+	}
+	c := conv(256, 256, 14, 3, 1)
+	young := newEstimator(cal, c, "fwd", a100, "amp", hw.MonthOf(2020, 5))
+	mature := newEstimator(cal, c, "fwd", a100, "amp", 0)
+	for _, n := range []int{1, 1024} {
+		if d := young.at(n) - mature.at(n); math.Abs(d-0.040) > 1e-9 {
+			t.Errorf("batch %d: a convolution on the A100's launch libraries takes %.4f ms more than on mature ones, want 0.040", n, d)
+		}
+	}
+	stream := newStreamEstimator(cal, 1e6, a100, "amp")
+	if stream.launchMS != cal.LaunchUS/1000 {
+		t.Errorf("a streaming kernel's fixed time %.4f ms, want the launch cost %.4f ms alone", stream.launchMS, cal.LaunchUS/1000)
+	}
+}
+
 func TestMaturityBounds(t *testing.T) {
 	for _, tc := range []struct {
-		deficit, months float64
-		wantErr         string
+		deficit, months, launchUS float64
+		wantErr                   string
 	}{
-		{1, 12, "maturity deficit"},
-		{-0.1, 12, "maturity deficit"},
-		{0.2, 0, "maturity time"},
-		{0.2, 300, "maturity time"},
+		{1, 12, 0, "maturity deficit"},
+		{-0.1, 12, 0, "maturity deficit"},
+		{0.2, 0, 0, "maturity time"},
+		{0.2, 300, 0, "maturity time"},
+		{0, 0, 20, "maturity time"},
+		{0.2, 12, -1, "maturity launch cost"},
+		{0.2, 12, 2000, "maturity launch cost"},
 	} {
 		cal := PriorCalibration()
-		cal.MaturityDeficit, cal.MaturityMonths = tc.deficit, tc.months
+		cal.MaturityDeficit, cal.MaturityMonths, cal.MaturityLaunchUS = tc.deficit, tc.months, tc.launchUS
 		if err := cal.Validate(); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-			t.Errorf("deficit %v over %v months: %v, want an error about the %s", tc.deficit, tc.months, err, tc.wantErr)
+			t.Errorf("deficit %v and %v µs over %v months: %v, want an error about the %s", tc.deficit, tc.launchUS, tc.months, err, tc.wantErr)
 		}
 	}
 }

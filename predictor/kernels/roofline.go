@@ -83,6 +83,7 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	if !e.cost.hasGEMM {
 		return e
 	}
+	e.launchMS += cal.MaturityLaunchMS(g, month)
 	maturity := cal.Maturity(g, month)
 	eff := cal.Efficiency(e.cost.class, e.rates.arith, phase) * cal.FamilyScaleOf(e.rates.family, e.rates.arith) * maturity
 	aligned := e.rates.alignNeed == 0 || (e.rates.alignNeed == 4 && e.cost.aligned4) || (e.rates.alignNeed == 8 && e.cost.aligned8)
