@@ -410,19 +410,12 @@ func WriteGainTable(w io.Writer, acc *GainAccuracy, number int) error {
 	fmt.Fprintf(w, "a convolution on libraries of its GPU's launch month costs %.0f µs more, falling with the maturity term; refitted now on the same rows: %.0f µs (tuning MAPE %.1f%%, table 8's %.1f%%)\n",
 		acc.Shipped.MaturityLaunchUS, acc.MaturityRefit.MaturityLaunchUS, acc.MaturityRefit.TuningMAPEPct, acc.MaturityRefit.TuningStepMAPEPct)
 	fmt.Fprintln(w)
-	for _, s := range acc.Sets {
-		fmt.Fprintf(w, "%s: %d series, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Series, s.MAPEPct, s.BiasPct)
-	}
-	fmt.Fprintln(w)
-	t := app.NewTable(w, "SET", "SOURCE", "SERIES", "MAPE", "BIAS")
-	for _, g := range acc.Sources {
-		t.Row(g.Set, g.Source, strconv.Itoa(g.Series), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
-	}
-	if err := t.Flush(); err != nil {
+	line := func(g GainGroup) errorGroup { return errorGroup{g.Set, g.Source, g.Series, g.MAPEPct, g.BiasPct} }
+	if err := writeErrorGroups(w, "series", "SOURCE", summaryOf(acc.Sets, line), summaryOf(acc.Sources, line)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
-	t = app.NewTable(w, "SET", "TABLE", "SOURCE", "GPU", "MODEL", "SETUP", "BATCHES", "MEASURED", "PREDICTED", "ERROR")
+	t := app.NewTable(w, "SET", "TABLE", "SOURCE", "GPU", "MODEL", "SETUP", "BATCHES", "MEASURED", "PREDICTED", "ERROR")
 	for _, s := range acc.Series {
 		t.Row(s.Set, strconv.Itoa(s.Table), s.Source, s.GPU, s.Model, s.Setup, fmt.Sprintf("%d→%d (%d)", s.FromBatch, s.ToBatch, s.Points),
 			fmt.Sprintf("%+.1f%%", s.MeasuredGainPct), fmt.Sprintf("%+.1f%%", s.PredictedGainPct), fmt.Sprintf("%+.1f%%", s.ErrorPct))

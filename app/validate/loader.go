@@ -1,13 +1,10 @@
 package validate
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"cnntime/app"
 	"cnntime/assets"
@@ -57,61 +54,28 @@ var loaderColumns = []string{"source", "where", "gpu", "model", "precision", "ba
 
 // ParseLoaderRuns reads the published loader runs.
 func ParseLoaderRuns(data []byte) ([]LoaderRow, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("loader_runs.csv: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, c := range loaderColumns {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("loader_runs.csv: the header lacks column %q", c)
-		}
-	}
 	var rows []LoaderRow
-	for line := 2; ; line++ {
-		f, err := r.Read()
-		if err == io.EOF {
-			return rows, nil
+	err := readFigures("loader_runs.csv", data, loaderColumns, func(f *figureRow) error {
+		row := LoaderRow{Source: f.text("source"), Where: f.text("where"), Set: f.text("set"), GPU: f.text("gpu"), Model: f.text("model"),
+			Precision: f.text("precision"), Loader: f.text("loader"), CPU: f.text("cpu"), Metric: f.text("metric"),
+			Batch: int(f.num("batch_per_gpu", false)), GPUs: int(f.num("gpus", true)), Workers: int(f.num("workers_per_gpu", true)),
+			VCPUs: int(f.num("vcpus", true)), TurboGHz: f.num("cpu_turbo_ghz", true), Measured: f.num("value", true)}
+		if f.err != nil {
+			return f.err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("loader_runs.csv: %w", err)
-		}
-		get := func(c string) string { return strings.TrimSpace(f[col[c]]) }
-		num := func(c string, required bool) float64 {
-			s := get(c)
-			if s == "" && !required {
-				return 0
-			}
-			v, perr := strconv.ParseFloat(s, 64)
-			if perr != nil || !(v > 0) {
-				err = fmt.Errorf("loader_runs.csv line %d, %s: %q is not a positive number", line, c, s)
-			}
-			return v
-		}
-		row := LoaderRow{Source: get("source"), Where: get("where"), Set: get("set"), GPU: get("gpu"), Model: get("model"),
-			Precision: get("precision"), Loader: get("loader"), CPU: get("cpu"), Metric: get("metric"),
-			Batch: int(num("batch_per_gpu", false)), GPUs: int(num("gpus", true)), Workers: int(num("workers_per_gpu", true)),
-			VCPUs: int(num("vcpus", true)), TurboGHz: num("cpu_turbo_ghz", true), Measured: num("value", true)}
-		if err != nil {
-			return nil, err
-		}
-		if _, perr := pipeline.ParseLoader(row.Loader); perr != nil {
-			return nil, fmt.Errorf("loader_runs.csv line %d: %w", line, perr)
+		if _, err := pipeline.ParseLoader(row.Loader); err != nil {
+			return f.errorf("%w", err)
 		}
 		switch {
-		case row.Set != "tuning" && row.Set != "held out":
-			return nil, fmt.Errorf("loader_runs.csv line %d, set: %q is neither tuning nor held out", line, row.Set)
 		case row.Metric == "train_images_per_s" && (row.GPU == "" || row.Model == "" || row.Batch == 0):
-			return nil, fmt.Errorf("loader_runs.csv line %d: a training run needs its gpu, model and batch", line)
+			return f.errorf("a training run needs its gpu, model and batch")
 		case row.Metric != "train_images_per_s" && row.Metric != "loader_images_per_s":
-			return nil, fmt.Errorf("loader_runs.csv line %d, metric: %q is neither train_images_per_s nor loader_images_per_s", line, row.Metric)
+			return f.cellErrorf("metric", "%q is neither train_images_per_s nor loader_images_per_s", row.Metric)
 		}
 		rows = append(rows, row)
-	}
+		return nil
+	})
+	return rows, err
 }
 
 // loaderSoftware is each training source's release of the kernel libraries
@@ -249,19 +213,12 @@ func WriteLoaderTable(w io.Writer, acc *LoaderAccuracy) error {
 	}
 	fmt.Fprintln(w, "\n7. Runs through real input pipelines on named CPUs (loader_runs.csv; DataLoader, DALI CPU/GPU, FFCV, tf.data)")
 	fmt.Fprintln(w)
-	for _, s := range acc.Sets {
-		fmt.Fprintf(w, "%s: %d rows, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct)
-	}
-	fmt.Fprintln(w)
-	t := app.NewTable(w, "SET", "SOURCE", "ROWS", "MAPE", "BIAS")
-	for _, g := range acc.Sources {
-		t.Row(g.Set, g.Source, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
-	}
-	if err := t.Flush(); err != nil {
+	line := func(g ModernGroup) errorGroup { return errorGroup{g.Set, g.Source, g.Rows, g.MAPEPct, g.BiasPct} }
+	if err := writeErrorGroups(w, "rows", "SOURCE", summaryOf(acc.Sets, line), summaryOf(acc.Sources, line)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
-	t = app.NewTable(w, "SET", "SOURCE", "LOADER", "GPUS", "WORKERS", "CPU", "MODEL", "MEASURED", "PREDICTED", "BOUND", "ERROR")
+	t := app.NewTable(w, "SET", "SOURCE", "LOADER", "GPUS", "WORKERS", "CPU", "MODEL", "MEASURED", "PREDICTED", "BOUND", "ERROR")
 	for _, r := range acc.Rows {
 		model := r.Model
 		if model == "" {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 
 	"cnntime/app"
 )
@@ -174,19 +173,14 @@ func WriteRatioTable(w io.Writer, acc *RatioAccuracy) error {
 	}
 	fmt.Fprintln(w, "\n9. Cross-GPU throughput ratios (per GPU, same source, model, precision and stack; table 4's rows) vs published")
 	fmt.Fprintln(w)
-	for _, s := range acc.Sets {
-		fmt.Fprintf(w, "%s: %d ratios, MAPE %.1f%%, bias %+.1f%%\n", s.Set, s.Rows, s.MAPEPct, s.BiasPct)
+	line := func(g RatioGroup) errorGroup {
+		return errorGroup{g.Set, g.GPU + " / " + g.Reference, g.Rows, g.MAPEPct, g.BiasPct}
 	}
-	fmt.Fprintln(w)
-	t := app.NewTable(w, "SET", "GPU / REFERENCE", "RATIOS", "MAPE", "BIAS")
-	for _, g := range acc.Pairs {
-		t.Row(g.Set, g.GPU+" / "+g.Reference, strconv.Itoa(g.Rows), fmt.Sprintf("%.1f%%", g.MAPEPct), fmt.Sprintf("%+.1f%%", g.BiasPct))
-	}
-	if err := t.Flush(); err != nil {
+	if err := writeErrorGroups(w, "ratios", "GPU / REFERENCE", summaryOf(acc.Sets, line), summaryOf(acc.Pairs, line)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
-	t = app.NewTable(w, "SET", "SOURCE", "MODEL", "PRECISION", "STACK", "GPU / REFERENCE", "PUBLISHED", "PREDICTED", "ERROR")
+	t := app.NewTable(w, "SET", "SOURCE", "MODEL", "PRECISION", "STACK", "GPU / REFERENCE", "PUBLISHED", "PREDICTED", "ERROR")
 	for _, r := range acc.Rows {
 		t.Row(r.Set, r.Source, r.Model, r.Precision, r.Stack, r.GPU+" / "+r.Reference, fmt.Sprintf("%.3f", r.Published),
 			fmt.Sprintf("%.3f", r.Predicted), fmt.Sprintf("%+.1f%%", r.ErrorPct))

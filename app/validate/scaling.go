@@ -1,13 +1,10 @@
 package validate
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"cnntime/app"
 	"cnntime/assets"
@@ -87,76 +84,41 @@ var scalingColumns = []string{"source", "run", "where", "model", "framework", "p
 
 // ParseScalingRows reads the published scaling figures.
 func ParseScalingRows(data []byte) ([]ScalingRow, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("scaling.csv: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, c := range scalingColumns {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("scaling.csv: the header lacks column %q", c)
-		}
-	}
 	var rows []ScalingRow
-	for line := 2; ; line++ {
-		f, err := r.Read()
-		if err == io.EOF {
-			return rows, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("scaling.csv: %w", err)
-		}
-		get := func(c string) string { return strings.TrimSpace(f[col[c]]) }
-		num := func(c string, required bool) float64 {
-			s := get(c)
-			if s == "" && !required {
-				return 0
-			}
-			v, perr := strconv.ParseFloat(s, 64)
-			if perr != nil || !(v > 0) || math.IsInf(v, 0) {
-				err = fmt.Errorf("scaling.csv line %d, %s: %q is not a positive number", line, c, s)
-			}
-			return v
-		}
-		row := ScalingRow{Source: get("source"), Run: get("run"), Where: get("where"), Set: get("set"), Model: get("model"),
-			Framework: get("framework"), Precision: get("precision"), GPU: get("gpu"), Network: get("network"),
-			Interconnect: get("interconnect"), IntraGBs: num("intra_gbps", false), GPUsPerNode: int(num("gpus_per_node", true)), Batch: int(num("batch_per_gpu", true)),
-			Nodes: int(num("nodes", true)), BaseGPUs: int(num("baseline_gpus", true)), Measured: num("scaling_efficiency", true)}
-		row.NetworkGbps = num("network_gbps", row.Nodes > 1)
-		if c, ok := col["data"]; ok {
-			row.Data = strings.TrimSpace(f[c])
-		}
+	err := readFigures("scaling.csv", data, scalingColumns, func(f *figureRow) error {
+		row := ScalingRow{Source: f.text("source"), Run: f.text("run"), Where: f.text("where"), Set: f.text("set"), Model: f.text("model"),
+			Framework: f.text("framework"), Precision: f.text("precision"), GPU: f.text("gpu"), Network: f.text("network"),
+			Interconnect: f.text("interconnect"), IntraGBs: f.num("intra_gbps", false), GPUsPerNode: int(f.num("gpus_per_node", true)), Batch: int(f.num("batch_per_gpu", true)),
+			Nodes: int(f.num("nodes", true)), BaseGPUs: int(f.num("baseline_gpus", true)), Measured: f.num("scaling_efficiency", true),
+			Data: f.text("data")} // an optional column
+		row.NetworkGbps = f.num("network_gbps", row.Nodes > 1)
 		if row.Data == "" {
 			row.Data = "real"
 		}
-		if err != nil {
-			return nil, err
+		if f.err != nil {
+			return f.err
 		}
 		switch {
-		case row.Set != "tuning" && row.Set != "held out":
-			return nil, fmt.Errorf("scaling.csv line %d, set: %q is neither tuning nor held out", line, row.Set)
 		case row.Source == "" || row.Model == "" || row.GPU == "":
-			return nil, fmt.Errorf("scaling.csv line %d: a row needs its source, model and gpu", line)
+			return f.errorf("a row needs its source, model and gpu")
 		case row.Nodes == 1 && row.BaseGPUs >= row.GPUsPerNode:
-			return nil, fmt.Errorf("scaling.csv line %d: %d GPUs in one node do not scale from a baseline of %d", line, row.GPUsPerNode, row.BaseGPUs)
+			return f.errorf("%d GPUs in one node do not scale from a baseline of %d", row.GPUsPerNode, row.BaseGPUs)
 		case row.BaseGPUs > row.GPUsPerNode && row.BaseGPUs%row.GPUsPerNode != 0:
-			return nil, fmt.Errorf("scaling.csv line %d: a baseline of %d GPUs is not whole nodes of %d", line, row.BaseGPUs, row.GPUsPerNode)
+			return f.errorf("a baseline of %d GPUs is not whole nodes of %d", row.BaseGPUs, row.GPUsPerNode)
 		case row.Interconnect != "" && row.Interconnect != "NVLink" && row.Interconnect != "PCIe":
-			return nil, fmt.Errorf("scaling.csv line %d, interconnect: %q is neither NVLink nor PCIe", line, row.Interconnect)
+			return f.cellErrorf("interconnect", "%q is neither NVLink nor PCIe", row.Interconnect)
 		case row.Data != "real" && row.Data != "synthetic":
-			return nil, fmt.Errorf("scaling.csv line %d, data: %q is neither real nor synthetic", line, row.Data)
+			return f.cellErrorf("data", "%q is neither real nor synthetic", row.Data)
 		case row.Measured > 1.2:
-			return nil, fmt.Errorf("scaling.csv line %d: a scaling efficiency of %g is not plausible (want at most 1.2)", line, row.Measured)
+			return f.errorf("a scaling efficiency of %g is not plausible (want at most 1.2)", row.Measured)
 		}
 		if row.Run == "" {
 			row.Run = row.Source
 		}
 		rows = append(rows, row)
-	}
+		return nil
+	})
+	return rows, err
 }
 
 // prepareScaling times each row's one-GPU step and backward pass once, at its per-GPU

@@ -1,13 +1,10 @@
 package validate
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"cnntime/app"
 	"cnntime/assets"
@@ -105,68 +102,34 @@ var stepBatchColumns = []string{"source", "where", "gpu", "model", "framework", 
 
 // ParseStepBatch reads the published one-GPU steps.
 func ParseStepBatch(data []byte) ([]StepBatchRow, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("step_batch.csv: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, c := range stepBatchColumns {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("step_batch.csv: the header lacks column %q", c)
-		}
-	}
 	var rows []StepBatchRow
-	for line := 2; ; line++ {
-		f, err := r.Read()
-		if err == io.EOF {
-			return rows, nil
+	err := readFigures("step_batch.csv", data, stepBatchColumns, func(f *figureRow) error {
+		row := StepBatchRow{Source: f.text("source"), Where: f.text("where"), Set: f.text("set"), GPU: f.text("gpu"), Model: f.text("model"),
+			Framework: f.text("framework"), Script: f.text("script"), Precision: f.text("precision"), Dataset: f.text("dataset"), Loader: f.text("loader"), CPU: f.text("cpu"),
+			Batch: int(f.num("batch", true)), Workers: int(f.num("workers", true)), TurboGHz: f.num("cpu_turbo_ghz", false),
+			Measured: f.num("step_ms", true)}
+		if f.err != nil {
+			return f.err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("step_batch.csv: %w", err)
+		if _, err := pipeline.ParseLoader(row.Loader); err != nil {
+			return f.errorf("%w", err)
 		}
-		get := func(c string) string { return strings.TrimSpace(f[col[c]]) }
-		num := func(c string, required bool) float64 {
-			s := get(c)
-			if s == "" && !required {
-				return 0
-			}
-			v, perr := strconv.ParseFloat(s, 64)
-			if perr != nil || !(v > 0) || math.IsInf(v, 0) {
-				err = fmt.Errorf("step_batch.csv line %d, %s: %q is not a positive number", line, c, s)
-			}
-			return v
+		if _, err := predictor.ParseScript(row.Script); err != nil || row.Script == "" {
+			return f.cellErrorf("script", "%q is no script: name one of lean, reference, examples, lightning", row.Script)
 		}
-		row := StepBatchRow{Source: get("source"), Where: get("where"), Set: get("set"), GPU: get("gpu"), Model: get("model"),
-			Framework: get("framework"), Script: get("script"), Precision: get("precision"), Dataset: get("dataset"), Loader: get("loader"), CPU: get("cpu"),
-			Batch: int(num("batch", true)), Workers: int(num("workers", true)), TurboGHz: num("cpu_turbo_ghz", false),
-			Measured: num("step_ms", true)}
-		if err != nil {
-			return nil, err
+		if _, err := predictor.ParseTrainingPrecision(row.Precision); err != nil {
+			return f.errorf("%w", err)
 		}
-		if _, perr := pipeline.ParseLoader(row.Loader); perr != nil {
-			return nil, fmt.Errorf("step_batch.csv line %d: %w", line, perr)
+		if _, err := dataset.Preset(row.Dataset); err != nil {
+			return f.errorf("%w", err)
 		}
-		if _, perr := predictor.ParseScript(row.Script); perr != nil || row.Script == "" {
-			return nil, fmt.Errorf("step_batch.csv line %d, script %q: name one of lean, reference, examples, lightning", line, row.Script)
-		}
-		if _, perr := predictor.ParseTrainingPrecision(row.Precision); perr != nil {
-			return nil, fmt.Errorf("step_batch.csv line %d: %w", line, perr)
-		}
-		if _, perr := dataset.Preset(row.Dataset); perr != nil {
-			return nil, fmt.Errorf("step_batch.csv line %d: %w", line, perr)
-		}
-		switch {
-		case row.Set != "tuning" && row.Set != "held out":
-			return nil, fmt.Errorf("step_batch.csv line %d, set: %q is neither tuning nor held out", line, row.Set)
-		case row.Source == "" || row.GPU == "" || row.Model == "":
-			return nil, fmt.Errorf("step_batch.csv line %d: a row needs its source, gpu and model", line)
+		if row.Source == "" || row.GPU == "" || row.Model == "" {
+			return f.errorf("a row needs its source, gpu and model")
 		}
 		rows = append(rows, row)
-	}
+		return nil
+	})
+	return rows, err
 }
 
 // stepBatchNetwork builds a row's model: a zoo CNN, or the embedded CIFAR ResNet-18
