@@ -369,14 +369,14 @@ func appendDecimal(b []byte, neg bool, k uint64, digits int) []byte {
 		b = append(b, '-')
 	}
 	// The fraction's trailing zeros off; then the digits written from the last straight
-	// into b, grown to their length: the fraction's, the point, the whole part's (at
-	// least one; under 10^7, as x is under 10^6).
+	// into b, grown to their length (the fraction's, the point, the whole part's: at
+	// least one, at most 13), two at a time where two are left.
 	for digits > 0 && k%10 == 0 {
 		k /= 10
 		digits--
 	}
 	whole := 1
-	for w := k / uint64(pow10[digits]); whole < 7 && w >= uint64(pow10[whole]); whole++ {
+	for w := k / uint64(pow10[digits]); whole < 13 && w >= decimalPow10[whole]; whole++ {
 	}
 	n := whole
 	if digits > 0 {
@@ -386,22 +386,38 @@ func appendDecimal(b []byte, neg bool, k uint64, digits int) []byte {
 	b = slices.Grow(b, n)[:at+n]
 	out := b[at : at+n]
 	i := n
-	for range digits {
+	for ; digits >= 2; digits -= 2 {
+		i -= 2
+		d := k % 100 * 2
+		k /= 100
+		out[i], out[i+1] = digitPairs[d], digitPairs[d+1]
+	}
+	if digits == 1 {
 		i--
 		out[i] = '0' + byte(k%10)
 		k /= 10
 	}
-	if digits > 0 {
+	if i < n {
 		i--
 		out[i] = '.'
 	}
-	for i > 0 {
-		i--
-		out[i] = '0' + byte(k%10)
-		k /= 10
+	for i >= 2 {
+		i -= 2
+		d := k % 100 * 2
+		k /= 100
+		out[i], out[i+1] = digitPairs[d], digitPairs[d+1]
+	}
+	if i == 1 {
+		out[0] = '0' + byte(k%10)
 	}
 	return b
 }
+
+// digitPairs are the two digits of 00 to 99, one after the other.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// decimalPow10 are the powers of ten below 2⁶⁴ that appendDecimal counts digits by.
+var decimalPow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13}
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).
 func appendNum(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'g', -1, 64) }
