@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -370,15 +371,18 @@ func appendDecimal(b []byte, neg bool, k uint64, digits int) []byte {
 	}
 	// The fraction's trailing zeros off; then the digits written from the last straight
 	// into b, grown to their length (the fraction's, the point, the whole part's: at
-	// least one, at most 13), two at a time where two are left.
+	// least one), two at a time where two are left.
 	for digits > 0 && k%10 == 0 {
 		k /= 10
 		digits--
 	}
-	whole := 1
-	for w := k / uint64(pow10[digits]); whole < 13 && w >= decimalPow10[whole]; whole++ {
+	// k's digit count, from its bit length: ⌊bits × log10 2⌋ (1233/4096 a shade under
+	// log10 2) is the count or one less, which one comparison settles.
+	count := bits.Len64(k) * 1233 >> 12
+	if k >= decimalPow10[count] {
+		count++
 	}
-	n := whole
+	n := max(count-digits, 1) // the whole part's digits, at least a 0
 	if digits > 0 {
 		n += 1 + digits
 	}
@@ -416,7 +420,8 @@ func appendDecimal(b []byte, neg bool, k uint64, digits int) []byte {
 // digitPairs are the two digits of 00 to 99, one after the other.
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
-// decimalPow10 are the powers of ten below 2⁶⁴ that appendDecimal counts digits by.
+// decimalPow10 are the powers of ten appendDecimal counts digits by, up to the first
+// above any k it is given (below 10^13: at most 44 bits, a first guess of 13 digits).
 var decimalPow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13}
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).
