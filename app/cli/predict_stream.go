@@ -99,10 +99,11 @@ func writeErr(what string, err error) error {
 }
 
 // predictCSVColumns are the columns of predict --csv: each appends its cell of a row,
-// rounded as rowOf rounds it (the JSON's values; appendRound rounds and writes in one). Text cells that a spreadsheet would
-// read as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers
-// are written as numbers, unknown ones as empty cells. A cell the same on every row of
-// a curve is marked perCurve and written once per curve. A new column is one entry here.
+// rounded as rowOf rounds it (the JSON's values; appendRound rounds and writes in one
+// step). Text cells that a spreadsheet would read as a formula (a custom model named
+// =cmd) are neutralised (csvsafe.Text), numbers are written as numbers, unknown ones
+// as empty cells. A cell the same on every row of a curve is marked perCurve and
+// written once per curve. A new column is one entry here.
 var predictCSVColumns = []struct {
 	name     string
 	perCurve bool
