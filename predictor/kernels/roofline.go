@@ -50,9 +50,11 @@ const (
 // CVPR 2016) that cuDNN runs for 3×3 stride-1 convolutions on the CUDA cores, turns
 // each 2×2 output tile into one row, so its grid has a quarter of a direct
 // convolution's row tiles and runs out of blocks for the GPU's SMs at four times the
-// batch. DeepBench's FP32 3×3 rows show it: a P100's 28×28, 256→512 forward reaches
-// 1.26 of its direct-FLOP peak at batch 8 and 2.06 at 16, where a direct tiling's
-// waves give 1.14×.
+// batch: on small images (CIFAR's 8×8 and 4×4 stages, ImageNet's 7×7) at small
+// batches the GPU's SMs idle or cuDNN falls back to the implicit GEMM, so the
+// per-image time falls further with the batch than one efficiency at every batch
+// gives. DeepBench's FP32 3×3 rows fall that way (a P100's 14×14, 512→512 forward
+// reaches 1.18 of its direct-FLOP peak at batch 8 and 1.60 at 16).
 const winogradTilePixels = 4
 
 // Libraries also carry kernels for GEMMs with a narrow side (a 1- or 3-channel first
