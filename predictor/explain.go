@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -375,7 +376,12 @@ func (e *Engine) Explain(req Request, batch int) (Explanation, error) {
 
 	ph := &x.Phases
 	ph.OptimizerMS = p.update + p.bookkeepingMS
+	// The step less its kernels; where the step is its kernels alone (a CPU backend's),
+	// the subtraction leaves a rounding residue of either sign, which is no host time.
 	ph.HostMS = stepMS - (ph.ForwardMS + ph.BackwardDataMS + ph.BackwardWeightMS + ph.OptimizerMS)
+	if math.Abs(ph.HostMS) < 1e-9*stepMS {
+		ph.HostMS = 0
+	}
 	ph.ScriptMS = pt.ScriptMS
 	noLoader := req
 	noLoader.Input.ImagesPerS = 0

@@ -35,12 +35,13 @@ type NetworkModel struct {
 // DefaultNetworkModel is the network model the engine uses: FitScaling's figures on the
 // tuning sources of scaling.csv (issue 34: with the ring through every GPU and the node
 // jitter, 2 to 8 held-out nodes went from 6 points optimistic to within ±3 of measured,
-// one at +5). It was 0.45 of the line rate until stragglers were modelled (issue 21),
+// one at +5); 0.80 since FP32 3×3 convolutions run as Winograd's fewer blocks (0.70
+// before). It was 0.45 of the line rate until stragglers were modelled (issue 21),
 // then 0.95 with a hierarchical all-reduce and no node jitter. Node jitter 0.0125 (0.04
 // before issue 34's recalibrated step times moved the fit, 0.035 before the SM-bound NCHW
 // batch norm moved it, 0.03 before streaming took the lower of the memory's and the
 // SMs' rates, 0.0175 before GeForce clocks and the L2).
-var DefaultNetworkModel = NetworkModel{Efficiency: 0.70, LatencyUS: 20, NodeJitter: 0.0125}
+var DefaultNetworkModel = NetworkModel{Efficiency: 0.80, LatencyUS: 20, NodeJitter: 0.0125}
 
 // MaxNodes bounds the node count of a prediction.
 const MaxNodes = 4096

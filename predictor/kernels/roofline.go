@@ -44,6 +44,19 @@ const (
 	splitKReduceBytes = 8
 )
 
+// winogradTilePixels is how many output pixels of one image a Winograd convolution
+// block computes as one row of its transformed GEMM: F(2×2, 3×3), the fused
+// algorithm of Lavin and Gray ("Fast Algorithms for Convolutional Neural Networks",
+// CVPR 2016) that cuDNN runs for 3×3 stride-1 convolutions on the CUDA cores, turns
+// each 2×2 output tile into one row, so its grid has a quarter of a direct
+// convolution's row tiles and runs out of blocks for the GPU's SMs at four times the
+// batch: on small images (CIFAR's 8×8 and 4×4 stages, ImageNet's 7×7) at small
+// batches the GPU's SMs idle or cuDNN falls back to the implicit GEMM, so the
+// per-image time falls further with the batch than one efficiency at every batch
+// gives. DeepBench's FP32 3×3 rows fall that way (a P100's 14×14, 512→512 forward
+// reaches 1.18 of its direct-FLOP peak at batch 8 and 1.60 at 16).
+const winogradTilePixels = 4
+
 // Libraries also carry kernels for GEMMs with a narrow side (a 1- or 3-channel first
 // layer's data gradient, a 16-filter layer's weight gradient): a tile narrowed to that
 // side (rounded up to 8 for tensor cores' MMA shapes), at narrowEff of a full tile's
@@ -69,7 +82,13 @@ type estimator struct {
 	tiled     bool
 	splitK    bool
 	splitKMax float64 // the most ways the reduction is split (Calibration.SplitKMax)
-	relErr    float64 // expected relative error of this estimate
+	// rowsPerTileRow is how many rows of the GEMM one row of the kernel's tiles covers:
+	// winogradTilePixels for a Winograd convolution, else 1.
+	rowsPerTileRow float64
+	// directSlowdown is how many times longer a Winograd convolution's tiles take as
+	// the implicit GEMM it falls back to (its efficiency over a plain GEMM's); 0: none.
+	directSlowdown float64
+	relErr         float64 // expected relative error of this estimate
 }
 
 // month is the release of the kernel libraries (Request.LibraryMonth): the compute
@@ -110,6 +129,13 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	e.perSMRate = e.flopRate / e.rates.sms
 	e.tiled = e.cost.class != ClassDepthwise && e.cost.class != ClassGrouped
 	e.splitK = e.cost.gemm.kPerSample > 0
+	e.rowsPerTileRow = 1
+	if winograd(e.cost.class, e.rates.arith, phase) {
+		e.rowsPerTileRow = winogradTilePixels
+		if gemm := cal.Efficiency(ClassConv1x1, e.rates.arith, phase); gemm > 0 {
+			e.directSlowdown = cal.Efficiency(e.cost.class, e.rates.arith, phase) / gemm
+		}
+	}
 	tiles := simtTiles[:]
 	if e.rates.alignNeed > 0 {
 		tiles = tensorTiles[:]
@@ -126,6 +152,17 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	}
 	e.setTiles(tiles)
 	return e
+}
+
+// winograd reports whether cuDNN computes phase of a convolution of class c in
+// arithmetic a with the fused Winograd algorithm: a 3×3 stride-1 convolution's forward
+// pass and data gradient on the CUDA cores (FP32, FP16 without tensor cores), the
+// arithmetics whose fitted efficiencies exceed a direct convolution's peak. Its weight
+// gradient splits its batch-long reduction instead (split-K), and tensor-core kernels
+// are implicit GEMMs.
+func winograd(c Class, a Arithmetic, phase measure.Phase) bool {
+	return c == ClassConv3x3 && (a == ArithFP32 || a == ArithFP16SIMT) &&
+		(phase == measure.Forward || phase == measure.BackwardData)
 }
 
 // newStreamEstimator is the estimator of a fused memory-bound kernel that moves
@@ -370,40 +407,55 @@ func (e *estimator) tiledSeconds(m, k, memS float64) float64 {
 	return out[0]
 }
 
-// tiledSecondsEach sets out[i] to tiledSeconds(m[i], k[i], memS[i]).
+// tiledSecondsEach sets out[i] to tiledSeconds(m[i], k[i], memS[i]). A Winograd
+// convolution (rowsPerTileRow above 1) is also tried as the implicit GEMM cuDNN falls
+// back to (directSlowdown times as long per tile, a tile row one GEMM row): its
+// benchmark mode and heuristics keep the faster, the GEMM where the batch is too small
+// for Winograd's fewer blocks to fill the SMs.
 func (e *estimator) tiledSecondsEach(m, k, memS, out []float64) {
 	m, k, memS = m[:len(out)], k[:len(out)], memS[:len(out)]
-	plans := e.plans[:e.nPlans]
+	w := max(e.rowsPerTileRow, 1)
 	for i := range out {
-		m, k, memS := m[i], k[i], memS[i]
-		best := math.Inf(1)
-		mk := m * k
-		for j := range plans {
-			p := &plans[j]
-			if best <= memS || mk*p.floorPerMK > best*floorMargin {
-				break
-			}
-			tiles := ceil(m*p.invM) * p.colTiles
-			kPer := k
-			reduce := 0.0
-			if e.splitK && tiles < e.rates.sms {
-				split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
-				if split > 1 {
-					reduce = split * m * p.outCols * splitKReduceBytes / e.memRate
-					tiles *= split
-					kPer = ceil(k / split)
-				}
-			}
-			waves := tiles * e.invSMs
-			if e.rates.quantize {
-				waves = ceil(waves)
-			}
-			if s := waves*kPer*p.secPerKRow + reduce; s < best {
-				best = s
+		out[i] = e.tiledSearch(m[i], k[i], memS[i], w, 1, math.Inf(1))
+		if w > 1 && e.directSlowdown > 0 {
+			out[i] = e.tiledSearch(m[i], k[i], memS[i], 1, e.directSlowdown, out[i])
+		}
+	}
+}
+
+// tiledSearch is the best tiled time of one GEMM of m rows and reduction k, below
+// best, with tile rows of w GEMM rows each at slow times each tile's time (w and slow
+// are 1 for a plain GEMM).
+func (e *estimator) tiledSearch(m, k, memS, w, slow, best float64) float64 {
+	plans := e.plans[:e.nPlans]
+	mk := m * k * slow
+	tileRows := m / w
+	perKRow := w * slow
+	for j := range plans {
+		p := &plans[j]
+		if best <= memS || mk*p.floorPerMK > best*floorMargin {
+			break
+		}
+		tiles := ceil(tileRows*p.invM) * p.colTiles
+		kPer := k
+		reduce := 0.0
+		if e.splitK && tiles < e.rates.sms {
+			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
+			if split > 1 {
+				reduce = split * m * p.outCols * splitKReduceBytes / e.memRate
+				tiles *= split
+				kPer = ceil(k / split)
 			}
 		}
-		out[i] = best
+		waves := tiles * e.invSMs
+		if e.rates.quantize {
+			waves = ceil(waves)
+		}
+		if s := waves*kPer*p.secPerKRow*perKRow + reduce; s < best {
+			best = s
+		}
 	}
+	return best
 }
 
 // ceil is math.Ceil for the non-negative, well below 2⁶³ values the estimator

@@ -10,11 +10,22 @@ import (
 )
 
 // everyTileSeconds is tiledSeconds as it tried every tile shape before the search
-// stopped at a floor: the reference the faster search must equal.
+// stopped at a floor: the reference the faster search must equal. A Winograd
+// convolution tries every tile of both of its algorithms.
 func (e *estimator) everyTileSeconds(m, k float64) float64 {
+	best := e.everyTileOf(m, k, max(e.rowsPerTileRow, 1), 1)
+	if e.rowsPerTileRow > 1 && e.directSlowdown > 0 {
+		best = min(best, e.everyTileOf(m, k, 1, e.directSlowdown))
+	}
+	return best
+}
+
+// everyTileOf is the best time over every tile shape of tile rows covering w GEMM
+// rows, each tile slow times as long as a plain GEMM's.
+func (e *estimator) everyTileOf(m, k, w, slow float64) float64 {
 	best := math.Inf(1)
 	for _, p := range e.plans[:e.nPlans] {
-		tiles := ceil(m*p.invM) * p.colTiles
+		tiles := ceil(m/w*p.invM) * p.colTiles
 		kPer := k
 		reduce := 0.0
 		if e.splitK && tiles < e.rates.sms {
@@ -29,7 +40,7 @@ func (e *estimator) everyTileSeconds(m, k float64) float64 {
 		if e.rates.quantize {
 			waves = ceil(waves)
 		}
-		if s := waves*kPer*p.secPerKRow + reduce; s < best {
+		if s := waves*kPer*p.secPerKRow*(w*slow) + reduce; s < best {
 			best = s
 		}
 	}
