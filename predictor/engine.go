@@ -312,7 +312,16 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 		ms, _ := stepWithBound(B, in)
 		return ms
 	}
-	step := func(B int) float64 { return stepWith(B, req.Input) }
+	// step is the step at global batch B, for an epoch's shorter last step
+	// (fillSchedule): the point's own where the curve has a fitting point at B (its
+	// IterMS is stepWith(B, req.Input), below), found where a run of consecutive
+	// batches puts it (1–1024 holds every last step), else worked out.
+	step := func(B int) float64 {
+		if i := B - req.Batches[0]; i >= 0 && i < len(c.Points) && c.Points[i].Batch == B && c.Points[i].Fits {
+			return c.Points[i].IterMS
+		}
+		return stepWith(B, req.Input)
+	}
 	for i, B := range req.Batches {
 		b := perGPUBatch(B, n)
 		p := &c.Points[i]

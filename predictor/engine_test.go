@@ -391,3 +391,51 @@ func TestStepTablesAreNotChangedUnderTheirReaders(t *testing.T) {
 			len(read.stepMS), read.stepMS[8], size, step)
 	}
 }
+
+// An epoch's shorter last step is read from the curve's own point at that batch where
+// it has one (a run of consecutive batches), else worked out: either way the epoch,
+// total, cost and energy are, to the bit, those of the batch predicted on its own.
+func TestEpochsLastStepIsTheStepAtItsBatch(t *testing.T) {
+	over := noOverheads()
+	over.OverlapFraction = 0.5
+	e := NewEngine(newLinearTimer(0.001), over, DefaultMemoryModel)
+	consecutive := make([]int, 96)
+	for i := range consecutive {
+		consecutive[i] = i + 1
+	}
+	for _, tc := range []struct {
+		name    string
+		gpus    int
+		batches []int
+	}{
+		{"one GPU, 1-96", 1, consecutive},
+		{"two GPUs, 2-96", 2, consecutive[1:]},
+		{"two GPUs, 3-96", 2, consecutive[2:]},
+		{"one GPU, apart", 1, []int{3, 5, 8, 33, 64, 96}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request{Network: tinyNet(), Machine: hw.Machine{ID: "m", GPUCount: tc.gpus, PriceUSDPerHour: 3}, GPU: testGPU,
+				Precision: measure.FP32, Batches: tc.batches, Run: Run{Epochs: 1, Images: 1000}}
+			c, err := e.Curve(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range c.Points {
+				if p.Batch%tc.gpus != 0 || 1000%p.Batch == 0 {
+					continue // no shorter last step, or one the GPUs cannot share
+				}
+				alone := req
+				alone.Batches = []int{p.Batch}
+				one, err := e.Curve(alone)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := one.Points[0]
+				if !p.Fits || p.EpochS != want.EpochS || p.TotalS != want.TotalS || p.CostUSD != want.CostUSD || p.EnergyKWh != want.EnergyKWh {
+					t.Errorf("batch %d: epoch %v s, total %v s, $%v, %v kWh; alone %v s, %v s, $%v, %v kWh",
+						p.Batch, p.EpochS, p.TotalS, p.CostUSD, p.EnergyKWh, want.EpochS, want.TotalS, want.CostUSD, want.EnergyKWh)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -98,10 +99,11 @@ func writeErr(what string, err error) error {
 }
 
 // predictCSVColumns are the columns of predict --csv: each appends its cell of a row,
-// rounded as rowOf rounds it (the JSON's values). Text cells that a spreadsheet would
-// read as a formula (a custom model named =cmd) are neutralised (csvsafe.Text), numbers
-// are written as numbers, unknown ones as empty cells. A cell the same on every row of
-// a curve is marked perCurve and written once per curve. A new column is one entry here.
+// rounded as rowOf rounds it (the JSON's values; appendRound rounds and writes in one
+// step). Text cells that a spreadsheet would read as a formula (a custom model named
+// =cmd) are neutralised (csvsafe.Text), numbers are written as numbers, unknown ones
+// as empty cells. A cell the same on every row of a curve is marked perCurve and
+// written once per curve. A new column is one entry here.
 var predictCSVColumns = []struct {
 	name     string
 	perCurve bool
@@ -113,26 +115,28 @@ var predictCSVColumns = []struct {
 	{"gpu_count", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
 	{"batch", false, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
 	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Precision))) }},
-	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.iterMS, 3, r.p.Fits) }},
-	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.imagesPerS, 1, r.p.Fits) }},
-	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochS, 1, r.p.Fits) }},
-	{"total_s", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.totalS, 1, r.p.Fits) }},
-	{"cost_usd", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.costUSD, 4, r.v.hasCost) }},
-	{"energy_kwh", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.energyKWh, 4, r.v.hasEnergy) }},
-	{"memory_gb", false, func(b []byte, r *csvRow) []byte { return appendRounded(b, r.v.memoryGB, 3) }},
+	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.IterMS, 3, r.p.Fits) }},
+	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.ImagesPerS, 1, r.p.Fits) }},
+	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.EpochS, 1, r.p.Fits) }},
+	{"total_s", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.TotalS, 1, r.p.Fits) }},
+	{"cost_usd", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.CostUSD, 4, r.p.Fits && r.c.CostKnown) }},
+	{"energy_kwh", false, func(b []byte, r *csvRow) []byte {
+		return appendRoundIf(b, r.p.EnergyKWh, 4, r.p.Fits && r.c.EnergyKnown)
+	}},
+	{"memory_gb", false, func(b []byte, r *csvRow) []byte { return appendRound(b, r.p.MemoryGB, 3) }},
 	{"fits", false, func(b []byte, r *csvRow) []byte { return strconv.AppendBool(b, r.p.Fits) }},
 	{"source", false, func(b []byte, r *csvRow) []byte { return r.text(b, string(r.p.Source)) }},
-	{"error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.errorPct, 1, r.p.Fits) }},
+	{"error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.ErrorPct, 1, r.p.Fits) }},
 	{"input", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
 	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Loader))) }},
 	{"workers", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
 	{"loader_images_per_s", true, func(b []byte, r *csvRow) []byte {
-		return appendRoundedIf(b, r.v.loaderImagesPerS, 1, r.v.hasLoader)
+		return appendRoundIf(b, r.c.LoaderImagesPerS, 1, r.c.LoaderImagesPerS > 0)
 	}},
 	{"bound", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.p.Bound) }},
 	{"memory_format", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Format))) }},
 	{"price_usd_per_hour", true, func(b []byte, r *csvRow) []byte {
-		return appendRoundedIf(b, r.v.priceUSDPerHour, 4, r.c.CostKnown)
+		return appendRoundIf(b, r.c.PriceUSDPerHour, 4, r.c.CostKnown)
 	}},
 	{"price_kind", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Price.Kind))) }},
 	{"price_region", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Price.Region)) }},
@@ -143,7 +147,7 @@ var predictCSVColumns = []struct {
 		}
 		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
 	}},
-	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochs, 2, r.p.Fits) }},
+	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.Epochs, 2, r.p.Fits) }},
 	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.EpochsSource)) }},
 	{"target", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Recipe == nil {
@@ -151,11 +155,11 @@ var predictCSVColumns = []struct {
 		}
 		return appendCSVText(b, csvsafe.Cell(r.c.Recipe.TargetName()))
 	}},
-	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.epochsErrorPct, 1, r.v.toTarget) }},
-	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.runErrorPct, 1, r.v.toTarget) }},
-	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.v.regime) }},
+	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.EpochsErrorPct, 1, r.toTarget()) }},
+	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.RunErrorPct(), 1, r.toTarget()) }},
+	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.regime()) }},
 	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Script))) }},
-	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundedIf(b, r.v.scriptMS, 3, r.p.Fits) }},
+	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.ScriptMS, 3, r.p.Fits) }},
 	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Framework))) }},
 	{"software", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Software.Name)) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
@@ -181,16 +185,26 @@ var predictCSVColumns = []struct {
 	}},
 }
 
-// csvRow is what a predict --csv row is made of: its curve, its point, and the point's
-// values as rowOf rounds them; texts remembers the cells of the few texts the rows
-// repeat (sources, bounds).
+// csvRow is what a predict --csv row is made of: its curve and its point; texts
+// remembers the cells of the few texts the rows repeat (sources, bounds).
 type csvRow struct {
 	c     *predictor.Curve
 	p     *predictor.Point
-	v     pointValues
 	texts map[string][]byte
 	col   int // the column whose cell is being written
 	last  []lastText
+}
+
+// toTarget says that the row's run trains to a target accuracy and its batch fits:
+// its epochs then have an error and a regime (valuesOf's toTarget).
+func (r *csvRow) toTarget() bool { return r.p.Fits && r.c.Recipe != nil }
+
+// regime is the row's optimizer regime where it trains to a target, else "".
+func (r *csvRow) regime() string {
+	if !r.toTarget() {
+		return ""
+	}
+	return r.p.Regime
 }
 
 // text appends s as a neutralised CSV text cell, worked out once per distinct s (and
@@ -251,7 +265,6 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 		return b, nil
 	}
 	r := csvRow{c: c, p: &c.Points[0], last: make([]lastText, len(predictCSVColumns))}
-	r.v = valuesOf(c, r.p)
 	pieces := []csvPiece{{}}
 	for j, col := range predictCSVColumns {
 		f := &pieces[len(pieces)-1].fixed
@@ -267,10 +280,14 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 		pieces = append(pieces, csvPiece{})
 	}
 	pieces[len(pieces)-1].fixed = append(pieces[len(pieces)-1].fixed, '\n')
-	b = slices.Grow(b, len(c.Points)*192)
+	// b grows once, to the curve's rows at the first row's length and an eighth more
+	// (rows differ by a few digits), rather than by doubling as the rows come.
+	at := len(b)
 	for i := range c.Points {
+		if i == 1 {
+			b = slices.Grow(b, (len(b)-at)*len(c.Points)*9/8)
+		}
 		r.p = &c.Points[i]
-		r.v = valuesOf(c, r.p)
 		for j := range pieces {
 			piece := &pieces[j]
 			if len(piece.fixed) == 1 { // a comma
@@ -314,21 +331,59 @@ func appendRounded(b []byte, x float64, digits int) []byte {
 	if k/scale != ax {
 		return appendNum(b, x)
 	}
-	if x < 0 {
+	return appendDecimal(b, x < 0, uint64(k), digits)
+}
+
+// appendRound appends round(v, digits) as appendRounded writes it, without the
+// division round makes and the one appendRounded checks it by: the value is k ÷
+// 10^digits for k = math.Round(|v| × 10^digits), so its text is k's digits with the
+// point put in (appendDecimal) wherever %g writes it without an exponent, that is
+// where 10^-4 ≤ k ÷ 10^digits < 10^6, which for whole k is minRound ≤ k <
+// 10^(6+digits) exactly. Only other values are divided, for appendNum.
+func appendRound(b []byte, v float64, digits int) []byte {
+	if digits < 0 || digits >= len(pow10) {
+		return appendRounded(b, round(v, digits), digits)
+	}
+	scale := pow10[digits]
+	k := math.Round(math.Abs(v) * scale) // round's rounding: math.Round is symmetric about 0
+	if !(k >= minRound[digits] && k < 1e6*scale) {
+		return appendNum(b, math.Round(v*scale)/scale)
+	}
+	return appendDecimal(b, v < 0, uint64(k), digits)
+}
+
+// minRound[d] is the least whole k with k ÷ 10^d ≥ 10^-4 (as floats: 10^(d-4) ÷ 10^d
+// is the float 1e-4 itself).
+var minRound = [len(pow10)]float64{1, 1, 1, 1, 1, 10, 100}
+
+// appendRoundIf appends v rounded (appendRound) where known, nothing where not.
+func appendRoundIf(b []byte, v float64, digits int, known bool) []byte {
+	if !known {
+		return b
+	}
+	return appendRound(b, v, digits)
+}
+
+// appendDecimal appends k ÷ 10^digits (k below 10^13) in full, without an exponent,
+// less its fraction's trailing zeros, with a minus before it when neg.
+func appendDecimal(b []byte, neg bool, k uint64, digits int) []byte {
+	if neg {
 		b = append(b, '-')
 	}
 	// The fraction's trailing zeros off; then the digits written from the last straight
-	// into b, grown to their length: the fraction's, the point, the whole part's (at
-	// least one; under 10^7, as x is under 10^6).
-	ki := uint64(k)
-	for digits > 0 && ki%10 == 0 {
-		ki /= 10
+	// into b, grown to their length (the fraction's, the point, the whole part's: at
+	// least one), two at a time where two are left.
+	for digits > 0 && k%10 == 0 {
+		k /= 10
 		digits--
 	}
-	whole := 1
-	for w := ki / uint64(pow10[digits]); whole < 7 && w >= uint64(pow10[whole]); whole++ {
+	// k's digit count, from its bit length: ⌊bits × log10 2⌋ (1233/4096 a shade under
+	// log10 2) is the count or one less, which one comparison settles.
+	count := bits.Len64(k) * 1233 >> 12
+	if k >= decimalPow10[count] {
+		count++
 	}
-	n := whole
+	n := max(count-digits, 1) // the whole part's digits, at least a 0
 	if digits > 0 {
 		n += 1 + digits
 	}
@@ -336,22 +391,39 @@ func appendRounded(b []byte, x float64, digits int) []byte {
 	b = slices.Grow(b, n)[:at+n]
 	out := b[at : at+n]
 	i := n
-	for range digits {
-		i--
-		out[i] = '0' + byte(ki%10)
-		ki /= 10
+	for ; digits >= 2; digits -= 2 {
+		i -= 2
+		d := k % 100 * 2
+		k /= 100
+		out[i], out[i+1] = digitPairs[d], digitPairs[d+1]
 	}
-	if digits > 0 {
+	if digits == 1 {
+		i--
+		out[i] = '0' + byte(k%10)
+		k /= 10
+	}
+	if i < n {
 		i--
 		out[i] = '.'
 	}
-	for i > 0 {
-		i--
-		out[i] = '0' + byte(ki%10)
-		ki /= 10
+	for i >= 2 {
+		i -= 2
+		d := k % 100 * 2
+		k /= 100
+		out[i], out[i+1] = digitPairs[d], digitPairs[d+1]
+	}
+	if i == 1 {
+		out[0] = '0' + byte(k%10)
 	}
 	return b
 }
+
+// digitPairs are the two digits of 00 to 99, one after the other.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// decimalPow10 are the powers of ten appendDecimal counts digits by, up to the first
+// above any k it is given (below 10^13: at most 44 bits, a first guess of 13 digits).
+var decimalPow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13}
 
 // appendNum appends x as the shortest decimal that reads back as x (fmt's %g).
 func appendNum(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'g', -1, 64) }

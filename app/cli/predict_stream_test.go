@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -22,6 +23,35 @@ func TestAppendRoundedIsShortestG(t *testing.T) {
 				if got, want := string(appendRounded(nil, x, digits)), strconv.FormatFloat(x, 'g', -1, 64); got != want {
 					t.Fatalf("appendRounded(%v, %d) = %q, strconv writes %q", x, digits, got, want)
 				}
+			}
+		}
+	}
+}
+
+// appendRound(v) writes exactly what appendRounded(round(v)) writes, which the CSV
+// wrote before: at the edges of %g's exponent-free range (1e-4 and 1e6 after rounding),
+// at halves, for negatives, -0, infinities and NaN, and for values of every size.
+func TestAppendRoundIsAppendRoundedOfRound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	values := []float64{0, math.Copysign(0, -1), 1e-4, 9.9999e-5, 0.00005, 0.000049999, 0.00015, 0.5, 1.5, 2.5, -2.5, 0.05, 0.25,
+		999999.9, 999999.95, 999999.9999, 999999.99995, 1e6, -1e6, 1067480.5, 123.4565, 0.30000000000000004, 1e12, 1e13, -1e300,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	for range 300000 {
+		values = append(values, math.Exp(rng.Float64()*40-20)*float64(1-2*rng.IntN(2)))
+	}
+	for _, v := range slices.Clone(values) {
+		for _, d := range []int{0, 1, 2, 3, 4, 5, 6} { // ties and their neighbours at each precision
+			tie := (math.Floor(v*pow10[d]) + 0.5) / pow10[d]
+			values = append(values, tie, math.Nextafter(tie, 0), math.Nextafter(tie, math.Inf(1)))
+		}
+		if len(values) > 600000 {
+			break
+		}
+	}
+	for _, v := range values {
+		for digits := -1; digits <= 7; digits++ {
+			if got, want := string(appendRound(nil, v, digits)), string(appendRounded(nil, round(v, digits), digits)); got != want {
+				t.Fatalf("appendRound(%v, %d) = %q, appendRounded(round) writes %q", v, digits, got, want)
 			}
 		}
 	}
