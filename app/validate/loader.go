@@ -15,6 +15,7 @@ import (
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/published"
 )
 
 // LoaderRow is one published run through a real input pipeline
@@ -55,22 +56,22 @@ var loaderColumns = []string{"source", "where", "gpu", "model", "precision", "ba
 // ParseLoaderRuns reads the published loader runs.
 func ParseLoaderRuns(data []byte) ([]LoaderRow, error) {
 	var rows []LoaderRow
-	err := readFigures("loader_runs.csv", data, loaderColumns, func(f *figureRow) error {
-		row := LoaderRow{Source: f.text("source"), Where: f.text("where"), Set: f.text("set"), GPU: f.text("gpu"), Model: f.text("model"),
-			Precision: f.text("precision"), Loader: f.text("loader"), CPU: f.text("cpu"), Metric: f.text("metric"),
-			Batch: int(f.num("batch_per_gpu", false)), GPUs: int(f.num("gpus", true)), Workers: int(f.num("workers_per_gpu", true)),
-			VCPUs: int(f.num("vcpus", true)), TurboGHz: f.num("cpu_turbo_ghz", true), Measured: f.num("value", true)}
-		if f.err != nil {
-			return f.err
+	err := published.Read("loader_runs.csv", data, loaderColumns, func(f *published.Row) error {
+		row := LoaderRow{Source: f.Text("source"), Where: f.Text("where"), Set: f.Text("set"), GPU: f.Text("gpu"), Model: f.Text("model"),
+			Precision: f.Text("precision"), Loader: f.Text("loader"), CPU: f.Text("cpu"), Metric: f.Text("metric"),
+			Batch: int(f.Num("batch_per_gpu", false)), GPUs: int(f.Num("gpus", true)), Workers: int(f.Num("workers_per_gpu", true)),
+			VCPUs: int(f.Num("vcpus", true)), TurboGHz: f.Num("cpu_turbo_ghz", true), Measured: f.Num("value", true)}
+		if f.Err() != nil {
+			return f.Err()
 		}
 		if _, err := pipeline.ParseLoader(row.Loader); err != nil {
-			return f.errorf("%w", err)
+			return f.Errorf("%w", err)
 		}
 		switch {
 		case row.Metric == "train_images_per_s" && (row.GPU == "" || row.Model == "" || row.Batch == 0):
-			return f.errorf("a training run needs its gpu, model and batch")
+			return f.Errorf("a training run needs its gpu, model and batch")
 		case row.Metric != "train_images_per_s" && row.Metric != "loader_images_per_s":
-			return f.cellErrorf("metric", "%q is neither train_images_per_s nor loader_images_per_s", row.Metric)
+			return f.CellErrorf("metric", "%q is neither train_images_per_s nor loader_images_per_s", row.Metric)
 		}
 		rows = append(rows, row)
 		return nil

@@ -11,6 +11,7 @@ import (
 	"cnntime/predictor"
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
+	"cnntime/predictor/published"
 )
 
 // ScalingRow is one published data-parallel scaling figure (assets/validation/
@@ -85,32 +86,32 @@ var scalingColumns = []string{"source", "run", "where", "model", "framework", "p
 // ParseScalingRows reads the published scaling figures.
 func ParseScalingRows(data []byte) ([]ScalingRow, error) {
 	var rows []ScalingRow
-	err := readFigures("scaling.csv", data, scalingColumns, func(f *figureRow) error {
-		row := ScalingRow{Source: f.text("source"), Run: f.text("run"), Where: f.text("where"), Set: f.text("set"), Model: f.text("model"),
-			Framework: f.text("framework"), Precision: f.text("precision"), GPU: f.text("gpu"), Network: f.text("network"),
-			Interconnect: f.text("interconnect"), IntraGBs: f.num("intra_gbps", false), GPUsPerNode: int(f.num("gpus_per_node", true)), Batch: int(f.num("batch_per_gpu", true)),
-			Nodes: int(f.num("nodes", true)), BaseGPUs: int(f.num("baseline_gpus", true)), Measured: f.num("scaling_efficiency", true),
-			Data: f.text("data")} // an optional column
-		row.NetworkGbps = f.num("network_gbps", row.Nodes > 1)
+	err := published.Read("scaling.csv", data, scalingColumns, func(f *published.Row) error {
+		row := ScalingRow{Source: f.Text("source"), Run: f.Text("run"), Where: f.Text("where"), Set: f.Text("set"), Model: f.Text("model"),
+			Framework: f.Text("framework"), Precision: f.Text("precision"), GPU: f.Text("gpu"), Network: f.Text("network"),
+			Interconnect: f.Text("interconnect"), IntraGBs: f.Num("intra_gbps", false), GPUsPerNode: int(f.Num("gpus_per_node", true)), Batch: int(f.Num("batch_per_gpu", true)),
+			Nodes: int(f.Num("nodes", true)), BaseGPUs: int(f.Num("baseline_gpus", true)), Measured: f.Num("scaling_efficiency", true),
+			Data: f.Text("data")} // an optional column
+		row.NetworkGbps = f.Num("network_gbps", row.Nodes > 1)
 		if row.Data == "" {
 			row.Data = "real"
 		}
-		if f.err != nil {
-			return f.err
+		if f.Err() != nil {
+			return f.Err()
 		}
 		switch {
 		case row.Source == "" || row.Model == "" || row.GPU == "":
-			return f.errorf("a row needs its source, model and gpu")
+			return f.Errorf("a row needs its source, model and gpu")
 		case row.Nodes == 1 && row.BaseGPUs >= row.GPUsPerNode:
-			return f.errorf("%d GPUs in one node do not scale from a baseline of %d", row.GPUsPerNode, row.BaseGPUs)
+			return f.Errorf("%d GPUs in one node do not scale from a baseline of %d", row.GPUsPerNode, row.BaseGPUs)
 		case row.BaseGPUs > row.GPUsPerNode && row.BaseGPUs%row.GPUsPerNode != 0:
-			return f.errorf("a baseline of %d GPUs is not whole nodes of %d", row.BaseGPUs, row.GPUsPerNode)
+			return f.Errorf("a baseline of %d GPUs is not whole nodes of %d", row.BaseGPUs, row.GPUsPerNode)
 		case row.Interconnect != "" && row.Interconnect != "NVLink" && row.Interconnect != "PCIe":
-			return f.cellErrorf("interconnect", "%q is neither NVLink nor PCIe", row.Interconnect)
+			return f.CellErrorf("interconnect", "%q is neither NVLink nor PCIe", row.Interconnect)
 		case row.Data != "real" && row.Data != "synthetic":
-			return f.cellErrorf("data", "%q is neither real nor synthetic", row.Data)
+			return f.CellErrorf("data", "%q is neither real nor synthetic", row.Data)
 		case row.Measured > 1.2:
-			return f.errorf("a scaling efficiency of %g is not plausible (want at most 1.2)", row.Measured)
+			return f.Errorf("a scaling efficiency of %g is not plausible (want at most 1.2)", row.Measured)
 		}
 		if row.Run == "" {
 			row.Run = row.Source

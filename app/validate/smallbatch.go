@@ -15,6 +15,7 @@ import (
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
 	"cnntime/predictor/pipeline"
+	"cnntime/predictor/published"
 )
 
 // SmallBatchMaxBatch is the largest batch the small-batch figures of the step-time
@@ -103,28 +104,28 @@ var stepBatchColumns = []string{"source", "where", "gpu", "model", "framework", 
 // ParseStepBatch reads the published one-GPU steps.
 func ParseStepBatch(data []byte) ([]StepBatchRow, error) {
 	var rows []StepBatchRow
-	err := readFigures("step_batch.csv", data, stepBatchColumns, func(f *figureRow) error {
-		row := StepBatchRow{Source: f.text("source"), Where: f.text("where"), Set: f.text("set"), GPU: f.text("gpu"), Model: f.text("model"),
-			Framework: f.text("framework"), Script: f.text("script"), Precision: f.text("precision"), Dataset: f.text("dataset"), Loader: f.text("loader"), CPU: f.text("cpu"),
-			Batch: int(f.num("batch", true)), Workers: int(f.num("workers", true)), TurboGHz: f.num("cpu_turbo_ghz", false),
-			Measured: f.num("step_ms", true)}
-		if f.err != nil {
-			return f.err
+	err := published.Read("step_batch.csv", data, stepBatchColumns, func(f *published.Row) error {
+		row := StepBatchRow{Source: f.Text("source"), Where: f.Text("where"), Set: f.Text("set"), GPU: f.Text("gpu"), Model: f.Text("model"),
+			Framework: f.Text("framework"), Script: f.Text("script"), Precision: f.Text("precision"), Dataset: f.Text("dataset"), Loader: f.Text("loader"), CPU: f.Text("cpu"),
+			Batch: int(f.Num("batch", true)), Workers: int(f.Num("workers", true)), TurboGHz: f.Num("cpu_turbo_ghz", false),
+			Measured: f.Num("step_ms", true)}
+		if f.Err() != nil {
+			return f.Err()
 		}
 		if _, err := pipeline.ParseLoader(row.Loader); err != nil {
-			return f.errorf("%w", err)
+			return f.Errorf("%w", err)
 		}
 		if _, err := predictor.ParseScript(row.Script); err != nil || row.Script == "" {
-			return f.cellErrorf("script", "%q is no script: name one of lean, reference, examples, lightning", row.Script)
+			return f.CellErrorf("script", "%q is no script: name one of lean, reference, examples, lightning", row.Script)
 		}
 		if _, err := predictor.ParseTrainingPrecision(row.Precision); err != nil {
-			return f.errorf("%w", err)
+			return f.Errorf("%w", err)
 		}
 		if _, err := dataset.Preset(row.Dataset); err != nil {
-			return f.errorf("%w", err)
+			return f.Errorf("%w", err)
 		}
 		if row.Source == "" || row.GPU == "" || row.Model == "" {
-			return f.errorf("a row needs its source, gpu and model")
+			return f.Errorf("a row needs its source, gpu and model")
 		}
 		rows = append(rows, row)
 		return nil

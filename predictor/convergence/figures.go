@@ -1,13 +1,10 @@
 package convergence
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
-	"io"
-	"math"
 	"strconv"
-	"strings"
+
+	"cnntime/predictor/published"
 )
 
 // Figure is one published epochs-to-target figure (assets/validation/convergence.csv):
@@ -30,48 +27,26 @@ var FigureColumns = []string{"source", "where", "dataset", "model", "optimizer",
 // ParseFigures reads the published figures; a malformed row is an error that names
 // its line and column.
 func ParseFigures(data []byte) ([]Figure, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("convergence figures: %w", err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, c := range FigureColumns {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("convergence figures: the header lacks column %q", c)
-		}
-	}
 	var out []Figure
-	for line := 2; ; line++ {
-		f, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("convergence figures: %w", err)
-		}
-		get := func(c string) string { return strings.TrimSpace(f[col[c]]) }
-		fig := Figure{Source: get("source"), Where: get("where"), Dataset: get("dataset"), Model: get("model"),
-			Optimizer: get("optimizer"), Target: get("target"), Set: get("set")}
-		b, err := strconv.Atoi(get("batch"))
+	err := published.Read("convergence figures", data, FigureColumns, func(f *published.Row) error {
+		fig := Figure{Source: f.Text("source"), Where: f.Text("where"), Dataset: f.Text("dataset"), Model: f.Text("model"),
+			Optimizer: f.Text("optimizer"), Target: f.Text("target"), Set: f.Text("set"), Epochs: f.Num("epochs", true)}
+		b, err := strconv.Atoi(f.Text("batch"))
 		if err != nil || b < 1 {
-			return nil, fmt.Errorf("convergence figures line %d, batch: %q is not a batch size of at least 1", line, get("batch"))
+			return f.CellErrorf("batch", "%q is not a batch size of at least 1", f.Text("batch"))
 		}
-		e, err := strconv.ParseFloat(get("epochs"), 64)
-		if err != nil || !(e > 0) || math.IsInf(e, 0) {
-			return nil, fmt.Errorf("convergence figures line %d, epochs: %q is not a positive number", line, get("epochs"))
+		if f.Err() != nil {
+			return f.Err()
 		}
-		fig.Batch, fig.Epochs = b, e
-		switch {
-		case fig.Source == "" || fig.Dataset == "":
-			return nil, fmt.Errorf("convergence figures line %d: a figure needs its source and dataset", line)
-		case fig.Set != "tuning" && fig.Set != "held out":
-			return nil, fmt.Errorf("convergence figures line %d, set: %q is neither tuning nor held out", line, fig.Set)
+		if fig.Source == "" || fig.Dataset == "" {
+			return f.Errorf("a figure needs its source and dataset")
 		}
+		fig.Batch = b
 		out = append(out, fig)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The hold-out is by whole source: a source's figures are all tuning or all held out.
 	set := map[string]string{}

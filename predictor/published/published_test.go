@@ -1,14 +1,14 @@
-package validate
+package published
 
 import (
 	"strings"
 	"testing"
 )
 
-// readFigures refuses what a figures file must not hold and says the file, the line
+// Read refuses what a figures file must not hold and says the file, the line
 // and the column; a good file's rows reach parse in order, an optional column read
 // where the header has it.
-func TestReadFigures(t *testing.T) {
+func TestRead(t *testing.T) {
 	const header = "source,batch,set,note\n"
 	for _, tc := range []struct {
 		name, data string
@@ -25,14 +25,14 @@ func TestReadFigures(t *testing.T) {
 		{"a ragged row", header + "a,64\n", "figures.csv: record on line 2: wrong number of fields", ""},
 	} {
 		var rows []string
-		err := readFigures("figures.csv", []byte(tc.data), []string{"source", "batch", "set"}, func(f *figureRow) error {
-			if f.num("batch", true); f.err != nil {
-				return f.err
+		err := Read("figures.csv", []byte(tc.data), []string{"source", "batch", "set"}, func(f *Row) error {
+			if f.Num("batch", true); f.Err() != nil {
+				return f.Err()
 			}
-			if f.text("source") == "" {
-				return f.errorf("a row needs its source")
+			if f.Text("source") == "" {
+				return f.Errorf("a row needs its source")
 			}
-			rows = append(rows, strings.Join([]string{f.text("source"), f.text("batch"), f.text("note")}, " "))
+			rows = append(rows, strings.Join([]string{f.Text("source"), f.Text("batch"), f.Text("note")}, " "))
 			return nil
 		})
 		switch {
