@@ -2,13 +2,11 @@ package app
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"cnntime/app/numfmt"
-	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
 )
@@ -49,11 +47,7 @@ func TestStepSettingsOf(t *testing.T) {
 // table and the note under a table say so; the engine's own step rows stay as they were.
 func TestCurvesAnchoredToTheCachesSteps(t *testing.T) {
 	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openCache(t)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	step := func(batch int, p measure.Precision, ms float64, fw string) measure.Step {
 		return measure.Step{DeviceKey: "gpu:v100-sxm2-16gb", Model: "resnet50", Batch: batch, Precision: p, Framework: fw, Source: "lab",

@@ -2,13 +2,11 @@ package app
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"cnntime/db"
 	"cnntime/predictor"
 	"cnntime/predictor/measure"
 )
@@ -19,11 +17,7 @@ import (
 // runs it; other precisions, models, GPUs and failed rows stay out.
 func TestMeasuredStepsBesideTheExplanation(t *testing.T) {
 	ctx := context.Background()
-	d, err := db.Open(filepath.Join(t.TempDir(), "cache.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openCache(t)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	step := func(gpu, model string, batch int, p measure.Precision, ms float64, status measure.Status, fw string) measure.Step {
 		return measure.Step{DeviceKey: "gpu:" + gpu, Model: model, Batch: batch, Precision: p, Framework: fw, Source: "lab",
