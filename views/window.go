@@ -421,6 +421,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 	mw.Curves.SetBusy(false)
 	var missing *app.MissingError
 	failed := ""
+	ranking, answer, _ := st.LimitAnswer()
 	switch {
 	case errors.As(st.Err, &missing):
 		mw.setStatus(capitalise(st.Err.Error()) + ".")
@@ -430,7 +431,7 @@ func (mw *MainWindow) show(st app.SessionState) {
 	case n == 0:
 		mw.setStatus("Ready. Pick at least one CNN and one machine.")
 	default:
-		mw.setStatus(limitFirst(st, mw.predictedText(st)))
+		mw.setStatus(strings.TrimSpace(answer + " " + mw.predictedText(st))) // the limit's answer first, where there is one
 	}
 	mw.Scatter.SetEmptyText(failed) // a failed prediction says why, not "select CNNs and machines"
 	mw.Curves.SetEmptyText(failed)
@@ -467,7 +468,6 @@ func (mw *MainWindow) show(st app.SessionState) {
 		}
 		mw.curvesPanel.Refresh()
 	}
-	ranking, answer, _ := st.LimitAnswer()
 	mw.Results.SetRanked(st.Curves, st.View.Limit, ranking, answer)
 	if st.Err == nil || missing != nil {
 		mw.refreshWhy(st)
@@ -514,16 +514,6 @@ func (mw *MainWindow) predictedText(st app.SessionState) string {
 	return fmt.Sprintf("Predicted %s in %s: %s, %s, %s of %s images.%s",
 		charts.Count(predictedCurves(st), "curve", "curves"), formatTook(st.Took), batchRange(st), st.Settings.Precision,
 		charts.Count(st.Settings.Epochs, "epoch", "epochs"), charts.FormatCount(int64(st.Settings.Images)), warningsNote(st))
-}
-
-// limitFirst puts the answer to the Run tab's deadline or budget (best's answer line,
-// which the Results tab shows above its table) before the status line's text, so it
-// reads wherever the user looks; without a limit the text is as it is.
-func limitFirst(st app.SessionState, text string) string {
-	if _, answer, ok := st.LimitAnswer(); ok && answer != "" {
-		return answer + " " + text
-	}
-	return text
 }
 
 // warningsNote says, after the status line, how many curves carry a warning (few steps
