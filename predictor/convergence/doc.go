@@ -10,5 +10,6 @@
 // epochs at a reference batch and a critical batch (or a preset's). It also reads the
 // published figures and fits them (Fit), for `cnntime validate` and `cnntime calibrate`.
 //
-// Imports: nothing of ours. It does no I/O: the figures arrive as bytes.
+// Imports: predictor/published (reading the figures file). It does no I/O: the figures
+// arrive as bytes.
 package convergence
