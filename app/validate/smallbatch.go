@@ -179,7 +179,7 @@ func PredictStepBatch(pred *predictor.Engine, cat interface {
 		if err != nil {
 			return fmt.Errorf("step_batch.csv %s: %w", r.Source, err)
 		}
-		if rate.HandoffMS > 0 {
+		if rate.Loader == pipeline.PyTorch { // a DataLoader hands its batches over, whatever the shipped cost
 			rate.HandoffMS = handoffMS
 		}
 		p, _ := predictor.ParseTrainingPrecision(r.Precision)

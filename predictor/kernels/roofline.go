@@ -24,11 +24,16 @@ var (
 	tensorTiles = [...]tile{{256, 128, 1}, {128, 128, 0.95}, {128, 64, 0.88}, {64, 64, 0.7}}
 )
 
-// Split-K weight-gradient kernels give one block a reduction slice of at least
-// minSplitK and split the reduction at most Calibration.SplitKMax ways: 8 in the
-// cuDNN 7 of DeepBench's timings (LegacySplitK), as many as fill the GPU's SMs once
-// in cuDNN 8 and later (ModernSplitK), whose weight-gradient kernels reduce the
-// partial sums in a second pass (splitKReduceBytes per output element and split).
+// Split-K kernels give one block a reduction slice of at least minSplitK and split
+// the reduction at most Calibration.SplitKMax ways: 8 in the cuDNN 7 of DeepBench's
+// timings (LegacySplitK), as many as fill the GPU's SMs once in cuDNN 8 and later
+// (ModernSplitK), and reduce the partial sums in a second pass (splitKReduceBytes per
+// output element and split). The weight gradient, whose reduction is the batch, splits
+// most; a forward or data-gradient implicit GEMM whose output tiles leave SMs idle
+// splits its reduction over the input channels and taps the same way (cuBLAS's and
+// CUTLASS's split-K GEMMs and convolutions): the 7×7 and 14×14 stages at batch 1 to 8,
+// whose few row tiles would otherwise run on a fraction of the SMs. Winograd tiles do
+// not split (their transform is per tile); the implicit GEMM it falls back to does.
 const (
 	minSplitK = 256
 	// LegacySplitK is cuDNN 7's cap, which the per-layer efficiencies were fitted
@@ -80,7 +85,6 @@ type estimator struct {
 	memRate   float64 // achieved bytes/s
 	launchMS  float64
 	tiled     bool
-	splitK    bool
 	splitKMax float64 // the most ways the reduction is split (Calibration.SplitKMax)
 	// rowsPerTileRow is how many rows of the GEMM one row of the kernel's tiles covers:
 	// winogradTilePixels for a Winograd convolution, else 1.
@@ -128,7 +132,6 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 	e.flopRate = peak * eff
 	e.perSMRate = e.flopRate / e.rates.sms
 	e.tiled = e.cost.class != ClassDepthwise && e.cost.class != ClassGrouped
-	e.splitK = e.cost.gemm.kPerSample > 0
 	e.rowsPerTileRow = 1
 	if winograd(e.cost.class, e.rates.arith, phase) {
 		e.rowsPerTileRow = winogradTilePixels
@@ -394,8 +397,9 @@ func (e *estimator) tiledEach(batches []int, ms []float64) {
 // into tiles (a partly filled tile costs a full one), each SM computes its share of
 // tiles one wave after another, and the kernel takes as long as the busiest SM. It
 // tries every tile shape and keeps the fastest, as cuDNN's heuristics aim to.
-// Weight-gradient GEMMs, whose reduction grows with the batch, split the reduction
-// across blocks when there are fewer tiles than SMs (split-K).
+// A GEMM with fewer tiles than SMs splits its reduction across blocks (split-K):
+// weight gradients, whose reduction grows with the batch, and forward and
+// data-gradient implicit GEMMs at small batches alike.
 //
 // The kernel takes the longer of this and memS, its memory time: once a tile is
 // found at or under memS, a faster one would not change the kernel's time, and the
@@ -439,7 +443,7 @@ func (e *estimator) tiledSearch(m, k, memS, w, slow, best float64) float64 {
 		tiles := ceil(tileRows*p.invM) * p.colTiles
 		kPer := k
 		reduce := 0.0
-		if e.splitK && tiles < e.rates.sms {
+		if w == 1 && tiles < e.rates.sms {
 			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
 			if split > 1 {
 				reduce = split * m * p.outCols * splitKReduceBytes / e.memRate

@@ -28,7 +28,7 @@ func (e *estimator) everyTileOf(m, k, w, slow float64) float64 {
 		tiles := ceil(m/w*p.invM) * p.colTiles
 		kPer := k
 		reduce := 0.0
-		if e.splitK && tiles < e.rates.sms {
+		if w == 1 && tiles < e.rates.sms {
 			split := min(float64(int64(e.rates.sms/tiles)), ceil(k*(1.0/minSplitK)), e.splitKMax)
 			if split > 1 {
 				reduce = split * m * p.outCols * splitKReduceBytes / e.memRate
