@@ -130,14 +130,14 @@ type Overheads struct {
 // DefaultOverheads are the figures the predictor uses, for PyTorch eager training on
 // a current GPU. The launch costs were tuned on one part of the published
 // whole-network measurements (dmikushin's V100 rows at batch ≤ 8, launch-bound), the
-// other sources held out (see docs/accuracy.md), and raised from 20 and 12 µs to 30
-// and 18 when split-K made those rows' small convolutions faster on the GPU: the batch
-// curve's tuning series (validate table 10) then put the missing time on the host
-// (its gain MAPE 12.5% at 20 and 12 µs, 9.3% at 30 and 18, the batch ≤ 8 rows 11.4%
-// and 11.5%); the rest are physical
+// other sources held out (see docs/accuracy.md), and refitted on the same rows when
+// split-K made their small convolutions faster on the GPU: 25 and 18 µs (were 20 and
+// 12), the rows' MAPE 10.8% (11.4% at 20 and 12, 15.5% before split-K), the best of a
+// grid of 20–30 and 12–24 µs, where 25 and 15 tie and 18 gives the batch curve's
+// tuning series (validate table 10) 8.7% rather than 9.5%; the rest are physical
 // figures or PyTorch's own settings (DDP's 25 MB buckets).
 var DefaultOverheads = Overheads{
-	LaunchForwardUS:           30,
+	LaunchForwardUS:           25,
 	LaunchBackwardUS:          18,
 	StepMS:                    1.0,
 	GraphLaunchUS:             20,

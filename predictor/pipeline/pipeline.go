@@ -211,11 +211,11 @@ type Rate struct {
 // hand-over and the batch's .cuda() calls. Fitted, with the eager operator cost, on the
 // tuning sources of the one-GPU step-time series (assets/validation/step_batch.csv,
 // `cnntime validate` table 8; app/validate.FitStepOverheads); its held-out sources
-// check it. 0 since forward and data-gradient GEMMs split their reduction at small
-// grids and the fit moved the per-batch host work into the eager operator's 20 µs
-// (0.5 ms with FP32 3×3 convolutions as Winograd's fewer blocks, 1.0 ms before; 1.5 ms
-// before the maturity term's cost per convolution).
-const DataLoaderHandoffMS = 0.0
+// check it. 0.5 ms since FP32 3×3 convolutions run as Winograd's fewer blocks, and
+// still since small forward and data-gradient GEMMs split their reduction (with the
+// eager operator's 20 µs); 1.0 ms before; 1.5 ms before the maturity term's cost per
+// convolution.
+const DataLoaderHandoffMS = 0.5
 
 // Model returns the rate of the loader s picks for dataset d at input size input on
 // one of gpus GPUs of a machine with vcpus vCPUs (0: unknown, a bare GPU). The
