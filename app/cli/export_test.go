@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"image/color"
 	"image/png"
 	"io/fs"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 	"cnntime/db"
 )
 
@@ -127,6 +129,9 @@ func TestExportCommandMistakes(t *testing.T) {
 		{"unknown model", []string{"export", "--models", "resnet5", "--machines", "aws/p3.2xlarge", "--csv", filepath.Join(dir, "a.csv")}, 2, "resnet50"},
 		{"missing folder", append(sel, "--csv", filepath.Join(dir, "no", "such", "a.csv")), 1, "writable"},
 		{"bad table", append(sel, "--table", "x", "--csv", filepath.Join(dir, "a.csv")), 2, "results or curves"},
+		{"deadline on curves", append(sel, "--deadline", "24h", "--out", filepath.Join(dir, "a.png")), 2, "add --chart scatter"},
+		{"negative budget", append(sel, "--budget", "-5", "--chart", "scatter", "--out", filepath.Join(dir, "a.png")), 2, "positive"},
+		{"budget abc", append(sel, "--budget", "abc", "--chart", "scatter", "--out", filepath.Join(dir, "a.png")), 2, "budget"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runExportCLI(t, tt.args...)
@@ -245,5 +250,48 @@ func TestExportWritesIntoWhatTheUserNamed(t *testing.T) {
 	}
 	if sha(t, cache) != before {
 		t.Error("the cache was changed by an export onto it")
+	}
+}
+
+// --deadline and --budget reach the scatter: its dashed lines are drawn in the limit's
+// colour (within the antialiasing's blur), which nothing else on this chart uses.
+func TestExportScatterDrawsTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	limitPixels := func(args ...string) int {
+		path := filepath.Join(dir, fmt.Sprintf("s%d.png", len(args)))
+		base := []string{"export", "--models", "resnet50,vgg16", "--machines", "aws/p3.2xlarge,aws/g5.xlarge", "--batches", "16,32,64,128",
+			"--width", "640", "--height", "400", "--chart", "scatter", "--out", path}
+		if code, _, stderr := runExportCLI(t, append(base, args...)...); code != 0 {
+			t.Fatalf("export %v: exit %d: %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := charts.LightStyle.Limit.(color.RGBA)
+		near := func(a, b uint8) bool { return max(a, b)-min(a, b) <= 48 }
+		n := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				if near(uint8(r>>8), want.R) && near(uint8(g>>8), want.G) && near(uint8(bl>>8), want.B) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := limitPixels(); n != 0 {
+		t.Errorf("%d pixels in the limit's colour without a limit", n)
+	}
+	for _, args := range [][]string{{"--deadline", "48h"}, {"--budget", "40"}} {
+		if n := limitPixels(args...); n < 100 {
+			t.Errorf("%v: %d pixels in the limit's colour, want its line drawn", args, n)
+		}
 	}
 }
