@@ -212,17 +212,13 @@ func (r *csvRow) round(b []byte, v float64, digits int, known bool) []byte {
 	if !known {
 		return b
 	}
-	if c := &r.rounds[r.col]; c.end > 0 && c.bits == math.Float64bits(v) {
+	c, bits := &r.rounds[r.col], math.Float64bits(v)
+	if c.end > 0 && c.bits == bits {
 		return appendAgain(b, c.at, c.end)
 	}
-	return r.roundAnew(b, v, digits)
-}
-
-// roundAnew is round of a value the column did not have in the row before.
-func (r *csvRow) roundAnew(b []byte, v float64, digits int) []byte {
 	at := len(b)
 	b = appendRound(b, v, digits)
-	r.rounds[r.col] = lastRound{bits: math.Float64bits(v), at: at, end: len(b)}
+	*c = lastRound{bits: bits, at: at, end: len(b)}
 	return b
 }
 
