@@ -58,6 +58,7 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 		}
 	}()
 	q.TransientPoints = true // each curve is text before the next is predicted
+	q.PointsOnly = true      // the rows say nothing of the best batch or the sweet spots
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*[]byte, error) {
 		if c.Unavailable != "" {
 			unavailable.Lock()
