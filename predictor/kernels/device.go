@@ -263,8 +263,19 @@ const GeForceBoostFactor = 1.08
 // so boosting it as well predicted it too fast (the GTX 1080 Ti rows of
 // jcjohnson/cnn-benchmarks, held out: 24.6% -> 20.5% before the refit).
 func BoardBoostFactor(g hw.GPU) float64 {
-	if strings.Contains(strings.ToLower(g.Name), "geforce") && hw.ParseComputeCapability(g.ComputeCapability) >= 75 {
+	if containsFold(g.Name, "geforce") && hw.ParseComputeCapability(g.ComputeCapability) >= 75 {
 		return GeForceBoostFactor
 	}
 	return 1
+}
+
+// containsFold says whether s holds word (lower-case ASCII letters) in any case, as
+// strings.Contains(strings.ToLower(s), word) does, without the lowered copy.
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
