@@ -297,8 +297,23 @@ func (predictCSV) first(text []byte) []byte { return text }
 // (nil at the row's end).
 type csvPiece struct {
 	fixed []byte
-	cell  func(b []byte, r *csvRow) []byte
-	col   int // the cell's column
+	// word holds fixed where it is at most eight bytes (n of them; else n is 0), to
+	// be written as one word (appendFixed).
+	word uint64
+	n    int
+	cell func(b []byte, r *csvRow) []byte
+	col  int // the cell's column
+}
+
+// appendFixed appends the piece's fixed text: a short one (mostly a comma, or the
+// commas of empty per-curve cells) as one eight-byte word, the rest by copy.
+func (piece *csvPiece) appendFixed(b []byte) []byte {
+	if to := len(b); piece.n > 0 && cap(b)-to >= 8 {
+		b = b[:to+8]
+		binary.LittleEndian.PutUint64(b[to:], piece.word)
+		return b[:to+piece.n]
+	}
+	return append(b, piece.fixed...)
 }
 
 func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
@@ -321,7 +336,15 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 		pieces = append(pieces, csvPiece{})
 	}
 	pieces[len(pieces)-1].fixed = append(pieces[len(pieces)-1].fixed, '\n')
-	clear(r.rounds) // a per-curve cell's text lies in pieces, not in b
+	for j := range pieces {
+		if f := pieces[j].fixed; len(f) <= 8 {
+			var word [8]byte
+			copy(word[:], f)
+			pieces[j].word, pieces[j].n = binary.LittleEndian.Uint64(word[:]), len(f)
+		}
+	}
+	clear(r.rounds)                                              // a per-curve cell's text lies in pieces, not in b
+	cells, end := pieces[:len(pieces)-1], &pieces[len(pieces)-1] // each of cells ends in a cell, end in none
 	// b grows once, to the curve's rows at the first row's length and an eighth more
 	// (rows differ by a few digits), rather than by doubling as the rows come.
 	at := len(b)
@@ -330,18 +353,13 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 			b = slices.Grow(b, (len(b)-at)*len(c.Points)*9/8)
 		}
 		r.p = &c.Points[i]
-		for j := range pieces {
-			piece := &pieces[j]
-			if len(piece.fixed) == 1 { // a comma
-				b = append(b, piece.fixed[0])
-			} else {
-				b = append(b, piece.fixed...)
-			}
-			if piece.cell != nil {
-				r.col = piece.col
-				b = piece.cell(b, &r)
-			}
+		for j := range cells {
+			piece := &cells[j]
+			b = piece.appendFixed(b)
+			r.col = piece.col
+			b = piece.cell(b, &r)
 		}
+		b = end.appendFixed(b)
 	}
 	return b, nil
 }
