@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cnntime/app/charts"
 	"cnntime/app/numfmt"
@@ -52,9 +53,11 @@ type stepSettings struct {
 	policy    measure.Policy // cuDNN's algorithm choice; "": not recorded
 }
 
+// The settings a step's source text records, compiled on first use (start-up compiles
+// no pattern a command does not need).
 var (
-	inputRe     = regexp.MustCompile(`\binput (\d+)\b`)
-	processesRe = regexp.MustCompile(`\b(\d+) process(es)?\b`)
+	inputRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\binput (\d+)\b`) })
+	processesRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(\d+) process(es)?\b`) })
 )
 
 // stepSettingsOf reads s's settings.
@@ -100,10 +103,10 @@ func stepSettingsOf(s measure.Step) stepSettings {
 	default:
 		return st
 	}
-	if m := inputRe.FindStringSubmatch(s.Source); m != nil {
+	if m := inputRe().FindStringSubmatch(s.Source); m != nil {
 		st.input, _ = strconv.Atoi(m[1])
 	}
-	if m := processesRe.FindStringSubmatch(s.Source); m != nil {
+	if m := processesRe().FindStringSubmatch(s.Source); m != nil {
 		st.processes, _ = strconv.Atoi(m[1])
 	}
 	switch {

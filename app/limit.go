@@ -146,9 +146,11 @@ func decimalText(s string) bool {
 // a known cost within a budget. A curve with no run meets nothing.
 func (l RunLimit) Meets(c *predictor.Curve) bool {
 	p, ok := bestPoint(c)
-	if !ok {
-		return false
-	}
+	return ok && l.pointMeets(c, p)
+}
+
+// pointMeets reports whether the run at p, one of c's points, meets the limit.
+func (l RunLimit) pointMeets(c *predictor.Curve, p predictor.Point) bool {
 	if l.Deadline > 0 && p.TotalS > l.Deadline.Seconds() {
 		return false
 	}
@@ -156,6 +158,20 @@ func (l RunLimit) Meets(c *predictor.Curve) bool {
 		return false
 	}
 	return true
+}
+
+// answerPoint is the run an answer names: the recommended batch's (the batch launch
+// writes without --batch, within 1% of the best) when it meets the limit as the best
+// does, else the best batch's.
+func (l RunLimit) answerPoint(c *predictor.Curve) (predictor.Point, bool) {
+	best, ok := bestPoint(c)
+	if !ok {
+		return best, false
+	}
+	if rec, ok := RecommendedPoint(c); ok && rec.Batch != best.Batch && (!l.pointMeets(c, best) || l.pointMeets(c, rec)) {
+		return rec, true
+	}
+	return best, true
 }
 
 // bestPoint is a curve's best run, if it has one.
@@ -246,14 +262,14 @@ func (l RunLimit) Answer(curves []predictor.Curve, r LimitRanking) string {
 		kind = "Fastest"
 	}
 	top := &curves[r.Order[0]]
-	p, ok := bestPoint(top)
+	p, ok := l.answerPoint(top)
 	if !r.Meets[r.Order[0]] {
 		if !ok {
 			return fmt.Sprintf("No machine runs it %s: none of them fits a batch.", l.What())
 		}
-		return fmt.Sprintf("No machine runs it %s; the nearest: %s.", l.What(), AnswerRun(top))
+		return fmt.Sprintf("No machine runs it %s; the nearest: %s.", l.What(), AnswerRun(top, p))
 	}
-	line := fmt.Sprintf("%s %s: %s.", kind, l.What(), AnswerRun(top))
+	line := fmt.Sprintf("%s %s: %s.", kind, l.What(), AnswerRun(top, p))
 	if l.Deadline > 0 {
 		band := p.ErrorPct
 		if top.Recipe != nil {
@@ -269,19 +285,23 @@ func (l RunLimit) Answer(curves []predictor.Curve, r LimitRanking) string {
 			n++
 		}
 	}
-	runs := "runs"
+	runs := "runs meet"
 	if len(r.Meets) == 1 {
-		runs = "run"
+		runs = "run meets"
 	}
-	return line + fmt.Sprintf(" %d of %d %s meet it.", n, len(r.Meets), runs)
+	return line + fmt.Sprintf(" %d of %d %s it.", n, len(r.Meets), runs)
 }
 
-// AnswerRun is a curve's best run in one line: what, where, the batch and epochs (to a
-// target, which and by which recipe), the time and cost, and the host the loader's pace
-// assumed. The curve must have a best run.
-func AnswerRun(c *predictor.Curve) string {
-	p, _ := bestPoint(c)
-	s := fmt.Sprintf("%s on %s (%s), batch %s, %.1f epochs", c.Model, c.Machine, DeviceText(c.GPU, c.GPUCount), numfmt.Count(int64(p.Batch)), p.Epochs)
+// AnswerRun is the run at p, one of c's points, in one line: what, where, the batch
+// (and, when it is the recommended batch rather than the best, how much faster the best
+// is) and epochs (to a target, which and by which recipe), the time and cost, and the
+// host the loader's pace assumed.
+func AnswerRun(c *predictor.Curve, p predictor.Point) string {
+	s := fmt.Sprintf("%s on %s (%s), batch %s", c.Model, c.Machine, DeviceText(c.GPU, c.GPUCount), numfmt.Count(int64(p.Batch)))
+	if best, ok := bestPoint(c); ok && best.Batch != p.Batch && p.Batch == c.Recommended {
+		s += fmt.Sprintf(" (recommended; the best, %s, is %s faster)", numfmt.Count(int64(best.Batch)), fasterText(p.TotalS, best.TotalS))
+	}
+	s += fmt.Sprintf(", %.1f epochs", p.Epochs)
 	if m := c.Recipe; m != nil {
 		s += fmt.Sprintf(" to %s (recipe %s)", m.TargetName(), m.Recipe.Name)
 	}
@@ -330,4 +350,14 @@ func (st SessionState) LimitAnswer() (r LimitRanking, answer string, ok bool) {
 	}
 	r = l.Rank(st.Curves)
 	return r, l.Answer(st.Curves, r), true
+}
+
+// fasterText is how much less than s the time t is, in words: "0.4%", or "less than
+// 0.1%".
+func fasterText(s, t float64) string {
+	pct := 100 * (s - t) / s
+	if pct < 0.05 {
+		return "less than 0.1%"
+	}
+	return fmt.Sprintf("%.1f%%", pct)
 }

@@ -85,6 +85,26 @@ func TestRunLimitAnswer(t *testing.T) {
 			t.Errorf("%+v:\n got %q\nwant %q", tc.limit, got, tc.want)
 		}
 	}
+	// The answer names the recommended batch, the one launch writes, when it meets the
+	// limit too; else the best batch.
+	rec := limitCurve("aws/rec", 20, 30)
+	rec.Points = append([]predictor.Point{{Batch: 128, Fits: true, TotalS: 20.1 * 3600, CostUSD: 30.15, Epochs: 88, ErrorPct: 8}}, rec.Points...)
+	rec.Best, rec.Recommended = 1, 128
+	for _, tc := range []struct {
+		limit RunLimit
+		want  string
+	}{
+		{RunLimit{Deadline: 23 * time.Hour}, "Cheapest within 23.0 h: resnet50 on aws/rec (1×h100-sxm), batch 128 (recommended; the best, 256, is 0.5% faster), 88.0 epochs, 20.1 h, $30.15. 1 of 1 run meets it."},
+		{RunLimit{Deadline: 20*time.Hour + 3*time.Minute}, "Cheapest within 20.1 h: resnet50 on aws/rec (1×h100-sxm), batch 256, 90.0 epochs, 20.0 h, $30.00. Its band's upper end (21.6 h, +8%) passes the deadline: the next that meets it may be the safer pick. 1 of 1 run meets it."},
+		{RunLimit{BudgetUSD: 30.10}, "Fastest within $30.10: resnet50 on aws/rec (1×h100-sxm), batch 256, 90.0 epochs, 20.0 h, $30.00. 1 of 1 run meets it."},
+		{RunLimit{Deadline: time.Hour}, "No machine runs it within 1.0 h; the nearest: resnet50 on aws/rec (1×h100-sxm), batch 128 (recommended; the best, 256, is 0.5% faster), 88.0 epochs, 20.1 h, $30.15."},
+	} {
+		curves := []predictor.Curve{rec}
+		if got := tc.limit.Answer(curves, tc.limit.Rank(curves)); got != tc.want {
+			t.Errorf("recommended, %+v:\n got %q\nwant %q", tc.limit, got, tc.want)
+		}
+	}
+
 	none := []predictor.Curve{limitCurve("aws/none", 0, 0)}
 	l := RunLimit{BudgetUSD: 10}
 	if got, want := l.Answer(none, l.Rank(none)), "No machine runs it within $10.00: none of them fits a batch."; got != want {

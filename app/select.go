@@ -2,8 +2,8 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"cnntime/predictor/cnn"
@@ -28,7 +28,9 @@ func (e *Engine) ExpandMachines(items []string) ([]string, error) {
 	}
 	providers := map[string]bool{}
 	for _, id := range e.machineIDs {
-		providers[strings.ToLower(e.machines[strings.ToLower(id)].Provider)] = true
+		if p := e.machines[strings.ToLower(id)].Provider; p != "" {
+			providers[strings.ToLower(p)] = true
+		}
 	}
 	for _, item := range items {
 		key := strings.ToLower(strings.TrimSpace(item))
@@ -55,7 +57,7 @@ func (e *Engine) ExpandMachines(items []string) ([]string, error) {
 		case strings.HasPrefix(key, "provider:") || (!strings.Contains(key, "/") && providers[key]):
 			p := strings.TrimPrefix(key, "provider:")
 			if !providers[p] {
-				return nil, fmt.Errorf("unknown provider %q: the machines are from %s", p, strings.Join(sortedKeys(providers), ", "))
+				return nil, fmt.Errorf("unknown provider %q: the machines are from %s", p, strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
 			}
 			for _, id := range e.machineIDs {
 				if strings.EqualFold(e.machines[strings.ToLower(id)].Provider, p) {
@@ -84,16 +86,5 @@ func ExpandModels(items []string) []string {
 		}
 		out = append(out, item)
 	}
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		if k != "" {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
 	return out
 }

@@ -156,7 +156,8 @@ func (s SessionSettings) query() (Query, error) {
 
 // Options are the chart options for these settings in a style.
 func (v ChartSettings) Options(style charts.Style) charts.Options {
-	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style, NoErrorBands: v.HideErrorBands}
+	return charts.Options{Metric: v.Metric, LogX: v.LogX, LogY: v.LogY, Hidden: v.Hidden, Highlight: v.Highlight, Style: style, NoErrorBands: v.HideErrorBands,
+		DeadlineS: v.Limit.Deadline.Seconds(), BudgetUSD: v.Limit.BudgetUSD}
 }
 
 func (s SessionSettings) clone() SessionSettings {

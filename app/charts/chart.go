@@ -37,6 +37,9 @@ type Options struct {
 	// Styles gives each machine its colour and each CNN its dash and marker; nil
 	// assigns them in the order the curves name them (StylesFor).
 	Styles *Styles
+	// DeadlineS and BudgetUSD are a run's limit (0: none): the scatter draws each as a
+	// dashed line, labelled, and tints the region of the runs that meet them.
+	DeadlineS, BudgetUSD float64
 }
 
 // SeriesKey names one CNN×machine series: "resnet50 on aws/p3.2xlarge".
@@ -72,6 +75,7 @@ type Chart struct {
 	// unpriced is the series a scatter leaves out for want of a price.
 	unpriced []string
 	scatter  *scatterPlotter // a scatter's plotter, for its looks
+	limit    *limitPlotter   // a scatter's deadline and budget, nil without
 	logX     bool
 	logY     bool
 	style    Style
@@ -154,6 +158,10 @@ func (c *Chart) setRange(zeroX, zeroY bool) {
 	}
 	if len(c.marks) == 0 {
 		xmin, xmax, ymin, ymax = 1, 10, 1, 10
+	}
+	if l := c.limit; l != nil && len(c.marks) > 0 {
+		xmin, xmax = l.widen(l.x, xmin, xmax, c.logX)
+		ymin, ymax = l.widen(l.y, ymin, ymax, c.logY)
 	}
 	c.plot.X.Min, c.plot.X.Max = padRange(xmin, xmax, c.logX, zeroX)
 	c.plot.Y.Min, c.plot.Y.Max = padRange(ymin, ymax, c.logY, zeroY)

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"cnntime/predictor"
@@ -19,6 +20,16 @@ var update = flag.Bool("update", false, "rewrite the golden chart images in test
 // a pixel between platforms). Run with -update to accept a deliberate change.
 func TestGolden(t *testing.T) {
 	curves := fleet(2, 3)
+	// A deadline and a budget between the scatter's runs: the median run's time and
+	// cost, so that some runs meet them and some do not.
+	marks := Scatter(curves, Options{}).Marks()
+	xs, ys := make([]float64, len(marks)), make([]float64, len(marks))
+	for i, m := range marks {
+		xs[i], ys[i] = m.X, m.Y
+	}
+	slices.Sort(xs)
+	slices.Sort(ys)
+	deadlineS, budget := xs[len(xs)/2]*3600, ys[len(ys)/2]
 	tests := []struct {
 		name  string
 		chart *Chart
@@ -29,6 +40,8 @@ func TestGolden(t *testing.T) {
 		{name: "curves_bands_throughput", chart: Curves(mixedErrors(), Options{Metric: MetricThroughput, LogX: true, Legend: true})},
 		{name: "scatter", chart: Scatter(curves, Options{Legend: true})},
 		{name: "scatter_dark_highlight", chart: Scatter(curves, Options{Style: DarkStyle, Highlight: "resnet50 on cloud/mc"})},
+		{name: "scatter_limit", chart: Scatter(curves, Options{Legend: true, DeadlineS: deadlineS, BudgetUSD: budget})},
+		{name: "scatter_dark_deadline", chart: Scatter(curves, Options{Style: DarkStyle, DeadlineS: deadlineS})},
 		{name: "breakdown", chart: Breakdown(sampleBars(), BreakdownOptions{SortByValue: true}), w: 420, h: 260},
 		{name: "breakdown_dark", chart: Breakdown(sampleBars(), BreakdownOptions{Style: DarkStyle, Title: "resnet50, batch 128"}), w: 420, h: 260},
 	}

@@ -87,6 +87,13 @@ func Scatter(curves []predictor.Curve, opt Options) *Chart {
 		c.legend.Add("expected error", whiskerThumb{color: c.style.Foreground})
 	}
 	c.front = sp.frontIdx
+	if lp := newLimitPlotter(opt, c.style, c.plot); lp != nil && len(c.marks) > 0 {
+		c.limit = lp
+		c.plot.Add(lp) // beneath the points
+		if c.legend != nil {
+			c.legend.Add(lp.words(), lineThumb{color: lp.color, width: 1, dashes: limitDashes})
+		}
+	}
 	c.plot.Add(sp)
 	c.setRange(!opt.LogX, !opt.LogY)
 	timeAxis(&c.plot.X, 3600, timeUnits, opt.LogX)

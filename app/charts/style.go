@@ -15,6 +15,7 @@ type Style struct {
 	Foreground color.Color // text, axes
 	Grid       color.Color
 	Front      color.Color // the Pareto front
+	Limit      color.Color // a run's deadline and budget, and the region of runs that meet them; Foreground when nil
 }
 
 // LightStyle is black on white.
@@ -23,6 +24,7 @@ var LightStyle = Style{
 	Foreground: color.Black,
 	Grid:       color.Gray{Y: 225},
 	Front:      color.RGBA{R: 90, G: 90, B: 90, A: 255},
+	Limit:      color.RGBA{R: 24, G: 128, B: 56, A: 255},
 }
 
 // DarkStyle is light grey on the dark desktop background.
@@ -31,6 +33,7 @@ var DarkStyle = Style{
 	Foreground: color.Gray{Y: 220},
 	Grid:       color.Gray{Y: 60},
 	Front:      color.Gray{Y: 190},
+	Limit:      color.RGBA{R: 96, G: 200, B: 110, A: 255},
 }
 
 // palette is a set of twelve well separated colours (Tableau 10 plus two), used in

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"cnntime/app"
 	"cnntime/app/charts"
@@ -25,7 +26,8 @@ func exportCommands(register func(Command)) {
 		Name:    "export",
 		Summary: "write a chart (PNG, SVG, PDF) or the results or curves as CSV",
 		Usage: "export " + runFlagsUsage + " " + nodesUsage + "\n        [--chart " + alternatives(exportCharts) + " --out FILE.{png,svg,pdf}] [--csv FILE.csv] [--table " + alternatives(exportTables) + "]\n" +
-			"        [--metric " + alternatives(metricChoices()) + "] [--logx] [--logy] [--no-error-bands] [--width W] [--height H] [--title T]" + trainFlagsUsage,
+			"        [--metric " + alternatives(metricChoices()) + "] [--logx] [--logy] [--no-error-bands] [--width W] [--height H] [--title T]\n" +
+			"        [--deadline 24h] [--budget USD]" + trainFlagsUsage,
 		Details: runDataNote + "\n\n" + trainNote,
 	}
 	cmd.Run = func(env *Env, args []string) error { return runExport(env, cmd, args) }
@@ -48,6 +50,10 @@ func runExport(env *Env, cmd Command, args []string) error {
 	width := wholeFlag(fs, "width", 1200, "chart width in pixels (SVG and PDF: ×0.75 points)")
 	height := wholeFlag(fs, "height", 750, "chart height in pixels")
 	title := fs.String("title", "", "chart title (default: what it shows and the run: CNNs, machines, epochs or target, dataset, precision, framework, loader, prices' date)")
+	var deadline time.Duration
+	var budget float64
+	fs.DurationVar(&deadline, "deadline", 0, "the scatter draws this deadline, e.g. 24h, as a dashed line and tints the runs that meet it (as best --deadline ranks them)")
+	decimalVar(fs, &budget, "budget", 0, "the scatter draws this budget, USD, as a dashed line and tints the runs within it")
 	if err := checkFlagValues(fs, args); err != nil {
 		return err
 	}
@@ -82,6 +88,12 @@ func runExport(env *Env, cmd Command, args []string) error {
 	m, err := charts.ParseMetric(metric)
 	if err != nil {
 		return Usagef("--metric: %v", err)
+	}
+	if deadline < 0 || budget < 0 {
+		return Usagef("--deadline %v --budget %v: give a positive deadline or budget", deadline, budget)
+	}
+	if (deadline > 0 || budget > 0) && chart != "scatter" {
+		return Usagef("--deadline and --budget mark the scatter: add --chart scatter")
 	}
 	if *width < 100 || *height < 100 || *width > charts.MaxPixels || *height > charts.MaxPixels {
 		return Usagef("--width %d --height %d: use 100 to %d pixels a side", *width, *height, charts.MaxPixels)
@@ -145,7 +157,8 @@ func runExport(env *Env, cmd Command, args []string) error {
 				ly = *logY
 			}
 		})
-		opt := charts.Options{Metric: m, LogX: lx, LogY: ly, Legend: true, Title: *title, NoErrorBands: *noBands}
+		opt := charts.Options{Metric: m, LogX: lx, LogY: ly, Legend: true, Title: *title, NoErrorBands: *noBands,
+			DeadlineS: deadline.Seconds(), BudgetUSD: budget}
 		if *title == "" { // the window's title for the same chart: what it shows and the run
 			what := m.TitleFor(curves) + " vs batch size"
 			if chart == "scatter" {

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"image"
+	"image/color"
 	"image/png"
 	"io/fs"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"testing"
 
 	"cnntime/app"
+	"cnntime/app/charts"
 	"cnntime/db"
 )
 
@@ -127,6 +130,9 @@ func TestExportCommandMistakes(t *testing.T) {
 		{"unknown model", []string{"export", "--models", "resnet5", "--machines", "aws/p3.2xlarge", "--csv", filepath.Join(dir, "a.csv")}, 2, "resnet50"},
 		{"missing folder", append(sel, "--csv", filepath.Join(dir, "no", "such", "a.csv")), 1, "writable"},
 		{"bad table", append(sel, "--table", "x", "--csv", filepath.Join(dir, "a.csv")), 2, "results or curves"},
+		{"deadline on curves", append(sel, "--deadline", "24h", "--out", filepath.Join(dir, "a.png")), 2, "add --chart scatter"},
+		{"negative budget", append(sel, "--budget", "-5", "--chart", "scatter", "--out", filepath.Join(dir, "a.png")), 2, "positive"},
+		{"budget abc", append(sel, "--budget", "abc", "--chart", "scatter", "--out", filepath.Join(dir, "a.png")), 2, "budget"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runExportCLI(t, tt.args...)
@@ -144,36 +150,48 @@ func TestExportCommandMistakes(t *testing.T) {
 func TestExportWithoutErrorBands(t *testing.T) {
 	dir := t.TempDir()
 	tinted := func(args ...string) int {
-		path := filepath.Join(dir, fmt.Sprintf("c%d.png", len(args)))
-		base := []string{"export", "--models", "resnet50", "--machines", "aws/p3.2xlarge", "--batches", "16,32,64,128",
-			"--width", "640", "--height", "400", "--chart", "curves", "--out", path}
-		if code, _, stderr := runExportCLI(t, append(base, args...)...); code != 0 {
-			t.Fatalf("export %v: exit %d: %s", args, code, stderr)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		b := img.Bounds()
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				r, g, bl, _ := img.At(x, y).RGBA()
-				if max(r, g, bl)-min(r, g, bl) > 0x1000 { // not grey: a series colour, solid or tinted
-					n++
-				}
-			}
-		}
-		return n
+		base := []string{"--models", "resnet50", "--machines", "aws/p3.2xlarge", "--chart", "curves"}
+		img := exportedPNG(t, filepath.Join(dir, fmt.Sprintf("c%d.png", len(args))), append(base, args...)...)
+		return countPixels(img, func(r, g, b uint8) bool { return max(r, g, b)-min(r, g, b) > 0x10 }) // not grey: a series colour, solid or tinted
 	}
 	with, without := tinted(), tinted("--no-error-bands")
 	if without == 0 || without >= with {
 		t.Errorf("coloured pixels: %d with bands, %d without; want fewer without", with, without)
 	}
+}
+
+// exportedPNG exports a 640×400 PNG chart of batches 16–128 to path with args (the
+// selection and chart flags) and reads it back.
+func exportedPNG(t *testing.T, path string, args ...string) image.Image {
+	t.Helper()
+	cmd := append([]string{"export", "--batches", "16,32,64,128", "--width", "640", "--height", "400", "--out", path}, args...)
+	if code, _, stderr := runExportCLI(t, cmd...); code != 0 {
+		t.Fatalf("export %v: exit %d: %s", args, code, stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// countPixels counts img's pixels whose 8-bit colour is, says is.
+func countPixels(img image.Image, is func(r, g, b uint8) bool) int {
+	n := 0
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if is(uint8(r>>8), uint8(g>>8), uint8(b>>8)) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Exports write into what the user named when it is not a regular file, and create
@@ -245,5 +263,26 @@ func TestExportWritesIntoWhatTheUserNamed(t *testing.T) {
 	}
 	if sha(t, cache) != before {
 		t.Error("the cache was changed by an export onto it")
+	}
+}
+
+// --deadline and --budget reach the scatter: its dashed lines are drawn in the limit's
+// colour (within the antialiasing's blur), which nothing else on this chart uses.
+func TestExportScatterDrawsTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	want := charts.LightStyle.Limit.(color.RGBA)
+	near := func(a, b uint8) bool { return max(a, b)-min(a, b) <= 48 }
+	limitPixels := func(args ...string) int {
+		base := []string{"--models", "resnet50,vgg16", "--machines", "aws/p3.2xlarge,aws/g5.xlarge", "--chart", "scatter"}
+		img := exportedPNG(t, filepath.Join(dir, fmt.Sprintf("s%d.png", len(args))), append(base, args...)...)
+		return countPixels(img, func(r, g, b uint8) bool { return near(r, want.R) && near(g, want.G) && near(b, want.B) })
+	}
+	if n := limitPixels(); n != 0 {
+		t.Errorf("%d pixels in the limit's colour without a limit", n)
+	}
+	for _, args := range [][]string{{"--deadline", "48h"}, {"--budget", "40"}} {
+		if n := limitPixels(args...); n < 100 {
+			t.Errorf("%v: %d pixels in the limit's colour, want its line drawn", args, n)
+		}
 	}
 }

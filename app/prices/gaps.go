@@ -2,6 +2,8 @@ package prices
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,7 +73,7 @@ func shippedSpotText() string {
 	}
 	dates, providers := map[string]bool{}, map[string]bool{}
 	for _, m := range c.Machines() {
-		if m.ShippedSpot != nil {
+		if m.ShippedSpot != nil && m.ShippedSpot.Date != "" && m.Provider != "" {
 			dates[m.ShippedSpot.Date] = true
 			providers[strings.ToUpper(m.Provider)] = true
 		}
@@ -79,17 +81,5 @@ func shippedSpotText() string {
 	if len(dates) == 0 {
 		return "no spot prices"
 	}
-	return strings.Join(sortedKeys(providers), " and ") + "'s spot prices of " + strings.Join(sortedKeys(dates), ", ")
-}
-
-// sortedKeys are the set's members but "", sorted.
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		if k != "" {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return strings.Join(slices.Sorted(maps.Keys(providers)), " and ") + "'s spot prices of " + strings.Join(slices.Sorted(maps.Keys(dates)), ", ")
 }
