@@ -372,6 +372,10 @@ type Query struct {
 	// predicts its next curve into the same points, which for every zoo CNN on every
 	// catalog machine at 1–1024 saves allocating (and collecting) hundreds of megabytes.
 	TransientPoints bool
+	// PointsOnly says that StreamCurves' work reads each curve's points and what
+	// describes them, not its best batch, sweet spots or recommendation, which are then
+	// not worked out (predictor.Request.PointsOnly).
+	PointsOnly bool
 }
 
 // ToTarget says whether q trains to a target accuracy.
@@ -638,7 +642,7 @@ func (e *Engine) request(q *Query, n *cnn.Network, t Target, batches []int) (pre
 	t.Machine = t.Machine.Priced(q.Price).Aged(today())
 	r := predictor.Request{Network: n, Machine: t.Machine, GPU: t.GPU, DeviceKey: t.DeviceKey,
 		Precision: q.Precision, Policy: q.Policy, Batches: batches, Run: q.Run, MemoryFormat: q.Data.memoryFormat(),
-		Script: q.Data.script(), Framework: q.Data.framework(), Software: q.Data.software()}
+		Script: q.Data.script(), Framework: q.Data.framework(), Software: q.Data.software(), PointsOnly: q.PointsOnly}
 	if q.Train.Mode == TrainToTarget {
 		plan, err := q.Train.Plan(n.Name, q.Data)
 		if err != nil {

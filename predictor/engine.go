@@ -42,7 +42,11 @@ type Request struct {
 	// written (cleared first) instead of new memory: a caller that is done with one
 	// curve's points before the next reuses them.
 	Points []Point
-	Run    Run
+	// PointsOnly says that the caller reads the curve's points and what describes
+	// them, not its summary: the best batch, sweet spots and recommendation are then
+	// not worked out (Best is -1, as where none fits).
+	PointsOnly bool
+	Run        Run
 	// RecipeBatch is the global batch the run's training recipe was published with (0:
 	// none): among the batches within NearBestPct of the best, the one nearest it is
 	// the recommended batch (Curve.Recommended).
@@ -377,6 +381,10 @@ func (e *Engine) Curve(req Request) (Curve, error) {
 	}
 	c.RecipeBatch = req.RecipeBatch
 	fillSchedule(&c, req.Run, price, step, watts)
+	if req.PointsOnly {
+		c.Best = -1
+		return c, nil
+	}
 	summarise(&c, e.over.MaxSweetSpots, e.over.SweetSpotJumpPct)
 	return c, nil
 }

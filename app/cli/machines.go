@@ -32,6 +32,28 @@ func machineCommands(register func(Command)) {
 	})
 }
 
+// machinesArgument is the usage error for an argument given to 'machines', which takes
+// none: it points at what was likely meant, a 'machine' subcommand or a filter flag.
+func machinesArgument(arg string) error {
+	switch arg {
+	case "add", "set-price", "reset-price", "remove", "detect":
+		return Usagef("unexpected argument %q: 'machines' lists; to %s, run 'cnntime machine %s' (see 'cnntime help machine')", arg, strings.ReplaceAll(arg, "-", " "), arg)
+	}
+	if c, err := app.LoadCatalog(); err == nil {
+		for _, g := range c.GPUs() {
+			if strings.EqualFold(g.ID, arg) {
+				return Usagef("unexpected argument %q: for the machines with that GPU, run 'cnntime machines --gpu %s'", arg, g.ID)
+			}
+		}
+		for _, m := range c.Machines() {
+			if strings.EqualFold(m.Provider, arg) {
+				return Usagef("unexpected argument %q: for that provider's machines, run 'cnntime machines --provider %s'", arg, m.Provider)
+			}
+		}
+	}
+	return Usagef("unexpected argument %q: 'machines' takes flags only (see 'cnntime help machines')", arg)
+}
+
 // machinesJSON is the --json form of 'cnntime machines'.
 type machinesJSON struct {
 	GPUs     []hw.GPU     `json:"gpus"`
@@ -53,7 +75,7 @@ func runMachines(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q", fs.Arg(0))
+		return machinesArgument(fs.Arg(0))
 	}
 	limit := -1.0
 	if *maxPrice != "" {

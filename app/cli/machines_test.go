@@ -113,7 +113,11 @@ func TestMachinesFilters(t *testing.T) {
 	}{
 		{[]string{"machines", "--provider", "lambada"}, `did you mean "lambda"`},
 		{[]string{"machines", "--gpu", "v100"}, `did you mean "v100-sxm2-16gb"`},
-		{[]string{"machines", "extra"}, "unexpected argument"},
+		{[]string{"machines", "extra"}, `unexpected argument "extra": 'machines' takes flags only`},
+		{[]string{"machines", "add"}, "run 'cnntime machine add'"},
+		{[]string{"machines", "set-price"}, "to set price, run 'cnntime machine set-price'"},
+		{[]string{"machines", "AWS"}, "run 'cnntime machines --provider aws'"},
+		{[]string{"machines", "t4"}, "run 'cnntime machines --gpu t4'"},
 	}
 	for _, tt := range bad {
 		code, _, errOut := runMachinesCLI(t, dbPath, tt.args...)

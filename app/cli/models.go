@@ -135,7 +135,14 @@ func runModels(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return Usagef("unexpected argument %q: to see one model, run 'cnntime model %s'", fs.Arg(0), fs.Arg(0))
+		switch arg := fs.Arg(0); arg {
+		case "import", "add":
+			return Usagef("unexpected argument %q: to import your own model, run 'cnntime model import FILE.onnx'", arg)
+		case "remove", "rm", "delete":
+			return Usagef("unexpected argument %q: to remove a saved model, run 'cnntime model remove NAME'", arg)
+		default:
+			return Usagef("unexpected argument %q: to see one model, run 'cnntime model %s'", arg, arg)
+		}
 	}
 	rows, err := ModelSummaries()
 	if err != nil {

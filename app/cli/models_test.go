@@ -235,3 +235,18 @@ func TestModelsDoesNotCreateTheCache(t *testing.T) {
 		}
 	}
 }
+
+// 'models' takes no argument; one that looks meant for 'model' is pointed there.
+func TestModelsArgumentPointsAtModel(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{
+		{"resnet50", "run 'cnntime model resnet50'"},
+		{"add", "run 'cnntime model import FILE.onnx'"},
+		{"import", "run 'cnntime model import FILE.onnx'"},
+		{"remove", "run 'cnntime model remove NAME'"},
+	} {
+		code, _, errOut := runCLI(t, "models", tc.arg)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("models %s: exit %d, stderr %q; want 2 and %q", tc.arg, code, errOut, tc.want)
+		}
+	}
+}

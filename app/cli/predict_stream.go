@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -57,6 +58,7 @@ func streamPredict(env *Env, eng *app.Engine, q app.Query, out curveText) error 
 		}
 	}()
 	q.TransientPoints = true // each curve is text before the next is predicted
+	q.PointsOnly = true      // the rows say nothing of the best batch or the sweet spots
 	err := app.StreamCurves(env.Ctx, eng, q, func(c *predictor.Curve) (*[]byte, error) {
 		if c.Unavailable != "" {
 			unavailable.Lock()
@@ -115,18 +117,16 @@ var predictCSVColumns = []struct {
 	{"gpu_count", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.GPUCount), 10) }},
 	{"batch", false, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.p.Batch), 10) }},
 	{"precision", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Precision))) }},
-	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.IterMS, 3, r.p.Fits) }},
-	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.ImagesPerS, 1, r.p.Fits) }},
-	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.EpochS, 1, r.p.Fits) }},
-	{"total_s", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.TotalS, 1, r.p.Fits) }},
-	{"cost_usd", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.CostUSD, 4, r.p.Fits && r.c.CostKnown) }},
-	{"energy_kwh", false, func(b []byte, r *csvRow) []byte {
-		return appendRoundIf(b, r.p.EnergyKWh, 4, r.p.Fits && r.c.EnergyKnown)
-	}},
-	{"memory_gb", false, func(b []byte, r *csvRow) []byte { return appendRound(b, r.p.MemoryGB, 3) }},
+	{"iter_ms", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.IterMS, 3, r.p.Fits) }},
+	{"images_per_s", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.ImagesPerS, 1, r.p.Fits) }},
+	{"epoch_s", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.EpochS, 1, r.p.Fits) }},
+	{"total_s", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.TotalS, 1, r.p.Fits) }},
+	{"cost_usd", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.CostUSD, 4, r.p.Fits && r.c.CostKnown) }},
+	{"energy_kwh", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.EnergyKWh, 4, r.p.Fits && r.c.EnergyKnown) }},
+	{"memory_gb", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.MemoryGB, 3, true) }},
 	{"fits", false, func(b []byte, r *csvRow) []byte { return strconv.AppendBool(b, r.p.Fits) }},
 	{"source", false, func(b []byte, r *csvRow) []byte { return r.text(b, string(r.p.Source)) }},
-	{"error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.ErrorPct, 1, r.p.Fits) }},
+	{"error_pct", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.ErrorPct, 1, r.p.Fits) }},
 	{"input", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Input), 10) }},
 	{"loader", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Loader))) }},
 	{"workers", true, func(b []byte, r *csvRow) []byte { return strconv.AppendInt(b, int64(r.c.Workers), 10) }},
@@ -147,7 +147,7 @@ var predictCSVColumns = []struct {
 		}
 		return strconv.AppendInt(b, int64(*r.c.Price.AgeDays), 10)
 	}},
-	{"epochs", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.Epochs, 2, r.p.Fits) }},
+	{"epochs", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.Epochs, 2, r.p.Fits) }},
 	{"epochs_source", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.EpochsSource)) }},
 	{"target", true, func(b []byte, r *csvRow) []byte {
 		if r.c.Recipe == nil {
@@ -155,11 +155,11 @@ var predictCSVColumns = []struct {
 		}
 		return appendCSVText(b, csvsafe.Cell(r.c.Recipe.TargetName()))
 	}},
-	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.EpochsErrorPct, 1, r.toTarget()) }},
-	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.RunErrorPct(), 1, r.toTarget()) }},
+	{"epochs_error_pct", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.EpochsErrorPct, 1, r.toTarget()) }},
+	{"run_error_pct", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.RunErrorPct(), 1, r.toTarget()) }},
 	{"regime", false, func(b []byte, r *csvRow) []byte { return r.text(b, r.regime()) }},
 	{"script", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Script))) }},
-	{"script_ms", false, func(b []byte, r *csvRow) []byte { return appendRoundIf(b, r.p.ScriptMS, 3, r.p.Fits) }},
+	{"script_ms", false, func(b []byte, r *csvRow) []byte { return r.round(b, r.p.ScriptMS, 3, r.p.Fits) }},
 	{"framework", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(string(r.c.Framework))) }},
 	{"software", true, func(b []byte, r *csvRow) []byte { return appendCSVText(b, csvsafe.Cell(r.c.Software.Name)) }},
 	{"cpu", true, func(b []byte, r *csvRow) []byte {
@@ -193,6 +193,47 @@ type csvRow struct {
 	texts map[string][]byte
 	col   int // the column whose cell is being written
 	last  []lastText
+	// rounds are the rounded numbers' cells of the row before (csvRow.round): a
+	// column whose value is the one it had there (a curve's epochs and errors; the
+	// step time and memory of the global batches that make one per-GPU batch) copies
+	// that cell's text rather than writing it again.
+	rounds []lastRound
+}
+
+// lastRound is a rounded number's cell in the row before: the value's bits, and where
+// its text lies in the curve's text (end 0: no such cell).
+type lastRound struct {
+	bits    uint64
+	at, end int
+}
+
+// round appends v rounded to digits (appendRoundIf: nothing where not known) as the
+// row's cell of its column, copying the row before's cell where v is the same.
+func (r *csvRow) round(b []byte, v float64, digits int, known bool) []byte {
+	if !known {
+		return b
+	}
+	c, bits := &r.rounds[r.col], math.Float64bits(v)
+	if c.end > 0 && c.bits == bits {
+		return appendAgain(b, c.at, c.end)
+	}
+	at := len(b)
+	b = appendRound(b, v, digits)
+	*c = lastRound{bits: bits, at: at, end: len(b)}
+	return b
+}
+
+// appendAgain appends b[at:end], a cell written before, again: a cell of up to eight
+// bytes followed by at least as many others in b (a row's cells are) is copied as one
+// eight-byte word where b has room, not by a call of memmove.
+func appendAgain(b []byte, at, end int) []byte {
+	n, to := end-at, len(b)
+	if n <= 8 && at+8 <= len(b) && cap(b)-len(b) >= 8 {
+		b = b[:to+8]
+		binary.LittleEndian.PutUint64(b[to:], binary.LittleEndian.Uint64(b[at:]))
+		return b[:to+n]
+	}
+	return append(b, b[at:end]...)
 }
 
 // toTarget says that the row's run trains to a target accuracy and its batch fits:
@@ -256,15 +297,30 @@ func (predictCSV) first(text []byte) []byte { return text }
 // (nil at the row's end).
 type csvPiece struct {
 	fixed []byte
-	cell  func(b []byte, r *csvRow) []byte
-	col   int // the cell's column
+	// word holds fixed where it is at most eight bytes (n of them; else n is 0), to
+	// be written as one word (appendFixed).
+	word uint64
+	n    int
+	cell func(b []byte, r *csvRow) []byte
+	col  int // the cell's column
+}
+
+// appendFixed appends the piece's fixed text: a short one (mostly a comma, or the
+// commas of empty per-curve cells) as one eight-byte word, the rest by copy.
+func (piece *csvPiece) appendFixed(b []byte) []byte {
+	if to := len(b); piece.n > 0 && cap(b)-to >= 8 {
+		b = b[:to+8]
+		binary.LittleEndian.PutUint64(b[to:], piece.word)
+		return b[:to+piece.n]
+	}
+	return append(b, piece.fixed...)
 }
 
 func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 	if len(c.Points) == 0 {
 		return b, nil
 	}
-	r := csvRow{c: c, p: &c.Points[0], last: make([]lastText, len(predictCSVColumns))}
+	r := csvRow{c: c, p: &c.Points[0], last: make([]lastText, len(predictCSVColumns)), rounds: make([]lastRound, len(predictCSVColumns))}
 	pieces := []csvPiece{{}}
 	for j, col := range predictCSVColumns {
 		f := &pieces[len(pieces)-1].fixed
@@ -280,6 +336,15 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 		pieces = append(pieces, csvPiece{})
 	}
 	pieces[len(pieces)-1].fixed = append(pieces[len(pieces)-1].fixed, '\n')
+	for j := range pieces {
+		if f := pieces[j].fixed; len(f) <= 8 {
+			var word [8]byte
+			copy(word[:], f)
+			pieces[j].word, pieces[j].n = binary.LittleEndian.Uint64(word[:]), len(f)
+		}
+	}
+	clear(r.rounds)                                              // a per-curve cell's text lies in pieces, not in b
+	cells, end := pieces[:len(pieces)-1], &pieces[len(pieces)-1] // each of cells ends in a cell, end in none
 	// b grows once, to the curve's rows at the first row's length and an eighth more
 	// (rows differ by a few digits), rather than by doubling as the rows come.
 	at := len(b)
@@ -288,18 +353,13 @@ func (predictCSV) curve(b []byte, c *predictor.Curve) ([]byte, error) {
 			b = slices.Grow(b, (len(b)-at)*len(c.Points)*9/8)
 		}
 		r.p = &c.Points[i]
-		for j := range pieces {
-			piece := &pieces[j]
-			if len(piece.fixed) == 1 { // a comma
-				b = append(b, piece.fixed[0])
-			} else {
-				b = append(b, piece.fixed...)
-			}
-			if piece.cell != nil {
-				r.col = piece.col
-				b = piece.cell(b, &r)
-			}
+		for j := range cells {
+			piece := &cells[j]
+			b = piece.appendFixed(b)
+			r.col = piece.col
+			b = piece.cell(b, &r)
 		}
+		b = end.appendFixed(b)
 	}
 	return b, nil
 }

@@ -56,3 +56,59 @@ func TestAppendRoundIsAppendRoundedOfRound(t *testing.T) {
 		}
 	}
 }
+
+// A row's rounded cell that copies the row before's text where the column's value
+// repeats (csvRow.round) writes the same bytes as rounding each value afresh: runs of repeated
+// values of every length of text (1 to 20 bytes, longer than the eight-byte copy), -0
+// beside 0, NaN, unknown values between known ones, columns side by side, a cell at
+// the very end of the text (no eight bytes after it) and buffers of every spare room.
+func TestCSVRowRoundIsAppendRoundIf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pool := []float64{0, math.Copysign(0, -1), 1, 1.5, 90, 0.33, 21.7, 1234567.891, 123456.7891, -98765.4321, 6.559,
+		1e-5, 99999.99999, math.NaN(), math.Inf(1), 1e300}
+	for range 200 {
+		pool = append(pool, math.Exp(rng.Float64()*30-15))
+	}
+	type cell struct {
+		v     float64
+		known bool
+	}
+	const columns = 3
+	for trial := range 3000 {
+		var digits [columns]int // a column's, as predictCSVColumns fixes them
+		for col := range digits {
+			digits[col] = rng.IntN(5)
+		}
+		var rows [][columns]cell
+		for range 1 + rng.IntN(12) {
+			var row [columns]cell
+			for col := range row {
+				if len(rows) > 0 && rng.IntN(2) == 0 {
+					row[col] = rows[len(rows)-1][col] // a repeat
+				} else {
+					row[col] = cell{pool[rng.IntN(len(pool))], rng.IntN(6) > 0}
+				}
+			}
+			rows = append(rows, row)
+		}
+		r := csvRow{rounds: make([]lastRound, columns)}
+		got := make([]byte, 0, rng.IntN(64)) // room to spare or none
+		var want []byte
+		for _, row := range rows {
+			for col, c := range row {
+				if col > 0 {
+					got, want = append(got, ','), append(want, ',')
+				}
+				r.col = col
+				got = r.round(got, c.v, digits[col], c.known)
+				want = appendRoundIf(want, c.v, digits[col], c.known)
+			}
+			if trial%2 == 0 { // else the last cell ends the text
+				got, want = append(got, '\n'), append(want, '\n')
+			}
+		}
+		if string(got) != string(want) {
+			t.Fatalf("rows %v written with repeats copied:\n%s\nwritten afresh:\n%s", rows, got, want)
+		}
+	}
+}

@@ -145,8 +145,9 @@ func stepBatchNetwork(name string, classes int) (*cnn.Network, error) {
 // stepSoftware is each source's release of the kernel libraries (predictor.ParseSoftware):
 // Gavel pins torch==1.4.0 (scheduler/requirements.txt); cgnorthcutt's README names CUDA
 // 10.1, whose PyTorch wheels were 1.4's (January 2020); Pollux's traces do not say,
-// and are taken as June 2020, the year before the paper.
-var stepSoftware = map[string]string{"gavel": "pytorch-1.4", "cgnorthcutt": "pytorch-1.4", "pollux": "2020-06"}
+// and are taken as June 2020, the year before the paper; Sia's benchmark Dockerfiles
+// name PyTorch 1.9 with CUDA 11.1.
+var stepSoftware = map[string]string{"gavel": "pytorch-1.4", "cgnorthcutt": "pytorch-1.4", "pollux": "2020-06", "sia": "pytorch-1.9"}
 
 // PredictStepBatch predicts each row with pred: the step on the row's GPU, its loader
 // (workers on the row's CPU; the reference CPU where none is named) with handoffMS of

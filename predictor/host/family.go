@@ -3,6 +3,7 @@ package host
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Family is a CPU microarchitecture whose cores do the DataLoader's work alike: what
@@ -120,27 +121,44 @@ var codenames = []struct{ words, id string }{
 // FamilyOf tells a CPU's family from its name as a provider's page, lscpu or
 // /proc/cpuinfo writes it ("Intel(R) Xeon(R) Platinum 8480+", "AMD EPYC 7R13", "Intel
 // Xeon (Sapphire Rapids)", "NVIDIA Grace"); ok is false when it is no family's.
+//
+// A name's family id is worked out once and remembered (every curve of a machine asks
+// again: 5,700 curves of the zoo on the catalog).
 func FamilyOf(model string) (Family, bool) {
-	s := strings.ToLower(model)
-	s = strings.NewReplacer("(r)", "", "(tm)", "", "®", "", "™", "").Replace(s)
+	id, ok := familyIDs.Load(model)
+	if !ok {
+		id, _ = familyIDs.LoadOrStore(model, familyIDOf(model))
+	}
+	return familyByID(id.(string))
+}
+
+// familyIDs remembers familyIDOf of the CPU names asked about.
+var familyIDs sync.Map
+
+// trademarks are the marks taken out of a CPU's lowercased name before it is read.
+var trademarks = strings.NewReplacer("(r)", "", "(tm)", "", "®", "", "™", "")
+
+// familyIDOf is the id of the family a CPU's name tells (FamilyOf), "" where none.
+func familyIDOf(model string) string {
+	s := trademarks.Replace(strings.ToLower(model))
 	for _, c := range codenames {
 		if strings.Contains(s, c.words) {
-			return familyByID(c.id)
+			return c.id
 		}
 	}
 	if m := xeonE5.FindStringSubmatch(s); m != nil {
-		return familyByID(map[string]string{"3": "haswell", "4": "broadwell"}[m[1]])
+		return map[string]string{"3": "haswell", "4": "broadwell"}[m[1]]
 	}
 	if strings.Contains(s, "xeon") {
 		if m := xeonScalable.FindStringSubmatch(s); m != nil {
-			return familyByID([]string{"", "skylake-sp", "cascade-lake", "ice-lake", "sapphire-rapids", "emerald-rapids"}[m[1][0]-'0'])
+			return []string{"", "skylake-sp", "cascade-lake", "ice-lake", "sapphire-rapids", "emerald-rapids"}[m[1][0]-'0']
 		}
 	}
 	if m := epyc.FindStringSubmatch(s); m != nil {
-		return familyByID("zen" + m[1])
+		return "zen" + m[1]
 	}
 	if m := ryzen.FindStringSubmatch(s); m != nil {
-		return familyByID(map[string]string{"3": "zen2", "5": "zen3", "7": "zen4", "9": "zen5"}[m[1]])
+		return map[string]string{"3": "zen2", "5": "zen3", "7": "zen4", "9": "zen5"}[m[1]]
 	}
-	return Family{}, false
+	return ""
 }

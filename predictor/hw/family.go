@@ -8,6 +8,15 @@ import (
 // ParseComputeCapability parses a compute capability such as "8.6" into 86; 0 when it
 // is unknown or malformed.
 func ParseComputeCapability(cc string) int {
+	// The catalog's form, one or two digits, a point and one, read without strconv
+	// (the estimator asks a few times for every kernel it prepares).
+	digit := func(i int) bool { return cc[i] >= '0' && cc[i] <= '9' }
+	switch {
+	case len(cc) == 3 && digit(0) && cc[1] == '.' && digit(2):
+		return int(cc[0]-'0')*10 + int(cc[2]-'0')
+	case len(cc) == 4 && digit(0) && digit(1) && cc[2] == '.' && digit(3):
+		return int(cc[0]-'0')*100 + int(cc[1]-'0')*10 + int(cc[3]-'0')
+	}
 	major, minor, _ := strings.Cut(strings.TrimSpace(cc), ".")
 	ma, err := strconv.Atoi(major)
 	if err != nil || ma < 0 {

@@ -6,7 +6,8 @@ func TestParseComputeCapability(t *testing.T) {
 	tests := []struct {
 		in   string
 		want int
-	}{{"8.6", 86}, {"7.0", 70}, {" 9.0 ", 90}, {"3.7", 37}, {"", 0}, {"x.y", 0}, {"8", 80}}
+	}{{"8.6", 86}, {"7.0", 70}, {" 9.0 ", 90}, {"3.7", 37}, {"", 0}, {"x.y", 0}, {"8", 80}, {"10.0", 100}, {"12.1", 121},
+		{"8.x", 80}, {"8.", 80}, {".6", 0}, {"1a.0", 0}, {"10.", 100}, {"100.0", 1000}, {"8.10", 80}, {"8:6", 0}, {"-1.0", 0}}
 	for _, tc := range tests {
 		if got := ParseComputeCapability(tc.in); got != tc.want {
 			t.Errorf("ParseComputeCapability(%q) = %d, want %d", tc.in, got, tc.want)

@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"strings"
+	"sync"
 
 	"cnntime/predictor/hw"
 	"cnntime/predictor/measure"
@@ -64,8 +65,52 @@ func ArithmeticFor(g hw.GPU, p measure.Precision) Arithmetic {
 	return ArithFP32
 }
 
-// ratesFor returns g's throughputs for precision p.
+// ratesFor returns g's throughputs for precision p. Every kernel a step table prepares
+// on a GPU asks for the same (a hundred kernels a table, thousands of tables for the
+// zoo on the catalog): they are worked out once per GPU, precision and clock exponent
+// (the one figure of the calibration they read) and remembered (knownRates).
 func ratesFor(g hw.GPU, p measure.Precision, cal *Calibration) deviceRates {
+	key := ratesKey{g.ID, p, cal.PowerClockExponentOrLegacy()}
+	knownRates.RLock()
+	known, ok := knownRates.m[key]
+	knownRates.RUnlock()
+	if ok && known.gpu == g {
+		return known.rates
+	}
+	r := ratesOf(g, p, key.exp)
+	knownRates.Lock()
+	if len(knownRates.m) >= maxKnownRates || knownRates.m == nil { // a long session's edited GPUs: no unbounded growth
+		knownRates.m = map[ratesKey]knownRate{}
+	}
+	knownRates.m[key] = knownRate{g, r}
+	knownRates.Unlock()
+	return r
+}
+
+// ratesKey is what a GPU's rates depend on, but for the rest of the GPU's figures,
+// which knownRate keeps to compare (an edited GPU keeps its id).
+type ratesKey struct {
+	gpu string
+	p   measure.Precision
+	exp float64
+}
+
+// knownRate is the rates a GPU was found to have.
+type knownRate struct {
+	gpu   hw.GPU
+	rates deviceRates
+}
+
+// knownRates remembers ratesOf, up to maxKnownRates of them.
+var knownRates struct {
+	sync.RWMutex
+	m map[ratesKey]knownRate
+}
+
+const maxKnownRates = 1024
+
+// ratesOf is ratesFor worked out, exp being the calibration's power-clock exponent.
+func ratesOf(g hw.GPU, p measure.Precision, exp float64) deviceRates {
 	r := deviceRates{arith: ArithmeticFor(g, p), elemBytes: 4}
 	typical, haveTypical := familyTypical[hw.FamilyOf(g)]
 	fp32 := g.FP32TFLOPS
@@ -120,7 +165,7 @@ func ratesFor(g hw.GPU, p measure.Precision, cal *Calibration) deviceRates {
 	case ArithFP16SIMT:
 		r.elemBytes = 2
 	}
-	r.clockFactor = SustainedClockFactorExp(g, cal.PowerClockExponentOrLegacy()) * BoardBoostFactor(g)
+	r.clockFactor = SustainedClockFactorExp(g, exp) * BoardBoostFactor(g)
 	r.peakFLOPS = peak * 1e12 * r.clockFactor
 	r.simtFLOPS = fp32 * 1e12 * r.clockFactor
 	if hw.FamilyOf(g) == hw.FamilyKepler {
@@ -263,8 +308,19 @@ const GeForceBoostFactor = 1.08
 // so boosting it as well predicted it too fast (the GTX 1080 Ti rows of
 // jcjohnson/cnn-benchmarks, held out: 24.6% -> 20.5% before the refit).
 func BoardBoostFactor(g hw.GPU) float64 {
-	if strings.Contains(strings.ToLower(g.Name), "geforce") && hw.ParseComputeCapability(g.ComputeCapability) >= 75 {
+	if containsFold(g.Name, "geforce") && hw.ParseComputeCapability(g.ComputeCapability) >= 75 {
 		return GeForceBoostFactor
 	}
 	return 1
+}
+
+// containsFold says whether s holds word (lower-case ASCII letters) in any case, as
+// strings.Contains(strings.ToLower(s), word) does, without the lowered copy.
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }

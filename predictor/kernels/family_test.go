@@ -102,3 +102,25 @@ func TestSustainedClockFactor(t *testing.T) {
 		t.Errorf("T4 rates %+v: want the FP16 peak at the sustained clock and the full bandwidth", r)
 	}
 }
+
+// The rates ratesFor remembers are those ratesOf works out, asked again and again, for
+// GPUs that share an id but not their figures (a GPU edited in a session), at every
+// precision and under calibrations of other clock exponents.
+func TestRatesForRemembersRatesOf(t *testing.T) {
+	edited := h100
+	edited.SMs, edited.MemoryBandwidthGBs, edited.TDPW = 100, 2500, 500
+	geforce := rtx4090
+	geforce.Name = "RTX 4090"
+	cals := []*Calibration{nil, {PowerClockExponent: 0.5}, {PowerClockExponent: 0.25}}
+	for round := range 3 {
+		for _, g := range []hw.GPU{h100, edited, h200, b200, rtx4090, geforce, {}, {ID: "h100-sxm"}} {
+			for _, p := range []measure.Precision{measure.FP32, measure.TF32, measure.AMP, measure.BF16, measure.FP32Strict} {
+				for _, cal := range cals {
+					if got, want := ratesFor(g, p, cal), ratesOf(g, p, cal.PowerClockExponentOrLegacy()); got != want {
+						t.Fatalf("round %d, %s (%d SMs) %s, exponent %v: remembered %+v, worked out %+v", round, g.ID, g.SMs, p, cal.PowerClockExponentOrLegacy(), got, want)
+					}
+				}
+			}
+		}
+	}
+}

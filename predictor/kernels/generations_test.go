@@ -302,3 +302,13 @@ func TestGeForceBoost(t *testing.T) {
 		t.Errorf("ReLU: %.4f ms as a GeForce, %.4f ms otherwise; the memory's clock is not boosted", g, o)
 	}
 }
+
+// containsFold finds a lower-case word in any case, as Contains of the lowered text.
+func TestContainsFoldIsContainsOfToLower(t *testing.T) {
+	for _, s := range []string{"", "NVIDIA GeForce RTX 4090", "GEFORCE", "geforc", "xgEfOrCe", "NVIDIA A100", "GeForcé", "Ǧeforce",
+		"ge\u212Aforce", "NVIDIA\u00a0GeForce", "日本GeForce語", "GeFo", "rce GeFo"} {
+		if got, want := containsFold(s, "geforce"), strings.Contains(strings.ToLower(s), "geforce"); got != want {
+			t.Errorf("containsFold(%q, geforce) = %t, Contains(ToLower) says %t", s, got, want)
+		}
+	}
+}

@@ -139,19 +139,20 @@ func newEstimator(cal *Calibration, c cnn.Config, phase measure.Phase, g hw.GPU,
 			e.directSlowdown = cal.Efficiency(e.cost.class, e.rates.arith, phase) / gemm
 		}
 	}
-	tiles := simtTiles[:]
+	var room [len(tensorTiles) + 2]tile // the tiles with the narrow ones, without an allocation
+	tiles := append(room[:0], simtTiles[:]...)
 	if e.rates.alignNeed > 0 {
-		tiles = tensorTiles[:]
+		tiles = append(room[:0], tensorTiles[:]...)
 	}
 	align := int64(1)
 	if e.rates.alignNeed > 0 {
 		align = 8
 	}
 	if n := e.cost.gemm.n; n < narrowBelow {
-		tiles = append(tiles[:len(tiles):len(tiles)], tile{128, roundUp(n, align), narrowEff})
+		tiles = append(tiles, tile{128, roundUp(n, align), narrowEff})
 	}
 	if g := e.cost.gemm; g.mPerSample == 0 && g.m0 < narrowBelow {
-		tiles = append(tiles[:len(tiles):len(tiles)], tile{roundUp(g.m0, align), 128, narrowEff})
+		tiles = append(tiles, tile{roundUp(g.m0, align), 128, narrowEff})
 	}
 	e.setTiles(tiles)
 	return e
