@@ -452,14 +452,19 @@ func (g *guiApp) key(t *testing.T, x *xSession, keys string) {
 }
 
 // pref reads one setting from the app's preferences file ("" when it is not there).
+// Fyne rewrites the file in place whenever a setting changes (an export's folder, a
+// split's position), so a read may catch it empty or half written: it is read again
+// until it parses, for up to five seconds.
 func (g *guiApp) pref(key string) string {
-	data, err := os.ReadFile(g.prefs)
-	if err != nil {
-		return ""
-	}
 	var prefs map[string]any
-	if json.Unmarshal(data, &prefs) != nil {
-		return ""
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		data, err := os.ReadFile(g.prefs)
+		if err == nil && json.Unmarshal(data, &prefs) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return ""
+		}
 	}
 	switch v := prefs[key].(type) {
 	case string:
